@@ -1,0 +1,47 @@
+// Crash-safe writing and checked reading of files; the base of xtgrad's file formats
+// (autograd/npy.hpp, nn/safetensors.hpp).
+//
+// Every failure throws xtgrad::Error naming the file and the reason (the errno text for
+// system errors, the byte counts for short files).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <string>
+
+namespace xtgrad {
+
+// Replaces `path` so that it holds either its old contents or the complete new ones, never a
+// mix, even if the process dies half-way: `write` fills a temporary file in the same directory
+// ("<path>.tmp.<pid>.<n>", so that the rename stays within one file system), which is flushed,
+// fsync'ed and then renamed over `path`. A file that is replaced keeps its permission bits.
+// If anything fails — creating, writing, syncing, renaming, or `write` itself throwing — the
+// temporary is removed, `path` is left as it was, and an Error naming `path` is thrown.
+void write_file_atomically(const std::string& path,
+                           const std::function<void(std::ostream&)>& write);
+
+// A regular file opened for reading, whose reads deliver exactly the bytes asked for or throw.
+// Readers of file formats check their byte counts against size() before reading, so that a
+// truncated file is reported with the numbers at fault rather than read as garbage.
+class FileReader {
+public:
+    explicit FileReader(std::string path);  // throws if missing, unreadable or not a regular file
+    ~FileReader();
+    FileReader(const FileReader&) = delete;
+    FileReader& operator=(const FileReader&) = delete;
+
+    const std::string& path() const { return path_; }
+    std::uint64_t size() const { return size_; }
+
+    // Copies the n bytes at `offset` into `dst`; throws if the file has fewer.
+    void read(std::uint64_t offset, void* dst, std::size_t n) const;
+
+private:
+    std::string path_;
+    int fd_ = -1;
+    std::uint64_t size_ = 0;
+};
+
+}  // namespace xtgrad

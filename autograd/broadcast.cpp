@@ -1,0 +1,47 @@
+#include "autograd/broadcast.hpp"
+
+#include "autograd/error.hpp"
+
+#include "autograd/reduce_kernels.hpp"
+
+#include <algorithm>
+
+namespace xtgrad {
+
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
+    const std::size_t n = std::max(a.size(), b.size());
+    Shape out(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        // i counts from the right
+        const std::size_t da = i < a.size() ? a[a.size() - 1 - i] : 1;
+        const std::size_t db = i < b.size() ? b[b.size() - 1 - i] : 1;
+        if (da != db && da != 1 && db != 1)
+            fail("{}: shapes {} and {} do not broadcast: dimension {} from the right is {} vs {}",
+                 op, shape_str(a), shape_str(b), i, da, db);
+        out[n - 1 - i] = da == 1 ? db : da;
+    }
+    return out;
+}
+
+bool broadcasts_to(const Shape& from, const Shape& to) {
+    if (from.size() > to.size()) return false;
+    const std::size_t lead = to.size() - from.size();
+    for (std::size_t i = 0; i < from.size(); ++i)
+        if (from[i] != 1 && from[i] != to[lead + i]) return false;
+    return true;
+}
+
+Array sum_to_shape(const Array& g, const Shape& target) {
+    const Shape gs = shape_of(g);
+    if (gs == target) return g;
+    const std::size_t lead = gs.size() - target.size();
+    // Sum the leading extra axes and every axis where the target has 1, in one pass.
+    std::vector<std::size_t> axes;
+    for (std::size_t i = 0; i < gs.size(); ++i)
+        if (i < lead || (target[i - lead] == 1 && gs[i] != 1)) axes.push_back(i);
+    Array reduced = sum_keepdim(g, axes);
+    reduced.reshape(target);
+    return reduced;
+}
+
+}  // namespace xtgrad

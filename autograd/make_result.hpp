@@ -1,0 +1,31 @@
+// make_result: how an op joins the graph. Every op computes its output array, then calls
+//
+//   return make_result(std::move(out), "MulBackward", {a, b},
+//                      [a_data = ..., b_data = ...](Node& self, const Array& g) {
+//                          if (self.needs_grad(0)) self.accumulate(0, g * b_data);
+//                          ...
+//                      });
+//
+// The node is only built when grad mode is on and some input requires a gradient, so
+// inference pays nothing for autograd.
+#pragma once
+
+#include "autograd/node.hpp"
+#include "autograd/tensor.hpp"
+
+#include <vector>
+
+namespace xtgrad {
+
+Tensor make_result(Array out, const char* op, const std::vector<Tensor>& inputs,
+                   Node::BackwardFn backward);
+
+// The same for an output tensor that already exists (so the backward closure can capture
+// the output's own storage, e.g. exp's backward reuses exp(x)). Returns `result`.
+Tensor attach_grad_fn(Tensor result, const char* op, const std::vector<Tensor>& inputs,
+                      Node::BackwardFn backward);
+
+// True when an op with these inputs records a node (grad mode on, some input requires grad).
+bool records_graph(const std::vector<Tensor>& inputs);
+
+}  // namespace xtgrad

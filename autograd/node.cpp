@@ -1,0 +1,70 @@
+#include "autograd/node.hpp"
+
+#include "autograd/broadcast.hpp"
+#include "autograd/error.hpp"
+#include "autograd/grad_mode.hpp"
+#include "autograd/tensor.hpp"
+
+namespace xtgrad {
+
+Node::Node(std::string op, std::vector<ImplPtr> inputs, BackwardFn fn)
+    : op_(std::move(op)), inputs_(std::move(inputs)), fn_(std::move(fn)),
+      module_path_(current_module_path()) {}
+
+bool Node::needs_grad(std::size_t i) const {
+    return i < inputs_.size() && inputs_[i] && inputs_[i]->requires_grad;
+}
+
+void Node::accumulate(std::size_t i, Array g) {
+    if (!needs_grad(i)) return;
+    TensorImpl& in = *inputs_[i];
+    const Shape want = shape_of(*in.storage);
+    Shape got = shape_of(g);
+    if (got != want) {
+        if (!broadcasts_to(want, got))
+            fail("{}: gradient for input {} has shape {} but the input has shape {}", op_, i,
+                 shape_str(got), shape_str(want));
+        g = sum_to_shape(g, want);
+    }
+    if (!in.grad)
+        in.grad = std::make_shared<Array>(std::move(g));
+    else
+        *in.grad += g;
+}
+
+float* Node::grad_buffer(std::size_t i, bool& fresh) {
+    if (!needs_grad(i)) fail("{}: grad_buffer({}) asked for an input that needs no gradient", op_, i);
+    TensorImpl& in = *inputs_[i];
+    fresh = !in.grad;
+    if (fresh) in.grad = std::make_shared<Array>(empty_array(shape_of(*in.storage)));
+    return in.grad->data();
+}
+
+void Node::run(const Array& grad_out) {
+    if (released_ || !fn_)
+        fail("{}: this part of the graph was freed by an earlier backward(); call the first "
+             "backward with retain_graph = true to backpropagate twice", op_);
+    fn_(*this, grad_out);
+}
+
+void Node::release() {
+    fn_ = nullptr;
+    inputs_.clear();
+    released_ = true;
+}
+
+// ---- grad mode and module scope (thread-local, like PyTorch's) ----
+
+namespace {
+thread_local bool grad_enabled = true;
+thread_local const char* module_path = "";
+}  // namespace
+
+bool is_grad_enabled() { return grad_enabled; }
+void set_grad_enabled(bool enabled) { grad_enabled = enabled; }
+
+const char* current_module_path() { return module_path; }
+ModuleScope::ModuleScope(const char* path) : previous_(module_path) { module_path = path; }
+ModuleScope::~ModuleScope() { module_path = previous_; }
+
+}  // namespace xtgrad

@@ -1,0 +1,66 @@
+// Node: one step of the backward graph.
+//
+// micrograd's mental model: every tensor produced by an op remembers the op (`grad_fn`),
+// the tensors it came from (`inputs`) and a closure that, given the gradient of the
+// output, adds the gradients of the inputs. The closure's captures are exactly what the
+// forward pass saved for backward (llm.c's rule: cache what backward needs, nothing more).
+//
+// Ops build nodes with make_result() (autograd/make_result.hpp); the engine
+// (autograd/engine.cpp) runs them in reverse topological order.
+#pragma once
+
+#include "autograd/array.hpp"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace xtgrad {
+
+struct TensorImpl;
+using ImplPtr = std::shared_ptr<TensorImpl>;
+
+class Node {
+public:
+    // grad_out has the shape of the op's output; the function adds into the inputs' grads
+    // through accumulate() / grad_buffer().
+    using BackwardFn = std::function<void(Node& self, const Array& grad_out)>;
+
+    Node(std::string op, std::vector<ImplPtr> inputs, BackwardFn fn);
+
+    const std::string& op() const { return op_; }              // e.g. "MatmulBackward"
+    const std::vector<ImplPtr>& inputs() const { return inputs_; }
+    const std::string& module_path() const { return module_path_; }  // "" outside modules
+    bool released() const { return released_; }
+
+    // Does input i want a gradient? (Backward functions skip the work for inputs that don't.)
+    bool needs_grad(std::size_t i) const;
+
+    // Adds g into the gradient of input i. A gradient of a broadcast shape is summed back
+    // to the input's shape here — the one place where broadcasting is undone. A gradient
+    // that cannot be reduced to the input's shape is a bug in the op and throws an Error
+    // naming the op and both shapes (flashlight's shape-checked accumulation).
+    void accumulate(std::size_t i, Array g);
+
+    // For kernels that write a gradient in place (GEMM with beta = 1, scatter-add): the
+    // gradient buffer of input i, created if absent. Returns the buffer and sets `fresh`:
+    // true means the buffer holds garbage and must be overwritten (beta = 0), false means
+    // it holds a running sum to add to (beta = 1).
+    float* grad_buffer(std::size_t i, bool& fresh);
+
+    // Runs the backward function (called by the engine).
+    void run(const Array& grad_out);
+
+    // Drops the saved tensors and the edges, as PyTorch frees the graph after backward.
+    void release();
+
+private:
+    std::string op_;
+    std::vector<ImplPtr> inputs_;
+    BackwardFn fn_;
+    std::string module_path_;
+    bool released_ = false;
+};
+
+}  // namespace xtgrad

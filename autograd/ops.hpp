@@ -1,0 +1,104 @@
+// Every differentiable op of xtgrad, as free functions (PyTorch's torch.* / F.*).
+//
+// Where each one lives: autograd/ops/<family>.cpp holds an op's forward, its named backward
+// and its shape checks; tests/ops/<family>_test.cpp holds its gradcheck. Axes may be
+// negative (counted from the end). Every op returns a new contiguous tensor.
+#pragma once
+
+#include "autograd/tensor.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace xtgrad {
+
+class Generator;
+
+// ---- elementwise (ops/elementwise.cpp, ops/activations.cpp); binary ops broadcast ----
+Tensor add(const Tensor& a, const Tensor& b);
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor add(const Tensor& a, float b);
+Tensor mul(const Tensor& a, float b);
+Tensor neg(const Tensor& a);
+Tensor pow(const Tensor& a, float exponent);
+Tensor exp(const Tensor& a);
+Tensor log(const Tensor& a);
+Tensor sqrt(const Tensor& a);
+Tensor tanh(const Tensor& a);
+Tensor relu(const Tensor& a);
+enum class GeluApproximation { none, tanh };  // none = exact erf form (torch's default)
+Tensor gelu(const Tensor& a, GeluApproximation approximate = GeluApproximation::none);
+
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a);
+Tensor operator+(const Tensor& a, float b);
+Tensor operator+(float a, const Tensor& b);
+Tensor operator-(const Tensor& a, float b);
+Tensor operator-(float a, const Tensor& b);
+Tensor operator*(const Tensor& a, float b);
+Tensor operator*(float a, const Tensor& b);
+Tensor operator/(const Tensor& a, float b);
+Tensor operator/(float a, const Tensor& b);
+
+// ---- matrix products (ops/matmul.cpp, through cblas_sgemm) ----
+// a (..., M, K) @ b (..., K, N) -> (..., M, N); batch dims broadcast.
+Tensor matmul(const Tensor& a, const Tensor& b);
+// x (..., in) W(out, in)ᵀ + bias(out) -> (..., out); bias may be undefined (F.linear).
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
+
+// ---- shape (ops/shape.cpp, ops/join.cpp) ----
+Tensor transpose(const Tensor& a, int dim0, int dim1);
+Tensor permute(const Tensor& a, const std::vector<int>& dims);
+Tensor reshape(const Tensor& a, const std::vector<long>& shape);  // one entry may be -1
+Tensor view(const Tensor& a, const std::vector<long>& shape);     // = reshape (always contiguous)
+Tensor contiguous(const Tensor& a);                                // identity: tensors are contiguous
+Tensor unsqueeze(const Tensor& a, int dim);
+Tensor squeeze(const Tensor& a, int dim);
+Tensor expand(const Tensor& a, const Shape& shape);
+Tensor cat(const std::vector<Tensor>& tensors, int dim);
+std::vector<Tensor> split(const Tensor& a, std::size_t split_size, int dim);
+std::vector<Tensor> chunk(const Tensor& a, std::size_t chunks, int dim);
+Tensor narrow(const Tensor& a, int dim, std::size_t start, std::size_t length);
+// Python's a[..., start:end:step, ...] along one axis (non-negative step).
+Tensor slice(const Tensor& a, int dim, long start, long end, long step = 1);
+Tensor index_select(const Tensor& a, int dim, const Ids& index);
+
+// ---- reductions (ops/reduce.cpp) ----
+Tensor sum(const Tensor& a);  // all elements -> shape ()
+Tensor sum(const Tensor& a, const std::vector<int>& dims, bool keepdim = false);
+Tensor mean(const Tensor& a);
+Tensor mean(const Tensor& a, const std::vector<int>& dims, bool keepdim = false);
+Tensor var(const Tensor& a, const std::vector<int>& dims, bool unbiased = true, bool keepdim = false);
+Tensor std(const Tensor& a, const std::vector<int>& dims, bool unbiased = true, bool keepdim = false);
+Tensor max(const Tensor& a, int dim, bool keepdim = false);  // values; grad goes to the first max
+Ids argmax(const Tensor& a, int dim, bool keepdim = false);
+
+// ---- softmax family (ops/softmax.cpp, row kernels) ----
+Tensor softmax(const Tensor& a, int dim);
+Tensor log_softmax(const Tensor& a, int dim);
+
+// ---- masking (ops/mask.cpp) ----
+// Where mask is true, the result is `value` (finite or -inf); mask broadcasts to a's shape.
+Tensor masked_fill(const Tensor& a, const Mask& mask, float value);
+Tensor triu(const Tensor& a, long diagonal = 0);  // zero below the diagonal (last two dims)
+Tensor tril(const Tensor& a, long diagonal = 0);  // zero above the diagonal
+
+// ---- lookup, regularisation, losses, convolution ----
+// weight (V, d), ids (...) -> (..., d). The padding_idx row gets no gradient (-1: none).
+Tensor embedding(const Tensor& weight, const Ids& ids, long padding_idx = -1);
+// Inverted dropout: in training zero each element with probability p and scale the rest
+// by 1/(1-p); identity otherwise.
+Tensor dropout(const Tensor& a, float p, bool training, Generator& gen);
+// logits (N, C), target (N): mean over rows whose target != ignore_index of the
+// (label-smoothed) negative log-likelihood, as F.cross_entropy.
+Tensor cross_entropy(const Tensor& logits, const Ids& target, long ignore_index = -100,
+                     float label_smoothing = 0.f);
+// x (B, Cin, L), weight (Cout, Cin, K), bias (Cout) or undefined -> (B, Cout, L + 2p - K + 1).
+Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), std::size_t padding = 0);
+
+}  // namespace xtgrad

@@ -1,0 +1,132 @@
+// Arithmetic: add, sub, mul, div (broadcasting), neg, scalar forms, pow, exp, log, sqrt.
+// Backward of a broadcast binary op returns the gradient in the output's shape; Node::accumulate
+// sums it back to each input's shape (the single place where broadcasting is undone).
+#include "autograd/ops.hpp"
+#include "autograd/ops/saved.hpp"
+#include "autograd/broadcast.hpp"
+
+#include <xtensor/xmath.hpp>
+
+namespace xtgrad {
+using detail::saved;
+using detail::Saved;
+
+namespace {
+
+void check_binary(const Tensor& a, const Tensor& b, const char* op) {
+    detail::require_defined(a, op, "the first operand");
+    detail::require_defined(b, op, "the second operand");
+    broadcast_shapes(a.shape(), b.shape(), op);  // throws with both shapes if they don't broadcast
+}
+
+// One elementwise op of one tensor: y = f(x), dx = df(g, x, y).
+template <class Forward, class Backward>
+Tensor unary(const Tensor& a, const char* op, Forward forward, Backward backward) {
+    detail::require_defined(a, op, "the input");
+    Tensor y(forward(a.data()));
+    return attach_grad_fn(y, op, {a}, [x = saved(a), ys = saved(y), backward](Node& self, const Array& g) {
+        self.accumulate(0, backward(g, *x, *ys));
+    });
+}
+
+}  // namespace
+
+Tensor add(const Tensor& a, const Tensor& b) {
+    check_binary(a, b, "add");
+    return make_result(Array(a.data() + b.data()), "AddBackward", {a, b}, [](Node& self, const Array& g) {
+        self.accumulate(0, g);
+        self.accumulate(1, g);
+    });
+}
+
+Tensor sub(const Tensor& a, const Tensor& b) {
+    check_binary(a, b, "sub");
+    return make_result(Array(a.data() - b.data()), "SubBackward", {a, b}, [](Node& self, const Array& g) {
+        self.accumulate(0, g);
+        if (self.needs_grad(1)) self.accumulate(1, Array(-g));
+    });
+}
+
+Tensor mul(const Tensor& a, const Tensor& b) {
+    check_binary(a, b, "mul");
+    return make_result(Array(a.data() * b.data()), "MulBackward", {a, b},
+                       [x = saved(a), y = saved(b)](Node& self, const Array& g) {
+                           if (self.needs_grad(0)) self.accumulate(0, Array(g * *y));
+                           if (self.needs_grad(1)) self.accumulate(1, Array(g * *x));
+                       });
+}
+
+Tensor div(const Tensor& a, const Tensor& b) {
+    check_binary(a, b, "div");
+    return make_result(Array(a.data() / b.data()), "DivBackward", {a, b},
+                       [x = saved(a), y = saved(b)](Node& self, const Array& g) {
+                           if (self.needs_grad(0)) self.accumulate(0, Array(g / *y));
+                           if (self.needs_grad(1)) self.accumulate(1, Array(-g * *x / (*y * *y)));
+                       });
+}
+
+Tensor add(const Tensor& a, float b) {
+    detail::require_defined(a, "add", "the input");
+    return make_result(Array(a.data() + b), "AddBackward", {a},
+                       [](Node& self, const Array& g) { self.accumulate(0, g); });
+}
+
+Tensor mul(const Tensor& a, float b) {
+    detail::require_defined(a, "mul", "the input");
+    return make_result(Array(a.data() * b), "MulBackward", {a},
+                       [b](Node& self, const Array& g) { self.accumulate(0, Array(g * b)); });
+}
+
+Tensor neg(const Tensor& a) { return mul(a, -1.f); }
+
+Tensor pow(const Tensor& a, float p) {
+    return unary(
+        a, "PowBackward", [p](const Array& x) { return Array(xt::pow(x, p)); },
+        [p](const Array& g, const Array& x, const Array&) { return Array(g * p * xt::pow(x, p - 1.f)); });
+}
+
+Tensor exp(const Tensor& a) {
+    return unary(
+        a, "ExpBackward", [](const Array& x) { return Array(xt::exp(x)); },
+        [](const Array& g, const Array&, const Array& y) { return Array(g * y); });
+}
+
+Tensor log(const Tensor& a) {
+    return unary(
+        a, "LogBackward", [](const Array& x) { return Array(xt::log(x)); },
+        [](const Array& g, const Array& x, const Array&) { return Array(g / x); });
+}
+
+Tensor sqrt(const Tensor& a) {
+    return unary(
+        a, "SqrtBackward", [](const Array& x) { return Array(xt::sqrt(x)); },
+        [](const Array& g, const Array&, const Array& y) { return Array(g * 0.5f / y); });
+}
+
+Tensor tanh(const Tensor& a) {
+    return unary(
+        a, "TanhBackward", [](const Array& x) { return Array(xt::tanh(x)); },
+        [](const Array& g, const Array&, const Array& y) { return Array(g * (1.f - y * y)); });
+}
+
+Tensor relu(const Tensor& a) {
+    return unary(
+        a, "ReluBackward", [](const Array& x) { return Array(xt::maximum(x, 0.f)); },
+        [](const Array& g, const Array&, const Array& y) { return Array(xt::where(y > 0.f, g, 0.f)); });
+}
+
+Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+Tensor operator-(const Tensor& a) { return neg(a); }
+Tensor operator+(const Tensor& a, float b) { return add(a, b); }
+Tensor operator+(float a, const Tensor& b) { return add(b, a); }
+Tensor operator-(const Tensor& a, float b) { return add(a, -b); }
+Tensor operator-(float a, const Tensor& b) { return add(neg(b), a); }
+Tensor operator*(const Tensor& a, float b) { return mul(a, b); }
+Tensor operator*(float a, const Tensor& b) { return mul(b, a); }
+Tensor operator/(const Tensor& a, float b) { return mul(a, 1.f / b); }
+Tensor operator/(float a, const Tensor& b) { return mul(pow(b, -1.f), a); }
+
+}  // namespace xtgrad

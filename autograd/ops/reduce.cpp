@@ -1,0 +1,162 @@
+// Reductions: sum, mean, var, std over axes (keepdim), max / argmax along one axis.
+// Axis sums go through sum_keepdim (autograd/reduce_kernels.cpp), never xtensor's reducers.
+#include "autograd/ops.hpp"
+#include "autograd/ops/saved.hpp"
+#include "autograd/reduce_kernels.hpp"
+
+#include <xtensor/xbroadcast.hpp>
+#include <xtensor/xmath.hpp>
+
+#include <algorithm>
+#include <limits>
+
+namespace xtgrad {
+using detail::saved;
+
+namespace {
+
+// Normalized, sorted, unique axes; an empty list means "all axes".
+std::vector<std::size_t> reduce_axes(const std::vector<int>& dims, const Shape& shape, const char* op) {
+    std::vector<std::size_t> axes;
+    if (dims.empty())
+        for (std::size_t i = 0; i < shape.size(); ++i) axes.push_back(i);
+    for (int d : dims) axes.push_back(detail::normalize_axis(d, shape.size(), op, shape));
+    std::sort(axes.begin(), axes.end());
+    if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
+        fail("{}: dims {} name the same axis twice", op, shape_str(dims));
+    return axes;
+}
+
+// The input shape with the reduced axes set to 1 (keepdim) or removed.
+Shape reduced_shape(const Shape& shape, const std::vector<std::size_t>& axes, bool keepdim) {
+    Shape out;
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        const bool reduced = std::find(axes.begin(), axes.end(), i) != axes.end();
+        if (!reduced) out.push_back(shape[i]);
+        else if (keepdim) out.push_back(1);
+    }
+    return out;
+}
+
+std::size_t count_of(const Shape& shape, const std::vector<std::size_t>& axes) {
+    std::size_t n = 1;
+    for (std::size_t a : axes) n *= shape[a];
+    return n;
+}
+
+// g (reduced shape) spread back over the input shape, times `scale`.
+Array spread(const Array& g, const Shape& input_shape, const std::vector<std::size_t>& axes, float scale) {
+    Array gk = g;
+    gk.reshape(reduced_shape(input_shape, axes, true));
+    return Array(xt::broadcast(gk, input_shape) * scale);
+}
+
+Tensor sum_scaled(const Tensor& a, const std::vector<int>& dims, bool keepdim, bool mean, const char* fwd,
+                  const char* op) {
+    detail::require_defined(a, fwd, "the input");
+    const Shape in_shape = a.shape();
+    const std::vector<std::size_t> axes = reduce_axes(dims, in_shape, fwd);
+    const std::size_t n = count_of(in_shape, axes);
+    if (mean && n == 0) fail("{}: cannot average over zero elements (shape {})", fwd, shape_str(in_shape));
+    const float scale = mean ? 1.f / static_cast<float>(n) : 1.f;
+    Array out = sum_keepdim(a.data(), axes);
+    if (mean) out *= scale;
+    out.reshape(reduced_shape(in_shape, axes, keepdim));
+    return make_result(std::move(out), op, {a}, [in_shape, axes, scale](Node& self, const Array& g) {
+        self.accumulate(0, spread(g, in_shape, axes, scale));
+    });
+}
+
+}  // namespace
+
+Tensor sum(const Tensor& a) { return sum(a, {}, false); }
+Tensor sum(const Tensor& a, const std::vector<int>& dims, bool keepdim) {
+    return sum_scaled(a, dims, keepdim, false, "sum", "SumBackward");
+}
+Tensor mean(const Tensor& a) { return mean(a, {}, false); }
+Tensor mean(const Tensor& a, const std::vector<int>& dims, bool keepdim) {
+    return sum_scaled(a, dims, keepdim, true, "mean", "MeanBackward");
+}
+
+// var = sum((x - mean)^2) / (n - unbiased);  dvar/dx = 2 (x - mean) / (n - unbiased)
+Tensor var(const Tensor& a, const std::vector<int>& dims, bool unbiased, bool keepdim) {
+    detail::require_defined(a, "var", "the input");
+    const Shape in_shape = a.shape();
+    const std::vector<std::size_t> axes = reduce_axes(dims, in_shape, "var");
+    const std::size_t n = count_of(in_shape, axes);
+    if (n <= (unbiased ? 1u : 0u))
+        fail("var: {} element(s) along the reduced dims of {} are too few for the {} estimate", n,
+             shape_str(in_shape), unbiased ? "unbiased" : "biased");
+    const float denom = static_cast<float>(n - (unbiased ? 1 : 0));
+    Array m = sum_keepdim(a.data(), axes);
+    m /= static_cast<float>(n);
+    auto centered = std::make_shared<Array>(a.data() - xt::broadcast(m, in_shape));
+    Array out = sum_keepdim(Array(*centered * *centered), axes);
+    out /= denom;
+    out.reshape(reduced_shape(in_shape, axes, keepdim));
+    return make_result(std::move(out), "VarBackward", {a}, [centered, in_shape, axes, denom](Node& self, const Array& g) {
+        self.accumulate(0, Array(spread(g, in_shape, axes, 2.f / denom) * *centered));
+    });
+}
+
+Tensor std(const Tensor& a, const std::vector<int>& dims, bool unbiased, bool keepdim) {
+    return sqrt(var(a, dims, unbiased, keepdim));
+}
+
+namespace {
+// For each (outer, inner) position, the index along `axis` of the first maximum. NaN wins
+// (as torch.max), so a NaN is never hidden by the reduction.
+Ids argmax_along(const Array& x, std::size_t axis) {
+    const Shape s = shape_of(x);
+    const std::size_t outer = detail::prod(s, 0, axis), len = s[axis], inner = detail::prod(s, axis + 1, s.size());
+    Ids idx = Ids::from_shape(reduced_shape(s, {axis}, false));
+    const float* p = x.data();
+    for (std::size_t o = 0; o < outer; ++o)
+        for (std::size_t i = 0; i < inner; ++i) {
+            const float* row = p + o * len * inner + i;
+            std::size_t best = 0;
+            for (std::size_t k = 1; k < len; ++k) {
+                const float v = row[k * inner], b = row[best * inner];
+                if (v > b || (v != v && b == b)) best = k;
+            }
+            idx.data()[o * inner + i] = static_cast<std::int64_t>(best);
+        }
+    return idx;
+}
+}  // namespace
+
+Ids argmax(const Tensor& a, int dim, bool keepdim) {
+    detail::require_defined(a, "argmax", "the input");
+    const std::size_t axis = detail::normalize_axis(dim, a.dim(), "argmax", a.shape());
+    if (a.shape()[axis] == 0) fail("argmax: dim {} of shape {} is empty", dim, shape_str(a.shape()));
+    Ids idx = argmax_along(a.data(), axis);
+    idx.reshape(reduced_shape(a.shape(), {axis}, keepdim));
+    return idx;
+}
+
+Tensor max(const Tensor& a, int dim, bool keepdim) {
+    detail::require_defined(a, "max", "the input");
+    const Shape s = a.shape();
+    const std::size_t axis = detail::normalize_axis(dim, s.size(), "max", s);
+    if (s[axis] == 0) fail("max: dim {} of shape {} is empty", dim, shape_str(s));
+    const std::size_t len = s[axis], inner = detail::prod(s, axis + 1, s.size());
+    auto idx = std::make_shared<Ids>(argmax_along(a.data(), axis));
+    Array out = Array::from_shape(reduced_shape(s, {axis}, false));
+    const float* x = a.ptr();
+    for (std::size_t j = 0; j < out.size(); ++j) {
+        const std::size_t o = j / inner, i = j % inner;
+        out.data()[j] = x[(o * len + static_cast<std::size_t>(idx->data()[j])) * inner + i];
+    }
+    out.reshape(reduced_shape(s, {axis}, keepdim));
+    // backward: the gradient goes to the position of the (first) maximum
+    return make_result(std::move(out), "MaxBackward", {a}, [idx, s, len, inner](Node& self, const Array& g) {
+        Array dx = xt::zeros<float>(s);
+        for (std::size_t j = 0; j < idx->size(); ++j) {
+            const std::size_t o = j / inner, i = j % inner;
+            dx.data()[(o * len + static_cast<std::size_t>(idx->data()[j])) * inner + i] = g.data()[j];
+        }
+        self.accumulate(0, std::move(dx));
+    });
+}
+
+}  // namespace xtgrad

@@ -1,0 +1,99 @@
+// Tensor: a float32 N-d array that can take part in reverse-mode differentiation.
+//
+// A Tensor is a cheap, value-semantic handle (as flashlight's Variable): copies share one
+// TensorImpl, so `Tensor b = a;` is the same tensor, not a new one. The impl holds
+//   storage       the values (an xt::xarray<float>, row-major, always contiguous)
+//   grad          d(loss)/d(this), filled by backward(); null until then
+//   requires_grad whether gradients flow to this tensor
+//   grad_fn       the Node that produced it (null for leaves: inputs and parameters)
+//   name          optional; modules name their parameters by dotted path
+//
+// Every op returns a new contiguous tensor. Integer ids (Ids) and boolean masks (Mask) are
+// plain xtensor arrays: they never carry gradients.
+#pragma once
+
+#include "autograd/array.hpp"
+#include "autograd/node.hpp"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace xtgrad {
+
+struct TensorImpl {
+    std::shared_ptr<Array> storage;
+    std::shared_ptr<Array> grad;
+    bool requires_grad = false;
+    bool retains_grad = false;  // keep the grad of a non-leaf after backward (retain_grad())
+    std::shared_ptr<Node> grad_fn;
+    std::string name;
+    // Called with the incoming gradient before it is used; may return a replacement.
+    std::vector<std::function<Array(const Array&)>> hooks;
+};
+
+class Tensor {
+public:
+    Tensor() = default;  // an undefined tensor (no impl), like a default torch::Tensor
+    explicit Tensor(Array data, bool requires_grad = false);
+    explicit Tensor(ImplPtr impl) : impl_(std::move(impl)) {}
+
+    // Factories.
+    static Tensor zeros(const Shape& shape, bool requires_grad = false);
+    static Tensor ones(const Shape& shape, bool requires_grad = false);
+    static Tensor full(const Shape& shape, float value, bool requires_grad = false);
+    static Tensor scalar(float value, bool requires_grad = false);
+    // Values in row-major order; throws if their count does not match the shape.
+    static Tensor from_vector(const std::vector<float>& values, const Shape& shape,
+                              bool requires_grad = false);
+
+    bool defined() const { return impl_ != nullptr; }
+
+    // Values.
+    const Array& data() const;
+    Array& data();  // mutable, for in-place updates outside the graph (optimizers)
+    const float* ptr() const { return data().data(); }
+    float* ptr() { return data().data(); }
+    Shape shape() const;
+    std::size_t dim() const;
+    std::size_t size(int axis) const;  // negative axes count from the end
+    std::size_t numel() const;
+    float item() const;  // the value of a one-element tensor
+
+    // Autograd.
+    bool requires_grad() const;
+    Tensor& requires_grad_(bool on = true);  // leaves only
+    bool is_leaf() const;
+    const std::shared_ptr<Node>& grad_fn() const;
+    bool has_grad() const;
+    Tensor grad() const;        // shares the gradient buffer; undefined if there is none
+    Array& grad_array();        // the gradient buffer itself; throws if there is none
+    const Array& grad_array() const;
+    void zero_grad();           // drops the gradient (PyTorch's set_to_none)
+    void retain_grad();         // keep this non-leaf's gradient after backward
+    // Register a hook called with the gradient of this tensor during backward; it returns
+    // the gradient to use instead (return the argument to only observe it).
+    void register_hook(std::function<Array(const Array&)> hook);
+
+    // Backpropagates from this tensor. The no-argument form needs a one-element tensor
+    // (the loss); the other seeds backward with grad_output, shaped like this tensor.
+    // The graph is freed afterwards unless retain_graph is true.
+    void backward(bool retain_graph = false) const;
+    void backward(const Array& grad_output, bool retain_graph = false) const;
+
+    // A new leaf sharing this tensor's storage, cut from the graph.
+    Tensor detach() const;
+
+    const std::string& name() const;
+    Tensor& set_name(std::string name);
+
+    TensorImpl* impl() const { return impl_.get(); }
+    const ImplPtr& impl_ptr() const { return impl_; }
+
+private:
+    TensorImpl& checked() const;
+    ImplPtr impl_;
+};
+
+}  // namespace xtgrad
