@@ -41,6 +41,7 @@ protected:
     }
 
     std::streamsize xsputn(const char* s, std::streamsize n) override {
+        if (n <= 0) return 0;  // and no memcpy from the null data() of an empty array
         if (n < epptr() - pptr()) {
             std::memcpy(pptr(), s, static_cast<std::size_t>(n));
             pbump(static_cast<int>(n));

@@ -24,7 +24,9 @@ constexpr std::string_view kMagic{"\x93NUMPY", 6};
 constexpr std::size_t kAlign = 64;             // numpy aligns the data to 64 bytes
 constexpr std::size_t kGrowthAxisDigits = 21;  // numpy's spare room after the header dict
 
-std::string_view name_of(const std::string& source) { return source.empty() ? "<memory>" : source; }
+std::string_view name_of(const std::string& source) {
+    return source.empty() ? std::string_view("<memory>") : std::string_view(source);
+}
 
 // prod(shape) * itemsize, refusing shapes whose byte count does not fit in size_t.
 std::size_t data_bytes(std::string_view source, const Shape& shape, std::size_t itemsize) {
@@ -202,7 +204,8 @@ HeaderSpan locate_header(const FileReader& file) {
     const std::size_t have = static_cast<std::size_t>(std::min<std::uint64_t>(file.size(), pre.size()));
     file.read(0, pre.data(), have);
     const auto truncated = [&](std::size_t needed) {
-        fail("read_npy: '{}': truncated header: the file has {} bytes, the npy preamble needs {}", path, file.size(), needed);
+        fail("read_npy: '{}': truncated header: the file has {} bytes, the npy preamble needs {}", path,
+             file.size(), needed);
     };
     if (have < kMagic.size()) truncated(kMagic.size());
     if (std::memcmp(pre.data(), kMagic.data(), kMagic.size()) != 0)
@@ -210,14 +213,16 @@ HeaderSpan locate_header(const FileReader& file) {
     if (have < 8) truncated(8);
     const unsigned major = pre[6], minor = pre[7];
     if ((major != 1 && major != 2 && major != 3) || minor != 0)
-        fail("read_npy: '{}': unsupported npy format version {}.{} (xtgrad reads 1.0, 2.0 and 3.0)", path, major, minor);
+        fail("read_npy: '{}': unsupported npy format version {}.{} (xtgrad reads 1.0, 2.0 and 3.0)", path, major,
+             minor);
     const std::size_t length_bytes = major == 1 ? 2 : 4;
     const std::size_t offset = 8 + length_bytes;
     if (have < offset) truncated(offset);
     std::uint64_t length = 0;
     for (std::size_t i = length_bytes; i-- > 0;) length = (length << 8) | pre[8 + i];
     if (file.size() - offset < length)
-        fail("read_npy: '{}': truncated header: the header needs {} bytes after the {}-byte preamble, the file has {} bytes in all",
+        fail("read_npy: '{}': truncated header: the header needs {} bytes after the {}-byte preamble, "
+             "the file has {} bytes in all",
              path, length, offset, file.size());
     return {offset, length};
 }
@@ -255,11 +260,13 @@ using RowMajor = xt::xarray<Out, xt::layout_type::row_major>;
 
 template <class Out, std::size_t N>
 RowMajor<Out> convert(const NpyArray& npy, const std::array<Source<Out>, N>& sources, std::string_view target) {
-    const auto match = std::find_if(sources.begin(), sources.end(), [&](const Source<Out>& s) { return s.descr == npy.dtype; });
+    const auto match = std::find_if(sources.begin(), sources.end(),
+                                    [&](const Source<Out>& s) { return s.descr == npy.dtype; });
     if (match == sources.end()) {
         std::string accepted;
         for (const Source<Out>& s : sources) accepted += (accepted.empty() ? "" : ", ") + std::string(s.descr);
-        fail("npy: '{}': dtype '{}' cannot be read as {} (accepted: {})", name_of(npy.source), npy.dtype, target, accepted);
+        fail("npy: '{}': dtype '{}' cannot be read as {} (accepted: {})", name_of(npy.source), npy.dtype, target,
+             accepted);
     }
     const std::size_t expected = data_bytes(name_of(npy.source), npy.shape, match->itemsize);
     if (npy.data.size() != expected)
@@ -291,7 +298,8 @@ std::string python_tuple(const Shape& shape) {
 // spare spaces so the first axis can grow in place, then spaces and a newline up to the next
 // multiple of 64 bytes (always at least one space). Version 2.0 only if the header needs it.
 std::string make_preamble(std::string_view descr, const Shape& shape) {
-    std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", descr, python_tuple(shape));
+    std::string header =
+        fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", descr, python_tuple(shape));
     if (!shape.empty()) header.append(kGrowthAxisDigits - std::to_string(shape[0]).size(), ' ');
     for (unsigned major : {1u, 2u}) {
         const std::size_t length_bytes = major == 1 ? 2 : 4;
@@ -336,7 +344,8 @@ NpyArray read_npy(const std::string& path) {
              path, actual < expected ? "truncated" : "unexpected bytes after the", shape_str(header.shape),
              header.dtype.descr, expected, data_offset, actual, file.size(), data_offset + expected);
 
-    NpyArray npy{std::move(header.dtype.descr), std::move(header.shape), header.fortran_order, std::vector<char>(expected), path};
+    NpyArray npy{std::move(header.dtype.descr), std::move(header.shape), header.fortran_order,
+                 std::vector<char>(expected), path};
     file.read(data_offset, npy.data.data(), npy.data.size());
     return npy;
 }

@@ -68,13 +68,13 @@ Tensor narrow(const Tensor& a, int dim, std::size_t start, std::size_t length);
 Tensor slice(const Tensor& a, int dim, long start, long end, long step = 1);
 Tensor index_select(const Tensor& a, int dim, const Ids& index);
 
-// ---- reductions (ops/reduce.cpp) ----
+// ---- reductions (ops/reduce.cpp); stddev is torch.std (a function named std would clash with ::std) ----
 Tensor sum(const Tensor& a);  // all elements -> shape ()
 Tensor sum(const Tensor& a, const std::vector<int>& dims, bool keepdim = false);
 Tensor mean(const Tensor& a);
 Tensor mean(const Tensor& a, const std::vector<int>& dims, bool keepdim = false);
 Tensor var(const Tensor& a, const std::vector<int>& dims, bool unbiased = true, bool keepdim = false);
-Tensor std(const Tensor& a, const std::vector<int>& dims, bool unbiased = true, bool keepdim = false);
+Tensor stddev(const Tensor& a, const std::vector<int>& dims, bool unbiased = true, bool keepdim = false);
 Tensor max(const Tensor& a, int dim, bool keepdim = false);  // values; grad goes to the first max
 Ids argmax(const Tensor& a, int dim, bool keepdim = false);
 

@@ -99,7 +99,7 @@ Tensor var(const Tensor& a, const std::vector<int>& dims, bool unbiased, bool ke
     });
 }
 
-Tensor std(const Tensor& a, const std::vector<int>& dims, bool unbiased, bool keepdim) {
+Tensor stddev(const Tensor& a, const std::vector<int>& dims, bool unbiased, bool keepdim) {
     return sqrt(var(a, dims, unbiased, keepdim));
 }
 

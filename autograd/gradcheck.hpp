@@ -1,0 +1,53 @@
+// gradcheck: compare backward() with central finite differences, like
+// torch.autograd.gradcheck. One line in a doctest:
+//
+//   CHECK(gradcheck([](const std::vector<Tensor>& x) { return softmax(x[0], -1); }, {x}));
+//
+// The function's output y is reduced to the scalar L = sum(y * R) with a fixed random R (so
+// a backward that ignores its incoming gradient fails). For every element of every input
+// that requires grad, the numeric derivative (L(x+eps) - L(x-eps)) / 2eps — with L summed
+// in double — is compared with the analytic one:
+//   pass iff |analytic - numeric| <= atol + rtol * |numeric|   for every element.
+// The result names the worst element: input, index, both values and the op under test.
+// Float32 limits how tight this can be; tests/gradcheck_test.cpp shows the default
+// tolerance still catches a missing factor of 2 and a transposed gradient.
+#pragma once
+
+#include "autograd/tensor.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace xtgrad {
+
+struct GradcheckOptions {
+    double eps = 1e-2;    // float32 inputs: smaller steps drown in rounding error
+    double atol = 2e-3;
+    double rtol = 2e-2;
+    std::uint64_t seed = 1234;  // seed of R
+};
+
+struct GradcheckResult {
+    bool passed = true;
+    std::string op;             // grad_fn of the output, e.g. "SoftmaxBackward"
+    std::size_t checked = 0;    // number of elements compared
+    // the worst element (largest error relative to its tolerance)
+    std::size_t input = 0;
+    std::string input_name;
+    std::vector<std::size_t> index;
+    double analytic = 0, numeric = 0;
+    double ratio = 0;           // |analytic - numeric| / tolerance; > 1 fails
+    std::string message() const;
+    explicit operator bool() const { return passed; }
+};
+std::ostream& operator<<(std::ostream& os, const GradcheckResult& r);
+
+using GradcheckFn = std::function<Tensor(const std::vector<Tensor>&)>;
+
+// Inputs that require grad are checked; if none does, all are.
+GradcheckResult gradcheck(const GradcheckFn& f, std::vector<Tensor> inputs, const GradcheckOptions& options = {});
+
+}  // namespace xtgrad

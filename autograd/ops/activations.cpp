@@ -1,0 +1,56 @@
+// GELU in both of torch's forms, as plain loops (a learner can read the formula and its
+// derivative side by side).
+//   exact: gelu(x) = x Φ(x) = 0.5 x (1 + erf(x / √2)),  gelu'(x) = Φ(x) + x φ(x)
+//   tanh:  gelu(x) ≈ 0.5 x (1 + tanh(u)),  u = √(2/π) (x + 0.044715 x³)
+//          gelu'(x) = 0.5 (1 + t) + 0.5 x (1 - t²) √(2/π) (1 + 3·0.044715 x²),  t = tanh(u)
+#include "autograd/ops.hpp"
+#include "autograd/kernels.hpp"
+#include "autograd/ops/saved.hpp"
+
+#include <cmath>
+
+namespace xtgrad {
+using detail::saved;
+
+namespace {
+constexpr float kInvSqrt2 = 0.70710678118654752f;
+constexpr float kInvSqrt2Pi = 0.39894228040143268f;
+constexpr float kSqrt2OverPi = 0.79788456080286536f;
+constexpr float kCubic = 0.044715f;
+}  // namespace
+
+void gelu_forward(const float* x, float* y, std::size_t n, GeluApproximation approx) {
+    for (std::size_t i = 0; i < n; ++i) {
+        const float v = x[i];
+        y[i] = approx == GeluApproximation::none ? 0.5f * v * (1.f + std::erf(v * kInvSqrt2))
+                                                 : 0.5f * v * (1.f + std::tanh(kSqrt2OverPi * (v + kCubic * v * v * v)));
+    }
+}
+
+void gelu_backward(const float* x, const float* g, float* dx, std::size_t n, GeluApproximation approx) {
+    for (std::size_t i = 0; i < n; ++i) {
+        const float v = x[i];
+        float d;
+        if (approx == GeluApproximation::none) {
+            d = 0.5f * (1.f + std::erf(v * kInvSqrt2)) + v * kInvSqrt2Pi * std::exp(-0.5f * v * v);
+        } else {
+            const float t = std::tanh(kSqrt2OverPi * (v + kCubic * v * v * v));
+            d = 0.5f * (1.f + t) + 0.5f * v * (1.f - t * t) * kSqrt2OverPi * (1.f + 3.f * kCubic * v * v);
+        }
+        dx[i] = g[i] * d;
+    }
+}
+
+Tensor gelu(const Tensor& a, GeluApproximation approx) {
+    detail::require_defined(a, "gelu", "the input");
+    Array y = empty_array(a.shape());
+    gelu_forward(a.ptr(), y.data(), a.numel(), approx);
+    return make_result(std::move(y), approx == GeluApproximation::none ? "GeluBackward" : "GeluTanhBackward", {a},
+                       [X = saved(a), approx](Node& self, const Array& g) {
+                           Array dx = empty_array(shape_of(g));
+                           gelu_backward(X->data(), g.data(), dx.data(), g.size(), approx);
+                           self.accumulate(0, std::move(dx));
+                       });
+}
+
+}  // namespace xtgrad

@@ -1,0 +1,112 @@
+// conv1d (stride 1, zero padding) as GEMMs, per batch item:
+//   x (B, Cin, L), weight (Cout, Cin, K), bias (Cout) -> y (B, Cout, Lout), Lout = L + 2p - K + 1
+//   cols (Cin·K, Lout): cols[c·K + j, t] = xpad[c, t + j]      (im2col)
+//   y[b] = W (Cout, Cin·K) · cols + bias
+// For K = 1 and no padding, cols is x[b] itself: no copy, one GEMM per item, the same
+// product as a Linear layer.
+#include "autograd/blas.hpp"
+#include "autograd/ops.hpp"
+#include "autograd/ops/saved.hpp"
+
+#include <algorithm>
+
+namespace xtgrad {
+using detail::saved;
+
+namespace {
+struct ConvDims {
+    std::size_t B, Cin, L, Cout, K, pad, Lout;
+    bool direct() const { return K == 1 && pad == 0; }  // cols == x[b]
+};
+
+// cols (Cin·K, Lout) of one batch item x (Cin, L)
+void im2col(const float* x, float* cols, const ConvDims& d) {
+    for (std::size_t c = 0; c < d.Cin; ++c)
+        for (std::size_t j = 0; j < d.K; ++j) {
+            float* row = cols + (c * d.K + j) * d.Lout;
+            for (std::size_t t = 0; t < d.Lout; ++t) {
+                const long src = static_cast<long>(t + j) - static_cast<long>(d.pad);
+                row[t] = (src >= 0 && src < static_cast<long>(d.L)) ? x[c * d.L + static_cast<std::size_t>(src)] : 0.f;
+            }
+        }
+}
+
+// the adjoint: dx (Cin, L) += scatter of dcols (Cin·K, Lout)
+void col2im_add(const float* dcols, float* dx, const ConvDims& d) {
+    for (std::size_t c = 0; c < d.Cin; ++c)
+        for (std::size_t j = 0; j < d.K; ++j) {
+            const float* row = dcols + (c * d.K + j) * d.Lout;
+            for (std::size_t t = 0; t < d.Lout; ++t) {
+                const long src = static_cast<long>(t + j) - static_cast<long>(d.pad);
+                if (src >= 0 && src < static_cast<long>(d.L)) dx[c * d.L + static_cast<std::size_t>(src)] += row[t];
+            }
+        }
+}
+}  // namespace
+
+Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::size_t padding) {
+    detail::require_defined(x, "conv1d", "the input");
+    detail::require_defined(weight, "conv1d", "the weight");
+    if (x.dim() != 3) fail("conv1d: input must be 3-D (batch, channels, length), got {}", shape_str(x.shape()));
+    if (weight.dim() != 3) fail("conv1d: weight must be 3-D (out_channels, in_channels, kernel), got {}", shape_str(weight.shape()));
+    const ConvDims d{x.size(0), x.size(1), x.size(2), weight.size(0), weight.size(2), padding, 0};
+    if (weight.size(1) != d.Cin)
+        fail("conv1d: input {} has {} channels but weight {} expects {}", shape_str(x.shape()), d.Cin,
+             shape_str(weight.shape()), weight.size(1));
+    if (d.L + 2 * padding < d.K)
+        fail("conv1d: kernel size {} is longer than the padded input length {} (input {})", d.K, d.L + 2 * padding,
+             shape_str(x.shape()));
+    if (bias.defined() && (bias.dim() != 1 || bias.size(0) != d.Cout))
+        fail("conv1d: bias {} does not fit {} output channels", shape_str(bias.shape()), d.Cout);
+    ConvDims dims = d;
+    dims.Lout = d.L + 2 * padding - d.K + 1;
+    const int M = static_cast<int>(dims.Cout), N = static_cast<int>(dims.Lout), Kc = static_cast<int>(dims.Cin * dims.K);
+
+    Array out = empty_array({dims.B, dims.Cout, dims.Lout});
+    std::vector<float> cols(dims.direct() ? 0 : dims.Cin * dims.K * dims.Lout);
+    for (std::size_t b = 0; b < dims.B; ++b) {
+        const float* xb = x.ptr() + b * dims.Cin * dims.L;
+        if (!dims.direct()) im2col(xb, cols.data(), dims);
+        float* yb = out.data() + b * dims.Cout * dims.Lout;
+        gemm(false, false, M, N, Kc, 1.f, weight.ptr(), dims.direct() ? xb : cols.data(), 0.f, yb);
+        if (bias.defined())
+            for (std::size_t o = 0; o < dims.Cout; ++o)
+                std::for_each(yb + o * dims.Lout, yb + (o + 1) * dims.Lout, [v = bias.ptr()[o]](float& y) { y += v; });
+    }
+    std::vector<Tensor> inputs{x, weight};
+    if (bias.defined()) inputs.push_back(bias);
+    return make_result(std::move(out), "Conv1dBackward", inputs,
+                       [X = saved(x), W = saved(weight), dims, M, N, Kc](Node& self, const Array& g) {
+                           std::vector<float> cols(dims.direct() ? 0 : dims.Cin * dims.K * dims.Lout);
+                           std::vector<float> dcols(dims.direct() ? 0 : cols.size());
+                           bool fresh_x = false, fresh_w = false, fresh_b = false;
+                           float* dx = self.needs_grad(0) ? self.grad_buffer(0, fresh_x) : nullptr;
+                           float* dw = self.needs_grad(1) ? self.grad_buffer(1, fresh_w) : nullptr;
+                           float* db = self.needs_grad(2) ? self.grad_buffer(2, fresh_b) : nullptr;
+                           if (dx && fresh_x && !dims.direct()) std::fill(dx, dx + X->size(), 0.f);
+                           if (db && fresh_b) std::fill(db, db + dims.Cout, 0.f);
+                           for (std::size_t b = 0; b < dims.B; ++b) {
+                               const float* xb = X->data() + b * dims.Cin * dims.L;
+                               const float* gb = g.data() + b * dims.Cout * dims.Lout;
+                               if (dw) {  // dW (Cout, Cin·K) += dy[b] (Cout, Lout) · colsᵀ
+                                   if (!dims.direct()) im2col(xb, cols.data(), dims);
+                                   gemm(false, true, M, Kc, N, 1.f, gb, dims.direct() ? xb : cols.data(),
+                                        (fresh_w && b == 0) ? 0.f : 1.f, dw);
+                               }
+                               if (dx) {  // dcols (Cin·K, Lout) = Wᵀ · dy[b]
+                                   float* dxb = dx + b * dims.Cin * dims.L;
+                                   if (dims.direct()) {
+                                       gemm(true, false, Kc, N, M, 1.f, W->data(), gb, fresh_x ? 0.f : 1.f, dxb);
+                                   } else {
+                                       gemm(true, false, Kc, N, M, 1.f, W->data(), gb, 0.f, dcols.data());
+                                       col2im_add(dcols.data(), dxb, dims);
+                                   }
+                               }
+                               if (db)
+                                   for (std::size_t o = 0; o < dims.Cout; ++o)
+                                       for (std::size_t t = 0; t < dims.Lout; ++t) db[o] += gb[o * dims.Lout + t];
+                           }
+                       });
+}
+
+}  // namespace xtgrad

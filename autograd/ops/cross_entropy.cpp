@@ -1,0 +1,77 @@
+// cross_entropy on logits, fused with its log-softmax (F.cross_entropy, mean reduction).
+//   logits (N, C), target (N) int64
+//   loss_i = (1 - ε) (-log p[i, t_i]) + ε · mean_c(-log p[i, c]),   p = softmax(logits_i)
+//   loss   = mean of loss_i over rows with t_i != ignore_index
+// Backward of a kept row: (p - (1 - ε) onehot(t_i) - ε / C) / n_kept; ignored rows get 0.
+#include "autograd/ops.hpp"
+#include "autograd/ops/saved.hpp"
+
+#include <cmath>
+#include <memory>
+
+namespace xtgrad {
+
+Tensor cross_entropy(const Tensor& logits, const Ids& target, long ignore_index, float label_smoothing) {
+    detail::require_defined(logits, "cross_entropy", "the logits");
+    if (logits.dim() != 2) fail("cross_entropy: logits must be 2-D (N, C), got {}", shape_str(logits.shape()));
+    const std::size_t N = logits.size(0), C = logits.size(1);
+    if (target.dimension() != 1 || target.size() != N)
+        fail("cross_entropy: target of shape {} does not match logits {}: expected ({})", shape_str(target.shape()),
+             shape_str(logits.shape()), N);
+    if (!(label_smoothing >= 0.f && label_smoothing <= 1.f))
+        fail("cross_entropy: label_smoothing must be in [0, 1], got {}", label_smoothing);
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < N; ++i) {
+        const std::int64_t t = target.data()[i];
+        if (t == ignore_index) continue;
+        if (t < 0 || t >= static_cast<std::int64_t>(C))
+            fail("cross_entropy: target {} at row {} is out of range for {} classes", t, i, C);
+        ++kept;
+    }
+    if (kept == 0) fail("cross_entropy: all {} targets equal ignore_index {}; the mean loss is undefined", N, ignore_index);
+
+    // probabilities, kept for backward
+    auto prob = std::make_shared<Array>(empty_array({N, C}));
+    const float eps = label_smoothing;
+    double total = 0;
+    for (std::size_t i = 0; i < N; ++i) {
+        const float* x = logits.ptr() + i * C;
+        float* p = prob->data() + i * C;
+        float mx = x[0];
+        for (std::size_t c = 1; c < C; ++c) mx = std::max(mx, x[c]);
+        double s = 0, sum_x = 0;
+        for (std::size_t c = 0; c < C; ++c) {
+            p[c] = std::exp(x[c] - mx);
+            s += p[c];
+            sum_x += x[c];
+        }
+        const double lse = mx + std::log(s);
+        for (std::size_t c = 0; c < C; ++c) p[c] = static_cast<float>(p[c] / s);
+        const std::int64_t t = target.data()[i];
+        if (t == ignore_index) continue;
+        const double nll = lse - x[t], smooth = lse - sum_x / static_cast<double>(C);
+        total += (1.0 - eps) * nll + eps * smooth;
+    }
+    Array out = Array::from_shape({});
+    out() = static_cast<float>(total / static_cast<double>(kept));
+    auto saved_target = std::make_shared<const Ids>(target);
+    return make_result(std::move(out), "CrossEntropyBackward", {logits},
+                       [prob, saved_target, ignore_index, eps, kept, N, C](Node& self, const Array& g) {
+                           const float scale = g.data()[0] / static_cast<float>(kept);
+                           Array dx = empty_array({N, C});
+                           for (std::size_t i = 0; i < N; ++i) {
+                               const std::int64_t t = saved_target->data()[i];
+                               float* d = dx.data() + i * C;
+                               const float* p = prob->data() + i * C;
+                               if (t == ignore_index) {
+                                   std::fill(d, d + C, 0.f);
+                                   continue;
+                               }
+                               for (std::size_t c = 0; c < C; ++c) d[c] = (p[c] - eps / static_cast<float>(C)) * scale;
+                               d[t] -= (1.f - eps) * scale;
+                           }
+                           self.accumulate(0, std::move(dx));
+                       });
+}
+
+}  // namespace xtgrad

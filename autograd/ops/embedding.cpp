@@ -1,0 +1,46 @@
+// embedding: a row gather from the table, and its backward, a scatter-add into the table.
+//   weight (V, d), ids (...) -> out (..., d);  dweight[ids[i]] += dout[i]
+// The row padding_idx is read in forward like any row but never receives a gradient, so a
+// padding row never trains (torch.nn.Embedding's padding_idx).
+#include "autograd/ops.hpp"
+#include "autograd/ops/saved.hpp"
+
+#include <algorithm>
+#include <memory>
+
+namespace xtgrad {
+
+Tensor embedding(const Tensor& weight, const Ids& ids, long padding_idx) {
+    detail::require_defined(weight, "embedding", "the weight");
+    if (weight.dim() != 2) fail("embedding: weight must be 2-D (num_embeddings, dim), got {}", shape_str(weight.shape()));
+    const std::size_t V = weight.size(0), d = weight.size(1);
+    if (padding_idx >= static_cast<long>(V) || padding_idx < -1)
+        fail("embedding: padding_idx {} is out of range for {} embeddings", padding_idx, V);
+    const std::int64_t* id = ids.data();
+    for (std::size_t i = 0; i < ids.size(); ++i)
+        if (id[i] < 0 || id[i] >= static_cast<std::int64_t>(V))
+            fail("embedding: id {} at position {} is out of range for a table of {} rows (ids shape {})", id[i], i, V,
+                 shape_str(ids.shape()));
+    Shape out_shape(ids.shape().begin(), ids.shape().end());
+    out_shape.push_back(d);
+    Array out = empty_array(out_shape);
+    const float* w = weight.ptr();
+    for (std::size_t i = 0; i < ids.size(); ++i)
+        std::copy(w + id[i] * d, w + (id[i] + 1) * d, out.data() + i * d);
+    auto saved_ids = std::make_shared<const Ids>(ids);
+    return make_result(std::move(out), "EmbeddingBackward", {weight},
+                       [saved_ids, padding_idx, V, d](Node& self, const Array& g) {
+                           bool fresh;
+                           float* dw = self.grad_buffer(0, fresh);
+                           if (fresh) std::fill(dw, dw + V * d, 0.f);
+                           const std::int64_t* id = saved_ids->data();
+                           for (std::size_t i = 0; i < saved_ids->size(); ++i) {
+                               if (id[i] == padding_idx) continue;
+                               float* row = dw + id[i] * d;
+                               const float* gr = g.data() + i * d;
+                               for (std::size_t j = 0; j < d; ++j) row[j] += gr[j];
+                           }
+                       });
+}
+
+}  // namespace xtgrad

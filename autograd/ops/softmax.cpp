@@ -1,0 +1,104 @@
+// softmax and log_softmax along any axis, as row kernels on raw buffers.
+// Viewing x as (outer, len, inner) around the axis, each (outer, inner) pair is one row of
+// `len` values `stride` = inner apart (inner = 1 for the last axis: contiguous rows).
+//
+// Stability: subtract the row max before exp. A row that is entirely -inf (every key
+// masked with -inf) has no softmax (0/0): PyTorch silently returns NaN there; xtgrad
+// throws an Error naming the row, so a fully masked attention row is never silent garbage.
+#include "autograd/ops.hpp"
+#include "autograd/kernels.hpp"
+#include "autograd/ops/saved.hpp"
+
+#include <cmath>
+#include <limits>
+
+namespace xtgrad {
+using detail::saved;
+
+namespace {
+
+struct Rows {
+    std::size_t outer, len, inner;
+    std::size_t count() const { return outer * inner; }
+    std::size_t start(std::size_t r) const { return (r / inner) * len * inner + r % inner; }
+};
+
+Rows rows_of(const Tensor& a, int dim, const char* op) {
+    detail::require_defined(a, op, "the input");
+    const Shape s = a.shape();
+    if (s.empty()) fail("{}: needs at least one dim, got a scalar", op);
+    const std::size_t axis = detail::normalize_axis(dim, s.size(), op, s);
+    return {detail::prod(s, 0, axis), s[axis], detail::prod(s, axis + 1, s.size())};
+}
+
+[[noreturn]] void fully_masked(const char* op, std::size_t row, const Shape& shape) {
+    fail("{}: row {} of a tensor of shape {} is entirely -inf (every position masked), so its softmax "
+         "is 0/0. Fill masked scores with a large finite value such as -1e9 (tutorials B and C), or make "
+         "sure every query keeps at least one key", op, row, shape_str(shape));
+}
+
+// y = x - max - log(sum(exp(x - max))) for log_softmax, or exp of the shifted values
+// normalised for softmax.
+void softmax_rows(const float* x, float* y, const Rows& r, bool log, const char* op, const Shape& shape) {
+    const float neg_inf = -std::numeric_limits<float>::infinity();
+    for (std::size_t row = 0; row < r.count(); ++row) {
+        const float* xr = x + r.start(row);
+        float* yr = y + r.start(row);
+        const std::size_t st = r.inner;
+        float mx = neg_inf;
+        for (std::size_t k = 0; k < r.len; ++k) mx = std::max(mx, xr[k * st]);
+        if (mx == neg_inf && r.len > 0) fully_masked(op, row, shape);
+        double sum = 0;
+        for (std::size_t k = 0; k < r.len; ++k) {
+            const float e = std::exp(xr[k * st] - mx);
+            if (!log) yr[k * st] = e;
+            sum += e;
+        }
+        if (log) {
+            const float lse = mx + static_cast<float>(std::log(sum));
+            for (std::size_t k = 0; k < r.len; ++k) yr[k * st] = xr[k * st] - lse;
+        } else {
+            const float inv = static_cast<float>(1.0 / sum);
+            for (std::size_t k = 0; k < r.len; ++k) yr[k * st] *= inv;
+        }
+    }
+}
+
+}  // namespace
+
+// Backward, per row: softmax      dx = y * (g - sum(g * y))
+//                    log_softmax  dx = g - exp(y) * sum(g)
+void softmax_backward(const float* g, const float* y, float* dx, std::size_t outer, std::size_t len,
+                      std::size_t inner, bool log) {
+    const Rows r{outer, len, inner};
+    for (std::size_t row = 0; row < r.count(); ++row) {
+        const std::size_t s0 = r.start(row), st = r.inner;
+        double dot = 0;
+        for (std::size_t k = 0; k < len; ++k) dot += log ? g[s0 + k * st] : g[s0 + k * st] * y[s0 + k * st];
+        const float d = static_cast<float>(dot);
+        for (std::size_t k = 0; k < len; ++k) {
+            const std::size_t i = s0 + k * st;
+            dx[i] = log ? g[i] - std::exp(y[i]) * d : y[i] * (g[i] - d);
+        }
+    }
+}
+
+namespace {
+Tensor softmax_op(const Tensor& a, int dim, bool log) {
+    const char* op = log ? "log_softmax" : "softmax";
+    const Rows r = rows_of(a, dim, op);
+    Tensor y(empty_array(a.shape()));
+    softmax_rows(a.ptr(), y.ptr(), r, log, op, a.shape());
+    return attach_grad_fn(y, log ? "LogSoftmaxBackward" : "SoftmaxBackward", {a},
+                          [Y = saved(y), r, log](Node& self, const Array& g) {
+                              Array dx = empty_array(shape_of(g));
+                              softmax_backward(g.data(), Y->data(), dx.data(), r.outer, r.len, r.inner, log);
+                              self.accumulate(0, std::move(dx));
+                          });
+}
+}  // namespace
+
+Tensor softmax(const Tensor& a, int dim) { return softmax_op(a, dim, false); }
+Tensor log_softmax(const Tensor& a, int dim) { return softmax_op(a, dim, true); }
+
+}  // namespace xtgrad

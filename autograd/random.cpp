@@ -1,0 +1,27 @@
+#include "autograd/random.hpp"
+
+#include "autograd/error.hpp"
+
+namespace xtgrad {
+
+Tensor randn(const Shape& shape, Generator& gen, bool requires_grad) {
+    Array a = empty_array(shape);
+    for (float& v : a) v = gen.normal();
+    return Tensor(std::move(a), requires_grad);
+}
+
+Tensor rand(const Shape& shape, Generator& gen, float lo, float hi, bool requires_grad) {
+    Array a = empty_array(shape);
+    for (float& v : a) v = gen.uniform(lo, hi);
+    return Tensor(std::move(a), requires_grad);
+}
+
+Ids randint(const Shape& shape, std::int64_t lo, std::int64_t hi, Generator& gen) {
+    if (hi <= lo) fail("randint: empty range [{}, {})", lo, hi);
+    Ids ids = Ids::from_shape(shape);
+    std::uniform_int_distribution<std::int64_t> dist(lo, hi - 1);
+    for (auto& v : ids) v = dist(gen.engine());
+    return ids;
+}
+
+}  // namespace xtgrad

@@ -1,0 +1,53 @@
+// gradcheck itself must catch the classic backward bugs at its default float tolerance.
+#include "autograd/make_result.hpp"
+#include "tests/test_util.hpp"
+
+using namespace xtgrad;
+using test::rnd;
+using V = std::vector<Tensor>;
+
+namespace {
+// x * x with a planted bug: the backward forgets the factor 2.
+Tensor square_missing_two(const Tensor& x) {
+    return make_result(Array(x.data() * x.data()), "BuggySquareBackward", {x},
+                       [X = x.impl()->storage](Node& self, const Array& g) { self.accumulate(0, Array(g * *X)); });
+}
+// a @ b with a planted bug: dA = dC · B instead of dC · Bᵀ (square B so shapes still fit).
+Tensor matmul_transposed_grad(const Tensor& a, const Tensor& b) {
+    Tensor ref = matmul(a.detach(), b.detach());
+    return make_result(ref.data(), "BuggyMatmulBackward", {a, b},
+                       [B = b.impl()->storage](Node& self, const Array& g) {
+                           self.accumulate(0, matmul(Tensor(g), Tensor(*B)).data());
+                       });
+}
+}  // namespace
+
+TEST_CASE("gradcheck catches a missing factor of 2") {
+    Tensor x = rnd({3, 4}, 1);
+    GradcheckResult r = gradcheck([](const V& v) { return square_missing_two(v[0]); }, {x});
+    CHECK_FALSE(r.passed);
+    CHECK(r.op == "BuggySquareBackward");
+    CHECK(r.numeric == doctest::Approx(2 * r.analytic).epsilon(0.02));
+    CHECK(r.message().find("FAILED") != std::string::npos);
+    CHECK(gradcheck([](const V& v) { return v[0] * v[0]; }, {x}));
+}
+
+TEST_CASE("gradcheck catches a transposed gradient") {
+    Tensor a = rnd({3, 3}, 2);
+    Tensor b = rnd({3, 3}, 3);
+    b.requires_grad_(false);
+    GradcheckResult r = gradcheck([b](const V& v) { return matmul_transposed_grad(v[0], b); }, {a});
+    CHECK_FALSE(r.passed);
+    CHECK(r.ratio > 5);
+    CHECK(gradcheck([b](const V& v) { return matmul(v[0], b); }, {a}));
+}
+
+TEST_CASE("gradcheck reports the worst element with its index and input name") {
+    Tensor x = rnd({2, 2}, 4);
+    x.set_name("x");
+    GradcheckResult r = gradcheck([](const V& v) { return square_missing_two(v[0]); }, {x});
+    CHECK(r.input == 0);
+    CHECK(r.input_name == "x");
+    CHECK(r.index.size() == 2);
+    CHECK(r.checked == 4);
+}

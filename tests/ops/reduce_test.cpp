@@ -1,0 +1,51 @@
+#include "tests/test_util.hpp"
+
+using namespace xtgrad;
+using test::rnd;
+using V = std::vector<Tensor>;
+
+TEST_CASE("sum and mean over all elements and over axes") {
+    Tensor a = Tensor::from_vector({1, 2, 3, 4, 5, 6}, {2, 3}, true);
+    CHECK(sum(a).item() == 21.f);
+    CHECK(sum(a).shape() == Shape{});
+    CHECK(mean(a).item() == 3.5f);
+    CHECK(sum(a, {0}).data()(2) == 9.f);
+    CHECK(sum(a, {1}, true).shape() == Shape{2, 1});
+    CHECK(mean(a, {-1}).data()(1) == 5.f);
+    Tensor b = rnd({2, 3, 4}, 1);
+    CHECK(gradcheck([](const V& x) { return sum(x[0]); }, {b}));
+    CHECK(gradcheck([](const V& x) { return sum(x[0], {0, 2}); }, {b}));
+    CHECK(gradcheck([](const V& x) { return sum(x[0], {1}, true); }, {b}));
+    CHECK(gradcheck([](const V& x) { return mean(x[0], {-1}); }, {b}));
+    CHECK(gradcheck([](const V& x) { return mean(x[0]); }, {b}));
+}
+
+TEST_CASE("var and std, biased and unbiased") {
+    Tensor a = Tensor::from_vector({1, 2, 3, 4}, {1, 4});
+    CHECK(var(a, {1}).item() == doctest::Approx(5.f / 3.f));
+    CHECK(var(a, {1}, false).item() == doctest::Approx(1.25f));
+    CHECK(stddev(a, {1}, true, true).shape() == Shape{1, 1});
+    Tensor b = rnd({3, 5}, 2);
+    CHECK(gradcheck([](const V& x) { return var(x[0], {1}); }, {b}));
+    CHECK(gradcheck([](const V& x) { return var(x[0], {0}, false, true); }, {b}));
+    CHECK(gradcheck([](const V& x) { return stddev(x[0], {1}); }, {b}));
+    CHECK(gradcheck([](const V& x) { return stddev(x[0], {0, 1}, false); }, {b}));
+}
+
+TEST_CASE("max and argmax") {
+    Tensor a = Tensor::from_vector({1, 9, 3, 7, 2, 8}, {2, 3}, true);
+    CHECK(max(a, 1).data()(0) == 9.f);
+    CHECK(argmax(a, 1)(1) == 2);
+    CHECK(argmax(a, 0, true).shape() == Ids::shape_type{1, 3});
+    Tensor b = rnd({3, 4, 2}, 3);  // random values: no ties
+    CHECK(gradcheck([](const V& x) { return max(x[0], 1); }, {b}));
+    CHECK(gradcheck([](const V& x) { return max(x[0], -1, true); }, {b}));
+}
+
+TEST_CASE("reductions reject bad axes and empty means") {
+    Tensor a = rnd({2, 3});
+    test::check_error([&] { sum(a, {2}); }, {"sum", "dim 2", "(2,3)"});
+    test::check_error([&] { sum(a, {1, -1}); }, {"sum", "same axis"});
+    test::check_error([&] { var(rnd({3, 1}), {1}); }, {"var", "unbiased"});
+    test::check_error([&] { max(a, 5); }, {"max", "dim 5"});
+}

@@ -1,0 +1,78 @@
+#include "tests/test_util.hpp"
+
+using namespace xtgrad;
+using test::rnd;
+using V = std::vector<Tensor>;
+
+TEST_CASE("permute and transpose move elements and pass gradcheck") {
+    Tensor a = rnd({2, 3, 4}, 1);
+    Tensor p = permute(a, {2, 0, 1});
+    CHECK(p.shape() == Shape{4, 2, 3});
+    CHECK(p.data()(3, 1, 2) == a.data()(1, 2, 3));
+    CHECK(transpose(a, 0, -1).data()(3, 2, 1) == a.data()(1, 2, 3));
+    CHECK(gradcheck([](const V& x) { return permute(x[0], {1, 2, 0}); }, {a}));
+    CHECK(gradcheck([](const V& x) { return transpose(x[0], 1, 2); }, {a}));
+}
+
+TEST_CASE("reshape, view, unsqueeze, squeeze, contiguous") {
+    Tensor a = rnd({2, 6}, 2);
+    CHECK(reshape(a, {3, -1}).shape() == Shape{3, 4});
+    CHECK(view(a, {12}).data()(7) == a.data()(1, 1));
+    CHECK(unsqueeze(a, 1).shape() == Shape{2, 1, 6});
+    CHECK(unsqueeze(a, -1).shape() == Shape{2, 6, 1});
+    CHECK(squeeze(unsqueeze(a, 0), 0).shape() == Shape{2, 6});
+    CHECK(squeeze(a, 0).shape() == Shape{2, 6});  // not size 1: unchanged, as torch
+    CHECK(contiguous(a).impl() == a.impl());
+    CHECK(gradcheck([](const V& x) { return reshape(x[0], {4, 3}); }, {a}));
+    CHECK(gradcheck([](const V& x) { return unsqueeze(x[0], 1); }, {a}));
+    CHECK(gradcheck([](const V& x) { return squeeze(x[0], 1); }, {rnd({3, 1, 2}, 3)}));
+}
+
+TEST_CASE("expand broadcasts and sums back") {
+    Tensor a = rnd({3, 1}, 4);
+    Tensor e = expand(a, {2, 3, 4});
+    CHECK(e.shape() == Shape{2, 3, 4});
+    CHECK(e.data()(1, 2, 3) == a.data()(2, 0));
+    CHECK(gradcheck([](const V& x) { return expand(x[0], {2, 3, 4}); }, {a}));
+}
+
+TEST_CASE("cat, split, chunk, narrow, slice, index_select") {
+    Tensor a = rnd({2, 3}, 5), b = rnd({2, 2}, 6);
+    Tensor c = cat({a, b}, 1);
+    CHECK(c.shape() == Shape{2, 5});
+    CHECK(c.data()(1, 4) == b.data()(1, 1));
+    CHECK(gradcheck([](const V& x) { return cat({x[0], x[1]}, -1); }, {a, b}));
+    CHECK(gradcheck([](const V& x) { return cat({x[0], x[0]}, 0); }, {a}));  // one tensor used twice
+
+    Tensor d = rnd({5, 4}, 7);
+    std::vector<Tensor> parts = split(d, 2, 0);
+    REQUIRE(parts.size() == 3);
+    CHECK(parts[2].shape() == Shape{1, 4});
+    CHECK(chunk(d, 2, 1).size() == 2);
+    CHECK(gradcheck([](const V& x) { return split(x[0], 2, 0)[1]; }, {d}));
+    CHECK(gradcheck([](const V& x) { return chunk(x[0], 3, 0)[0]; }, {d}));
+    CHECK(gradcheck([](const V& x) { return narrow(x[0], 1, 1, 2); }, {d}));
+
+    Tensor s = slice(d, 0, 1, 100, 2);  // rows 1 and 3
+    CHECK(s.shape() == Shape{2, 4});
+    CHECK(s.data()(1, 0) == d.data()(3, 0));
+    CHECK(slice(d, 0, -2, 5).shape() == Shape{2, 4});
+    CHECK(gradcheck([](const V& x) { return slice(x[0], 1, 0, 4, 3); }, {d}));
+
+    Ids idx = {3, 0, 3};
+    Tensor sel = index_select(d, 0, idx);
+    CHECK(sel.data()(2, 1) == d.data()(3, 1));
+    CHECK(gradcheck([idx](const V& x) { return index_select(x[0], 0, idx); }, {d}));  // repeated row adds up
+}
+
+TEST_CASE("shape ops name the shapes and values at fault") {
+    Tensor a = rnd({2, 3});
+    test::check_error([&] { reshape(a, {4, 2}); }, {"reshape", "(4,2)", "(2,3)"});
+    test::check_error([&] { reshape(a, {-1, -1}); }, {"reshape", "-1"});
+    test::check_error([&] { permute(a, {0, 0}); }, {"permute", "repeat"});
+    test::check_error([&] { transpose(a, 0, 2); }, {"transpose", "dim 2", "(2,3)"});
+    test::check_error([&] { cat({a, rnd({3, 3})}, 1); }, {"cat", "(2,3)", "(3,3)"});
+    test::check_error([&] { narrow(a, 1, 2, 2); }, {"narrow", "exceeds"});
+    test::check_error([&] { index_select(a, 1, Ids{0, 3}); }, {"index_select", "index 3", "size 3"});
+    test::check_error([&] { expand(a, {2, 4}); }, {"expand", "(2,3)", "(2,4)"});
+}

@@ -1,0 +1,68 @@
+#include "tests/test_util.hpp"
+
+#include <cmath>
+#include <limits>
+
+using namespace xtgrad;
+using test::rnd;
+using V = std::vector<Tensor>;
+
+TEST_CASE("softmax rows sum to one along any axis and pass gradcheck") {
+    Tensor a = rnd({2, 3, 4}, 1, 2.f);
+    for (int dim : {0, 1, 2, -1}) {
+        Tensor s = softmax(a, dim);
+        Tensor total = sum(s, {dim});
+        for (float v : total.data()) CHECK(v == doctest::Approx(1.f));
+        CHECK(gradcheck([dim](const V& x) { return softmax(x[0], dim); }, {a}));
+        CHECK(gradcheck([dim](const V& x) { return log_softmax(x[0], dim); }, {a}));
+    }
+}
+
+TEST_CASE("softmax is stable for large logits") {
+    Tensor a = Tensor::from_vector({1000.f, 1001.f, 999.f}, {1, 3});
+    Tensor s = softmax(a, 1);
+    CHECK(s.data()(0, 1) == doctest::Approx(0.665241f));
+    CHECK(std::isfinite(log_softmax(a, 1).data()(0, 2)));
+    CHECK(log_softmax(a, 1).data()(0, 2) == doctest::Approx(-2.407606f));
+}
+
+TEST_CASE("masked_fill with finite and -inf fills") {
+    Tensor a = rnd({2, 3, 4}, 2);
+    Mask m = {{false, true, false, true}};  // (1, 4) broadcasts over (2, 3, 4)
+    Tensor f = masked_fill(a, m, -1e9f);
+    CHECK(f.data()(1, 2, 1) == -1e9f);
+    CHECK(f.data()(1, 2, 2) == a.data()(1, 2, 2));
+    CHECK(gradcheck([m](const V& x) { return masked_fill(x[0], m, -1e9f); }, {a}));
+    // -inf fill then softmax: masked keys get probability exactly 0
+    Tensor p = softmax(masked_fill(a, m, -std::numeric_limits<float>::infinity()), -1);
+    CHECK(p.data()(0, 0, 1) == 0.f);
+    CHECK(gradcheck([m](const V& x) { return softmax(masked_fill(x[0], m, -INFINITY), -1); }, {a}));
+    test::check_error([&] { masked_fill(a, Mask{{true, false}}, 0.f); }, {"masked_fill", "(1,2)", "(2,3,4)"});
+}
+
+TEST_CASE("a fully masked softmax row is an error, not a silent NaN") {
+    // Documented behaviour (docs/ops.md): PyTorch returns NaN for a row that is all -inf;
+    // xtgrad refuses it and names the row. A finite fill (-1e9) gives uniform weights.
+    Tensor a = rnd({2, 3}, 3);
+    Mask all_of_row_1 = Mask::from_shape({2, 1});  // row 1 fully masked
+    all_of_row_1(0, 0) = false;
+    all_of_row_1(1, 0) = true;
+    test::check_error([&] { softmax(masked_fill(a, all_of_row_1, -INFINITY), -1); },
+                      {"softmax", "row 1", "entirely -inf", "-1e9"});
+    test::check_error([&] { log_softmax(masked_fill(a, all_of_row_1, -INFINITY), -1); }, {"log_softmax", "row 1"});
+    Tensor uniform = softmax(masked_fill(a, all_of_row_1, -1e9f), -1);
+    CHECK(uniform.data()(1, 0) == doctest::Approx(1.f / 3.f));
+}
+
+TEST_CASE("triu and tril") {
+    Tensor a = rnd({2, 3, 3}, 4);
+    Tensor u = triu(a), l = tril(a, -1);
+    CHECK(u.data()(1, 2, 0) == 0.f);
+    CHECK(u.data()(1, 0, 2) == a.data()(1, 0, 2));
+    CHECK(l.data()(0, 1, 1) == 0.f);
+    CHECK(l.data()(0, 2, 0) == a.data()(0, 2, 0));
+    CHECK(triu(a, 1).data()(0, 1, 1) == 0.f);
+    CHECK(gradcheck([](const V& x) { return triu(x[0], 1); }, {a}));
+    CHECK(gradcheck([](const V& x) { return tril(x[0]); }, {a}));
+    test::check_error([] { triu(rnd({3})); }, {"triu", "2 dims", "(3)"});
+}

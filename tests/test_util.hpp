@@ -1,0 +1,49 @@
+// Shared helpers of the test suite.
+#pragma once
+
+#include "xtgrad.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+namespace xtgrad::test {
+
+// Random leaf tensor that requires grad, deterministic per seed.
+inline Tensor rnd(const Shape& shape, std::uint64_t seed = 0, float scale = 1.f) {
+    Generator g(seed + 100);
+    Tensor t = randn(shape, g);
+    t.data() *= scale;
+    t.requires_grad_(true);
+    return t;
+}
+
+// Positive values away from 0 (log, sqrt, div).
+inline Tensor positive(const Shape& shape, std::uint64_t seed = 0) {
+    Generator g(seed + 200);
+    return rand(shape, g, 0.5f, 2.f, true);
+}
+
+// CHECK_THROWS_WITH-like: the call throws xtgrad::Error whose message contains every part.
+template <class F>
+void check_error(F&& f, std::initializer_list<const char*> parts) {
+    try {
+        f();
+        FAIL("expected an xtgrad::Error");
+    } catch (const Error& e) {
+        const std::string msg = e.what();
+        for (const char* p : parts) {
+            INFO("message: ", msg);
+            CHECK(msg.find(p) != std::string::npos);
+        }
+    }
+}
+
+inline float max_abs_diff(const Array& a, const Array& b) {
+    REQUIRE(a.shape() == b.shape());
+    float m = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a.data()[i] - b.data()[i]));
+    return m;
+}
+
+}  // namespace xtgrad::test

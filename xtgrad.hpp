@@ -1,0 +1,11 @@
+// Everything of the autograd core in one include.
+#pragma once
+
+#include "autograd/engine.hpp"
+#include "autograd/error.hpp"
+#include "autograd/format.hpp"
+#include "autograd/grad_mode.hpp"
+#include "autograd/gradcheck.hpp"
+#include "autograd/ops.hpp"
+#include "autograd/random.hpp"
+#include "autograd/tensor.hpp"
