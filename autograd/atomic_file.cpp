@@ -132,8 +132,8 @@ private:
     // Makes the rename itself durable. Best effort: the new contents are already in place, so a
     // failure here must not be reported as a failed write.
     void sync_directory() const {
-        std::string dir = std::filesystem::path(target_).parent_path().string();
-        if (dir.empty()) dir = ".";
+        const std::filesystem::path parent = std::filesystem::path(target_).parent_path();
+        const std::string dir = parent.empty() ? std::string(".") : parent.string();
         const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dir_fd < 0) return;
         ::fsync(dir_fd);

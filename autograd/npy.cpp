@@ -69,7 +69,9 @@ Dtype parse_descr(std::string_view source, const std::string& descr) {
     } else {
         order = '<';  // '=' is the writer's native order; numpy itself writes '<' or '>'
     }
-    return {std::string(1, order) + descr.substr(1), itemsize};
+    std::string normalised = descr;
+    normalised[0] = order;
+    return {normalised, itemsize};
 }
 
 struct Header {

@@ -82,6 +82,11 @@ Ids argmax(const Tensor& a, int dim, bool keepdim = false);
 Tensor softmax(const Tensor& a, int dim);
 Tensor log_softmax(const Tensor& a, int dim);
 
+// ---- normalisation (ops/layer_norm.cpp, fused row kernels) ----
+// torch's layer norm over the last dim: (x - mean) / sqrt(var + eps) * weight + bias, biased
+// variance; weight and bias (d) may be undefined.
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, float eps = 1e-5f);
+
 // ---- masking (ops/mask.cpp) ----
 // Where mask is true, the result is `value` (finite or -inf); mask broadcasts to a's shape.
 Tensor masked_fill(const Tensor& a, const Mask& mask, float value);

@@ -4,6 +4,13 @@
 
 namespace xtgrad {
 
+Generator& default_generator() {
+    thread_local Generator gen(0);
+    return gen;
+}
+
+void manual_seed(std::uint64_t seed) { default_generator().seed(seed); }
+
 Tensor randn(const Shape& shape, Generator& gen, bool requires_grad) {
     Array a = empty_array(shape);
     for (float& v : a) v = gen.normal();

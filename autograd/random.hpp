@@ -1,5 +1,6 @@
-// Generator: a seedable random source (std::mt19937_64). Keep one per model or per test;
-// nothing in xtgrad draws from a hidden global generator.
+// Generator: a seedable random source (std::mt19937_64). Ops that draw (dropout, init) take
+// a Generator; modules default to default_generator(), which manual_seed() reseeds (as
+// torch.manual_seed). Values are reproducible across runs, not equal to torch's.
 #pragma once
 
 #include "autograd/tensor.hpp"
@@ -20,6 +21,10 @@ public:
 private:
     std::mt19937_64 engine_;
 };
+
+// The process-wide default generator (per thread) and torch.manual_seed's equivalent.
+Generator& default_generator();
+void manual_seed(std::uint64_t seed);
 
 Tensor randn(const Shape& shape, Generator& gen, bool requires_grad = false);
 Tensor rand(const Shape& shape, Generator& gen, float lo = 0.f, float hi = 1.f, bool requires_grad = false);

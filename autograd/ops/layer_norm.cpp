@@ -1,0 +1,87 @@
+// layer_norm over the last dim, fused forward and backward row kernels (torch's LayerNorm:
+// biased variance, eps inside the square root).
+//   x (R, d) rows;  mean_r, rstd_r = 1 / sqrt(var_r + eps);  xhat = (x - mean) rstd
+//   y = xhat * weight + bias
+// Backward (docs/derivations.md#layernorm), per row with dxhat = g * weight:
+//   dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
+//   dweight += Σ_rows g * xhat;  dbias += Σ_rows g
+#include "autograd/kernels.hpp"
+#include "autograd/ops.hpp"
+#include "autograd/ops/saved.hpp"
+
+#include <cmath>
+#include <memory>
+
+namespace xtgrad {
+using detail::saved;
+
+void layer_norm_forward(const float* x, const float* w, const float* b, float* y, float* mean, float* rstd,
+                        std::size_t rows, std::size_t d, float eps) {
+    for (std::size_t r = 0; r < rows; ++r, x += d, y += d) {
+        double s = 0;
+        for (std::size_t j = 0; j < d; ++j) s += x[j];
+        const float m = static_cast<float>(s / static_cast<double>(d));
+        double v = 0;
+        for (std::size_t j = 0; j < d; ++j) v += static_cast<double>(x[j] - m) * (x[j] - m);
+        const float rs = 1.f / std::sqrt(static_cast<float>(v / static_cast<double>(d)) + eps);
+        for (std::size_t j = 0; j < d; ++j) {
+            const float xh = (x[j] - m) * rs;
+            y[j] = w ? xh * w[j] + (b ? b[j] : 0.f) : xh + (b ? b[j] : 0.f);
+        }
+        mean[r] = m;
+        rstd[r] = rs;
+    }
+}
+
+void layer_norm_backward(const float* g, const float* x, const float* w, const float* mean, const float* rstd,
+                         float* dx, float* dw, float* db, std::size_t rows, std::size_t d) {
+    for (std::size_t r = 0; r < rows; ++r, g += d, x += d) {
+        const float m = mean[r], rs = rstd[r];
+        double sum_dxh = 0, sum_dxh_xh = 0;
+        for (std::size_t j = 0; j < d; ++j) {
+            const float xh = (x[j] - m) * rs;
+            const float dxh = g[j] * (w ? w[j] : 1.f);
+            sum_dxh += dxh;
+            sum_dxh_xh += static_cast<double>(dxh) * xh;
+            if (dw) dw[j] += g[j] * xh;
+            if (db) db[j] += g[j];
+        }
+        if (!dx) continue;
+        const float a = static_cast<float>(sum_dxh / static_cast<double>(d));
+        const float c = static_cast<float>(sum_dxh_xh / static_cast<double>(d));
+        float* dxr = dx + r * d;
+        for (std::size_t j = 0; j < d; ++j) {
+            const float xh = (x[j] - m) * rs;
+            dxr[j] += rs * (g[j] * (w ? w[j] : 1.f) - a - xh * c);
+        }
+    }
+}
+
+Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, float eps) {
+    detail::require_defined(x, "layer_norm", "the input");
+    if (x.dim() == 0) fail("layer_norm: needs at least one dim, got a scalar");
+    const std::size_t d = x.size(-1), rows = x.numel() / std::max<std::size_t>(d, 1);
+    for (const Tensor* p : {&weight, &bias})
+        if (p->defined() && p->shape() != Shape{d})
+            fail("layer_norm: {} of shape {} does not fit normalized dim {} of input {}", p == &weight ? "weight" : "bias",
+                 shape_str(p->shape()), d, shape_str(x.shape()));
+    auto stats = std::make_shared<Array>(empty_array({2, rows}));  // mean, rstd per row
+    Array out = empty_array(x.shape());
+    layer_norm_forward(x.ptr(), weight.defined() ? weight.ptr() : nullptr, bias.defined() ? bias.ptr() : nullptr,
+                       out.data(), stats->data(), stats->data() + rows, rows, d, eps);
+    std::vector<Tensor> inputs{x, weight, bias};
+    return make_result(std::move(out), "LayerNormBackward", inputs,
+                       [X = saved(x), W = weight.defined() ? saved(weight) : nullptr, stats, rows, d](Node& self, const Array& g) {
+                           bool fresh;
+                           float* dx = nullptr;
+                           float* dw = nullptr;
+                           float* db = nullptr;
+                           if (self.needs_grad(0) && (dx = self.grad_buffer(0, fresh)) && fresh) std::fill(dx, dx + rows * d, 0.f);
+                           if (self.needs_grad(1) && (dw = self.grad_buffer(1, fresh)) && fresh) std::fill(dw, dw + d, 0.f);
+                           if (self.needs_grad(2) && (db = self.grad_buffer(2, fresh)) && fresh) std::fill(db, db + d, 0.f);
+                           layer_norm_backward(g.data(), X->data(), W ? W->data() : nullptr, stats->data(),
+                                               stats->data() + rows, dx, dw, db, rows, d);
+                       });
+}
+
+}  // namespace xtgrad

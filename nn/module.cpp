@@ -1,0 +1,147 @@
+#include "nn/module.hpp"
+
+#include "autograd/error.hpp"
+
+#include <map>
+#include <set>
+
+namespace xtgrad::nn {
+
+std::string Module::child_path(const std::string& name) const { return path_.empty() ? name : path_ + "." + name; }
+
+Tensor Module::register_parameter(const std::string& name, Tensor t, bool trainable) {
+    if (!t.defined()) fail("{}: parameter '{}' is undefined", path_.empty() ? "Module" : path_, name);
+    t.requires_grad_(trainable);
+    t.set_name(child_path(name));
+    params_.emplace_back(name, t);
+    return t;
+}
+
+Tensor Module::register_buffer(const std::string& name, Tensor t) {
+    if (!t.defined()) fail("{}: buffer '{}' is undefined", path_.empty() ? "Module" : path_, name);
+    t.set_name(child_path(name));
+    buffers_.emplace_back(name, t);
+    return t;
+}
+
+void Module::attach_child(const std::string& name, std::shared_ptr<Module> child) {
+    if (!child) fail("{}: child module '{}' is null", path_.empty() ? "Module" : path_, name);
+    children_.emplace_back(name, child);
+    child->set_path(child_path(name));
+}
+
+void Module::set_path(std::string path) {
+    path_ = std::move(path);
+    for (auto& [name, t] : params_) t.set_name(child_path(name));
+    for (auto& [name, t] : buffers_) t.set_name(child_path(name));
+    for (auto& [name, c] : children_) c->set_path(child_path(name));
+}
+
+// Names relative to this module (what torch's state_dict of this module would say).
+void Module::collect(NamedTensors& out, bool params, bool buffers) const {
+    const std::size_t strip = path_.empty() ? 0 : path_.size() + 1;
+    auto add = [&](const NamedTensors& list) {
+        for (const auto& [name, t] : list) out.emplace_back(t.name().substr(strip), t);
+    };
+    std::vector<const Module*> stack{this};  // depth-first, children in order
+    while (!stack.empty()) {
+        const Module* m = stack.back();
+        stack.pop_back();
+        if (params) add(m->params_);
+        if (buffers) add(m->buffers_);
+        for (auto it = m->children_.rbegin(); it != m->children_.rend(); ++it) stack.push_back(it->second.get());
+    }
+}
+
+NamedTensors Module::named_parameters() const {
+    NamedTensors out;
+    collect(out, true, false);
+    return out;
+}
+
+std::vector<Tensor> Module::parameters() const {
+    std::vector<Tensor> out;
+    for (auto& [name, t] : named_parameters()) out.push_back(t);
+    return out;
+}
+
+NamedTensors Module::named_buffers() const {
+    NamedTensors out;
+    collect(out, false, true);
+    return out;
+}
+
+NamedTensors Module::state_dict() const {
+    NamedTensors out;
+    collect(out, true, true);
+    return out;
+}
+
+std::size_t Module::num_parameters() const {
+    std::size_t n = 0;
+    for (const Tensor& p : parameters()) n += p.numel();
+    return n;
+}
+
+std::vector<std::pair<std::string, Module*>> Module::named_children() const {
+    std::vector<std::pair<std::string, Module*>> out;
+    for (const auto& [name, c] : children_) out.emplace_back(name, c.get());
+    return out;
+}
+
+void Module::load_state_dict(const NamedTensors& state, bool strict) {
+    std::map<std::string, Tensor> mine;
+    for (auto& [name, t] : state_dict()) mine.emplace(name, t);
+    std::set<std::string> given;
+    std::vector<std::string> unexpected, mismatched;
+    for (const auto& [name, value] : state) {
+        given.insert(name);
+        auto it = mine.find(name);
+        if (it == mine.end()) {
+            unexpected.push_back(name);
+            continue;
+        }
+        if (it->second.shape() != value.shape())
+            mismatched.push_back(fmt::format("{}: checkpoint {} vs module {}", name, shape_str(value.shape()),
+                                             shape_str(it->second.shape())));
+    }
+    std::vector<std::string> missing;
+    for (auto& [name, t] : state_dict())
+        if (!given.count(name)) missing.push_back(name);
+    if (!mismatched.empty() || (strict && (!missing.empty() || !unexpected.empty()))) {
+        std::string msg = fmt::format("load_state_dict{}: the state does not fit the module",
+                                      path_.empty() ? "" : " (" + path_ + ")");
+        auto list = [&](const char* what, const std::vector<std::string>& v) {
+            if (v.empty()) return;
+            msg += fmt::format("\n  {} ({}):", what, v.size());
+            for (const std::string& s : v) msg += "\n    " + s;
+        };
+        list("shape mismatches", mismatched);
+        if (strict) {
+            list("missing keys", missing);
+            list("unexpected keys", unexpected);
+        }
+        throw Error(msg);
+    }
+    NoGradGuard no_grad;
+    for (const auto& [name, value] : state) {
+        auto it = mine.find(name);
+        if (it != mine.end()) it->second.data() = value.data();  // copy values, keep the tensor
+    }
+}
+
+void Module::train(bool on) {
+    training_ = on;
+    on_train(on);
+    for (auto& [name, c] : children_) c->train(on);
+}
+
+void Module::zero_grad() {
+    for (Tensor& p : parameters()) p.zero_grad();
+}
+
+void module_error(const Module& m, const char* module_type, const std::string& what) {
+    fail("{}{}: {}", module_type, m.path().empty() ? "" : " '" + m.path() + "'", what);
+}
+
+}  // namespace xtgrad::nn

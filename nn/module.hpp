@@ -1,0 +1,102 @@
+// Module: the base of every layer, as torch.nn.Module / torch::nn::Module.
+//
+// A module registers its parameters, buffers and children *by name*; the names compose
+// into the dotted paths of PyTorch's state_dict, so a tutorial's
+//   encoder.layers.0.enc_self_attn.W_Q.weight
+// is the same string here, in named_parameters(), in checkpoints, in traces and in errors
+// (every parameter tensor carries its dotted path as its name).
+//
+// Ordering follows torch: a module's own parameters, then its buffers, then its children
+// in registration order, recursively.
+#pragma once
+
+#include "autograd/grad_mode.hpp"
+#include "autograd/tensor.hpp"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace xtgrad::nn {
+
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+class Module {
+public:
+    Module() = default;
+    virtual ~Module() = default;
+    Module(const Module&) = delete;
+    Module& operator=(const Module&) = delete;
+
+    // The dotted path of this module from the root ("" for the root itself).
+    const std::string& path() const { return path_; }
+    // "encoder.layers.0" + "." + name, or just name at the root.
+    std::string child_path(const std::string& name) const;
+
+    NamedTensors named_parameters() const;  // trainable and frozen parameters (as torch)
+    std::vector<Tensor> parameters() const;
+    NamedTensors named_buffers() const;
+    NamedTensors state_dict() const;  // parameters and buffers, torch's order
+    std::size_t num_parameters() const;  // number of scalar values in parameters()
+    std::vector<std::pair<std::string, Module*>> named_children() const;
+
+    // Copies values into the module's tensors by name. strict: the names must match
+    // exactly; otherwise unknown names are ignored and missing ones left as they are.
+    // Shapes must always match. Errors list every missing key, unexpected key and shape
+    // mismatch at once.
+    void load_state_dict(const NamedTensors& state, bool strict = true);
+
+    void train(bool on = true);
+    void eval() { train(false); }
+    bool is_training() const { return training_; }
+    void zero_grad();
+
+protected:
+    // Registration (call in constructors). A parameter is a leaf that requires grad
+    // unless `trainable` is false (a frozen parameter, e.g. Embedding.from_pretrained).
+    Tensor register_parameter(const std::string& name, Tensor t, bool trainable = true);
+    Tensor register_buffer(const std::string& name, Tensor t);
+    template <class M>
+    std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> m) {
+        attach_child(name, m);
+        return m;
+    }
+
+    // Marks ops run in this scope as coming from this module (for traces, graphs and
+    // anomaly errors). Use in forward: `auto scope = enter();`
+    ModuleScope enter() const { return ModuleScope(path_.c_str()); }
+
+    // Hook for modules that keep state derived from training mode.
+    virtual void on_train(bool) {}
+
+private:
+    void attach_child(const std::string& name, std::shared_ptr<Module> child);
+    void set_path(std::string path);  // renames the whole subtree
+    void collect(NamedTensors& out, bool params, bool buffers) const;
+
+    std::string path_;
+    bool training_ = true;
+    NamedTensors params_;
+    NamedTensors buffers_;
+    std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+};
+
+// ModuleList: children named "0", "1", ... (torch.nn.ModuleList).
+template <class M = Module>
+class ModuleList : public Module {
+public:
+    void push_back(std::shared_ptr<M> m) { items_.push_back(register_module(std::to_string(items_.size()), std::move(m))); }
+    std::size_t size() const { return items_.size(); }
+    M& operator[](std::size_t i) const { return *items_.at(i); }
+    auto begin() const { return items_.begin(); }
+    auto end() const { return items_.end(); }
+
+private:
+    std::vector<std::shared_ptr<M>> items_;
+};
+
+// Checks a condition of a module's input; throws an Error prefixed with the module path.
+[[noreturn]] void module_error(const Module& m, const char* module_type, const std::string& what);
+
+}  // namespace xtgrad::nn

@@ -1,0 +1,9 @@
+// Runners for tutorial A's modules (FORMAT.md section 14).
+#include "tools/parity/module_runner.hpp"
+#include "tools/parity/register_all.hpp"
+
+namespace xtgrad::parity {
+
+void register_tutorial_a_runners() {}
+
+}  // namespace xtgrad::parity

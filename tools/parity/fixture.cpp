@@ -1,0 +1,212 @@
+#include "tools/parity/fixture.hpp"
+
+#include "autograd/error.hpp"
+#include "autograd/npy.hpp"
+#include "tools/parity/register_all.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+
+namespace xtgrad::parity {
+
+namespace fs = std::filesystem;
+
+Fixture::Fixture(std::string dir) : dir_(std::move(dir)) {
+    std::ifstream in(dir_ + "/meta.json");
+    if (!in) fail("parity: no meta.json in '{}'", dir_);
+    try {
+        meta_ = json::parse(in);
+    } catch (const std::exception& e) {
+        fail("parity: '{}/meta.json' is not valid JSON: {}", dir_, e.what());
+    }
+}
+
+const json& Fixture::config() const {
+    static const json empty = json::object();
+    auto it = meta_.find("config");
+    return it == meta_.end() ? empty : *it;
+}
+
+json Fixture::options() const { return meta_.value("options", json::object()); }
+
+Tolerance Fixture::tolerance() const {
+    Tolerance t;
+    if (auto it = meta_.find("suggested_tolerance"); it != meta_.end()) {
+        t.rtol = it->value("rtol", t.rtol);
+        t.atol = it->value("atol", t.atol);
+    }
+    return t;
+}
+
+std::string Fixture::path(const std::string& key) const { return dir_ + "/" + key + ".npy"; }
+bool Fixture::has(const std::string& key) const { return fs::exists(path(key)); }
+Array Fixture::floats(const std::string& key) const { return load_npy_float(path(key)); }
+Ids Fixture::ids(const std::string& key) const { return load_npy_ids(path(key)); }
+Mask Fixture::mask(const std::string& key) const { return load_npy_mask(path(key)); }
+
+std::string Fixture::dtype(const std::string& key) const {
+    auto files = meta_.find("files");
+    if (files != meta_.end() && files->contains(key)) return (*files)[key].value("dtype", "");
+    return has(key) ? read_npy(path(key)).dtype : "";
+}
+
+nn::NamedTensors Fixture::state() const {
+    nn::NamedTensors out;
+    for (const char* list : {"params", "buffers"})
+        if (auto it = meta_.find(list); it != meta_.end())
+            for (const json& p : *it) {
+                const std::string name = p.at("name");
+                out.emplace_back(name, Tensor(floats("param." + name)));
+            }
+    return out;
+}
+
+long Fixture::cfg_int(const std::string& key) const {
+    const json& c = config();
+    if (!c.contains(key) || !c[key].is_number()) fail("parity {}: config has no number '{}'", case_name(), key);
+    return c[key].get<long>();
+}
+double Fixture::cfg_float(const std::string& key) const {
+    const json& c = config();
+    if (!c.contains(key) || !c[key].is_number()) fail("parity {}: config has no number '{}'", case_name(), key);
+    return c[key].get<double>();
+}
+std::string Fixture::cfg_str(const std::string& key, const std::string& fallback) const {
+    const json& c = config();
+    return c.contains(key) && c[key].is_string() ? c[key].get<std::string>() : fallback;
+}
+bool Fixture::cfg_bool(const std::string& key, bool fallback) const {
+    const json& c = config();
+    return c.contains(key) && c[key].is_boolean() ? c[key].get<bool>() : fallback;
+}
+std::string Fixture::option(const std::string& key, const std::string& fallback) const {
+    const json o = options();
+    return o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : fallback;
+}
+
+// FORMAT.md section 10: pass iff max|got - ref| <= atol + rtol * max|ref|, per tensor;
+// infinities must sit in the same places with the same sign.
+void Report::compare(const std::string& name, const Array& got, const Array& ref, const Tolerance& tol,
+                     double scale_override) {
+    Comparison c;
+    c.name = name;
+    const bool same_shape = got.shape() == ref.shape() || (got.size() == 1 && ref.size() == 1);  // [] vs [1]
+    if (!same_shape) {
+        c.passed = false;
+        c.note = fmt::format("shape {} but the reference is {}", shape_str(got.shape()), shape_str(ref.shape()));
+        rows_.push_back(c);
+        return;
+    }
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+        const float r = ref.data()[i], g = got.data()[i];
+        if (std::isinf(r) || std::isinf(g)) {
+            if (r != g) {
+                c.passed = false;
+                c.note = fmt::format("element {} is {} but the reference is {}", i, g, r);
+            }
+            continue;
+        }
+        if (std::isnan(g)) {
+            c.passed = false;
+            c.note = fmt::format("element {} is NaN", i);
+        }
+        c.max_abs = std::max(c.max_abs, static_cast<double>(std::abs(g - r)));
+        c.scale = std::max(c.scale, static_cast<double>(std::abs(r)));
+    }
+    if (scale_override >= 0) {
+        c.scale = scale_override;
+        c.note = "near-zero in float64: tolerance scaled by the case's largest gradient";
+    }
+    c.allowed = tol.atol + tol.rtol * c.scale;
+    if (c.max_abs > c.allowed) c.passed = false;
+    rows_.push_back(c);
+}
+
+template <class A>
+static void exact(std::vector<Comparison>& rows, const std::string& name, const A& got, const A& ref) {
+    Comparison c;
+    c.name = name;
+    c.passed = got.shape() == ref.shape() && std::equal(got.begin(), got.end(), ref.begin());
+    if (!c.passed) c.note = fmt::format("not equal (shape {} vs reference {})", shape_str(got.shape()), shape_str(ref.shape()));
+    rows.push_back(c);
+}
+void Report::compare_exact(const std::string& name, const Ids& got, const Ids& ref) { exact(rows_, name, got, ref); }
+void Report::compare_exact(const std::string& name, const Mask& got, const Mask& ref) { exact(rows_, name, got, ref); }
+
+void Report::fail(const std::string& name, const std::string& why) {
+    Comparison c;
+    c.name = name;
+    c.passed = false;
+    c.note = why;
+    rows_.push_back(c);
+}
+
+bool Report::passed() const {
+    return !rows_.empty() && std::all_of(rows_.begin(), rows_.end(), [](const Comparison& c) { return c.passed; });
+}
+
+std::string Report::summary() const {
+    std::string s;
+    for (const Comparison& c : rows_)
+        s += fmt::format("  {:<4} {:<52} max_abs {:<10.3g} max_rel {:<10.3g} allowed {:<10.3g}{}\n", c.passed ? "ok" : "FAIL",
+                         c.name, c.max_abs, c.scale > 0 ? c.max_abs / c.scale : 0.0, c.allowed,
+                         c.note.empty() ? "" : "  " + c.note);
+    return s;
+}
+
+namespace {
+std::map<std::string, Runner>& registry() {
+    static std::map<std::string, Runner> r;
+    return r;
+}
+void ensure_registered() {
+    static std::once_flag once;
+    std::call_once(once, register_all_runners);
+}
+}  // namespace
+
+void register_runner(const std::string& module_id, Runner runner) { registry()[module_id] = std::move(runner); }
+
+const Runner* find_runner(const std::string& module_id) {
+    ensure_registered();
+    auto it = registry().find(module_id);
+    return it == registry().end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> registered_modules() {
+    ensure_registered();
+    std::vector<std::string> out;
+    for (auto& [k, v] : registry()) out.push_back(k);
+    return out;
+}
+
+Outcome run_fixture(const std::string& dir) {
+    Outcome o;
+    try {
+        Fixture f(dir);
+        o.case_name = f.case_name();
+        o.module = f.module();
+        const Runner* run = find_runner(f.module());
+        if (!run) return o;
+        o.supported = true;
+        (*run)(f, o.report);
+    } catch (const std::exception& e) {
+        o.error = e.what();
+    }
+    return o;
+}
+
+std::vector<std::string> case_dirs(const std::string& root) {
+    std::vector<std::string> dirs;
+    if (fs::exists(fs::path(root) / "meta.json")) return {root};
+    if (!fs::is_directory(root)) fail("parity: '{}' is not a directory", root);
+    for (const auto& e : fs::directory_iterator(root))
+        if (e.is_directory() && fs::exists(e.path() / "meta.json")) dirs.push_back(e.path().string());
+    std::sort(dirs.begin(), dirs.end());
+    return dirs;
+}
+
+}  // namespace xtgrad::parity
