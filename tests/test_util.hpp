@@ -33,8 +33,8 @@ void check_error(F&& f, std::initializer_list<const char*> parts) {
     } catch (const Error& e) {
         const std::string msg = e.what();
         for (const char* p : parts) {
-            INFO("message: ", msg);
-            CHECK(msg.find(p) != std::string::npos);
+            const std::string why = std::string("'") + p + "' is not in: " + msg;
+            CHECK_MESSAGE(msg.find(p) != std::string::npos, why);
         }
     }
 }

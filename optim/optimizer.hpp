@@ -1,0 +1,96 @@
+// Optimizers over a model's parameters (torch.optim): SGD, Adam, AdamW.
+//
+//   Adam opt(model.parameters(), {.lr = 1e-4, .betas = {0.9, 0.98}, .eps = 1e-9});
+//   opt.zero_grad(); loss.backward(); opt.step();
+//
+// Parameters without a gradient at a step are skipped entirely (value, state and step
+// count unchanged), as torch does. Frozen parameters (requires_grad false) are ignored.
+// Each step is one fused pass over each parameter, in place: no temporaries the size of
+// a parameter (the step is memory-bound for the Winter Games model).
+#pragma once
+
+#include "autograd/tensor.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace xtgrad::optim {
+
+class Optimizer {
+public:
+    Optimizer(std::vector<Tensor> params, double lr);
+    virtual ~Optimizer() = default;
+
+    virtual void step() = 0;
+    void zero_grad();  // drops every parameter's gradient (set_to_none)
+
+    double lr() const { return lr_; }
+    void set_lr(double lr) { lr_ = lr; }
+    const std::vector<Tensor>& params() const { return params_; }
+
+    // Per-parameter state, by torch's key names ("exp_avg", "exp_avg_sq",
+    // "momentum_buffer"); null before the parameter's first step.
+    const Array* state(const Tensor& param, const std::string& key) const;
+    long step_count(const Tensor& param) const;  // steps this parameter took part in
+
+protected:
+    struct ParamState {
+        long step = 0;
+        std::map<std::string, Array> buffers;
+    };
+    ParamState& state_of(const Tensor& param);
+    Array& buffer(ParamState& s, const std::string& key, const Tensor& like);  // zero-initialised on first use
+
+    std::vector<Tensor> params_;
+    double lr_;
+
+private:
+    std::map<const TensorImpl*, ParamState> state_;
+};
+
+struct SGDOptions {
+    double lr = 1e-2, momentum = 0, dampening = 0, weight_decay = 0;
+    bool nesterov = false;
+};
+
+// buf = g (first step) or momentum·buf + (1 - dampening)·g;  d = g + momentum·buf (nesterov) or buf
+// p -= lr · d;   g = grad + weight_decay·p
+class SGD : public Optimizer {
+public:
+    SGD(std::vector<Tensor> params, const SGDOptions& options);
+    void step() override;
+    SGDOptions options;
+};
+
+struct AdamOptions {
+    double lr = 1e-3;
+    std::pair<double, double> betas{0.9, 0.999};
+    double eps = 1e-8, weight_decay = 0;
+};
+
+// t += 1;  g = grad (+ weight_decay·p for Adam: L2 folded into the gradient)
+// m = β1 m + (1-β1) g;   v = β2 v + (1-β2) g²
+// p -= (lr / (1-β1^t)) · m / (sqrt(v) / sqrt(1-β2^t) + eps)
+// AdamW instead decays the weight directly first: p *= 1 - lr·weight_decay.
+class Adam : public Optimizer {
+public:
+    Adam(std::vector<Tensor> params, const AdamOptions& options = {}, bool decoupled_weight_decay = false);
+    void step() override;
+    AdamOptions options;
+
+private:
+    bool decoupled_;
+};
+
+class AdamW : public Adam {
+public:
+    explicit AdamW(std::vector<Tensor> params, AdamOptions options = {.lr = 1e-3, .betas = {0.9, 0.999}, .eps = 1e-8, .weight_decay = 1e-2})
+        : Adam(std::move(params), options, true) {}
+};
+
+// Scales all gradients so that their joint L2 norm is at most max_norm; returns the norm
+// before clipping (torch.nn.utils.clip_grad_norm_).
+double clip_grad_norm(const std::vector<Tensor>& params, double max_norm);
+
+}  // namespace xtgrad::optim

@@ -1,0 +1,156 @@
+// The module system and the shared building blocks: names, modes, state, gradcheck.
+#include "nn/checkpoint.hpp"
+#include "nn/init.hpp"
+#include "nn/layers.hpp"
+#include "tests/test_util.hpp"
+
+#include <cmath>
+#include <filesystem>
+
+using namespace xtgrad;
+using namespace xtgrad::nn;
+using test::rnd;
+using V = std::vector<Tensor>;
+
+namespace {
+// A two-level model, to check dotted names and ordering.
+struct Block : Module {
+    std::shared_ptr<Linear> proj = register_module("proj", std::make_shared<Linear>(4, 3));
+    std::shared_ptr<LayerNorm> norm = register_module("norm", std::make_shared<LayerNorm>(3));
+    std::shared_ptr<Dropout> drop = register_module("drop", std::make_shared<Dropout>(0.5f));
+    Tensor forward(const Tensor& x) const { return drop->forward(norm->forward(proj->forward(x))); }
+};
+struct Model : Module {
+    Tensor scale = register_parameter("scale", Tensor::ones({3}));
+    Tensor table = register_buffer("table", Tensor::zeros({2, 2}));
+    std::shared_ptr<ModuleList<Block>> blocks = register_module("blocks", std::make_shared<ModuleList<Block>>());
+    Model() {
+        blocks->push_back(std::make_shared<Block>());
+        blocks->push_back(std::make_shared<Block>());
+    }
+};
+
+std::vector<std::string> names(const NamedTensors& v) {
+    std::vector<std::string> out;
+    for (auto& [n, t] : v) out.push_back(n);
+    return out;
+}
+}  // namespace
+
+TEST_CASE("modules: dotted names in torch's order, on the tensors too") {
+    Model m;
+    const std::vector<std::string> expected = {"scale",
+                                               "blocks.0.proj.weight", "blocks.0.proj.bias", "blocks.0.norm.weight",
+                                               "blocks.0.norm.bias", "blocks.1.proj.weight", "blocks.1.proj.bias",
+                                               "blocks.1.norm.weight", "blocks.1.norm.bias"};
+    CHECK(names(m.named_parameters()) == expected);
+    CHECK(names(m.named_buffers()) == std::vector<std::string>{"table"});
+    CHECK(names(m.state_dict()).size() == expected.size() + 1);
+    CHECK(m.blocks->operator[](1).proj->weight.name() == "blocks.1.proj.weight");
+    CHECK(m.num_parameters() == 3 + 2 * (12 + 3 + 3 + 3));
+    // a child's own state_dict uses names relative to it, as torch
+    CHECK(names(m.blocks->operator[](0).state_dict())[0] == "proj.weight");
+}
+
+TEST_CASE("modules: train/eval propagate to children; zero_grad clears every gradient") {
+    Model m;
+    m.eval();
+    CHECK_FALSE(m.blocks->operator[](1).drop->is_training());
+    m.train();
+    CHECK(m.blocks->operator[](0).drop->is_training());
+    Tensor x = rnd({2, 4}, 1);
+    sum(m.blocks->operator[](0).forward(x)).backward();
+    CHECK(m.blocks->operator[](0).proj->weight.has_grad());
+    m.zero_grad();
+    for (const Tensor& p : m.parameters()) CHECK_FALSE(p.has_grad());
+}
+
+TEST_CASE("modules: load_state_dict lists every missing, unexpected and mismatched key") {
+    Model a, b;
+    NamedTensors state = a.state_dict();
+    b.load_state_dict(state);
+    CHECK(test::max_abs_diff(b.blocks->operator[](1).proj->weight.data(), a.blocks->operator[](1).proj->weight.data()) == 0.f);
+    state.erase(std::find_if(state.begin(), state.end(), [](auto& e) { return e.first == "blocks.0.proj.weight"; }));
+    state.emplace_back("blocks.2.proj.weight", Tensor::zeros({3, 4}));  // unexpected
+    state[0].second = Tensor::zeros({4});                            // scale: (4) vs (3)
+    test::check_error([&] { b.load_state_dict(state); },
+                      {"missing keys (1)", "blocks.0.proj.weight", "unexpected keys (1)", "blocks.2.proj.weight",
+                       "shape mismatches (1)", "scale: checkpoint (4) vs module (3)"});
+    state[0].second = Tensor::ones({3});
+    CHECK_NOTHROW(b.load_state_dict(state, /*strict=*/false));
+}
+
+TEST_CASE("checkpoints: safetensors round trip, strict errors, no half-written file") {
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / "xtgrad_checkpoint_test";
+    fs::create_directories(dir);
+    const std::string path = (dir / "model.safetensors").string();
+    Model a, b;
+    save(a, path, {{"epoch", "3"}});
+    std::map<std::string, std::string> meta = load(b, path);
+    CHECK(meta.at("epoch") == "3");
+    CHECK(test::max_abs_diff(a.blocks->operator[](0).norm->bias.data(), b.blocks->operator[](0).norm->bias.data()) == 0.f);
+    Linear small(4, 3), other(4, 2);
+    const std::string lin_path = (dir / "linear.safetensors").string();
+    save(small, lin_path);
+    test::check_error([&] { load(other, lin_path); }, {"linear.safetensors", "shape mismatches (2)", "weight: checkpoint (3,4) vs module (2,4)"});
+    test::check_error([&] { load(other, path); }, {"missing keys (2)", "unexpected keys"});
+    // a save into a missing folder throws and leaves nothing behind
+    test::check_error([&] { save(a, (dir / "missing" / "m.safetensors").string()); }, {"missing"});
+    CHECK_FALSE(fs::exists(dir / "missing"));
+    for (const auto& e : fs::directory_iterator(dir)) CHECK(e.path().extension() == ".safetensors");  // no temporaries
+    fs::remove_all(dir);
+}
+
+TEST_CASE("building blocks pass gradcheck") {
+    Linear lin(4, 3);
+    CHECK(gradcheck([&](const V& x) { return lin.forward(x[0]); }, {rnd({2, 5, 4}, 1), lin.weight, lin.bias}));
+    Conv1d conv(3, 2, 3, 1);
+    CHECK(gradcheck([&](const V& x) { return conv.forward(x[0]); }, {rnd({2, 3, 5}, 2), conv.weight, conv.bias}));
+    LayerNorm ln(5);
+    ln.weight.data() = rnd({5}, 3).data();
+    CHECK(gradcheck([&](const V& x) { return ln.forward(x[0]); }, {rnd({3, 5}, 4), ln.weight, ln.bias}));
+    LayerNormUnbiased lnu(5);
+    CHECK(gradcheck([&](const V& x) { return lnu.forward(x[0]); }, {rnd({3, 5}, 5), lnu.gamma, lnu.beta}));
+    Embedding emb(6, 3);
+    Ids ids = {{1, 5, 1}};
+    CHECK(gradcheck([&](const V&) { return emb.forward(ids); }, {emb.weight}));
+    GELU g;
+    ReLU r;
+    Softmax s(-1);
+    Tensor x = rnd({2, 3}, 6);
+    CHECK(gradcheck([&](const V& v) { return s.forward(g.forward(v[0])) + r.forward(v[0] + 3.f); }, {x}));
+}
+
+TEST_CASE("the tutorial-A LayerNorm is not torch's: unbiased std, eps on the std") {
+    Tensor x = Tensor::from_vector({1, 2, 3, 4}, {1, 4});
+    LayerNormUnbiased a(4);
+    LayerNorm t(4);
+    // std (unbiased) = sqrt(5/3) = 1.29099; torch: sqrt(var 1.25 + 1e-5)
+    CHECK(a.forward(x).data()(0, 0) == doctest::Approx(-1.5 / (std::sqrt(5.0 / 3.0) + 1e-6)));
+    CHECK(t.forward(x).data()(0, 0) == doctest::Approx(-1.5 / std::sqrt(1.25 + 1e-5)));
+}
+
+TEST_CASE("default initialisation follows torch's bounds") {
+    manual_seed(0);
+    Linear lin(100, 50);
+    const float bound = 1.f / 10.f;
+    float mx = 0;
+    for (float v : lin.weight.data()) mx = std::max(mx, std::abs(v));
+    CHECK(mx <= bound);
+    CHECK(mx > 0.9f * bound);
+    Embedding emb(10, 4, 2);
+    for (std::size_t j = 0; j < 4; ++j) CHECK(emb.weight.data()(2, j) == 0.f);
+    Tensor w = Tensor::zeros({30, 20});
+    init::xavier_uniform_(w);
+    for (float v : w.data()) CHECK(std::abs(v) <= std::sqrt(6.f / 50.f));
+    auto frozen = Embedding::from_pretrained(Tensor::ones({3, 2}));
+    CHECK_FALSE(frozen->weight.requires_grad());
+}
+
+TEST_CASE("building blocks reject inputs that do not fit, naming the module") {
+    Model m;
+    test::check_error([&] { m.blocks->operator[](1).norm->forward(rnd({2, 4})); }, {"LayerNorm 'blocks.1.norm'", "(2,4)", "3"});
+    test::check_error([] { Embedding(3, 2, 5); }, {"Embedding", "padding_idx 5"});
+    test::check_error([] { Dropout(-0.1f); }, {"Dropout", "-0.1"});
+}

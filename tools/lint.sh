@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Makes the xtensor 0.24.3 traps impossible rather than avoided once (docs/architecture.md):
+#  1. a lazy keep_dims reduction inside an expression returns garbage -> keep_dims is banned;
+#     axis sums that keep dims go through sum_keepdim (autograd/reduce_kernels.hpp);
+#  2. `auto` holding an xtensor expression dangles -> `auto x = ...xt::...` is banned
+#     (name the container type: Array, Ids, Mask); make_shared<Array>(...) is a container.
+# Comment lines are not code and are skipped.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bad=0
+check() {  # extended regex, message
+  local hits
+  hits=$(git ls-files '*.cpp' '*.hpp' | xargs grep -nE "$1" 2>/dev/null \
+         | grep -vE '^[^:]+:[0-9]+:\s*//' | grep -v 'make_shared<' || true)
+  if [ -n "$hits" ]; then echo "lint: $2"; echo "$hits" | sed 's/^/  /'; bad=1; fi
+}
+check 'keep_dims' "keep_dims is banned: reduce with sum_keepdim (autograd/reduce_kernels.hpp)"
+check '\bauto\b[^=;(\[]*=[^;]*\bxt::' "do not hold an xtensor expression in auto: name the container type (Array, Ids, Mask)"
+[ "$bad" -eq 0 ] || exit 1
+echo "lint: ok (no keep_dims, no auto-held xtensor expressions)"

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh clone: install, build (warnings are errors), test,
+# then build and test again under AddressSanitizer + UBSan. `.ci/run` runs exactly this.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/install_deps.sh
+bash tools/lint.sh
+
+jobs=${XTGRAD_JOBS:-2}
+total_passed=0
+total_failed=0
+
+# build DIR, then run its doctest suite and the parity tool; adds to the totals
+build_and_test() {
+  local dir=$1; shift
+  echo "== build $dir ($*)"
+  meson setup "$dir" "$@" -Dwerror=true --wipe >/dev/null 2>&1 || meson setup "$dir" "$@" -Dwerror=true >/dev/null
+  ninja -C "$dir" -j "$jobs"
+  echo "== tests ($dir)"
+  local log="$dir/test.log" status=0
+  "$dir/tests/xtgrad_tests" --no-intro=true >"$log" 2>&1 || status=$?
+  grep -E "ERROR|FATAL|runtime error|Sanitizer" "$log" | head -n 40 || true
+  tail -n 3 "$log"
+  local line; line=$(grep "test cases:" "$log" || echo "| 0 passed | 1 failed |")
+  total_passed=$((total_passed + $(echo "$line" | sed -E 's/.*\| *([0-9]+) passed.*/\1/')))
+  total_failed=$((total_failed + $(echo "$line" | sed -E 's/.*\| *([0-9]+) failed.*/\1/')))
+  [ "$status" -eq 0 ] || total_failed=$((total_failed + 1))
+  echo "== parity tool on the committed fixtures ($dir)"
+  if ! "$dir/tools/parity" --all tests/fixtures/small --quiet; then total_failed=$((total_failed + 1)); fi
+}
+
+build_and_test build-ci --buildtype=release
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+  build_and_test build-ci-asan --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
+
+echo "$total_passed passed, $total_failed failed"
+[ "$total_failed" -eq 0 ]
