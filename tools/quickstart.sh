@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# First command of the README: install what is missing, build (release), run the main example.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash tools/install_deps.sh
+meson setup build --buildtype=release >/dev/null 2>&1 || meson setup --reconfigure build --buildtype=release >/dev/null
+ninja -C build
+exec build/examples/spiral "$@"
