@@ -1,0 +1,31 @@
+#include "nn/tutorial_a/encoder.hpp"
+
+#include "nn/tutorial_a/masks.hpp"
+#include "nn/tutorial_a/sequence_embedding.hpp"
+
+namespace xtgrad::nn::tutorial_a {
+
+Encoder::Encoder(std::size_t vocab_size, std::size_t max_seq_len, std::size_t num_layers, std::size_t model_dim,
+                 std::size_t num_heads, std::size_t ffn_dim, float dropout, const Options& options) {
+    encoder_layers = register_module("encoder_layers", std::make_shared<ModuleList<EncoderLayer>>());
+    for (std::size_t i = 0; i < num_layers; ++i)
+        encoder_layers->push_back(std::make_shared<EncoderLayer>(model_dim, num_heads, ffn_dim, dropout, options));
+    seq_embedding = register_module("seq_embedding", std::make_shared<Embedding>(vocab_size + 1, model_dim, /*padding_idx=*/0));
+    pos_embedding = register_module("pos_embedding", std::make_shared<PositionalEncoding>(model_dim, max_seq_len));
+}
+
+// inputs (B, L), inputs_len (B) -> output (B, L, d), one attention map per layer
+EncoderOutput Encoder::forward(const Ids& inputs, const Ids& inputs_len) const {
+    auto scope = enter();
+    EncoderOutput out;
+    out.output = embed_sequence(*this, "Encoder", *seq_embedding, *pos_embedding, inputs, inputs_len);
+    const Mask self_attention_mask = padding_mask(inputs, inputs);
+    for (const auto& layer : *encoder_layers) {
+        EncoderLayerOutput step = layer->forward(out.output, &self_attention_mask);
+        out.output = step.output;
+        out.attentions.push_back(step.attention);
+    }
+    return out;
+}
+
+}  // namespace xtgrad::nn::tutorial_a

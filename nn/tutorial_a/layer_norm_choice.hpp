@@ -1,0 +1,22 @@
+// The LayerNorm after a residual addition in tutorial A's attention and FFN: torch's
+// nn.LayerNorm (what the notebook's code uses) or the notebook's own LayerNorm class
+// ("Layer normalization的实现", nn::LayerNormUnbiased). Both register as `layer_norm`;
+// their state names differ (weight/bias against gamma/beta).
+#pragma once
+
+#include "nn/module.hpp"
+#include "nn/tutorial_a/options.hpp"
+
+#include <functional>
+#include <memory>
+
+namespace xtgrad::nn::tutorial_a {
+
+struct LayerNormChoice {
+    std::shared_ptr<Module> module;                   // register it as a child
+    std::function<Tensor(const Tensor&)> forward;     // calls that module's forward
+};
+
+LayerNormChoice make_layer_norm(LayerNormKind kind, std::size_t model_dim);
+
+}  // namespace xtgrad::nn::tutorial_a

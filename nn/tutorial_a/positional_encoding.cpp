@@ -1,0 +1,58 @@
+#include "nn/tutorial_a/positional_encoding.hpp"
+
+#include "autograd/error.hpp"
+#include "nn/tutorial_a/checks.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace xtgrad::nn::tutorial_a {
+
+namespace {
+constexpr const char* kType = "PositionalEncoding";
+}
+
+Array PositionalEncoding::sinusoid_table(std::size_t d, std::size_t max_seq_len) {
+    Array table = xt::zeros<float>({max_seq_len + 1, d});  // row 0 stays zero: PAD
+    for (std::size_t p = 1; p <= max_seq_len; ++p) {
+        const double pos = static_cast<double>(p - 1);
+        for (std::size_t j = 0; j < d; ++j) {
+            const double angle = pos / std::pow(10000.0, 2.0 * static_cast<double>(j / 2) / static_cast<double>(d));
+            table(p, j) = static_cast<float>(j % 2 == 0 ? std::sin(angle) : std::cos(angle));
+        }
+    }
+    return table;
+}
+
+PositionalEncoding::PositionalEncoding(std::size_t d_model, std::size_t max_seq_len) : max_seq_len(max_seq_len) {
+    if (d_model == 0 || max_seq_len == 0)
+        fail("{}: d_model ({}) and max_seq_len ({}) must be positive", kType, d_model, max_seq_len);
+    position_encoding = register_module(
+        "position_encoding", Embedding::from_pretrained(Tensor(sinusoid_table(d_model, max_seq_len)), /*freeze=*/true));
+}
+
+Ids PositionalEncoding::positions(const Ids& input_len) const {
+    const std::size_t B = check::lengths(*this, kType, "input_len", input_len);
+    std::int64_t longest = 0;
+    for (std::size_t b = 0; b < B; ++b) {
+        const std::int64_t len = input_len.data()[b];
+        if (len < 0 || len > static_cast<std::int64_t>(max_seq_len))
+            module_error(*this, kType,
+                         fmt::format("input_len[{}] = {} does not fit the positional table of max_seq_len {} "
+                                     "(lengths {})",
+                                     b, len, max_seq_len, shape_str(input_len.shape())));
+        longest = std::max(longest, len);
+    }
+    Ids pos = xt::zeros<std::int64_t>({B, static_cast<std::size_t>(longest)});
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::int64_t t = 0; t < input_len.data()[b]; ++t) pos(b, static_cast<std::size_t>(t)) = t + 1;
+    return pos;
+}
+
+// input_len (B) -> (B, max_len, d)
+Tensor PositionalEncoding::forward(const Ids& input_len) const {
+    auto scope = enter();
+    return position_encoding->forward(positions(input_len));
+}
+
+}  // namespace xtgrad::nn::tutorial_a
