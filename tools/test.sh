@@ -30,6 +30,8 @@ build_and_test() {
 }
 
 build_and_test build-ci --buildtype=release
+echo "== examples (build-ci)"
+if bash tests/run_examples.sh build-ci; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   build_and_test build-ci-asan --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
 

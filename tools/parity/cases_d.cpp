@@ -1,9 +1,177 @@
-// Runners for tutorial D's modules (FORMAT.md section 14).
+// Runners for tutorial D's modules (FORMAT.md section 14, "Tutorial D"): each module is
+// rebuilt from meta.json's config exactly as a user would build it, and called with the
+// fixture's inputs by name (absent masks are None).
+#include "nn/tutorial_d/tutorial_d.hpp"
 #include "tools/parity/module_runner.hpp"
 #include "tools/parity/register_all.hpp"
 
 namespace xtgrad::parity {
 
-void register_tutorial_d_runners() {}
+namespace {
+
+using namespace nn::tutorial_d;
+
+// A mask input as the fixture stores it: bool (true = masked) or additive float; None if absent.
+AttentionMask mask_input(const Fixture& f, Inputs& in, const std::string& name) {
+    if (!in.has(name)) return {};
+    const std::string dtype = f.dtype("input." + name);
+    if (dtype == "bool" || dtype == "|b1") return in.mask(name);
+    return in.tensor(name);
+}
+
+TransformerLayerOptions layer_options(const Fixture& f) {
+    return {.d_model = static_cast<std::size_t>(f.cfg_int("d_model")),
+            .nhead = static_cast<std::size_t>(f.cfg_int("nhead")),
+            .dim_feedforward = static_cast<std::size_t>(f.cfg_int("dim_feedforward")),
+            .dropout = 0.f,  // fixtures run without dropout (FORMAT.md section 12)
+            .activation = activation_from_string(f.cfg_str("activation", "relu")),
+            .layer_norm_eps = static_cast<float>(f.cfg_float("layer_norm_eps")),
+            .batch_first = f.cfg_bool("batch_first"),
+            .norm_first = f.cfg_bool("norm_first")};
+}
+
+PositionalEncodingAt pe_placement(const Fixture& f) { return positional_encoding_from_string(f.cfg_str("pe", "none")); }
+
+Outputs output_of(const Tensor& y) {
+    Outputs out;
+    out.output = y;
+    return out;
+}
+
+bool has_final_norm(const Fixture& f) { return f.has("param.norm.weight"); }
+
+// register_module_runner, with the fixture handed to forward (it says which masks are bool).
+template <class M>
+void register_d(const std::string& id, std::function<std::shared_ptr<M>(const Fixture&)> build,
+                std::function<Outputs(M&, const Fixture&, Inputs&)> forward) {
+    register_runner(id, [build, forward](const Fixture& f, Report& r) {
+        std::shared_ptr<M> m = build(f);
+        check_module(f, r, m.get(), [&](Inputs& in) { return forward(*m, f, in); });
+    });
+}
+
+void register_functions() {
+    register_runner("positional_encoding_d", [](const Fixture& f, Report& r) {
+        check_module(f, r, nullptr, [&](Inputs& in) {
+            return output_of(positional_encoding(in.tensor("x"), f.cfg_int("num_features"), f.cfg_int("max_len"), 1));
+        });
+    });
+
+    register_runner("sdpa_d", [](const Fixture& f, Report& r) {
+        check_module(f, r, nullptr, [&](Inputs& in) {
+            const nn::AttentionResult a = scaled_dot_product_attention(in.tensor("q"), in.tensor("k"), in.tensor("v"),
+                                                                   mask_input(f, in, "attn_mask"));
+            Outputs out = output_of(a.context);
+            out.aux["attn"] = a.weights;
+            return out;
+        });
+    });
+
+    register_runner("masks_d", [](const Fixture& f, Report& r) {
+        check_module(f, r, nullptr, [&](Inputs&) {
+            return output_of(Transformer::generate_square_subsequent_mask(f.cfg_int("sz")));
+        });
+    });
+}
+
+void register_attention() {
+    register_d<MultiheadAttention>(
+        "mha_d",
+        [](const Fixture& f) {
+            return std::make_shared<MultiheadAttention>(f.cfg_int("embed_dim"), f.cfg_int("num_heads"), 0.f,
+                                                        f.cfg_bool("bias", true), f.cfg_int("kdim"), f.cfg_int("vdim"),
+                                                        f.cfg_bool("batch_first"));
+        },
+        [](MultiheadAttention& m, const Fixture& f, Inputs& in) {
+            const bool self = in.has("x");  // variant `self`: one tensor as query, key and value
+            const Tensor query = in.tensor(self ? "x" : "query");
+            const Tensor key = self ? query : in.tensor("key");
+            const Tensor value = self ? query : in.tensor("value");
+            const auto [output, weights] = m.forward(query, key, value, mask_input(f, in, "key_padding_mask"),
+                                                     f.cfg_bool("need_weights", true), mask_input(f, in, "attn_mask"),
+                                                     f.cfg_bool("average_attn_weights", true));
+            Outputs out = output_of(output);
+            out.aux["attn_weights"] = weights;
+            return out;
+        });
+}
+
+void register_layers() {
+    register_d<TransformerEncoderLayer>(
+        "transformer_encoder_layer_d",
+        [](const Fixture& f) { return std::make_shared<TransformerEncoderLayer>(layer_options(f)); },
+        [](TransformerEncoderLayer& m, const Fixture& f, Inputs& in) {
+            return output_of(m.forward(in.tensor("src"), mask_input(f, in, "src_mask"),
+                                     mask_input(f, in, "src_key_padding_mask")));
+        });
+
+    register_d<TransformerDecoderLayer>(
+        "transformer_decoder_layer_d",
+        [](const Fixture& f) { return std::make_shared<TransformerDecoderLayer>(layer_options(f)); },
+        [](TransformerDecoderLayer& m, const Fixture& f, Inputs& in) {
+            return output_of(m.forward(in.tensor("tgt"), in.tensor("memory"), mask_input(f, in, "tgt_mask"),
+                                     mask_input(f, in, "memory_mask"), mask_input(f, in, "tgt_key_padding_mask"),
+                                     mask_input(f, in, "memory_key_padding_mask")));
+        });
+}
+
+void register_stacks() {
+    register_d<TransformerEncoder>(
+        "transformer_encoder_d",
+        [](const Fixture& f) {
+            return std::make_shared<TransformerEncoder>(layer_options(f), f.cfg_int("num_layers"), has_final_norm(f),
+                                                        pe_placement(f), f.cfg_int("pe_max_len"));
+        },
+        [](TransformerEncoder& m, const Fixture& f, Inputs& in) {
+            return output_of(m.forward(in.tensor("src"), mask_input(f, in, "src_mask"),
+                                     mask_input(f, in, "src_key_padding_mask")));
+        });
+
+    register_d<TransformerDecoder>(
+        "transformer_decoder_d",
+        [](const Fixture& f) {
+            return std::make_shared<TransformerDecoder>(layer_options(f), f.cfg_int("num_layers"), has_final_norm(f));
+        },
+        [](TransformerDecoder& m, const Fixture& f, Inputs& in) {
+            return output_of(m.forward(in.tensor("tgt"), in.tensor("memory"), mask_input(f, in, "tgt_mask"),
+                                     mask_input(f, in, "memory_mask"), mask_input(f, in, "tgt_key_padding_mask"),
+                                     mask_input(f, in, "memory_key_padding_mask")));
+        });
+
+    register_d<Transformer>(
+        "transformer_d",
+        [](const Fixture& f) {
+            const TransformerLayerOptions layer = layer_options(f);
+            TransformerOptions o{.d_model = layer.d_model,
+                                 .nhead = layer.nhead,
+                                 .num_encoder_layers = static_cast<std::size_t>(f.cfg_int("num_encoder_layers")),
+                                 .num_decoder_layers = static_cast<std::size_t>(f.cfg_int("num_decoder_layers")),
+                                 .dim_feedforward = layer.dim_feedforward,
+                                 .dropout = layer.dropout,
+                                 .activation = layer.activation,
+                                 .layer_norm_eps = layer.layer_norm_eps,
+                                 .batch_first = layer.batch_first,
+                                 .norm_first = layer.norm_first,
+                                 .pe = pe_placement(f),
+                                 .pe_max_len = static_cast<std::size_t>(f.cfg_int("pe_max_len"))};
+            return std::make_shared<Transformer>(o);
+        },
+        [](Transformer& m, const Fixture& f, Inputs& in) {
+            return output_of(m.forward(in.tensor("src"), in.tensor("tgt"), mask_input(f, in, "src_mask"),
+                                     mask_input(f, in, "tgt_mask"), mask_input(f, in, "memory_mask"),
+                                     mask_input(f, in, "src_key_padding_mask"),
+                                     mask_input(f, in, "tgt_key_padding_mask"),
+                                     mask_input(f, in, "memory_key_padding_mask")));
+        });
+}
+
+}  // namespace
+
+void register_tutorial_d_runners() {
+    register_functions();
+    register_attention();
+    register_layers();
+    register_stacks();
+}
 
 }  // namespace xtgrad::parity

@@ -29,6 +29,8 @@ private:
 };
 
 struct Outputs {
+    Outputs() = default;
+    Outputs(Tensor out) : output(std::move(out)) {}  // NOLINT: implicit, so a runner can return its tensor
     Tensor output;  // float output (the loss is taken on it)
     Ids output_ids;
     Mask output_mask;

@@ -9,7 +9,8 @@ void register_tutorial_a_runners();  // cases_a.cpp
 void register_tutorial_b_runners();  // cases_b.cpp
 void register_tutorial_c_runners();  // cases_c.cpp
 void register_tutorial_d_runners();  // cases_d.cpp
-void register_optim_runners();       // cases_optim.cpp: optimizer and training fixtures
+void register_optim_runners();       // cases_optim.cpp: optimizer fixtures
+void register_train_runners();       // cases_train.cpp: short training runs
 
 inline void register_all_runners() {
     register_shared_runners();
@@ -18,6 +19,7 @@ inline void register_all_runners() {
     register_tutorial_c_runners();
     register_tutorial_d_runners();
     register_optim_runners();
+    register_train_runners();
 }
 
 }  // namespace xtgrad::parity

@@ -1,0 +1,79 @@
+#include "nn/tutorial_b/multi_head_attention.hpp"
+
+#include "autograd/broadcast.hpp"
+#include "autograd/error.hpp"
+
+#include <cmath>
+
+namespace xtgrad::nn::tutorial_b {
+
+namespace {
+constexpr const char* kType = "tutorial_b::MultiHeadAttention";
+}
+
+MultiHeadAttention::MultiHeadAttention(std::size_t d_model, std::size_t num_heads)
+    : d_model(d_model), num_heads(num_heads), d_k(num_heads ? d_model / num_heads : 0) {
+    // the tutorial's `assert d_model % num_heads == 0`
+    if (num_heads == 0 || d_model == 0 || d_model % num_heads != 0)
+        fail("{}: d_model must be divisible by num_heads, got d_model {} and num_heads {}", kType, d_model, num_heads);
+    W_q = register_module("W_q", std::make_shared<Linear>(d_model, d_model));
+    W_k = register_module("W_k", std::make_shared<Linear>(d_model, d_model));
+    W_v = register_module("W_v", std::make_shared<Linear>(d_model, d_model));
+    W_o = register_module("W_o", std::make_shared<Linear>(d_model, d_model));
+}
+
+Tensor MultiHeadAttention::split_heads(const Tensor& x) const { return nn::split_heads(x, num_heads); }
+
+Tensor MultiHeadAttention::combine_heads(const Tensor& x) const { return merge_heads(x); }
+
+Tensor MultiHeadAttention::scaled_dot_product_attention(const Tensor& Q, const Tensor& K, const Tensor& V,
+                                                        const Mask* mask) const {
+    const Mask masked_out = mask ? Mask(!*mask) : Mask();  // B's mask says where to keep
+    AttentionOptions o;
+    o.scale = 1.f / std::sqrt(static_cast<float>(d_k));
+    o.masked = mask ? &masked_out : nullptr;
+    o.fill = -1e9f;
+    o.who = kType;
+    return nn::scaled_dot_product_attention(Q, K, V, o).context;
+}
+
+Tensor MultiHeadAttention::forward(const Tensor& Q, const Tensor& K, const Tensor& V, const Mask& mask) const {
+    return attend(Q, K, V, &mask);
+}
+
+Tensor MultiHeadAttention::forward(const Tensor& Q, const Tensor& K, const Tensor& V) const {
+    return attend(Q, K, V, nullptr);
+}
+
+Tensor MultiHeadAttention::attend(const Tensor& Q, const Tensor& K, const Tensor& V, const Mask* mask) const {
+    auto scope = enter();
+    check_inputs(Q, K, V, mask);
+    // (B, L, d) -> (B, h, L, d_k)
+    const Tensor q = split_heads(W_q->forward(Q));
+    const Tensor k = split_heads(W_k->forward(K));
+    const Tensor v = split_heads(W_v->forward(V));
+    const Tensor attn_output = scaled_dot_product_attention(q, k, v, mask);  // (B, h, Lq, d_k)
+    return W_o->forward(combine_heads(attn_output));                          // (B, Lq, d)
+}
+
+void MultiHeadAttention::check_inputs(const Tensor& Q, const Tensor& K, const Tensor& V, const Mask* mask) const {
+    for (const Tensor* t : {&Q, &K, &V})
+        if (t->dim() != 3 || t->size(2) != d_model)
+            module_error(*this, kType,
+                         fmt::format("Q, K and V must be (batch, len, d_model={}), got Q {}, K {}, V {}", d_model,
+                                     shape_str(Q.shape()), shape_str(K.shape()), shape_str(V.shape())));
+    if (K.size(0) != Q.size(0) || V.size(0) != Q.size(0) || K.size(1) != V.size(1))
+        module_error(*this, kType,
+                     fmt::format("Q, K, V must share the batch and K, V the length, got Q {}, K {}, V {}",
+                                 shape_str(Q.shape()), shape_str(K.shape()), shape_str(V.shape())));
+    if (!mask) return;
+    const Shape scores{Q.size(0), num_heads, Q.size(1), K.size(1)};
+    const Shape ms(mask->shape().begin(), mask->shape().end());
+    if (ms.size() != 4 || !broadcasts_to(ms, scores))
+        module_error(*this, kType,
+                     fmt::format("mask {} does not fit the scores {} (batch, heads, len_q, len_k); B's masks are "
+                                 "src_mask (B, 1, 1, Lk) and tgt_mask (B, 1, Lq, Lq), True = keep",
+                                 shape_str(ms), shape_str(scores)));
+}
+
+}  // namespace xtgrad::nn::tutorial_b

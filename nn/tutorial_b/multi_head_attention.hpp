@@ -1,0 +1,48 @@
+// Tutorial B, "多头注意力机制": class MultiHeadAttention(d_model, num_heads).
+//
+//   Q, K, V   = W_q(Q), W_k(K), W_v(V), each split_heads: (B, L, d) -> (B, h, L, d_k), d_k = d / h
+//   scores    = Q Kᵀ / sqrt(d_k), masked_fill(mask == 0, -1e9)
+//   output    = W_o(combine_heads(softmax(scores) V))                              (B, Lq, d)
+// No residual and no norm here: B's EncoderLayer/DecoderLayer add them outside.
+//
+// Masks keep B's convention, True = keep (the opposite of tutorials A and C): generate_mask
+// gives src_mask (B, 1, 1, Lk) and tgt_mask (B, 1, Lq, Lq); any 4-D bool mask that
+// broadcasts to the scores (B, h, Lq, Lk) is accepted. The finite -1e9 fill means a row
+// whose keys are all masked gets uniform weights rather than NaN (B's tgt_mask masks padded
+// query rows entirely, docs/tutorial_b.md).
+//
+// The tutorial's code is right as written; xtgrad adds the checks it leaves to asserts and
+// broadcasting errors (d_model divisible by num_heads, input and mask shapes).
+#pragma once
+
+#include "nn/attention.hpp"
+#include "nn/layers.hpp"
+#include "nn/module.hpp"
+
+#include <memory>
+
+namespace xtgrad::nn::tutorial_b {
+
+class MultiHeadAttention : public Module {
+public:
+    MultiHeadAttention(std::size_t d_model, std::size_t num_heads);
+
+    // Q (B, Lq, d), K and V (B, Lk, d); mask (4-D, True = keep) -> (B, Lq, d).
+    Tensor forward(const Tensor& Q, const Tensor& K, const Tensor& V, const Mask& mask) const;
+    Tensor forward(const Tensor& Q, const Tensor& K, const Tensor& V) const;  // mask=None
+
+    // The tutorial's helpers, under its names.
+    // Q, K, V (B, h, L, d_k); mask may be null -> context (B, h, Lq, d_k).
+    Tensor scaled_dot_product_attention(const Tensor& Q, const Tensor& K, const Tensor& V, const Mask* mask) const;
+    Tensor split_heads(const Tensor& x) const;    // (B, L, d) -> (B, h, L, d_k)
+    Tensor combine_heads(const Tensor& x) const;  // (B, h, L, d_k) -> (B, L, d)
+
+    std::size_t d_model, num_heads, d_k;
+    std::shared_ptr<Linear> W_q, W_k, W_v, W_o;
+
+private:
+    Tensor attend(const Tensor& Q, const Tensor& K, const Tensor& V, const Mask* mask) const;
+    void check_inputs(const Tensor& Q, const Tensor& K, const Tensor& V, const Mask* mask) const;
+};
+
+}  // namespace xtgrad::nn::tutorial_b

@@ -1,0 +1,31 @@
+// Tutorial B, "FFN": class PositionWiseFeedForward(d_model, d_ff).
+//
+//   output = fc2(relu(fc1(x)))        x (B, L, d) -> (B, L, d_ff) -> (B, L, d)
+//
+// The same two Linear layers act on every position independently. No residual and no norm
+// here (B's layers add them outside); compare tutorials A and C, whose FFN is two kernel-1
+// Conv1d layers with the residual and LayerNorm inside
+// (nn/tutorial_a/positional_wise_feed_forward.hpp).
+//
+// The tutorial's text says this layer "lets the model consider the positions of the input
+// elements"; it does the opposite: it maps each position alone, and only attention mixes
+// positions (docs/tutorial_b.md).
+#pragma once
+
+#include "nn/layers.hpp"
+#include "nn/module.hpp"
+
+#include <memory>
+
+namespace xtgrad::nn::tutorial_b {
+
+class PositionWiseFeedForward : public Module {
+public:
+    PositionWiseFeedForward(std::size_t d_model, std::size_t d_ff);
+    Tensor forward(const Tensor& x) const;  // x (..., d_model) -> (..., d_model)
+
+    std::shared_ptr<Linear> fc1, fc2;
+    std::shared_ptr<ReLU> relu;
+};
+
+}  // namespace xtgrad::nn::tutorial_b

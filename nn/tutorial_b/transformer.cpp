@@ -1,0 +1,68 @@
+#include "nn/tutorial_b/transformer.hpp"
+
+#include "autograd/error.hpp"
+
+namespace xtgrad::nn::tutorial_b {
+
+namespace {
+constexpr const char* kType = "tutorial_b::Transformer";
+}
+
+Transformer::Transformer(std::size_t src_vocab_size, std::size_t tgt_vocab_size, std::size_t d_model,
+                         std::size_t num_heads, std::size_t num_layers, std::size_t d_ff,
+                         std::size_t max_seq_length, float p) {
+    encoder_embedding = register_module("encoder_embedding", std::make_shared<Embedding>(src_vocab_size, d_model));
+    decoder_embedding = register_module("decoder_embedding", std::make_shared<Embedding>(tgt_vocab_size, d_model));
+    positional_encoding =
+        register_module("positional_encoding", std::make_shared<PositionalEncoding>(d_model, max_seq_length));
+    encoder_layers = register_module("encoder_layers", std::make_shared<ModuleList<EncoderLayer>>());
+    decoder_layers = register_module("decoder_layers", std::make_shared<ModuleList<DecoderLayer>>());
+    for (std::size_t i = 0; i < num_layers; ++i) {
+        encoder_layers->push_back(std::make_shared<EncoderLayer>(d_model, num_heads, d_ff, p));
+        decoder_layers->push_back(std::make_shared<DecoderLayer>(d_model, num_heads, d_ff, p));
+    }
+    fc = register_module("fc", std::make_shared<Linear>(d_model, tgt_vocab_size));
+    dropout = register_module("dropout", std::make_shared<Dropout>(p));
+}
+
+void Transformer::check_ids(const char* which, const Ids& ids, std::size_t vocab_size) const {
+    if (ids.dimension() != 2)
+        module_error(*this, kType, fmt::format("{} must be (batch, len) ids, got {}", which, shape_str(ids.shape())));
+    for (std::size_t i = 0; i < ids.size(); ++i)
+        if (ids.data()[i] < 0 || ids.data()[i] >= static_cast<std::int64_t>(vocab_size))
+            module_error(*this, kType,
+                         fmt::format("{} {} holds id {} at ({}, {}), outside its vocabulary of {} ids", which,
+                                     shape_str(ids.shape()), ids.data()[i], i / ids.shape(1), i % ids.shape(1),
+                                     vocab_size));
+}
+
+Tensor Transformer::forward(const Ids& src, const Ids& tgt) const {
+    auto scope = enter();
+    check_ids("src", src, encoder_embedding->weight.size(0));
+    check_ids("tgt", tgt, decoder_embedding->weight.size(0));
+    if (src.shape(0) != tgt.shape(0))
+        module_error(*this, kType,
+                     fmt::format("src {} and tgt {} differ in batch size", shape_str(src.shape()), shape_str(tgt.shape())));
+    const auto [src_mask, tgt_mask] = generate_mask(src, tgt);
+    const Tensor enc_output = encode(src, src_mask);
+    return decode(tgt, enc_output, src_mask, tgt_mask);
+}
+
+Tensor Transformer::encode(const Ids& src, const Mask& src_mask) const {
+    auto scope = enter();
+    // (B, Ls) -> (B, Ls, d)
+    Tensor enc_output = dropout->forward(positional_encoding->forward(encoder_embedding->forward(src)));
+    for (const auto& layer : *encoder_layers) enc_output = layer->forward(enc_output, src_mask);
+    return enc_output;
+}
+
+Tensor Transformer::decode(const Ids& tgt, const Tensor& enc_output, const Mask& src_mask,
+                           const Mask& tgt_mask) const {
+    auto scope = enter();
+    // (B, Lt) -> (B, Lt, d)
+    Tensor dec_output = dropout->forward(positional_encoding->forward(decoder_embedding->forward(tgt)));
+    for (const auto& layer : *decoder_layers) dec_output = layer->forward(dec_output, enc_output, src_mask, tgt_mask);
+    return fc->forward(dec_output);  // (B, Lt, tgt_vocab_size)
+}
+
+}  // namespace xtgrad::nn::tutorial_b

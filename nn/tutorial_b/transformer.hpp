@@ -1,0 +1,58 @@
+// Tutorial B, "Transformer": class Transformer(src_vocab_size, tgt_vocab_size, d_model,
+// num_heads, num_layers, d_ff, max_seq_length, dropout).
+//
+//   src_mask, tgt_mask = generate_mask(src, tgt)                       (masks.hpp)
+//   enc = dropout(positional_encoding(encoder_embedding(src)))         (B, Ls, d)
+//   dec = dropout(positional_encoding(decoder_embedding(tgt)))         (B, Lt, d)
+//   enc = encoder_layers[i](enc, src_mask)              for each layer
+//   dec = decoder_layers[i](dec, enc, src_mask, tgt_mask)  for each layer
+//   logits = fc(dec)                                                   (B, Lt, tgt_vocab_size)
+//
+// State (torch's names): encoder_embedding.weight, decoder_embedding.weight (no
+// padding_idx: PAD's row trains like any other), positional_encoding.pe (one buffer for both
+// sides), encoder_layers.{i}.*, decoder_layers.{i}.*, fc.weight, fc.bias.
+// The output is logits: train with cross_entropy(logits, target, ignore_index=0), as the
+// tutorial's CrossEntropyLoss(ignore_index=0) does.
+//
+// encode() and decode() are the two halves of forward, for callers that reuse the encoder
+// output (greedy decoding).
+#pragma once
+
+#include "nn/layers.hpp"
+#include "nn/module.hpp"
+#include "nn/tutorial_b/decoder_layer.hpp"
+#include "nn/tutorial_b/encoder_layer.hpp"
+#include "nn/tutorial_b/masks.hpp"
+#include "nn/tutorial_b/positional_encoding.hpp"
+
+#include <memory>
+
+namespace xtgrad::nn::tutorial_b {
+
+class Transformer : public Module {
+public:
+    Transformer(std::size_t src_vocab_size, std::size_t tgt_vocab_size, std::size_t d_model, std::size_t num_heads,
+                std::size_t num_layers, std::size_t d_ff, std::size_t max_seq_length, float dropout);
+
+    // src (B, Ls), tgt (B, Lt) ids, 0 = PAD -> logits (B, Lt, tgt_vocab_size).
+    Tensor forward(const Ids& src, const Ids& tgt) const;
+
+    // The tutorial's method; the same as the free function generate_mask.
+    static Masks generate_mask(const Ids& src, const Ids& tgt) { return tutorial_b::generate_mask(src, tgt); }
+
+    Tensor encode(const Ids& src, const Mask& src_mask) const;  // -> enc_output (B, Ls, d)
+    // -> logits (B, Lt, V)
+    Tensor decode(const Ids& tgt, const Tensor& enc_output, const Mask& src_mask, const Mask& tgt_mask) const;
+
+    std::shared_ptr<Embedding> encoder_embedding, decoder_embedding;
+    std::shared_ptr<PositionalEncoding> positional_encoding;
+    std::shared_ptr<ModuleList<EncoderLayer>> encoder_layers;
+    std::shared_ptr<ModuleList<DecoderLayer>> decoder_layers;
+    std::shared_ptr<Linear> fc;
+    std::shared_ptr<Dropout> dropout;
+
+private:
+    void check_ids(const char* which, const Ids& ids, std::size_t vocab_size) const;
+};
+
+}  // namespace xtgrad::nn::tutorial_b

@@ -1,0 +1,21 @@
+#include "nn/tutorial_c/decoder_layer.hpp"
+
+namespace xtgrad::nn::tutorial_c {
+
+DecoderLayer::DecoderLayer(std::size_t d_model, std::size_t n_heads, std::size_t d_ff, std::size_t d_k,
+                           std::size_t d_v) {
+    dec_self_attn = register_module("dec_self_attn", std::make_shared<MultiHeadAttention>(d_model, n_heads, d_k, d_v));
+    dec_enc_attn = register_module("dec_enc_attn", std::make_shared<MultiHeadAttention>(d_model, n_heads, d_k, d_v));
+    pos_ffn = register_module("pos_ffn", std::make_shared<PoswiseFeedForwardNet>(d_model, d_ff));
+}
+
+DecoderLayerOutput DecoderLayer::forward(const Tensor& dec_inputs, const Tensor& enc_outputs,
+                                         const Mask& dec_self_attn_mask, const Mask& dec_enc_attn_mask) const {
+    auto scope = enter();
+    // dec_inputs: (B, Lt, d), enc_outputs: (B, Ls, d)
+    const auto [self_out, self_attn] = dec_self_attn->forward(dec_inputs, dec_inputs, dec_inputs, dec_self_attn_mask);
+    const auto [cross_out, enc_attn] = dec_enc_attn->forward(self_out, enc_outputs, enc_outputs, dec_enc_attn_mask);
+    return {pos_ffn->forward(cross_out), self_attn, enc_attn};
+}
+
+}  // namespace xtgrad::nn::tutorial_c

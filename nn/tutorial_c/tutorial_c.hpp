@@ -1,0 +1,17 @@
+// Tutorial C, lesson "3-6 Transformer" (the Winter Games translation): every class and
+// function of the lesson under its own name (docs/tutorial_c.md maps each one to its file
+// here and lists where the lesson's code is wrong).
+#pragma once
+
+#include "nn/tutorial_c/config.hpp"
+#include "nn/tutorial_c/decoder.hpp"
+#include "nn/tutorial_c/decoder_layer.hpp"
+#include "nn/tutorial_c/encoder.hpp"
+#include "nn/tutorial_c/encoder_layer.hpp"
+#include "nn/tutorial_c/masks.hpp"
+#include "nn/tutorial_c/multi_head_attention.hpp"
+#include "nn/tutorial_c/poswise_feed_forward_net.hpp"
+#include "nn/tutorial_c/positions.hpp"
+#include "nn/tutorial_c/scaled_dot_product_attention.hpp"
+#include "nn/tutorial_c/sinusoid_table.hpp"
+#include "nn/tutorial_c/transformer.hpp"

@@ -1,0 +1,72 @@
+#include "nn/tutorial_d/attention_mask.hpp"
+
+#include "autograd/broadcast.hpp"
+#include "autograd/error.hpp"
+#include "autograd/ops.hpp"
+
+#include <xtensor/xbroadcast.hpp>
+#include <xtensor/xoperation.hpp>
+
+#include <limits>
+
+namespace xtgrad::nn::tutorial_d {
+
+namespace {
+constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
+
+std::vector<long> as_longs(const Shape& s) { return std::vector<long>(s.begin(), s.end()); }
+}  // namespace
+
+AttentionMask::AttentionMask(Mask masked) : kind_(Kind::boolean), masked_(std::move(masked)) {}
+
+AttentionMask::AttentionMask(Tensor additive)
+    : kind_(additive.defined() ? Kind::additive : Kind::none), additive_(std::move(additive)) {}
+
+Shape AttentionMask::shape() const {
+    switch (kind_) {
+        case Kind::boolean: return Shape(masked_.shape().begin(), masked_.shape().end());
+        case Kind::additive: return additive_.shape();
+        default: return {};
+    }
+}
+
+const Mask& AttentionMask::masked() const {
+    if (kind_ != Kind::boolean) fail("AttentionMask: masked() of a mask that is not boolean");
+    return masked_;
+}
+
+const Tensor& AttentionMask::additive() const {
+    if (kind_ != Kind::additive) fail("AttentionMask: additive() of a mask that is not float");
+    return additive_;
+}
+
+AttentionMask AttentionMask::reshaped(const Shape& s) const {
+    if (kind_ == Kind::additive) return AttentionMask(reshape(additive_, as_longs(s)));
+    if (kind_ == Kind::none) return {};
+    Mask m = masked_;
+    m.reshape(s);
+    return AttentionMask(std::move(m));
+}
+
+AttentionMask AttentionMask::merged_with(const AttentionMask& other) const {
+    if (!defined()) return other;
+    if (!other.defined()) return *this;
+    const Shape s = broadcast_shapes(shape(), other.shape(), "attention mask merge");
+    if (is_bool() && other.is_bool()) {
+        Mask either = xt::broadcast(masked_, s) || xt::broadcast(other.masked_, s);  // logical_or
+        return AttentionMask(std::move(either));
+    }
+    if (is_bool()) return other.merged_with(*this);
+    if (other.is_bool()) return AttentionMask(masked_fill(expand(additive_, s), other.masked_, kMinusInf));
+    return AttentionMask(additive_ + other.additive_);
+}
+
+Tensor AttentionMask::to_additive() const {
+    if (kind_ == Kind::additive) return additive_;
+    if (kind_ == Kind::none) fail("AttentionMask: to_additive() of an absent mask");
+    return masked_fill(Tensor::zeros(shape()), masked_, kMinusInf);
+}
+
+std::string mask_shape_str(const AttentionMask& mask) { return mask.defined() ? shape_str(mask.shape()) : "None"; }
+
+}  // namespace xtgrad::nn::tutorial_d

@@ -1,0 +1,52 @@
+// TransformerEncoder — tutorial D, "Transformer layer组成Encoder" (torch.nn.TransformerEncoder,
+// plus the tutorial's positional encoding at the input).
+//
+//   x = dropout(src + P)          tutorial D's positional_encoding along the sequence axis,
+//                                 once (pe = encoder_input; dropout in training only)
+//   x = layers.{i}(x, mask, src_key_padding_mask)   for i = 0 .. num_layers-1
+//   x = norm(x)                   if the encoder has a final norm
+// State: layers.{i}.* (TransformerEncoderLayer names), norm.weight, norm.bias.
+// With pe = none this is exactly torch.nn.TransformerEncoder.
+//
+// Errata (docs/tutorial_d.md):
+//  * the tutorial stores one layer (`self.layer = encoder_layer`) and applies it num_layers
+//    times, so all layers share one set of weights; torch deep-copies the layer into a
+//    ModuleList. xtgrad builds num_layers independent layers from the same options (each
+//    freshly initialised: torch's copies start identical, which hides index mistakes).
+//  * it adds the encoding here *and* in every layer; xtgrad adds it once, here.
+//  * its positional_encoding indexes X.shape[1], the batch axis of the (S, N, E) input the
+//    encoder takes; xtgrad indexes the sequence axis (0, or 1 if batch_first).
+#pragma once
+
+#include "nn/layers.hpp"
+#include "nn/module.hpp"
+#include "nn/tutorial_d/encoder_layer.hpp"
+
+#include <memory>
+#include <string>
+
+namespace xtgrad::nn::tutorial_d {
+
+// Where tutorial D's positional encoding goes: once on src at the encoder input (the
+// tutorial's intent), or nowhere (exactly torch.nn, which leaves it to the caller).
+enum class PositionalEncodingAt { encoder_input, none };
+PositionalEncodingAt positional_encoding_from_string(const std::string& name);  // "encoder_input" | "none"
+
+class TransformerEncoder : public Module {
+public:
+    TransformerEncoder(const TransformerLayerOptions& layer, std::size_t num_layers, bool final_norm = false,
+                       PositionalEncodingAt pe = PositionalEncodingAt::encoder_input, std::size_t pe_max_len = 512);
+
+    // src (S, N, E) or (N, S, E) if batch_first; mask (S, S) or (N·nhead, S, S);
+    // src_key_padding_mask (N, S). Returns the shape of src.
+    Tensor forward(const Tensor& src, const AttentionMask& mask = {},
+                   const AttentionMask& src_key_padding_mask = {}) const;
+
+    std::shared_ptr<ModuleList<TransformerEncoderLayer>> layers;
+    std::shared_ptr<LayerNorm> norm;  // null without a final norm (torch's norm=None)
+    TransformerLayerOptions layer_options;
+    PositionalEncodingAt pe;
+    std::size_t pe_max_len;
+};
+
+}  // namespace xtgrad::nn::tutorial_d

@@ -1,0 +1,30 @@
+#include "nn/tutorial_d/sublayers.hpp"
+
+#include "autograd/error.hpp"
+#include "autograd/ops.hpp"
+
+namespace xtgrad::nn::tutorial_d {
+
+Tensor feed_forward(const Linear& linear1, const Dropout& dropout, const Linear& linear2, Activation activation,
+                    const Tensor& x) {
+    const Tensor hidden = linear1.forward(x);
+    const Tensor activated = activation == Activation::relu ? relu(hidden) : gelu(hidden);
+    return linear2.forward(dropout.forward(activated));
+}
+
+Tensor residual(const Tensor& x, const std::function<Tensor(const Tensor&)>& sublayer, const Dropout& dropout,
+                const LayerNorm& norm, bool norm_first) {
+    if (norm_first) return x + dropout.forward(sublayer(norm.forward(x)));
+    return norm.forward(x + dropout.forward(sublayer(x)));
+}
+
+void check_layer_input(const Module& layer, const char* layer_type, const char* name, const Tensor& x,
+                       const TransformerLayerOptions& options) {
+    if (!x.defined() || x.dim() != 3 || x.size(2) != options.d_model)
+        module_error(layer, layer_type,
+                     fmt::format("{} must be {} with E = d_model = {}, got {}", name,
+                                 options.batch_first ? "(N, L, E) (batch_first)" : "(L, N, E)", options.d_model,
+                                 x.defined() ? shape_str(x.shape()) : "an undefined tensor"));
+}
+
+}  // namespace xtgrad::nn::tutorial_d

@@ -1,0 +1,15 @@
+// Tutorial D, "Transformer源代码解释之PyTorch篇": a re-derivation of torch.nn's Transformer
+// modules, with torch's names and semantics (docs/tutorial_d.md maps each class of the
+// tutorial to its file here and lists where the tutorial's code is wrong).
+#pragma once
+
+#include "nn/tutorial_d/attention_mask.hpp"
+#include "nn/tutorial_d/decoder.hpp"
+#include "nn/tutorial_d/decoder_layer.hpp"
+#include "nn/tutorial_d/encoder.hpp"
+#include "nn/tutorial_d/encoder_layer.hpp"
+#include "nn/tutorial_d/layer_options.hpp"
+#include "nn/tutorial_d/multihead_attention.hpp"
+#include "nn/tutorial_d/positional_encoding.hpp"
+#include "nn/tutorial_d/scaled_dot_product_attention.hpp"
+#include "nn/tutorial_d/transformer.hpp"

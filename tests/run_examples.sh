@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs the examples as a user would and checks what they print (part of tools/test.sh).
+#   tests/run_examples.sh BUILD_DIR
+set -euo pipefail
+build=$1
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+fail=0
+ok() { echo "  ok   $1"; }
+bad() { echo "  FAIL $1"; fail=1; }
+
+# Winter Games (tutorial C) on a smaller configuration: the greedy translation must be
+# right for 5 of 5 seeds (--check exits 1 otherwise).
+for seed in 0 1 2 3 4; do
+  if "$build/examples/winter_games" --d-model 64 --d-ff 128 --d-k 16 --d-v 16 --layers 2 --heads 4 \
+       --epochs 30 --lr 1e-3 --seed "$seed" --out "$out/wg$seed" --quiet --check >"$out/wg$seed.log" 2>&1; then
+    ok "winter_games seed $seed: $(grep greedy "$out/wg$seed.log" | sed 's/ *greedy: *//')"
+  else
+    bad "winter_games seed $seed"; cat "$out/wg$seed.log"
+  fi
+done
+# its heatmaps are SVG with CJK labels that render to PNG
+svg="$out/wg0/dec_enc_attn_layer1_head0.svg"
+if grep -q "北京" "$svg" && rsvg-convert "$svg" -o "$out/heatmap.png" && [ "$(stat -c %s "$out/heatmap.png")" -gt 5000 ]; then
+  ok "heatmap SVG with CJK labels renders to PNG ($(stat -c %s "$out/heatmap.png") bytes)"
+else
+  bad "heatmap SVG rendering"
+fi
+
+# Spiral MLP: accuracy above 95% after 300 epochs
+acc=$("$build/examples/spiral" | awk '/epoch  300/ {print $NF}' | tr -d '%')
+if awk "BEGIN {exit !($acc > 95)}"; then ok "spiral accuracy $acc%"; else bad "spiral accuracy $acc%"; fi
+
+# Tutorial A reverses digit strings: at least 90% exact after 400 steps
+right=$("$build/examples/reverse" | awk '/greedy decoding:/ {split($3, a, "/"); print a[1]}')
+if [ "${right:-0}" -ge 180 ]; then ok "reverse: $right/200 exact"; else bad "reverse: ${right:-0}/200 exact"; fi
+
+# Tutorial B's run on a tiny configuration: the loss falls
+"$build/examples/random_copy" --batch 4 --len 16 --vocab 50 --layers 1 --d-model 32 --heads 4 --d-ff 64 --steps 5 --lr 1e-3 --dropout 0 \
+  >"$out/b.log" 2>&1 || true
+first=$(awk '/^Epoch: 1,/ {print $4}' "$out/b.log"); last=$(awk '/^Epoch: 5,/ {print $4}' "$out/b.log")
+if [ -n "$first" ] && [ -n "$last" ] && awk "BEGIN {exit !($last < $first)}"; then ok "random_copy loss $first -> $last"
+else bad "random_copy"; cat "$out/b.log"; fi
+
+exit $fail
