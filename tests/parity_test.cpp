@@ -12,8 +12,7 @@ TEST_CASE("parity with PyTorch on the committed fixtures") {
     for (const std::string& dir : dirs) {
         const Outcome o = run_fixture(dir);
         INFO(o.case_name, " (", o.module, ")\n", o.error, "\n", o.report.summary());
-        // TODO(issue 3): CHECK once every tutorial module has a runner
-        WARN_MESSAGE(o.supported, "no runner for module ", o.module);
+        CHECK_MESSAGE(o.supported, "no runner for module ", o.module);
         if (o.supported) CHECK(o.passed());
     }
 }
