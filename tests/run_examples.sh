@@ -42,4 +42,9 @@ first=$(awk '/^Epoch: 1,/ {print $4}' "$out/b.log"); last=$(awk '/^Epoch: 5,/ {p
 if [ -n "$first" ] && [ -n "$last" ] && awk "BEGIN {exit !($last < $first)}"; then ok "random_copy loss $first -> $last"
 else bad "random_copy"; cat "$out/b.log"; fi
 
+# Tutorial D walk-through: every stage at the tutorial's shapes
+if "$build/examples/tutorial_d_walkthrough" >"$out/d.log" 2>&1 && grep -q "tgt_mask) (20,32,512)" "$out/d.log"; then
+  ok "tutorial_d_walkthrough: $(grep -c '(' "$out/d.log") shapes printed"
+else bad "tutorial_d_walkthrough"; cat "$out/d.log"; fi
+
 exit $fail
