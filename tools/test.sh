@@ -30,6 +30,17 @@ build_and_test() {
 }
 
 build_and_test build-ci --buildtype=release
+echo "== meson install, then a separate project uses dependency('xtgrad') (build-ci)"
+prefix="$PWD/build-ci/prefix"
+rm -rf "$prefix" build-ci/consumer
+meson configure build-ci -Dprefix="$prefix" >/dev/null && meson install -C build-ci --quiet >/dev/null
+pcdir=$(dirname "$(find "$prefix" -name xtgrad.pc | head -n 1)")
+if PKG_CONFIG_PATH="$pcdir" meson setup build-ci/consumer tests/install_consumer >/dev/null \
+   && ninja -C build-ci/consumer >/dev/null && LD_LIBRARY_PATH="$prefix/lib:$prefix/lib/x86_64-linux-gnu" build-ci/consumer/consumer; then
+  total_passed=$((total_passed + 1))
+else
+  echo "install consumer FAILED"; total_failed=$((total_failed + 1))
+fi
 echo "== examples (build-ci)"
 if bash tests/run_examples.sh build-ci; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
