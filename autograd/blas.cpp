@@ -19,4 +19,11 @@ void gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const fl
 void set_blas_threads(int n) { openblas_set_num_threads(n); }
 int blas_threads() { return openblas_get_num_threads(); }
 
+BlasThreadsScope::BlasThreadsScope(int n) : previous_(openblas_get_num_threads()) {
+    if (n != previous_) openblas_set_num_threads(n);
+}
+BlasThreadsScope::~BlasThreadsScope() {
+    if (openblas_get_num_threads() != previous_) openblas_set_num_threads(previous_);
+}
+
 }  // namespace xtgrad

@@ -15,4 +15,18 @@ void gemm_ld(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const
 void set_blas_threads(int n);
 int blas_threads();
 
+// OpenBLAS's thread count set to n for a scope, then restored: batched products that xtgrad
+// splits over its own threads (autograd/parallel.hpp) run each small GEMM single-threaded.
+// The count is process-wide: do not run xtgrad ops from two application threads at once.
+class BlasThreadsScope {
+public:
+    explicit BlasThreadsScope(int n);
+    ~BlasThreadsScope();
+    BlasThreadsScope(const BlasThreadsScope&) = delete;
+    BlasThreadsScope& operator=(const BlasThreadsScope&) = delete;
+
+private:
+    int previous_;
+};
+
 }  // namespace xtgrad

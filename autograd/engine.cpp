@@ -1,5 +1,7 @@
 #include "autograd/engine.hpp"
 
+#include "autograd/anomaly.hpp"
+#include "autograd/debug.hpp"
 #include "autograd/error.hpp"
 #include "autograd/node.hpp"
 #include "autograd/tensor.hpp"
@@ -12,6 +14,12 @@
 #include <vector>
 
 namespace xtgrad {
+
+double l2_norm(const Array& a) {
+    double s = 0;
+    for (float v : a) s += static_cast<double>(v) * v;
+    return std::sqrt(s);
+}
 
 namespace {
 
@@ -26,12 +34,6 @@ TraceState& trace_state() {
         return env != nullptr && std::strcmp(env, "") != 0 && std::strcmp(env, "0") != 0;
     }()};
     return state;
-}
-
-double l2_norm(const Array& a) {
-    double s = 0;
-    for (float v : a) s += static_cast<double>(v) * v;
-    return std::sqrt(s);
 }
 
 void print_trace(std::size_t step, const Node& node, const TensorImpl& out, const Array& grad) {
@@ -83,7 +85,17 @@ void apply_hooks(TensorImpl& t) {
 void set_trace(bool on, std::FILE* out) { trace_state() = {on, out}; }
 bool trace_enabled() { return trace_state().on; }
 
-void run_backward(const ImplPtr& root_ptr, const Array& grad_output, bool retain_graph) {
+namespace detail {
+
+namespace {
+thread_local BackwardObserver* observer = nullptr;
+}  // namespace
+
+BackwardObserver* backward_observer() { return observer; }
+BackwardObserver* set_backward_observer(BackwardObserver* o) { return std::exchange(observer, o); }
+
+BackwardPass::BackwardPass(const ImplPtr& root_ptr, const Array& grad_output, bool retain_graph)
+    : retain_graph_(retain_graph) {
     TensorImpl& root = *root_ptr;
     if (!root.requires_grad)
         fail("backward: '{}' {} does not require grad and has no grad_fn; set requires_grad on the "
@@ -92,35 +104,64 @@ void run_backward(const ImplPtr& root_ptr, const Array& grad_output, bool retain
         fail("backward: grad_output has shape {} but the tensor has shape {}",
              shape_str(grad_output.shape()), shape_str(root.storage->shape()));
 
-    const std::vector<ImplPtr> order = topological_order(root_ptr);
+    order_ = topological_order(root_ptr);
+    remaining_ = order_.size();
 
     if (root.grad && root.grad_fn == nullptr)
         *root.grad += grad_output;  // a leaf root accumulates like any leaf
     else
         root.grad = std::make_shared<Array>(grad_output);
+    if (observer) observer->begin();
+}
 
-    std::size_t step = 0;
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-        TensorImpl& t = **it;
-        if (!t.grad) continue;  // no gradient reached this tensor (e.g. an unused branch)
-        if (!t.hooks.empty()) apply_hooks(t);
-        Node* node = t.grad_fn.get();
-        if (node == nullptr) continue;  // a leaf: its gradient stays
-        if (trace_state().on) print_trace(step, *node, t, *t.grad);
-        ++step;
-        node->run(*t.grad);
-        if (!t.retains_grad) t.grad.reset();
-        if (!retain_graph) node->release();
+const ImplPtr* BackwardPass::next() {
+    while (pending_ == nullptr && remaining_ > 0) {
+        const ImplPtr& t = order_[--remaining_];
+        if (!t->grad) continue;  // no gradient reached this tensor (e.g. an unused branch)
+        if (!t->hooks.empty()) apply_hooks(*t);
+        if (t->grad_fn) pending_ = &t;  // a leaf keeps its gradient
     }
+    if (pending_ == nullptr && !ended_) {
+        ended_ = true;
+        if (observer) observer->end();
+    }
+    return pending_;
+}
+
+void BackwardPass::run_next() {
+    TensorImpl& t = **pending_;
+    pending_ = nullptr;
+    Node& node = *t.grad_fn;
+    if (trace_state().on) print_trace(step_, node, t, *t.grad);
+    if (observer) observer->before_node(step_, node, t, *t.grad);
+    debug::before_node(node, *t.grad);
+    ++step_;
+    node.run(*t.grad);
+    if (anomaly_detection_enabled()) check_backward_anomaly(node);
+    debug::after_node(node);
+    if (!t.retains_grad) t.grad.reset();
+    if (!retain_graph_) node.release();
+}
+
+Array loss_seed(const Tensor& loss, const char* who) {
+    if (!loss.defined()) fail("{}: the tensor is undefined", who);
+    if (loss.numel() != 1)
+        fail("{}: called without a gradient on '{}' of shape {}; backward() needs a "
+             "one-element tensor (the loss), or pass grad_output", who, loss.name(), shape_str(loss.shape()));
+    Array one = empty_array(loss.shape());
+    one.fill(1.f);
+    return one;
+}
+
+}  // namespace detail
+
+void run_backward(const ImplPtr& root, const Array& grad_output, bool retain_graph) {
+    detail::BackwardPass pass(root, grad_output, retain_graph);
+    while (pass.next() != nullptr) pass.run_next();
 }
 
 void Tensor::backward(bool retain_graph) const {
-    if (numel() != 1)
-        fail("backward: called without a gradient on '{}' of shape {}; backward() needs a "
-             "one-element tensor (the loss), or pass grad_output", name(), shape_str(shape()));
-    Array one = empty_array(shape());
-    one.fill(1.f);
-    run_backward(impl_ptr(), one, retain_graph);
+    run_backward(impl_ptr(), detail::loss_seed(*this, "backward"), retain_graph);
 }
 
 void Tensor::backward(const Array& grad_output, bool retain_graph) const {

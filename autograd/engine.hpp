@@ -9,6 +9,11 @@
 // 3. Non-leaf gradients are dropped as soon as their node has run (unless retain_grad());
 //    leaf gradients accumulate across backward calls until zero_grad().
 // 4. Unless retain_graph, each node releases what it saved: the graph is freed.
+//
+// The walk is a BackwardPass that runs one node per call: run_backward() loops over it,
+// and the debugger's BackwardStepper (autograd/debug.hpp) calls it by hand, so both visit
+// the nodes in the same order. Before each node the engine calls debug::before_node(), a
+// place to break in gdb (docs/debugging.md).
 #pragma once
 
 #include "autograd/array.hpp"
@@ -17,11 +22,13 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace xtgrad {
 
 struct TensorImpl;
 class Node;
+class Tensor;
 
 void run_backward(const std::shared_ptr<TensorImpl>& root, const Array& grad_output, bool retain_graph);
 
@@ -30,12 +37,54 @@ void run_backward(const std::shared_ptr<TensorImpl>& root, const Array& grad_out
 void set_trace(bool on, std::FILE* out = stderr);
 bool trace_enabled();
 
-// One line per node, given to the trace; exposed so the learning tools can format it.
-struct TraceEvent {
-    std::size_t step;            // 0, 1, 2, ... in execution order
-    const Node* node;
-    const TensorImpl* output;    // the tensor whose gradient flows into the node
-    double grad_norm;
+// The L2 norm the trace prints (accumulated in double).
+double l2_norm(const Array& a);
+
+namespace detail {
+
+// One backward pass, walked one node at a time.
+class BackwardPass {
+public:
+    BackwardPass(const std::shared_ptr<TensorImpl>& root, const Array& grad_output, bool retain_graph);
+    BackwardPass(const BackwardPass&) = delete;  // pending_ points into order_
+    BackwardPass& operator=(const BackwardPass&) = delete;
+
+    // The tensor whose node runs next (its hooks applied, its gradient complete), or null
+    // when no node is left. Calling it again without run_next() returns the same tensor.
+    const std::shared_ptr<TensorImpl>* next();
+    // Runs the node of next()'s tensor.
+    void run_next();
+    std::size_t steps_run() const { return step_; }
+
+private:
+    std::vector<std::shared_ptr<TensorImpl>> order_;  // inputs before the tensors computed from them
+    std::size_t remaining_;                           // order_[0, remaining_) is still to visit
+    const std::shared_ptr<TensorImpl>* pending_ = nullptr;
+    std::size_t step_ = 0;
+    bool retain_graph_;
+    bool ended_ = false;
 };
+
+// The seed gradient of backward() without an argument: ones, for a one-element tensor.
+Array loss_seed(const Tensor& loss, const char* who);
+
+// Watches backward passes (the TraceTable does). One per thread; set_backward_observer
+// returns the previous one so observers can nest. Null (the default) costs one branch.
+class BackwardObserver {
+public:
+    virtual ~BackwardObserver() = default;
+    virtual void begin() {}
+    // Before node runs, with the gradient of `output` (the tensor it produced).
+    virtual void before_node(std::size_t /*step*/, const Node& /*node*/, const TensorImpl& /*output*/,
+                             const Array& /*grad*/) {}
+    // node added a gradient of shape `from` into its input i; `summed`: the input already had one.
+    virtual void accumulated(const Node& /*node*/, std::size_t /*input*/, const Shape& /*from*/,
+                             bool /*summed*/) {}
+    virtual void end() {}
+};
+BackwardObserver* backward_observer();
+BackwardObserver* set_backward_observer(BackwardObserver* observer);
+
+}  // namespace detail
 
 }  // namespace xtgrad

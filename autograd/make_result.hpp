@@ -7,23 +7,26 @@
 //                      });
 //
 // The node is only built when grad mode is on and some input requires a gradient, so
-// inference pays nothing for autograd.
+// inference pays nothing for autograd. `where` defaults to the caller's file:line, i.e. the
+// op's make_result() call; the node keeps it for anomaly errors and the debugger. In anomaly
+// mode (autograd/anomaly.hpp) every output is checked here, whether or not a node is built.
 #pragma once
 
 #include "autograd/node.hpp"
 #include "autograd/tensor.hpp"
 
+#include <source_location>
 #include <vector>
 
 namespace xtgrad {
 
 Tensor make_result(Array out, const char* op, const std::vector<Tensor>& inputs,
-                   Node::BackwardFn backward);
+                   Node::BackwardFn backward, std::source_location where = std::source_location::current());
 
 // The same for an output tensor that already exists (so the backward closure can capture
 // the output's own storage, e.g. exp's backward reuses exp(x)). Returns `result`.
 Tensor attach_grad_fn(Tensor result, const char* op, const std::vector<Tensor>& inputs,
-                      Node::BackwardFn backward);
+                      Node::BackwardFn backward, std::source_location where = std::source_location::current());
 
 // True when an op with these inputs records a node (grad mode on, some input requires grad).
 bool records_graph(const std::vector<Tensor>& inputs);

@@ -1,15 +1,16 @@
 #include "autograd/node.hpp"
 
 #include "autograd/broadcast.hpp"
+#include "autograd/engine.hpp"
 #include "autograd/error.hpp"
 #include "autograd/grad_mode.hpp"
 #include "autograd/tensor.hpp"
 
 namespace xtgrad {
 
-Node::Node(std::string op, std::vector<ImplPtr> inputs, BackwardFn fn)
+Node::Node(std::string op, std::vector<ImplPtr> inputs, BackwardFn fn, std::source_location where)
     : op_(std::move(op)), inputs_(std::move(inputs)), fn_(std::move(fn)),
-      module_path_(current_module_path()) {}
+      module_path_(current_module_path()), where_(where) {}
 
 bool Node::needs_grad(std::size_t i) const {
     return i < inputs_.size() && inputs_[i] && inputs_[i]->requires_grad;
@@ -26,6 +27,7 @@ void Node::accumulate(std::size_t i, Array g) {
                  shape_str(got), shape_str(want));
         g = sum_to_shape(g, want);
     }
+    if (detail::BackwardObserver* o = detail::backward_observer()) o->accumulated(*this, i, got, in.grad != nullptr);
     if (!in.grad)
         in.grad = std::make_shared<Array>(std::move(g));
     else
@@ -36,6 +38,7 @@ float* Node::grad_buffer(std::size_t i, bool& fresh) {
     if (!needs_grad(i)) fail("{}: grad_buffer({}) asked for an input that needs no gradient", op_, i);
     TensorImpl& in = *inputs_[i];
     fresh = !in.grad;
+    if (detail::BackwardObserver* o = detail::backward_observer()) o->accumulated(*this, i, shape_of(*in.storage), !fresh);
     if (fresh) in.grad = std::make_shared<Array>(empty_array(shape_of(*in.storage)));
     return in.grad->data();
 }
@@ -64,7 +67,11 @@ bool is_grad_enabled() { return grad_enabled; }
 void set_grad_enabled(bool enabled) { grad_enabled = enabled; }
 
 const char* current_module_path() { return module_path; }
-ModuleScope::ModuleScope(const char* path) : previous_(module_path) { module_path = path; }
+// A module that is not registered in a parent (path "", e.g. tutorial C's inline
+// ScaledDotProductAttention) keeps the enclosing path: its ops still belong to that layer.
+ModuleScope::ModuleScope(const char* path) : previous_(module_path) {
+    if (path != nullptr && *path != '\0') module_path = path;
+}
 ModuleScope::~ModuleScope() { module_path = previous_; }
 
 }  // namespace xtgrad

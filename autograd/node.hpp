@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <memory>
+#include <source_location>
 #include <string>
 #include <vector>
 
@@ -27,12 +28,16 @@ public:
     // through accumulate() / grad_buffer().
     using BackwardFn = std::function<void(Node& self, const Array& grad_out)>;
 
-    Node(std::string op, std::vector<ImplPtr> inputs, BackwardFn fn);
+    // `where` is the make_result() call that built the node (file:line of the op's code), for
+    // anomaly errors, the debugger and graph pictures; the module path says which layer ran it.
+    Node(std::string op, std::vector<ImplPtr> inputs, BackwardFn fn,
+         std::source_location where = std::source_location::current());
 
     const std::string& op() const { return op_; }              // e.g. "MatmulBackward"
     const std::vector<ImplPtr>& inputs() const { return inputs_; }
     const std::string& module_path() const { return module_path_; }  // "" outside modules
     bool released() const { return released_; }
+    const std::source_location& where() const { return where_; }
 
     // Does input i want a gradient? (Backward functions skip the work for inputs that don't.)
     bool needs_grad(std::size_t i) const;
@@ -60,6 +65,7 @@ private:
     std::vector<ImplPtr> inputs_;
     BackwardFn fn_;
     std::string module_path_;
+    std::source_location where_;
     bool released_ = false;
 };
 

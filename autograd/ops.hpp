@@ -48,6 +48,10 @@ Tensor operator/(float a, const Tensor& b);
 // ---- matrix products (ops/matmul.cpp, through cblas_sgemm) ----
 // a (..., M, K) @ b (..., K, N) -> (..., M, N); batch dims broadcast.
 Tensor matmul(const Tensor& a, const Tensor& b);
+// alpha · a (..., M, K) @ b (..., N, K)ᵀ -> (..., M, N): matmul(a, transpose(b, -2, -1)) * alpha
+// without the transpose copy (the GEMM reads b transposed) or the scaling pass (alpha is the
+// GEMM's). Attention's scores q kᵀ · scale use it. Batch dims broadcast as in matmul.
+Tensor matmul_nt(const Tensor& a, const Tensor& b, float alpha = 1.f);
 // x (..., in) W(out, in)ᵀ + bias(out) -> (..., out); bias may be undefined (F.linear).
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
 

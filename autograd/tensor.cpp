@@ -1,5 +1,6 @@
 #include "autograd/tensor.hpp"
 
+#include "autograd/anomaly.hpp"
 #include "autograd/error.hpp"
 #include "autograd/grad_mode.hpp"
 #include "autograd/make_result.hpp"
@@ -129,17 +130,20 @@ bool records_graph(const std::vector<Tensor>& inputs) {
     return false;
 }
 
-Tensor make_result(Array out, const char* op, const std::vector<Tensor>& inputs, Node::BackwardFn backward) {
-    return attach_grad_fn(Tensor(std::move(out)), op, inputs, std::move(backward));
+Tensor make_result(Array out, const char* op, const std::vector<Tensor>& inputs, Node::BackwardFn backward,
+                   std::source_location where) {
+    return attach_grad_fn(Tensor(std::move(out)), op, inputs, std::move(backward), where);
 }
 
-Tensor attach_grad_fn(Tensor result, const char* op, const std::vector<Tensor>& inputs, Node::BackwardFn backward) {
+Tensor attach_grad_fn(Tensor result, const char* op, const std::vector<Tensor>& inputs, Node::BackwardFn backward,
+                      std::source_location where) {
+    if (anomaly_detection_enabled()) detail::check_forward_anomaly(result.data(), op, inputs, where);
     if (!records_graph(inputs)) return result;
     std::vector<ImplPtr> edges;
     edges.reserve(inputs.size());
     for (const Tensor& t : inputs) edges.push_back(t.impl_ptr());
     result.impl()->requires_grad = true;
-    result.impl()->grad_fn = std::make_shared<Node>(op, std::move(edges), std::move(backward));
+    result.impl()->grad_fn = std::make_shared<Node>(op, std::move(edges), std::move(backward), where);
     return result;
 }
 

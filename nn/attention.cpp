@@ -14,8 +14,9 @@ AttentionResult scaled_dot_product_attention(const Tensor& q, const Tensor& k, c
         fail("{}: query {} and key {} differ in the last dim (d_k)", o.who, shape_str(q.shape()), shape_str(k.shape()));
     if (k.size(-2) != v.size(-2))
         fail("{}: key {} and value {} differ in length", o.who, shape_str(k.shape()), shape_str(v.shape()));
-    Tensor scores = matmul(q, transpose(k, -2, -1));
-    if (o.scale != 1.f) scores = scores * o.scale;
+    // scores (..., Lq, Lk) = q kᵀ · scale in one GEMM per slice: k is read transposed (a GEMM
+    // flag, no transpose copy) and the scale is the GEMM's alpha (no extra pass over the scores)
+    Tensor scores = matmul_nt(q, k, o.scale);
     if (o.masked) {
         const Shape ms(o.masked->shape().begin(), o.masked->shape().end());
         if (!broadcasts_to(ms, scores.shape()))

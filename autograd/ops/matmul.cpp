@@ -1,12 +1,15 @@
-// matmul and linear: every product is one cblas_sgemm on raw buffers (autograd/blas.cpp),
-// with transposes passed as flags, never materialised. Gradients are written straight into
-// the .grad buffers: beta = 0 for the first write into a fresh buffer, beta = 1 after.
+// matmul, matmul_nt and linear: every product is one cblas_sgemm on raw buffers
+// (autograd/blas.cpp), with transposes passed as flags, never materialised. Gradients are
+// written straight into the .grad buffers: beta = 0 for the first write into a fresh buffer,
+// beta = 1 after. Batched products with many slices run on xtgrad's threads (for_each_slice).
 #include "autograd/blas.hpp"
 #include "autograd/ops.hpp"
 #include "autograd/ops/saved.hpp"
 #include "autograd/broadcast.hpp"
+#include "autograd/parallel.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 
 namespace xtgrad {
@@ -56,6 +59,118 @@ struct SliceBeta {
     }
 };
 
+// Runs product(c) for every slice c of a batched product. Big batches of small products
+// (attention: B·h products of L×d by d×L) are split over xtgrad's threads, each slice one
+// single-threaded GEMM: OpenBLAS threading each small product is 1.5-2x slower, and this
+// is ~2x torch's bmm (../shared/notes/xtensor-openblas-probe.md, section 3). Tiny batches
+// (Winter Games: 8 products of 7×64 by 64×7) stay serial: waking a worker costs more.
+// `independent` is false when slices write the same output (a broadcast operand's
+// gradient): those must run in order.
+void for_each_slice(std::size_t count, double flops_per_slice, bool independent,
+                    const std::function<void(std::size_t)>& product) {
+    constexpr double kMinParallelFlops = 1 << 20;  // ~10-20 µs of GEMM
+    if (!independent || count < 2 || num_threads() < 2 || flops_per_slice * static_cast<double>(count) < kMinParallelFlops) {
+        for (std::size_t c = 0; c < count; ++c) product(c);
+        return;
+    }
+    BlasThreadsScope single(1);
+    parallel_for(count, 1, [&](std::size_t c0, std::size_t c1) {
+        for (std::size_t c = c0; c < c1; ++c) product(c);
+    });
+}
+
+// The product behind matmul and matmul_nt, for every slice c of the broadcast batch:
+//   C[c] (M, N) = alpha · A[c] (M, K) · op(B[c])      op(B) = B (K, N), or Bᵀ for B (N, K)
+// backward:
+//   dA[c] (M, K) += alpha · dC[c] · op(B[c])ᵀ         (dC B: NN for b_t, dC Bᵀ: NT otherwise)
+//   dB[c]        += alpha · Aᵀ dC[c] (K, N), or alpha · dC[c]ᵀ A[c] (N, K) for b_t
+// Transposes are GEMM flags; nothing is copied. A 2-D B with a batched A folds A's batch
+// into the rows: one GEMM of (rows, K) by op(B).
+Tensor product(const Tensor& a, const Tensor& b, bool b_t, float alpha, const char* op) {
+    const Shape as = a.shape(), bs = b.shape();
+    const std::size_t M = as[as.size() - 2], K = as.back();
+    const std::size_t Kb = b_t ? bs.back() : bs[bs.size() - 2], N = b_t ? bs[bs.size() - 2] : bs.back();
+    if (K != Kb)
+        fail("{}: cannot multiply {} by {}{}: inner dimensions {} and {} differ", op, shape_str(as),
+             b_t ? "the transpose of " : "", shape_str(bs), K, Kb);
+    const Shape abatch(as.begin(), as.end() - 2), bbatch(bs.begin(), bs.end() - 2);
+    const int m = to_int(M, op), n = to_int(N, op), k = to_int(K, op);
+    const char* node = b_t ? "MatmulNtBackward" : "MatmulBackward";
+
+    if (bbatch.empty()) {
+        // x (..., M, K) · op(W): fold the batch into M, one GEMM
+        const int rows = to_int(detail::prod(as, 0, as.size() - 1), op);
+        Shape out_shape = as;
+        out_shape.back() = N;
+        Array out = empty_array(out_shape);
+        gemm(false, b_t, rows, n, k, alpha, a.ptr(), b.ptr(), 0.f, out.data());
+        return make_result(std::move(out), node, {a, b},
+                           [A = saved(a), B = saved(b), rows, n, k, b_t, alpha](Node& self, const Array& g) {
+                               bool fresh;
+                               if (self.needs_grad(0)) {  // dA (rows, K) = alpha · dC (rows, N) op(B)ᵀ
+                                   float* dA = self.grad_buffer(0, fresh);
+                                   gemm(false, !b_t, rows, k, n, alpha, g.data(), B->data(), fresh ? 0.f : 1.f, dA);
+                               }
+                               if (self.needs_grad(1)) {
+                                   float* dB = self.grad_buffer(1, fresh);
+                                   if (b_t)  // dB (N, K) = alpha · dCᵀ (N, rows) A (rows, K)
+                                       gemm(true, false, n, k, rows, alpha, g.data(), A->data(), fresh ? 0.f : 1.f, dB);
+                                   else      // dB (K, N) = alpha · Aᵀ (K, rows) dC (rows, N)
+                                       gemm(true, false, k, n, rows, alpha, A->data(), g.data(), fresh ? 0.f : 1.f, dB);
+                               }
+                           });
+    }
+
+    const Shape batch = broadcast_shapes(abatch, bbatch, b_t ? "matmul_nt (batch dims)" : "matmul (batch dims)");
+    Shape out_shape = batch;
+    out_shape.push_back(M);
+    out_shape.push_back(N);
+    const std::vector<std::size_t> aoff = slice_offsets(abatch, batch), boff = slice_offsets(bbatch, batch);
+    const std::size_t count = aoff.size();
+    const double flops = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+    Array out = empty_array(out_shape);
+    {
+        const float *A = a.ptr(), *B = b.ptr();
+        float* C = out.data();
+        for_each_slice(count, flops, true, [&](std::size_t c) {
+            gemm(false, b_t, m, n, k, alpha, A + aoff[c] * M * K, B + boff[c] * K * N, 0.f, C + c * M * N);
+        });
+    }
+    const std::size_t na = detail::prod(abatch, 0, abatch.size()), nb = detail::prod(bbatch, 0, bbatch.size());
+    return make_result(
+        std::move(out), node, {a, b},
+        [A = saved(a), B = saved(b), aoff, boff, na, nb, m, n, k, b_t, alpha, flops](Node& self, const Array& g) {
+            const std::size_t M = m, N = n, K = k, count = aoff.size();
+            bool fresh;
+            if (self.needs_grad(0)) {  // dA[c] (M, K) += alpha · dC[c] (M, N) op(B[c])ᵀ
+                float* dA = self.grad_buffer(0, fresh);
+                SliceBeta beta{fresh, std::vector<bool>(na, false)};
+                const bool independent = na == count;  // else A is broadcast: slices share dA
+                std::vector<float> betas(count);
+                for (std::size_t c = 0; c < count; ++c) betas[c] = beta(aoff[c]);
+                for_each_slice(count, flops, independent, [&](std::size_t c) {
+                    gemm(false, !b_t, m, k, n, alpha, g.data() + c * M * N, B->data() + boff[c] * K * N, betas[c],
+                         dA + aoff[c] * M * K);
+                });
+            }
+            if (self.needs_grad(1)) {
+                float* dB = self.grad_buffer(1, fresh);
+                SliceBeta beta{fresh, std::vector<bool>(nb, false)};
+                const bool independent = nb == count;
+                std::vector<float> betas(count);
+                for (std::size_t c = 0; c < count; ++c) betas[c] = beta(boff[c]);
+                for_each_slice(count, flops, independent, [&](std::size_t c) {
+                    if (b_t)  // dB[c] (N, K) += alpha · dC[c]ᵀ (N, M) A[c] (M, K)
+                        gemm(true, false, n, k, m, alpha, g.data() + c * M * N, A->data() + aoff[c] * M * K, betas[c],
+                             dB + boff[c] * K * N);
+                    else      // dB[c] (K, N) += alpha · A[c]ᵀ (K, M) dC[c] (M, N)
+                        gemm(true, false, k, n, m, alpha, A->data() + aoff[c] * M * K, g.data() + c * M * N, betas[c],
+                             dB + boff[c] * K * N);
+                });
+            }
+        });
+}
+
 }  // namespace
 
 // a (..., M, K) @ b (..., K, N) -> (..., M, N)
@@ -65,65 +180,16 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
     if (a.dim() == 1) return squeeze(matmul(unsqueeze(a, 0), b), -2);
     if (b.dim() == 1) return squeeze(matmul(a, unsqueeze(b, 1)), -1);
     if (a.dim() == 0 || b.dim() == 0) fail("matmul: operands must have at least 1 dim, got {} and {}", shape_str(a.shape()), shape_str(b.shape()));
-    const Shape as = a.shape(), bs = b.shape();
-    const std::size_t M = as[as.size() - 2], K = as.back(), K2 = bs[bs.size() - 2], N = bs.back();
-    if (K != K2)
-        fail("matmul: cannot multiply {} by {}: inner dimensions {} and {} differ", shape_str(as), shape_str(bs), K, K2);
-    const Shape abatch(as.begin(), as.end() - 2), bbatch(bs.begin(), bs.end() - 2);
-    const int m = to_int(M, "matmul"), n = to_int(N, "matmul"), k = to_int(K, "matmul");
+    return product(a, b, false, 1.f, "matmul");
+}
 
-    if (bbatch.empty()) {
-        // x (..., M, K) @ W (K, N): fold the batch into M, one GEMM
-        const std::size_t rows = detail::prod(as, 0, as.size() - 1);
-        Shape out_shape = as;
-        out_shape.back() = N;
-        Array out = empty_array(out_shape);
-        gemm(false, false, to_int(rows, "matmul"), n, k, 1.f, a.ptr(), b.ptr(), 0.f, out.data());
-        return make_result(std::move(out), "MatmulBackward", {a, b},
-                           [A = saved(a), B = saved(b), rows, m, n, k](Node& self, const Array& g) {
-                               const int r = static_cast<int>(rows);
-                               bool fresh;
-                               if (self.needs_grad(0)) {  // dA (rows, K) = dC (rows, N) Bᵀ
-                                   float* dA = self.grad_buffer(0, fresh);
-                                   gemm(false, true, r, k, n, 1.f, g.data(), B->data(), fresh ? 0.f : 1.f, dA);
-                               }
-                               if (self.needs_grad(1)) {  // dB (K, N) = Aᵀ (K, rows) dC
-                                   float* dB = self.grad_buffer(1, fresh);
-                                   gemm(true, false, k, n, r, 1.f, A->data(), g.data(), fresh ? 0.f : 1.f, dB);
-                               }
-                               (void)m;
-                           });
-    }
-
-    const Shape batch = broadcast_shapes(abatch, bbatch, "matmul (batch dims)");
-    Shape out_shape = batch;
-    out_shape.push_back(M);
-    out_shape.push_back(N);
-    const std::vector<std::size_t> aoff = slice_offsets(abatch, batch), boff = slice_offsets(bbatch, batch);
-    Array out = empty_array(out_shape);
-    for (std::size_t c = 0; c < aoff.size(); ++c)
-        gemm(false, false, m, n, k, 1.f, a.ptr() + aoff[c] * M * K, b.ptr() + boff[c] * K * N, 0.f,
-             out.data() + c * M * N);
-    const std::size_t na = detail::prod(abatch, 0, abatch.size()), nb = detail::prod(bbatch, 0, bbatch.size());
-    return make_result(std::move(out), "MatmulBackward", {a, b},
-                       [A = saved(a), B = saved(b), aoff, boff, na, nb, m, n, k](Node& self, const Array& g) {
-                           const std::size_t M = m, N = n, K = k;
-                           bool fresh;
-                           if (self.needs_grad(0)) {  // dA[c] += dC[c] B[c]ᵀ
-                               float* dA = self.grad_buffer(0, fresh);
-                               SliceBeta beta{fresh, std::vector<bool>(na, false)};
-                               for (std::size_t c = 0; c < aoff.size(); ++c)
-                                   gemm(false, true, m, k, n, 1.f, g.data() + c * M * N, B->data() + boff[c] * K * N,
-                                        beta(aoff[c]), dA + aoff[c] * M * K);
-                           }
-                           if (self.needs_grad(1)) {  // dB[c] += A[c]ᵀ dC[c]
-                               float* dB = self.grad_buffer(1, fresh);
-                               SliceBeta beta{fresh, std::vector<bool>(nb, false)};
-                               for (std::size_t c = 0; c < boff.size(); ++c)
-                                   gemm(true, false, k, n, m, 1.f, A->data() + aoff[c] * M * K, g.data() + c * M * N,
-                                        beta(boff[c]), dB + boff[c] * K * N);
-                           }
-                       });
+// alpha · a (..., M, K) @ b (..., N, K)ᵀ -> (..., M, N)
+Tensor matmul_nt(const Tensor& a, const Tensor& b, float alpha) {
+    detail::require_defined(a, "matmul_nt", "the first operand");
+    detail::require_defined(b, "matmul_nt", "the second operand");
+    if (a.dim() < 2 || b.dim() < 2)
+        fail("matmul_nt: operands must have at least 2 dims, got {} and {}", shape_str(a.shape()), shape_str(b.shape()));
+    return product(a, b, true, alpha, "matmul_nt");
 }
 
 // x (..., in) · weight (out, in)ᵀ + bias (out) -> (..., out)

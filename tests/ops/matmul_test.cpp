@@ -1,4 +1,6 @@
 #include "tests/test_util.hpp"
+#include <algorithm>
+#include <stdexcept>
 
 using namespace xtgrad;
 using test::rnd;
@@ -54,4 +56,49 @@ TEST_CASE("matmul and linear name the shapes at fault") {
     test::check_error([] { matmul(rnd({2, 2, 3}), rnd({3, 3, 2})); }, {"matmul", "(2)", "(3)"});
     test::check_error([] { linear(rnd({2, 3}), rnd({5, 4})); }, {"linear", "(2,3)", "(5,4)"});
     test::check_error([] { linear(rnd({2, 4}), rnd({5, 4}), rnd({4})); }, {"linear", "bias", "(4)"});
+}
+
+TEST_CASE("matmul_nt is matmul by the transpose, scaled, and passes gradcheck") {
+    Tensor a = rnd({2, 3, 4, 5}, 20), b = rnd({2, 3, 6, 5}, 21);
+    const Array ref = (matmul(a, transpose(b, -2, -1)) * 0.5f).data();
+    CHECK(test::max_abs_diff(matmul_nt(a, b, 0.5f).data(), ref) < 1e-5f);
+    CHECK(gradcheck([](const V& x) { return matmul_nt(x[0], x[1], 0.5f); }, {a, b}));
+    // broadcast batch dims, and a 2-D second operand (folded into one GEMM)
+    CHECK(gradcheck([](const V& x) { return matmul_nt(x[0], x[1]); }, {rnd({2, 1, 3, 4}, 22), rnd({3, 5, 4}, 23)}));
+    CHECK(gradcheck([](const V& x) { return matmul_nt(x[0], x[1], 2.f); }, {rnd({2, 3, 4}, 24), rnd({5, 4}, 25)}));
+    test::check_error([] { matmul_nt(rnd({2, 3}), rnd({4, 5})); },
+                      {"matmul_nt: cannot multiply (2,3) by the transpose of (4,5): inner dimensions 3 and 5 differ"});
+    test::check_error([] { matmul_nt(rnd({3}), rnd({4, 3})); }, {"matmul_nt", "at least 2 dims"});
+}
+
+TEST_CASE("batched products split over 2 threads give the serial results") {
+    // 64 slices of 32x32 by 32x32: above the threshold where for_each_slice uses the pool
+    Tensor a = rnd({4, 16, 32, 32}, 30), b = rnd({4, 16, 32, 32}, 31), g = rnd({4, 16, 32, 32}, 32);
+    Tensor bb = rnd({16, 32, 32}, 33);  // broadcast over the first batch dim: its gradient sums slices
+    const auto run = [&](int threads) {
+        set_num_threads(threads);
+        for (Tensor* t : {&a, &b, &bb}) t->zero_grad();
+        Tensor y = matmul(a, b) + matmul_nt(a, b, 0.25f) + matmul(a, bb);
+        y.backward(g.data());
+        std::vector<Array> r{y.data(), a.grad_array(), b.grad_array(), bb.grad_array()};
+        set_num_threads(1);
+        return r;
+    };
+    const std::vector<Array> serial = run(1), threaded = run(2);
+    for (std::size_t i = 0; i < serial.size(); ++i) CHECK(test::max_abs_diff(serial[i], threaded[i]) < 1e-4f);
+}
+
+TEST_CASE("parallel_for covers the range once, in chunks, and rethrows") {
+    set_num_threads(2);
+    std::vector<int> hits(1000, 0);
+    parallel_for(hits.size(), 10, [&](std::size_t i0, std::size_t i1) {
+        for (std::size_t i = i0; i < i1; ++i) ++hits[i];
+    });
+    CHECK(std::all_of(hits.begin(), hits.end(), [](int h) { return h == 1; }));
+    CHECK_THROWS_AS(parallel_for(100, 1, [](std::size_t i0, std::size_t) {
+                        if (i0 > 0) throw std::runtime_error("from the worker");
+                    }),
+                    std::runtime_error);
+    set_num_threads(1);
+    CHECK(num_threads() == 1);
 }

@@ -2,6 +2,7 @@
 #include "tests/test_util.hpp"
 
 #include <cmath>
+#include <random>
 
 using namespace xtgrad;
 using test::rnd;
@@ -53,6 +54,17 @@ TEST_CASE("dropout: identity in eval, inverted scaling in training, seeded") {
     sum(d1).backward();
     CHECK(test::max_abs_diff(a.grad_array(), d1.data()) == 0.f);  // dy/dx = mask / (1-p)
     test::check_error([&] { dropout(a, 1.5f, true, g1); }, {"dropout", "1.5"});
+}
+
+TEST_CASE("dropout drops exactly where std::bernoulli_distribution does") {
+    for (const float p : {0.1f, 0.25f, 0.5f, 0.9f}) {
+        Generator g(11), ref(11);
+        const Array d = dropout(Tensor::ones({4097}), p, true, g).data();
+        std::bernoulli_distribution drop(p);
+        std::size_t mismatches = 0;
+        for (float v : d) mismatches += (v == 0.f) != drop(ref.engine());
+        CHECK(mismatches == 0);
+    }
 }
 
 TEST_CASE("cross_entropy: values, ignore_index, label smoothing, gradcheck") {

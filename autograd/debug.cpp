@@ -1,0 +1,274 @@
+#include "autograd/debug.hpp"
+
+#include "autograd/anomaly.hpp"
+#include "autograd/error.hpp"
+#include "autograd/format.hpp"
+#include "autograd/node.hpp"
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <unordered_set>
+
+namespace xtgrad::debug {
+
+State state;
+
+namespace {
+
+struct Filter {
+    std::string op, module;
+    bool armed = false;  // some filter is set: before_node has work to do
+    bool trap = false;
+};
+
+const char* env_or_empty(const char* name) {
+    const char* v = std::getenv(name);
+    return v != nullptr ? v : "";
+}
+
+// Starts from the environment, so XTGRAD_BREAK_OP=... works without touching the program.
+Filter& filter() {
+    static Filter f = [] {
+        Filter g{env_or_empty("XTGRAD_BREAK_OP"), env_or_empty("XTGRAD_BREAK_MODULE")};
+        g.armed = !g.op.empty() || !g.module.empty();
+        const std::string trap = env_or_empty("XTGRAD_BREAK_TRAP");
+        g.trap = !trap.empty() && trap != "0";
+        return g;
+    }();
+    return f;
+}
+
+bool under(const std::string& path, const std::string& prefix) {
+    return path.starts_with(prefix) && (path.size() == prefix.size() || path[prefix.size()] == '.');
+}
+
+void emit(const std::string& text) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fputc('\n', stdout);
+    std::fflush(stdout);
+}
+
+std::string values_str(const Array& a, std::size_t max_values) {
+    std::string s = "[";
+    const std::size_t n = std::min(a.size(), max_values);
+    for (std::size_t i = 0; i < n; ++i) s += fmt::format("{}{:.4g}", i ? ", " : "", a.data()[i]);
+    if (a.size() > n) s += fmt::format(", ... ({} values)", a.size());
+    return s + "]";
+}
+
+void tree(std::string& out, const TensorImpl& t, const std::string& indent, int depth,
+          std::unordered_set<const TensorImpl*>& seen);
+
+// The inputs of node, one per line, below `indent`.
+void subtree(std::string& out, const Node& node, const std::string& indent, int depth,
+             std::unordered_set<const TensorImpl*>& seen) {
+    const auto& in = node.inputs();
+    if (depth <= 0) {
+        if (!in.empty()) out += indent + "`- ...\n";
+        return;
+    }
+    for (std::size_t i = 0; i < in.size(); ++i) {
+        const bool last = i + 1 == in.size();
+        out += indent + (last ? "`- " : "|- ");
+        if (in[i] == nullptr)
+            out += "(none)\n";
+        else
+            tree(out, *in[i], indent + (last ? "   " : "|  "), depth - 1, seen);
+    }
+}
+
+std::string node_line(const Node& node) {
+    return node.op() + (node.module_path().empty() ? "" : "  in " + node.module_path());
+}
+
+// One line for t, then its node's inputs; a tensor reached twice is expanded once.
+void tree(std::string& out, const TensorImpl& t, const std::string& indent, int depth,
+          std::unordered_set<const TensorImpl*>& seen) {
+    const Node* node = t.grad_fn.get();
+    if (node == nullptr) {
+        out += (t.name.empty() ? "leaf" : t.name) + " " + shape_str(t.storage->shape()) +
+               (t.requires_grad ? "" : " (no grad)") + "\n";
+        return;
+    }
+    out += node->op() + " -> " + shape_str(t.storage->shape());
+    if (!node->module_path().empty()) out += "  in " + node->module_path();
+    if (!seen.insert(&t).second) {
+        out += "  (shown above)\n";
+        return;
+    }
+    if (node->released()) {
+        out += "  (freed by backward)\n";
+        return;
+    }
+    out += "\n";
+    subtree(out, *node, indent, depth, seen);
+}
+
+}  // namespace
+
+// ---- text ----
+
+std::string describe(const TensorImpl& t, std::size_t max_values) {
+    const std::string who = t.name.empty() ? "tensor" : fmt::format("\"{}\"", t.name);
+    if (!t.storage) return who + " (no storage)";
+    return fmt::format("{} {} float32{} {} grad={} {}", who, shape_str(t.storage->shape()),
+                       t.requires_grad ? " requires_grad" : "", t.grad_fn ? "grad_fn=" + t.grad_fn->op() : "leaf",
+                       t.grad ? shape_str(t.grad->shape()) : "none", values_str(*t.storage, max_values));
+}
+
+std::string describe(const Node& node) {
+    std::string s = node.op();
+    s += node.module_path().empty() ? " (outside any module)" : " in " + node.module_path();
+    s += ", created at " + detail::describe_location(node.where());
+    if (node.released()) return s + "\n  (released: its inputs were freed by backward)";
+    for (std::size_t i = 0; i < node.inputs().size(); ++i) {
+        const ImplPtr& in = node.inputs()[i];
+        s += fmt::format("\n  input {}: {}", i, in ? describe(*in) : "(none)");
+    }
+    return s;
+}
+
+std::string graph_string(const TensorImpl& t, int depth) {
+    std::string out;
+    std::unordered_set<const TensorImpl*> seen;
+    tree(out, t, "", depth, seen);
+    return out;
+}
+
+// ---- printing ----
+
+void print(const Tensor& t) {
+    if (!t.defined()) return emit("tensor(undefined)");
+    emit(describe(*t.impl()) + "\ntensor(" + to_string(t.data()) + ")");
+}
+
+void print_grad(const Tensor& t) {
+    if (!t.defined()) return emit("tensor(undefined)");
+    const std::string who = t.name().empty() ? fmt::format("tensor {}", shape_str(t.shape())) : t.name();
+    if (!t.has_grad()) return emit(who + " has no gradient");
+    emit("grad of " + who + "\ntensor(" + to_string(t.grad_array()) + ")");
+}
+
+void print_node(const Node* node) { emit(node ? describe(*node) : "(null node)"); }
+
+void print_graph(const Tensor& t, int depth) {
+    if (!t.defined()) return emit("tensor(undefined)");
+    std::string s = graph_string(*t.impl(), depth);
+    if (!s.empty() && s.back() == '\n') s.pop_back();
+    emit(s);
+}
+
+void print_graph(const Node* node, int depth) {
+    if (node == nullptr) return emit("(null node)");
+    std::string s = node_line(*node) + "\n";
+    std::unordered_set<const TensorImpl*> seen;
+    if (node->released())
+        s += "(freed by backward)";
+    else
+        subtree(s, *node, "", depth, seen);
+    if (!s.empty() && s.back() == '\n') s.pop_back();
+    emit(s);
+}
+
+// ---- breaking ----
+
+bool matches(const Node& node) {
+    const Filter& f = filter();
+    return (f.op.empty() || node.op() == f.op) && (f.module.empty() || under(node.module_path(), f.module));
+}
+
+void before_node(const Node& node, const Array& grad_out) {
+    state.node = &node;
+    state.grad_out = &grad_out;
+    if (!filter().armed || !matches(node)) return;
+    ++state.matches;
+    if (filter().trap) std::raise(SIGTRAP);
+    matched_node(node, grad_out);
+    asm volatile("" ::: "memory");  // not a tail call: keep this frame in gdb's backtrace
+}
+
+void after_node(const Node& node) {
+    state.grad_out = nullptr;
+    if (filter().armed && matches(node)) matched_node_done(node);
+    asm volatile("" ::: "memory");
+}
+
+// Empty on purpose: places to break. The asm keeps each a distinct, non-foldable function.
+void matched_node(const Node& node, const Array& grad_out) { asm volatile("" : : "r"(&node), "r"(&grad_out) : "memory"); }
+void matched_node_done(const Node& node) { asm volatile("" : : "r"(&node) : "memory"); }
+
+void break_on_op(const char* op) {
+    filter().op = op ? op : "";
+    filter().armed = !filter().op.empty() || !filter().module.empty();
+}
+
+void break_on_module(const char* path) {
+    filter().module = path ? path : "";
+    filter().armed = !filter().op.empty() || !filter().module.empty();
+}
+
+void clear_breaks() {
+    break_on_op(nullptr);
+    break_on_module(nullptr);
+}
+
+void set_trap_on_match(bool on) { filter().trap = on; }
+
+// ---- stepping ----
+
+BackwardStepper::BackwardStepper(const Tensor& loss, bool retain_graph)
+    : BackwardStepper(loss, detail::loss_seed(loss, "BackwardStepper"), retain_graph) {}
+
+BackwardStepper::BackwardStepper(const Tensor& root, const Array& grad_output, bool retain_graph)
+    : pass_(root.defined() ? root.impl_ptr() : throw Error("BackwardStepper: the tensor is undefined"), grad_output,
+            retain_graph),
+      next_(pass_.next()) {}
+
+const std::shared_ptr<TensorImpl>& BackwardStepper::current() const {
+    if (next_ == nullptr) fail("BackwardStepper: the backward is done ({} nodes ran)", pass_.steps_run());
+    return *next_;
+}
+
+const Node& BackwardStepper::node() const { return *current()->grad_fn; }
+const std::string& BackwardStepper::op() const { return node().op(); }
+const std::string& BackwardStepper::module_path() const { return node().module_path(); }
+const Array& BackwardStepper::grad_out() const { return *current()->grad; }
+Tensor BackwardStepper::output() const { return Tensor(current()); }
+
+void BackwardStepper::step() {
+    current();
+    pass_.run_next();
+    next_ = pass_.next();
+}
+
+void BackwardStepper::run_to_end() {
+    while (!done()) step();
+}
+
+}  // namespace xtgrad::debug
+
+// ---- C aliases ----
+
+using namespace xtgrad;
+
+void xtgrad_print(const TensorImpl* t) {
+    if (t == nullptr) return debug::print(Tensor());
+    debug::print(Tensor(ImplPtr(ImplPtr(), const_cast<TensorImpl*>(t))));  // a non-owning handle
+}
+void xtgrad_print_grad(const TensorImpl* t) {
+    if (t == nullptr) return debug::print_grad(Tensor());
+    debug::print_grad(Tensor(ImplPtr(ImplPtr(), const_cast<TensorImpl*>(t))));
+}
+void xtgrad_print_array(const Array* a) {
+    if (a == nullptr) return (void)std::puts("(null array)");
+    std::printf("%s\ntensor(%s)\n", shape_str(a->shape()).c_str(), to_string(*a).c_str());
+    std::fflush(stdout);
+}
+void xtgrad_print_node(const Node* node) { debug::print_node(node); }
+void xtgrad_print_graph(const TensorImpl* t, int depth) {
+    if (t == nullptr) return debug::print_graph(Tensor(), depth);
+    debug::print_graph(Tensor(ImplPtr(ImplPtr(), const_cast<TensorImpl*>(t))), depth);
+}
+void xtgrad_break_on_op(const char* op) { debug::break_on_op(op); }
+void xtgrad_break_on_module(const char* path) { debug::break_on_module(path); }

@@ -1,0 +1,203 @@
+#include "autograd/graphviz.hpp"
+
+#include "autograd/atomic_file.hpp"
+#include "autograd/engine.hpp"
+#include "autograd/error.hpp"
+#include "autograd/node.hpp"
+#include "autograd/trace_table.hpp"
+
+#include <cctype>
+#include <deque>
+#include <ostream>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+namespace xtgrad {
+
+namespace {
+
+bool under(const std::string& path, const std::string& prefix) {
+    return prefix.empty() ||
+           (path.starts_with(prefix) && (path.size() == prefix.size() || path[prefix.size()] == '.'));
+}
+
+std::string parent_of(const std::string& path) {
+    const std::size_t dot = path.rfind('.');
+    return dot == std::string::npos ? "" : path.substr(0, dot);
+}
+
+std::string quoted(const std::string& s) {
+    std::string q = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') q += '\\';
+        q += c == '\n' ? std::string("\\n") : std::string(1, c);
+    }
+    return q + "\"";
+}
+
+class DotWriter {
+public:
+    DotWriter(const Tensor& root, const DotOptions& o) : o_(o), root_(root.impl_ptr()) {}
+
+    std::string run() {
+        measure_depths();
+        if (!root_->grad_fn) draw_outside(root_.get());
+        for (const TensorImpl* t : visited_)
+            if (drawn(t)) draw_node(t);
+        std::string out = "digraph xtgrad {\n  rankdir=TB;\n  newrank=true;\n"
+                          "  node [fontname=\"Helvetica\", fontsize=10];\n  edge [color=gray30];\n";
+        if (!o_.title.empty()) out += fmt::format("  label={};\n  labelloc=t;\n", quoted(o_.title));
+        emit_cluster("", "", out, "  ");
+        for (const std::string& e : edges_) out += "  " + e + "\n";
+        return out + "}\n";
+    }
+
+private:
+    // Depth = drawn nodes between the top and a tensor (0-1 BFS: nodes outside the prefix cost 0).
+    void measure_depths() {
+        std::deque<const TensorImpl*> queue{root_.get()};
+        depth_[root_.get()] = 0;
+        while (!queue.empty()) {
+            const TensorImpl* t = queue.front();
+            queue.pop_front();
+            if (expanded_.insert(t).second) visited_.push_back(t);
+            const Node* node = t->grad_fn.get();
+            if (node == nullptr) continue;
+            if (node->released())
+                fail("to_dot: the graph below this tensor was freed by backward(); export it before backward, "
+                     "or call backward(retain_graph = true)");
+            const int d = depth_[t];
+            if (o_.max_depth >= 0 && d > o_.max_depth) continue;
+            const int cost = in_prefix(*node) ? 1 : 0;
+            for (const ImplPtr& in : node->inputs()) {
+                if (!in) continue;
+                auto it = depth_.find(in.get());
+                if (it != depth_.end() && it->second <= d + cost) continue;
+                depth_[in.get()] = d + cost;
+                if (cost == 0) queue.push_front(in.get());
+                else queue.push_back(in.get());
+            }
+        }
+    }
+
+    bool in_prefix(const Node& node) const { return under(node.module_path(), o_.module_prefix); }
+    bool drawn(const TensorImpl* t) const {
+        const auto it = depth_.find(t);
+        return t->grad_fn && it != depth_.end() && in_prefix(*t->grad_fn) &&
+               (o_.max_depth < 0 || it->second <= o_.max_depth);
+    }
+
+    std::string id_of(const TensorImpl* t) {
+        auto [it, fresh] = ids_.emplace(t, "");
+        if (fresh) it->second = fmt::format("t{}", ids_.size() - 1);
+        return it->second;
+    }
+
+    std::string summaries(const TensorImpl& t) const {
+        std::string s;
+        if (o_.values) s += fmt::format("\n|v| = {:.4g}", l2_norm(*t.storage));
+        if (!o_.grads) return s;
+        double g = 0;
+        if (t.grad)
+            s += fmt::format("\n|g| = {:.4g}", l2_norm(*t.grad));
+        else if (o_.trace && t.grad_fn && o_.trace->grad_norm_of(t.grad_fn.get(), g))
+            s += fmt::format("\n|g| = {:.4g}", g);
+        return s;
+    }
+
+    void add(const std::string& cluster, std::string stmt) {
+        items_[o_.clusters ? cluster : ""].push_back(std::move(stmt));
+    }
+
+    void draw_node(const TensorImpl* t) {
+        const Node& node = *t->grad_fn;
+        const std::string id = id_of(t);
+        add(node.module_path(), id + " [shape=box, style=\"rounded,filled\", fillcolor=\"#eeeeee\"" +
+                                    std::string(t == root_.get() ? ", penwidth=2" : "") + ", label=" +
+                                    quoted(node.op() + "\n" + shape_str(t->storage->shape()) + summaries(*t)) + "];");
+        for (const ImplPtr& in : node.inputs()) {
+            if (!in) continue;
+            if (!drawn(in.get())) draw_outside(in.get());
+            edges_.push_back(id_of(in.get()) + " -> " + id + ";");
+        }
+    }
+
+    // A leaf, or a stub for a tensor computed outside the drawing (another module, or too deep).
+    void draw_outside(const TensorImpl* t) {
+        if (!outside_.insert(t).second) return;
+        const std::string id = id_of(t), shape = shape_str(t->storage->shape());
+        if (t->grad_fn == nullptr) {
+            const bool param = !t->name.empty();
+            add(param ? parent_of(t->name) : "",
+                id + " [shape=ellipse, style=filled, fillcolor=" + (param ? "\"#cfe2ff\"" : "white") +
+                    ", label=" + quoted((param ? t->name : std::string("input")) + "\n" + shape + summaries(*t)) + "];");
+            return;
+        }
+        const Node& node = *t->grad_fn;
+        const std::string label =
+            in_prefix(node) ? fmt::format("... {}\n{}", node.op(), shape)
+                            : fmt::format("from {}\n{} {}", node.module_path().empty() ? "outside" : node.module_path(),
+                                          node.op(), shape);
+        add("", id + " [shape=box, style=dashed, fontcolor=gray40, label=" + quoted(label) + "];");
+    }
+
+    // Nested clusters; a cluster holding nothing but one child is merged into it.
+    void emit_cluster(const std::string& path, const std::string& shown_parent, std::string& out,
+                      const std::string& indent) {
+        if (children_.empty()) index_clusters();
+        const std::vector<std::string>& kids = children_[path];
+        if (!path.empty() && items_[path].empty() && kids.size() == 1) return emit_cluster(kids[0], shown_parent, out, indent);
+        std::string inner = indent;
+        if (!path.empty()) {
+            const std::string label = shown_parent.empty() ? path : path.substr(shown_parent.size() + 1);
+            out += indent + "subgraph " + cluster_id(path) + " {\n" + indent + "  label=" + quoted(label) +
+                   ";\n" + indent + "  style=rounded;\n" + indent + "  color=gray60;\n";
+            inner += "  ";
+        }
+        for (const std::string& stmt : items_[path]) out += inner + stmt + "\n";
+        for (const std::string& kid : kids) emit_cluster(kid, path.empty() ? shown_parent : path, out, inner);
+        if (!path.empty()) out += indent + "}\n";
+    }
+
+    void index_clusters() {
+        std::set<std::string> paths;
+        for (const auto& [path, stmts] : items_)
+            for (std::string p = path; !p.empty(); p = parent_of(p)) paths.insert(p);
+        for (const std::string& p : paths) children_[parent_of(p)].push_back(p);
+        children_[""];  // the top level exists even when empty
+    }
+
+    std::string cluster_id(const std::string& path) {
+        std::string id = "cluster_";
+        for (char c : path) id += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+        while (!cluster_ids_.insert(id).second) id += "_";
+        return id;
+    }
+
+    const DotOptions& o_;
+    ImplPtr root_;
+    std::unordered_map<const TensorImpl*, int> depth_;
+    std::vector<const TensorImpl*> visited_;  // in BFS order, so the output is deterministic
+    std::set<const TensorImpl*> expanded_;
+    std::unordered_map<const TensorImpl*, std::string> ids_;
+    std::set<const TensorImpl*> outside_;
+    std::map<std::string, std::vector<std::string>> items_;  // statements per module path
+    std::map<std::string, std::vector<std::string>> children_;
+    std::set<std::string> cluster_ids_;
+    std::vector<std::string> edges_;
+};
+
+}  // namespace
+
+std::string to_dot(const Tensor& root, const DotOptions& options) {
+    if (!root.defined()) fail("to_dot: the tensor is undefined");
+    return DotWriter(root, options).run();
+}
+
+void write_dot(const std::string& path, const Tensor& root, const DotOptions& options) {
+    const std::string dot = to_dot(root, options);
+    write_file_atomically(path, [&](std::ostream& out) { out << dot; });
+}
+
+}  // namespace xtgrad

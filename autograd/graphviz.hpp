@@ -1,0 +1,41 @@
+// Graphviz DOT export of the graph below a tensor (render: dot -Tsvg graph.dot -o graph.svg).
+//
+// Boxes are backward nodes, labelled with their op and output shape; ellipses are leaves:
+// parameters by their dotted name, other inputs as "input". Arrows follow the forward data
+// flow, into the op that consumed the tensor. Nodes are grouped into nested clusters by
+// module path (subgraph cluster_encoder_layers_0 { label="encoder.layers.0" ... }), so the
+// picture has the shape of the model.
+//
+// A Transformer's graph has thousands of nodes; two options keep one layer readable:
+//   module_prefix  draw only nodes of that module and below ("encoder.layers.0"); tensors
+//                  coming from elsewhere become dashed "from ..." stubs
+//   max_depth      stop this many drawn nodes away from the top; cut tensors become stubs
+//
+// Walk the graph before it is freed: export after forward, or after
+// backward(retain_graph = true). Gradient summaries come from the tensors' own grads
+// (leaves, retain_grad()) or, for every node, from a TraceTable collected during backward.
+#pragma once
+
+#include "autograd/tensor.hpp"
+
+#include <string>
+
+namespace xtgrad {
+
+class TraceTable;
+
+struct DotOptions {
+    int max_depth = -1;                 // -1: no limit
+    std::string module_prefix{};        // "": the whole graph
+    bool values = false;                // label tensors with |value| (L2 norm)
+    bool grads = false;                 // label with |grad| where known
+    const TraceTable* trace = nullptr;  // gradient norms of nodes (with grads = true)
+    bool clusters = true;               // group by module path
+    std::string title{};                // (the {} let designated initializers skip fields quietly)
+};
+
+std::string to_dot(const Tensor& root, const DotOptions& options = {});
+// Writes to_dot() to path; throws an Error if the file cannot be written.
+void write_dot(const std::string& path, const Tensor& root, const DotOptions& options = {});
+
+}  // namespace xtgrad

@@ -1,0 +1,31 @@
+// xtgrad's own worker threads, for the few kernels it splits across cores itself (the
+// batched attention products, big elementwise loops). Not OpenMP: on a 2-core machine an
+// OpenMP runtime busy-waits next to OpenBLAS's threads, and every parallel region then waits
+// out a scheduler quantum (../shared/notes/xtensor-openblas-probe.md, section 6).
+//
+// The pool is persistent: a std::thread spawn + join costs ~25 µs, which is as long as a
+// small kernel. Workers sleep on a condition variable between jobs (after a short spin and
+// a few yields, so back-to-back jobs do not pay a wake-up each).
+//
+//   set_num_threads(2);                              // the caller + 1 worker
+//   parallel_for(rows, 64, [&](std::size_t r0, std::size_t r1) { ... rows [r0, r1) ... });
+//
+// parallel_for runs the chunks one per thread (the caller takes the first) and returns when
+// all are done. It runs serially with 1 thread, for fewer than 2 grains of work, and when
+// called from inside a chunk (no nesting).
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+namespace xtgrad {
+
+// Threads xtgrad's own kernels use, the calling thread included (default 1: serial). The
+// benchmark and examples set it with --threads, next to set_blas_threads().
+void set_num_threads(int n);
+int num_threads();
+
+// fn(begin, end) over [0, n) in num_threads() contiguous chunks of at least `grain` items.
+void parallel_for(std::size_t n, std::size_t grain, const std::function<void(std::size_t, std::size_t)>& fn);
+
+}  // namespace xtgrad

@@ -1,0 +1,360 @@
+// xtgrad_bench: times training steps and forward passes of the tutorials' models, for the
+// side-by-side comparison with PyTorch (bench/torch_bench.py runs the same configurations;
+// bench/run.sh prints both in one table; docs/performance.md has the numbers and a profile).
+//
+//   build-perf/bench/xtgrad_bench --config winter --threads 1
+//   build-perf/bench/xtgrad_bench --config all --steps 3 --warmup 1 --threads 2 --json
+//
+// Configurations:
+//   winter  tutorial C (Winter Games) at its size: 44.2 M parameters, batch 1, 7 + 7 tokens,
+//           cross-entropy, Adam(lr 1e-3)
+//   seed-b  tutorial B at its size: 51.8 M parameters (vocab 5000), src (B, 100) and
+//           tgt[:, :-1] (B, 99), dropout 0.1, CE(ignore_index 0), Adam(1e-4, (0.9, 0.98), 1e-9);
+//           B = --batch (64, the tutorial's)
+//   seed-d  tutorial D: its Transformer at the defaults (d_model 512, nhead 8, 6 + 6 layers,
+//           d_ff 2048, dropout 0.1) with the positional encoding on src, src (10, 32, 512),
+//           tgt (20, 32, 512), forward and backward of a fixed random output gradient (Adam
+//           with --adam). The tutorial's docstring example (nhead 16, 12 encoder layers) is
+//           --d-heads 16 --d-encoder-layers 12.
+//
+// Each step is timed in phases: zero (optimizer zero_grad), fwd (forward + loss), bwd
+// (backward), opt (optimizer step), and step (all of it, end to end, including freeing the
+// graph). infer is a forward in eval() mode without gradients. For each: median, min and max
+// over --steps steps after --warmup untimed ones; GFLOP/s from the analytic count of matmul
+// FLOPs below (backward = 2 x forward); peak RSS of the process (getrusage ru_maxrss).
+// With several configs the binary runs itself once per config, so each peak RSS is its own.
+#include "autograd/blas.hpp"
+#include "autograd/parallel.hpp"
+#include "nn/tutorial_b/transformer.hpp"
+#include "nn/tutorial_c/tutorial_c.hpp"
+#include "nn/tutorial_d/tutorial_d.hpp"
+#include "optim/optimizer.hpp"
+#include "xtgrad.hpp"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <sys/resource.h>
+#include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+
+using namespace xtgrad;
+
+namespace {
+
+struct Options {
+    std::vector<std::string> configs;
+    int steps = 5, warmup = 2, threads = 1;
+    std::size_t batch = 64;
+    std::size_t d_heads = 8, d_encoder_layers = 6;
+    bool adam = false, no_infer = false, json = false;
+};
+
+// ---- analytic matmul FLOPs of one forward pass (2·M·N·K per product) ----------------------
+// Counted: every Linear / Conv1d(kernel 1) product and the two attention products per head.
+// Not counted: elementwise work (softmax, layer norm, residuals, Adam). A training step is
+// counted as 3 x forward: each product's backward is two products of the same size (dX, dW).
+
+// One multi-head attention: q from Lq positions, k and v from Lk, per batch item.
+double mha_flops(double B, double Lq, double Lk, double d, double h, double dk, double dv) {
+    const double proj = 2 * B * (Lq * d * h * dk      // W_Q
+                                 + Lk * d * h * dk    // W_K
+                                 + Lk * d * h * dv    // W_V
+                                 + Lq * h * dv * d);  // output projection
+    const double attn = 2 * B * h * Lq * Lk * (dk + dv);  // q kᵀ and weights · v
+    return proj + attn;
+}
+
+// Position-wise feed-forward d -> dff -> d over `tokens` positions.
+double ffn_flops(double tokens, double d, double dff) { return 2 * 2 * tokens * d * dff; }
+
+// winter: 6 encoder + 6 decoder layers, d 512, 8 heads of 64, d_ff 2048, batch 1, 7 + 7 tokens,
+// projection to the 9 target words.
+double winter_flops() {
+    const double B = 1, Ls = 7, Lt = 7, d = 512, h = 8, dk = 64, dff = 2048, V = 9;
+    const double enc = mha_flops(B, Ls, Ls, d, h, dk, dk) + ffn_flops(B * Ls, d, dff);
+    const double dec = mha_flops(B, Lt, Lt, d, h, dk, dk) + mha_flops(B, Lt, Ls, d, h, dk, dk) + ffn_flops(B * Lt, d, dff);
+    return 6 * (enc + dec) + 2 * B * Lt * d * V;
+}
+
+// seed-b: 6 + 6 layers, d 512, 8 heads, d_ff 2048, src 100 and tgt 99 tokens, fc to 5000.
+double seed_b_flops(double B) {
+    const double Ls = 100, Lt = 99, d = 512, h = 8, dk = 64, dff = 2048, V = 5000;
+    const double enc = mha_flops(B, Ls, Ls, d, h, dk, dk) + ffn_flops(B * Ls, d, dff);
+    const double dec = mha_flops(B, Lt, Lt, d, h, dk, dk) + mha_flops(B, Lt, Ls, d, h, dk, dk) + ffn_flops(B * Lt, d, dff);
+    return 6 * (enc + dec) + 2 * B * Lt * d * V;
+}
+
+// seed-d: encoder_layers + 6 layers, d 512, `heads` heads, d_ff 2048, batch 32, S 10, T 20.
+double seed_d_flops(double heads, double encoder_layers) {
+    const double N = 32, S = 10, T = 20, d = 512, dk = d / heads, dff = 2048;
+    const double enc = mha_flops(N, S, S, d, heads, dk, dk) + ffn_flops(N * S, d, dff);
+    const double dec = mha_flops(N, T, T, d, heads, dk, dk) + mha_flops(N, T, S, d, heads, dk, dk) + ffn_flops(N * T, d, dff);
+    return encoder_layers * enc + 6 * dec;
+}
+
+// ---- the workloads ---------------------------------------------------------------------------
+
+struct Workload {
+    std::string what;
+    std::size_t params = 0;
+    double fwd_flops = 0;
+    std::shared_ptr<nn::Module> model;
+    std::unique_ptr<optim::Optimizer> opt;           // null: no optimizer step
+    std::function<Tensor()> forward;                 // the loss (or the output)
+    std::function<void(const Tensor&)> backward;
+};
+
+Workload winter() {
+    Workload w;
+    manual_seed(0);
+    auto model = std::make_shared<nn::tutorial_c::Transformer>(nn::tutorial_c::Config{});
+    const Ids enc{{1, 2, 3, 4, 5, 6, 7}}, dec{{7, 1, 2, 3, 4, 5, 6}};
+    const Ids target{1, 2, 3, 4, 5, 6, 8};
+    w.what = "tutorial C, batch 1, 7+7 tokens, Adam";
+    w.fwd_flops = winter_flops();
+    w.opt = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions{.lr = 1e-3});
+    w.forward = [model, enc, dec, target] { return cross_entropy(model->forward(enc, dec).logits, target); };
+    w.backward = [](const Tensor& loss) { loss.backward(); };
+    w.model = model;
+    return w;
+}
+
+Workload seed_b(std::size_t batch) {
+    Workload w;
+    manual_seed(0);
+    const std::size_t vocab = 5000, len = 100;
+    auto model = std::make_shared<nn::tutorial_b::Transformer>(vocab, vocab, 512, 8, 6, 2048, len, 0.1f);
+    Generator gen(1);
+    const Ids src = randint({batch, len}, 1, static_cast<std::int64_t>(vocab), gen);
+    const Ids tgt = randint({batch, len}, 1, static_cast<std::int64_t>(vocab), gen);
+    Ids tgt_in = Ids::from_shape({batch, len - 1}), target = Ids::from_shape({batch * (len - 1)});
+    for (std::size_t b = 0; b < batch; ++b)
+        for (std::size_t t = 0; t + 1 < len; ++t) {
+            tgt_in(b, t) = tgt(b, t);                   // tgt[:, :-1]
+            target(b * (len - 1) + t) = tgt(b, t + 1);  // tgt[:, 1:], flattened
+        }
+    w.what = fmt::format("tutorial B, batch {} x 100, Adam", batch);
+    w.fwd_flops = seed_b_flops(static_cast<double>(batch));
+    w.opt = std::make_unique<optim::Adam>(model->parameters(),
+                                          optim::AdamOptions{.lr = 1e-4, .betas = {0.9, 0.98}, .eps = 1e-9});
+    w.forward = [model, src, tgt_in, target] {
+        const Tensor logits = model->forward(src, tgt_in);
+        return cross_entropy(reshape(logits, {-1, 5000}), target, /*ignore_index=*/0);
+    };
+    w.backward = [](const Tensor& loss) { loss.backward(); };
+    w.model = model;
+    return w;
+}
+
+Workload seed_d(const Options& o) {
+    Workload w;
+    manual_seed(0);
+    namespace td = nn::tutorial_d;
+    auto model = std::make_shared<td::Transformer>(
+        td::TransformerOptions{.nhead = o.d_heads, .num_encoder_layers = o.d_encoder_layers});
+    Generator gen(1);
+    const Tensor src = rand({10, 32, 512}, gen), tgt = rand({20, 32, 512}, gen);
+    const Array grad_out = randn({20, 32, 512}, gen).data();
+    w.what = fmt::format("tutorial D, nhead {}, {}+6 layers, src (10, 32, 512), tgt (20, 32, 512), {}", o.d_heads,
+                         o.d_encoder_layers, o.adam ? "Adam" : "no optimizer");
+    w.fwd_flops = seed_d_flops(static_cast<double>(o.d_heads), static_cast<double>(o.d_encoder_layers));
+    if (o.adam) w.opt = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions{.lr = 1e-4});
+    w.forward = [model, src, tgt] { return model->forward(src, tgt); };
+    w.backward = [grad_out](const Tensor& out) { out.backward(grad_out); };
+    w.model = model;
+    return w;
+}
+
+// ---- timing ------------------------------------------------------------------------------------
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0, Clock::time_point t1) {
+    return std::chrono::duration<double, std::milli>(t1 - t0).count();
+}
+
+struct Stats {
+    double median, min, max;
+};
+Stats stats(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    const double med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    return {med, v.front(), v.back()};
+}
+
+// CPU time of the whole process (all threads, spinning OpenBLAS workers included): next to
+// the wall time it shows whether a step was descheduled (a busy machine) or spun.
+double process_cpu_ms() {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
+}
+
+double peak_rss_mib() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+nlohmann::ordered_json run(const std::string& config, const Options& o) {
+    Workload w = config == "winter" ? winter() : config == "seed-b" ? seed_b(o.batch) : seed_d(o);
+    w.params = w.model->num_parameters();
+    const std::vector<std::string> names{"zero", "fwd", "bwd", "opt", "step"};
+    std::map<std::string, std::vector<double>> times;
+    w.model->train();
+    std::vector<double> step_cpu;
+    for (int i = 0; i < o.warmup + o.steps; ++i) {
+        const double cpu0 = process_cpu_ms();
+        const auto t0 = Clock::now();
+        Clock::time_point t1, t2, t3, t4;
+        {
+            if (w.opt)
+                w.opt->zero_grad();
+            else
+                w.model->zero_grad();
+            t1 = Clock::now();
+            const Tensor out = w.forward();
+            t2 = Clock::now();
+            w.backward(out);
+            t3 = Clock::now();
+            if (w.opt) w.opt->step();
+            t4 = Clock::now();
+        }  // the loss and what is left of the graph are freed here, inside "step"
+        const auto t5 = Clock::now();
+        const double cpu = process_cpu_ms() - cpu0;
+        if (i < o.warmup) continue;
+        step_cpu.push_back(cpu);
+        times["zero"].push_back(ms_since(t0, t1));
+        times["fwd"].push_back(ms_since(t1, t2));
+        times["bwd"].push_back(ms_since(t2, t3));
+        if (w.opt) times["opt"].push_back(ms_since(t3, t4));
+        times["step"].push_back(ms_since(t0, t5));
+    }
+    std::vector<std::string> order;
+    for (const std::string& n : names)
+        if (times.count(n)) order.push_back(n);
+    if (!o.no_infer) {
+        w.model->eval();
+        NoGradGuard no_grad;
+        for (int i = 0; i < o.warmup + o.steps; ++i) {
+            const auto t0 = Clock::now();
+            { const Tensor out = w.forward(); }
+            if (i >= o.warmup) times["infer"].push_back(ms_since(t0, Clock::now()));
+        }
+        order.push_back("infer");
+    }
+    const std::map<std::string, double> flop_factor{{"zero", 0}, {"fwd", 1}, {"bwd", 2}, {"opt", 0}, {"step", 3}, {"infer", 1}};
+    nlohmann::ordered_json r;
+    r["framework"] = "xtgrad";
+    r["config"] = config;
+    r["what"] = w.what;
+    r["threads"] = o.threads;
+    r["batch"] = config == "seed-b" ? nlohmann::ordered_json(o.batch) : nlohmann::ordered_json(nullptr);
+    r["params"] = w.params;
+    r["steps"] = o.steps;
+    r["warmup"] = o.warmup;
+    r["fwd_matmul_gflop"] = w.fwd_flops / 1e9;
+    r["peak_rss_mib"] = peak_rss_mib();
+    r["step_cpu_ms"] = stats(step_cpu).median;  // CPU time of all threads per step (median)
+    nlohmann::ordered_json phases;
+    for (const std::string& n : order) {
+        const Stats s = stats(times[n]);
+        const double f = flop_factor.at(n);
+        phases[n] = {{"median_ms", s.median},
+                     {"min_ms", s.min},
+                     {"max_ms", s.max},
+                     {"gflops", f > 0 ? nlohmann::ordered_json(f * w.fwd_flops / (s.median * 1e-3) / 1e9)
+                                      : nlohmann::ordered_json(nullptr)}};
+    }
+    r["phases"] = phases;
+    return r;
+}
+
+void print_text(const nlohmann::ordered_json& r) {
+    fmt::print("{}: {}; {:.1f} M parameters; xtgrad, {} thread(s); forward matmuls {:.3f} GFLOP; peak RSS {:.0f} MiB\n",
+               r["config"].get<std::string>(), r["what"].get<std::string>(), r["params"].get<double>() / 1e6,
+               r["threads"].get<int>(), r["fwd_matmul_gflop"].get<double>(), r["peak_rss_mib"].get<double>());
+    fmt::print("  step CPU time (all threads) {:.1f} ms\n", r["step_cpu_ms"].get<double>());
+    fmt::print("  {:6} {:>10} {:>10} {:>10} {:>8}\n", "phase", "median ms", "min ms", "max ms", "GFLOP/s");
+    for (const auto& [name, s] : r["phases"].items())
+        fmt::print("  {:6} {:10.2f} {:10.2f} {:10.2f} {:>8}\n", name, s["median_ms"].get<double>(),
+                   s["min_ms"].get<double>(), s["max_ms"].get<double>(),
+                   s["gflops"].is_null() ? std::string("-") : fmt::format("{:.1f}", s["gflops"].get<double>()));
+}
+
+// Runs this binary again with --config `config` and the other arguments unchanged.
+int run_child(const std::string& config, int argc, char** argv) {
+    std::vector<std::string> args{"/proc/self/exe", "--config", config};
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--config") {
+            ++i;
+            continue;
+        }
+        if (a.rfind("--config=", 0) == 0) continue;
+        args.push_back(a);
+    }
+    std::vector<char*> cargs;
+    for (std::string& a : args) cargs.push_back(a.data());
+    cargs.push_back(nullptr);
+    std::fflush(stdout);
+    const pid_t pid = fork();
+    if (pid == 0) {
+        execv("/proc/self/exe", cargs.data());
+        _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options o;
+    CLI::App app{"Time training steps and forward passes of the tutorials' Transformers (bench/torch_bench.py is the "
+                 "PyTorch side)."};
+    app.add_option("--config", o.configs, "winter, seed-b, seed-d or all (repeatable)")
+        ->check(CLI::IsMember({"winter", "seed-b", "seed-d", "all"}));
+    app.add_option("--steps", o.steps, "timed steps")->capture_default_str()->check(CLI::PositiveNumber);
+    app.add_option("--warmup", o.warmup, "untimed steps first")->capture_default_str()->check(CLI::NonNegativeNumber);
+    app.add_option("--threads", o.threads, "OpenBLAS threads (and xtgrad's own workers)")->capture_default_str()
+        ->check(CLI::Range(1, 64));
+    app.add_option("--batch", o.batch, "seed-b batch size")->capture_default_str()->check(CLI::PositiveNumber);
+    app.add_option("--d-heads", o.d_heads, "seed-d nhead (torch's default 8; the tutorial's example: 16)")->capture_default_str();
+    app.add_option("--d-encoder-layers", o.d_encoder_layers, "seed-d encoder layers (torch's default 6; the example: 12)")
+        ->capture_default_str();
+    app.add_flag("--adam", o.adam, "seed-d: also take an Adam step");
+    app.add_flag("--no-infer", o.no_infer, "skip the inference (no-grad) forward");
+    app.add_flag("--json", o.json, "one JSON object per config and line");
+    CLI11_PARSE(app, argc, argv);
+    if (o.configs.empty() || std::find(o.configs.begin(), o.configs.end(), "all") != o.configs.end())
+        o.configs = {"winter", "seed-b", "seed-d"};
+    if (o.configs.size() > 1) {  // one process per config: each peak RSS is its own
+        for (const std::string& c : o.configs)
+            if (int rc = run_child(c, argc, argv)) return rc;
+        return 0;
+    }
+    try {
+        set_blas_threads(o.threads);
+        set_num_threads(o.threads);
+        const nlohmann::ordered_json r = run(o.configs.front(), o);
+        if (o.json)
+            fmt::print("{}\n", r.dump());
+        else
+            print_text(r);
+        std::fflush(stdout);
+        return 0;
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "xtgrad_bench: {}\n", e.what());
+        return 2;
+    }
+}

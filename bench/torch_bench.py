@@ -1,0 +1,452 @@
+#!/usr/bin/python3
+"""The PyTorch side of xtgrad's benchmark (bench/bench.cpp): the same models, shapes,
+optimizer, thread count and statistics, so bench/run.sh can print both in one table.
+
+Run with Debian's python3-torch (1.13); it is never a dependency of xtgrad or its tests.
+
+    /usr/bin/python3 bench/torch_bench.py --config winter --threads 1
+    OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 bench/torch_bench.py --config seed-b --batch 8 --threads 2 --json
+
+Configurations (as bench.cpp):
+  winter  tutorial C (Winter Games) at its size, 44.2 M parameters, batch 1, 7 + 7 tokens,
+          cross-entropy, Adam(lr 1e-3)
+  seed-b  tutorial B at its size, 51.8 M parameters (vocab 5000), src (B, 100),
+          tgt[:, :-1] (B, 99), dropout 0.1, CE(ignore_index 0), Adam(1e-4, (0.9, 0.98), 1e-9)
+  seed-d  tutorial D: torch.nn.Transformer at the defaults (nhead 8, 6 + 6 layers) + the
+          tutorial's positional encoding on src, src (10, 32, 512), tgt (20, 32, 512), forward
+          and backward of a fixed random output gradient; Adam with --adam. The docstring's
+          example (nhead 16, 12 encoder layers) is --d-heads 16 --d-encoder-layers 12.
+Phases: zero (optimizer.zero_grad()), fwd (forward + loss), bwd (backward), opt
+(optimizer.step()), step (the whole step, end to end) and infer (eval(), no_grad forward).
+
+Threads: torch.set_num_threads(n) and OPENBLAS_NUM_THREADS=n (set here before torch loads
+OpenBLAS). On this 2-core machine run 2-thread runs with OMP_WAIT_POLICY=PASSIVE: without
+it every elementwise op waits out a scheduler quantum (~8 ms) next to OpenBLAS's threads
+(../shared/notes/xtensor-openblas-probe.md, section 6). bench/run.sh sets it.
+"""
+import argparse
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+import time
+
+CONFIGS = ["winter", "seed-b", "seed-d"]
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--config", action="append", default=None, help="winter, seed-b, seed-d or all (repeatable)")
+    p.add_argument("--steps", type=int, default=5, help="timed steps")
+    p.add_argument("--warmup", type=int, default=2, help="untimed steps first")
+    p.add_argument("--threads", type=int, default=1, help="torch and OpenBLAS threads")
+    p.add_argument("--batch", type=int, default=64, help="seed-b batch size")
+    p.add_argument("--d-heads", type=int, default=8, help="seed-d nhead (torch's default 8; the tutorial's example: 16)")
+    p.add_argument("--d-encoder-layers", type=int, default=6, help="seed-d encoder layers (torch's default 6; the example: 12)")
+    p.add_argument("--adam", action="store_true", help="seed-d: also take an Adam step")
+    p.add_argument("--no-infer", action="store_true", help="skip the inference (no_grad) forward")
+    p.add_argument("--json", action="store_true", help="one JSON object per config and line")
+    a = p.parse_args(argv)
+    cfgs = a.config or ["all"]
+    a.configs = CONFIGS if "all" in cfgs else cfgs
+    for c in a.configs:
+        if c not in CONFIGS:
+            p.error(f"unknown config {c!r} (expected one of {CONFIGS} or all)")
+    return a
+
+
+ARGS = parse_args(sys.argv[1:])
+os.environ["OPENBLAS_NUM_THREADS"] = str(ARGS.threads)  # read once, when torch loads OpenBLAS
+
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+
+torch.set_num_threads(ARGS.threads)
+
+
+# ---------------------------------------------------------------- tutorial C (Winter Games)
+class C:
+    d_model, d_ff, d_k, d_v, n_layers, n_heads = 512, 2048, 64, 64, 6, 8
+    src_vocab, tgt_vocab, src_len, tgt_len = 8, 9, 7, 7  # PAD = 0, one id per word (the errata fix)
+
+
+def sinusoid_table(n_position, d_model):
+    pos = torch.arange(n_position, dtype=torch.float64).unsqueeze(1)
+    hid = torch.arange(d_model, dtype=torch.float64)
+    angle = pos / torch.pow(10000.0, 2 * torch.div(hid, 2, rounding_mode="floor") / d_model)
+    angle[:, 0::2] = torch.sin(angle[:, 0::2])
+    angle[:, 1::2] = torch.cos(angle[:, 1::2])
+    return angle.float()
+
+
+def attn_pad_mask(seq_q, seq_k):
+    return seq_k.eq(0).unsqueeze(1).expand(seq_q.size(0), seq_q.size(1), seq_k.size(1))
+
+
+class CMultiHeadAttention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.W_Q = nn.Linear(C.d_model, C.d_k * C.n_heads)
+        self.W_K = nn.Linear(C.d_model, C.d_k * C.n_heads)
+        self.W_V = nn.Linear(C.d_model, C.d_v * C.n_heads)
+        self.linear = nn.Linear(C.n_heads * C.d_v, C.d_model)
+        self.layer_norm = nn.LayerNorm(C.d_model)
+
+    def forward(self, Q, K, V, attn_mask):
+        residual, B = Q, Q.size(0)
+        q_s = self.W_Q(Q).view(B, -1, C.n_heads, C.d_k).transpose(1, 2)
+        k_s = self.W_K(K).view(B, -1, C.n_heads, C.d_k).transpose(1, 2)
+        v_s = self.W_V(V).view(B, -1, C.n_heads, C.d_v).transpose(1, 2)
+        attn_mask = attn_mask.unsqueeze(1).repeat(1, C.n_heads, 1, 1)
+        scores = torch.matmul(q_s, k_s.transpose(-1, -2)) / math.sqrt(C.d_k)
+        scores.masked_fill_(attn_mask, -1e9)
+        attn = torch.softmax(scores, dim=-1)
+        context = torch.matmul(attn, v_s).transpose(1, 2).contiguous().view(B, -1, C.n_heads * C.d_v)
+        return self.layer_norm(self.linear(context) + residual), attn
+
+
+class CFeedForward(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv1d(C.d_model, C.d_ff, kernel_size=1)
+        self.conv2 = nn.Conv1d(C.d_ff, C.d_model, kernel_size=1)
+        self.layer_norm = nn.LayerNorm(C.d_model)
+
+    def forward(self, x):
+        out = self.conv2(torch.relu(self.conv1(x.transpose(1, 2)))).transpose(1, 2)
+        return self.layer_norm(out + x)
+
+
+class CEncoderLayer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc_self_attn, self.pos_ffn = CMultiHeadAttention(), CFeedForward()
+
+    def forward(self, x, mask):
+        x, attn = self.enc_self_attn(x, x, x, mask)
+        return self.pos_ffn(x), attn
+
+
+class CDecoderLayer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.dec_self_attn, self.dec_enc_attn, self.pos_ffn = CMultiHeadAttention(), CMultiHeadAttention(), CFeedForward()
+
+    def forward(self, x, enc_out, self_mask, enc_mask):
+        x, a1 = self.dec_self_attn(x, x, x, self_mask)
+        x, a2 = self.dec_enc_attn(x, enc_out, enc_out, enc_mask)
+        return self.pos_ffn(x), a1, a2
+
+
+class CTransformer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.enc_token_emb = nn.Embedding(C.src_vocab, C.d_model)
+        self.enc_pos_emb = nn.Embedding.from_pretrained(sinusoid_table(C.src_len + 1, C.d_model), freeze=True)
+        self.enc_layers = nn.ModuleList([CEncoderLayer() for _ in range(C.n_layers)])
+        self.dec_token_emb = nn.Embedding(C.tgt_vocab, C.d_model)
+        self.dec_pos_emb = nn.Embedding.from_pretrained(sinusoid_table(C.tgt_len + 1, C.d_model), freeze=True)
+        self.dec_layers = nn.ModuleList([CDecoderLayer() for _ in range(C.n_layers)])
+        self.projection = nn.Linear(C.d_model, C.tgt_vocab, bias=False)
+
+    def forward(self, enc_inputs, dec_inputs):
+        pos_e = torch.arange(1, enc_inputs.size(1) + 1).unsqueeze(0)
+        pos_d = torch.arange(1, dec_inputs.size(1) + 1).unsqueeze(0)
+        x = self.enc_token_emb(enc_inputs) + self.enc_pos_emb(pos_e)
+        mask = attn_pad_mask(enc_inputs, enc_inputs)
+        attns = []
+        for layer in self.enc_layers:
+            x, a = layer(x, mask)
+            attns.append(a)
+        y = self.dec_token_emb(dec_inputs) + self.dec_pos_emb(pos_d)
+        L = dec_inputs.size(1)
+        subsequent = torch.triu(torch.ones(1, L, L, dtype=torch.uint8), diagonal=1)
+        self_mask = torch.gt(attn_pad_mask(dec_inputs, dec_inputs).byte() + subsequent, 0)
+        enc_mask = attn_pad_mask(dec_inputs, enc_inputs)
+        for layer in self.dec_layers:
+            y, a1, a2 = layer(y, x, self_mask, enc_mask)
+            attns += [a1, a2]
+        logits = self.projection(y)
+        return logits.view(-1, logits.size(-1)), attns
+
+
+# ---------------------------------------------------------------- tutorial B
+class BMultiHeadAttention(nn.Module):
+    def __init__(self, d_model, num_heads):
+        super().__init__()
+        self.d_model, self.num_heads, self.d_k = d_model, num_heads, d_model // num_heads
+        self.W_q, self.W_k = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+        self.W_v, self.W_o = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+
+    def split_heads(self, x):
+        B, L, _ = x.size()
+        return x.view(B, L, self.num_heads, self.d_k).transpose(1, 2)
+
+    def forward(self, Q, K, V, mask):
+        Q, K, V = self.split_heads(self.W_q(Q)), self.split_heads(self.W_k(K)), self.split_heads(self.W_v(V))
+        scores = torch.matmul(Q, K.transpose(-2, -1)) / math.sqrt(self.d_k)
+        scores = scores.masked_fill(mask == 0, -1e9)
+        out = torch.matmul(torch.softmax(scores, dim=-1), V)
+        B, _, L, _ = out.size()
+        return self.W_o(out.transpose(1, 2).contiguous().view(B, L, self.d_model))
+
+
+class BFeedForward(nn.Module):
+    def __init__(self, d_model, d_ff):
+        super().__init__()
+        self.fc1, self.fc2, self.relu = nn.Linear(d_model, d_ff), nn.Linear(d_ff, d_model), nn.ReLU()
+
+    def forward(self, x):
+        return self.fc2(self.relu(self.fc1(x)))
+
+
+class BPositionalEncoding(nn.Module):
+    def __init__(self, d_model, max_len):
+        super().__init__()
+        pe = torch.zeros(max_len, d_model)
+        position = torch.arange(0, max_len, dtype=torch.float).unsqueeze(1)
+        div_term = torch.exp(torch.arange(0, d_model, 2).float() * -(math.log(10000.0) / d_model))
+        pe[:, 0::2], pe[:, 1::2] = torch.sin(position * div_term), torch.cos(position * div_term)
+        self.register_buffer("pe", pe.unsqueeze(0))
+
+    def forward(self, x):
+        return x + self.pe[:, : x.size(1)]
+
+
+class BEncoderLayer(nn.Module):
+    def __init__(self, d_model, num_heads, d_ff, dropout):
+        super().__init__()
+        self.self_attn, self.feed_forward = BMultiHeadAttention(d_model, num_heads), BFeedForward(d_model, d_ff)
+        self.norm1, self.norm2, self.dropout = nn.LayerNorm(d_model), nn.LayerNorm(d_model), nn.Dropout(dropout)
+
+    def forward(self, x, mask):
+        x = self.norm1(x + self.dropout(self.self_attn(x, x, x, mask)))
+        return self.norm2(x + self.dropout(self.feed_forward(x)))
+
+
+class BDecoderLayer(nn.Module):
+    def __init__(self, d_model, num_heads, d_ff, dropout):
+        super().__init__()
+        self.self_attn, self.cross_attn = BMultiHeadAttention(d_model, num_heads), BMultiHeadAttention(d_model, num_heads)
+        self.feed_forward = BFeedForward(d_model, d_ff)
+        self.norm1, self.norm2, self.norm3 = nn.LayerNorm(d_model), nn.LayerNorm(d_model), nn.LayerNorm(d_model)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, x, enc, src_mask, tgt_mask):
+        x = self.norm1(x + self.dropout(self.self_attn(x, x, x, tgt_mask)))
+        x = self.norm2(x + self.dropout(self.cross_attn(x, enc, enc, src_mask)))
+        return self.norm3(x + self.dropout(self.feed_forward(x)))
+
+
+class BTransformer(nn.Module):
+    def __init__(self, vocab=5000, d_model=512, num_heads=8, num_layers=6, d_ff=2048, max_len=100, dropout=0.1):
+        super().__init__()
+        self.encoder_embedding, self.decoder_embedding = nn.Embedding(vocab, d_model), nn.Embedding(vocab, d_model)
+        self.positional_encoding = BPositionalEncoding(d_model, max_len)
+        self.encoder_layers = nn.ModuleList([BEncoderLayer(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)])
+        self.decoder_layers = nn.ModuleList([BDecoderLayer(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)])
+        self.fc, self.dropout = nn.Linear(d_model, vocab), nn.Dropout(dropout)
+
+    def forward(self, src, tgt):
+        src_mask = (src != 0).unsqueeze(1).unsqueeze(2)
+        L = tgt.size(1)
+        nopeak = (1 - torch.triu(torch.ones(1, L, L), diagonal=1)).bool()
+        tgt_mask = (tgt != 0).unsqueeze(1).unsqueeze(3) & nopeak
+        enc = self.dropout(self.positional_encoding(self.encoder_embedding(src)))
+        dec = self.dropout(self.positional_encoding(self.decoder_embedding(tgt)))
+        for layer in self.encoder_layers:
+            enc = layer(enc, src_mask)
+        for layer in self.decoder_layers:
+            dec = layer(dec, enc, src_mask, tgt_mask)
+        return self.fc(dec)
+
+
+# ---------------------------------------------------------------- tutorial D
+def positional_table(length, E):
+    # the tutorial's: angle[pos, i] = pos / 10000^(2i/E), sin on even, cos on odd columns
+    pos = torch.arange(length, dtype=torch.float32).reshape(-1, 1)
+    angle = pos / torch.pow(10000, torch.arange(0, E, 2, dtype=torch.float32) / E)
+    P = torch.zeros(length, E)
+    P[:, 0::2], P[:, 1::2] = torch.sin(angle), torch.cos(angle)
+    return P
+
+
+class DTransformer(nn.Module):
+    """torch.nn.Transformer + the tutorial's positional encoding, once, on src (S, N, E)."""
+
+    def __init__(self, nhead, num_encoder_layers, d_model=512, dropout=0.1):
+        super().__init__()
+        self.transformer = nn.Transformer(d_model=d_model, nhead=nhead, num_encoder_layers=num_encoder_layers,
+                                          num_decoder_layers=6, dim_feedforward=2048, dropout=dropout)
+        self.dropout = nn.Dropout(dropout)
+        self.register_buffer("P", positional_table(512, d_model))
+
+    def forward(self, src, tgt):
+        src = self.dropout(src + self.P[: src.size(0)].unsqueeze(1))
+        return self.transformer(src, tgt)
+
+
+# ---------------------------------------------------------------- the benchmark
+def matmul_flops(config, batch):
+    """Forward matmul FLOPs (2·M·N·K per product), the same count as bench.cpp."""
+    def mha(B, Lq, Lk, d, h, dk, dv):
+        proj = 2 * B * (Lq * d * h * dk + Lk * d * h * dk + Lk * d * h * dv + Lq * h * dv * d)
+        return proj + 2 * B * h * Lq * Lk * (dk + dv)
+
+    def ffn(tokens, d, dff):
+        return 2 * 2 * tokens * d * dff
+
+    if config == "winter":
+        B, Ls, Lt, d = 1, 7, 7, 512
+        enc = mha(B, Ls, Ls, d, 8, 64, 64) + ffn(B * Ls, d, 2048)
+        dec = mha(B, Lt, Lt, d, 8, 64, 64) + mha(B, Lt, Ls, d, 8, 64, 64) + ffn(B * Lt, d, 2048)
+        return 6 * (enc + dec) + 2 * B * Lt * d * C.tgt_vocab
+    if config == "seed-b":
+        B, Ls, Lt, d = batch, 100, 99, 512
+        enc = mha(B, Ls, Ls, d, 8, 64, 64) + ffn(B * Ls, d, 2048)
+        dec = mha(B, Lt, Lt, d, 8, 64, 64) + mha(B, Lt, Ls, d, 8, 64, 64) + ffn(B * Lt, d, 2048)
+        return 6 * (enc + dec) + 2 * B * Lt * d * 5000
+    N, S, T, d, h = 32, 10, 20, 512, ARGS.d_heads
+    enc = mha(N, S, S, d, h, d // h, d // h) + ffn(N * S, d, 2048)
+    dec = mha(N, T, T, d, h, d // h, d // h) + mha(N, T, S, d, h, d // h, d // h) + ffn(N * T, d, 2048)
+    return ARGS.d_encoder_layers * enc + 6 * dec
+
+
+def build(config):
+    """-> (model, forward() -> loss or output, backward(out), optimizer or None, description)"""
+    torch.manual_seed(0)
+    if config == "winter":
+        model = CTransformer()
+        enc = torch.tensor([[1, 2, 3, 4, 5, 6, 7]])
+        dec = torch.tensor([[7, 1, 2, 3, 4, 5, 6]])
+        target = torch.tensor([1, 2, 3, 4, 5, 6, 8])
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        return (model, lambda: nn.functional.cross_entropy(model(enc, dec)[0], target), lambda loss: loss.backward(),
+                opt, "tutorial C, batch 1, 7+7 tokens, Adam")
+    if config == "seed-b":
+        model = BTransformer()
+        src = torch.randint(1, 5000, (ARGS.batch, 100))
+        tgt = torch.randint(1, 5000, (ARGS.batch, 100))
+        opt = torch.optim.Adam(model.parameters(), lr=1e-4, betas=(0.9, 0.98), eps=1e-9)
+
+        def fwd():
+            out = model(src, tgt[:, :-1])
+            return nn.functional.cross_entropy(out.contiguous().view(-1, 5000), tgt[:, 1:].contiguous().view(-1),
+                                               ignore_index=0)
+        return model, fwd, lambda loss: loss.backward(), opt, f"tutorial B, batch {ARGS.batch} x 100, Adam"
+    model = DTransformer(ARGS.d_heads, ARGS.d_encoder_layers)
+    src, tgt = torch.rand(10, 32, 512), torch.rand(20, 32, 512)
+    grad_out = torch.randn(20, 32, 512)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-4) if ARGS.adam else None
+    return (model, lambda: model(src, tgt), lambda out: out.backward(grad_out), opt,
+            f"tutorial D, nhead {ARGS.d_heads}, {ARGS.d_encoder_layers}+6 layers, src (10, 32, 512), tgt (20, 32, 512)"
+            + (", Adam" if opt else ", no optimizer"))
+
+
+def stats(xs):
+    s = sorted(xs)
+    n = len(s)
+    med = s[n // 2] if n % 2 else 0.5 * (s[n // 2 - 1] + s[n // 2])
+    return {"median_ms": med * 1e3, "min_ms": s[0] * 1e3, "max_ms": s[-1] * 1e3}
+
+
+def run(config):
+    model, forward, backward, opt, what = build(config)
+    model.train()
+    times = {k: [] for k in ["zero", "fwd", "bwd", "opt", "step"]}
+    step_cpu = []
+    for i in range(ARGS.warmup + ARGS.steps):
+        c0 = time.process_time()
+        t0 = time.perf_counter()
+        if opt:
+            opt.zero_grad()
+        else:
+            model.zero_grad()
+        t1 = time.perf_counter()
+        out = forward()
+        t2 = time.perf_counter()
+        backward(out)
+        t3 = time.perf_counter()
+        if opt:
+            opt.step()
+        t4 = time.perf_counter()
+        del out
+        t5 = time.perf_counter()
+        c1 = time.process_time()
+        if i >= ARGS.warmup:
+            step_cpu.append(c1 - c0)
+            for k, v in zip(times, [t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t0]):
+                times[k].append(v)
+    if not ARGS.no_infer:
+        model.eval()
+        infer = []
+        with torch.no_grad():
+            for i in range(ARGS.warmup + ARGS.steps):
+                t0 = time.perf_counter()
+                out = forward()
+                del out
+                if i >= ARGS.warmup:
+                    infer.append(time.perf_counter() - t0)
+        times["infer"] = infer
+    if not opt:
+        del times["opt"]
+    flops = matmul_flops(config, ARGS.batch)
+    factor = {"zero": 0, "fwd": 1, "bwd": 2, "opt": 0, "step": 3, "infer": 1}
+    phases = {}
+    for k, v in times.items():
+        s = stats(v)
+        s["gflops"] = factor[k] * flops / (s["median_ms"] * 1e-3) / 1e9 if factor[k] else None
+        phases[k] = s
+    return {
+        "framework": "torch", "version": torch.__version__, "config": config, "what": what,
+        "threads": ARGS.threads, "batch": ARGS.batch if config == "seed-b" else None,
+        "params": sum(p.numel() for p in model.parameters()),
+        "steps": ARGS.steps, "warmup": ARGS.warmup, "fwd_matmul_gflop": flops / 1e9,
+        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
+        "step_cpu_ms": stats(step_cpu)["median_ms"],
+        "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", ""), "phases": phases,
+    }
+
+
+def print_text(r):
+    print(f"{r['config']}: {r['what']}; {r['params'] / 1e6:.1f} M parameters; torch {r['version']}, "
+          f"{r['threads']} thread(s); forward matmuls {r['fwd_matmul_gflop']:.3f} GFLOP; peak RSS "
+          f"{r['peak_rss_mib']:.0f} MiB")
+    print(f"  step CPU time (all threads) {r['step_cpu_ms']:.1f} ms")
+    print(f"  {'phase':6} {'median ms':>10} {'min ms':>10} {'max ms':>10} {'GFLOP/s':>8}")
+    for k, s in r["phases"].items():
+        g = f"{s['gflops']:.1f}" if s["gflops"] else "-"
+        print(f"  {k:6} {s['median_ms']:10.2f} {s['min_ms']:10.2f} {s['max_ms']:10.2f} {g:>8}")
+
+
+def main():
+    if len(ARGS.configs) > 1:  # one process per config, so each peak RSS is its own
+        for c in ARGS.configs:
+            argv = [a for a in sys.argv[1:]]
+            keep, skip = [], False
+            for a in argv:
+                if skip:
+                    skip = False
+                    continue
+                if a == "--config":
+                    skip = True
+                    continue
+                if a.startswith("--config="):
+                    continue
+                keep.append(a)
+            r = subprocess.run([sys.executable, __file__, "--config", c] + keep)
+            if r.returncode:
+                sys.exit(r.returncode)
+        return
+    r = run(ARGS.configs[0])
+    if ARGS.json:
+        print(json.dumps(r))
+    else:
+        print_text(r)
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,65 @@
+// The gdb helpers' text (autograd/debug.hpp) and the break filter behind before_node.
+#include "test_util.hpp"
+#include "winter_games_small.hpp"
+
+using namespace xtgrad;
+
+TEST_CASE("describe a parameter, a node and the graph") {
+    test::WinterGames w = test::winter_games_loss();
+    const Tensor& weight = w.model->encoder->layers->operator[](0).enc_self_attn->W_Q->weight;
+    const std::string p = debug::describe(*weight.impl());
+    CHECK(p.starts_with("\"encoder.layers.0.enc_self_attn.W_Q.weight\" (16,16) float32 requires_grad leaf grad=none ["));
+    CHECK(p.find("... (256 values)]") != std::string::npos);
+
+    const std::string n = debug::describe(*w.loss.grad_fn());
+    CHECK(n.starts_with("CrossEntropyBackward (outside any module), created at autograd/ops/cross_entropy.cpp:"));
+    CHECK(n.find("\n  input 0: tensor (7,9) float32 requires_grad grad_fn=ReshapeBackward grad=none [") !=
+          std::string::npos);
+
+    const std::string g = debug::graph_string(*w.loss.impl(), 3);
+    CHECK(g.starts_with("CrossEntropyBackward -> ()\n`- ReshapeBackward -> (7,9)\n   `- LinearBackward -> (1,7,9)  in projection\n"));
+    CHECK(g.find("projection.weight (9,16)") != std::string::npos);
+}
+
+TEST_CASE("a shared tensor is shown once in the tree") {
+    Tensor x = Tensor::from_vector({1, 2}, {2}, true).set_name("x");
+    Tensor h = x * 2.f;
+    const std::string g = debug::graph_string(*(h + h).impl(), 5);
+    CHECK(g.find("(shown above)") != std::string::npos);
+}
+
+TEST_CASE("break filters: by op, by module path (a path matches its sub-modules, not its siblings)") {
+    test::WinterGames w = test::winter_games_loss();
+    const std::size_t before = debug::state.matches;
+    debug::break_on_op("SoftmaxBackward");
+    debug::break_on_module("encoder.layers.0");
+    w.loss.backward();
+    debug::clear_breaks();
+    CHECK(debug::state.matches - before == 1);  // one softmax in the first encoder layer
+    CHECK(debug::state.grad_out == nullptr);    // cleared once the node ran
+
+    Node node("MulBackward", {}, nullptr);
+    {
+        ModuleScope scope("encoder.layers.01");
+        Node sibling("MulBackward", {}, nullptr);
+        debug::break_on_module("encoder.layers.0");
+        CHECK_FALSE(debug::matches(sibling));
+    }
+    ModuleScope scope("encoder.layers.0.pos_ffn");
+    Node child("MulBackward", {}, nullptr);
+    CHECK(debug::matches(child));
+    debug::break_on_op("AddBackward");
+    CHECK_FALSE(debug::matches(child));
+    debug::clear_breaks();
+    CHECK(debug::matches(node));  // no filter: every node
+}
+
+TEST_CASE("modules not registered in a parent keep the enclosing module path") {
+    ModuleScope outer("encoder.layers.0.enc_self_attn");
+    {
+        ModuleScope inner("");
+        CHECK(std::string(current_module_path()) == "encoder.layers.0.enc_self_attn");
+    }
+    ModuleScope other("decoder");
+    CHECK(std::string(current_module_path()) == "decoder");
+}

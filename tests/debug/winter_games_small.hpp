@@ -1,0 +1,36 @@
+// Tutorial C's Winter Games Transformer at a test size, and its one sentence pair
+// (ids as examples/winter_games/corpus.hpp: PAD = 0, one id per word).
+#pragma once
+
+#include "nn/tutorial_c/tutorial_c.hpp"
+#include "xtgrad.hpp"
+
+#include <memory>
+
+namespace xtgrad::test {
+
+inline nn::tutorial_c::Config small_config() {
+    nn::tutorial_c::Config c;
+    c.d_model = 16;
+    c.d_ff = 32;
+    c.d_k = c.d_v = 8;
+    c.n_layers = 1;
+    c.n_heads = 2;
+    return c;
+}
+
+struct WinterGames {
+    std::unique_ptr<nn::tutorial_c::Transformer> model;
+    Tensor loss;
+};
+
+// A fresh model (seeded) and its loss on 'I like the 2022 Beijing Winter Games'.
+inline WinterGames winter_games_loss(std::uint64_t seed = 0) {
+    manual_seed(seed);
+    WinterGames w{std::make_unique<nn::tutorial_c::Transformer>(small_config()), {}};
+    const Ids enc{{1, 2, 3, 4, 5, 6, 7}}, dec{{7, 1, 2, 3, 4, 5, 6}}, target{1, 2, 3, 4, 5, 6, 8};
+    w.loss = cross_entropy(w.model->forward(enc, dec).logits, target);
+    return w;
+}
+
+}  // namespace xtgrad::test
