@@ -4,7 +4,7 @@
 // booleans. Rule of the code base (see docs/architecture.md): never store an xtensor
 // expression in `auto` and never return one from a function — name the container type, so
 // every expression is evaluated before the operands it refers to go away. Reductions that
-// keep dimensions go through the helpers in autograd/reduce_kernels.hpp, never a lazy keep_dims.
+// keep dimensions go through the helpers in autograd/reduce_kernels.hpp, never a lazy reducer that keeps dimensions.
 #pragma once
 
 #include <xtensor/xarray.hpp>

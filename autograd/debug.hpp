@@ -1,7 +1,7 @@
 // Debugger support: follow a gradient through backward in gdb (docs/debugging.md).
 //
 // Printing. Functions gdb can call in any build (they are never inlined and always keep
-// their debug info, see autograd/meson.build):
+// their debug info, see meson.build):
 //   (gdb) call xtgrad::debug::print(t)          a tensor: name, shape, flags, values
 //   (gdb) call xtgrad::debug::print_grad(t)     its gradient
 //   (gdb) call xtgrad::debug::print_node(&node) a backward node and its inputs

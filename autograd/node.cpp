@@ -27,6 +27,7 @@ void Node::accumulate(std::size_t i, Array g) {
                  shape_str(got), shape_str(want));
         g = sum_to_shape(g, want);
     }
+    // A TraceTable, if one is watching, notes sums (in.grad exists) and reductions (got != want).
     if (detail::BackwardObserver* o = detail::backward_observer()) o->accumulated(*this, i, got, in.grad != nullptr);
     if (!in.grad)
         in.grad = std::make_shared<Array>(std::move(g));

@@ -21,7 +21,8 @@
 namespace xtgrad {
 
 // Threads xtgrad's own kernels use, the calling thread included (default 1: serial). The
-// benchmark and examples set it with --threads, next to set_blas_threads().
+// benchmark sets it with --threads, next to set_blas_threads(). Call it while no
+// parallel_for is running (it replaces the pool).
 void set_num_threads(int n);
 int num_threads();
 

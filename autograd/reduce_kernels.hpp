@@ -1,4 +1,4 @@
-// Axis sums as a plain loop. xtensor 0.24.3's reducers are a trap (lazy keep_dims reducers
+// Axis sums as a plain loop. xtensor 0.24.3's reducers are a trap (lazy reducers that keep dimensions
 // return garbage; the immediate one crashed reducing to 0-d), so xtgrad reduces here.
 #pragma once
 

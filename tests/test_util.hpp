@@ -26,7 +26,7 @@ inline Tensor positive(const Shape& shape, std::uint64_t seed = 0) {
 
 // CHECK_THROWS_WITH-like: the call throws xtgrad::Error whose message contains every part.
 template <class F>
-void check_error(F&& f, std::initializer_list<const char*> parts) {
+void expect_error(F&& f, std::initializer_list<const char*> parts) {
     try {
         f();
         FAIL("expected an xtgrad::Error");

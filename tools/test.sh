@@ -46,9 +46,9 @@ if bash tests/run_examples.sh build-ci; then total_passed=$((total_passed + 1));
 # The learning tools on the release (-O3) build: gdb follows a gradient with the pretty-printers,
 # and the commands of docs/debugging.md run (the graph example renders with Graphviz).
 echo "== gdb test (build-ci)"
-bash tests/gdb/run_gdb_test.sh build-ci || total_failed=$((total_failed + 1))
+if bash tests/gdb/run_gdb_test.sh build-ci; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
 echo "== docs/debugging.md commands (build-ci)"
-bash tests/debug/run_doc_commands.sh build-ci || total_failed=$((total_failed + 1))
+if bash tests/debug/run_doc_commands.sh build-ci; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   build_and_test build-ci-asan --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
 

@@ -2,7 +2,14 @@
 #include "test_util.hpp"
 #include "winter_games_small.hpp"
 
+#include <csignal>
+
 using namespace xtgrad;
+
+namespace {
+volatile std::sig_atomic_t traps = 0;
+void count_trap(int) { traps = traps + 1; }
+}  // namespace
 
 TEST_CASE("describe a parameter, a node and the graph") {
     test::WinterGames w = test::winter_games_loss();
@@ -62,4 +69,17 @@ TEST_CASE("modules not registered in a parent keep the enclosing module path") {
     }
     ModuleScope other("decoder");
     CHECK(std::string(current_module_path()) == "decoder");
+}
+
+TEST_CASE("set_trap_on_match raises SIGTRAP on each match (what stops a debugger without a breakpoint)") {
+    auto previous = std::signal(SIGTRAP, count_trap);
+    traps = 0;
+    debug::set_trap_on_match(true);
+    debug::break_on_op("MulBackward");
+    Tensor x = Tensor::from_vector({1, 2}, {2}, true);
+    sum(x * x * 3.f).backward();  // two MulBackward nodes
+    debug::set_trap_on_match(false);
+    debug::clear_breaks();
+    std::signal(SIGTRAP, previous);
+    CHECK(traps == 2);
 }

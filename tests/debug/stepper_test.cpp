@@ -57,7 +57,7 @@ TEST_CASE("stepping to a module: the gradient flowing into W_Q of the first enco
     CHECK(weight.has_grad());
     s.run_to_end();
     CHECK(s.done());
-    test::check_error([&] { s.step(); }, {"BackwardStepper", "done"});
+    test::expect_error([&] { s.step(); }, {"BackwardStepper", "done"});
 }
 
 TEST_CASE("the stepper applies hooks before exposing a gradient, and checks its loss") {
@@ -71,5 +71,5 @@ TEST_CASE("the stepper applies hooks before exposing a gradient, and checks its 
     CHECK(s.grad_out()(0) == 5.f);
     s.run_to_end();
     CHECK(x.grad_array()(1) == 10.f);
-    test::check_error([&] { debug::BackwardStepper bad(x * 2.f); }, {"BackwardStepper", "one-element"});
+    test::expect_error([&] { debug::BackwardStepper bad(x * 2.f); }, {"BackwardStepper", "one-element"});
 }

@@ -73,7 +73,7 @@ TEST_CASE("modules: load_state_dict lists every missing, unexpected and mismatch
     state.erase(std::find_if(state.begin(), state.end(), [](auto& e) { return e.first == "blocks.0.proj.weight"; }));
     state.emplace_back("blocks.2.proj.weight", Tensor::zeros({3, 4}));  // unexpected
     state[0].second = Tensor::zeros({4});                            // scale: (4) vs (3)
-    test::check_error([&] { b.load_state_dict(state); },
+    test::expect_error([&] { b.load_state_dict(state); },
                       {"missing keys (1)", "blocks.0.proj.weight", "unexpected keys (1)", "blocks.2.proj.weight",
                        "shape mismatches (1)", "scale: checkpoint (4) vs module (3)"});
     state[0].second = Tensor::ones({3});
@@ -93,10 +93,10 @@ TEST_CASE("checkpoints: safetensors round trip, strict errors, no half-written f
     Linear small(4, 3), other(4, 2);
     const std::string lin_path = (dir / "linear.safetensors").string();
     save(small, lin_path);
-    test::check_error([&] { load(other, lin_path); }, {"linear.safetensors", "shape mismatches (2)", "weight: checkpoint (3,4) vs module (2,4)"});
-    test::check_error([&] { load(other, path); }, {"missing keys (2)", "unexpected keys"});
+    test::expect_error([&] { load(other, lin_path); }, {"linear.safetensors", "shape mismatches (2)", "weight: checkpoint (3,4) vs module (2,4)"});
+    test::expect_error([&] { load(other, path); }, {"missing keys (2)", "unexpected keys"});
     // a save into a missing folder throws and leaves nothing behind
-    test::check_error([&] { save(a, (dir / "missing" / "m.safetensors").string()); }, {"missing"});
+    test::expect_error([&] { save(a, (dir / "missing" / "m.safetensors").string()); }, {"missing"});
     CHECK_FALSE(fs::exists(dir / "missing"));
     for (const auto& e : fs::directory_iterator(dir)) CHECK(e.path().extension() == ".safetensors");  // no temporaries
     fs::remove_all(dir);
@@ -150,7 +150,7 @@ TEST_CASE("default initialisation follows torch's bounds") {
 
 TEST_CASE("building blocks reject inputs that do not fit, naming the module") {
     Model m;
-    test::check_error([&] { m.blocks->operator[](1).norm->forward(rnd({2, 4})); }, {"LayerNorm 'blocks.1.norm'", "(2,4)", "3"});
-    test::check_error([] { Embedding(3, 2, 5); }, {"Embedding", "padding_idx 5"});
-    test::check_error([] { Dropout(-0.1f); }, {"Dropout", "-0.1"});
+    test::expect_error([&] { m.blocks->operator[](1).norm->forward(rnd({2, 4})); }, {"LayerNorm 'blocks.1.norm'", "(2,4)", "3"});
+    test::expect_error([] { Embedding(3, 2, 5); }, {"Embedding", "padding_idx 5"});
+    test::expect_error([] { Dropout(-0.1f); }, {"Dropout", "-0.1"});
 }

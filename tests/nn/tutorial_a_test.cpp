@@ -102,10 +102,10 @@ TEST_CASE("tutorial A: PositionalEncoding looks up positions 1..len then 0") {
 
 TEST_CASE("tutorial A: PositionalEncoding rejects lengths the table cannot serve") {
     ta::PositionalEncoding pe(4, 6);
-    test::check_error([&] { pe.forward(Ids{3, 7}); }, {"PositionalEncoding", "input_len[1] = 7", "max_seq_len 6"});
-    test::check_error([&] { pe.forward(Ids{-1}); }, {"PositionalEncoding", "input_len[0] = -1"});
-    test::check_error([&] { pe.forward(Ids{{1, 2}, {3, 4}}); }, {"PositionalEncoding", "input_len", "(2,2)"});
-    test::check_error([] { ta::PositionalEncoding(0, 3); }, {"PositionalEncoding", "d_model (0)"});
+    test::expect_error([&] { pe.forward(Ids{3, 7}); }, {"PositionalEncoding", "input_len[1] = 7", "max_seq_len 6"});
+    test::expect_error([&] { pe.forward(Ids{-1}); }, {"PositionalEncoding", "input_len[0] = -1"});
+    test::expect_error([&] { pe.forward(Ids{{1, 2}, {3, 4}}); }, {"PositionalEncoding", "input_len", "(2,2)"});
+    test::expect_error([] { ta::PositionalEncoding(0, 3); }, {"PositionalEncoding", "d_model (0)"});
 }
 
 // ---- ScaledDotProductAttention ------------------------------------------------------------
@@ -130,13 +130,13 @@ TEST_CASE("tutorial A: ScaledDotProductAttention bad input") {
     ta::ScaledDotProductAttention sdpa;
     Tensor q = rnd({3, 2, 4}), k = rnd({3, 5, 4}), v = rnd({3, 5, 3});
     const Mask swapped = xt::zeros<bool>({3, 5, 2});
-    test::check_error([&] { sdpa.forward(q, k, v, 1.f, &swapped); },
+    test::expect_error([&] { sdpa.forward(q, k, v, 1.f, &swapped); },
                       {"ScaledDotProductAttention", "attn_mask (3,5,2)", "(3,2,5)"});
-    test::check_error([&] { sdpa.forward(rnd({2, 3, 2, 4}), k, v); }, {"ScaledDotProductAttention", "3-D", "(2,3,2,4)"});
-    test::check_error([&] { sdpa.forward(q, rnd({3, 5, 6}), v); }, {"ScaledDotProductAttention", "(3,2,4)", "(3,5,6)"});
+    test::expect_error([&] { sdpa.forward(rnd({2, 3, 2, 4}), k, v); }, {"ScaledDotProductAttention", "3-D", "(2,3,2,4)"});
+    test::expect_error([&] { sdpa.forward(q, rnd({3, 5, 6}), v); }, {"ScaledDotProductAttention", "(3,2,4)", "(3,5,6)"});
     // A query with every key masked: PyTorch gives NaN; xtgrad refuses the row.
     Mask all = xt::ones<bool>({3, 2, 5});
-    test::check_error([&] { sdpa.forward(q, k, v, 1.f, &all); }, {"softmax", "entirely -inf"});
+    test::expect_error([&] { sdpa.forward(q, k, v, 1.f, &all); }, {"softmax", "entirely -inf"});
 }
 
 // ---- MultiHeadAttention -------------------------------------------------------------------
@@ -216,24 +216,24 @@ TEST_CASE("tutorial A: MultiHeadAttention state names and bad input") {
     CHECK(custom_names.back() == "layer_norm.beta");
     CHECK(custom_names[8] == "layer_norm.gamma");
 
-    test::check_error([] { ta::MultiHeadAttention(10, 3); }, {"MultiHeadAttention", "model_dim 10", "num_heads 3"});
-    test::check_error([] { ta::MultiHeadAttention(10, 0); }, {"MultiHeadAttention", "num_heads 0"});
+    test::expect_error([] { ta::MultiHeadAttention(10, 3); }, {"MultiHeadAttention", "model_dim 10", "num_heads 3"});
+    test::expect_error([] { ta::MultiHeadAttention(10, 0); }, {"MultiHeadAttention", "num_heads 0"});
     ta::Options literal_scale;
     literal_scale.scale = ta::ScaleRule::literal;
-    test::check_error([&] { ta::MultiHeadAttention(8, 4, 0.f, literal_scale); },
+    test::expect_error([&] { ta::MultiHeadAttention(8, 4, 0.f, literal_scale); },
                       {"MultiHeadAttention", "divides by zero", "dim_per_head 2 < num_heads 4"});
 
     MhaCase c;
     ta::EncoderLayer layer(kD, kHeads, kFf);  // a path: errors name "attention"
     const Mask swapped = xt::zeros<bool>({2, 5, 3});
-    test::check_error([&] { layer.attention->forward(c.key, c.value, c.query, &swapped); },
+    test::expect_error([&] { layer.attention->forward(c.key, c.value, c.query, &swapped); },
                       {"MultiHeadAttention 'attention'", "attn_mask (2,5,3)", "(2,3,5)"});
     const Mask flat = xt::zeros<bool>({3, 5});
-    test::check_error([&] { mha.forward(c.key, c.value, c.query, &flat); }, {"MultiHeadAttention", "(3,5)", "(2,3,5)"});
-    test::check_error([&] { mha.forward(c.key, c.value, rnd({2, 3, 6})); },
+    test::expect_error([&] { mha.forward(c.key, c.value, c.query, &flat); }, {"MultiHeadAttention", "(3,5)", "(2,3,5)"});
+    test::expect_error([&] { mha.forward(c.key, c.value, rnd({2, 3, 6})); },
                       {"MultiHeadAttention", "query", "(batch, len, 8)", "(2,3,6)"});
-    test::check_error([&] { mha.forward(c.key, rnd({2, 4, kD}), c.query); }, {"MultiHeadAttention", "(2,5,8)", "(2,4,8)"});
-    test::check_error([&] { mha.forward(c.key, c.value, rnd({3, 3, kD})); }, {"MultiHeadAttention", "(3,3,8)", "batch"});
+    test::expect_error([&] { mha.forward(c.key, rnd({2, 4, kD}), c.query); }, {"MultiHeadAttention", "(2,5,8)", "(2,4,8)"});
+    test::expect_error([&] { mha.forward(c.key, c.value, rnd({3, 3, kD})); }, {"MultiHeadAttention", "(3,3,8)", "batch"});
 }
 
 // ---- PositionalWiseFeedForward ------------------------------------------------------------
@@ -256,9 +256,9 @@ TEST_CASE("tutorial A: PositionalWiseFeedForward gradcheck, both LayerNorms, A's
 
 TEST_CASE("tutorial A: PositionalWiseFeedForward bad input") {
     ta::PositionalWiseFeedForward ffn(kD, kFf);
-    test::check_error([&] { ffn.forward(rnd({2, 3, 5})); }, {"PositionalWiseFeedForward", "(batch, len, 8)", "(2,3,5)"});
-    test::check_error([&] { ffn.forward(rnd({3, kD})); }, {"PositionalWiseFeedForward", "(3,8)"});
-    test::check_error([] { ta::PositionalWiseFeedForward(kD, kFf, 0.f, ta::LayerNormKind::torch, {"w", "w"}); },
+    test::expect_error([&] { ffn.forward(rnd({2, 3, 5})); }, {"PositionalWiseFeedForward", "(batch, len, 8)", "(2,3,5)"});
+    test::expect_error([&] { ffn.forward(rnd({3, kD})); }, {"PositionalWiseFeedForward", "(3,8)"});
+    test::expect_error([] { ta::PositionalWiseFeedForward(kD, kFf, 0.f, ta::LayerNormKind::torch, {"w", "w"}); },
                       {"PositionalWiseFeedForward", "distinct names"});
 }
 
@@ -330,13 +330,13 @@ TEST_CASE("tutorial A: Encoder outputs at real tokens ignore whatever the PAD ro
 TEST_CASE("tutorial A: Encoder bad input") {
     ta::Encoder encoder(6, 5, 1, kD, kHeads, kFf);
     const Ids len = lengths_of(kSrc);
-    test::check_error([&] { encoder.forward(padded_ids({{3, 7, 1}}), Ids{3}); },
+    test::expect_error([&] { encoder.forward(padded_ids({{3, 7, 1}}), Ids{3}); },
                       {"Encoder", "id 7 at (0,1)", "7 rows"});
-    test::check_error([&] { encoder.forward(kSrc, Ids{4, 2}); }, {"Encoder", "longest of inputs_len is 4", "(2,5)"});
-    test::check_error([&] { encoder.forward(kSrc, Ids{5}); }, {"Encoder", "inputs_len", "(1)"});
-    test::check_error([&] { encoder.forward(Ids{1, 2, 3}, Ids{3}); }, {"Encoder", "(batch, len)", "(3)"});
+    test::expect_error([&] { encoder.forward(kSrc, Ids{4, 2}); }, {"Encoder", "longest of inputs_len is 4", "(2,5)"});
+    test::expect_error([&] { encoder.forward(kSrc, Ids{5}); }, {"Encoder", "inputs_len", "(1)"});
+    test::expect_error([&] { encoder.forward(Ids{1, 2, 3}, Ids{3}); }, {"Encoder", "(batch, len)", "(3)"});
     ta::Encoder short_table(6, 4, 1, kD, kHeads, kFf);
-    test::check_error([&] { short_table.forward(kSrc, len); },
+    test::expect_error([&] { short_table.forward(kSrc, len); },
                       {"PositionalEncoding 'pos_embedding'", "input_len[0] = 5", "max_seq_len 4"});
 }
 
@@ -365,7 +365,7 @@ TEST_CASE("tutorial A: Decoder rejects the notebook's swapped context mask") {
     ta::Decoder decoder(5, 6, 1, kD, kHeads, kFf);
     Tensor enc = rnd({2, 5, kD});
     const Mask notebook = ta::padding_mask(kTgt, kSrc);  // (B, Ls, Lt): keys = target
-    test::check_error([&] { decoder.forward(kTgt, lengths_of(kTgt), enc, &notebook); },
+    test::expect_error([&] { decoder.forward(kTgt, lengths_of(kTgt), enc, &notebook); },
                       {"MultiHeadAttention 'decoder_layers.0.context_attention'", "attn_mask (2,5,4)", "(2,4,5)"});
 }
 
@@ -389,7 +389,7 @@ TEST_CASE("tutorial A: Transformer returns logits; probabilities are the inferen
     for (float s : totals.data()) CHECK(s == doctest::Approx(1.f));
     CHECK(gradcheck([&](const V&) { return model.forward(kSrc, src_len, kTgt, tgt_len).logits; },
                     trainable(model, {"encoder.seq_embedding.weight", "decoder.seq_embedding.weight"}), kReluSafe));
-    test::check_error([&] { model.forward(kSrc, src_len, padded_ids({{1, 2}}), Ids{2}); },
+    test::expect_error([&] { model.forward(kSrc, src_len, padded_ids({{1, 2}}), Ids{2}); },
                       {"Transformer", "(2,5)", "(1,2)", "one batch size"});
 }
 
@@ -460,7 +460,7 @@ TEST_CASE("tutorial A: padding_mask, sequence_mask and the decoder self mask") {
     CHECK(future == Mask{{{false, true}, {false, false}}, {{false, true}, {false, false}}});
     const Mask self = ta::decoder_self_mask(q);
     CHECK(self == Mask{{{false, true}, {false, false}}, {{false, true}, {false, true}}});
-    test::check_error([&] { ta::padding_mask(k, padded_ids({{1}})); }, {"padding_mask", "(2,3)", "(1,1)", "batch"});
-    test::check_error([&] { ta::sequence_mask(Ids{1, 2}); }, {"sequence_mask", "(2)"});
-    test::check_error([&] { ta::padding_mask(Ids{1, 0}, q); }, {"padding_mask", "seq_k", "(2)"});
+    test::expect_error([&] { ta::padding_mask(k, padded_ids({{1}})); }, {"padding_mask", "(2,3)", "(1,1)", "batch"});
+    test::expect_error([&] { ta::sequence_mask(Ids{1, 2}); }, {"sequence_mask", "(2)"});
+    test::expect_error([&] { ta::padding_mask(Ids{1, 0}, q); }, {"padding_mask", "seq_k", "(2)"});
 }

@@ -111,7 +111,7 @@ TEST_CASE("tutorial C: get_sinusoid_encoding_table: row p is position p, row 0 i
     // the committed fixture (11 x 20), PyTorch's float64 formula rounded to float32
     const Array torch_table = load_npy_float(fixture_path("sinusoid_table_c", "output.npy"));
     CHECK(test::max_abs_diff(tc::get_sinusoid_encoding_table(11, 20).data(), torch_table) <= 6e-8f);
-    test::check_error([] { tc::get_sinusoid_encoding_table(0, 4); }, {"get_sinusoid_encoding_table", "positive"});
+    test::expect_error([] { tc::get_sinusoid_encoding_table(0, 4); }, {"get_sinusoid_encoding_table", "positive"});
 }
 
 TEST_CASE("tutorial C: get_attn_pad_mask, get_attn_subsequent_mask, the decoder self mask") {
@@ -121,8 +121,8 @@ TEST_CASE("tutorial C: get_attn_pad_mask, get_attn_subsequent_mask, the decoder 
           Mask{{{false, false, true}, {false, false, true}}, {{false, true, true}, {false, true, true}}});
     CHECK(tc::get_attn_subsequent_mask(q) == Mask{{{false, true}, {false, false}}, {{false, true}, {false, false}}});
     CHECK(tc::get_dec_self_attn_mask(q) == Mask{{{false, true}, {false, false}}, {{false, true}, {false, true}}});
-    test::check_error([&] { tc::get_attn_pad_mask(q, single(1)); }, {"get_attn_pad_mask", "(2,2)", "(1,1)", "batch"});
-    test::check_error([] { tc::get_attn_subsequent_mask(Ids{1, 2}); }, {"get_attn_subsequent_mask", "(2)"});
+    test::expect_error([&] { tc::get_attn_pad_mask(q, single(1)); }, {"get_attn_pad_mask", "(2,2)", "(1,1)", "batch"});
+    test::expect_error([] { tc::get_attn_subsequent_mask(Ids{1, 2}); }, {"get_attn_subsequent_mask", "(2)"});
 }
 
 TEST_CASE("tutorial C: positions: 1..len at real tokens, 0 at PAD; and the tutorial's literal rows") {
@@ -132,7 +132,7 @@ TEST_CASE("tutorial C: positions: 1..len at real tokens, 0 at PAD; and the tutor
     const Ids seven = {{1, 2, 3, 4, 5, 6, 7}};
     CHECK(tc::positions(seven, tc::PositionScheme::literal, tc::Side::encoder) == Ids{{1, 2, 3, 4, 5, 6, 0}});
     CHECK(tc::positions(seven, tc::PositionScheme::literal, tc::Side::decoder) == Ids{{7, 1, 2, 3, 4, 5, 6}});
-    test::check_error([] { tc::positions(Ids{1, 2}); }, {"positions", "(2)"});
+    test::expect_error([] { tc::positions(Ids{1, 2}); }, {"positions", "(2)"});
 }
 
 // ---- attention --------------------------------------------------------------------------------
@@ -151,9 +151,9 @@ TEST_CASE("tutorial C: ScaledDotProductAttention divides by sqrt(d_k), fills -1e
     const Tensor ref = softmax(matmul(Q, transpose(K, -2, -1)) / std::sqrt(static_cast<float>(kDk)), -1);
     CHECK(a.weights.data()(0, 1, 2, 3) == doctest::Approx(ref.data()(0, 1, 2, 3)));
     CHECK(gradcheck([&](const V& x) { return sdpa.forward(x[0], x[1], x[2], mask).context; }, {Q, K, Vv}));
-    test::check_error([&] { sdpa.forward(Q, K, Vv, Mask::from_shape({2, 3, 4})); },
+    test::expect_error([&] { sdpa.forward(Q, K, Vv, Mask::from_shape({2, 3, 4})); },
                       {"ScaledDotProductAttention", "attn_mask (2,3,4)", "(2,2,3,4)"});
-    test::check_error([&] { sdpa.forward(rnd({2, kHeads, 3, 4}), K, Vv, mask); }, {"ScaledDotProductAttention", "d_k=3"});
+    test::expect_error([&] { sdpa.forward(rnd({2, kHeads, 3, 4}), K, Vv, mask); }, {"ScaledDotProductAttention", "d_k=3"});
 }
 
 TEST_CASE("tutorial C: MultiHeadAttention with d_k, d_v != d/h: LayerNorm(linear(context) + Q), gradcheck") {
@@ -173,15 +173,15 @@ TEST_CASE("tutorial C: MultiHeadAttention with d_k, d_v != d/h: LayerNorm(linear
 }
 
 TEST_CASE("tutorial C: MultiHeadAttention rejects bad shapes and masks, naming the module") {
-    test::check_error([] { tc::MultiHeadAttention(8, 2, 0, 4); }, {"MultiHeadAttention", "d_k must be positive"});
+    test::expect_error([] { tc::MultiHeadAttention(8, 2, 0, 4); }, {"MultiHeadAttention", "d_k must be positive"});
     tc::Transformer model(small_config());
     const tc::MultiHeadAttention& mha = *model.decoder->layers->operator[](0).dec_enc_attn;
     Tensor Q = rnd({2, 4, kD}), K = rnd({2, 5, kD});
-    test::check_error([&] { mha.forward(Q, K, K, Mask::from_shape({2, 5, 4})); },
+    test::expect_error([&] { mha.forward(Q, K, K, Mask::from_shape({2, 5, 4})); },
                       {"MultiHeadAttention 'decoder.layers.0.dec_enc_attn'", "attn_mask (2,5,4)", "(2,4,5)"});
-    test::check_error([&] { mha.forward(Q, K, K, Mask::from_shape({2, 1, 4, 5})); }, {"attn_mask (2,1,4,5)"});
-    test::check_error([&] { mha.forward(Q, rnd({2, 5, 6}), K, Mask::from_shape({2, 4, 5})); }, {"d_model=8", "(2,5,6)"});
-    test::check_error([&] { mha.forward(Q, K, rnd({2, 3, kD}), Mask::from_shape({2, 4, 5})); }, {"(2,5,8)", "(2,3,8)"});
+    test::expect_error([&] { mha.forward(Q, K, K, Mask::from_shape({2, 1, 4, 5})); }, {"attn_mask (2,1,4,5)"});
+    test::expect_error([&] { mha.forward(Q, rnd({2, 5, 6}), K, Mask::from_shape({2, 4, 5})); }, {"d_model=8", "(2,5,6)"});
+    test::expect_error([&] { mha.forward(Q, K, rnd({2, 3, kD}), Mask::from_shape({2, 4, 5})); }, {"(2,5,8)", "(2,3,8)"});
 }
 
 // ---- PoswiseFeedForwardNet and the layers -----------------------------------------------------
@@ -221,7 +221,7 @@ TEST_CASE("tutorial C: DecoderLayer gradcheck, attention maps of both attentions
     CHECK(out.dec_self_attn.data()(0, 0, 1, 2) == 0.f);  // no look at a later position
     CHECK(gradcheck([&](const V& v) { return layer.forward(v[0], v[1], self_mask, enc_mask).dec_outputs; },
                     with_parameters(layer, {x, enc}), kReluSafe));
-    test::check_error([&] { layer.forward(x, enc, enc_mask, self_mask); },
+    test::expect_error([&] { layer.forward(x, enc, enc_mask, self_mask); },
                       {"MultiHeadAttention 'dec_self_attn'", "attn_mask (2,4,5)", "(2,4,4)"});
 }
 
@@ -303,16 +303,16 @@ TEST_CASE("tutorial C: greedy_decode feeds its own predictions back and agrees w
 
 TEST_CASE("tutorial C: Encoder, Decoder and Transformer reject bad ids and lengths") {
     tc::Transformer model(small_config());
-    test::check_error([&] { model.forward(Ids{{1, 7}}, single(1)); },
+    test::expect_error([&] { model.forward(Ids{{1, 7}}, single(1)); },
                       {"Encoder 'encoder'", "enc_inputs (1,2)", "id 7", "vocabulary of 7"});
-    test::check_error([&] { model.forward(single(1), single(6)); }, {"Decoder 'decoder'", "dec_inputs (1,1)", "id 6"});
-    test::check_error([&] { model.forward(Ids{{1, 2, 3, 4, 5, 6, 1}}, single(1)); },
+    test::expect_error([&] { model.forward(single(1), single(6)); }, {"Decoder 'decoder'", "dec_inputs (1,1)", "id 6"});
+    test::expect_error([&] { model.forward(Ids{{1, 2, 3, 4, 5, 6, 1}}, single(1)); },
                       {"Encoder 'encoder'", "(1,7)", "length 7 > max length 6"});
-    test::check_error([&] { model.forward(single(1), Ids{{1, 2, 3, 4, 5, 1}}); }, {"Decoder 'decoder'", "length 6 > max length 5"});
-    test::check_error([&] { model.forward(kEnc, Ids{{1, 2}}); }, {"Decoder 'decoder'", "(1,2)", "(2,5)"});
-    test::check_error([&] { model.forward(Ids{1, 2}, kDec); }, {"Encoder", "(batch, len)", "(2)"});
-    test::check_error([&] { model.greedy_decode(kEnc, 1, 5, 9); }, {"Transformer", "max_new_tokens 9", "tgt_len 5"});
-    test::check_error([&] { model.greedy_decode(kEnc, 6, 5); }, {"Transformer", "start_id 6"});
+    test::expect_error([&] { model.forward(single(1), Ids{{1, 2, 3, 4, 5, 1}}); }, {"Decoder 'decoder'", "length 6 > max length 5"});
+    test::expect_error([&] { model.forward(kEnc, Ids{{1, 2}}); }, {"Decoder 'decoder'", "(1,2)", "(2,5)"});
+    test::expect_error([&] { model.forward(Ids{1, 2}, kDec); }, {"Encoder", "(batch, len)", "(2)"});
+    test::expect_error([&] { model.greedy_decode(kEnc, 1, 5, 9); }, {"Transformer", "max_new_tokens 9", "tgt_len 5"});
+    test::expect_error([&] { model.greedy_decode(kEnc, 6, 5); }, {"Transformer", "start_id 6"});
 }
 
 TEST_CASE("tutorial C: state names are the tutorial's, in torch's order, pos_emb frozen") {

@@ -11,7 +11,7 @@
 
 using namespace xtgrad;
 using namespace xtgrad::nn::tutorial_d;
-using test::check_error;
+using test::expect_error;
 using test::rnd;
 using V = std::vector<Tensor>;
 
@@ -89,10 +89,10 @@ TEST_CASE("tutorial D: positional_encoding adds the float32 sinusoid table along
 }
 
 TEST_CASE("tutorial D: positional_encoding rejects odd features, long sequences and a wrong width") {
-    check_error([] { positional_encoding(rnd({2, 4, 9}), 9); }, {"positional_encoding", "even", "9"});
-    check_error([] { positional_encoding(rnd({2, 20, 8}), 8, 16); }, {"sequence length 20", "max_len 16"});
-    check_error([] { positional_encoding(rnd({2, 4, 8}), 10); }, {"(2,4,8)", "num_features 10"});
-    check_error([] { positional_encoding(rnd({4, 8}), 8); }, {"3-D", "(4,8)"});
+    expect_error([] { positional_encoding(rnd({2, 4, 9}), 9); }, {"positional_encoding", "even", "9"});
+    expect_error([] { positional_encoding(rnd({2, 20, 8}), 8, 16); }, {"sequence length 20", "max_len 16"});
+    expect_error([] { positional_encoding(rnd({2, 4, 8}), 10); }, {"(2,4,8)", "num_features 10"});
+    expect_error([] { positional_encoding(rnd({4, 8}), 8); }, {"3-D", "(4,8)"});
 }
 
 // ---------------------------------------------------------------- scaled dot-product attention
@@ -267,7 +267,7 @@ TEST_CASE("tutorial D: masks behave as documented: bool true = masked, float add
     SUBCASE("a query row with every key masked by -inf is an Error (torch gives NaN)") {
         Mask all = xt::zeros<bool>({L, S});
         for (std::size_t j = 0; j < S; ++j) all(1, j) = true;
-        check_error([&] { m.forward(q, k, v, {}, true, all); }, {"softmax", "entirely -inf"});
+        expect_error([&] { m.forward(q, k, v, {}, true, all); }, {"softmax", "entirely -inf"});
     }
 }
 
@@ -283,25 +283,25 @@ TEST_CASE("tutorial D: MultiheadAttention applies dropout in training only") {
 }
 
 TEST_CASE("tutorial D: MultiheadAttention names the module and the shapes on bad input") {
-    check_error([] { MultiheadAttention(10, 3); }, {"MultiheadAttention", "embed_dim must be divisible by num_heads",
+    expect_error([] { MultiheadAttention(10, 3); }, {"MultiheadAttention", "embed_dim must be divisible by num_heads",
                                                    "embed_dim=10", "num_heads=3"});
-    check_error([] { MultiheadAttention(8, 0); }, {"greater than 0"});
+    expect_error([] { MultiheadAttention(8, 0); }, {"greater than 0"});
     MultiheadAttention m(8, 2);
     Tensor q = rnd({4, 2, 8}), k = rnd({5, 2, 8}), v = rnd({5, 2, 8});
-    check_error([&] { m.forward(rnd({4, 2, 6}), k, v); }, {"was expecting embedding dimension of 8", "(4,2,6)"});
-    check_error([&] { m.forward(rnd({4, 8}), k, v); }, {"query must be 3-D", "(4,8)"});
-    check_error([&] { m.forward(q, k, rnd({6, 2, 8})); }, {"key's sequence and batch dims", "(5,2,8)", "(6,2,8)"});
-    check_error([&] { m.forward(q, rnd({5, 3, 8}), rnd({5, 3, 8})); }, {"batch size", "(4,2,8)", "(5,3,8)"});
-    check_error([&] { m.forward(q, k, v, {}, true, Mask(xt::zeros<bool>({5, 5}))); },
+    expect_error([&] { m.forward(rnd({4, 2, 6}), k, v); }, {"was expecting embedding dimension of 8", "(4,2,6)"});
+    expect_error([&] { m.forward(rnd({4, 8}), k, v); }, {"query must be 3-D", "(4,8)"});
+    expect_error([&] { m.forward(q, k, rnd({6, 2, 8})); }, {"key's sequence and batch dims", "(5,2,8)", "(6,2,8)"});
+    expect_error([&] { m.forward(q, rnd({5, 3, 8}), rnd({5, 3, 8})); }, {"batch size", "(4,2,8)", "(5,3,8)"});
+    expect_error([&] { m.forward(q, k, v, {}, true, Mask(xt::zeros<bool>({5, 5}))); },
                 {"The shape of the 2D attn_mask is (5,5), but should be (4,5)."});
-    check_error([&] { m.forward(q, k, v, {}, true, Tensor::zeros({2, 4, 5})); },
+    expect_error([&] { m.forward(q, k, v, {}, true, Tensor::zeros({2, 4, 5})); },
                 {"The shape of the 3D attn_mask is (2,4,5), but should be (4,4,5)."});
-    check_error([&] { m.forward(q, k, v, {}, true, Tensor::zeros({2, 2, 4, 5})); },
+    expect_error([&] { m.forward(q, k, v, {}, true, Tensor::zeros({2, 2, 4, 5})); },
                 {"attn_mask's dimension 4 is not supported"});
-    check_error([&] { m.forward(q, k, v, Mask(xt::zeros<bool>({5, 2}))); },
+    expect_error([&] { m.forward(q, k, v, Mask(xt::zeros<bool>({5, 2}))); },
                 {"expecting key_padding_mask shape of (2,5), but got (5,2)"});
     MultiheadAttention separate(8, 2, 0.f, true, 5, 7);
-    check_error([&] { separate.forward(q, rnd({5, 2, 8}), rnd({5, 2, 7})); }, {"key (5,2,8) must end in kdim 5"});
+    expect_error([&] { separate.forward(q, rnd({5, 2, 8}), rnd({5, 2, 7})); }, {"key (5,2,8) must end in kdim 5"});
 }
 
 // ---------------------------------------------------------------- layers
@@ -360,10 +360,10 @@ TEST_CASE("tutorial D: TransformerDecoderLayer passes gradcheck, sequence- and b
 
 TEST_CASE("tutorial D: the layers name themselves and the shapes on bad input") {
     TransformerEncoderLayer enc(small_layer());
-    check_error([&] { enc.forward(rnd({5, 2, 6})); }, {"TransformerEncoderLayer", "src", "d_model = 8", "(5,2,6)"});
+    expect_error([&] { enc.forward(rnd({5, 2, 6})); }, {"TransformerEncoderLayer", "src", "d_model = 8", "(5,2,6)"});
     TransformerDecoderLayer dec(small_layer());
-    check_error([&] { dec.forward(rnd({4, 2, 8}), rnd({5, 8})); }, {"TransformerDecoderLayer", "memory", "(5,8)"});
-    check_error([] { activation_from_string("tanh"); }, {"relu/gelu", "tanh"});
+    expect_error([&] { dec.forward(rnd({4, 2, 8}), rnd({5, 8})); }, {"TransformerDecoderLayer", "memory", "(5,8)"});
+    expect_error([] { activation_from_string("tanh"); }, {"relu/gelu", "tanh"});
 }
 
 // ---------------------------------------------------------------- stacks and the Transformer
@@ -462,15 +462,15 @@ TEST_CASE("tutorial D: Transformer passes gradcheck and its tgt_mask makes the d
 TEST_CASE("tutorial D: Transformer checks src and tgt like torch and names the failing module") {
     Transformer model({.d_model = 8, .nhead = 2, .num_encoder_layers = 1, .num_decoder_layers = 1,
                        .dim_feedforward = 12});
-    check_error([&] { model.forward(rnd({5, 2, 8}), rnd({4, 3, 8})); },
+    expect_error([&] { model.forward(rnd({5, 2, 8}), rnd({4, 3, 8})); },
                 {"Transformer", "the batch number of src and tgt must be equal", "(5,2,8)", "(4,3,8)"});
-    check_error([&] { model.forward(rnd({5, 2, 8}), rnd({4, 2, 6})); },
+    expect_error([&] { model.forward(rnd({5, 2, 8}), rnd({4, 2, 6})); },
                 {"the feature number of src and tgt must be equal to d_model 8"});
-    check_error([&] { model.forward(rnd({5, 2, 8}), rnd({4, 2, 8}), Tensor::zeros({4, 4})); },
+    expect_error([&] { model.forward(rnd({5, 2, 8}), rnd({4, 2, 8}), Tensor::zeros({4, 4})); },
                 {"MultiheadAttention 'encoder.layers.0.self_attn'", "2D attn_mask is (4,4), but should be (5,5)"});
-    check_error([&] { model.forward(rnd({5, 2, 8}), rnd({4, 2, 8}), {}, {}, {}, {}, {}, Mask(xt::zeros<bool>({2, 4}))); },
+    expect_error([&] { model.forward(rnd({5, 2, 8}), rnd({4, 2, 8}), {}, {}, {}, {}, {}, Mask(xt::zeros<bool>({2, 4}))); },
                 {"MultiheadAttention 'decoder.layers.0.multihead_attn'", "key_padding_mask shape of (2,5)"});
-    check_error([] { Transformer({.d_model = 10, .nhead = 4}); }, {"embed_dim must be divisible by num_heads"});
-    check_error([&] { model.forward(rnd({600, 1, 8}), rnd({4, 1, 8})); },
+    expect_error([] { Transformer({.d_model = 10, .nhead = 4}); }, {"embed_dim must be divisible by num_heads"});
+    expect_error([&] { model.forward(rnd({600, 1, 8}), rnd({4, 1, 8})); },
                 {"TransformerEncoder 'encoder'", "(600,1,8) has 600 positions", "max_len 512"});
 }

@@ -51,6 +51,6 @@ TEST_CASE("relu and both gelu forms") {
 
 TEST_CASE("binary ops name both shapes when they do not broadcast") {
     Tensor a = rnd({2, 3}), b = rnd({4});
-    test::check_error([&] { add(a, b); }, {"add", "(2,3)", "(4)"});
-    test::check_error([&] { mul(a, rnd({3, 3})); }, {"mul", "(2,3)", "(3,3)"});
+    test::expect_error([&] { add(a, b); }, {"add", "(2,3)", "(4)"});
+    test::expect_error([&] { mul(a, rnd({3, 3})); }, {"mul", "(2,3)", "(3,3)"});
 }

@@ -44,8 +44,8 @@ TEST_CASE("max and argmax") {
 
 TEST_CASE("reductions reject bad axes and empty means") {
     Tensor a = rnd({2, 3});
-    test::check_error([&] { sum(a, {2}); }, {"sum", "dim 2", "(2,3)"});
-    test::check_error([&] { sum(a, {1, -1}); }, {"sum", "same axis"});
-    test::check_error([&] { var(rnd({3, 1}), {1}); }, {"var", "unbiased"});
-    test::check_error([&] { max(a, 5); }, {"max", "dim 5"});
+    test::expect_error([&] { sum(a, {2}); }, {"sum", "dim 2", "(2,3)"});
+    test::expect_error([&] { sum(a, {1, -1}); }, {"sum", "same axis"});
+    test::expect_error([&] { var(rnd({3, 1}), {1}); }, {"var", "unbiased"});
+    test::expect_error([&] { max(a, 5); }, {"max", "dim 5"});
 }
