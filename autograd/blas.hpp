@@ -12,6 +12,11 @@ void gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const fl
 void gemm_ld(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
              const float* B, int ldb, float beta, float* C, int ldc);
 
+// OpenBLAS itself, without gemm_ld's routing of skinny products to autograd/skinny_gemm.hpp:
+// the reference the tests and the benchmark compare those kernels with.
+void gemm_openblas(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
+                   const float* B, int ldb, float beta, float* C, int ldc);
+
 void set_blas_threads(int n);
 int blas_threads();
 

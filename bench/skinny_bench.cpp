@@ -1,0 +1,105 @@
+// skinny_bench: a Linear layer's three products on a 7-token sentence, OpenBLAS against
+// xtgrad's skinny kernels (autograd/skinny_gemm.hpp), as in the Winter Games step: the weights
+// of tutorial C's model do not fit any cache, so each product cycles through 64 MiB of weights.
+// Runs alternate between the two, so a busy machine slows both alike; prints min and median.
+//
+//   build/bench/skinny_bench [--threads N] [--reps R]
+#include "autograd/blas.hpp"
+#include "autograd/parallel.hpp"
+#include "autograd/random.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <vector>
+
+using namespace xtgrad;
+
+namespace {
+
+using Gemm = void (*)(bool, bool, int, int, int, float, const float*, int, const float*, int, float, float*, int);
+
+struct Shape3 {
+    const char* what;
+    bool ta, tb;
+    int M, N, K;
+};
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    int threads = 1, reps = 15;
+    CLI::App app{"skinny_bench: 7-row products, OpenBLAS vs xtgrad's skinny kernels"};
+    app.add_option("--threads", threads, "threads for both (OpenBLAS and xtgrad's pool)");
+    app.add_option("--reps", reps, "timed passes over the weights");
+    CLI11_PARSE(app, argc, argv);
+    set_blas_threads(threads);
+    set_num_threads(threads);
+
+    constexpr int rows = 7, d = 512, ff = 2048;
+    // 64 MiB of weights, in 16 (ff, d) matrices: one pass reads them all from memory.
+    constexpr int count = 16;
+    Generator gen(0);
+    const Array weights = randn({static_cast<std::size_t>(count) * ff * d}, gen).data();
+    const Array act = randn({static_cast<std::size_t>(rows) * ff}, gen).data();
+    Array out = Array::from_shape({static_cast<std::size_t>(ff) * d});
+    std::vector<float> grads(static_cast<std::size_t>(count) * ff * d);
+
+    // The products of W (ff, d) in a feed-forward's first Linear, x (7, d), dy (7, ff).
+    const Shape3 shapes[] = {
+        {"forward   y = x·Wᵀ  (7,512)·(2048,512)ᵀ", false, true, rows, ff, d},
+        {"backward dx = dy·W  (7,2048)·(2048,512)", false, false, rows, d, ff},
+        {"backward dW = dyᵀ·x (7,2048)ᵀ·(7,512)", true, false, ff, d, rows},
+    };
+    fmt::print("{} thread(s); each time is one pass over {} weight matrices of {}x{} (64 MiB)\n", threads, count, ff, d);
+    fmt::print("{:<42} {:>16} {:>16} {:>8}\n", "product", "OpenBLAS ms", "xtgrad ms", "ratio");
+    {  // The floor: reading the 64 MiB once (a sum), the least any of the products can cost.
+        std::vector<double> t;
+        volatile float sink = 0;
+        for (int r = 0; r <= reps; ++r) {
+            const auto t0 = std::chrono::steady_clock::now();
+            float acc[8] = {};
+            const float* w = weights.data();
+            for (std::size_t i = 0; i + 8 <= weights.size(); i += 8)
+                for (int j = 0; j < 8; ++j) acc[j] += w[i + j];
+            sink = sink + acc[0] + acc[7];
+            if (r > 0) t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        }
+        fmt::print("{:<42} {:>7.2f} (min {:>5.2f})   read bandwidth {:.1f} GB/s\n", "floor: read the weights once", median(t),
+                   *std::min_element(t.begin(), t.end()), 64.0 * 1.048576 / *std::min_element(t.begin(), t.end()));
+    }
+    for (const Shape3& s : shapes) {
+        const auto pass = [&](Gemm gemm) {
+            const auto t0 = std::chrono::steady_clock::now();
+            for (int i = 0; i < count; ++i) {
+                const float* W = weights.data() + static_cast<std::size_t>(i) * ff * d;
+                if (s.ta)  // dW_i = dyᵀ · x, written into its own gradient buffer
+                    gemm(true, false, s.M, s.N, s.K, 1.f, act.data(), ff, act.data(), d, 0.f,
+                         grads.data() + static_cast<std::size_t>(i) * ff * d, d);
+                else if (s.tb)
+                    gemm(false, true, s.M, s.N, s.K, 1.f, act.data(), d, W, d, 0.f, out.data(), s.N);
+                else
+                    gemm(false, false, s.M, s.N, s.K, 1.f, act.data(), ff, W, d, 0.f, out.data(), s.N);
+            }
+            return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+        };
+        std::vector<double> blas, ours;
+        pass(&gemm_openblas);
+        pass(&gemm_ld);
+        for (int r = 0; r < reps; ++r) {
+            blas.push_back(pass(&gemm_openblas));
+            ours.push_back(pass(&gemm_ld));
+        }
+        const double mb = median(blas), mo = median(ours);
+        fmt::print("{:<42} {:>7.2f} (min {:>5.2f}) {:>7.2f} (min {:>5.2f}) {:>8.2f}\n", s.what, mb,
+                   *std::min_element(blas.begin(), blas.end()), mo, *std::min_element(ours.begin(), ours.end()), mo / mb);
+    }
+}
