@@ -49,6 +49,12 @@ inline float blend(float value, float alpha, float beta, float c) { return beta 
 constexpr int kNtMaxRows = 7;
 constexpr int kPrefetchFloats = 512;
 
+// A hint to load the line `ahead` floats past p. Never faults, even past the end of the
+// buffer; the address is computed as an integer, so no out-of-range pointer is formed.
+inline void prefetch(const float* p, int ahead) {
+    __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(p) + sizeof(float) * static_cast<std::size_t>(ahead)));
+}
+
 template <int MB, int NB>
 void nt_tile(int K, const float* A, int lda, const float* B, int ldb, float (&dot)[MB][NB]) {
     Batch acc[MB][NB];
@@ -59,7 +65,7 @@ void nt_tile(int K, const float* A, int lda, const float* B, int ldb, float (&do
         Batch b[NB];
         for (int j = 0; j < NB; ++j) {
             b[j] = Batch::load_unaligned(B + j * ldb + k);
-            __builtin_prefetch(B + j * ldb + k + kPrefetchFloats);  // never faults, even past the end
+            prefetch(B + j * ldb + k, kPrefetchFloats);
         }
         for (int i = 0; i < MB; ++i) {
             const Batch a = Batch::load_unaligned(A + i * lda + k);
