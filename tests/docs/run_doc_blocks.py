@@ -228,7 +228,7 @@ def main():
     ap.add_argument('--list', action='store_true', help='list the blocks and how each is covered, run nothing')
     ap.add_argument('--only', help='run only blocks whose FILE:LINE contains this text')
     ap.add_argument('--timeout', type=int, default=900, help='seconds per block (default 900)')
-    args = ap.parse_args()
+    args = ap.parse_intermixed_args()
     build_dir = Path(args.build_dir).resolve()
     if not args.list and not (build_dir / 'build.ninja').is_file():
         sys.exit(f'run_doc_blocks: {args.build_dir} is not a meson build folder')
@@ -293,7 +293,7 @@ def main():
         shutil.rmtree(scratch_root, ignore_errors=True)
 
     if args.list:
-        return 0
+        return 1 if counts['failed'] else 0
     torch_part = (f'{counts["torch_run"]} need torch (run here)' if torch
                   else f'{counts["torch_skipped"]} need torch: skipped (no torch)')
     print(f'doc blocks: {counts["run"]} run, {counts["covered"]} covered elsewhere, '
