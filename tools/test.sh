@@ -49,6 +49,10 @@ echo "== gdb test (build-ci)"
 if bash tests/gdb/run_gdb_test.sh build-ci; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
 echo "== docs/debugging.md commands (build-ci)"
 if bash tests/debug/run_doc_commands.sh build-ci; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
+# Every command block of README.md and docs/*.md runs, or its comment says what runs it
+# (docs/architecture.md, "Docs that stay true"); blocks that need python3-torch are skipped without it.
+echo "== README.md and docs/*.md command blocks (build-ci)"
+if python3 tests/docs/run_doc_blocks.py build-ci; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   build_and_test build-ci-asan --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
 

@@ -64,7 +64,7 @@ int main(int argc, char** argv) {
     fmt::print("first weights: {}\n", narrow(model.fc1->weight, 0, 0, 2));
 
     for (int epoch = 1; epoch <= epochs; ++epoch) {
-        set_trace(trace && epoch == 1);
+        if (trace) set_trace(epoch == 1);  // without --trace, XTGRAD_TRACE=1 decides
         opt.zero_grad();
         Tensor logits = model.forward(x);
         Tensor loss = cross_entropy(logits, y);
