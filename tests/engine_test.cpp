@@ -122,3 +122,27 @@ TEST_CASE("a Tensor made from a graph pointer: shape always, values while a clos
     lean_loss(ref).backward();
     for (std::size_t i = 0; i < in.size(); ++i) CHECK(test::max_abs_diff(in[i].grad_array(), ref[i].grad_array()) == 0.f);
 }
+
+TEST_CASE("relu(linear(x, w)): the product is freed before backward, relu keeps only its output") {
+    Tensor x = test::rnd({3, 5}, 1), w = test::rnd({4, 5}, 2);
+    std::weak_ptr<Array> product;
+    Tensor y;
+    {
+        Tensor h = linear(x, w);
+        product = h.impl()->storage;
+        y = relu(h);
+    }
+    CHECK(product.expired());  // LinearBackward saved x and w, ReluBackward its output
+    Tensor loss = sum(y * y);
+    loss.backward();
+    // d/dw sum(relu(x·wᵀ)²) = (2 relu(x·wᵀ))ᵀ · x, with relu(x·wᵀ) recomputed here.
+    Tensor ref_y = relu(linear(x.detach(), w.detach()));
+    Array expected = empty_array({4, 5});
+    expected.fill(0.f);
+    for (std::size_t i = 0; i < 4; ++i)
+        for (std::size_t j = 0; j < 5; ++j)
+            for (std::size_t n = 0; n < 3; ++n) expected(i, j) += 2.f * ref_y.data()(n, i) * x.data()(n, j);
+    CHECK(test::max_abs_diff(w.grad_array(), expected) < 1e-5f);
+    CHECK(gradcheck([](const std::vector<Tensor>& in) { return sum(pow(relu(linear(in[0], in[1])), 2.f)); },
+                    {test::rnd({3, 5}, 1), test::rnd({4, 5}, 2)}));
+}
