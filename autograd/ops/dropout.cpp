@@ -39,14 +39,16 @@ Tensor dropout(const Tensor& a, float p, bool training, Generator& gen) {
     }
     // x * 0 or x * 1/(1-p), as a float scale mask multiplied (bit for bit, -0 and NaN included).
     Array out = empty_array(a.shape());
-    const float* x = a.ptr();
-    float* y = out.data();
-    for (std::size_t i = 0; i < n; ++i) y[i] = x[i] * (m[i] ? keep : 0.f);
+    // __restrict: the byte mask could alias the floats for the compiler, which would not vectorise.
+    const float* __restrict x = a.ptr();
+    const std::uint8_t* __restrict mr = m;
+    float* __restrict y = out.data();
+    for (std::size_t i = 0; i < n; ++i) y[i] = x[i] * (mr[i] ? keep : 0.f);
     return make_result(std::move(out), "DropoutBackward", {a}, [kept, keep](Node& self, const Array& g) {
         Array dx = empty_array(shape_of(g));
-        const std::uint8_t* mk = kept->data();
-        const float* gi = g.data();
-        float* d = dx.data();
+        const std::uint8_t* __restrict mk = kept->data();
+        const float* __restrict gi = g.data();
+        float* __restrict d = dx.data();
         for (std::size_t i = 0, len = kept->size(); i < len; ++i) d[i] = gi[i] * (mk[i] ? keep : 0.f);
         self.accumulate(0, std::move(dx));
     });
