@@ -87,11 +87,11 @@ void tree(std::string& out, const TensorImpl& t, const std::string& indent, int 
           std::unordered_set<const TensorImpl*>& seen) {
     const Node* node = t.grad_fn.get();
     if (node == nullptr) {
-        out += (t.name.empty() ? "leaf" : t.name) + " " + shape_str(t.storage->shape()) +
+        out += (t.name.empty() ? "leaf" : t.name) + " " + shape_str(t.shape()) +
                (t.requires_grad ? "" : " (no grad)") + "\n";
         return;
     }
-    out += node->op() + " -> " + shape_str(t.storage->shape());
+    out += node->op() + " -> " + shape_str(t.shape());
     if (!node->module_path().empty()) out += "  in " + node->module_path();
     if (!seen.insert(&t).second) {
         out += "  (shown above)\n";
@@ -111,10 +111,13 @@ void tree(std::string& out, const TensorImpl& t, const std::string& indent, int 
 
 std::string describe(const TensorImpl& t, std::size_t max_values) {
     const std::string who = t.name.empty() ? "tensor" : fmt::format("\"{}\"", t.name);
-    if (!t.storage) return who + " (no storage)";
-    return fmt::format("{} {} float32{} {} grad={} {}", who, shape_str(t.storage->shape()),
+    if (!t.storage && !t.values_released) return who + " (no storage)";
+    // A non-leaf's values are freed once no Tensor and no backward closure holds them.
+    const std::shared_ptr<const Array> values = t.values();
+    return fmt::format("{} {} float32{} {} grad={} {}", who, shape_str(t.shape()),
                        t.requires_grad ? " requires_grad" : "", t.grad_fn ? "grad_fn=" + t.grad_fn->op() : "leaf",
-                       t.grad ? shape_str(t.grad->shape()) : "none", values_str(*t.storage, max_values));
+                       t.grad ? shape_str(t.grad->shape()) : "none",
+                       values ? values_str(*values, max_values) : std::string("(values freed)"));
 }
 
 std::string describe(const Node& node) {
@@ -138,25 +141,42 @@ std::string graph_string(const TensorImpl& t, int depth) {
 
 // ---- printing ----
 
+namespace {
+// On the impl, not a Tensor: the C aliases below get raw pointers from gdb, and making a
+// Tensor would take part in owning the values (tensor.hpp).
+void print_impl(const TensorImpl& t) {
+    const std::shared_ptr<const Array> values = t.values();
+    emit(describe(t) + "\ntensor(" + (values ? to_string(*values) : std::string("values freed")) + ")");
+}
+
+void print_grad_impl(const TensorImpl& t) {
+    const std::string who = t.name.empty() ? fmt::format("tensor {}", shape_str(t.shape())) : t.name;
+    if (!t.grad) return emit(who + " has no gradient");
+    emit("grad of " + who + "\ntensor(" + to_string(*t.grad) + ")");
+}
+
+void print_graph_impl(const TensorImpl& t, int depth) {
+    std::string s = graph_string(t, depth);
+    if (!s.empty() && s.back() == '\n') s.pop_back();
+    emit(s);
+}
+}  // namespace
+
 void print(const Tensor& t) {
     if (!t.defined()) return emit("tensor(undefined)");
-    emit(describe(*t.impl()) + "\ntensor(" + to_string(t.data()) + ")");
+    print_impl(*t.impl());
 }
 
 void print_grad(const Tensor& t) {
     if (!t.defined()) return emit("tensor(undefined)");
-    const std::string who = t.name().empty() ? fmt::format("tensor {}", shape_str(t.shape())) : t.name();
-    if (!t.has_grad()) return emit(who + " has no gradient");
-    emit("grad of " + who + "\ntensor(" + to_string(t.grad_array()) + ")");
+    print_grad_impl(*t.impl());
 }
 
 void print_node(const Node* node) { emit(node ? describe(*node) : "(null node)"); }
 
 void print_graph(const Tensor& t, int depth) {
     if (!t.defined()) return emit("tensor(undefined)");
-    std::string s = graph_string(*t.impl(), depth);
-    if (!s.empty() && s.back() == '\n') s.pop_back();
-    emit(s);
+    print_graph_impl(*t.impl(), depth);
 }
 
 void print_graph(const Node* node, int depth) {
@@ -221,7 +241,7 @@ BackwardStepper::BackwardStepper(const Tensor& loss, bool retain_graph)
     : BackwardStepper(loss, detail::loss_seed(loss, "BackwardStepper"), retain_graph) {}
 
 BackwardStepper::BackwardStepper(const Tensor& root, const Array& grad_output, bool retain_graph)
-    : pass_(root.defined() ? root.impl_ptr() : throw Error("BackwardStepper: the tensor is undefined"), grad_output,
+    : pass_(root.defined() ? root.graph_ptr() : throw Error("BackwardStepper: the tensor is undefined"), grad_output,
             retain_graph),
       next_(pass_.next()) {}
 
@@ -254,11 +274,11 @@ using namespace xtgrad;
 
 void xtgrad_print(const TensorImpl* t) {
     if (t == nullptr) return debug::print(Tensor());
-    debug::print(Tensor(ImplPtr(ImplPtr(), const_cast<TensorImpl*>(t))));  // a non-owning handle
+    debug::print_impl(*t);
 }
 void xtgrad_print_grad(const TensorImpl* t) {
     if (t == nullptr) return debug::print_grad(Tensor());
-    debug::print_grad(Tensor(ImplPtr(ImplPtr(), const_cast<TensorImpl*>(t))));
+    debug::print_grad_impl(*t);
 }
 void xtgrad_print_array(const Array* a) {
     if (a == nullptr) return (void)std::puts("(null array)");
@@ -268,7 +288,7 @@ void xtgrad_print_array(const Array* a) {
 void xtgrad_print_node(const Node* node) { debug::print_node(node); }
 void xtgrad_print_graph(const TensorImpl* t, int depth) {
     if (t == nullptr) return debug::print_graph(Tensor(), depth);
-    debug::print_graph(Tensor(ImplPtr(ImplPtr(), const_cast<TensorImpl*>(t))), depth);
+    debug::print_graph_impl(*t, depth);
 }
 void xtgrad_break_on_op(const char* op) { debug::break_on_op(op); }
 void xtgrad_break_on_module(const char* path) { debug::break_on_module(path); }

@@ -40,8 +40,7 @@ void print_trace(std::size_t step, const Node& node, const TensorImpl& out, cons
     std::string inputs;
     for (const ImplPtr& in : node.inputs()) {
         if (!inputs.empty()) inputs += ", ";
-        inputs += in->name.empty() ? shape_str(in->storage->shape())
-                                   : in->name + shape_str(in->storage->shape());
+        inputs += in->name.empty() ? shape_str(in->shape()) : in->name + shape_str(in->shape());
     }
     std::fprintf(trace_state().out, "[xtgrad backward %3zu] %-22s grad %-14s |g| = %-11.5g -> %s%s%s\n",
                  step, node.op().c_str(), shape_str(grad.shape()).c_str(), l2_norm(grad),
@@ -99,10 +98,10 @@ BackwardPass::BackwardPass(const ImplPtr& root_ptr, const Array& grad_output, bo
     TensorImpl& root = *root_ptr;
     if (!root.requires_grad)
         fail("backward: '{}' {} does not require grad and has no grad_fn; set requires_grad on the "
-             "leaves you want gradients for", root.name, shape_str(root.storage->shape()));
-    if (grad_output.shape() != root.storage->shape())
+             "leaves you want gradients for", root.name, shape_str(root.shape()));
+    if (shape_of(grad_output) != root.shape())
         fail("backward: grad_output has shape {} but the tensor has shape {}",
-             shape_str(grad_output.shape()), shape_str(root.storage->shape()));
+             shape_str(grad_output.shape()), shape_str(root.shape()));
 
     order_ = topological_order(root_ptr);
     remaining_ = order_.size();
@@ -161,12 +160,12 @@ void run_backward(const ImplPtr& root, const Array& grad_output, bool retain_gra
 }
 
 void Tensor::backward(bool retain_graph) const {
-    run_backward(impl_ptr(), detail::loss_seed(*this, "backward"), retain_graph);
+    run_backward(graph_ptr(), detail::loss_seed(*this, "backward"), retain_graph);
 }
 
 void Tensor::backward(const Array& grad_output, bool retain_graph) const {
     if (!defined()) fail("backward: the tensor is undefined");
-    run_backward(impl_ptr(), grad_output, retain_graph);
+    run_backward(graph_ptr(), grad_output, retain_graph);
 }
 
 }  // namespace xtgrad

@@ -96,7 +96,10 @@ private:
 
     std::string summaries(const TensorImpl& t) const {
         std::string s;
-        if (o_.values) s += fmt::format("\n|v| = {:.4g}", l2_norm(*t.storage));
+        if (o_.values) {
+            const std::shared_ptr<const Array> v = t.values();
+            s += v ? fmt::format("\n|v| = {:.4g}", l2_norm(*v)) : std::string("\nvalues freed");
+        }
         if (!o_.grads) return s;
         double g = 0;
         if (t.grad)
@@ -115,7 +118,7 @@ private:
         const std::string id = id_of(t);
         add(node.module_path(), id + " [shape=box, style=\"rounded,filled\", fillcolor=\"#eeeeee\"" +
                                     std::string(t == root_.get() ? ", penwidth=2" : "") + ", label=" +
-                                    quoted(node.op() + "\n" + shape_str(t->storage->shape()) + summaries(*t)) + "];");
+                                    quoted(node.op() + "\n" + shape_str(t->shape()) + summaries(*t)) + "];");
         for (const ImplPtr& in : node.inputs()) {
             if (!in) continue;
             if (!drawn(in.get())) draw_outside(in.get());
@@ -126,7 +129,7 @@ private:
     // A leaf, or a stub for a tensor computed outside the drawing (another module, or too deep).
     void draw_outside(const TensorImpl* t) {
         if (!outside_.insert(t).second) return;
-        const std::string id = id_of(t), shape = shape_str(t->storage->shape());
+        const std::string id = id_of(t), shape = shape_str(t->shape());
         if (t->grad_fn == nullptr) {
             const bool param = !t->name.empty();
             add(param ? parent_of(t->name) : "",

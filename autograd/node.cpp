@@ -19,7 +19,7 @@ bool Node::needs_grad(std::size_t i) const {
 void Node::accumulate(std::size_t i, Array g) {
     if (!needs_grad(i)) return;
     TensorImpl& in = *inputs_[i];
-    const Shape want = shape_of(*in.storage);
+    const Shape want = in.shape();  // kept by the impl when its values are freed
     Shape got = shape_of(g);
     if (got != want) {
         if (!broadcasts_to(want, got))
@@ -39,8 +39,8 @@ float* Node::grad_buffer(std::size_t i, bool& fresh) {
     if (!needs_grad(i)) fail("{}: grad_buffer({}) asked for an input that needs no gradient", op_, i);
     TensorImpl& in = *inputs_[i];
     fresh = !in.grad;
-    if (detail::BackwardObserver* o = detail::backward_observer()) o->accumulated(*this, i, shape_of(*in.storage), !fresh);
-    if (fresh) in.grad = std::make_shared<Array>(empty_array(shape_of(*in.storage)));
+    if (detail::BackwardObserver* o = detail::backward_observer()) o->accumulated(*this, i, in.shape(), !fresh);
+    if (fresh) in.grad = std::make_shared<Array>(empty_array(in.shape()));
     return in.grad->data();
 }
 

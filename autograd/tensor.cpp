@@ -22,10 +22,53 @@ const bool malloc_tuned = [] {
 }();
 }  // namespace
 
-Tensor::Tensor(Array data, bool requires_grad) : impl_(std::make_shared<TensorImpl>()) {
+// ---- who keeps the values (tensor.hpp) ----
+
+std::size_t TensorImpl::numel() const {
+    if (storage) return storage->size();
+    std::size_t n = 1;
+    for (std::size_t d : released_shape) n *= d;
+    return n;
+}
+
+void TensorImpl::release_values() {
+    if (!storage || grad_fn == nullptr) return;  // a leaf keeps its values
+    released_shape = shape_of(*storage);
+    released_values = storage;
+    values_released = true;
+    storage.reset();
+}
+
+TensorOwner::~TensorOwner() {
+    if (impl) impl->release_values();
+}
+
+Tensor::Tensor(ImplPtr impl) {
+    if (!impl) return;
+    TensorImpl* raw = impl.get();
+    std::shared_ptr<TensorOwner> owner = raw->owner.lock();
+    if (!owner) {
+        owner = std::make_shared<TensorOwner>();
+        ImplPtr graph = raw->weak_from_this().lock();  // null only for an impl not made by make_shared
+        owner->impl = graph ? std::move(graph) : std::move(impl);
+        if (!raw->storage) raw->storage = raw->released_values.lock();  // back, while a closure holds them
+        raw->owner = owner;
+    }
+    impl_ = ImplPtr(std::move(owner), raw);  // aliasing: this handle's control block is the owner's
+}
+
+Tensor::Tensor(Array data, bool requires_grad) {
     (void)malloc_tuned;
-    impl_->storage = std::make_shared<Array>(std::move(data));
-    impl_->requires_grad = requires_grad;
+    auto impl = std::make_shared<TensorImpl>();
+    impl->storage = std::make_shared<Array>(std::move(data));
+    impl->requires_grad = requires_grad;
+    *this = Tensor(std::move(impl));
+}
+
+ImplPtr Tensor::graph_ptr() const {
+    if (!impl_) return nullptr;
+    ImplPtr graph = impl_->weak_from_this().lock();
+    return graph ? graph : impl_;
 }
 
 Tensor Tensor::full(const Shape& shape, float value, bool requires_grad) {
@@ -51,17 +94,31 @@ TensorImpl& Tensor::checked() const {
     return *impl_;
 }
 
-const Array& Tensor::data() const { return *checked().storage; }
-Array& Tensor::data() { return *checked().storage; }
-Shape Tensor::shape() const { return shape_of(data()); }
-std::size_t Tensor::dim() const { return data().dimension(); }
-std::size_t Tensor::numel() const { return data().size(); }
+namespace {
+Array& values_of(TensorImpl& t) {
+    if (!t.storage)
+        fail("Tensor: the values of {} {}{} were freed: nothing kept them (no Tensor handle, and the backward "
+             "did not save them); keep a Tensor to it while it is computed to read them",
+             t.name.empty() ? std::string("a tensor") : "'" + t.name + "'", shape_str(t.shape()),
+             t.grad_fn ? ", the output of " + t.grad_fn->op() + "," : "");
+    return *t.storage;
+}
+}  // namespace
+
+const Array& Tensor::data() const { return values_of(checked()); }
+Array& Tensor::data() { return values_of(checked()); }
+Shape Tensor::shape() const { return checked().shape(); }
+std::size_t Tensor::dim() const {
+    const TensorImpl& t = checked();
+    return t.storage ? t.storage->dimension() : t.released_shape.size();
+}
+std::size_t Tensor::numel() const { return checked().numel(); }
 
 std::size_t Tensor::size(int axis) const {
     const int n = static_cast<int>(dim());
     const int a = axis < 0 ? axis + n : axis;
     if (a < 0 || a >= n) fail("Tensor::size: axis {} is out of range for shape {}", axis, shape_str(shape()));
-    return data().shape()[static_cast<std::size_t>(a)];
+    return shape()[static_cast<std::size_t>(a)];
 }
 
 float Tensor::item() const {
@@ -110,7 +167,8 @@ void Tensor::register_hook(std::function<Array(const Array&)> hook) {
 
 Tensor Tensor::detach() const {
     auto d = std::make_shared<TensorImpl>();
-    d->storage = checked().storage;
+    values_of(checked());  // an Error if the values were freed
+    d->storage = impl_->storage;
     d->name = impl_->name;
     return Tensor(std::move(d));
 }
@@ -141,7 +199,7 @@ Tensor attach_grad_fn(Tensor result, const char* op, const std::vector<Tensor>& 
     if (!records_graph(inputs)) return result;
     std::vector<ImplPtr> edges;
     edges.reserve(inputs.size());
-    for (const Tensor& t : inputs) edges.push_back(t.impl_ptr());
+    for (const Tensor& t : inputs) edges.push_back(t.graph_ptr());  // the slot, not the values
     result.impl()->requires_grad = true;
     result.impl()->grad_fn = std::make_shared<Node>(op, std::move(edges), std::move(backward), where);
     return result;

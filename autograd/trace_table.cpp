@@ -44,7 +44,7 @@ void TraceTable::accumulated(const Node& node, std::size_t input, const Shape& f
         if (in->grad_fn == nullptr) leaves_reached_.push_back(in);
     }
     steps.push_back(current_step_);
-    const Shape to = shape_of(*in->storage);
+    const Shape to = in->shape();
     if (from != to && !rows_.empty())
         rows_.back().reductions.push_back(fmt::format("reduced {} -> {} for input {}{}", shape_str(from), shape_str(to),
                                                       input, in->name.empty() ? "" : " '" + in->name + "'"));
@@ -52,7 +52,7 @@ void TraceTable::accumulated(const Node& node, std::size_t input, const Shape& f
 
 void TraceTable::end() {
     for (const ImplPtr& leaf : leaves_reached_)
-        leaves_.push_back({leaf->name, shape_of(*leaf->storage), leaf->grad ? l2_norm(*leaf->grad) : 0.0,
+        leaves_.push_back({leaf->name, leaf->shape(), leaf->grad ? l2_norm(*leaf->grad) : 0.0,
                            from_[leaf.get()], onto_earlier_[leaf.get()]});
     leaves_reached_.clear();
 }

@@ -1,7 +1,12 @@
 #include "autograd/ops.hpp"
+#include "autograd/debug.hpp"
 #include "autograd/grad_mode.hpp"
+#include "autograd/gradcheck.hpp"
+#include "test_util.hpp"
 
 #include <doctest/doctest.h>
+
+#include <memory>
 
 using namespace xtgrad;
 
@@ -11,4 +16,133 @@ TEST_CASE("a reused tensor gets the sum of both gradients") {
     y.backward();
     CHECK(x.grad_array()(0) == doctest::Approx(3));
     CHECK(x.grad_array()(2) == doctest::Approx(7));
+}
+
+// ---- who keeps the values (autograd/tensor.hpp) ----
+
+namespace {
+// loss = sum((x·wᵀ + b) * c): AddBackward saves nothing, so x·wᵀ is needed by no backward;
+// MulBackward saves both of its operands.
+Tensor lean_loss(const std::vector<Tensor>& in) { return sum((linear(in[0], in[1]) + in[2]) * in[3]); }
+std::vector<Tensor> lean_inputs() {
+    return {test::rnd({2, 3}, 1), test::rnd({4, 3}, 2), test::rnd({4}, 3), test::rnd({2, 4}, 4)};
+}
+}  // namespace
+
+TEST_CASE("an intermediate's values are freed once no Tensor and no backward needs them") {
+    const std::vector<Tensor> in = lean_inputs();
+    std::weak_ptr<Array> h_values, a_values, leaf_values;
+    Tensor loss;
+    {
+        Tensor h = linear(in[0], in[1]);
+        Tensor a = h + in[2];
+        h_values = h.impl()->storage;
+        a_values = a.impl()->storage;
+        loss = sum(a * in[3]);
+        CHECK_FALSE(h_values.expired());  // a Tensor keeps the values
+    }
+    CHECK(h_values.expired());        // freed before backward: no Tensor, no closure
+    CHECK_FALSE(a_values.expired());  // MulBackward saved it
+    Tensor doubled;
+    {
+        Tensor leaf = test::rnd({3}, 5);
+        leaf_values = leaf.impl()->storage;
+        doubled = sum(leaf * 2.f);  // saves nothing
+    }
+    CHECK_FALSE(leaf_values.expired());  // a leaf never loses its values
+    doubled.backward();
+
+    // The graph still knows the freed tensor's shape, and says its values are gone.
+    const ImplPtr& a_impl = loss.grad_fn()->inputs()[0]->grad_fn->inputs()[0];
+    const ImplPtr& h_impl = a_impl->grad_fn->inputs()[0];
+    CHECK(h_impl->shape() == Shape{2, 4});
+    CHECK(h_impl->values() == nullptr);
+    const std::string add_node = debug::describe(*a_impl->grad_fn);
+    CHECK(add_node.find("input 0: tensor (2,4) float32 requires_grad grad_fn=LinearBackward grad=none (values freed)") !=
+          std::string::npos);
+    CHECK(add_node.find("input 1: tensor (4) float32 requires_grad leaf grad=none [") != std::string::npos);
+    CHECK(debug::describe(*a_impl).find("grad_fn=AddBackward grad=none [") != std::string::npos);  // saved: shown
+
+    // Backward gives the gradients of a graph that kept everything, and gradcheck agrees.
+    loss.backward();
+    const std::vector<Tensor> ref = lean_inputs();
+    Tensor h = linear(ref[0], ref[1]), a = h + ref[2];
+    Tensor ref_loss = sum(a * ref[3]);
+    ref_loss.backward();
+    for (std::size_t i = 0; i < in.size(); ++i) CHECK(test::max_abs_diff(in[i].grad_array(), ref[i].grad_array()) == 0.f);
+    CHECK(loss.item() == ref_loss.item());
+    CHECK(gradcheck(lean_loss, lean_inputs()));
+}
+
+TEST_CASE("a kept intermediate keeps its values; retain_grad still gives its gradient") {
+    const std::vector<Tensor> in = lean_inputs();
+    Tensor h = linear(in[0], in[1]);
+    h.retain_grad();
+    const Array h_before = h.data();
+    Tensor loss = sum((h + in[2]) * in[3]);
+    loss.backward();
+    CHECK(test::max_abs_diff(h.data(), h_before) == 0.f);
+    REQUIRE(h.has_grad());
+    CHECK(test::max_abs_diff(h.grad_array(), in[3].data()) == 0.f);  // d loss / d h = c
+    std::weak_ptr<Array> values = h.impl()->storage;
+    Tensor copy = h;
+    h = Tensor();
+    CHECK_FALSE(values.expired());  // a copy is the same tensor
+    copy = Tensor();
+    CHECK(values.expired());
+}
+
+TEST_CASE("a Tensor made from a graph pointer: shape always, values while a closure holds them") {
+    const std::vector<Tensor> in = lean_inputs();
+    Tensor loss = lean_loss(in);
+    const ImplPtr& a_impl = loss.grad_fn()->inputs()[0]->grad_fn->inputs()[0];
+    const ImplPtr& h_impl = a_impl->grad_fn->inputs()[0];
+
+    Tensor h(h_impl);  // values freed: the shape, and an Error for the values
+    CHECK(h.shape() == Shape{2, 4});
+    CHECK(h.numel() == 8);
+    CHECK(h.size(-1) == 4);
+    test::expect_error([&] { (void)h.data(); }, {"(2,4)", "LinearBackward", "freed"});
+    test::expect_error([&] { (void)h.detach(); }, {"freed"});
+
+    Tensor a(a_impl);  // saved by MulBackward: the values come back
+    Tensor x = in[0];
+    const Array expected = linear(x, in[1]).data() + in[2].data();
+    CHECK(test::max_abs_diff(a.data(), expected) == 0.f);
+    Tensor a2(a.graph_ptr());  // joins the same owner
+    CHECK(a2.impl_ptr().owner_before(a.impl_ptr()) == false);
+    CHECK(a.impl_ptr().owner_before(a2.impl_ptr()) == false);
+    a = Tensor();
+    a2 = Tensor();
+    CHECK(a_impl->storage == nullptr);  // released again; the closure still has them
+    CHECK(a_impl->values() != nullptr);
+
+    loss.backward();  // the graph pointers did not disturb backward
+    const std::vector<Tensor> ref = lean_inputs();
+    lean_loss(ref).backward();
+    for (std::size_t i = 0; i < in.size(); ++i) CHECK(test::max_abs_diff(in[i].grad_array(), ref[i].grad_array()) == 0.f);
+}
+
+TEST_CASE("relu(linear(x, w)): the product is freed before backward, relu keeps only its output") {
+    Tensor x = test::rnd({3, 5}, 1), w = test::rnd({4, 5}, 2);
+    std::weak_ptr<Array> product;
+    Tensor y;
+    {
+        Tensor h = linear(x, w);
+        product = h.impl()->storage;
+        y = relu(h);
+    }
+    CHECK(product.expired());  // LinearBackward saved x and w, ReluBackward its output
+    Tensor loss = sum(y * y);
+    loss.backward();
+    // d/dw sum(relu(x·wᵀ)²) = (2 relu(x·wᵀ))ᵀ · x, with relu(x·wᵀ) recomputed here.
+    Tensor ref_y = relu(linear(x.detach(), w.detach()));
+    Array expected = empty_array({4, 5});
+    expected.fill(0.f);
+    for (std::size_t i = 0; i < 4; ++i)
+        for (std::size_t j = 0; j < 5; ++j)
+            for (std::size_t n = 0; n < 3; ++n) expected(i, j) += 2.f * ref_y.data()(n, i) * x.data()(n, j);
+    CHECK(test::max_abs_diff(w.grad_array(), expected) < 1e-5f);
+    CHECK(gradcheck([](const std::vector<Tensor>& in) { return sum(pow(relu(linear(in[0], in[1])), 2.f)); },
+                    {test::rnd({3, 5}, 1), test::rnd({4, 5}, 2)}));
 }

@@ -19,13 +19,16 @@ void check_binary(const Tensor& a, const Tensor& b, const char* op) {
     broadcast_shapes(a.shape(), b.shape(), op);  // throws with both shapes if they don't broadcast
 }
 
-// One elementwise op of one tensor: y = f(x), dx = df(g, x, y).
-template <class Forward, class Backward>
+// One elementwise op of one tensor: y = f(x), dx = df(g, s), where s is the one value the
+// derivative reads, the input x or the output y; only that one is saved, so the other is
+// freed as soon as nothing else holds it (relu(linear(x)) keeps relu's output, not linear's).
+enum class Reads { input, output };
+template <Reads reads, class Forward, class Backward>
 Tensor unary(const Tensor& a, const char* op, Forward forward, Backward backward) {
     detail::require_defined(a, op, "the input");
     Tensor y(forward(a.data()));
-    return attach_grad_fn(y, op, {a}, [x = saved(a), ys = saved(y), backward](Node& self, const Array& g) {
-        self.accumulate(0, backward(g, *x, *ys));
+    return attach_grad_fn(y, op, {a}, [s = saved(reads == Reads::input ? a : y), backward](Node& self, const Array& g) {
+        self.accumulate(0, backward(g, *s));
     });
 }
 
@@ -80,39 +83,39 @@ Tensor mul(const Tensor& a, float b) {
 Tensor neg(const Tensor& a) { return mul(a, -1.f); }
 
 Tensor pow(const Tensor& a, float p) {
-    return unary(
+    return unary<Reads::input>(
         a, "PowBackward", [p](const Array& x) { return Array(xt::pow(x, p)); },
-        [p](const Array& g, const Array& x, const Array&) { return Array(g * p * xt::pow(x, p - 1.f)); });
+        [p](const Array& g, const Array& x) { return Array(g * p * xt::pow(x, p - 1.f)); });
 }
 
 Tensor exp(const Tensor& a) {
-    return unary(
+    return unary<Reads::output>(
         a, "ExpBackward", [](const Array& x) { return Array(xt::exp(x)); },
-        [](const Array& g, const Array&, const Array& y) { return Array(g * y); });
+        [](const Array& g, const Array& y) { return Array(g * y); });
 }
 
 Tensor log(const Tensor& a) {
-    return unary(
+    return unary<Reads::input>(
         a, "LogBackward", [](const Array& x) { return Array(xt::log(x)); },
-        [](const Array& g, const Array& x, const Array&) { return Array(g / x); });
+        [](const Array& g, const Array& x) { return Array(g / x); });
 }
 
 Tensor sqrt(const Tensor& a) {
-    return unary(
+    return unary<Reads::output>(
         a, "SqrtBackward", [](const Array& x) { return Array(xt::sqrt(x)); },
-        [](const Array& g, const Array&, const Array& y) { return Array(g * 0.5f / y); });
+        [](const Array& g, const Array& y) { return Array(g * 0.5f / y); });
 }
 
 Tensor tanh(const Tensor& a) {
-    return unary(
+    return unary<Reads::output>(
         a, "TanhBackward", [](const Array& x) { return Array(xt::tanh(x)); },
-        [](const Array& g, const Array&, const Array& y) { return Array(g * (1.f - y * y)); });
+        [](const Array& g, const Array& y) { return Array(g * (1.f - y * y)); });
 }
 
 Tensor relu(const Tensor& a) {
-    return unary(
+    return unary<Reads::output>(
         a, "ReluBackward", [](const Array& x) { return Array(xt::maximum(x, 0.f)); },
-        [](const Array& g, const Array&, const Array& y) { return Array(xt::where(y > 0.f, g, 0.f)); });
+        [](const Array& g, const Array& y) { return Array(xt::where(y > 0.f, g, 0.f)); });
 }
 
 Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }

@@ -45,8 +45,8 @@ expect "$log" "printers auto-loaded from the library" '^Yes +xtgrad_printers\.py
 expect "$log" "stopped in matched_node" 'Breakpoint 1, xtgrad::debug::matched_node'
 expect "$log" "node: op, module path, source location" \
   '^\$1 = xtgrad::Node SoftmaxBackward in encoder\.layers\.0\.enc_self_attn, created at autograd/ops/softmax\.cpp:[0-9]+ = \{$'
-expect "$log" "node: its input, the attention weights" \
-  "^  input 0 = xtgrad::TensorImpl \(1,2,7,7\) float32 requires_grad grad_fn=MaskedFillBackward grad=none \[$num, "
+expect "$log" "node: its input, the masked scores, shape kept and values freed (nothing saved them)" \
+  "^  input 0 = xtgrad::TensorImpl \(1,2,7,7\) float32 requires_grad grad_fn=MaskedFillBackward grad=none \(values freed\)"
 expect "$log" "gradient flowing in: shape and values" "^\\\$2 = xtgrad::Array \(1,2,7,7\) \[$num, $num, .*\(98 values\)\]$"
 expect "$log" "tensor: name, shape, dtype, flags, values" \
   "^\\\$3 = xtgrad::Tensor \"encoder\.layers\.0\.enc_self_attn\.W_Q\.weight\" \(16,16\) float32 requires_grad leaf grad=none \[$num, "
@@ -65,6 +65,8 @@ expect "$log" "the loss node first" '^\$1 = xtgrad::Node CrossEntropyBackward \(
 expect "$log" "seeded with 1" '^\$2 = xtgrad::Array \(\) 1$'
 expect "$log" "the graph below the loss" '^`- ReshapeBackward -> \(7,9\)'
 expect "$log" "W_Q's node before it runs" '^\$[0-9]+ = xtgrad::Node LinearBackward in encoder\.layers\.0\.enc_self_attn\.W_Q, created at autograd/ops/matmul\.cpp'
+expect "$log" "W_Q's input: values a backward saved are shown" \
+  "^  input 0 = xtgrad::TensorImpl \(1,7,16\) float32 requires_grad grad_fn=AddBackward grad=\(1,7,16\) \[$num, "
 expect "$log" "W_Q.weight has no grad yet" '^  input 1 = xtgrad::TensorImpl "encoder\.layers\.0\.enc_self_attn\.W_Q\.weight" \(16,16\) float32 requires_grad leaf grad=none'
 expect "$log" "the gradient flowing into W_Q" "^\\\$[0-9]+ = xtgrad::Array \(1,7,16\) \[$num, "
 expect "$log" "after the node: W_Q.weight has its grad" '^  input 1 = xtgrad::TensorImpl "encoder\.layers\.0\.enc_self_attn\.W_Q\.weight" \(16,16\) float32 requires_grad leaf grad=\(16,16\)'

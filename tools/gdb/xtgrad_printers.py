@@ -103,6 +103,19 @@ def _shared_get(value):
     return None if _ptr(pointer) == 0 else pointer
 
 
+def _weak_get(value):
+    """The raw pointer of a std::weak_ptr while its object is alive, else None."""
+    counts = value["_M_refcount"]["_M_pi"]
+    if _ptr(counts) == 0:
+        return None
+    # Read the count from memory: dereferencing the (polymorphic) count object would make gdb
+    # look up its dynamic type and print RTTI warnings into the output.
+    field = next(f for f in counts.type.strip_typedefs().target().strip_typedefs().fields()
+                 if f.name == "_M_use_count")
+    (uses,) = _read(_ptr(counts) + field.bitpos // 8, 1, "i", 4)
+    return _shared_get(value) if uses > 0 else None
+
+
 def _vector_items(value):
     start, finish = value["_M_impl"]["_M_start"], value["_M_impl"]["_M_finish"]
     count = int(finish - start) if _ptr(start) else 0
@@ -200,15 +213,26 @@ def _impl_summary(impl, limit=None):
     name = _std_string(impl["name"])
     parts = ['"%s"' % name] if name else []
     data = _array_of(impl["storage"])
-    if data is None:
+    if data is None and bool(impl["values_released"]):
+        # A non-leaf whose Tensors are gone (autograd/tensor.hpp): the impl keeps the shape,
+        # and the values live on only while a backward closure saved them.
+        alive = _weak_get(impl["released_values"])
+        data = None if alive is None else _ArrayView(alive.dereference())
+        shape = [int(d) for d in _vector_items(impl["released_shape"])]
+        parts.append(_shape_str(shape) + " float32")
+    elif data is None:
         return " ".join(parts + ["(no storage)"])
-    parts.append(_shape_str(data.shape) + " " + data.dtype)
+    else:
+        parts.append(_shape_str(data.shape) + " " + data.dtype)
     if bool(impl["requires_grad"]):
         parts.append("requires_grad")
     node = _shared_get(impl["grad_fn"])
     parts.append("grad_fn=" + _std_string(node.dereference()["op_"]) if node is not None else "leaf")
     grad = _array_of(impl["grad"])
     parts.append("grad=" + _shape_str(grad.shape) if grad is not None else "grad=none")
+    if data is None:
+        parts.append("(values freed)")
+        return " ".join(parts)
     values = data.summary(limit)
     parts.append(values[values.index(" ") + 1:])
     return " ".join(parts)
