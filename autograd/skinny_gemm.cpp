@@ -178,17 +178,20 @@ void tn_rows(int m0, int m1, int N, float alpha, const float* A, int lda, const 
                 a[k] = Batch(s[k]);
             }
             float* c = C + static_cast<std::ptrdiff_t>(m) * ldc;
+            const auto one = [&](int n) {  // C[m][n], for the row's ends
+                float acc = beta == 0.f ? 0.f : beta * c[n];
+                for (int k = 0; k < K; ++k) acc += s[k] * B[static_cast<std::ptrdiff_t>(k) * ldb + n];
+                c[n] = acc;
+            };
             int n = c0;
+            if (stream)  // streamed stores need 32-byte alignment: do the row's first few alone
+                for (; n < c1 && reinterpret_cast<std::uintptr_t>(c + n) % 32 != 0; ++n) one(n);
             for (; n + L <= c1; n += L) {
                 Batch acc = beta == 0.f ? Batch(0.f) : Batch(beta) * Batch::load_unaligned(c + n);
                 for (int k = 0; k < K; ++k) acc = xsimd::fma(a[k], Batch::load_unaligned(B + static_cast<std::ptrdiff_t>(k) * ldb + n), acc);
                 store(acc, c + n, stream);
             }
-            for (; n < c1; ++n) {
-                float acc = beta == 0.f ? 0.f : beta * c[n];
-                for (int k = 0; k < K; ++k) acc += s[k] * B[static_cast<std::ptrdiff_t>(k) * ldb + n];
-                c[n] = acc;
-            }
+            for (; n < c1; ++n) one(n);
         }
     }
 }

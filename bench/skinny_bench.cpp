@@ -51,7 +51,8 @@ int main(int argc, char** argv) {
     const Array weights = randn({static_cast<std::size_t>(count) * ff * d}, gen).data();
     const Array act = randn({static_cast<std::size_t>(rows) * ff}, gen).data();
     Array out = Array::from_shape({static_cast<std::size_t>(ff) * d});
-    std::vector<float> grads(static_cast<std::size_t>(count) * ff * d);
+    // Gradients in xtgrad's own (32-byte aligned) arrays, where dW's rows can be streamed.
+    Array grads = Array::from_shape({static_cast<std::size_t>(count) * ff * d});
 
     // The products of W (ff, d) in a feed-forward's first Linear, x (7, d), dy (7, ff).
     const Shape3 shapes[] = {
