@@ -9,6 +9,7 @@ Every ```sh, ```bash and ```console block is run, unless an HTML comment right b
     <!-- doc-check: covered by tests/gdb/run_gdb_test.sh -->     runs elsewhere (the file must exist)
     <!-- doc-check: skip: REASON -->                             not run, with the reason shown
     <!-- doc-check: needs python3-torch -->                      run only if `/usr/bin/python3 -c 'import torch'` works
+                                                                  (and ../shared exists, if the block uses it)
     <!-- doc-check: reduce "OLD" => "NEW": REASON -->            run with OLD replaced by NEW (OLD must occur)
     <!-- doc-check: expect "TEXT" -->  or  expect /REGEX/        the output (stdout + stderr) must contain it
     <!-- doc-check: expect-shown "TEXT" -->                      ... and TEXT must be shown on the page itself
@@ -21,7 +22,9 @@ in a fresh scratch folder that mirrors the repository (a symlink per top-level e
 block is rewritten to the scratch folder's `tmp/`, so runs never collide. A ```console block's
 commands are its `$ ` lines (with `\\` continuations, `> ` stripped); its other lines are the output shown.
 Files a block writes (winter_games_out/, graph_out/) stay in the scratch folder, removed at the end.
-Exit status 1 if any block fails; with no torch, torch blocks are counted as skipped, not failed.
+Exit status 1 if any block fails. A torch block that cannot run (no torch, or it uses
+../shared/ and the repository has no sibling shared/ folder, as in a clean CI checkout) is
+counted as skipped, with the reason, not failed.
 """
 import argparse
 import os
@@ -211,6 +214,19 @@ def run_block(block, plan, build_dir, scratch_root, timeout):
     return True, '', seconds
 
 
+def missing_reference(block, plan, torch):
+    """Why a needs-python3-torch block cannot run here, or None. Such blocks use the PyTorch
+    reference: torch itself, and for some the exporter in the repository's sibling ../shared/
+    folder, which a clean checkout (CI) may not have."""
+    if not plan.torch:
+        return None
+    if not torch:
+        return 'no torch'
+    if '../shared/' in block.text and not (REPO.parent / 'shared').is_dir():
+        return f'no {REPO.parent / "shared"}: the reference exporter lives outside the repository'
+    return None
+
+
 def have_torch():
     if os.environ.get('XTGRAD_DOC_NO_TORCH'):
         return False
@@ -279,9 +295,10 @@ def main():
                 if args.list:
                     print(f'  run   {label}: {how}{len(plan.expect)} output checks')
                     continue
-                if plan.torch and not torch:
+                missing = missing_reference(block, plan, torch)
+                if missing:
                     counts['torch_skipped'] += 1
-                    print(f'  skip  {label}: skipped (no torch)')
+                    print(f'  skip  {label}: skipped ({missing})')
                     continue
                 ok, msg, seconds = run_block(block, plan, build_dir, scratch_root, args.timeout)
                 if not ok:
@@ -294,8 +311,10 @@ def main():
 
     if args.list:
         return 1 if counts['failed'] else 0
-    torch_part = (f'{counts["torch_run"]} need torch (run here)' if torch
-                  else f'{counts["torch_skipped"]} need torch: skipped (no torch)')
+    torch_part = f'{counts["torch_run"]} need torch (run here)'
+    if counts['torch_skipped']:
+        torch_part += f', {counts["torch_skipped"]} need torch: skipped (no torch or no ../shared)'
+
     print(f'doc blocks: {counts["run"]} run, {counts["covered"]} covered elsewhere, '
           f'{counts["skipped"]} skipped with a reason, {torch_part}, {counts["snippet"]} snippets match their test, '
           f'{counts["failed"]} failed')
