@@ -2,6 +2,9 @@
 
 #include "autograd/broadcast.hpp"
 #include "autograd/error.hpp"
+#include "nn/module.hpp"
+
+#include <fmt/format.h>
 
 namespace xtgrad::nn {
 
@@ -48,6 +51,52 @@ Tensor merge_heads(const Tensor& x) {
     if (x.dim() != 4) fail("merge_heads: expected (batch, heads, len, d), got {}", shape_str(x.shape()));
     const long B = static_cast<long>(x.size(0)), L = static_cast<long>(x.size(2));
     return reshape(transpose(x, 1, 2), {B, L, -1});
+}
+
+void check_qkv(const Module& m, const char* module_type, const Tensor& Q, const Tensor& K, const Tensor& V,
+               std::size_t d_model) {
+    for (const Tensor* t : {&Q, &K, &V})
+        if (t->dim() != 3 || t->size(2) != d_model)
+            module_error(m, module_type,
+                         fmt::format("Q, K and V must be (batch, len, d_model={}), got Q {}, K {}, V {}", d_model,
+                                     shape_str(Q.shape()), shape_str(K.shape()), shape_str(V.shape())));
+    if (K.size(0) != Q.size(0) || V.size(0) != Q.size(0) || K.size(1) != V.size(1))
+        module_error(m, module_type,
+                     fmt::format("Q, K, V must share the batch and K, V the length, got Q {}, K {}, V {}",
+                                 shape_str(Q.shape()), shape_str(K.shape()), shape_str(V.shape())));
+}
+
+namespace {
+void require_ids(const char* who, const char* what, const Ids& ids) {
+    if (ids.dimension() != 2) fail("{}: {} must be (batch, len) token ids, got {}", who, what, shape_str(ids.shape()));
+}
+}  // namespace
+
+Mask key_padding_mask(const Ids& seq_q, const Ids& seq_k, const char* who) {
+    require_ids(who, "seq_q", seq_q);
+    require_ids(who, "seq_k", seq_k);
+    if (seq_q.shape(0) != seq_k.shape(0))
+        fail("{}: seq_q {} and seq_k {} differ in batch size", who, shape_str(seq_q.shape()), shape_str(seq_k.shape()));
+    const std::size_t B = seq_q.shape(0), Lq = seq_q.shape(1), Lk = seq_k.shape(1);
+    Mask mask = Mask::from_shape({B, Lq, Lk});
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t q = 0; q < Lq; ++q)
+            for (std::size_t k = 0; k < Lk; ++k) mask(b, q, k) = seq_k(b, k) == 0;
+    return mask;
+}
+
+Mask subsequent_mask(const Ids& seq, const char* who) {
+    require_ids(who, "seq", seq);
+    const std::size_t B = seq.shape(0), L = seq.shape(1);
+    Mask mask = Mask::from_shape({B, L, L});
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t q = 0; q < L; ++q)
+            for (std::size_t k = 0; k < L; ++k) mask(b, q, k) = k > q;
+    return mask;
+}
+
+Mask decoder_self_mask(const Ids& seq, const char* who) {
+    return Mask(key_padding_mask(seq, seq, who) || subsequent_mask(seq, who));
 }
 
 }  // namespace xtgrad::nn

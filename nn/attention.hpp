@@ -17,6 +17,8 @@
 
 namespace xtgrad::nn {
 
+class Module;
+
 struct AttentionResult {
     Tensor context;  // (..., Lq, dv)
     Tensor weights;  // (..., Lq, Lk), after softmax (before dropout)
@@ -40,5 +42,20 @@ AttentionResult scaled_dot_product_attention(const Tensor& q, const Tensor& k, c
 Tensor split_heads(const Tensor& x, std::size_t heads);
 // (B, h, L, d) -> (B, L, h·d), the inverse.
 Tensor merge_heads(const Tensor& x);
+
+// The check a batch-first MultiHeadAttention (tutorials B, C) makes of its inputs: Q, K, V
+// are (batch, len, d_model), share the batch, and K, V share the length. Throws the module's
+// error (module_error: its type and path) naming all three shapes.
+void check_qkv(const Module& m, const char* module_type, const Tensor& Q, const Tensor& K, const Tensor& V,
+               std::size_t d_model);
+
+// The masks tutorials A and C build from token ids (PAD = id 0), true = not attended; each
+// tutorial keeps its own names as wrappers, and `who` names that function in errors.
+// seq_q (B, Lq), seq_k (B, Lk) -> (B, Lq, Lk): true where the key seq_k[b, k] is PAD.
+Mask key_padding_mask(const Ids& seq_q, const Ids& seq_k, const char* who);
+// seq (B, L) -> (B, L, L): true strictly above the diagonal (query i sees keys 0..i).
+Mask subsequent_mask(const Ids& seq, const char* who);
+// pad OR subsequent: a decoder's self-attention mask.
+Mask decoder_self_mask(const Ids& seq, const char* who);
 
 }  // namespace xtgrad::nn

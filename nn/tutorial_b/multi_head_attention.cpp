@@ -57,15 +57,7 @@ Tensor MultiHeadAttention::attend(const Tensor& Q, const Tensor& K, const Tensor
 }
 
 void MultiHeadAttention::check_inputs(const Tensor& Q, const Tensor& K, const Tensor& V, const Mask* mask) const {
-    for (const Tensor* t : {&Q, &K, &V})
-        if (t->dim() != 3 || t->size(2) != d_model)
-            module_error(*this, kType,
-                         fmt::format("Q, K and V must be (batch, len, d_model={}), got Q {}, K {}, V {}", d_model,
-                                     shape_str(Q.shape()), shape_str(K.shape()), shape_str(V.shape())));
-    if (K.size(0) != Q.size(0) || V.size(0) != Q.size(0) || K.size(1) != V.size(1))
-        module_error(*this, kType,
-                     fmt::format("Q, K, V must share the batch and K, V the length, got Q {}, K {}, V {}",
-                                 shape_str(Q.shape()), shape_str(K.shape()), shape_str(V.shape())));
+    check_qkv(*this, kType, Q, K, V, d_model);
     if (!mask) return;
     const Shape scores{Q.size(0), num_heads, Q.size(1), K.size(1)};
     const Shape ms(mask->shape().begin(), mask->shape().end());

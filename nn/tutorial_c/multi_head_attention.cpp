@@ -51,15 +51,7 @@ MultiHeadAttentionOutput MultiHeadAttention::forward(const Tensor& Q, const Tens
 }
 
 void MultiHeadAttention::check_inputs(const Tensor& Q, const Tensor& K, const Tensor& V, const Mask& attn_mask) const {
-    for (const Tensor* t : {&Q, &K, &V})
-        if (t->dim() != 3 || t->size(2) != d_model)
-            module_error(*this, kType,
-                         fmt::format("Q, K and V must be (batch, len, d_model={}), got Q {}, K {}, V {}", d_model,
-                                     shape_str(Q.shape()), shape_str(K.shape()), shape_str(V.shape())));
-    if (K.size(0) != Q.size(0) || V.size(0) != Q.size(0) || K.size(1) != V.size(1))
-        module_error(*this, kType,
-                     fmt::format("Q, K, V must share the batch and K, V the length, got Q {}, K {}, V {}",
-                                 shape_str(Q.shape()), shape_str(K.shape()), shape_str(V.shape())));
+    check_qkv(*this, kType, Q, K, V, d_model);
     const Shape expected{Q.size(0), Q.size(1), K.size(1)};
     const Shape ms(attn_mask.shape().begin(), attn_mask.shape().end());
     if (ms != expected)
