@@ -2,6 +2,7 @@
 // PyTorch runs in tests/parity_test.cpp). Select them with -tc='*utorial A*'.
 #include "nn/tutorial_a/tutorial_a.hpp"
 #include "tests/test_util.hpp"
+#include "tests/nn/module_test_util.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +15,8 @@
 using namespace xtgrad;
 namespace ta = xtgrad::nn::tutorial_a;
 using test::rnd;
+using test::kReluSafe;
+using test::names_of;
 using V = std::vector<Tensor>;
 
 namespace {
@@ -34,12 +37,6 @@ V concat(V a, const V& b) {
     return a;
 }
 
-std::vector<std::string> names_of(const nn::NamedTensors& list) {
-    std::vector<std::string> out;
-    for (auto& [name, t] : list) out.push_back(name);
-    return out;
-}
-
 // ids (B, L) with trailing PAD: row 0 full length, the others shorter (as the fixtures).
 Ids padded_ids(const std::vector<std::vector<std::int64_t>>& rows) {
     const std::size_t L = rows[0].size();
@@ -55,15 +52,6 @@ Ids lengths_of(const Ids& ids) {
         for (std::size_t t = 0; t < ids.shape(1); ++t) len(b) += ids(b, t) != 0;
     return len;
 }
-
-// The FFN's ReLU has a kink at 0: a finite-difference step of gradcheck's default 1e-2 that
-// crosses it (a pre-activation within 1e-2 of 0, common among hundreds) gives a wrong
-// numeric slope. Steps of 1e-3 rarely cross it and stay far above float32 noise here.
-const GradcheckOptions kReluSafe = [] {
-    GradcheckOptions o;
-    o.eps = 1e-3;
-    return o;
-}();
 
 const Ids kSrc = padded_ids({{3, 1, 5, 2, 4}, {2, 6, 0, 0, 0}});  // (2, 5), lengths 5, 2; vocab 6
 const Ids kTgt = padded_ids({{1, 4, 2, 3}, {5, 2, 1, 0}});        // (2, 4), lengths 4, 3; vocab 5

@@ -3,6 +3,7 @@
 #include "nn/tutorial_b/tutorial_b.hpp"
 #include "autograd/npy.hpp"
 #include "tests/test_util.hpp"
+#include "tests/nn/module_test_util.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -15,6 +16,9 @@
 using namespace xtgrad;
 namespace tb = xtgrad::nn::tutorial_b;
 using test::rnd;
+using test::kReluSafe;
+using test::with_parameters;
+using test::names_of;
 using V = std::vector<Tensor>;
 
 namespace {
@@ -22,33 +26,11 @@ namespace {
 // Small sizes: d 8, 2 heads (d_k 4), d_ff 12.
 constexpr std::size_t kD = 8, kHeads = 2, kFf = 12;
 
-// The FFN's ReLU has a kink at 0: a finite-difference step of gradcheck's default 1e-2 that
-// crosses it (a pre-activation within 1e-2 of 0, common among hundreds) gives a wrong
-// numeric slope. Steps of 1e-3 rarely cross it and stay far above float32 noise here.
-const GradcheckOptions kReluSafe = [] {
-    GradcheckOptions o;
-    o.eps = 1e-3;
-    return o;
-}();
-
 // Each gradcheck test seeds the default generator first, so the module's initial weights do
 // not depend on which tests ran before it: gradcheck results are the same in a filtered run.
 // Even a 1e-3 step crosses a kink for some initialisations (a gradcheck failure at a
 // feed_forward.fc1 weight with no bug, as the PyTorch parity of the same module shows); the
 // seeds here are ones whose pre-activations stay clear of it.
-
-// xs, then the trainable parameters of m: everything gradcheck should perturb.
-V with_parameters(const nn::Module& m, V xs = {}) {
-    for (const Tensor& p : m.parameters())
-        if (p.requires_grad()) xs.push_back(p);
-    return xs;
-}
-
-std::vector<std::string> names_of(const nn::NamedTensors& list) {
-    std::vector<std::string> out;
-    for (auto& [name, t] : list) out.push_back(name);
-    return out;
-}
 
 std::vector<std::string> trainable_names(const nn::Module& m) {
     std::vector<std::string> out;
