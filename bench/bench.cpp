@@ -135,12 +135,8 @@ Workload seed_b(std::size_t batch) {
     Generator gen(1);
     const Ids src = randint({batch, len}, 1, static_cast<std::int64_t>(vocab), gen);
     const Ids tgt = randint({batch, len}, 1, static_cast<std::int64_t>(vocab), gen);
-    Ids tgt_in = Ids::from_shape({batch, len - 1}), target = Ids::from_shape({batch * (len - 1)});
-    for (std::size_t b = 0; b < batch; ++b)
-        for (std::size_t t = 0; t + 1 < len; ++t) {
-            tgt_in(b, t) = tgt(b, t);                   // tgt[:, :-1]
-            target(b * (len - 1) + t) = tgt(b, t + 1);  // tgt[:, 1:], flattened
-        }
+    const nn::tutorial_b::ShiftedTargets shifted = nn::tutorial_b::shift_targets(tgt);
+    const Ids tgt_in = shifted.input, target = shifted.target;  // tgt[:, :-1], tgt[:, 1:] flattened
     w.what = fmt::format("tutorial B, batch {} x 100, Adam", batch);
     w.fwd_flops = seed_b_flops(static_cast<double>(batch));
     w.opt = std::make_unique<optim::Adam>(model->parameters(),

@@ -48,12 +48,8 @@ int main(int argc, char** argv) {
         Generator gen(seed + 1);
         const Ids src = randint({batch, len}, 1, static_cast<std::int64_t>(vocab), gen);
         const Ids tgt = randint({batch, len}, 1, static_cast<std::int64_t>(vocab), gen);
-        Ids tgt_in = Ids::from_shape({batch, len - 1}), target = Ids::from_shape({batch * (len - 1)});
-        for (std::size_t b = 0; b < batch; ++b)
-            for (std::size_t t = 0; t + 1 < len; ++t) {
-                tgt_in(b, t) = tgt(b, t);                  // tgt[:, :-1]
-                target(b * (len - 1) + t) = tgt(b, t + 1);  // tgt[:, 1:], flattened
-            }
+        const nn::tutorial_b::ShiftedTargets shifted = nn::tutorial_b::shift_targets(tgt);
+        const Ids tgt_in = shifted.input, target = shifted.target;  // tgt[:, :-1], tgt[:, 1:] flattened
         optim::Adam opt(model.parameters(), {.lr = lr, .betas = {0.9, 0.98}, .eps = 1e-9});
         fmt::print("tutorial B Transformer: {:.1f} M parameters, batch {} x {}, vocab {}; ln {} = {:.3f}\n",
                    model.num_parameters() / 1e6, batch, len, vocab, vocab, std::log(static_cast<double>(vocab)));

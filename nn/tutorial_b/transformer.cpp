@@ -65,4 +65,17 @@ Tensor Transformer::decode(const Ids& tgt, const Tensor& enc_output, const Mask&
     return fc->forward(dec_output);  // (B, Lt, tgt_vocab_size)
 }
 
+ShiftedTargets shift_targets(const Ids& tgt) {
+    if (tgt.dimension() != 2 || tgt.shape(1) < 2)
+        fail("tutorial_b::shift_targets: tgt must be (batch, len >= 2) token ids, got {}", shape_str(tgt.shape()));
+    const std::size_t B = tgt.shape(0), L = tgt.shape(1);
+    ShiftedTargets s{Ids::from_shape({B, L - 1}), Ids::from_shape({B * (L - 1)})};
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t t = 0; t + 1 < L; ++t) {
+            s.input(b, t) = tgt(b, t);                  // tgt[:, :-1]
+            s.target(b * (L - 1) + t) = tgt(b, t + 1);  // tgt[:, 1:], flattened
+        }
+    return s;
+}
+
 }  // namespace xtgrad::nn::tutorial_b

@@ -55,4 +55,11 @@ private:
     void check_ids(const char* which, const Ids& ids, std::size_t vocab_size) const;
 };
 
+// Teacher forcing as tutorial B trains: the decoder reads tgt[:, :-1] and the loss compares its
+// logits with tgt[:, 1:], flattened for cross_entropy. tgt (B, L) -> input (B, L-1), target (B·(L-1)).
+struct ShiftedTargets {
+    Ids input, target;
+};
+ShiftedTargets shift_targets(const Ids& tgt);
+
 }  // namespace xtgrad::nn::tutorial_b

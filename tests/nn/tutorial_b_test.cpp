@@ -258,3 +258,12 @@ TEST_CASE("tutorial B: state names are the tutorial's, in torch's order") {
     CHECK(std::find(state.begin(), state.end(), "decoder_layers.1.cross_attn.W_o.bias") != state.end());
     CHECK(model.encoder_embedding->padding_idx == -1);  // no padding_idx in tutorial B
 }
+
+TEST_CASE("tutorial B: shift_targets gives the decoder tgt[:, :-1] and the loss tgt[:, 1:] flattened") {
+    const Ids tgt = {{1, 7, 8, 2}, {1, 9, 2, 0}};
+    const nn::tutorial_b::ShiftedTargets s = nn::tutorial_b::shift_targets(tgt);
+    CHECK(s.input == Ids{{1, 7, 8}, {1, 9, 2}});
+    CHECK(s.target == Ids{7, 8, 2, 9, 2, 0});
+    test::expect_error([] { nn::tutorial_b::shift_targets(Ids::from_shape({1, 1})); }, {"shift_targets", "(1,1)"});
+    test::expect_error([] { nn::tutorial_b::shift_targets(Ids{1, 2, 3}); }, {"shift_targets", "(3)"});
+}
