@@ -42,9 +42,8 @@ void set_anomaly_detection(bool on) { anomaly_enabled = on; }
 namespace detail {
 
 std::string describe_location(const std::source_location& where) {
-    std::string_view file = where.file_name();
-    while (file.starts_with("../")) file.remove_prefix(3);  // meson compiles from the build dir
-    return fmt::format("{}:{} ({})", file, where.line(), where.function_name());
+    // Relative to the project root: meson.build maps the build folder's path away.
+    return fmt::format("{}:{} ({})", where.file_name(), where.line(), where.function_name());
 }
 
 void check_forward_anomaly(const Array& out, const char* op, const std::vector<Tensor>& inputs,

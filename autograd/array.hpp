@@ -7,6 +7,7 @@
 // keep dimensions go through the helpers in autograd/reduce_kernels.hpp, never a lazy reducer that keeps dimensions.
 #pragma once
 
+#include <xsimd/memory/xsimd_aligned_allocator.hpp>
 #include <xtensor/xarray.hpp>
 
 #include <cstddef>
@@ -15,9 +16,19 @@
 
 namespace xtgrad {
 
-using Array = xt::xarray<float, xt::layout_type::row_major>;
-using Ids = xt::xarray<std::int64_t, xt::layout_type::row_major>;
-using Mask = xt::xarray<bool, xt::layout_type::row_major>;
+// The allocator is part of an xtensor container's type, and xsimd's default one takes its
+// alignment from the compile flags (16 bytes for SSE, 32 for AVX2, 64 for AVX-512). With it,
+// a program compiled with other -march flags than the library would name a different Array
+// type and fail to link (or, through a template, silently mix two types). So the alignment
+// is fixed here: 64 bytes, a cache line and AVX-512's vector width, which satisfies the
+// aligned loads of every instruction set xsimd may pick. Users' flags never change Array.
+inline constexpr std::size_t kArrayAlignment = 64;
+template <class T>
+using RowMajorArray = xt::xarray<T, xt::layout_type::row_major, xsimd::aligned_allocator<T, kArrayAlignment>>;
+
+using Array = RowMajorArray<float>;
+using Ids = RowMajorArray<std::int64_t>;
+using Mask = RowMajorArray<bool>;
 using Shape = std::vector<std::size_t>;
 
 // An uninitialised array of the given shape (no braced-list temporary, no copy).

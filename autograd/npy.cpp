@@ -258,7 +258,7 @@ constexpr std::array kIdSources{source<std::int64_t, std::int64_t>("<i8"), sourc
 constexpr std::array kMaskSources{source<std::uint8_t, bool>("|b1")};
 
 template <class Out>
-using RowMajor = xt::xarray<Out, xt::layout_type::row_major>;
+using RowMajor = RowMajorArray<Out>;
 
 template <class Out, std::size_t N>
 RowMajor<Out> convert(const NpyArray& npy, const std::array<Source<Out>, N>& sources, std::string_view target) {
@@ -280,7 +280,7 @@ RowMajor<Out> convert(const NpyArray& npy, const std::array<Source<Out>, N>& sou
         return out;
     }
     // Fill a column-major container and let xtensor's assignment reorder it.
-    using ColumnMajor = xt::xarray<Out, xt::layout_type::column_major>;
+    using ColumnMajor = xt::xarray<Out, xt::layout_type::column_major, typename RowMajor<Out>::allocator_type>;
     ColumnMajor column_major = ColumnMajor::from_shape(npy.shape);
     match->convert(npy.data.data(), column_major.size(), column_major.data());
     return RowMajor<Out>(column_major);

@@ -3,7 +3,7 @@
 # Skips apt entirely when everything is already there (fast on a prepared machine).
 set -euo pipefail
 packages=(g++ meson ninja-build pkg-config cmake libxtensor-dev libxsimd-dev libxtensor-blas-dev
-          libopenblas-dev doctest-dev libfmt-dev nlohmann-json3-dev libcli11-dev libbenchmark-dev
+          libopenblas-dev doctest-dev libfmt-dev nlohmann-json3-dev libcli11-dev
           gdb python3 librsvg2-bin fonts-noto-cjk graphviz)
 missing=()
 for p in "${packages[@]}"; do
@@ -14,7 +14,14 @@ if [ ${#missing[@]} -eq 0 ]; then
   exit 0
 fi
 echo "install_deps: installing ${missing[*]}"
+# As root (a fresh Debian container has no sudo) apt runs directly; as a user, through sudo.
 SUDO=""
-[ "$(id -u)" -ne 0 ] && SUDO="sudo"
+if [ "$(id -u)" -ne 0 ]; then
+  if ! command -v sudo >/dev/null; then
+    echo "install_deps: run as root, or install sudo: these packages are missing: ${missing[*]}" >&2
+    exit 1
+  fi
+  SUDO="sudo"
+fi
 $SUDO apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -21,7 +21,7 @@ using xtgrad::test::write_bytes;
 namespace {
 
 template <class T>
-using RowMajor = xt::xarray<T, xt::layout_type::row_major>;
+using RowMajor = RowMajorArray<T>;
 
 template <class T>
 RowMajor<T> load_as(const std::string& path) {
