@@ -23,6 +23,7 @@
 
 // nn: modules, building blocks, initialisation, checkpoints.
 #include "nn/attention.hpp"
+#include "nn/attention_map.hpp"
 #include "nn/checkpoint.hpp"
 #include "nn/init.hpp"
 #include "nn/layers.hpp"

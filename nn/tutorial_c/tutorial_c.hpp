@@ -13,5 +13,6 @@
 #include "nn/tutorial_c/poswise_feed_forward_net.hpp"
 #include "nn/tutorial_c/positions.hpp"
 #include "nn/tutorial_c/scaled_dot_product_attention.hpp"
+#include "nn/tutorial_c/showgraph.hpp"
 #include "nn/tutorial_c/sinusoid_table.hpp"
 #include "nn/tutorial_c/transformer.hpp"

@@ -1,0 +1,153 @@
+#include "nn/attention_map.hpp"
+
+#include "autograd/atomic_file.hpp"
+#include "autograd/error.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <ostream>
+
+namespace xtgrad::nn {
+
+namespace {
+
+// matplotlib's viridis at 9 stops, linearly interpolated; t in 0..1.
+std::string viridis(float t) {
+    static const std::array<std::array<float, 3>, 9> stops = {{{68, 1, 84}, {71, 44, 122}, {59, 81, 139}, {44, 113, 142},
+                                                               {33, 144, 141}, {39, 173, 129}, {92, 200, 99},
+                                                               {170, 220, 50}, {253, 231, 37}}};
+    t = std::clamp(t, 0.f, 1.f) * 8.f;
+    const std::size_t i = std::min<std::size_t>(static_cast<std::size_t>(t), 7);
+    const float f = t - static_cast<float>(i);
+    auto mix = [&](int c) { return static_cast<int>(std::lround(stops[i][c] * (1 - f) + stops[i + 1][c] * f)); };
+    return fmt::format("#{:02x}{:02x}{:02x}", mix(0), mix(1), mix(2));
+}
+
+std::string escape(const std::string& s) {
+    std::string out;
+    for (char c : s) {
+        if (c == '<') out += "&lt;";
+        else if (c == '>') out += "&gt;";
+        else if (c == '&') out += "&amp;";
+        else if (c == '"') out += "&quot;";
+        else out += c;
+    }
+    return out;
+}
+
+// Where a value sits in the colour range, 0..1: the one mapping both views use.
+float position(const AttentionMap& map, float v) {
+    const auto [lo, hi] = map.colour_range();
+    return std::clamp((v - lo) / std::max(hi - lo, 1e-12f), 0.f, 1.f);
+}
+
+}  // namespace
+
+std::pair<float, float> AttentionMap::colour_range() const {
+    if (scale == AttentionScale::probability || weights.size() == 0) return {0.f, 1.f};
+    return {*std::min_element(weights.begin(), weights.end()), *std::max_element(weights.begin(), weights.end())};
+}
+
+bool AttentionMap::nearly_uniform() const {
+    if (weights.dimension() != 2) return false;
+    for (std::size_t r = 0; r < weights.shape()[0]; ++r) {
+        float lo = 2.f, hi = 0.f;
+        for (std::size_t c = 0; c < weights.shape()[1]; ++c)
+            if (const float v = weights(r, c); v > 1e-4f) lo = std::min(lo, v), hi = std::max(hi, v);
+        if (hi > 0.f && hi > 1.25f * lo) return false;
+    }
+    return true;
+}
+
+void check_attention_map(const AttentionMap& map, const char* who) {
+    const Array& w = map.weights;
+    if (w.dimension() != 2 || w.shape()[0] != map.query_words.size() || w.shape()[1] != map.key_words.size())
+        fail("{}: attention weights of shape {} do not fit {} query words (rows) and {} key words (columns)", who,
+             shape_str(w.shape()), map.query_words.size(), map.key_words.size());
+    for (float v : w)
+        if (!std::isfinite(v))
+            fail("{}: the attention weights of '{}' hold {}: a map of probabilities must be finite", who, map.title, v);
+}
+
+std::string attention_legend(const AttentionMap& map) {
+    const auto [lo, hi] = map.colour_range();
+    std::string text = map.scale == AttentionScale::probability
+                           ? std::string("colour scale 0..1 (probabilities)")
+                           : fmt::format("colour scale stretched to this map's {:.3f}..{:.3f} (auto)", lo, hi);
+    if (map.nearly_uniform()) text += "; nearly uniform: every query spreads its attention evenly";
+    return text;
+}
+
+void write_attention_svg(const std::string& path, const AttentionMap& map) {
+    check_attention_map(map, "write_attention_svg");
+    const auto rows = static_cast<int>(map.query_words.size()), cols = static_cast<int>(map.key_words.size());
+    const int cell = 48, left = 110, top = 80, bottom = 120, bar_gap = 24, bar_width = 18, bar_labels = 56;
+    const int grid_right = left + cell * cols;
+    const int width = grid_right + bar_gap + bar_width + bar_labels, height = top + cell * std::max(rows, 1) + bottom;
+    const auto [lo, hi] = map.colour_range();
+    write_file_atomically(path, [&](std::ostream& out) {
+        out << fmt::format(R"svg(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="Noto Sans CJK SC, Noto Sans, sans-serif">)svg",
+                           width, height)
+            << "\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+            << fmt::format(R"svg(<text x="{}" y="30" font-size="18" text-anchor="middle">{}</text>)svg", width / 2,
+                           escape(map.title))
+            << "\n"
+            << fmt::format(R"svg(<text x="{}" y="54" font-size="12" text-anchor="middle" fill="#555">{}</text>)svg",
+                           width / 2, escape(attention_legend(map)))
+            << "\n";
+        // The cells, each with its value (dark text on the light end of viridis).
+        for (int r = 0; r < rows; ++r)
+            for (int c = 0; c < cols; ++c) {
+                const float v = map.weights(r, c), t = position(map, v);
+                const int x = left + cell * c, y = top + cell * r;
+                out << fmt::format(R"svg(<rect x="{}" y="{}" width="{}" height="{}" fill="{}"><title>{:.4f}</title></rect>)svg",
+                                   x, y, cell, cell, viridis(t), v)
+                    << fmt::format(R"svg(<text x="{}" y="{}" font-size="12" text-anchor="middle" dominant-baseline="middle" fill="{}">{:.2f}</text>)svg",
+                                   x + cell / 2, y + cell / 2, t > 0.6f ? "black" : "white", v)
+                    << "\n";
+            }
+        // Query words on y (rows), key words on x (columns), as tutorial C's showgraph.
+        for (int r = 0; r < rows; ++r)
+            out << fmt::format(R"svg(<text x="{}" y="{}" font-size="16" text-anchor="end" dominant-baseline="middle">{}</text>)svg",
+                               left - 8, top + cell * r + cell / 2, escape(map.query_words[r]))
+                << "\n";
+        for (int c = 0; c < cols; ++c) {
+            const int x = left + cell * c + cell / 2, y = top + cell * rows + 8;
+            out << fmt::format(R"svg(<text x="{}" y="{}" font-size="16" text-anchor="end" dominant-baseline="middle" transform="rotate(-90 {} {})">{}</text>)svg",
+                               x, y, x, y, escape(map.key_words[c]))
+                << "\n";
+        }
+        // The colour bar: 20 steps from hi (top) to lo (bottom), labelled at both ends and the middle.
+        const int bar_x = grid_right + bar_gap, bar_h = cell * std::max(rows, 1), steps = 20;
+        for (int i = 0; i < steps; ++i) {
+            const float t = 1.f - (static_cast<float>(i) + 0.5f) / steps;
+            out << fmt::format(R"svg(<rect x="{}" y="{:.1f}" width="{}" height="{:.1f}" fill="{}"/>)svg", bar_x,
+                               top + bar_h * static_cast<float>(i) / steps, bar_width,
+                               bar_h / static_cast<float>(steps) + 0.5f, viridis(t));
+        }
+        out << "\n";
+        for (const float t : {0.f, 0.5f, 1.f})
+            out << fmt::format(R"svg(<text x="{}" y="{:.1f}" font-size="12" dominant-baseline="middle">{:.2f}</text>)svg",
+                               bar_x + bar_width + 4, top + bar_h * (1.f - t), lo + (hi - lo) * t)
+                << "\n";
+        out << "</svg>\n";
+    });
+}
+
+std::string attention_text(const AttentionMap& map) {
+    check_attention_map(map, "attention_text");
+    static const char* shades[] = {"  ", "░░", "▒▒", "▓▓", "██"};
+    std::string out;
+    for (std::size_t r = 0; r < map.query_words.size(); ++r) {
+        out += fmt::format("{:>10} │", map.query_words[r]);
+        for (std::size_t c = 0; c < map.key_words.size(); ++c)
+            out += shades[std::min(4, static_cast<int>(position(map, map.weights(r, c)) * 5.f))];
+        out += "│\n";
+    }
+    std::string keys = "keys: ";
+    for (std::size_t c = 0; c < map.key_words.size(); ++c) keys += (c ? " " : "") + map.key_words[c];
+    return out + "           " + keys + "\n           " + attention_legend(map) + "\n";
+}
+
+}  // namespace xtgrad::nn

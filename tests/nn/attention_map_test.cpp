@@ -1,0 +1,133 @@
+// Attention maps that tell the truth (nn/attention_map.hpp) and tutorial C's showgraph
+// (nn/tutorial_c/showgraph.hpp): fixed 0..1 colours, values in the cells, a colour bar, the
+// SVG and the terminal view on one scale, "nearly uniform" said where it is.
+#include "tests/io/io_test_util.hpp"
+#include "tests/test_util.hpp"
+
+#include "nn/tutorial_c/showgraph.hpp"
+
+#include <algorithm>
+#include <regex>
+
+using namespace xtgrad;
+using nn::AttentionMap;
+using nn::AttentionScale;
+
+namespace {
+
+AttentionMap map_of(Array w, AttentionScale scale = AttentionScale::probability) {
+    AttentionMap m;
+    m.weights = std::move(w);
+    for (std::size_t r = 0; r < m.weights.shape()[0]; ++r) m.query_words.push_back(fmt::format("q{}", r));
+    for (std::size_t c = 0; c < m.weights.shape()[1]; ++c) m.key_words.push_back(fmt::format("k{}", c));
+    m.title = "test map";
+    m.scale = scale;
+    return m;
+}
+
+// The fill colours of the cells (rects with a <title> value), in order.
+std::vector<std::string> cell_fills(const std::string& svg) {
+    std::vector<std::string> fills;
+    const std::regex cell(R"svg(fill="(#[0-9a-f]{6})"><title>)svg");
+    for (auto it = std::sregex_iterator(svg.begin(), svg.end(), cell); it != std::sregex_iterator(); ++it)
+        fills.push_back((*it)[1]);
+    return fills;
+}
+
+// The largest difference of one colour channel (0..255) between any two cells: how much
+// structure the eye can see.
+int colour_spread(const std::vector<std::string>& fills) {
+    int spread = 0;
+    for (int channel = 0; channel < 3; ++channel) {
+        int lo = 255, hi = 0;
+        for (const std::string& f : fills) {
+            const int v = std::stoi(f.substr(1 + 2 * channel, 2), nullptr, 16);
+            lo = std::min(lo, v), hi = std::max(hi, v);
+        }
+        spread = std::max(spread, hi - lo);
+    }
+    return spread;
+}
+
+// A 3x7 map that is 1/7 everywhere, give or take 0.005: the README's old showcase.
+Array nearly_uniform_map() {
+    Array w = xt::ones<float>({3, 7}) / 7.f;
+    w(0, 0) += 0.004f, w(0, 1) -= 0.004f, w(2, 6) += 0.003f, w(2, 5) -= 0.003f;
+    return w;
+}
+
+}  // namespace
+
+TEST_CASE("attention maps: a nearly uniform map is drawn flat on the 0..1 scale and said to be nearly uniform") {
+    test::TempDir dir;
+    const AttentionMap m = map_of(nearly_uniform_map());
+    CHECK(m.nearly_uniform());
+    nn::write_attention_svg(dir.file("m.svg"), m);
+    const std::string svg = test::read_bytes(dir.file("m.svg"));
+    const std::vector<std::string> fills = cell_fills(svg);
+    REQUIRE(fills.size() == 21);
+    CHECK(colour_spread(fills) <= 6);  // 0.139..0.147: one shade of dark, to the eye
+    CHECK(svg.find("colour scale 0..1 (probabilities); nearly uniform") != std::string::npos);
+    CHECK(svg.find(">0.14</text>") != std::string::npos);  // the values are in the cells
+    CHECK(svg.find(">1.00</text>") != std::string::npos);  // the colour bar's top label
+    const std::string text = nn::attention_text(m);
+    CHECK(text.find("░") == std::string::npos);  // every cell in the lowest fifth: blank shades
+    CHECK(text.find("nearly uniform") != std::string::npos);
+}
+
+TEST_CASE("attention maps: --scale auto stretches the same map, and says so") {
+    test::TempDir dir;
+    const AttentionMap m = map_of(nearly_uniform_map(), AttentionScale::auto_range);
+    nn::write_attention_svg(dir.file("m.svg"), m);
+    const std::string svg = test::read_bytes(dir.file("m.svg"));
+    const std::vector<std::string> fills = cell_fills(svg);
+    CHECK(colour_spread(fills) >= 150);  // stretched: from dark to yellow, it looks structured
+    CHECK(svg.find("stretched to this map's 0.139..0.147 (auto)") != std::string::npos);
+    CHECK(nn::attention_text(m).find("(auto)") != std::string::npos);
+}
+
+TEST_CASE("attention maps: the SVG and the terminal view put every cell on the same scale") {
+    // A peaked map: each value's fifth of the scale decides both its text shade and its colour.
+    Array w = {{0.9f, 0.05f, 0.05f}, {0.3f, 0.5f, 0.2f}, {0.f, 0.f, 1.f}};
+    const AttentionMap m = map_of(w);
+    CHECK_FALSE(m.nearly_uniform());
+    const std::string text = nn::attention_text(m);
+    CHECK(text.find("q0 │██    │") != std::string::npos);
+    CHECK(text.find("q1 │░░▒▒░░│") != std::string::npos);
+    CHECK(text.find("q2 │    ██│") != std::string::npos);
+    test::TempDir dir;
+    nn::write_attention_svg(dir.file("m.svg"), m);
+    const std::vector<std::string> fills = cell_fills(test::read_bytes(dir.file("m.svg")));
+    REQUIRE(fills.size() == 9);
+    CHECK(fills[8] == "#fde725");  // 1.0: viridis' yellow end, whatever the other values
+    CHECK(fills[6] == "#440154");  // 0.0: its dark end
+}
+
+TEST_CASE("showgraph: tutorial C's choice (last layer, head 0, first sentence) and its errors") {
+    // Two layers of (B=2, h=2, Lq=2, Lk=3) weights; layer 1, head 0, sentence 0 is recognisable.
+    std::vector<Tensor> attns;
+    for (int layer = 0; layer < 2; ++layer) {
+        Array w = xt::ones<float>({2, 2, 2, 3}) / 3.f;
+        if (layer == 1) w(0, 0, 1, 2) = 0.9f, w(0, 0, 1, 0) = 0.05f, w(0, 0, 1, 1) = 0.05f;
+        attns.emplace_back(w);
+    }
+    const std::vector<std::string> x = {"I", "like", "games"}, y = {"S", "我"};
+    const AttentionMap m = nn::tutorial_c::attention_map(attns, x, y);
+    CHECK(m.weights(1, 2) == doctest::Approx(0.9f));
+    CHECK(m.key_words == x);
+    CHECK(m.query_words == y);
+    CHECK(m.title == "layer 1, head 0");
+    // Options one field at a time (designated initializers would have to name every field under -Wextra).
+    const auto options = [](int layer, std::size_t head, std::size_t batch) {
+        nn::tutorial_c::ShowgraphOptions o;
+        o.layer = layer, o.head = head, o.batch = batch;
+        return o;
+    };
+    test::TempDir dir;
+    nn::tutorial_c::showgraph(attns, x, y, dir.file("g.svg"), options(0, 0, 0));
+    CHECK(test::read_bytes(dir.file("g.svg")).find("nearly uniform") != std::string::npos);
+    test::expect_error([&] { nn::tutorial_c::attention_map(attns, x, y, options(2, 0, 0)); }, {"showgraph", "layer 2", "2 layers"});
+    test::expect_error([&] { nn::tutorial_c::attention_map(attns, x, y, options(-1, 5, 0)); }, {"showgraph", "head 5", "2 heads"});
+    test::expect_error([&] { nn::tutorial_c::attention_map(attns, x, y, options(-1, 0, 2)); }, {"showgraph", "sentence 2"});
+    test::expect_error([&] { nn::tutorial_c::attention_map(attns, {"I"}, y); }, {"showgraph", "(2,3)", "1 key words"});
+}
