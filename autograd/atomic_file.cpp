@@ -3,15 +3,20 @@
 #include "autograd/error.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <charconv>
 #include <filesystem>
+#include <optional>
 #include <ostream>
 #include <streambuf>
+#include <string_view>
 #include <system_error>
 #include <utility>
 #include <vector>
@@ -121,6 +126,9 @@ private:
             if (fd_ >= 0 || errno != EEXIST) break;
         }
         if (fd_ < 0) fail_errno("cannot create the temporary file");
+        // Held until the process exits or closes the file: remove_stale_temporaries leaves a
+        // locked temporary alone, even if its pid looks dead from another pid namespace.
+        ::flock(fd_, LOCK_EX | LOCK_NB);
     }
 
     // The rename replaces the inode, so copy the old file's permission bits to the new one.
@@ -146,10 +154,51 @@ private:
     bool committed_ = false;
 };
 
+// The pid in a temporary's name "<target>.tmp.<pid>.<n>", given the part after ".tmp.".
+std::optional<pid_t> writer_pid(std::string_view suffix) {
+    pid_t pid = 0;
+    unsigned counter = 0;
+    const char* end = suffix.data() + suffix.size();
+    const auto [dot, ec] = std::from_chars(suffix.data(), end, pid);
+    if (ec != std::errc() || pid <= 0 || dot == end || *dot != '.') return std::nullopt;
+    const auto [last, ec2] = std::from_chars(dot + 1, end, counter);
+    if (ec2 != std::errc() || last != end) return std::nullopt;
+    return pid;
+}
+
+bool process_exists(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
+
+// Removes a temporary that is a regular file nobody holds the lock of.
+void remove_if_unlocked(const std::filesystem::path& temp) {
+    const int fd = ::open(temp.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return;
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ::flock(fd, LOCK_EX | LOCK_NB) == 0) ::unlink(temp.c_str());
+    ::close(fd);
+}
+
+// Removes the temporaries of `target` that writers killed mid-save (kill -9, a crash) left
+// behind: those whose process is gone and whose lock nobody holds. Best effort: a temporary
+// that cannot be removed does no harm beyond its space.
+void remove_stale_temporaries(const std::string& target) {
+    namespace fs = std::filesystem;
+    const fs::path target_path(target);
+    const fs::path dir = target_path.has_parent_path() ? target_path.parent_path() : fs::path(".");
+    const std::string prefix = target_path.filename().string() + ".tmp.";
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (!name.starts_with(prefix)) continue;
+        const std::optional<pid_t> pid = writer_pid(std::string_view(name).substr(prefix.size()));
+        if (pid && *pid != ::getpid() && !process_exists(*pid)) remove_if_unlocked(it->path());
+    }
+}
+
 }  // namespace
 
 void write_file_atomically(const std::string& path,
                            const std::function<void(std::ostream&)>& write) {
+    remove_stale_temporaries(path);
     TempFile temp(path);
     FdStreamBuf buffer(temp.fd());
     std::ostream out(&buffer);
@@ -165,7 +214,8 @@ void write_file_atomically(const std::string& path,
 }
 
 FileReader::FileReader(std::string path) : path_(std::move(path)) {
-    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: opening a fifo must not wait for a writer (it is refused below).
+    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd_ < 0) {
         const int err = errno;
         fail("cannot open '{}': {}", path_, errno_text(err));
@@ -176,6 +226,7 @@ FileReader::FileReader(std::string path) : path_(std::move(path)) {
         ::close(fd_);  // the destructor does not run for a constructor that throws
         fail("cannot read '{}': {}", path_, err != 0 ? errno_text(err) : "not a regular file");
     }
+    ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
     size_ = static_cast<std::uint64_t>(st.st_size);
 }
 

@@ -19,6 +19,9 @@ namespace xtgrad {
 // fsync'ed and then renamed over `path`. A file that is replaced keeps its permission bits.
 // If anything fails — creating, writing, syncing, renaming, or `write` itself throwing — the
 // temporary is removed, `path` is left as it was, and an Error naming `path` is thrown.
+// A process killed mid-save (kill -9) cannot remove its temporary, so every save first removes
+// the temporaries of `path` whose writer is gone (its pid no longer exists and nobody holds the
+// flock a writer keeps on its temporary).
 void write_file_atomically(const std::string& path,
                            const std::function<void(std::ostream&)>& write);
 
@@ -27,7 +30,8 @@ void write_file_atomically(const std::string& path,
 // truncated file is reported with the numbers at fault rather than read as garbage.
 class FileReader {
 public:
-    explicit FileReader(std::string path);  // throws if missing, unreadable or not a regular file
+    // Throws if missing, unreadable or not a regular file (a fifo is refused without blocking).
+    explicit FileReader(std::string path);
     ~FileReader();
     FileReader(const FileReader&) = delete;
     FileReader& operator=(const FileReader&) = delete;

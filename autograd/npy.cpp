@@ -2,6 +2,7 @@
 
 #include "autograd/atomic_file.hpp"
 #include "autograd/error.hpp"
+#include "autograd/shape_limits.hpp"
 
 #include <algorithm>
 #include <array>
@@ -23,18 +24,19 @@ static_assert(sizeof(bool) == 1, "Mask data is written as numpy's one-byte bools
 constexpr std::string_view kMagic{"\x93NUMPY", 6};
 constexpr std::size_t kAlign = 64;             // numpy aligns the data to 64 bytes
 constexpr std::size_t kGrowthAxisDigits = 21;  // numpy's spare room after the header dict
+// numpy's own default limit (np.load's max_header_size): refused before allocating.
+constexpr std::uint64_t kMaxHeaderBytes = 10'000;
 
 std::string_view name_of(const std::string& source) {
     return source.empty() ? std::string_view("<memory>") : std::string_view(source);
 }
 
-// prod(shape) * itemsize, refusing shapes whose byte count does not fit in size_t.
-std::size_t data_bytes(std::string_view source, const Shape& shape, std::size_t itemsize) {
-    std::size_t n = itemsize;
-    for (std::size_t d : shape)
-        if (__builtin_mul_overflow(n, d, &n))
-            fail("npy: '{}': shape {} of {}-byte items is too large", source, shape_str(shape), itemsize);
-    return n;
+// prod(shape) * itemsize, refusing the shapes autograd/shape_limits.hpp refuses.
+std::uint64_t data_bytes(std::string_view op, std::string_view source, const Shape& shape, std::size_t itemsize) {
+    std::uint64_t bytes = 0;
+    const std::string problem = shape_problem(shape, itemsize, &bytes);
+    if (!problem.empty()) fail("{}: '{}': {}", op, source, problem);
+    return bytes;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -222,6 +224,9 @@ HeaderSpan locate_header(const FileReader& file) {
     if (have < offset) truncated(offset);
     std::uint64_t length = 0;
     for (std::size_t i = length_bytes; i-- > 0;) length = (length << 8) | pre[8 + i];
+    if (length > kMaxHeaderBytes)
+        fail("read_npy: '{}': header length {} is more than the {} bytes a header may have (numpy's limit)", path,
+             length, kMaxHeaderBytes);
     if (file.size() - offset < length)
         fail("read_npy: '{}': truncated header: the header needs {} bytes after the {}-byte preamble, "
              "the file has {} bytes in all",
@@ -270,7 +275,7 @@ RowMajor<Out> convert(const NpyArray& npy, const std::array<Source<Out>, N>& sou
         fail("npy: '{}': dtype '{}' cannot be read as {} (accepted: {})", name_of(npy.source), npy.dtype, target,
              accepted);
     }
-    const std::size_t expected = data_bytes(name_of(npy.source), npy.shape, match->itemsize);
+    const std::uint64_t expected = data_bytes("npy", name_of(npy.source), npy.shape, match->itemsize);
     if (npy.data.size() != expected)
         fail("npy: '{}': {} bytes of data for shape {} of {}, expected {}", name_of(npy.source), npy.data.size(),
              shape_str(npy.shape), npy.dtype, expected);
@@ -321,7 +326,9 @@ std::string make_preamble(std::string_view descr, const Shape& shape) {
 
 template <class T>
 void save_as(const std::string& path, const RowMajor<T>& array, std::string_view descr) {
-    const std::string preamble = make_preamble(descr, Shape(array.shape().begin(), array.shape().end()));
+    const Shape shape(array.shape().begin(), array.shape().end());
+    data_bytes("save_npy", path, shape, sizeof(T));  // never write a file read_npy refuses
+    const std::string preamble = make_preamble(descr, shape);
     write_file_atomically(path, [&](std::ostream& out) {
         out.write(preamble.data(), static_cast<std::streamsize>(preamble.size()));
         out.write(reinterpret_cast<const char*>(array.data()), static_cast<std::streamsize>(array.size() * sizeof(T)));
@@ -338,7 +345,7 @@ NpyArray read_npy(const std::string& path) {
     Header header = HeaderParser(path, text).parse();
 
     const std::uint64_t data_offset = span.offset + span.length;
-    const std::size_t expected = data_bytes(path, header.shape, header.dtype.itemsize);
+    const std::uint64_t expected = data_bytes("read_npy", path, header.shape, header.dtype.itemsize);
     const std::uint64_t actual = file.size() - data_offset;
     if (actual != expected)
         fail("read_npy: '{}': {} data: shape {} of '{}' needs {} bytes after the {}-byte header, the file has {} "

@@ -2,6 +2,7 @@
 
 #include "autograd/atomic_file.hpp"
 #include "autograd/error.hpp"
+#include "autograd/shape_limits.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -25,6 +26,9 @@ using ordered_json = nlohmann::ordered_json;
 
 constexpr std::string_view kMetadataKey = "__metadata__";
 constexpr std::size_t kHeaderLengthBytes = 8;
+// The reference implementation's limit (safetensors' MAX_HEADER_SIZE): refused before allocating.
+constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;
+constexpr int kMaxNesting = 8;
 
 // ---------------------------------------------------------------------------------------------
 // Dtypes: how to turn n stored items into float32.
@@ -79,13 +83,17 @@ struct Entry {
     std::uint64_t end = 0;
 };
 
-// The header text; checks that the file holds the 8-byte length and that many bytes after it.
+// The header text; checks that the file holds the 8-byte length and that many bytes after it,
+// and that the header is no longer than kMaxHeaderBytes.
 std::string read_header(const FileReader& file) {
     if (file.size() < kHeaderLengthBytes)
         fail("load_safetensors: '{}': the file has {} bytes, fewer than the 8-byte header length", file.path(),
              file.size());
     std::uint64_t length = 0;
     file.read(0, &length, kHeaderLengthBytes);
+    if (length > kMaxHeaderBytes)
+        fail("load_safetensors: '{}': header length {} is more than the {} bytes a header may have", file.path(),
+             length, kMaxHeaderBytes);
     if (length > file.size() - kHeaderLengthBytes)
         fail("load_safetensors: '{}': header length {} is past the end of the file ({} bytes, so at most {})",
              file.path(), length, file.size(), file.size() - kHeaderLengthBytes);
@@ -94,19 +102,39 @@ std::string read_header(const FileReader& file) {
     return header;
 }
 
-// Parses the header, refusing duplicate top-level keys (nlohmann would silently keep one).
+// At most kShownChars characters of `text`, for error messages about hostile input.
+std::string shorten(std::string_view text) {
+    constexpr std::size_t kShownChars = 120;
+    if (text.size() <= kShownChars) return std::string(text);
+    return fmt::format("{}... ({} bytes)", text.substr(0, kShownChars), text.size());
+}
+
+// A JSON value as it appears in an error message. The parser bounds the nesting, so dump()
+// recurses at most kMaxNesting deep.
+std::string brief(const json& value) { return shorten(value.dump()); }
+
+// Parses the header, refusing what nlohmann would accept silently or unboundedly: nesting
+// deeper than kMaxNesting (a valid header nests 3 deep: header, entry, shape) and a key named
+// twice in any object (nlohmann would keep the last one).
 json parse_header(const std::string& path, const std::string& text) {
-    std::set<std::string> names;
-    const json::parser_callback_t reject_duplicates = [&](int depth, json::parse_event_t event, json& parsed) {
-        if (event == json::parse_event_t::key && depth == 1 && !names.insert(parsed.get<std::string>()).second)
-            fail("load_safetensors: '{}': the header names '{}' twice", path, parsed.get<std::string>());
+    std::vector<std::set<std::string>> open_objects;  // the keys seen so far in each open object
+    const json::parser_callback_t check = [&](int depth, json::parse_event_t event, json& parsed) {
+        using Event = json::parse_event_t;
+        if ((event == Event::object_start || event == Event::array_start) && depth >= kMaxNesting)
+            fail("load_safetensors: '{}': the header nests lists and objects more than {} deep", path, kMaxNesting);
+        if (event == Event::object_start) open_objects.emplace_back();
+        if (event == Event::object_end) open_objects.pop_back();
+        if (event == Event::key && !open_objects.back().insert(parsed.get<std::string>()).second)
+            fail("load_safetensors: '{}': the header names '{}' twice in one object{}", path,
+                 shorten(parsed.get<std::string>()), open_objects.size() == 1 ? "" : " (inside an entry)");
         return true;
     };
     json root;
     try {
-        root = json::parse(text, reject_duplicates);
+        root = json::parse(text, check);
     } catch (const json::exception& e) {
-        fail("load_safetensors: '{}': the {}-byte header is not valid JSON: {}", path, text.size(), e.what());
+        fail("load_safetensors: '{}': the {}-byte header is not valid JSON: {}", path, text.size(),
+             shorten(e.what()));
     }
     if (!root.is_object()) fail("load_safetensors: '{}': the header is JSON but not an object", path);
     return root;
@@ -117,7 +145,8 @@ std::map<std::string, std::string> parse_metadata(const std::string& path, const
     std::map<std::string, std::string> metadata;
     for (const auto& [key, item] : value.items()) {
         if (!item.is_string())
-            fail("load_safetensors: '{}': \"__metadata__\" value of '{}' is not a string: {}", path, key, item.dump());
+            fail("load_safetensors: '{}': \"__metadata__\" value of '{}' is not a string: {}", path,
+                 shorten(key), brief(item));
         metadata.emplace(key, item.get<std::string>());
     }
     return metadata;
@@ -131,12 +160,12 @@ public:
         : path_(path), name_(name), value_(value), data_size_(data_size) {}
 
     Entry parse() const {
-        if (!value_.is_object()) error(fmt::format("the entry is not an object: {}", value_.dump()));
+        if (!value_.is_object()) error(fmt::format("the entry is not an object: {}", brief(value_)));
         Entry entry{name_, &dtype(), uint_list("shape"), 0, 0};
         const std::vector<std::uint64_t> offsets = uint_list("data_offsets");
         if (offsets.size() != 2 || offsets[0] > offsets[1])
             error(fmt::format("data_offsets must be [begin, end] with begin <= end, not {}",
-                              field("data_offsets").dump()));
+                              brief(field("data_offsets"))));
         entry.begin = offsets[0];
         entry.end = offsets[1];
         if (entry.end > data_size_)
@@ -151,7 +180,7 @@ public:
 
 private:
     [[noreturn]] void error(const std::string& what) const {
-        fail("load_safetensors: '{}': tensor '{}': {}", path_, name_, what);
+        fail("load_safetensors: '{}': tensor '{}': {}", path_, shorten(name_), what);
     }
 
     const json& field(const char* key) const {
@@ -162,29 +191,28 @@ private:
 
     const Dtype& dtype() const {
         const json& value = field("dtype");
-        const std::string name = value.is_string() ? value.get<std::string>() : value.dump();
         for (const Dtype& d : kDtypes)
-            if (d.name == name) return d;
-        error(fmt::format("unsupported dtype {} (xtgrad reads F32, F64, F16 and BF16)", value.dump()));
+            if (value.is_string() && d.name == value.get<std::string>()) return d;
+        error(fmt::format("unsupported dtype {} (xtgrad reads F32, F64, F16 and BF16)", brief(value)));
     }
 
     std::vector<std::uint64_t> uint_list(const char* key) const {
         const json& value = field(key);
-        if (!value.is_array()) error(fmt::format("\"{}\" is not a list: {}", key, value.dump()));
+        if (!value.is_array()) error(fmt::format("\"{}\" is not a list: {}", key, brief(value)));
         std::vector<std::uint64_t> numbers;
         for (const json& item : value) {
             if (!item.is_number_unsigned())
-                error(fmt::format("\"{}\" holds {}, not a non-negative integer", key, item.dump()));
+                error(fmt::format("\"{}\" holds {}, not a non-negative integer", key, brief(item)));
             numbers.push_back(item.get<std::uint64_t>());
         }
         return numbers;
     }
 
     std::uint64_t byte_count(const Entry& entry) const {
-        std::uint64_t n = entry.dtype->itemsize;
-        for (std::size_t d : entry.shape)
-            if (__builtin_mul_overflow(n, d, &n)) error(fmt::format("shape {} is too large", shape_str(entry.shape)));
-        return n;
+        std::uint64_t bytes = 0;
+        const std::string problem = shape_problem(entry.shape, entry.dtype->itemsize, &bytes);
+        if (!problem.empty()) error(problem);
+        return bytes;
     }
 
     const std::string& path_;
@@ -203,10 +231,10 @@ void check_tiling(const std::string& path, std::vector<Entry>& entries, std::uin
     for (const Entry& e : entries) {
         if (e.begin < covered)
             fail("load_safetensors: '{}': tensor '{}' (bytes [{}, {})) overlaps tensor '{}' (bytes [{}, {}))", path,
-                 e.name, e.begin, e.end, previous->name, previous->begin, previous->end);
+                 shorten(e.name), e.begin, e.end, shorten(previous->name), previous->begin, previous->end);
         if (e.begin > covered)
             fail("load_safetensors: '{}': bytes [{}, {}) of the data section belong to no tensor (the next is '{}')",
-                 path, covered, e.begin, e.name);
+                 path, covered, e.begin, shorten(e.name));
         covered = e.end;
         previous = &e;
     }

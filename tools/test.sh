@@ -51,6 +51,18 @@ if bash tests/debug/run_doc_commands.sh build-ci; then total_passed=$((total_pas
 # (docs/architecture.md, "Docs that stay true"); blocks that need python3-torch are skipped without it.
 echo "== README.md and docs/*.md command blocks (build-ci)"
 if python3 tests/docs/run_doc_blocks.py build-ci; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
+# The loaders against hostile files: each libFuzzer target (clang 14, ASan + UBSan) runs for a
+# fixed time from the seeds xtgrad's writers make (docs/reliability.md says how to run longer).
+fuzz_seconds=${XTGRAD_FUZZ_SECONDS:-45}
+echo "== libFuzzer targets, ${fuzz_seconds} s each (build-ci/fuzz)"
+if bash fuzz/build.sh build-ci/fuzz >build-ci/fuzz-build.log 2>&1; then
+  for target in safetensors npy; do
+    if bash fuzz/run.sh build-ci/fuzz "$target" "$fuzz_seconds"; then total_passed=$((total_passed + 1))
+    else total_failed=$((total_failed + 1)); fi
+  done
+else
+  tail -n 20 build-ci/fuzz-build.log; echo "fuzz build FAILED"; total_failed=$((total_failed + 2))
+fi
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   build_and_test build-ci-asan --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
 

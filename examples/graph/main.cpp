@@ -8,15 +8,17 @@
 // writes DIR/encoder_layer.dot: the nodes of --module, clustered by sub-module, parameters
 // by name, each labelled with its output shape, |value| and |grad|. If Graphviz's `dot` is
 // installed it also renders DIR/encoder_layer.svg. --trace prints the trace table.
+#include "examples/common/run_program.hpp"
 #include "nn/tutorial_c/tutorial_c.hpp"
 #include "xtgrad.hpp"
 
 #include <CLI/CLI.hpp>
 
-#include <cstdlib>
 #include <filesystem>
+#include <optional>
 
 using namespace xtgrad;
+using xtgrad::examples::run_program;
 namespace tc = xtgrad::nn::tutorial_c;
 
 int main(int argc, char** argv) {
@@ -59,12 +61,14 @@ int main(int argc, char** argv) {
         write_dot(dot, loss, o);
         fmt::print("wrote {}\n", dot);
         if (no_render) return 0;
-        if (std::system("command -v dot >/dev/null 2>&1") != 0) {
+        // No shell: --out may hold any character (examples/common/run_program.hpp).
+        const std::optional<int> status = run_program({"dot", "-Tsvg", dot, "-o", svg});
+        if (!status) {
             fmt::print("Graphviz's dot is not installed; render with: dot -Tsvg {} -o {}\n", dot, svg);
             return 0;
         }
-        if (std::system(fmt::format("dot -Tsvg '{}' -o '{}'", dot, svg).c_str()) != 0) {
-            fmt::print(stderr, "graph: dot failed on {}\n", dot);
+        if (*status != 0) {
+            fmt::print(stderr, "graph: dot failed on {} (exit status {})\n", dot, *status);
             return 1;
         }
         fmt::print("wrote {}\n", svg);

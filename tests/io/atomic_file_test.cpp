@@ -3,12 +3,19 @@
 #include "autograd/atomic_file.hpp"
 #include "autograd/error.hpp"
 #include "tests/io/io_test_util.hpp"
+#include "tests/test_util.hpp"
 
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <chrono>
+#include <thread>
 
 #include <filesystem>
 #include <ostream>
@@ -24,6 +31,43 @@ namespace {
 
 void write_text(const std::string& path, const std::string& text) {
     write_file_atomically(path, [&](std::ostream& out) { out << text; });
+}
+
+// A child process that starts saving `path` and stops half-way, its temporary written and
+// flushed, until it is killed. Returns its pid once the temporary is on disk.
+pid_t start_stuck_save(const TempDir& dir, const std::string& path) {
+    const std::size_t before = dir.entries().size();
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        write_file_atomically(path, [](std::ostream& out) {
+            out << std::string(200'000, 'x');
+            out.flush();
+            for (;;) ::pause();
+        });
+        ::_exit(1);
+    }
+    for (int i = 0; i < 500 && dir.entries().size() == before; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (dir.entries().size() != before + 1) ::kill(child, SIGKILL);  // no stray child if the check fails
+    REQUIRE(dir.entries().size() == before + 1);
+    return child;
+}
+
+void kill_and_reap(pid_t child) {
+    ::kill(child, SIGKILL);
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL));
+}
+
+// A pid that no process has: a child that exited and was reaped.
+pid_t dead_pid() {
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) ::_exit(0);
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    return child;
 }
 
 }  // namespace
@@ -82,6 +126,58 @@ TEST_CASE("write_file_atomically: a process that dies mid-write leaves the old f
     CHECK(read_bytes(path) == "old");
     // Only a dead process's temporary can be left, and never under the target's name.
     for (const std::string& name : dir.entries()) CHECK((name == "ckpt.bin" || name.starts_with("ckpt.bin.tmp.")));
+}
+
+TEST_CASE("write_file_atomically: kill -9 during a save leaves the old file; the next save removes the stale temporary") {
+    TempDir dir;
+    const std::string path = dir.file("ckpt.bin");
+    write_text(path, "old");
+    kill_and_reap(start_stuck_save(dir, path));
+    CHECK(read_bytes(path) == "old");
+    CHECK(dir.entries().size() == 2);  // the old file and the dead writer's temporary
+    write_text(path, "new");
+    CHECK(read_bytes(path) == "new");
+    CHECK(dir.entries() == std::set<std::string>{"ckpt.bin"});
+}
+
+TEST_CASE("write_file_atomically: the temporaries of live or locked writers and other files are kept") {
+    TempDir dir;
+    const std::string path = dir.file("ckpt.bin");
+    // A save in progress in another process survives a save of the same file here.
+    const pid_t live = start_stuck_save(dir, path);
+    write_text(path, "mine");
+    CHECK(dir.entries().size() == 2);
+    kill_and_reap(live);
+    // A temporary whose pid is gone but whose lock is held (a writer in another pid namespace).
+    const std::string locked = path + ".tmp." + std::to_string(dead_pid()) + ".0";
+    write_bytes(locked, "partial");
+    const int fd = ::open(locked.c_str(), O_RDONLY);
+    REQUIRE(fd >= 0);
+    REQUIRE(::flock(fd, LOCK_EX) == 0);
+    // Names that only look like temporaries, and another file's temporary.
+    const std::string dead = std::to_string(dead_pid());
+    const std::set<std::string> look_alikes{"ckpt.bin.tmp.notes", "ckpt.bin.tmp." + dead + ".0.bak",
+                                            "ckpt.bin.tmp." + dead, "other.bin.tmp." + dead + ".0"};
+    for (const std::string& name : look_alikes) write_bytes(dir.file(name), "keep");
+    write_text(path, "again");  // removes the killed writer's temporary only
+    std::set<std::string> kept = look_alikes;
+    kept.insert("ckpt.bin");
+    std::set<std::string> with_locked = kept;
+    with_locked.insert(std::filesystem::path(locked).filename().string());
+    CHECK(dir.entries() == with_locked);
+    ::close(fd);
+    write_text(path, "last");  // the lock is gone: now that one goes too
+    CHECK(dir.entries() == kept);
+    CHECK(read_bytes(path) == "last");
+}
+
+TEST_CASE("FileReader: a fifo is refused at once, not waited on") {
+    TempDir dir;
+    const std::string path = dir.file("pipe");
+    REQUIRE(::mkfifo(path.c_str(), 0600) == 0);
+    const auto start = std::chrono::steady_clock::now();
+    test::expect_error([&] { FileReader reader(path); }, {"cannot read '", "pipe': not a regular file"});
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
 }
 
 TEST_CASE("write_file_atomically: a non-standard exception passes through after the cleanup") {

@@ -3,6 +3,7 @@
 #include "autograd/error.hpp"
 #include "autograd/npy.hpp"
 #include "tests/io/io_test_util.hpp"
+#include "tests/test_util.hpp"
 
 #include <doctest/doctest.h>
 
@@ -253,6 +254,47 @@ TEST_CASE("npy: malformed header dicts are refused with the reason") {
         write_bytes(path, npy_with_header(c.dict, std::string(4, '\0')));
         CHECK_THROWS_WITH_AS(read_npy(path), doctest::Contains(c.reason), Error);
     }
+}
+
+TEST_CASE("npy: the file limits of autograd/shape_limits.hpp: header length, rank, element count") {
+    TempDir dir;
+    const std::string path = dir.file("limits.npy");
+    const auto refused = [&](const std::string& bytes, std::initializer_list<const char*> parts) {
+        write_bytes(path, bytes);
+        test::expect_error([&] { read_npy(path); }, parts);
+    };
+    const std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }";
+    // numpy's own limit: a header longer than 10 000 bytes is refused before it is read.
+    refused(npy_with_header(dict + std::string(10'000, ' '), std::string(4, '\0')),
+            {"read_npy: '", "header length 10058 is more than the 10000 bytes a header may have (numpy's limit)"});
+    // in a version 2.0 file the length may say 4 GiB: refused before allocating
+    refused(std::string("\x93NUMPY\x02\x00\xff\xff\xff\xff", 12), {"header length 4294967295 is more than"});
+    std::string rank65 = "(";
+    for (int i = 0; i < 65; ++i) rank65 += "1, ";
+    refused(npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': " + rank65 + "), }", std::string(4, '\0')),
+            {"65 dimensions, more than the 64 a file may have"});
+    // zero bytes of data, but xtensor's strides for the other dimensions would overflow
+    refused(npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 4294967296, 4294967296), }", ""),
+            {"shape (0,4294967296,4294967296) is too large"});
+    refused(npy_with_header("{'descr': '<c16', 'fortran_order': False, 'shape': (576460752303423488,), }", ""),
+            {"is too large"});
+    // 64 dimensions of 1 and an empty array with large (but stride-safe) dimensions are fine
+    std::string rank64 = "(";
+    for (int i = 0; i < 64; ++i) rank64 += "1, ";
+    write_bytes(path, npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': " + rank64 + "), }",
+                                      std::string(4, '\0')));
+    CHECK(load_npy_float(path).dimension() == 64);
+    write_bytes(path, npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 65536, 65536), }", ""));
+    CHECK(load_npy_float(path).size() == 0);
+}
+
+TEST_CASE("npy: an in-memory NpyArray and save_npy follow the same limits") {
+    NpyArray npy{"<f4", Shape{0, std::size_t{1} << 40, std::size_t{1} << 40}, false, {}, ""};
+    test::expect_error([&] { to_float(npy); }, {"npy: '<memory>': shape (0,1099511627776,1099511627776) is too large"});
+    TempDir dir;
+    const Array rank65 = Array::from_shape(Shape(65, 1));
+    test::expect_error([&] { save_npy(dir.file("x.npy"), rank65); }, {"save_npy: '", "65 dimensions"});
+    CHECK(dir.entries().empty());
 }
 
 TEST_CASE("npy: a converter refuses a dtype it does not take, naming the file and the dtype") {

@@ -3,6 +3,7 @@
 #include "autograd/error.hpp"
 #include "nn/safetensors.hpp"
 #include "tests/io/io_test_util.hpp"
+#include "tests/test_util.hpp"
 
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
@@ -181,7 +182,7 @@ TEST_CASE("safetensors: malformed files are refused, naming the file, the tensor
         {"header length past the end", le64(1000) + "{}",
          "header length 1000 is past the end of the file (10 bytes, so at most 2)"},
         {"header length 2^64-1", le64(~std::uint64_t{0}) + "{}",
-         "header length 18446744073709551615 is past the end"},
+         "header length 18446744073709551615 is more than the 100000000 bytes a header may have"},
         {"bad JSON", safetensors_bytes(R"({"a": )", ""), "the 6-byte header is not valid JSON"},
         {"JSON but no object", safetensors_bytes("[1, 2]", ""), "the header is JSON but not an object"},
         {"duplicate name", safetensors_bytes(R"({"a":)" + f32_1 + R"(,"a":)" + f32_1 + "}", four),
@@ -254,4 +255,121 @@ TEST_CASE("safetensors: a missing file is refused with the path and the reason")
     const std::string path = dir.file("none.safetensors");
     const std::string expected = "cannot open '" + path + "': No such file or directory";
     CHECK_THROWS_WITH_AS(load_safetensors(path), doctest::Contains(expected.c_str()), Error);
+}
+
+TEST_CASE("safetensors: a 250 000-deep header is refused at the nesting limit, without recursion") {
+    // Before the limit this crashed (stack overflow in json::dump while building the message).
+    const std::string deep = std::string(250'000, '[') + std::string(250'000, ']');
+    const std::string cases[] = {
+        R"({"a":)" + deep + "}",                                                // the entry itself
+        R"({"__metadata__":{"k":)" + deep + "}}",                              // a metadata value
+        R"({"a":{"dtype":"F32","shape":)" + deep + R"(,"data_offsets":[0,0]}})",  // the shape
+        [] {
+            std::string objects;  // {"a":{"a":{"a":... unterminated
+            for (int i = 0; i < 250'000; ++i) objects += R"({"a":)";
+            return objects;
+        }(),
+    };
+    TempDir dir;
+    const std::string path = dir.file("deep.safetensors");
+    for (const std::string& header : cases) {
+        write_bytes(path, safetensors_bytes(header, ""));
+        test::expect_error([&] { load_safetensors(path); },
+                           {"load_safetensors: '", "the header nests lists and objects more than 8 deep"});
+    }
+}
+
+TEST_CASE("safetensors: nesting up to the limit gives the precise message, one more is refused") {
+    TempDir dir;
+    const std::string path = dir.file("nest.safetensors");
+    // header (1) + entry (2) + shape (3) + 5 more lists = 8: within the limit.
+    const auto with_shape = [](int lists) {
+        return R"({"a":{"dtype":"F32","shape":[)" + std::string(lists, '[') + std::string(lists, ']') +
+               R"(],"data_offsets":[0,0]}})";
+    };
+    write_bytes(path, safetensors_bytes(with_shape(5), ""));
+    test::expect_error([&] { load_safetensors(path); }, {"\"shape\" holds [[[[[]]]]], not a non-negative integer"});
+    write_bytes(path, safetensors_bytes(with_shape(6), ""));
+    test::expect_error([&] { load_safetensors(path); }, {"more than 8 deep"});
+}
+
+TEST_CASE("safetensors: a key named twice is refused in every object") {
+    const std::string entry = R"({"dtype":"F32","shape":[1],"data_offsets":[0,4]})";
+    const struct {
+        std::string header;
+        const char* reason;
+    } cases[] = {
+        {R"({"a":)" + entry + R"(,"a":)" + entry + "}", "the header names 'a' twice in one object"},
+        {R"({"a":{"dtype":"F32","dtype":"F64","shape":[1],"data_offsets":[0,4]}})",
+         "the header names 'dtype' twice in one object (inside an entry)"},
+        {R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4],"shape":[2]}})", "names 'shape' twice"},
+        {R"({"__metadata__":{"k":"1","k":"2"},"a":)" + entry + "}", "names 'k' twice in one object (inside an entry)"},
+        {R"({"__metadata__":{},"a":)" + entry + R"(,"__metadata__":{}})", "names '__metadata__' twice"},
+        {R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4],"x":[{"q":1,"q":2}]}})", "names 'q' twice"},
+    };
+    TempDir dir;
+    const std::string path = dir.file("dup.safetensors");
+    for (const auto& c : cases) {
+        CAPTURE(c.header);
+        write_bytes(path, safetensors_bytes(c.header, float_bytes({1.0f})));
+        test::expect_error([&] { load_safetensors(path); }, {c.reason});
+    }
+    // The same key in two different objects is fine.
+    write_bytes(path, safetensors_bytes(R"({"__metadata__":{"dtype":"x"},"a":)" + entry + "}", float_bytes({1.0f})));
+    CHECK(load_safetensors(path).metadata.at("dtype") == "x");
+}
+
+TEST_CASE("safetensors: a header length above 100 MB is refused before anything is allocated") {
+    TempDir dir;
+    const std::string path = dir.file("big.safetensors");
+    write_bytes(path, le64(100'000'001) + "{}");
+    test::expect_error([&] { load_safetensors(path); },
+                       {"header length 100000001 is more than the 100000000 bytes a header may have"});
+}
+
+TEST_CASE("safetensors: shapes past the file limits are refused (rank, element count with a zero dimension)") {
+    const auto only_a = [](const std::string& shape) {
+        return safetensors_bytes(R"({"a":{"dtype":"F32","shape":)" + shape + R"(,"data_offsets":[0,0]}})", "");
+    };
+    std::string rank65 = "[1";
+    for (int i = 1; i < 65; ++i) rank65 += ",1";
+    rank65 += "]";
+    const struct {
+        std::string bytes;
+        const char* reason;
+    } cases[] = {
+        {only_a(rank65), "65 dimensions, more than the 64 a file may have"},
+        // zero bytes, but xtensor's strides for the other dimensions would overflow
+        {only_a("[0,4294967296,4294967296]"), "shape (0,4294967296,4294967296) is too large"},
+        {only_a("[18446744073709551615]"), "is too large"},
+    };
+    TempDir dir;
+    const std::string path = dir.file("shape.safetensors");
+    for (const auto& c : cases) {
+        write_bytes(path, c.bytes);
+        test::expect_error([&] { load_safetensors(path); }, {"tensor 'a'", c.reason});
+    }
+}
+
+TEST_CASE("safetensors: hostile names and values are shortened in error messages") {
+    const std::string long_name(1'000'000, 'n');
+    const std::string long_value = "\"" + std::string(1'000'000, 'v') + "\"";
+    const std::string headers[] = {
+        "{\"" + long_name + "\":3}",                                          // entry not an object
+        R"({"a":{"dtype":)" + long_value + R"(,"shape":[1],"data_offsets":[0,4]}})",  // dtype
+        R"({"__metadata__":{"k":[)" + std::string(100'000, '1') + "]}}",      // metadata value
+        "{\"" + long_name + "\":{},\"" + long_name + "\":{}}",                  // duplicate key
+        "{\"" + long_name,                                                    // parse error
+    };
+    TempDir dir;
+    const std::string path = dir.file("long.safetensors");
+    for (const std::string& header : headers) {
+        write_bytes(path, safetensors_bytes(header, ""));
+        try {
+            load_safetensors(path);
+            FAIL("expected an Error");
+        } catch (const Error& e) {
+            CHECK(std::string(e.what()).size() < 1000);
+        }
+    }
 }
