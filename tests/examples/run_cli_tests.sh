@@ -48,6 +48,14 @@ if [ -n "$(losses '^Epoch: [34],' rstraight.log)" ] && [ "$(losses '^Epoch: [34]
 else bad "random_copy resumed losses"; cat rstraight.log rresumed.log; fi
 if cmp -s rstraight/random_copy.safetensors rsplit/random_copy.safetensors; then ok "random_copy: final checkpoints byte-identical"
 else bad "random_copy: final checkpoints differ"; fi
+for prog in reverse spiral; do
+  unit=--steps; [ $prog = spiral ] && unit=--epochs
+  "$build/examples/$prog" $unit 4 --threads 1 --out "${prog}_straight" >/dev/null 2>&1
+  "$build/examples/$prog" $unit 2 --threads 1 --out "${prog}_split" >/dev/null 2>&1
+  "$build/examples/$prog" $unit 4 --threads 1 --out "${prog}_split" --resume "${prog}_split/$prog.safetensors" >/dev/null 2>&1
+  if cmp -s "${prog}_straight/$prog.safetensors" "${prog}_split/$prog.safetensors"; then ok "$prog: resumed final checkpoint byte-identical"
+  else bad "$prog: resumed final checkpoint differs"; fi
+done
 expect 2 "random_copy --resume with another --seed (other data)" "${rc[@]}" --steps 4 --seed 1 --out rsplit --resume rsplit/random_copy.safetensors
 says "that run has seed 0, this command 1"
 expect 2 "winter_games --resume, --epochs below the epochs done" "${wg[@]}" --epochs 3 --out split --resume split/winter_games.safetensors
@@ -106,6 +114,11 @@ trained_nothing
 expect 2 "--save-every without --out (spiral)" "$build/examples/spiral" --save-every 5
 expect 2 "an unknown option" "${wg[@]}" --no-such-option
 expect 2 "a bad value" "${rc[@]}" --steps abc
+
+echo "== a finished training is never thrown away by a display problem"
+mkdir -p shown/dec_enc_attn_layer1_head0.svg   # a folder where the last heatmap goes: drawing it fails
+expect 1 "winter_games: the heatmap cannot be written" "${wg[@]}" --epochs 2 --out shown
+if [ -s shown/winter_games.safetensors ]; then ok "  ...the run was saved before drawing"; else bad "  ...the run is lost"; fi
 
 echo "== a non-finite loss stops the run, names the step and keeps the last good checkpoint (exit 1)"
 # The test aid is an absurd learning rate (documented in --help): with these sizes, deterministically,
