@@ -58,6 +58,14 @@ void add_run_options(CLI::App& app, RunOptions& o, const std::string& unit) {
                  "name the op and the module where the NaN/Inf is born");
 }
 
+void add_total_option(CLI::App& app, long& total, const std::string& unit, const std::string& what) {
+    app.add_option(fmt::format("--{}s", unit), total,
+                   fmt::format("total {}s ({}); with --resume, including those already done (equal: only evaluate)",
+                               unit, what))
+        ->capture_default_str()
+        ->check(CLI::Range(0L, 1L << 24));  // optimizer steps are kept as float32: exact to 2^24
+}
+
 std::string non_finite_name(double v) { return std::isnan(v) ? "NaN" : v > 0 ? "Inf" : "-Inf"; }
 
 TrainingRun::TrainingRun(const RunOptions& options, std::string unit, std::string checkpoint, nn::Module& model,
@@ -67,7 +75,8 @@ TrainingRun::TrainingRun(const RunOptions& options, std::string unit, std::strin
     if (!run_.optimizer) fail("TrainingRun: needs an optimizer");
 }
 
-void TrainingRun::check_options() const {
+void TrainingRun::check_options(long total) const {
+    if (options_.resume.empty() && total < 1) cli::usage_error("--{}s must be >= 1 (got {}); 0 only with --resume", unit_, total);
     if (!options_.resume.empty()) require_regular_file(options_.resume, "--resume");
     if (!options_.save_init.empty()) require_writable_parent(options_.save_init, "--save-init");
     if (checkpoint_.empty() && options_.save_every > 0) cli::usage_error("--save-every needs --out (where to save)");

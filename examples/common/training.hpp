@@ -31,6 +31,8 @@ struct RunOptions {
 };
 // unit: "epoch" or "step", the count that --epochs / --steps totals.
 void add_run_options(CLI::App& app, RunOptions& options, const std::string& unit);
+// --epochs / --steps: the run's total, what counting it means (`what`), 0 only with --resume.
+void add_total_option(CLI::App& app, long& total, const std::string& unit, const std::string& what);
 
 // One training run: resumes, saves, and runs checked steps. `run` names the optimizer,
 // schedule and generators the checkpoint holds.
@@ -39,9 +41,10 @@ public:
     TrainingRun(const RunOptions& options, std::string unit, std::string checkpoint, nn::Module& model, nn::RunState run,
                 std::map<std::string, std::string> metadata);
 
-    // Before any training: the option checks that need no model (--resume a regular file,
-    // --save-init's folder writable); the checkpoint's folder must be writable already.
-    void check_options() const;
+    // Before any training: the option checks that need no model (total >= 1 unless --resume,
+    // --resume a regular file, --save-init's folder writable); the checkpoint's folder must be
+    // writable already.
+    void check_options(long total) const;
     // Writes --save-init (the seeded initial state_dict), then loads --resume. Returns the
     // count already done (0 for a fresh run or a model-only file); total must be >= it, and
     // the run's metadata (e.g. the seed of the data) must equal this command's.

@@ -51,10 +51,7 @@ int main(int argc, char** argv) {
                                "fail: how tests/examples/run_cli_tests.sh checks the stop)")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
-    app.add_option("--steps", steps, "total training steps (the tutorial runs 100); with --resume, including the "
-                                     "steps already done")
-        ->capture_default_str()
-        ->check(CLI::Range(0L, 1L << 24));
+    examples::add_total_option(app, steps, "step", "the tutorial runs 100");
     app.add_option("--seed", seed, "seed of the initial weights (manual_seed) and, + 1, of the random batch")
         ->capture_default_str();
     cli::add_threads_option(app, threads);
@@ -64,7 +61,6 @@ int main(int argc, char** argv) {
         if (len < 2) cli::usage_error("--len must be >= 2 (the targets are shifted by one), got {}", len);
         if (vocab < 2) cli::usage_error("--vocab must be >= 2 (id 0 is padding), got {}", vocab);
         if (d_model % heads != 0) cli::usage_error("--d-model {} is not a multiple of --heads {}", d_model, heads);
-        if (run_options.resume.empty() && steps < 1) cli::usage_error("--steps must be >= 1 (got {}); 0 only with --resume", steps);
         const double d = static_cast<double>(d_model), v = static_cast<double>(vocab);
         examples::require_model_budget(static_cast<double>(layers) * (12 * d * d + 4 * d * static_cast<double>(d_ff)) +
                                            3 * v * d,
@@ -81,7 +77,7 @@ int main(int argc, char** argv) {
         examples::TrainingRun run(run_options, "step", fmt::format("{}/random_copy.safetensors", out), model,
                                   {.optimizer = &opt, .generators = {{"default", &default_generator()}}},
                                   {{"seed", std::to_string(seed)}});
-        run.check_options();
+        run.check_options(steps);
         const long done = run.start(steps);
         Generator gen(seed + 1);  // the one random batch, drawn again on a resume
         const Ids src = randint({batch, len}, 1, static_cast<std::int64_t>(vocab), gen);

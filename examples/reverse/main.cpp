@@ -97,15 +97,12 @@ int main(int argc, char** argv) {
     std::string out;
     examples::RunOptions run_options;
     CLI::App app{"Train tutorial A's Transformer to reverse digit strings.", "reverse"};
-    app.add_option("--steps", steps, "total training steps (batches of 64); with --resume, including those done")
-        ->capture_default_str()
-        ->check(CLI::Range(0L, 1L << 24));
+    examples::add_total_option(app, steps, "step", "batches of 64");
     app.add_option("--seed", seed, "seed of the initial weights (manual_seed) and, + 1, of the batches")->capture_default_str();
     cli::add_threads_option(app, threads);
     app.add_option("--out", out, "folder to save the run in (reverse.safetensors); none by default");
     examples::add_run_options(app, run_options, "step");
     return cli::run_main(app, argc, argv, [&] {
-        if (run_options.resume.empty() && steps < 1) cli::usage_error("--steps must be >= 1 (got {}); 0 only with --resume", steps);
         if (!out.empty()) examples::require_writable_folder(out, "--out");
         cli::apply_threads(threads);
         manual_seed(seed);
@@ -119,7 +116,7 @@ int main(int argc, char** argv) {
                                    .schedule = &schedule,
                                    .generators = {{"default", &default_generator()}, {"data", &gen}}},
                                   {{"seed", std::to_string(seed)}});
-        run.check_options();
+        run.check_options(steps);
         const long done = run.start(steps);
         fmt::print("tutorial A Transformer (2 layers, d 64, 4 heads): {} parameters\n", model.num_parameters());
         model.train();

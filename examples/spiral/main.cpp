@@ -53,18 +53,17 @@ int main(int argc, char** argv) {
     std::string out;
     examples::RunOptions run_options;
     CLI::App app{"Train a two-layer MLP to tell three spirals apart.", "spiral"};
-    app.add_option("--epochs", epochs, "total epochs (full-batch steps); with --resume, including those done")
-        ->capture_default_str()
-        ->check(CLI::Range(0L, 1L << 24));
+    examples::add_total_option(app, epochs, "epoch", "full-batch steps");
     app.add_flag("--trace", trace, "print every backward node of the first epoch (as XTGRAD_TRACE=1 does for all)");
     app.add_option("--seed", seed, "seed of the initial weights (manual_seed) and of the points")->capture_default_str();
     app.add_option("--lr", lr, "Adam learning rate (> 0; an absurd one, e.g. 1e30, makes epoch 2's loss NaN: "
-                                "how tests/examples/run_cli_tests.sh checks the stop)")->capture_default_str()->check(CLI::PositiveNumber);
+                                "how tests/examples/run_cli_tests.sh checks the stop)")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
     cli::add_threads_option(app, threads);
     app.add_option("--out", out, "folder to save the run in (spiral.safetensors); none by default");
     examples::add_run_options(app, run_options, "epoch");
     return cli::run_main(app, argc, argv, [&] {
-        if (run_options.resume.empty() && epochs < 1) cli::usage_error("--epochs must be >= 1 (got {}); 0 only with --resume", epochs);
         if (!out.empty()) examples::require_writable_folder(out, "--out");
         cli::apply_threads(threads);
         manual_seed(seed);
@@ -76,7 +75,7 @@ int main(int argc, char** argv) {
         optim::Adam opt(model.parameters(), {.lr = lr});
         examples::TrainingRun run(run_options, "epoch", out.empty() ? std::string() : fmt::format("{}/spiral.safetensors", out), model,
                                   {.optimizer = &opt, .generators = {}}, {{"seed", std::to_string(seed)}});
-        run.check_options();
+        run.check_options(epochs);
         const long done = run.start(epochs);
         fmt::print("spiral: {} points, 3 classes, MLP 2-64-3 ({} parameters)\n", x.size(0), model.num_parameters());
         fmt::print("first weights: {}\n", narrow(model.fc1->weight, 0, 0, 2));

@@ -86,7 +86,6 @@ void validate(const Settings& s) {
         cli::usage_error("--layer {} is out of range for {} layers (use 0..{}, or -1..-{} from the last)", s.layer, layers,
                          layers - 1, layers);
     if (s.head < 0 || s.head >= heads) cli::usage_error("--head {} is out of range for {} heads (use 0..{})", s.head, heads, heads - 1);
-    if (s.run.resume.empty() && s.epochs < 1) cli::usage_error("--epochs must be >= 1 (got {}); 0 only with --resume", s.epochs);
     const double d = static_cast<double>(s.model.d_model), ff = static_cast<double>(s.model.d_ff),
                  h = static_cast<double>(s.model.n_heads), dk = static_cast<double>(s.model.d_k),
                  dv = static_cast<double>(s.model.d_v);
@@ -119,11 +118,7 @@ int main(int argc, char** argv) {
         ->check(CLI::PositiveNumber);
     app.add_option("--warmup", s.warmup, "epochs of linear learning-rate warm-up (0 = none)")->capture_default_str()
         ->check(CLI::Range(0L, 1L << 40));
-    app.add_option("--epochs", s.epochs,
-                   "total training epochs, one step each (the corpus is one pair); with --resume, the total "
-                   "including the epochs already done (equal: only evaluate)")
-        ->capture_default_str()
-        ->check(CLI::Range(0L, 1L << 24));
+    examples::add_total_option(app, s.epochs, "epoch", "one step each: the corpus is one pair");
     app.add_option("--seed", s.seed, "seed of the initial weights (manual_seed)")->capture_default_str();
     cli::add_threads_option(app, s.threads);
     app.add_option("--out", s.out, "folder for the checkpoint and the heatmaps (created; must be writable)")
@@ -151,7 +146,7 @@ int main(int argc, char** argv) {
         examples::TrainingRun run(s.run, "epoch", ckpt, model,
                                   {.optimizer = &opt, .schedule = &schedule, .generators = {{"default", &default_generator()}}},
                                   {{"seed", std::to_string(s.seed)}});
-        run.check_options();
+        run.check_options(s.epochs);
 
         const long done = run.start(s.epochs);
         fmt::print("tutorial C Transformer: d_model {}, d_ff {}, {} layers, {} heads, {:.1f} M parameters; "
