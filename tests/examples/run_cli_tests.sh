@@ -30,24 +30,22 @@ trained_nothing() { if grep -qE '^(epoch +[0-9]|Epoch: [0-9])' "$out/last.log"; 
 
 echo "== resume: --epochs/--steps is the total, the resumed run is the same run"
 losses() { grep -E "$1" "$2" | sed -E 's/.*[Ll]oss:? ([-0-9.naif]+).*/\1/'; }
-"${wg[@]}" --epochs 4 --out straight >straight.log 2>&1
-"${wg[@]}" --epochs 2 --out split >first.log 2>&1
-"${wg[@]}" --epochs 4 --out split --resume split/winter_games.safetensors >resumed.log 2>&1
-if [ -n "$(losses '^epoch +[34]/4' straight.log)" ] && [ "$(losses '^epoch +[34]/4' straight.log)" = "$(losses '^epoch +[34]/4' resumed.log)" ]; then
-  ok "winter_games: epochs 3 and 4 resumed print the same losses ($(losses '^epoch +[34]/4' resumed.log | tr '\n' ' '))"
-else bad "winter_games resumed losses"; cat straight.log resumed.log; fi
-if grep -q "epoch   1/" resumed.log; then bad "winter_games resumed run trained epoch 1 again"; fi
-if cmp -s straight/winter_games.safetensors split/winter_games.safetensors; then ok "winter_games: final checkpoints byte-identical"
-else bad "winter_games: final checkpoints differ"; fi
-
-"${rc[@]}" --steps 4 --out rstraight >rstraight.log 2>&1
-"${rc[@]}" --steps 2 --out rsplit >rfirst.log 2>&1
-"${rc[@]}" --steps 4 --out rsplit --resume rsplit/random_copy.safetensors >rresumed.log 2>&1
-if [ -n "$(losses '^Epoch: [34],' rstraight.log)" ] && [ "$(losses '^Epoch: [34],' rstraight.log)" = "$(losses '^Epoch: [34],' rresumed.log)" ]; then
-  ok "random_copy (dropout 0.1): steps 3 and 4 resumed print the same losses ($(losses '^Epoch: [34],' rresumed.log | tr '\n' ' '))"
-else bad "random_copy resumed losses"; cat rstraight.log rresumed.log; fi
-if cmp -s rstraight/random_copy.safetensors rsplit/random_copy.safetensors; then ok "random_copy: final checkpoints byte-identical"
-else bad "random_copy: final checkpoints differ"; fi
+# same_run NAME TOTAL_OPTION LINE_PREFIX LINE_SUFFIX COMMAND...: 4 at once, and 2 then --resume to 4,
+# print the same losses for 3 and 4 (lines PREFIX<n>SUFFIX) and write byte-identical final checkpoints
+same_run() {
+  local name=$1 total=$2 lines="$3[34]$4" any="$3[1-4]$4"; shift 4
+  "$@" "$total" 4 --out "${name}_straight" >"${name}_straight.log" 2>&1
+  "$@" "$total" 2 --out "${name}_split" >"${name}_first.log" 2>&1
+  "$@" "$total" 4 --out "${name}_split" --resume "${name}_split/$name.safetensors" >"${name}_resumed.log" 2>&1
+  local straight resumed; straight=$(losses "$lines" "${name}_straight.log"); resumed=$(losses "$lines" "${name}_resumed.log")
+  if [ -n "$straight" ] && [ "$straight" = "$resumed" ] && [ "$(grep -cE "$any" "${name}_resumed.log")" -eq 2 ]; then
+    ok "$name: 3 and 4 resumed print the same losses, and only those ($(echo "$resumed" | tr '\n' ' '))"
+  else bad "$name resumed losses"; cat "${name}_straight.log" "${name}_resumed.log"; fi
+  if cmp -s "${name}_straight/$name.safetensors" "${name}_split/$name.safetensors"; then ok "$name: final checkpoints byte-identical"
+  else bad "$name: final checkpoints differ"; fi
+}
+same_run winter_games --epochs '^epoch +' '/4' "${wg[@]}"
+same_run random_copy --steps '^Epoch: ' ',' "${rc[@]}"   # dropout 0.1: the generator is part of the run
 for prog in reverse spiral; do
   unit=--steps; [ $prog = spiral ] && unit=--epochs
   "$build/examples/$prog" $unit 4 --threads 1 --out "${prog}_straight" >/dev/null 2>&1
@@ -56,9 +54,9 @@ for prog in reverse spiral; do
   if cmp -s "${prog}_straight/$prog.safetensors" "${prog}_split/$prog.safetensors"; then ok "$prog: resumed final checkpoint byte-identical"
   else bad "$prog: resumed final checkpoint differs"; fi
 done
-expect 2 "random_copy --resume with another --seed (other data)" "${rc[@]}" --steps 4 --seed 1 --out rsplit --resume rsplit/random_copy.safetensors
+expect 2 "random_copy --resume with another --seed (other data)" "${rc[@]}" --steps 4 --seed 1 --out rsplit --resume random_copy_split/random_copy.safetensors
 says "that run has seed 0, this command 1"
-expect 2 "winter_games --resume, --epochs below the epochs done" "${wg[@]}" --epochs 3 --out split --resume split/winter_games.safetensors
+expect 2 "winter_games --resume, --epochs below the epochs done" "${wg[@]}" --epochs 3 --out split --resume winter_games_split/winter_games.safetensors
 says "--epochs 3 is fewer than the 4 epochs already done"
 
 echo "== --save-init, and a model-only file resumes as a fresh run from its weights"
