@@ -2,7 +2,24 @@
 
 #include "autograd/error.hpp"
 
+#include <sstream>
+
 namespace xtgrad {
+
+std::vector<std::uint8_t> Generator::state() const {
+    std::ostringstream out;
+    out << engine_;  // the engine's own textual serialisation (exact, portable across runs)
+    const std::string text = out.str();
+    return {text.begin(), text.end()};
+}
+
+void Generator::set_state(const std::vector<std::uint8_t>& bytes) {
+    std::istringstream in(std::string(bytes.begin(), bytes.end()));
+    std::mt19937_64 engine;
+    in >> engine;
+    if (in.fail()) fail("Generator::set_state: {} bytes that are not a generator state", bytes.size());
+    engine_ = engine;
+}
 
 Generator& default_generator() {
     thread_local Generator gen(0);

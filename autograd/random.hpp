@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <random>
+#include <vector>
 
 namespace xtgrad {
 
@@ -17,6 +18,12 @@ public:
     float uniform(float lo = 0.f, float hi = 1.f) { return std::uniform_real_distribution<float>(lo, hi)(engine_); }
     float normal(float mean = 0.f, float stddev = 1.f) { return std::normal_distribution<float>(mean, stddev)(engine_); }
     std::mt19937_64& engine() { return engine_; }
+
+    // The whole state as opaque bytes (torch.Generator.get_state / set_state), for
+    // checkpoints: set_state(state()) continues the same sequence. The format belongs to
+    // the engine and may change with it; set_state throws an Error on bytes it cannot read.
+    std::vector<std::uint8_t> state() const;
+    void set_state(const std::vector<std::uint8_t>& bytes);
 
 private:
     std::mt19937_64 engine_;

@@ -23,8 +23,7 @@
 // over --steps steps after --warmup untimed ones; GFLOP/s from the analytic count of matmul
 // FLOPs below (backward = 2 x forward); peak RSS of the process (getrusage ru_maxrss).
 // With several configs the binary runs itself once per config, so each peak RSS is its own.
-#include "autograd/blas.hpp"
-#include "autograd/parallel.hpp"
+#include "examples/common/cli.hpp"
 #include "nn/tutorial_b/transformer.hpp"
 #include "nn/tutorial_c/tutorial_c.hpp"
 #include "nn/tutorial_d/tutorial_d.hpp"
@@ -317,21 +316,24 @@ int run_child(const std::string& config, int argc, char** argv) {
 int main(int argc, char** argv) {
     Options o;
     CLI::App app{"Time training steps and forward passes of the tutorials' Transformers (bench/torch_bench.py is the "
-                 "PyTorch side)."};
+                 "PyTorch side).",
+                 "xtgrad_bench"};
     app.add_option("--config", o.configs, "winter, seed-b, seed-d or all (repeatable)")
         ->check(CLI::IsMember({"winter", "seed-b", "seed-d", "all"}));
     app.add_option("--steps", o.steps, "timed steps")->capture_default_str()->check(CLI::PositiveNumber);
     app.add_option("--warmup", o.warmup, "untimed steps first")->capture_default_str()->check(CLI::NonNegativeNumber);
-    app.add_option("--threads", o.threads, "OpenBLAS threads (and xtgrad's own workers)")->capture_default_str()
-        ->check(CLI::Range(1, 64));
-    app.add_option("--batch", o.batch, "seed-b batch size")->capture_default_str()->check(CLI::PositiveNumber);
-    app.add_option("--d-heads", o.d_heads, "seed-d nhead (torch's default 8; the tutorial's example: 16)")->capture_default_str();
+    cli::add_threads_option(app, o.threads);
+    app.add_option("--batch", o.batch, "seed-b batch size")->capture_default_str()->check(CLI::Range(std::size_t{1}, std::size_t{4096}));
+    app.add_option("--d-heads", o.d_heads, "seed-d nhead (torch's default 8; the tutorial's example: 16)")->capture_default_str()
+        ->check(CLI::Range(std::size_t{1}, std::size_t{512}));
     app.add_option("--d-encoder-layers", o.d_encoder_layers, "seed-d encoder layers (torch's default 6; the example: 12)")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
     app.add_flag("--adam", o.adam, "seed-d: also take an Adam step");
     app.add_flag("--no-infer", o.no_infer, "skip the inference (no-grad) forward");
     app.add_flag("--json", o.json, "one JSON object per config and line");
-    CLI11_PARSE(app, argc, argv);
+    app.footer(cli::cli_footer("With several configs the binary runs itself once per config (each peak RSS is its own)."));
+    if (std::optional<int> status = cli::parse_or_exit(app, argc, argv)) return *status;
     if (o.configs.empty() || std::find(o.configs.begin(), o.configs.end(), "all") != o.configs.end())
         o.configs = {"winter", "seed-b", "seed-d"};
     if (o.configs.size() > 1) {  // one process per config: each peak RSS is its own
@@ -340,8 +342,7 @@ int main(int argc, char** argv) {
         return 0;
     }
     try {
-        set_blas_threads(o.threads);
-        set_num_threads(o.threads);
+        cli::apply_threads(o.threads);
         const nlohmann::ordered_json r = run(o.configs.front(), o);
         if (o.json)
             fmt::print("{}\n", r.dump());
@@ -351,6 +352,6 @@ int main(int argc, char** argv) {
         return 0;
     } catch (const std::exception& e) {
         fmt::print(stderr, "xtgrad_bench: {}\n", e.what());
-        return 2;
+        return cli::kRuntimeError;
     }
 }

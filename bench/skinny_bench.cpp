@@ -4,9 +4,8 @@
 // Runs alternate between the two, so a busy machine slows both alike; prints min and median.
 //
 //   build/bench/skinny_bench [--threads N] [--reps R]
-#include "autograd/blas.hpp"
-#include "autograd/parallel.hpp"
 #include "autograd/random.hpp"
+#include "examples/common/cli.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -35,14 +34,19 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
+int run(int threads, int reps);
+
 int main(int argc, char** argv) {
     int threads = 1, reps = 15;
-    CLI::App app{"skinny_bench: 7-row products, OpenBLAS vs xtgrad's skinny kernels"};
-    app.add_option("--threads", threads, "threads for both (OpenBLAS and xtgrad's pool)");
-    app.add_option("--reps", reps, "timed passes over the weights");
-    CLI11_PARSE(app, argc, argv);
-    set_blas_threads(threads);
-    set_num_threads(threads);
+    CLI::App app{"7-row products (a Linear layer on a 7-token sentence): OpenBLAS vs xtgrad's skinny kernels.",
+                 "skinny_bench"};
+    cli::add_threads_option(app, threads);
+    app.add_option("--reps", reps, "timed passes over the weights")->capture_default_str()->check(CLI::Range(1, 100000));
+    return cli::run_main(app, argc, argv, [&] { return run(threads, reps); });
+}
+
+int run(int threads, int reps) {
+    cli::apply_threads(threads);
 
     constexpr int rows = 7, d = 512, ff = 2048;
     // 64 MiB of weights, in 16 (ff, d) matrices: one pass reads them all from memory.
@@ -103,4 +107,5 @@ int main(int argc, char** argv) {
         fmt::print("{:<42} {:>7.2f} (min {:>5.2f}) {:>7.2f} (min {:>5.2f}) {:>8.2f}\n", s.what, mb,
                    *std::min_element(blas.begin(), blas.end()), mo, *std::min_element(ours.begin(), ours.end()), mo / mb);
     }
+    return cli::kSuccess;
 }

@@ -2,12 +2,25 @@
 // little-endian float32 data — PyTorch's safe format, nothing executes on load), under the
 // tutorial's PyTorch names, so a checkpoint moves between xtgrad and PyTorch
 // (docs/checkpoints.md shows the Python side).
+//
+// Two kinds of file, one format:
+//   model-only  the state_dict alone (nn::save; what PyTorch writes with safetensors)
+//   run         the model's state_dict under the same names, plus what it takes to continue the
+//               run exactly (nn::save_run): the optimizer's state under "optimizer.state.<i>.*"
+//               (PyTorch's optimizer.state_dict() names), and in the metadata "xtgrad.run" =
+//               "1", the epoch, the optimizer's param_groups, the schedule's state and the
+//               generators' states (hex). docs/checkpoints.md lists every entry.
 #pragma once
 
+#include "autograd/random.hpp"
 #include "nn/module.hpp"
+#include "optim/optimizer.hpp"
+#include "optim/schedule.hpp"
 
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace xtgrad::nn {
 
@@ -16,6 +29,30 @@ void save(const Module& module, const std::string& path, const std::map<std::str
 
 // strict: the file's names must be exactly the module's. Either way shapes must match, and
 // an error lists every missing key, unexpected key and shape mismatch. Returns the metadata.
+// A run file loads too: its run state (optimizer entries) is ignored.
 std::map<std::string, std::string> load(Module& module, const std::string& path, bool strict = true);
+
+// What a training run holds besides the model. Pointers the program does not use stay null.
+struct RunState {
+    optim::Optimizer* optimizer = nullptr;
+    optim::LRScheduler* schedule = nullptr;
+    std::vector<std::pair<std::string, Generator*>> generators;  // by name, e.g. {"default", &default_generator()}
+    long epoch = 0;                                              // epochs (or steps) done
+};
+
+// A run checkpoint, atomically (a crash leaves the previous file whole).
+void save_run(const std::string& path, const Module& module, const RunState& run,
+              const std::map<std::string, std::string>& metadata = {});
+
+// Loads the model (strict), then, if the file is a run checkpoint, the run state into `run`:
+// optimizer, schedule, every generator named in `run` (the file must hold each one) and the
+// epoch. A model-only file (one PyTorch wrote, a --save-init file) loads the model alone and
+// leaves `run` as it is; the result says which. A file that does not fit is an Error; the
+// model then keeps its previous values (the run state may be partly loaded: do not go on).
+struct LoadedRun {
+    bool has_run_state = false;
+    std::map<std::string, std::string> metadata;
+};
+LoadedRun load_run(const std::string& path, Module& module, RunState& run);
 
 }  // namespace xtgrad::nn

@@ -11,11 +11,28 @@
 
 #include "autograd/tensor.hpp"
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace xtgrad::optim {
+
+// An optimizer's state in the layout of PyTorch's optimizer.state_dict(), flattened for a
+// safetensors file (docs/checkpoints.md):
+//   tensors       "state.<i>.step" (0-d float32, as torch >= 1.12 keeps it), "state.<i>.exp_avg",
+//                 "state.<i>.exp_avg_sq" (Adam, AdamW), "state.<i>.momentum_buffer" (SGD), where
+//                 i numbers params() in order; only parameters that took a step have entries
+//   param_groups  torch's param_groups list as JSON text: one group with the hyperparameters
+//                 ("lr", "betas", "eps", "weight_decay", ...) and "params": [0, 1, ..., n-1]
+// One difference from torch: params() holds only the parameters that require a gradient
+// (frozen tables are skipped), so i counts those.
+struct OptimizerState {
+    std::vector<std::pair<std::string, Array>> tensors;
+    std::string param_groups;
+};
 
 class Optimizer {
 public:
@@ -34,6 +51,12 @@ public:
     const Array* state(const Tensor& param, const std::string& key) const;
     long step_count(const Tensor& param) const;  // steps this parameter took part in
 
+    OptimizerState state_dict() const;
+    // Restores the per-parameter state and the hyperparameters (lr included, as torch does).
+    // Throws an Error naming the entry at fault for a parameter count, index, key or shape that
+    // does not fit this optimizer, and changes nothing then.
+    void load_state_dict(const OptimizerState& state);
+
 protected:
     struct ParamState {
         long step = 0;
@@ -41,6 +64,11 @@ protected:
     };
     ParamState& state_of(const Tensor& param);
     Array& buffer(ParamState& s, const std::string& key, const Tensor& like);  // zero-initialised on first use
+
+    // The hyperparameters of the param group, as torch names them (lr is written by the base).
+    virtual void write_options(nlohmann::json& group) const = 0;
+    virtual void read_options(const nlohmann::json& group) = 0;  // throws nlohmann's errors on a missing key
+    virtual std::vector<std::string> state_keys() const = 0;    // the buffers a step keeps
 
     std::vector<Tensor> params_;
     double lr_;
@@ -61,6 +89,11 @@ public:
     SGD(std::vector<Tensor> params, const SGDOptions& options);
     void step() override;
     SGDOptions options;
+
+protected:
+    void write_options(nlohmann::json& group) const override;
+    void read_options(const nlohmann::json& group) override;
+    std::vector<std::string> state_keys() const override;
 };
 
 struct AdamOptions {
@@ -79,6 +112,11 @@ public:
     void step() override;
     AdamOptions options;
 
+protected:
+    void write_options(nlohmann::json& group) const override;
+    void read_options(const nlohmann::json& group) override;
+    std::vector<std::string> state_keys() const override;
+
 private:
     bool decoupled_;
 };
@@ -92,5 +130,8 @@ public:
 // Scales all gradients so that their joint L2 norm is at most max_norm; returns the norm
 // before clipping (torch.nn.utils.clip_grad_norm_).
 double clip_grad_norm(const std::vector<Tensor>& params, double max_norm);
+
+// The joint L2 norm of the gradients (in double; NaN or Inf if any gradient holds one).
+double grad_norm(const std::vector<Tensor>& params);
 
 }  // namespace xtgrad::optim

@@ -1,6 +1,9 @@
 #include "optim/schedule.hpp"
 
 #include "autograd/error.hpp"
+#include "optim/optimizer.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 
@@ -35,6 +38,38 @@ Schedule step_decay(double base_lr, long step_size, double gamma) {
         check_step(step, "step_decay");
         return base_lr * std::pow(gamma, static_cast<double>((step - 1) / step_size));
     };
+}
+
+LRScheduler::LRScheduler(Optimizer& optimizer, Schedule schedule) : optimizer_(optimizer), schedule_(std::move(schedule)) {
+    if (!schedule_) fail("LRScheduler: the schedule is empty");
+}
+
+void LRScheduler::step() {
+    optimizer_.set_lr(schedule_(last_step_ + 1));
+    ++last_step_;
+}
+
+std::string LRScheduler::state_dict() const {
+    nlohmann::json j;
+    j["last_epoch"] = last_step_;
+    j["_step_count"] = last_step_ + 1;
+    j["_last_lr"] = {optimizer_.lr()};
+    return j.dump();
+}
+
+void LRScheduler::load_state_dict(const std::string& text) {
+    long last = -1;
+    double lr = -1;
+    try {
+        const nlohmann::json j = nlohmann::json::parse(text);
+        last = j.at("last_epoch").get<long>();
+        lr = j.at("_last_lr").at(0).get<double>();
+    } catch (const nlohmann::json::exception& e) {
+        fail("LRScheduler: a state must be JSON with last_epoch and _last_lr ({})", e.what());
+    }
+    if (last < 0 || !(lr >= 0)) fail("LRScheduler: last_epoch {} and lr {} must be >= 0", last, lr);
+    last_step_ = last;
+    optimizer_.set_lr(lr);
 }
 
 }  // namespace xtgrad::optim

@@ -58,3 +58,135 @@ TEST_CASE("learning-rate schedules") {
     test::expect_error([&] { noam(0); }, {"steps count from 1"});
     test::expect_error([] { Adam({Tensor::ones({1}, true)}, AdamOptions{.betas = {1.0, 0.9}}); }, {"Adam", "betas"});
 }
+
+namespace {
+
+// Two parameters; the second takes no step in the first `skip_second` steps (no state then).
+struct Quadratic {
+    Tensor a = Tensor::from_vector({3.f, -2.f, 0.5f}, {3}, true), b = Tensor::from_vector({1.f, 4.f}, {2}, true);
+    void step(Optimizer& opt, bool both) {
+        opt.zero_grad();
+        Tensor loss = sum(a * a);
+        if (both) loss = loss + sum(b * b * b);
+        loss.backward();
+        opt.step();
+    }
+};
+
+// Runs `total` steps straight, and `split` steps + a state_dict round trip into a fresh
+// optimizer + the rest: the parameters must be bit-identical.
+template <class Make>
+void check_round_trip(Make make, int split, int total) {
+    Quadratic straight, resumed;
+    std::unique_ptr<Optimizer> o1 = make(straight), o2 = make(resumed);
+    for (int i = 0; i < total; ++i) straight.step(*o1, i >= 1);
+    for (int i = 0; i < split; ++i) resumed.step(*o2, i >= 1);
+    const OptimizerState saved = o2->state_dict();
+    Quadratic copy;
+    copy.a.data() = resumed.a.data();
+    copy.b.data() = resumed.b.data();
+    std::unique_ptr<Optimizer> o3 = make(copy);
+    o3->set_lr(123);  // load_state_dict restores the lr too
+    o3->load_state_dict(saved);
+    CHECK(o3->lr() == o2->lr());
+    for (int i = split; i < total; ++i) copy.step(*o3, i >= 1);
+    CHECK(copy.a.data() == straight.a.data());
+    CHECK(copy.b.data() == straight.b.data());
+}
+
+std::vector<std::string> names_of(const OptimizerState& s) {
+    std::vector<std::string> names;
+    for (const auto& [name, a] : s.tensors) names.push_back(name);
+    return names;
+}
+
+}  // namespace
+
+TEST_CASE("optimizer state_dict: torch's names, and a round trip continues bit-identically") {
+    auto adam = [](Quadratic& q) { return std::make_unique<Adam>(std::vector<Tensor>{q.a, q.b}, AdamOptions{.lr = 0.05, .betas = {0.8, 0.95}}); };
+    auto adamw = [](Quadratic& q) {
+        return std::make_unique<AdamW>(std::vector<Tensor>{q.a, q.b}, AdamOptions{.lr = 0.05, .weight_decay = 0.1});
+    };
+    auto sgd = [](Quadratic& q) {
+        return std::make_unique<SGD>(std::vector<Tensor>{q.a, q.b}, SGDOptions{.lr = 0.01, .momentum = 0.9, .nesterov = true});
+    };
+    check_round_trip(adam, 3, 7);
+    check_round_trip(adamw, 1, 5);  // b has no state yet when saved
+    check_round_trip(sgd, 4, 8);
+
+    Quadratic q;
+    std::unique_ptr<Optimizer> opt = adam(q);
+    CHECK(opt->state_dict().tensors.empty());  // no step, no state (as torch)
+    q.step(*opt, false);
+    q.step(*opt, true);
+    const OptimizerState s = opt->state_dict();
+    CHECK(names_of(s) == std::vector<std::string>{"state.0.step", "state.0.exp_avg", "state.0.exp_avg_sq", "state.1.step",
+                                                  "state.1.exp_avg", "state.1.exp_avg_sq"});
+    CHECK(s.tensors[0].second.dimension() == 0);  // step: a 0-d float32, as torch >= 1.12 keeps it
+    CHECK(s.tensors[0].second() == 2.f);
+    CHECK(s.tensors[3].second() == 1.f);
+    CHECK(s.tensors[1].second == *opt->state(q.a, "exp_avg"));
+    CHECK(s.param_groups ==
+          R"([{"amsgrad":false,"betas":[0.8,0.95],"eps":1e-08,"lr":0.05,"maximize":false,"params":[0,1],"weight_decay":0.0}])");
+    Quadratic p;
+    std::unique_ptr<Optimizer> sgd_opt = sgd(p);
+    p.step(*sgd_opt, true);
+    CHECK(names_of(sgd_opt->state_dict()) ==
+          std::vector<std::string>{"state.0.step", "state.0.momentum_buffer", "state.1.step", "state.1.momentum_buffer"});
+}
+
+TEST_CASE("optimizer load_state_dict: what does not fit is an Error naming the entry, and changes nothing") {
+    Quadratic q;
+    Adam opt({q.a, q.b}, {.lr = 0.05});
+    q.step(opt, true);
+    const OptimizerState good = opt.state_dict();
+    auto with = [&](auto edit) {
+        OptimizerState s = good;
+        edit(s);
+        return s;
+    };
+    Quadratic fresh;
+    Adam target({fresh.a, fresh.b}, {.lr = 0.5});
+    auto load = [&](const OptimizerState& s) { return [&target, s] { target.load_state_dict(s); }; };
+    test::expect_error(load(with([](OptimizerState& s) { s.tensors[1].second = Array(xt::zeros<float>({4})); })),
+                       {"'state.0.exp_avg' has shape (4)", "parameter 0", "(3)"});
+    test::expect_error(load(with([](OptimizerState& s) { s.tensors[0].first = "state.7.step"; })), {"state.7.step", "parameter 7"});
+    test::expect_error(load(with([](OptimizerState& s) { s.tensors[0].first = "state.x.step"; })), {"state.x.step", "numeric"});
+    test::expect_error(load(with([](OptimizerState& s) { s.tensors[2].first = "state.0.momentum_buffer"; })),
+                       {"unexpected entry 'state.0.momentum_buffer'", "exp_avg"});
+    test::expect_error(load(with([](OptimizerState& s) { s.tensors[0].second = Array(2.5f); })), {"state.0.step", "whole number"});
+    test::expect_error(load(with([](OptimizerState& s) { s.tensors.erase(s.tensors.begin()); })), {"no 'state.0.step'"});
+    test::expect_error(load(with([](OptimizerState& s) { s.param_groups = "[{"; })), {"param_groups is not JSON"});
+    test::expect_error(load(with([](OptimizerState& s) { s.param_groups = R"([{"lr": 0.1, "params": [0]}])"; })),
+                       {"saved group has 1 parameters, this optimizer has 2"});
+    test::expect_error(load(with([](OptimizerState& s) { s.param_groups = R"([{"lr": 0.1, "params": [0, 1]}])"; })),
+                       {"hyperparameters do not fit"});  // an SGD group into Adam: no betas
+    test::expect_error(load(with([](OptimizerState& s) {
+                           s.param_groups = R"([{"lr": 0.1, "params": [0, 1], "betas": [1.5, 0.9], "eps": 1e-8, "weight_decay": 0}])";
+                       })),
+                       {"betas must be in [0, 1)"});
+    CHECK(target.lr() == 0.5);  // nothing changed
+    CHECK(target.state(fresh.a, "exp_avg") == nullptr);
+}
+
+TEST_CASE("LRScheduler: the schedule's position round-trips") {
+    Tensor x = Tensor::ones({1}, true);
+    Adam opt({x}, {.lr = 1});
+    LRScheduler sched(opt, linear_warmup(1e-3, 10));
+    for (int i = 0; i < 4; ++i) sched.step();
+    CHECK(sched.last_step() == 4);
+    CHECK(opt.lr() == doctest::Approx(4e-4));
+    const std::string state = sched.state_dict();
+    CHECK(state == R"({"_last_lr":[0.0004],"_step_count":5,"last_epoch":4})");
+    Adam opt2({x}, {.lr = 1});
+    LRScheduler sched2(opt2, linear_warmup(1e-3, 10));
+    sched2.load_state_dict(state);
+    CHECK(sched2.last_step() == 4);
+    CHECK(opt2.lr() == opt.lr());
+    sched.step();
+    sched2.step();
+    CHECK(opt2.lr() == opt.lr());
+    test::expect_error([&] { sched2.load_state_dict("{}"); }, {"LRScheduler", "last_epoch"});
+    test::expect_error([&] { sched2.load_state_dict(R"({"last_epoch": -3, "_last_lr": [0.1]})"); }, {"LRScheduler", "-3"});
+    test::expect_error([&] { (void)LRScheduler(opt, Schedule{}); }, {"LRScheduler", "empty"});
+}

@@ -37,7 +37,7 @@ if [ "${right:-0}" -ge 180 ]; then ok "reverse: $right/200 exact"; else bad "rev
 
 # Tutorial B's run on a tiny configuration: the loss falls
 "$build/examples/random_copy" --batch 4 --len 16 --vocab 50 --layers 1 --d-model 32 --heads 4 --d-ff 64 --steps 5 --lr 1e-3 --dropout 0 \
-  >"$out/b.log" 2>&1 || true
+  --out "$out/b" >"$out/b.log" 2>&1 || true
 first=$(awk '/^Epoch: 1,/ {print $4}' "$out/b.log"); last=$(awk '/^Epoch: 5,/ {print $4}' "$out/b.log")
 if [ -n "$first" ] && [ -n "$last" ] && awk "BEGIN {exit !($last < $first)}"; then ok "random_copy loss $first -> $last"
 else bad "random_copy"; cat "$out/b.log"; fi
@@ -46,5 +46,9 @@ else bad "random_copy"; cat "$out/b.log"; fi
 if "$build/examples/tutorial_d_walkthrough" >"$out/d.log" 2>&1 && grep -q "tgt_mask) (20,32,512)" "$out/d.log"; then
   ok "tutorial_d_walkthrough: $(grep -c '(' "$out/d.log") shapes printed"
 else bad "tutorial_d_walkthrough"; cat "$out/d.log"; fi
+
+# The command-line promises: resume, option checks, exit codes, the non-finite stop
+if bash "$(dirname "$0")/examples/run_cli_tests.sh" "$build"; then ok "tests/examples/run_cli_tests.sh"
+else bad "tests/examples/run_cli_tests.sh"; fi
 
 exit $fail

@@ -8,6 +8,7 @@
 // writes DIR/encoder_layer.dot: the nodes of --module, clustered by sub-module, parameters
 // by name, each labelled with its output shape, |value| and |grad|. If Graphviz's `dot` is
 // installed it also renders DIR/encoder_layer.svg. --trace prints the trace table.
+#include "examples/common/cli.hpp"
 #include "examples/common/run_program.hpp"
 #include "nn/tutorial_c/tutorial_c.hpp"
 #include "xtgrad.hpp"
@@ -25,13 +26,13 @@ int main(int argc, char** argv) {
     std::string out = "graph_out", module = "encoder.layers.0";
     int depth = -1;
     bool trace = false, no_render = false;
-    CLI::App app{"Draw the backward graph of one layer of tutorial C's Transformer (Graphviz DOT)."};
+    CLI::App app{"Draw the backward graph of one layer of tutorial C's Transformer (Graphviz DOT).", "graph"};
     app.add_option("--out", out, "output folder")->capture_default_str();
     app.add_option("--module", module, "module path to draw (\"\" for the whole model)")->capture_default_str();
     app.add_option("--depth", depth, "stop this many nodes below the module's top (-1: no limit)")->capture_default_str();
     app.add_flag("--trace", trace, "print the backward as a table");
     app.add_flag("--no-render", no_render, "write the .dot only");
-    CLI11_PARSE(app, argc, argv);
+    if (std::optional<int> status = cli::parse_or_exit(app, argc, argv)) return *status;
 
     try {
         tc::Config c;
@@ -75,6 +76,6 @@ int main(int argc, char** argv) {
         return 0;
     } catch (const std::exception& e) {
         fmt::print(stderr, "graph: {}\n", e.what());
-        return 2;
+        return cli::kRuntimeError;
     }
 }

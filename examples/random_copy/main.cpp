@@ -8,7 +8,11 @@
 // As the tutorials' README notes, the falling loss (≈ ln 5000 + a little at the start,
 // about 0.7 lower after 10 steps) is the model memorising this one random batch, not
 // learning a language: there is nothing to learn in random tokens.
-#include "autograd/blas.hpp"
+//
+// Like winter_games it saves the run (OUT/random_copy.safetensors: model, Adam's state, the step
+// count and the generators) and --resume continues it bit-identically; --steps is the total.
+#include "examples/common/cli.hpp"
+#include "examples/common/training.hpp"
 #include "nn/tutorial_b/transformer.hpp"
 #include "optim/optimizer.hpp"
 #include "xtgrad.hpp"
@@ -27,47 +31,77 @@ int main(int argc, char** argv) {
     double lr = 1e-4;
     std::uint64_t seed = 0;
     int threads = 2;
-    CLI::App app{"Train tutorial B's Transformer on random tokens (the tutorial's training run)."};
-    app.add_option("--batch", batch, "sequences per batch")->capture_default_str();
-    app.add_option("--len", len, "sequence length")->capture_default_str();
-    app.add_option("--vocab", vocab, "source and target vocabulary size")->capture_default_str();
-    app.add_option("--d-model", d_model)->capture_default_str();
-    app.add_option("--heads", heads)->capture_default_str();
-    app.add_option("--layers", layers)->capture_default_str();
-    app.add_option("--d-ff", d_ff)->capture_default_str();
-    app.add_option("--dropout", dropout_p)->capture_default_str();
-    app.add_option("--lr", lr, "Adam learning rate (the tutorial's 1e-4)")->capture_default_str();
-    app.add_option("--steps", steps, "training steps (the tutorial runs 100)")->capture_default_str();
-    app.add_option("--seed", seed)->capture_default_str();
-    app.add_option("--threads", threads, "OpenBLAS threads")->capture_default_str();
-    CLI11_PARSE(app, argc, argv);
-    try {
-        set_blas_threads(threads);
+    std::string out = "random_copy_out";
+    examples::RunOptions run_options;
+    CLI::App app{"Train tutorial B's Transformer on random tokens (the tutorial's training run).\n"
+                 "Saves the run to OUT/random_copy.safetensors (docs/checkpoints.md).",
+                 "random_copy"};
+    auto size = [&](const char* name, std::size_t& v, const char* what, std::size_t max) {
+        app.add_option(name, v, what)->capture_default_str()->check(CLI::Range(std::size_t{1}, max));
+    };
+    size("--batch", batch, "sequences per batch", 1 << 16);
+    size("--len", len, "sequence length (>= 2: the target is shifted by one)", 1 << 16);
+    size("--vocab", vocab, "source and target vocabulary size (>= 2: id 0 is padding)", 1 << 24);
+    size("--d-model", d_model, "embedding size (a multiple of --heads)", 65536);
+    size("--heads", heads, "attention heads", 1024);
+    size("--layers", layers, "encoder and decoder layers", 1024);
+    size("--d-ff", d_ff, "feed-forward size", 1 << 20);
+    app.add_option("--dropout", dropout_p, "dropout probability")->capture_default_str()->check(CLI::Range(0.0f, 0.99f));
+    app.add_option("--lr", lr, "Adam learning rate (the tutorial's 1e-4; an absurd one, e.g. 1e30, makes step 2 "
+                               "fail: how tests/examples/run_cli_tests.sh checks the stop)")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    examples::add_total_option(app, steps, "step", "the tutorial runs 100");
+    app.add_option("--seed", seed, "seed of the initial weights (manual_seed) and, + 1, of the random batch")
+        ->capture_default_str();
+    cli::add_threads_option(app, threads);
+    app.add_option("--out", out, "folder for the checkpoint (created; must be writable)")->capture_default_str();
+    examples::add_run_options(app, run_options, "step");
+    return cli::run_main(app, argc, argv, [&] {
+        if (len < 2) cli::usage_error("--len must be >= 2 (the targets are shifted by one), got {}", len);
+        if (vocab < 2) cli::usage_error("--vocab must be >= 2 (id 0 is padding), got {}", vocab);
+        if (d_model % heads != 0) cli::usage_error("--d-model {} is not a multiple of --heads {}", d_model, heads);
+        const double d = static_cast<double>(d_model), v = static_cast<double>(vocab);
+        examples::require_model_budget(static_cast<double>(layers) * (12 * d * d + 4 * d * static_cast<double>(d_ff)) +
+                                           3 * v * d,
+                                       "the model size options");
+        const double activations = static_cast<double>(batch) * static_cast<double>(len) * (v + d * 16 * static_cast<double>(layers));
+        if (activations * 4 > 64.0 * (1ull << 30))
+            cli::usage_error("--batch {} x --len {}: one step would need about {:.3g} GiB of activations (the limit is 64 GiB)",
+                             batch, len, activations * 4 / (1ull << 30));
+        examples::require_writable_folder(out, "--out");
+        cli::apply_threads(threads);
         manual_seed(seed);
         nn::tutorial_b::Transformer model(vocab, vocab, d_model, heads, layers, d_ff, len, dropout_p);
-        Generator gen(seed + 1);
+        optim::Adam opt(model.parameters(), {.lr = lr, .betas = {0.9, 0.98}, .eps = 1e-9});
+        examples::TrainingRun run(run_options, "step", fmt::format("{}/random_copy.safetensors", out), model,
+                                  {.optimizer = &opt, .generators = {{"default", &default_generator()}}},
+                                  {{"seed", std::to_string(seed)}});
+        run.check_options(steps);
+        const long done = run.start(steps);
+        Generator gen(seed + 1);  // the one random batch, drawn again on a resume
         const Ids src = randint({batch, len}, 1, static_cast<std::int64_t>(vocab), gen);
         const Ids tgt = randint({batch, len}, 1, static_cast<std::int64_t>(vocab), gen);
         const nn::tutorial_b::ShiftedTargets shifted = nn::tutorial_b::shift_targets(tgt);
         const Ids tgt_in = shifted.input, target = shifted.target;  // tgt[:, :-1], tgt[:, 1:] flattened
-        optim::Adam opt(model.parameters(), {.lr = lr, .betas = {0.9, 0.98}, .eps = 1e-9});
         fmt::print("tutorial B Transformer: {:.1f} M parameters, batch {} x {}, vocab {}; ln {} = {:.3f}\n",
                    model.num_parameters() / 1e6, batch, len, vocab, vocab, std::log(static_cast<double>(vocab)));
         model.train();
-        for (long step = 1; step <= steps; ++step) {
+        for (long step = done + 1; step <= steps; ++step) {
             const auto t0 = std::chrono::steady_clock::now();
-            opt.zero_grad();
-            Tensor logits = model.forward(src, tgt_in);
-            Tensor loss = cross_entropy(reshape(logits, {-1, static_cast<long>(vocab)}), target, /*ignore_index=*/0);
-            loss.backward();
-            opt.step();
+            const double loss = run.step(step, [&] {
+                Tensor logits = model.forward(src, tgt_in);
+                Tensor l = cross_entropy(reshape(logits, {-1, static_cast<long>(vocab)}), target, /*ignore_index=*/0);
+                l.backward();
+                return l;
+            });
+            run.done(step, steps);
             const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            fmt::print("Epoch: {}, Loss: {:.4f}   ({:.2f} s)\n", step, loss.item(), sec);
+            fmt::print("Epoch: {}, Loss: {:.4f}   ({:.2f} s)\n", step, loss, sec);
             std::fflush(stdout);
         }
-        return 0;
-    } catch (const std::exception& e) {
-        fmt::print(stderr, "random_copy: {}\n", e.what());
-        return 2;
-    }
+        if (done == steps) run.save_now();
+        fmt::print("saved {}\n", run.checkpoint());
+        return cli::kSuccess;
+    });
 }

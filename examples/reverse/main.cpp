@@ -3,7 +3,9 @@
 // exercises every part of tutorial A: padding (lengths 3..6), padding_mask, sequence_mask,
 // the PAD position row, the context mask, and greedy decoding from <s> until </s>.
 //
-//   build/examples/reverse [--steps N] [--seed S]
+//   build/examples/reverse [--steps N] [--seed S]   (--help lists every option)
+#include "examples/common/cli.hpp"
+#include "examples/common/training.hpp"
 #include "nn/tutorial_a/tutorial_a.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/schedule.hpp"
@@ -91,46 +93,59 @@ Ids greedy(const ta::Transformer& model, const Ids& src, const Ids& src_len) {
 int main(int argc, char** argv) {
     long steps = 400;
     std::uint64_t seed = 0;
-    CLI::App app{"Train tutorial A's Transformer to reverse digit strings."};
-    app.add_option("--steps", steps)->capture_default_str();
-    app.add_option("--seed", seed)->capture_default_str();
-    CLI11_PARSE(app, argc, argv);
-    try {
+    int threads = 1;
+    std::string out;
+    examples::RunOptions run_options;
+    CLI::App app{"Train tutorial A's Transformer to reverse digit strings.", "reverse"};
+    examples::add_total_option(app, steps, "step", "batches of 64");
+    app.add_option("--seed", seed, "seed of the initial weights (manual_seed) and, + 1, of the batches")->capture_default_str();
+    cli::add_threads_option(app, threads);
+    app.add_option("--out", out, "folder to save the run in (reverse.safetensors); none by default");
+    examples::add_run_options(app, run_options, "step");
+    return cli::run_main(app, argc, argv, [&] {
+        if (!out.empty()) examples::require_writable_folder(out, "--out");
+        cli::apply_threads(threads);
         manual_seed(seed);
         Generator gen(seed + 1);
         ta::Transformer model(kVocab, kMaxLen, kVocab, kMaxLen + 1, /*layers*/ 2, /*model_dim*/ 64, /*heads*/ 4,
                               /*ffn_dim*/ 128, /*dropout*/ 0.1f);
         optim::Adam opt(model.parameters(), {.lr = 1e-3, .betas = {0.9, 0.98}, .eps = 1e-9});
-        const optim::Schedule lr = optim::linear_warmup(1e-3, 50);
+        optim::LRScheduler schedule(opt, optim::linear_warmup(1e-3, 50));
+        examples::TrainingRun run(run_options, "step", out.empty() ? std::string() : fmt::format("{}/reverse.safetensors", out), model,
+                                  {.optimizer = &opt,
+                                   .schedule = &schedule,
+                                   .generators = {{"default", &default_generator()}, {"data", &gen}}},
+                                  {{"seed", std::to_string(seed)}});
+        run.check_options(steps);
+        const long done = run.start(steps);
         fmt::print("tutorial A Transformer (2 layers, d 64, 4 heads): {} parameters\n", model.num_parameters());
         model.train();
-        for (long step = 1; step <= steps; ++step) {
+        for (long step = done + 1; step <= steps; ++step) {
             const Batch b = make_batch(64, gen);
-            opt.set_lr(lr(step));
-            opt.zero_grad();
-            Tensor logits = model.forward(b.src, b.src_len, b.tgt_in, b.tgt_len).logits;
-            Ids target = b.target;
-            target.reshape({target.size()});
-            Tensor loss = cross_entropy(reshape(logits, {-1, kVocab}), target, /*ignore_index=*/0);
-            loss.backward();
-            opt.step();
-            if (step == 1 || step % 50 == 0) fmt::print("step {:4d}  loss {:.4f}\n", step, loss.item());
+            const double loss = run.step(step, [&] {
+                Tensor logits = model.forward(b.src, b.src_len, b.tgt_in, b.tgt_len).logits;
+                Ids target = b.target;
+                target.reshape({target.size()});
+                Tensor l = cross_entropy(reshape(logits, {-1, kVocab}), target, /*ignore_index=*/0);
+                l.backward();
+                return l;
+            });
+            run.done(step, steps);
+            if (step == 1 || step % 50 == 0) fmt::print("step {:4d}  loss {:.4f}\n", step, loss);
         }
+        if (done == steps) run.save_now();
         model.eval();
         const Batch test = make_batch(200, gen);
         std::size_t right = 0;
         for (std::size_t i = 0; i < 200; ++i) {
             const Ids src = row(test.src, i, static_cast<std::size_t>(test.src_len(i)));  // unpadded
             const Ids len = Ids{test.src_len(i)};
-            const Ids out = greedy(model, src, len);
-            const bool ok = show(out) == show(row(test.target, i));
+            const Ids decoded = greedy(model, src, len);
+            const bool ok = show(decoded) == show(row(test.target, i));
             right += ok;
-            if (i < 5) fmt::print("  {:<14} -> {:<14} {}\n", show(src), show(out), ok ? "ok" : "wrong");
+            if (i < 5) fmt::print("  {:<14} -> {:<14} {}\n", show(src), show(decoded), ok ? "ok" : "wrong");
         }
         fmt::print("greedy decoding: {}/200 test strings reversed exactly\n", right);
-        return 0;
-    } catch (const std::exception& e) {
-        fmt::print(stderr, "reverse: {}\n", e.what());
-        return 2;
-    }
+        return cli::kSuccess;
+    });
 }

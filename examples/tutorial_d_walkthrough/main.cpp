@@ -1,6 +1,7 @@
 // Tutorial D walk-through: builds each module of "Transformer源代码解释之PyTorch篇" at the
 // tutorial's shapes and prints each stage's shape, as the tutorial does (docs/tutorial_d.md
 // shows the same code beside the tutorial's PyTorch).
+#include "examples/common/cli.hpp"
 #include "nn/tutorial_d/tutorial_d.hpp"
 #include "xtgrad.hpp"
 
@@ -11,7 +12,10 @@ namespace {
 void show(const char* what, const Tensor& t) { fmt::print("{:<58} {}\n", what, shape_str(t.shape())); }
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+    CLI::App app{"Build each module of tutorial D at the tutorial's shapes and print each stage's shape.",
+                 "tutorial_d_walkthrough"};
+    if (std::optional<int> status = cli::parse_or_exit(app, argc, argv)) return *status;
     try {
         manual_seed(0);
         Generator& gen = default_generator();
@@ -56,6 +60,6 @@ int main() {
         return 0;
     } catch (const std::exception& e) {
         fmt::print(stderr, "tutorial_d_walkthrough: {}\n", e.what());
-        return 2;
+        return cli::kRuntimeError;
     }
 }

@@ -5,14 +5,16 @@
 // on the one sentence pair, then prints the teacher-forced prediction (what the tutorial
 // prints) and the greedy translation (what translating means: start at 'S', feed each
 // predicted word back, stop at 'E'), draws attention heatmaps like the tutorial's
-// showgraph, and saves the model (safetensors, the tutorial's PyTorch names).
+// showgraph. The run is saved first (safetensors, the tutorial's PyTorch names, plus Adam's
+// state, the epoch and the generator: --resume continues it bit-identically).
 //
 // Defaults converge for every seed tried; `--tutorial-settings` restores the tutorial's
 // lr 1e-3 without warm-up, which does not (docs/tutorial_c.md explains why).
+#include "examples/common/cli.hpp"
 #include "examples/common/heatmap.hpp"
 #include "examples/common/progress.hpp"
+#include "examples/common/training.hpp"
 #include "examples/winter_games/corpus.hpp"
-#include "autograd/blas.hpp"
 #include "nn/checkpoint.hpp"
 #include "nn/tutorial_c/tutorial_c.hpp"
 #include "optim/optimizer.hpp"
@@ -20,8 +22,6 @@
 #include "xtgrad.hpp"
 
 #include <CLI/CLI.hpp>
-
-#include <filesystem>
 
 using namespace xtgrad;
 namespace tc = xtgrad::nn::tutorial_c;
@@ -37,7 +37,7 @@ struct Settings {
     std::uint64_t seed = 0;
     int threads = 2;
     std::string out = "winter_games_out";
-    std::string resume;
+    examples::RunOptions run;
     int layer = -1, head = 0;  // heatmaps: -1 = last layer
     bool tutorial_settings = false, literal_positions = false, check = false, quiet = false;
 };
@@ -79,63 +79,92 @@ void show_heatmaps(const tc::TransformerOutput& out, const Settings& s) {
     }
 }
 
+// Every check that needs no training, so a bad option never costs (or throws away) a run.
+void validate(const Settings& s) {
+    const long layers = static_cast<long>(s.model.n_layers), heads = static_cast<long>(s.model.n_heads);
+    if (s.layer < -layers || s.layer >= layers)
+        cli::usage_error("--layer {} is out of range for {} layers (use 0..{}, or -1..-{} from the last)", s.layer, layers,
+                         layers - 1, layers);
+    if (s.head < 0 || s.head >= heads) cli::usage_error("--head {} is out of range for {} heads (use 0..{})", s.head, heads, heads - 1);
+    const double d = static_cast<double>(s.model.d_model), ff = static_cast<double>(s.model.d_ff),
+                 h = static_cast<double>(s.model.n_heads), dk = static_cast<double>(s.model.d_k),
+                 dv = static_cast<double>(s.model.d_v);
+    const double attention = d * h * (2 * dk + dv) + h * dv * d + 2 * d, ffn = 2 * d * ff + 2 * d;
+    examples::require_model_budget(static_cast<double>(s.model.n_layers) * (3 * attention + 2 * ffn) + 32 * d,
+                                   "the model size options");
+    examples::require_writable_folder(s.out, "--out");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     Settings s;
-    CLI::App app{"Train tutorial C's Transformer on the Winter Games sentence pair and translate it."};
-    app.add_option("--d-model", s.model.d_model, "embedding size")->capture_default_str();
-    app.add_option("--d-ff", s.model.d_ff, "feed-forward size")->capture_default_str();
-    app.add_option("--d-k", s.model.d_k, "per-head query/key size")->capture_default_str();
-    app.add_option("--d-v", s.model.d_v, "per-head value size")->capture_default_str();
-    app.add_option("--layers", s.model.n_layers, "encoder and decoder layers")->capture_default_str();
-    app.add_option("--heads", s.model.n_heads, "attention heads")->capture_default_str();
-    app.add_option("--lr", s.lr, "Adam learning rate")->capture_default_str();
-    app.add_option("--warmup", s.warmup, "epochs of linear learning-rate warm-up (0 = none)")->capture_default_str();
-    app.add_option("--epochs", s.epochs, "training epochs (one step each: the corpus is one pair)")->capture_default_str();
-    app.add_option("--seed", s.seed, "seed of the initial weights")->capture_default_str();
-    app.add_option("--threads", s.threads, "OpenBLAS threads")->capture_default_str();
-    app.add_option("--out", s.out, "folder for the heatmaps and the checkpoint")->capture_default_str();
-    app.add_option("--resume", s.resume, "start from this checkpoint (.safetensors)");
-    app.add_option("--layer", s.layer, "layer of the heatmaps (-1 = last)")->capture_default_str();
-    app.add_option("--head", s.head, "head of the heatmaps")->capture_default_str();
+    CLI::App app{"Train tutorial C's Transformer on the Winter Games sentence pair and translate it.\n"
+                 "Saves the run to OUT/winter_games.safetensors (model + Adam state + epoch + generator; "
+                 "docs/checkpoints.md), then draws the attention heatmaps.",
+                 "winter_games"};
+    auto size = [&](const char* name, std::size_t& v, const char* what, std::size_t max) {
+        app.add_option(name, v, what)->capture_default_str()->check(CLI::Range(std::size_t{1}, max));
+    };
+    size("--d-model", s.model.d_model, "embedding size", 65536);
+    size("--d-ff", s.model.d_ff, "feed-forward size", 1 << 20);
+    size("--d-k", s.model.d_k, "per-head query/key size", 65536);
+    size("--d-v", s.model.d_v, "per-head value size", 65536);
+    size("--layers", s.model.n_layers, "encoder and decoder layers", 1024);
+    size("--heads", s.model.n_heads, "attention heads", 1024);
+    app.add_option("--lr", s.lr, "Adam learning rate (> 0; an absurd one, e.g. 1e4, drives the loss or the gradients to "
+                                 "NaN/Inf in a few epochs: how tests/examples/run_cli_tests.sh checks the stop)")
+        ->capture_default_str()
+        ->check(CLI::PositiveNumber);
+    app.add_option("--warmup", s.warmup, "epochs of linear learning-rate warm-up (0 = none)")->capture_default_str()
+        ->check(CLI::Range(0L, 1L << 40));
+    examples::add_total_option(app, s.epochs, "epoch", "one step each: the corpus is one pair");
+    app.add_option("--seed", s.seed, "seed of the initial weights (manual_seed)")->capture_default_str();
+    cli::add_threads_option(app, s.threads);
+    app.add_option("--out", s.out, "folder for the checkpoint and the heatmaps (created; must be writable)")
+        ->capture_default_str();
+    examples::add_run_options(app, s.run, "epoch");
+    app.add_option("--layer", s.layer, "layer of the heatmaps (-1 = last; checked before training)")->capture_default_str();
+    app.add_option("--head", s.head, "head of the heatmaps (checked before training)")->capture_default_str();
     app.add_flag("--tutorial-settings", s.tutorial_settings, "the tutorial's lr 1e-3 without warm-up (watch it fail)");
     app.add_flag("--literal-positions", s.literal_positions, "the tutorial's hard-coded positions (erratum)");
     app.add_flag("--check", s.check, "exit 1 unless the greedy translation is right");
     app.add_flag("--quiet", s.quiet, "print only the losses and the translations");
-    CLI11_PARSE(app, argc, argv);
-    if (s.tutorial_settings) {
-        s.lr = 1e-3;
-        s.warmup = 0;
-    }
-    if (s.literal_positions) s.model.positions = tc::PositionScheme::literal;
-
-    try {
-        set_blas_threads(s.threads);
-        std::filesystem::create_directories(s.out);
+    return cli::run_main(app, argc, argv, [&] {
+        if (s.tutorial_settings) {
+            s.lr = 1e-3;
+            s.warmup = 0;
+        }
+        if (s.literal_positions) s.model.positions = tc::PositionScheme::literal;
+        validate(s);
+        cli::apply_threads(s.threads);
         manual_seed(s.seed);
         tc::Transformer model(s.model);
-        if (!s.resume.empty()) {
-            nn::load(model, s.resume);
-            fmt::print("resumed from {}\n", s.resume);
-        }
+        optim::Adam opt(model.parameters(), {.lr = s.lr});
+        optim::LRScheduler schedule(opt, optim::linear_warmup(s.lr, s.warmup));
+        const std::string ckpt = fmt::format("{}/winter_games.safetensors", s.out);
+        examples::TrainingRun run(s.run, "epoch", ckpt, model,
+                                  {.optimizer = &opt, .schedule = &schedule, .generators = {{"default", &default_generator()}}},
+                                  {{"seed", std::to_string(s.seed)}});
+        run.check_options(s.epochs);
+
+        const long done = run.start(s.epochs);
         fmt::print("tutorial C Transformer: d_model {}, d_ff {}, {} layers, {} heads, {:.1f} M parameters; "
                    "Adam lr {:g}, warm-up {} epochs, seed {}\n",
                    s.model.d_model, s.model.d_ff, s.model.n_layers, s.model.n_heads, model.num_parameters() / 1e6, s.lr,
                    s.warmup, s.seed);
-
-        optim::Adam opt(model.parameters(), {.lr = s.lr});
-        const optim::Schedule lr_at = optim::linear_warmup(s.lr, s.warmup);
         const Ids enc = wg::enc_inputs(), dec = wg::dec_inputs(), target = wg::targets();
-        examples::Progress progress(s.epochs);
-        for (long epoch = 1; epoch <= s.epochs; ++epoch) {
-            opt.set_lr(lr_at(epoch));
-            opt.zero_grad();
-            Tensor loss = cross_entropy(model.forward(enc, dec).logits, target);
-            loss.backward();
-            opt.step();
-            progress.update(epoch, loss.item());
+        examples::Progress progress(s.epochs, done);
+        for (long epoch = done + 1; epoch <= s.epochs; ++epoch) {
+            const double loss = run.step(epoch, [&] {
+                Tensor l = cross_entropy(model.forward(enc, dec).logits, target);
+                l.backward();
+                return l;
+            });
+            run.done(epoch, s.epochs);
+            progress.update(epoch, loss);
         }
+        if (done == s.epochs) run.save_now();  // nothing left to train: the file still holds the run
 
         model.eval();
         NoGradGuard no_grad;
@@ -145,14 +174,8 @@ int main(int argc, char** argv) {
         const std::string expected = "我 爱 2022 北京 冬 奥会 E";
         fmt::print("\n{}\n  teacher-forced: {}\n  greedy:         {}   {}\n", wg::words(enc, wg::source_words), teacher,
                    greedy, greedy == expected ? "(correct)" : "(wrong: expected " + expected + ")");
-
-        show_heatmaps(out, s);
-        const std::string ckpt = s.out + "/winter_games.safetensors";
-        nn::save(model, ckpt, {{"epochs", std::to_string(s.epochs)}, {"seed", std::to_string(s.seed)}});
+        show_heatmaps(out, s);  // after the save: a display problem never costs the training
         fmt::print("\nsaved {}\n", ckpt);
-        return s.check && greedy != expected ? 1 : 0;
-    } catch (const std::exception& e) {
-        fmt::print(stderr, "winter_games: {}\n", e.what());
-        return 2;
-    }
+        return s.check && greedy != expected ? cli::kRuntimeError : cli::kSuccess;
+    });
 }

@@ -3,27 +3,20 @@
 //   parity --all ROOT     every case folder under ROOT; ends with "N passed, M failed"
 //   parity --list         the module ids this build can check
 #include "autograd/error.hpp"
+#include "examples/common/cli.hpp"
 #include "tools/parity/fixture.hpp"
 
 #include <cstdio>
-#include <cstring>
 #include <string>
 
+using namespace xtgrad;
 using namespace xtgrad::parity;
 
 namespace {
 
-int usage() {
-    std::fprintf(stderr,
-                 "usage: parity DIR | parity --all ROOT [--quiet] | parity --list\n"
-                 "  DIR   a fixture folder written by export_fixture.py or tools/make_fixtures.py\n"
-                 "  ROOT  a suite folder holding case folders\n");
-    return 2;
-}
-
 bool report(const Outcome& o, const std::string& dir, bool details) {
-    const char* verdict = o.passed() ? "PASS" : (o.supported ? "FAIL" : "FAIL");
-    std::printf("%s %s (%s)\n", verdict, o.case_name.empty() ? dir.c_str() : o.case_name.c_str(), o.module.c_str());
+    std::printf("%s %s (%s)\n", o.passed() ? "PASS" : "FAIL", o.case_name.empty() ? dir.c_str() : o.case_name.c_str(),
+                o.module.c_str());
     if (!o.supported && o.error.empty()) std::printf("  no runner for module '%s'\n", o.module.c_str());
     if (!o.error.empty()) std::printf("  error: %s\n", o.error.c_str());
     if (details || !o.passed()) std::fputs(o.report.summary().c_str(), stdout);
@@ -33,28 +26,34 @@ bool report(const Outcome& o, const std::string& dir, bool details) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc < 2) return usage();
-    try {
-        if (std::strcmp(argv[1], "--list") == 0) {
+    std::string dir, all;
+    bool list = false, quiet = false;
+    int threads = 1;
+    CLI::App app{"Check xtgrad against PyTorch fixtures (a case folder: .npy files + meta.json, written by "
+                 "tools/make_fixtures.py; ../shared/parity/FORMAT.md). Exit 1 when a tensor is beyond tolerance.",
+                 "parity"};
+    app.add_option("DIR", dir, "one case folder: prints every tensor's max abs/rel error");
+    app.add_option("--all", all, "every case folder under this suite folder; ends with \"N passed, M failed\"");
+    app.add_flag("--list", list, "print the module ids this build can check");
+    app.add_flag("--quiet", quiet, "with --all: print only the failures and the total");
+    cli::add_threads_option(app, threads);
+    return cli::run_main(app, argc, argv, [&] {
+        if (list + !dir.empty() + !all.empty() != 1) cli::usage_error("give exactly one of DIR, --all ROOT and --list");
+        cli::apply_threads(threads);
+        if (list) {
             for (const std::string& m : registered_modules()) std::printf("%s\n", m.c_str());
-            return 0;
+            return cli::kSuccess;
         }
-        if (std::strcmp(argv[1], "--all") == 0) {
-            if (argc < 3) return usage();
-            const bool quiet = argc > 3 && std::strcmp(argv[3], "--quiet") == 0;
+        if (!all.empty()) {
             std::size_t passed = 0, failed = 0;
-            for (const std::string& dir : case_dirs(argv[2])) {
-                const Outcome o = run_fixture(dir);
-                if (!quiet || !o.passed()) report(o, dir, false);
+            for (const std::string& d : case_dirs(all)) {
+                const Outcome o = run_fixture(d);
+                if (!quiet || !o.passed()) report(o, d, false);
                 (o.passed() ? passed : failed) += 1;
             }
             std::printf("%zu passed, %zu failed\n", passed, failed);
-            return failed == 0 && passed > 0 ? 0 : 1;
+            return failed == 0 && passed > 0 ? cli::kSuccess : cli::kRuntimeError;
         }
-        const std::string dir = argv[1];
-        return report(run_fixture(dir), dir, true) ? 0 : 1;
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "parity: %s\n", e.what());
-        return 2;
-    }
+        return report(run_fixture(dir), dir, true) ? cli::kSuccess : cli::kRuntimeError;
+    });
 }

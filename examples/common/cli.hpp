@@ -1,0 +1,105 @@
+// The command-line convention of every xtgrad program (examples, bench, tools/parity), in one
+// place:
+//   - CLI11; --help describes every option, then the exit codes and the environment
+//     variables that matter (cli_footer());
+//   - an option given twice: the last one counts;
+//   - exit 0 success, 1 runtime error, 2 usage error (a bad option, found by CLI11 or by the
+//     program's own checks before any work starts); no exception escapes main (run_main());
+//   - --threads N means one thing everywhere: N threads for OpenBLAS and N for xtgrad's own
+//     kernels (set_blas_threads and set_num_threads), the calling thread included.
+#pragma once
+
+#include "autograd/blas.hpp"
+#include "autograd/error.hpp"
+#include "autograd/parallel.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <exception>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace xtgrad::cli {
+
+enum ExitCode : int { kSuccess = 0, kRuntimeError = 1, kUsageError = 2 };
+
+// A bad option found after parsing (an index beyond the model, a folder that cannot be
+// written): exit 2 like CLI11's own errors.
+class UsageError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+template <typename... Args>
+[[noreturn]] void usage_error(fmt::format_string<Args...> format, Args&&... args) {
+    throw UsageError(fmt::format(format, std::forward<Args>(args)...));
+}
+
+inline std::string cli_footer(const std::string& extra = "") {
+    return extra + (extra.empty() ? "" : "\n\n") +
+           "Exit status: 0 success, 1 runtime error (bad file, non-finite loss, failed check), 2 usage error.\n"
+           "\n"
+           "Environment:\n"
+           "  XTGRAD_TRACE=1             print every backward node as it runs (op, gradient shape and norm, module)\n"
+           "  XTGRAD_BREAK_OP=OP         call xtgrad::debug::matched_node before each backward node of op OP\n"
+           "                             (e.g. SoftmaxBackward), for a gdb breakpoint (docs/debugging.md)\n"
+           "  XTGRAD_BREAK_MODULE=PATH   the same for the nodes of a module path (e.g. encoder.layers.0)\n"
+           "  XTGRAD_BREAK_TRAP=1        also raise SIGTRAP on a match (stops any debugger)\n"
+           "  OPENBLAS_NUM_THREADS       ignored where --threads is an option: --threads sets OpenBLAS's threads\n"
+           "                             and xtgrad's own (set_blas_threads, set_num_threads)";
+}
+
+// --threads N (1..256), with the same meaning in every program.
+inline CLI::Option* add_threads_option(CLI::App& app, int& threads) {
+    return app
+        .add_option("--threads", threads,
+                    "threads for OpenBLAS and for xtgrad's own kernels (attention products, Adam), the caller included")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 256));
+}
+
+inline void apply_threads(int threads) {
+    set_blas_threads(threads);
+    set_num_threads(threads);
+}
+
+// For a main that keeps its own try/catch: parses; returns the exit status to leave with
+// (0 after --help, 2 on a bad option), or nothing to go on.
+inline std::optional<int> parse_or_exit(CLI::App& app, int argc, char** argv) {
+    if (app.get_footer().empty()) app.footer(cli_footer());
+    // An option given twice: the last one counts (`$base --lr 1e30` overrides $base's --lr).
+    for (CLI::Option* o : app.get_options())
+        if (o->get_expected_max() <= 1) o->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e) == 0 ? kSuccess : kUsageError;
+    }
+    return std::nullopt;
+}
+
+// Parses the command line and runs body() (which returns the exit status), mapping every
+// failure to the convention: CLI11's errors and UsageError -> 2 with the message and a
+// pointer to --help; xtgrad::Error and any other exception -> 1 with "PROGRAM: message".
+template <typename Body>
+int run_main(CLI::App& app, int argc, char** argv, Body&& body) noexcept {
+    auto name = [&] { return app.get_name().empty() ? std::string("xtgrad") : app.get_name(); };
+    try {
+        if (std::optional<int> status = parse_or_exit(app, argc, argv)) return *status;  // --help: 0
+        return body();
+    } catch (const UsageError& e) {
+        std::fprintf(stderr, "%s: %s\nRun with --help for more information.\n", name().c_str(), e.what());
+        return kUsageError;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "%s: %s\n", name().c_str(), e.what());
+        return kRuntimeError;
+    } catch (...) {
+        std::fprintf(stderr, "%s: unknown error\n", name().c_str());
+        return kRuntimeError;
+    }
+}
+
+}  // namespace xtgrad::cli

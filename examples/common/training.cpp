@@ -1,0 +1,138 @@
+#include "examples/common/training.hpp"
+
+
+#include <filesystem>
+#include <unistd.h>
+
+namespace xtgrad::examples {
+
+namespace fs = std::filesystem;
+
+void require_writable_folder(const std::string& dir, const std::string& option) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec || !fs::is_directory(dir)) cli::usage_error("{} '{}': cannot create the folder ({})", option, dir, ec ? ec.message() : "a file is in the way");
+    if (::access(dir.c_str(), W_OK | X_OK) != 0) cli::usage_error("{} '{}': the folder cannot be written", option, dir);
+}
+
+void require_regular_file(const std::string& path, const std::string& option) {
+    std::error_code ec;
+    const fs::file_status st = fs::status(path, ec);
+    if (!fs::exists(st)) cli::usage_error("{} '{}': no such file", option, path);
+    if (!fs::is_regular_file(st))
+        cli::usage_error("{} '{}': not a regular file (a {})", option, path,
+                         fs::is_directory(st) ? "folder" : fs::is_fifo(st) ? "fifo" : "special file");
+    if (::access(path.c_str(), R_OK) != 0) cli::usage_error("{} '{}': the file cannot be read", option, path);
+}
+
+void require_writable_parent(const std::string& path, const std::string& option) {
+    if (path.empty() || path.back() == '/') cli::usage_error("{} '{}': needs a file name", option, path);
+    const fs::path parent = fs::path(path).parent_path();
+    require_writable_folder(parent.empty() ? "." : parent.string(), option);
+    if (fs::is_directory(path)) cli::usage_error("{} '{}': is a folder", option, path);
+}
+
+void require_model_budget(double parameters, const std::string& what) {
+    const double bytes = parameters * 16;  // value, gradient, Adam's two moments
+    constexpr double kBudget = 64.0 * (1ull << 30);
+    if (!(bytes <= kBudget))
+        cli::usage_error("{}: {:.3g} parameters would need {:.3g} GiB for training (the limit is 64 GiB)", what, parameters,
+                         bytes / (1ull << 30));
+}
+
+void add_run_options(CLI::App& app, RunOptions& o, const std::string& unit) {
+    app.add_option("--resume", o.resume,
+                   fmt::format("continue from this checkpoint: a run checkpoint restores the model, Adam's state, the "
+                               "schedule, the {} count and the generators, so the run goes on bit-identically; a "
+                               "model-only file (e.g. written by PyTorch, or by --save-init) starts a fresh run from "
+                               "its weights",
+                               unit));
+    app.add_option("--save-init", o.save_init,
+                   "write the seeded initial state_dict (model-only safetensors) to this file before training");
+    app.add_option("--save-every", o.save_every,
+                   fmt::format("also save the run checkpoint every N {}s (0: only at the end)", unit))
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber);
+    app.add_flag("--detect-anomaly", o.detect_anomaly,
+                 "when a loss or gradient norm is not finite, re-run that step in anomaly mode (AnomalyGuard) to "
+                 "name the op and the module where the NaN/Inf is born");
+}
+
+void add_total_option(CLI::App& app, long& total, const std::string& unit, const std::string& what) {
+    app.add_option(fmt::format("--{}s", unit), total,
+                   fmt::format("total {}s ({}); with --resume, including those already done (equal: only evaluate)",
+                               unit, what))
+        ->capture_default_str()
+        ->check(CLI::Range(0L, 1L << 24));  // optimizer steps are kept as float32: exact to 2^24
+}
+
+std::string non_finite_name(double v) { return std::isnan(v) ? "NaN" : v > 0 ? "Inf" : "-Inf"; }
+
+TrainingRun::TrainingRun(const RunOptions& options, std::string unit, std::string checkpoint, nn::Module& model,
+                         nn::RunState run, std::map<std::string, std::string> metadata)
+    : options_(options), unit_(std::move(unit)), checkpoint_(std::move(checkpoint)), model_(model), run_(std::move(run)),
+      metadata_(std::move(metadata)) {
+    if (!run_.optimizer) fail("TrainingRun: needs an optimizer");
+}
+
+void TrainingRun::check_options(long total) const {
+    if (options_.resume.empty() && total < 1) cli::usage_error("--{}s must be >= 1 (got {}); 0 only with --resume", unit_, total);
+    if (!options_.resume.empty()) require_regular_file(options_.resume, "--resume");
+    if (!options_.save_init.empty()) require_writable_parent(options_.save_init, "--save-init");
+    if (checkpoint_.empty() && options_.save_every > 0) cli::usage_error("--save-every needs --out (where to save)");
+}
+
+long TrainingRun::start(long total) {
+    if (!options_.save_init.empty()) {
+        nn::save(model_, options_.save_init, {{"what", "initial state_dict"}});
+        fmt::print("saved the initial weights to {}\n", options_.save_init);
+    }
+    if (options_.resume.empty()) return 0;
+    const nn::LoadedRun loaded = nn::load_run(options_.resume, model_, run_);
+    if (!loaded.has_run_state) {
+        fmt::print("resumed from {} (model only: weights loaded; fresh optimizer, {} 0)\n", options_.resume, unit_);
+        return 0;
+    }
+    for (const auto& [key, value] : metadata_) {
+        auto it = loaded.metadata.find(key);
+        if (it != loaded.metadata.end() && it->second != value)
+            cli::usage_error("--resume {}: that run has {} {}, this command {} (pass the same options to continue it)",
+                             options_.resume, key, it->second, value);
+    }
+    if (total < run_.epoch)
+        cli::usage_error("--{}s {} is fewer than the {} {}s already done in {} (--{}s is the total)", unit_, total,
+                         run_.epoch, unit_, options_.resume, unit_);
+    fmt::print("resumed from {} ({} {} done)\n", options_.resume, unit_, run_.epoch);
+    return run_.epoch;
+}
+
+void TrainingRun::save_now() {
+    if (checkpoint_.empty()) return;  // a program run without --out
+    nn::save_run(checkpoint_, model_, run_, metadata_);
+    last_saved_ = run_.epoch;
+}
+
+void TrainingRun::done(long n, long total) {
+    run_.epoch = n;
+    if (n == total || (options_.save_every > 0 && n % options_.save_every == 0)) save_now();
+}
+
+void TrainingRun::stop(long n, const std::string& what, const std::vector<std::vector<std::uint8_t>>& rng,
+                                  const std::function<void()>& rerun) {
+    std::string msg = fmt::format("{} {}: {}; training stopped before the optimizer step. ", unit_, n, what);
+    msg += last_saved_ >= 0 ? fmt::format("The last good checkpoint, {} ({} {}), is kept.", checkpoint_, unit_, last_saved_)
+                            : fmt::format("This run saved no checkpoint{}.",
+                                          !checkpoint_.empty() && fs::exists(checkpoint_) ? fmt::format("; {} is left as it was", checkpoint_) : std::string());
+    if (!options_.detect_anomaly) throw Error(fmt::format("{}\nRun with --detect-anomaly to find the op where it is born.", msg));
+    for (std::size_t i = 0; i < rng.size(); ++i) run_.generators[i].second->set_state(rng[i]);  // the same dropout masks
+    run_.optimizer->zero_grad();
+    try {
+        AnomalyGuard guard;
+        rerun();
+    } catch (const Error& e) {
+        throw Error(fmt::format("{}\nanomaly mode, re-running {} {}: {}", msg, unit_, n, e.what()));
+    }
+    throw Error(fmt::format("{}\nanomaly mode, re-running {} {}: no op produced a NaN or an invalid infinity", msg, unit_, n));
+}
+
+}  // namespace xtgrad::examples

@@ -1,0 +1,102 @@
+// What the training examples share around their own loop: the run options (--resume,
+// --save-init, --save-every, --detect-anomaly), the checks made before any training starts,
+// checkpoints that hold the whole run (nn::save_run), and a step that stops on a non-finite
+// loss or gradient norm instead of training on garbage.
+#pragma once
+
+#include "autograd/anomaly.hpp"
+#include "autograd/error.hpp"
+#include "examples/common/cli.hpp"
+#include "nn/checkpoint.hpp"
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace xtgrad::examples {
+
+// Usage checks (cli::UsageError, exit 2), made before any training.
+void require_writable_folder(const std::string& dir, const std::string& option);   // creates it, writes a probe file
+void require_regular_file(const std::string& path, const std::string& option);     // not missing, a folder or a fifo
+void require_writable_parent(const std::string& path, const std::string& option);  // the file's folder can be written
+// A model of this many parameters (with Adam: 4 floats each, 16 bytes) must fit a sane budget.
+void require_model_budget(double parameters, const std::string& what);
+
+struct RunOptions {
+    std::string resume, save_init;
+    long save_every = 0;
+    bool detect_anomaly = false;
+};
+// unit: "epoch" or "step", the count that --epochs / --steps totals.
+void add_run_options(CLI::App& app, RunOptions& options, const std::string& unit);
+// --epochs / --steps: the run's total, what counting it means (`what`), 0 only with --resume.
+void add_total_option(CLI::App& app, long& total, const std::string& unit, const std::string& what);
+
+// One training run: resumes, saves, and runs checked steps. `run` names the optimizer,
+// schedule and generators the checkpoint holds.
+class TrainingRun {
+public:
+    TrainingRun(const RunOptions& options, std::string unit, std::string checkpoint, nn::Module& model, nn::RunState run,
+                std::map<std::string, std::string> metadata);
+
+    // Before any training: the option checks that need no model (total >= 1 unless --resume,
+    // --resume a regular file, --save-init's folder writable); the checkpoint's folder must be
+    // writable already.
+    void check_options(long total) const;
+    // Writes --save-init (the seeded initial state_dict), then loads --resume. Returns the
+    // count already done (0 for a fresh run or a model-only file); total must be >= it, and
+    // the run's metadata (e.g. the seed of the data) must equal this command's.
+    long start(long total);
+    // schedule.step, zero_grad, forward_backward() (returns the loss tensor after its backward),
+    // then opt.step only if the loss and the gradient norm are finite and no op threw.
+    template <typename ForwardBackward>
+    double step(long n, ForwardBackward&& forward_backward);
+    // After step n of total: saves every --save-every and at the end (n == total).
+    void done(long n, long total);
+    // At the end of a run that had nothing left to do (total == the resumed count).
+    void save_now();
+    const std::string& checkpoint() const { return checkpoint_; }
+
+private:
+    // Throws the Error that ends the run at step n: what went wrong, that nothing was saved
+    // after it, and (--detect-anomaly) what anomaly mode finds re-running the step.
+    [[noreturn]] void stop(long n, const std::string& what, const std::vector<std::vector<std::uint8_t>>& rng,
+                                      const std::function<void()>& rerun);
+    const RunOptions& options_;
+    std::string unit_, checkpoint_;
+    nn::Module& model_;
+    nn::RunState run_;
+    std::map<std::string, std::string> metadata_;
+    long last_saved_ = -1;
+};
+
+// "NaN", "Inf", "-Inf"
+std::string non_finite_name(double v);
+
+template <typename ForwardBackward>
+double TrainingRun::step(long n, ForwardBackward&& forward_backward) {
+    std::vector<std::vector<std::uint8_t>> rng;  // for a --detect-anomaly re-run of this very step
+    for (const auto& [name, gen] : run_.generators) rng.push_back(gen->state());
+    if (run_.schedule) run_.schedule->step();
+    run_.optimizer->zero_grad();
+    const std::function<void()> rerun = [&] { forward_backward(); };
+    double loss = 0, norm = 0;
+    try {
+        loss = forward_backward().item();
+        norm = optim::grad_norm(run_.optimizer->params());
+    } catch (const Error& e) {  // an op refused its input (e.g. overflowed scores): the same stop
+        stop(n, e.what(), rng, rerun);
+    }
+    if (!std::isfinite(loss) || !std::isfinite(norm)) {
+        const std::string what = !std::isfinite(loss) ? fmt::format("the loss is {}", non_finite_name(loss))
+                                                      : fmt::format("the loss is {:g} but the gradient norm is {}", loss,
+                                                                    non_finite_name(norm));
+        stop(n, what, rng, rerun);
+    }
+    run_.optimizer->step();
+    return loss;
+}
+
+}  // namespace xtgrad::examples

@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# The command-line promises of the examples, bench and tools/parity (issue 11): resumed runs are
+# bit-identical, every option is checked before training, exit codes 0 / 1 / 2, a fifo never
+# hangs, a non-finite loss stops the run and keeps the last good checkpoint. Small model sizes:
+# the whole script takes a few seconds. Run by tests/run_examples.sh.
+#   tests/examples/run_cli_tests.sh BUILD_DIR
+set -uo pipefail
+build=$(cd "$1" && pwd)
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+cd "$out"
+fail=0
+ok() { echo "  ok   $1"; }
+bad() { echo "  FAIL $1"; fail=1; }
+
+wg=("$build/examples/winter_games" --d-model 32 --d-ff 64 --d-k 8 --d-v 8 --layers 2 --heads 2 --lr 1e-3 --quiet --threads 1)
+rc=("$build/examples/random_copy" --batch 2 --len 8 --vocab 20 --layers 1 --d-model 16 --heads 2 --d-ff 32 --lr 1e-3 --threads 1)
+
+# expect STATUS NAME COMMAND...: runs it (10 s at most: a hang is a failure), checks the exit status
+expect() {
+  local want=$1 name=$2; shift 2
+  timeout 10 "$@" >"$out/last.log" 2>&1
+  local got=$?
+  if [ "$got" -eq "$want" ]; then ok "$name (exit $got)"; else bad "$name: exit $got, expected $want"; sed 's/^/      /' "$out/last.log" | tail -n 8; fi
+}
+# the log of the last command contains TEXT
+says() { if grep -qF -- "$1" "$out/last.log"; then ok "  ...says '$1'"; else bad "  ...does not say '$1'"; sed 's/^/      /' "$out/last.log" | tail -n 8; fi; }
+# the last command trained nothing (the check came first)
+trained_nothing() { if grep -qE '^(epoch +[0-9]|Epoch: [0-9])' "$out/last.log"; then bad "  ...trained before failing"; else ok "  ...before any training"; fi; }
+
+echo "== resume: --epochs/--steps is the total, the resumed run is the same run"
+losses() { grep -E "$1" "$2" | sed -E 's/.*[Ll]oss:? ([-0-9.naif]+).*/\1/'; }
+# same_run NAME TOTAL_OPTION LINE_PREFIX LINE_SUFFIX COMMAND...: 4 at once, and 2 then --resume to 4,
+# print the same losses for 3 and 4 (lines PREFIX<n>SUFFIX) and write byte-identical final checkpoints
+same_run() {
+  local name=$1 total=$2 lines="$3[34]$4" any="$3[1-4]$4"; shift 4
+  "$@" "$total" 4 --out "${name}_straight" >"${name}_straight.log" 2>&1
+  "$@" "$total" 2 --out "${name}_split" >"${name}_first.log" 2>&1
+  "$@" "$total" 4 --out "${name}_split" --resume "${name}_split/$name.safetensors" >"${name}_resumed.log" 2>&1
+  local straight resumed; straight=$(losses "$lines" "${name}_straight.log"); resumed=$(losses "$lines" "${name}_resumed.log")
+  if [ -n "$straight" ] && [ "$straight" = "$resumed" ] && [ "$(grep -cE "$any" "${name}_resumed.log")" -eq 2 ]; then
+    ok "$name: 3 and 4 resumed print the same losses, and only those ($(echo "$resumed" | tr '\n' ' '))"
+  else bad "$name resumed losses"; cat "${name}_straight.log" "${name}_resumed.log"; fi
+  if cmp -s "${name}_straight/$name.safetensors" "${name}_split/$name.safetensors"; then ok "$name: final checkpoints byte-identical"
+  else bad "$name: final checkpoints differ"; fi
+}
+same_run winter_games --epochs '^epoch +' '/4' "${wg[@]}"
+same_run random_copy --steps '^Epoch: ' ',' "${rc[@]}"   # dropout 0.1: the generator is part of the run
+for prog in reverse spiral; do
+  unit=--steps; [ $prog = spiral ] && unit=--epochs
+  "$build/examples/$prog" $unit 4 --threads 1 --out "${prog}_straight" >/dev/null 2>&1
+  "$build/examples/$prog" $unit 2 --threads 1 --out "${prog}_split" >/dev/null 2>&1
+  "$build/examples/$prog" $unit 4 --threads 1 --out "${prog}_split" --resume "${prog}_split/$prog.safetensors" >/dev/null 2>&1
+  if cmp -s "${prog}_straight/$prog.safetensors" "${prog}_split/$prog.safetensors"; then ok "$prog: resumed final checkpoint byte-identical"
+  else bad "$prog: resumed final checkpoint differs"; fi
+done
+expect 2 "random_copy --resume with another --seed (other data)" "${rc[@]}" --steps 4 --seed 1 --out rsplit --resume random_copy_split/random_copy.safetensors
+says "that run has seed 0, this command 1"
+expect 2 "winter_games --resume, --epochs below the epochs done" "${wg[@]}" --epochs 3 --out split --resume winter_games_split/winter_games.safetensors
+says "--epochs 3 is fewer than the 4 epochs already done"
+
+echo "== --save-init, and a model-only file resumes as a fresh run from its weights"
+expect 0 "winter_games --save-init" "${wg[@]}" --epochs 1 --out init --save-init init/a.safetensors
+"${wg[@]}" --epochs 1 --out init2 --save-init init2/a.safetensors >/dev/null 2>&1
+"${wg[@]}" --epochs 1 --out init3 --seed 1 --save-init init3/a.safetensors >/dev/null 2>&1
+if cmp -s init/a.safetensors init2/a.safetensors && ! cmp -s init/a.safetensors init3/a.safetensors; then ok "  ...the seeded initial weights: same seed, same bytes; another seed, others"
+else bad "--save-init is not the seeded initial state"; fi
+if grep -q "optimizer" init/a.safetensors; then bad "  ...the --save-init file holds optimizer state"; else ok "  ...a model-only file"; fi
+expect 0 "winter_games --resume a model-only file" "${wg[@]}" --epochs 1 --out init4 --resume init/a.safetensors
+says "model only: weights loaded; fresh optimizer, epoch 0"
+expect 0 "random_copy --save-init" "${rc[@]}" --steps 1 --out rinit --save-init rinit/init.safetensors
+[ -s rinit/init.safetensors ] && ok "  ...wrote it" || bad "  ...no file"
+
+echo "== every option is checked before training (exit 2)"
+mkfifo "$out/fifo"
+expect 2 "--resume a fifo does not hang" "${wg[@]}" --resume "$out/fifo"
+says "not a regular file (a fifo)"; trained_nothing
+expect 2 "--resume a folder" "${wg[@]}" --resume "$out"
+says "not a regular file (a folder)"
+expect 2 "--resume a missing file" "${rc[@]}" --resume "$out/missing.safetensors"
+says "no such file"
+expect 2 "--layer beyond the layers" "${wg[@]}" --layer 2
+says "--layer 2 is out of range for 2 layers"; trained_nothing
+expect 2 "--layer below -layers" "${wg[@]}" --layer -3
+expect 2 "--head beyond the heads" "${wg[@]}" --head 2
+says "--head 2 is out of range for 2 heads"; trained_nothing
+expect 2 "--epochs 0 without --resume" "${wg[@]}" --epochs 0
+says "--epochs must be >= 1"
+expect 2 "--steps 0 without --resume" "${rc[@]}" --steps 0
+expect 2 "--epochs -1" "${wg[@]}" --epochs -1
+expect 2 "--d-model 0" "${wg[@]}" --d-model 0
+expect 2 "--d-model -1" "${wg[@]}" --d-model -1
+expect 2 "--d-model overflowing size_t" "${wg[@]}" --d-model 99999999999999999999999
+expect 2 "--batch overflowing" "${rc[@]}" --batch 18446744073709551617
+expect 2 "absurd sizes (--layers 1000 --d-model 60000)" "${wg[@]}" --layers 1000 --d-model 60000 --d-ff 60000
+says "GiB"; trained_nothing
+expect 2 "random_copy absurd batch x len" "${rc[@]}" --batch 60000 --len 60000 --vocab 5000
+expect 2 "random_copy --d-model not a multiple of --heads" "${rc[@]}" --d-model 15 --heads 2
+expect 2 "--lr 0" "${wg[@]}" --lr 0
+expect 2 "--threads 0" "${wg[@]}" --threads 0
+echo "a file" >"$out/afile"
+expect 2 "--out a file" "${wg[@]}" --out "$out/afile"
+says "cannot create the folder"; trained_nothing
+mkdir -p "$out/ro" && chmod 555 "$out/ro"
+if [ "$(id -u)" -ne 0 ]; then
+  expect 2 "--out a read-only folder" "${wg[@]}" --out "$out/ro"
+else
+  expect 2 "--out under a path that cannot be a folder" "${wg[@]}" --out "/proc/version/x"
+fi
+expect 2 "--save-init into a missing parent under a file" "${wg[@]}" --save-init "$out/afile/x.safetensors"
+trained_nothing
+expect 2 "--save-every without --out (spiral)" "$build/examples/spiral" --save-every 5
+expect 2 "an unknown option" "${wg[@]}" --no-such-option
+expect 2 "a bad value" "${rc[@]}" --steps abc
+
+echo "== a finished training is never thrown away by a display problem"
+mkdir -p shown/dec_enc_attn_layer1_head0.svg   # a folder where the last heatmap goes: drawing it fails
+expect 1 "winter_games: the heatmap cannot be written" "${wg[@]}" --epochs 2 --out shown
+if [ -s shown/winter_games.safetensors ]; then ok "  ...the run was saved before drawing"; else bad "  ...the run is lost"; fi
+
+echo "== a non-finite loss stops the run, names the step and keeps the last good checkpoint (exit 1)"
+# The test aid is an absurd learning rate (documented in --help): with these sizes, deterministically,
+#   winter_games --lr 1e4: epoch 4's loss is finite but its gradient norm is NaN
+#   spiral --lr 1e30:      epoch 2's loss is NaN
+#   --lr 1e30 on the Transformers: an op (softmax) refuses the overflowed scores of step 2
+expect 1 "winter_games --lr 1e4 --save-every 1" "${wg[@]}" --epochs 6 --lr 1e4 --out nan --save-every 1
+says "winter_games: epoch 4: the loss is 2.73591e+09 but the gradient norm is NaN; training stopped before the optimizer step."
+says "The last good checkpoint, nan/winter_games.safetensors (epoch 3), is kept."
+says "Run with --detect-anomaly to find the op where it is born."
+expect 0 "  ...and that checkpoint loads (--epochs 3: evaluate only)" "${wg[@]}" --epochs 3 --out nan --resume nan/winter_games.safetensors
+says "resumed from nan/winter_games.safetensors (epoch 3 done)"
+expect 1 "spiral --lr 1e30" "$build/examples/spiral" --epochs 5 --lr 1e30
+says "spiral: epoch 2: the loss is NaN; training stopped before the optimizer step. This run saved no checkpoint."
+"${wg[@]}" --epochs 2 --out nan2 >/dev/null 2>&1; cp nan2/winter_games.safetensors nan2/before.safetensors
+expect 1 "winter_games --lr 1e30 resumed from a good run: an op fails in epoch 4" "${wg[@]}" --epochs 4 --lr 1e30 --out nan2 --resume nan2/winter_games.safetensors
+says "winter_games: epoch 4: softmax:"
+says "This run saved no checkpoint; nan2/winter_games.safetensors is left as it was."
+if cmp -s nan2/before.safetensors nan2/winter_games.safetensors; then ok "  ...the good checkpoint is not overwritten"; else bad "  ...the bad run overwrote the checkpoint"; fi
+expect 1 "--detect-anomaly re-runs the step in anomaly mode and names the op and module" "${wg[@]}" --epochs 6 --lr 1e4 --out nan3 --detect-anomaly
+says "anomaly mode, re-running epoch 4: anomaly mode: LayerNormBackward produced NaN in backward"
+says "it ran in module 'encoder.layers.1.pos_ffn.layer_norm'"
+expect 1 "spiral --detect-anomaly" "$build/examples/spiral" --epochs 5 --lr 1e30 --detect-anomaly
+says "anomaly mode, re-running epoch 2: anomaly mode: LinearBackward produced NaN in forward"
+expect 1 "random_copy --lr 1e30" "${rc[@]}" --steps 6 --lr 1e30 --out rnan
+if grep -qE "^random_copy: step [0-9]+: .*training stopped before the optimizer step" last.log; then ok "  ...names the step"; else bad "  ...names the step"; fi
+
+echo "== one convention everywhere: --help (options, exit codes, environment) exits 0; a bad option exits 2"
+for prog in examples/winter_games examples/random_copy examples/reverse examples/spiral examples/graph \
+            examples/tutorial_d_walkthrough bench/xtgrad_bench bench/skinny_bench tools/parity; do
+  [ -x "$build/$prog" ] || { bad "$prog is not built"; continue; }
+  if timeout 10 "$build/$prog" --help >help.log 2>&1 && grep -q XTGRAD_TRACE help.log && grep -q XTGRAD_BREAK_OP help.log \
+     && grep -q "Exit status: 0 success, 1 runtime error" help.log; then ok "$prog --help"; else bad "$prog --help"; cat help.log; fi
+  timeout 10 "$build/$prog" --no-such-option >/dev/null 2>&1; st=$?
+  if [ "$st" -eq 2 ]; then ok "$prog --no-such-option (exit 2)"; else bad "$prog --no-such-option: exit $st"; fi
+done
+for prog in examples/winter_games examples/random_copy examples/reverse examples/spiral bench/xtgrad_bench bench/skinny_bench tools/parity; do
+  if "$build/$prog" --help | grep -A1 -- "--threads" | grep -q "OpenBLAS and for xtgrad's own kernels"; then ok "$prog --threads: the shared meaning"; else bad "$prog --threads"; fi
+done
+expect 2 "parity with neither DIR nor --all" "$build/tools/parity"
+expect 1 "parity on a folder that is no fixture" "$build/tools/parity" "$out/init"
+
+exit $fail
