@@ -5,5 +5,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/install_deps.sh
 meson setup build --buildtype=release >/dev/null 2>&1 || meson setup --reconfigure build --buildtype=release >/dev/null
-ninja -C build examples/winter_games/winter_games   # only what it runs; tools/test.sh builds the rest
+ninja -C build examples/winter_games   # only what it runs; tools/test.sh builds the rest
 exec build/examples/winter_games "$@"

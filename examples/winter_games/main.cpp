@@ -4,14 +4,13 @@
 // It trains the tutorial's model (d_model 512, d_ff 2048, d_k = d_v = 64, 6+6 layers, 8 heads)
 // on the one sentence pair, then prints the teacher-forced prediction (what the tutorial
 // prints) and the greedy translation (what translating means: start at 'S', feed each
-// predicted word back, stop at 'E'), draws attention heatmaps like the tutorial's
-// showgraph. The run is saved first (safetensors, the tutorial's PyTorch names, plus Adam's
+// predicted word back, stop at 'E'), draws attention heatmaps with the tutorial's showgraph
+// (nn/tutorial_c/showgraph.hpp: on a fixed 0..1 scale unless --scale auto). The run is saved first (safetensors, the tutorial's PyTorch names, plus Adam's
 // state, the epoch and the generator: --resume continues it bit-identically).
 //
 // Defaults converge for every seed tried; `--tutorial-settings` restores the tutorial's
 // lr 1e-3 without warm-up, which does not (docs/tutorial_c.md explains why).
 #include "examples/common/cli.hpp"
-#include "examples/common/heatmap.hpp"
 #include "examples/common/progress.hpp"
 #include "examples/common/training.hpp"
 #include "examples/winter_games/corpus.hpp"
@@ -22,6 +21,8 @@
 #include "xtgrad.hpp"
 
 #include <CLI/CLI.hpp>
+
+#include <map>
 
 using namespace xtgrad;
 namespace tc = xtgrad::nn::tutorial_c;
@@ -39,19 +40,9 @@ struct Settings {
     std::string out = "winter_games_out";
     examples::RunOptions run;
     int layer = -1, head = 0;  // heatmaps: -1 = last layer
+    nn::AttentionScale scale = nn::AttentionScale::probability;
     bool tutorial_settings = false, literal_positions = false, check = false, quiet = false;
 };
-
-// (B, h, Lq, Lk) attention of one layer -> the (Lq, Lk) map of one head, batch item 0
-Array head_map(const std::vector<Tensor>& layers, int layer, int head) {
-    const int n = static_cast<int>(layers.size());
-    const int l = layer < 0 ? n + layer : layer;
-    if (l < 0 || l >= n) fail("--layer {} is out of range for {} layers", layer, n);
-    const Tensor& a = layers[static_cast<std::size_t>(l)];
-    if (head < 0 || static_cast<std::size_t>(head) >= a.size(1)) fail("--head {} is out of range for {} heads", head, a.size(1));
-    Tensor one = narrow(narrow(a, 0, 0, 1), 1, static_cast<std::size_t>(head), 1);
-    return reshape(one, {static_cast<long>(a.size(2)), static_cast<long>(a.size(3))}).data();
-}
 
 std::vector<std::string> labels(const Ids& ids, const std::vector<std::string>& vocab) {
     std::vector<std::string> out;
@@ -62,20 +53,23 @@ std::vector<std::string> labels(const Ids& ids, const std::vector<std::string>& 
 void show_heatmaps(const tc::TransformerOutput& out, const Settings& s) {
     const std::vector<std::string> src = labels(wg::enc_inputs(), wg::source_words);
     const std::vector<std::string> dec = labels(wg::dec_inputs(), wg::target_words);
+    // x: the words of the keys, y: the words of the queries (the tutorial labels x with the
+    // source words for every map, also the decoder's self-attention, whose keys are its inputs).
     struct Map {
         const char* name;
         const std::vector<Tensor>& layers;
-        const std::vector<std::string>& rows;
-        const std::vector<std::string>& cols;
+        const std::vector<std::string>& x_words;
+        const std::vector<std::string>& y_words;
     };
     for (const Map& m : {Map{"enc_self_attn", out.enc_self_attns, src, src}, Map{"dec_self_attn", out.dec_self_attns, dec, dec},
-                         Map{"dec_enc_attn", out.dec_enc_attns, dec, src}}) {
-        const Array w = head_map(m.layers, s.layer, s.head);
+                         Map{"dec_enc_attn", out.dec_enc_attns, src, dec}}) {
         const int layer = s.layer < 0 ? static_cast<int>(m.layers.size()) + s.layer : s.layer;
-        const std::string title = fmt::format("{}, layer {}, head {}", m.name, layer, s.head);
+        tc::ShowgraphOptions options;
+        options.layer = layer, options.head = static_cast<std::size_t>(s.head), options.scale = s.scale;
+        options.title = fmt::format("{}, layer {}, head {}", m.name, layer, s.head);
         const std::string path = fmt::format("{}/{}_layer{}_head{}.svg", s.out, m.name, layer, s.head);
-        examples::write_heatmap_svg(path, w, m.rows, m.cols, title);
-        if (!s.quiet) fmt::print("\n{} -> {}\n{}", title, path, examples::text_heatmap(w, m.rows, m.cols));
+        const nn::AttentionMap map = tc::showgraph(m.layers, m.x_words, m.y_words, path, options);
+        if (!s.quiet) fmt::print("\n{} -> {}\n{}", options.title, path, nn::attention_text(map));
     }
 }
 
@@ -126,6 +120,11 @@ int main(int argc, char** argv) {
     examples::add_run_options(app, s.run, "epoch");
     app.add_option("--layer", s.layer, "layer of the heatmaps (-1 = last; checked before training)")->capture_default_str();
     app.add_option("--head", s.head, "head of the heatmaps (checked before training)")->capture_default_str();
+    app.add_option("--scale", s.scale,
+                   "heatmap colours: 'probability' (fixed 0..1, the default: attention weights are probabilities) or "
+                   "'auto' (stretched over each map's min..max, as matplotlib's matshow; labelled so)")
+        ->transform(CLI::CheckedTransformer(std::map<std::string, nn::AttentionScale>{
+            {"probability", nn::AttentionScale::probability}, {"auto", nn::AttentionScale::auto_range}}));
     app.add_flag("--tutorial-settings", s.tutorial_settings, "the tutorial's lr 1e-3 without warm-up (watch it fail)");
     app.add_flag("--literal-positions", s.literal_positions, "the tutorial's hard-coded positions (erratum)");
     app.add_flag("--check", s.check, "exit 1 unless the greedy translation is right");
