@@ -7,6 +7,8 @@
 // keep dimensions go through the helpers in autograd/reduce_kernels.hpp, never a lazy reducer that keeps dimensions.
 #pragma once
 
+#include "autograd/sizes.hpp"
+
 #include <xtensor/xarray.hpp>
 
 #include <cstddef>
@@ -20,8 +22,12 @@ using Ids = xt::xarray<std::int64_t, xt::layout_type::row_major>;
 using Mask = xt::xarray<bool, xt::layout_type::row_major>;
 using Shape = std::vector<std::size_t>;
 
-// An uninitialised array of the given shape (no braced-list temporary, no copy).
-inline Array empty_array(const Shape& shape) { return Array::from_shape(shape); }
+// An uninitialised array of the given shape (no braced-list temporary, no copy); a shape whose
+// element count overflows is an Error.
+inline Array empty_array(const Shape& shape) {
+    checked_numel(shape, "tensor");
+    return Array::from_shape(shape);
+}
 
 inline Shape shape_of(const Array& a) { return Shape(a.shape().begin(), a.shape().end()); }
 
