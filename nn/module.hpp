@@ -69,7 +69,7 @@ protected:
 
     // Marks ops run in this scope as coming from this module (for traces, graphs and
     // anomaly errors). Use in forward: `auto scope = enter();`
-    ModuleScope enter() const { return ModuleScope(path_.c_str()); }
+    [[nodiscard]] ModuleScope enter() const { return ModuleScope(path_.c_str()); }
 
     // Hook for modules that keep state derived from training mode.
     virtual void on_train(bool) {}
