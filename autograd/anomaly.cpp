@@ -66,8 +66,8 @@ void check_forward_anomaly(const Array& out, const char* op, const std::vector<T
 void check_backward_anomaly(const Node& node) {
     for (std::size_t i = 0; i < node.inputs().size(); ++i) {
         const ImplPtr& in = node.inputs()[i];
-        if (!in || !in->grad) continue;
-        const Array& g = *in->grad;
+        if (!in || !in->incoming) continue;
+        const Array& g = *in->incoming;
         const std::size_t bad = first_non_finite(g.data(), g.size());
         if (bad == npos) continue;
         const float v = g.data()[bad];

@@ -7,6 +7,8 @@
 // keep dimensions go through the helpers in autograd/reduce_kernels.hpp, never a lazy reducer that keeps dimensions.
 #pragma once
 
+#include "autograd/sizes.hpp"
+
 #include <xsimd/memory/xsimd_aligned_allocator.hpp>
 #include <xtensor/xarray.hpp>
 
@@ -31,8 +33,12 @@ using Ids = RowMajorArray<std::int64_t>;
 using Mask = RowMajorArray<bool>;
 using Shape = std::vector<std::size_t>;
 
-// An uninitialised array of the given shape (no braced-list temporary, no copy).
-inline Array empty_array(const Shape& shape) { return Array::from_shape(shape); }
+// An uninitialised array of the given shape (no braced-list temporary, no copy); a shape whose
+// element count overflows is an Error.
+inline Array empty_array(const Shape& shape) {
+    checked_numel(shape, "tensor");
+    return Array::from_shape(shape);
+}
 
 inline Shape shape_of(const Array& a) { return Shape(a.shape().begin(), a.shape().end()); }
 

@@ -109,15 +109,21 @@ void tree(std::string& out, const TensorImpl& t, const std::string& indent, int 
 
 // ---- text ----
 
+// The gradient the debugger shows: .grad, or during a backward pass the gradient summed so far
+// into a tensor that has not had its turn yet (TensorImpl::incoming).
+static const Array* shown_grad(const TensorImpl& t) {
+    if (t.grad) return t.grad.get();
+    return t.incoming.get();
+}
+
 std::string describe(const TensorImpl& t, std::size_t max_values) {
     const std::string who = t.name.empty() ? "tensor" : fmt::format("\"{}\"", t.name);
-    if (!t.storage && !t.values_released) return who + " (no storage)";
     // A non-leaf's values are freed once no Tensor and no backward closure holds them.
-    const std::shared_ptr<const Array> values = t.values();
+    const std::shared_ptr<const TensorValues> values = t.lock_values();
     return fmt::format("{} {} float32{} {} grad={} {}", who, shape_str(t.shape()),
                        t.requires_grad ? " requires_grad" : "", t.grad_fn ? "grad_fn=" + t.grad_fn->op() : "leaf",
-                       t.grad ? shape_str(t.grad->shape()) : "none",
-                       values ? values_str(*values, max_values) : std::string("(values freed)"));
+                       shown_grad(t) ? shape_str(shown_grad(t)->shape()) : "none",
+                       values ? values_str(values->array, max_values) : std::string("(values freed)"));
 }
 
 std::string describe(const Node& node) {
@@ -142,17 +148,16 @@ std::string graph_string(const TensorImpl& t, int depth) {
 // ---- printing ----
 
 namespace {
-// On the impl, not a Tensor: the C aliases below get raw pointers from gdb, and making a
-// Tensor would take part in owning the values (tensor.hpp).
+// On the autograd part: the C aliases below get raw pointers from gdb.
 void print_impl(const TensorImpl& t) {
-    const std::shared_ptr<const Array> values = t.values();
-    emit(describe(t) + "\ntensor(" + (values ? to_string(*values) : std::string("values freed")) + ")");
+    const std::shared_ptr<const TensorValues> values = t.lock_values();
+    emit(describe(t) + "\ntensor(" + (values ? to_string(values->array) : std::string("values freed")) + ")");
 }
 
 void print_grad_impl(const TensorImpl& t) {
     const std::string who = t.name.empty() ? fmt::format("tensor {}", shape_str(t.shape())) : t.name;
-    if (!t.grad) return emit(who + " has no gradient");
-    emit("grad of " + who + "\ntensor(" + to_string(*t.grad) + ")");
+    if (!shown_grad(t)) return emit(who + " has no gradient");
+    emit("grad of " + who + "\ntensor(" + to_string(*shown_grad(t)) + ")");
 }
 
 void print_graph_impl(const TensorImpl& t, int depth) {
@@ -253,7 +258,7 @@ const std::shared_ptr<TensorImpl>& BackwardStepper::current() const {
 const Node& BackwardStepper::node() const { return *current()->grad_fn; }
 const std::string& BackwardStepper::op() const { return node().op(); }
 const std::string& BackwardStepper::module_path() const { return node().module_path(); }
-const Array& BackwardStepper::grad_out() const { return *current()->grad; }
+const Array& BackwardStepper::grad_out() const { return *current()->incoming; }
 Tensor BackwardStepper::output() const { return Tensor(current()); }
 
 void BackwardStepper::step() {

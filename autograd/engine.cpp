@@ -69,14 +69,31 @@ std::vector<ImplPtr> topological_order(const ImplPtr& root) {
     return order;
 }
 
+// Hooks see the gradient arriving in this pass (before it is added into .grad), as PyTorch's.
 void apply_hooks(TensorImpl& t) {
+    Array& g = *t.incoming;
     for (auto& hook : t.hooks) {
-        Array replaced = hook(*t.grad);
-        if (replaced.shape() != t.grad->shape())
+        Array replaced = hook(g);
+        if (replaced.shape() != g.shape())
             fail("register_hook: a hook on '{}' returned shape {} for a gradient of shape {}", t.name,
-                 shape_str(replaced.shape()), shape_str(t.grad->shape()));
-        *t.grad = std::move(replaced);
+                 shape_str(replaced.shape()), shape_str(g.shape()));
+        g = std::move(replaced);
     }
+}
+
+// A leaf, or a non-leaf that retain_grad(), adds this pass's gradient into .grad.
+void keep_grad(TensorImpl& t) {
+    if (!t.grad)
+        t.grad = t.incoming;  // shared: grad_fn only reads it, then the pass lets go of it
+    else
+        *t.grad += *t.incoming;
+}
+
+// A leaf's gradient for this pass is complete: its hooks see it, then it goes into .grad.
+void finish_leaf(TensorImpl& t) {
+    if (!t.hooks.empty()) apply_hooks(t);
+    keep_grad(t);
+    t.incoming.reset();
 }
 
 }  // namespace
@@ -105,20 +122,32 @@ BackwardPass::BackwardPass(const ImplPtr& root_ptr, const Array& grad_output, bo
 
     order_ = topological_order(root_ptr);
     remaining_ = order_.size();
+    for (const ImplPtr& t : order_)
+        if (t->grad_fn)
+            for (const ImplPtr& in : t->grad_fn->inputs())
+                if (in && in->requires_grad && !in->grad_fn) ++leaf_uses_[in.get()];
 
-    if (root.grad && root.grad_fn == nullptr)
-        *root.grad += grad_output;  // a leaf root accumulates like any leaf
-    else
-        root.grad = std::make_shared<Array>(grad_output);
+    root.incoming = std::make_shared<Array>(grad_output);
     if (observer) observer->begin();
+}
+
+// A pass that stopped early (an Error in a node) leaves no half-summed gradient behind.
+BackwardPass::~BackwardPass() {
+    for (std::size_t i = 0; i < remaining_; ++i) order_[i]->incoming.reset();
+    if (pending_ != nullptr) (*pending_)->incoming.reset();
 }
 
 const ImplPtr* BackwardPass::next() {
     while (pending_ == nullptr && remaining_ > 0) {
         const ImplPtr& t = order_[--remaining_];
-        if (!t->grad) continue;  // no gradient reached this tensor (e.g. an unused branch)
+        if (!t->incoming) continue;  // no gradient reached this tensor, or a leaf already done
+        if (!t->grad_fn) {
+            finish_leaf(*t);  // a leaf root
+            continue;
+        }
         if (!t->hooks.empty()) apply_hooks(*t);
-        if (t->grad_fn) pending_ = &t;  // a leaf keeps its gradient
+        if (t->retains_grad) keep_grad(*t);
+        pending_ = &t;
     }
     if (pending_ == nullptr && !ended_) {
         ended_ = true;
@@ -131,14 +160,21 @@ void BackwardPass::run_next() {
     TensorImpl& t = **pending_;
     pending_ = nullptr;
     Node& node = *t.grad_fn;
-    if (trace_state().on) print_trace(step_, node, t, *t.grad);
-    if (observer) observer->before_node(step_, node, t, *t.grad);
-    debug::before_node(node, *t.grad);
+    const std::shared_ptr<Array> grad = std::move(t.incoming);
+    if (trace_state().on) print_trace(step_, node, t, *grad);
+    if (observer) observer->before_node(step_, node, t, *grad);
+    debug::before_node(node, *grad);
     ++step_;
-    node.run(*t.grad);
+    node.run(*grad);
     if (anomaly_detection_enabled()) check_backward_anomaly(node);
+    // A leaf whose last consumer just ran gets its gradient now (PyTorch's AccumulateGrad), so the
+    // debugger sees .grad right after the node that completes it.
+    for (const ImplPtr& in : node.inputs()) {
+        if (!in || in->grad_fn || !in->requires_grad) continue;
+        auto it = leaf_uses_.find(in.get());
+        if (it != leaf_uses_.end() && --it->second == 0 && in->incoming) finish_leaf(*in);
+    }
     debug::after_node(node);
-    if (!t.retains_grad) t.grad.reset();
     if (!retain_graph_) node.release();
 }
 

@@ -6,8 +6,9 @@
 //    it depends on, so the reversed list visits every consumer before what it consumes.
 // 2. Walk that list: a tensor's node runs once all its consumers have added their
 //    gradients into it, so a tensor used twice gets the sum of both contributions.
-// 3. Non-leaf gradients are dropped as soon as their node has run (unless retain_grad());
-//    leaf gradients accumulate across backward calls until zero_grad().
+// 3. Consumers sum a tensor's gradient into its `incoming` buffer; when the tensor's turn
+//    comes its hooks see that gradient, then a leaf (or a retain_grad() non-leaf) adds it into
+//    .grad, which accumulates across backward calls until zero_grad(), and grad_fn runs on it.
 // 4. Unless retain_graph, each node releases what it saved: the graph is freed.
 //
 // The walk is a BackwardPass that runs one node per call: run_backward() loops over it,
@@ -22,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace xtgrad {
@@ -48,6 +50,7 @@ public:
     BackwardPass(const std::shared_ptr<TensorImpl>& root, const Array& grad_output, bool retain_graph);
     BackwardPass(const BackwardPass&) = delete;  // pending_ points into order_
     BackwardPass& operator=(const BackwardPass&) = delete;
+    ~BackwardPass();
 
     // The tensor whose node runs next (its hooks applied, its gradient complete), or null
     // when no node is left. Calling it again without run_next() returns the same tensor.
@@ -60,6 +63,7 @@ private:
     std::vector<std::shared_ptr<TensorImpl>> order_;  // inputs before the tensors computed from them
     std::size_t remaining_;                           // order_[0, remaining_) is still to visit
     const std::shared_ptr<TensorImpl>* pending_ = nullptr;
+    std::unordered_map<const TensorImpl*, std::size_t> leaf_uses_;  // node edges into each leaf not yet run
     std::size_t step_ = 0;
     bool retain_graph_;
     bool ended_ = false;

@@ -97,8 +97,8 @@ private:
     std::string summaries(const TensorImpl& t) const {
         std::string s;
         if (o_.values) {
-            const std::shared_ptr<const Array> v = t.values();
-            s += v ? fmt::format("\n|v| = {:.4g}", l2_norm(*v)) : std::string("\nvalues freed");
+            const std::shared_ptr<const TensorValues> v = t.lock_values();
+            s += v ? fmt::format("\n|v| = {:.4g}", l2_norm(v->array)) : std::string("\nvalues freed");
         }
         if (!o_.grads) return s;
         double g = 0;

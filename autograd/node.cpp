@@ -6,11 +6,34 @@
 #include "autograd/grad_mode.hpp"
 #include "autograd/tensor.hpp"
 
+#include <utility>
+
 namespace xtgrad {
+
+namespace {
+thread_local const Node* running = nullptr;  // the node whose backward runs on this thread
+}  // namespace
+
+const Node* detail::running_node() { return running; }
 
 Node::Node(std::string op, std::vector<ImplPtr> inputs, BackwardFn fn, std::source_location where)
     : op_(std::move(op)), inputs_(std::move(inputs)), fn_(std::move(fn)),
       module_path_(current_module_path()), where_(where) {}
+
+// Freeing a chain of nodes one destructor inside the next would recurse once per node (a graph of
+// 10^6 ops overflows the stack). Instead this destructor takes over the inputs it is the last
+// owner of, and their nodes' inputs in turn, so each node it frees has nothing left to free.
+Node::~Node() {
+    std::vector<ImplPtr> pending = std::move(inputs_);
+    while (!pending.empty()) {
+        ImplPtr t = std::move(pending.back());
+        pending.pop_back();
+        if (!t || t.use_count() != 1 || !t->grad_fn || t->grad_fn.use_count() != 1) continue;
+        std::shared_ptr<Node> node = std::move(t->grad_fn);
+        for (ImplPtr& in : node->inputs_) pending.push_back(std::move(in));
+        node->inputs_.clear();
+    }  // `node` and `t` are freed here, each with nothing left below it
+}
 
 bool Node::needs_grad(std::size_t i) const {
     return i < inputs_.size() && inputs_[i] && inputs_[i]->requires_grad;
@@ -28,26 +51,31 @@ void Node::accumulate(std::size_t i, Array g) {
         g = sum_to_shape(g, want);
     }
     // A TraceTable, if one is watching, notes sums (in.grad exists) and reductions (got != want).
-    if (detail::BackwardObserver* o = detail::backward_observer()) o->accumulated(*this, i, got, in.grad != nullptr);
-    if (!in.grad)
-        in.grad = std::make_shared<Array>(std::move(g));
+    if (detail::BackwardObserver* o = detail::backward_observer()) o->accumulated(*this, i, got, in.incoming != nullptr);
+    if (!in.incoming)
+        in.incoming = std::make_shared<Array>(std::move(g));
     else
-        *in.grad += g;
+        *in.incoming += g;
 }
 
 float* Node::grad_buffer(std::size_t i, bool& fresh) {
     if (!needs_grad(i)) fail("{}: grad_buffer({}) asked for an input that needs no gradient", op_, i);
     TensorImpl& in = *inputs_[i];
-    fresh = !in.grad;
+    fresh = !in.incoming;
     if (detail::BackwardObserver* o = detail::backward_observer()) o->accumulated(*this, i, in.shape(), !fresh);
-    if (fresh) in.grad = std::make_shared<Array>(empty_array(in.shape()));
-    return in.grad->data();
+    if (fresh) in.incoming = std::make_shared<Array>(empty_array(in.shape()));
+    return in.incoming->data();
 }
 
 void Node::run(const Array& grad_out) {
     if (released_ || !fn_)
         fail("{}: this part of the graph was freed by an earlier backward(); call the first "
              "backward with retain_graph = true to backpropagate twice", op_);
+    const Node* previous = std::exchange(running, this);
+    struct Restore {
+        const Node* previous;
+        ~Restore() { running = previous; }
+    } restore{previous};
     fn_(*this, grad_out);
 }
 

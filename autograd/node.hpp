@@ -32,6 +32,9 @@ public:
     // anomaly errors, the debugger and graph pictures; the module path says which layer ran it.
     Node(std::string op, std::vector<ImplPtr> inputs, BackwardFn fn,
          std::source_location where = std::source_location::current());
+    ~Node();  // iterative: freeing a long chain of nodes does not recurse
+    Node(const Node&) = delete;
+    Node& operator=(const Node&) = delete;
 
     const std::string& op() const { return op_; }              // e.g. "MatmulBackward"
     const std::vector<ImplPtr>& inputs() const { return inputs_; }
@@ -68,5 +71,11 @@ private:
     std::source_location where_;
     bool released_ = false;
 };
+
+namespace detail {
+// The node whose backward function runs on this thread (null outside Node::run), so errors
+// raised while it reads what it saved can name it.
+const Node* running_node();
+}  // namespace detail
 
 }  // namespace xtgrad

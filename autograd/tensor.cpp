@@ -7,6 +7,8 @@
 
 #include <malloc.h>
 
+#include <utility>
+
 #include <xtensor/xbuilder.hpp>
 
 namespace xtgrad {
@@ -22,53 +24,25 @@ const bool malloc_tuned = [] {
 }();
 }  // namespace
 
-// ---- who keeps the values (tensor.hpp) ----
+// ---- who keeps what (tensor.hpp) ----
 
 std::size_t TensorImpl::numel() const {
-    if (storage) return storage->size();
     std::size_t n = 1;
-    for (std::size_t d : released_shape) n *= d;
+    for (std::size_t d : shape()) n *= d;
     return n;
 }
 
-void TensorImpl::release_values() {
-    if (!storage || grad_fn == nullptr) return;  // a leaf keeps its values
-    released_shape = shape_of(*storage);
-    released_values = storage;
-    values_released = true;
-    storage.reset();
-}
-
-TensorOwner::~TensorOwner() {
-    if (impl) impl->release_values();
-}
-
-Tensor::Tensor(ImplPtr impl) {
-    if (!impl) return;
-    TensorImpl* raw = impl.get();
-    std::shared_ptr<TensorOwner> owner = raw->owner.lock();
-    if (!owner) {
-        owner = std::make_shared<TensorOwner>();
-        ImplPtr graph = raw->weak_from_this().lock();  // null only for an impl not made by make_shared
-        owner->impl = graph ? std::move(graph) : std::move(impl);
-        if (!raw->storage) raw->storage = raw->released_values.lock();  // back, while a closure holds them
-        raw->owner = owner;
-    }
-    impl_ = ImplPtr(std::move(owner), raw);  // aliasing: this handle's control block is the owner's
+Tensor::Tensor(ImplPtr impl) : impl_(std::move(impl)) {
+    if (impl_) values_ = std::const_pointer_cast<TensorValues>(impl_->lock_values());
 }
 
 Tensor::Tensor(Array data, bool requires_grad) {
     (void)malloc_tuned;
-    auto impl = std::make_shared<TensorImpl>();
-    impl->storage = std::make_shared<Array>(std::move(data));
-    impl->requires_grad = requires_grad;
-    *this = Tensor(std::move(impl));
-}
-
-ImplPtr Tensor::graph_ptr() const {
-    if (!impl_) return nullptr;
-    ImplPtr graph = impl_->weak_from_this().lock();
-    return graph ? graph : impl_;
+    values_ = std::make_shared<TensorValues>(std::move(data));
+    impl_ = std::make_shared<TensorImpl>();
+    impl_->values = values_;
+    impl_->leaf_values = values_;  // a leaf until attach_grad_fn() gives it a grad_fn
+    impl_->requires_grad = requires_grad;
 }
 
 Tensor Tensor::full(const Shape& shape, float value, bool requires_grad) {
@@ -94,25 +68,26 @@ TensorImpl& Tensor::checked() const {
     return *impl_;
 }
 
-namespace {
-Array& values_of(TensorImpl& t) {
-    if (!t.storage)
+TensorValues& Tensor::values_of() const {
+    const TensorImpl& t = checked();
+    if (!values_)
         fail("Tensor: the values of {} {}{} were freed: nothing kept them (no Tensor handle, and the backward "
              "did not save them); keep a Tensor to it while it is computed to read them",
              t.name.empty() ? std::string("a tensor") : "'" + t.name + "'", shape_str(t.shape()),
              t.grad_fn ? ", the output of " + t.grad_fn->op() + "," : "");
-    return *t.storage;
+    return *values_;
 }
-}  // namespace
 
-const Array& Tensor::data() const { return values_of(checked()); }
-Array& Tensor::data() { return values_of(checked()); }
-Shape Tensor::shape() const { return checked().shape(); }
-std::size_t Tensor::dim() const {
-    const TensorImpl& t = checked();
-    return t.storage ? t.storage->dimension() : t.released_shape.size();
+const Array& Tensor::data() const { return values_of().array; }
+Array& Tensor::data() {
+    TensorValues& v = values_of();
+    ++v.version;
+    return v.array;
 }
-std::size_t Tensor::numel() const { return checked().numel(); }
+std::uint64_t Tensor::version() const { return values_of().version; }
+Shape Tensor::shape() const { return values_ ? shape_of(values_->array) : checked().shape(); }
+std::size_t Tensor::dim() const { return values_ ? values_->array.dimension() : checked().shape().size(); }
+std::size_t Tensor::numel() const { return values_ ? values_->array.size() : checked().numel(); }
 
 std::size_t Tensor::size(int axis) const {
     const int n = static_cast<int>(dim());
@@ -142,9 +117,7 @@ bool Tensor::has_grad() const { return checked().grad != nullptr; }
 
 Tensor Tensor::grad() const {
     if (!has_grad()) return Tensor();
-    auto g = std::make_shared<TensorImpl>();
-    g->storage = impl_->grad;
-    return Tensor(std::move(g));
+    return Tensor(*impl_->grad);
 }
 
 Array& Tensor::grad_array() {
@@ -166,11 +139,14 @@ void Tensor::register_hook(std::function<Array(const Array&)> hook) {
 }
 
 Tensor Tensor::detach() const {
-    auto d = std::make_shared<TensorImpl>();
-    values_of(checked());  // an Error if the values were freed
-    d->storage = impl_->storage;
-    d->name = impl_->name;
-    return Tensor(std::move(d));
+    values_of();  // an Error if the values were freed
+    Tensor d;
+    d.values_ = values_;
+    d.impl_ = std::make_shared<TensorImpl>();
+    d.impl_->values = values_;
+    d.impl_->leaf_values = values_;
+    d.impl_->name = impl_->name;
+    return d;
 }
 
 const std::string& Tensor::name() const { return checked().name; }
@@ -195,13 +171,16 @@ Tensor make_result(Array out, const char* op, const std::vector<Tensor>& inputs,
 
 Tensor attach_grad_fn(Tensor result, const char* op, const std::vector<Tensor>& inputs, Node::BackwardFn backward,
                       std::source_location where) {
-    if (anomaly_detection_enabled()) detail::check_forward_anomaly(result.data(), op, inputs, where);
+    if (anomaly_detection_enabled()) detail::check_forward_anomaly(std::as_const(result).data(), op, inputs, where);
     if (!records_graph(inputs)) return result;
     std::vector<ImplPtr> edges;
     edges.reserve(inputs.size());
     for (const Tensor& t : inputs) edges.push_back(t.graph_ptr());  // the slot, not the values
-    result.impl()->requires_grad = true;
-    result.impl()->grad_fn = std::make_shared<Node>(op, std::move(edges), std::move(backward), where);
+    TensorImpl& out = *result.impl();
+    out.shape_at_creation = out.shape();
+    out.leaf_values.reset();  // the graph holds the autograd part only; handles and closures the values
+    out.requires_grad = true;
+    out.grad_fn = std::make_shared<Node>(op, std::move(edges), std::move(backward), where);
     return result;
 }
 

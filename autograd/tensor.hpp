@@ -1,24 +1,21 @@
 // Tensor: a float32 N-d array that can take part in reverse-mode differentiation.
 //
-// A Tensor is a cheap, value-semantic handle (as flashlight's Variable): copies share one
-// TensorImpl, so `Tensor b = a;` is the same tensor, not a new one. The impl holds
-//   storage       the values (an xt::xarray<float>, row-major, always contiguous)
-//   grad          d(loss)/d(this), filled by backward(); null until then
-//   requires_grad whether gradients flow to this tensor
-//   grad_fn       the Node that produced it (null for leaves: inputs and parameters)
-//   name          optional; modules name their parameters by dotted path
+// A Tensor is a cheap, value-semantic handle made of two shared parts, as flashlight's Variable:
+// copies share both, so `Tensor b = a;` is the same tensor, not a new one.
+//   TensorValues  the values (an xt::xarray<float>, row-major, always contiguous) and a version
+//                 counter that every mutable access bumps (data(), ptr(), optimizer steps)
+//   TensorImpl    the autograd part: shape, grad, requires_grad, grad_fn (the Node that produced
+//                 it; null for leaves: inputs and parameters), hooks, name
 //
-// Who keeps the values (docs/architecture.md, "Who keeps the values"). An impl is reached two
-// ways. The graph (Node::inputs, the engine, the debugger) holds it through its own control
-// block: it needs the gradient slot (shape, grad, hooks, grad_fn), never the values. Tensors,
-// the handles users hold, share a second control block, the impl's TensorOwner: `impl_` is an
-// aliasing pointer, so it still points at the TensorImpl. When the last Tensor of a non-leaf
-// goes, its owner releases `storage`: the impl keeps the shape (`shape()`), and a weak pointer
-// to the values, which live on only while a backward closure saved them (detail::saved). So an
-// intermediate is freed as soon as no Tensor and no backward needs it, as in PyTorch. Leaves
-// (parameters, inputs: no grad_fn) never lose their storage. Tensor(ImplPtr) on a graph pointer
-// (debug code) joins the impl's owner, or becomes it and takes the values back if a closure still
-// holds them; reading values that are gone throws an Error ("values freed") instead of crashing.
+// Who keeps what (docs/architecture.md, "Who keeps what"). The graph (Node::inputs, the engine,
+// the debugger) holds only autograd parts. Backward closures hold the values they read, as a
+// detail::Saved (autograd/ops/saved.hpp): the values plus their version at save time, so an
+// in-place write after the save makes that backward throw instead of silently using new values.
+// So an intermediate's values are freed as soon as no Tensor and no backward needs them, as in
+// PyTorch; the autograd part keeps a weak pointer to them (for the debugger) and the shape. A
+// leaf's autograd part keeps its values (a parameter or an input reached through the graph can
+// always be printed). Tensor(ImplPtr) on a graph pointer (debug code) takes the values if anyone
+// still holds them; otherwise data() throws an Error ("values freed").
 //
 // Every op returns a new contiguous tensor. Integer ids (Ids) and boolean masks (Mask) are
 // plain xtensor arrays: they never carry gradients.
@@ -27,6 +24,7 @@
 #include "autograd/array.hpp"
 #include "autograd/node.hpp"
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -34,49 +32,44 @@
 
 namespace xtgrad {
 
-struct TensorOwner;
+// The values part, shared by a tensor's handles and by the backward closures that saved it.
+struct TensorValues {
+    explicit TensorValues(Array a) : array(std::move(a)) {}
+    Array array;
+    std::uint64_t version = 0;  // +1 on every mutable access (PyTorch's version counter)
+};
+using ValuesPtr = std::shared_ptr<TensorValues>;
 
-struct TensorImpl : std::enable_shared_from_this<TensorImpl> {
-    std::shared_ptr<Array> storage;  // null once released (non-leaf whose Tensors are all gone)
-    std::shared_ptr<Array> grad;
+// The autograd part: what the graph holds.
+struct TensorImpl {
+    std::weak_ptr<TensorValues> values;  // alive while a Tensor or a backward closure holds them
+    ValuesPtr leaf_values;               // a leaf keeps its own values; null for an op's output
+    Shape shape_at_creation;             // the shape of a non-leaf, known after its values are freed
+    std::shared_ptr<Array> grad;         // d(loss)/d(this) after backward; null until then
+    // The gradient arriving during a backward pass: consumers sum into it, hooks see it, then it
+    // is added into `grad` (leaves, retain_grad()) and passed to grad_fn.
+    std::shared_ptr<Array> incoming;
     bool requires_grad = false;
     bool retains_grad = false;  // keep the grad of a non-leaf after backward (retain_grad())
     std::shared_ptr<Node> grad_fn;
     std::string name;
     // Called with the incoming gradient before it is used; may return a replacement.
     std::vector<std::function<Array(const Array&)>> hooks;
-    // Set when the owner released `storage`: the shape, and the values while a backward
-    // closure still holds them (as a weak pointer: the impl does not keep them).
-    bool values_released = false;
-    Shape released_shape;
-    std::weak_ptr<Array> released_values;
-    std::weak_ptr<TensorOwner> owner;  // the control block the Tensors share, while one exists
 
-    Shape shape() const { return storage ? shape_of(*storage) : released_shape; }
+    Shape shape() const { return leaf_values ? shape_of(leaf_values->array) : shape_at_creation; }
     std::size_t numel() const;
-    // The values if anyone still holds them (storage or a backward closure), else null.
-    std::shared_ptr<const Array> values() const { return storage ? storage : released_values.lock(); }
-    // Drops `storage` of a non-leaf (called when its last Tensor goes); a leaf keeps it.
-    void release_values();
-};
-
-// The control block of the user handles of one impl: when the last Tensor goes, it releases
-// the values of a non-leaf (see the top of this file).
-struct TensorOwner {
-    ImplPtr impl;  // the graph's pointer (the impl's own control block)
-    TensorOwner() = default;
-    TensorOwner(const TensorOwner&) = delete;
-    TensorOwner& operator=(const TensorOwner&) = delete;
-    ~TensorOwner();
+    // The values if anyone still holds them, else null.
+    std::shared_ptr<const TensorValues> lock_values() const {
+        return leaf_values ? leaf_values : values.lock();
+    }
 };
 
 class Tensor {
 public:
     Tensor() = default;  // an undefined tensor (no impl), like a default torch::Tensor
     explicit Tensor(Array data, bool requires_grad = false);
-    // A handle on impl: joins the Tensors that already share it, or becomes its owner (an impl
-    // reached through the graph whose values were released gets them back if a backward
-    // closure still holds them; otherwise data() throws).
+    // A handle on a graph pointer: it has the values if anyone still holds them, otherwise
+    // data() throws (the shape and the autograd state are always there).
     explicit Tensor(ImplPtr impl);
 
     // Factories.
@@ -93,9 +86,12 @@ public:
     // Values.
     // Throws an Error if the values were freed (a Tensor made from a graph pointer, above).
     const Array& data() const;
-    Array& data();  // mutable, for in-place updates outside the graph (optimizers)
+    // Mutable, for in-place updates outside the graph (optimizers). Bumps the version: a
+    // backward that saved these values and runs after the write throws.
+    Array& data();
     const float* ptr() const { return data().data(); }
     float* ptr() { return data().data(); }
+    std::uint64_t version() const;  // how many mutable accesses the values have had
     Shape shape() const;
     std::size_t dim() const;
     std::size_t size(int axis) const;  // negative axes count from the end
@@ -108,7 +104,7 @@ public:
     bool is_leaf() const;
     const std::shared_ptr<Node>& grad_fn() const;
     bool has_grad() const;
-    Tensor grad() const;        // shares the gradient buffer; undefined if there is none
+    Tensor grad() const;        // a copy of the gradient, as a new leaf; undefined if there is none
     Array& grad_array();        // the gradient buffer itself; throws if there is none
     const Array& grad_array() const;
     void zero_grad();           // drops the gradient (PyTorch's set_to_none)
@@ -129,14 +125,17 @@ public:
     const std::string& name() const;
     Tensor& set_name(std::string name);
 
+    // The autograd part (what Node inputs hold: it keeps the gradient slot, not the values).
     TensorImpl* impl() const { return impl_.get(); }
-    // This handle: it shares the owner, so it keeps the values alive.
     const ImplPtr& impl_ptr() const { return impl_; }
-    // The graph's pointer to the impl (what Node inputs hold): keeps the impl, not the values.
-    ImplPtr graph_ptr() const;
+    const ImplPtr& graph_ptr() const { return impl_; }
+    // The values part; null for an undefined tensor or one whose values were freed.
+    const ValuesPtr& values_ptr() const { return values_; }
 
 private:
     TensorImpl& checked() const;
+    TensorValues& values_of() const;
+    ValuesPtr values_;
     ImplPtr impl_;
 };
 

@@ -36,11 +36,11 @@ void TraceTable::before_node(std::size_t step, const Node& node, const TensorImp
                      it == from_.end() ? std::vector<std::size_t>{} : it->second, {}});
 }
 
-void TraceTable::accumulated(const Node& node, std::size_t input, const Shape& from, bool summed) {
+void TraceTable::accumulated(const Node& node, std::size_t input, const Shape& from, bool /*summed*/) {
     const ImplPtr& in = node.inputs()[input];
     std::vector<std::size_t>& steps = from_[in.get()];
     if (steps.empty()) {
-        onto_earlier_[in.get()] = summed;
+        onto_earlier_[in.get()] = in->grad != nullptr;  // this pass adds into .grad only at the end
         if (in->grad_fn == nullptr) leaves_reached_.push_back(in);
     }
     steps.push_back(current_step_);

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <set>
+#include <unordered_set>
 
 namespace xtgrad::nn {
 
@@ -37,25 +38,32 @@ void Module::set_path(std::string path) {
     for (auto& [name, c] : children_) c->set_path(child_path(name));
 }
 
-// Names relative to this module (what torch's state_dict of this module would say).
-void Module::collect(NamedTensors& out, bool params, bool buffers) const {
-    const std::size_t strip = path_.empty() ? 0 : path_.size() + 1;
-    auto add = [&](const NamedTensors& list) {
-        for (const auto& [name, t] : list) out.emplace_back(t.name().substr(strip), t);
+// Keys relative to this module, built from the registration tree (child names joined by dots),
+// never from the tensors' names. unique: each tensor once, under its first key, and each shared
+// child once (torch's named_parameters); otherwise every key (torch's state_dict, which lists a
+// tied weight under each of its names).
+void Module::collect(NamedTensors& out, bool params, bool buffers, bool unique) const {
+    std::unordered_set<const TensorImpl*> seen_tensors;
+    std::unordered_set<const Module*> seen_modules;
+    auto add = [&](const std::string& prefix, const NamedTensors& list) {
+        for (const auto& [name, t] : list)
+            if (!unique || seen_tensors.insert(t.impl()).second) out.emplace_back(prefix + name, t);
     };
-    std::vector<const Module*> stack{this};  // depth-first, children in order
+    std::vector<std::pair<const Module*, std::string>> stack{{this, ""}};  // depth-first, children in order
     while (!stack.empty()) {
-        const Module* m = stack.back();
+        auto [m, prefix] = std::move(stack.back());
         stack.pop_back();
-        if (params) add(m->params_);
-        if (buffers) add(m->buffers_);
-        for (auto it = m->children_.rbegin(); it != m->children_.rend(); ++it) stack.push_back(it->second.get());
+        if (unique && !seen_modules.insert(m).second) continue;
+        if (params) add(prefix, m->params_);
+        if (buffers) add(prefix, m->buffers_);
+        for (auto it = m->children_.rbegin(); it != m->children_.rend(); ++it)
+            stack.emplace_back(it->second.get(), prefix + it->first + ".");
     }
 }
 
 NamedTensors Module::named_parameters() const {
     NamedTensors out;
-    collect(out, true, false);
+    collect(out, true, false, true);
     return out;
 }
 
@@ -67,13 +75,13 @@ std::vector<Tensor> Module::parameters() const {
 
 NamedTensors Module::named_buffers() const {
     NamedTensors out;
-    collect(out, false, true);
+    collect(out, false, true, true);
     return out;
 }
 
 NamedTensors Module::state_dict() const {
     NamedTensors out;
-    collect(out, true, true);
+    collect(out, true, true, false);
     return out;
 }
 

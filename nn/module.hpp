@@ -34,10 +34,14 @@ public:
     // "encoder.layers.0" + "." + name, or just name at the root.
     std::string child_path(const std::string& name) const;
 
-    NamedTensors named_parameters() const;  // trainable and frozen parameters (as torch)
+    // Trainable and frozen parameters (as torch); a tensor registered twice (weight tying, a
+    // shared child) comes once, under its first key.
+    NamedTensors named_parameters() const;
     std::vector<Tensor> parameters() const;
     NamedTensors named_buffers() const;
-    NamedTensors state_dict() const;  // parameters and buffers, torch's order
+    // Parameters and buffers in torch's order, every key: a tied tensor under each of its names.
+    // Keys come from the registration tree (never from the tensors' names, which are for traces).
+    NamedTensors state_dict() const;
     std::size_t num_parameters() const;  // number of scalar values in parameters()
     std::vector<std::pair<std::string, Module*>> named_children() const;
 
@@ -65,7 +69,7 @@ protected:
 
     // Marks ops run in this scope as coming from this module (for traces, graphs and
     // anomaly errors). Use in forward: `auto scope = enter();`
-    ModuleScope enter() const { return ModuleScope(path_.c_str()); }
+    [[nodiscard]] ModuleScope enter() const { return ModuleScope(path_.c_str()); }
 
     // Hook for modules that keep state derived from training mode.
     virtual void on_train(bool) {}
@@ -73,7 +77,7 @@ protected:
 private:
     void attach_child(const std::string& name, std::shared_ptr<Module> child);
     void set_path(std::string path);  // renames the whole subtree
-    void collect(NamedTensors& out, bool params, bool buffers) const;
+    void collect(NamedTensors& out, bool params, bool buffers, bool unique) const;
 
     std::string path_;
     bool training_ = true;

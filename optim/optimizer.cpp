@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <set>
+#include <unordered_set>
 
 namespace xtgrad::optim {
 
@@ -53,8 +54,12 @@ void adam_update(const AdamCoefficients& c, float* w, const float* g, float* m, 
 
 Optimizer::Optimizer(std::vector<Tensor> params, double lr) : lr_(lr) {
     if (!(lr >= 0)) fail("optimizer: learning rate must be >= 0, got {}", lr);
+    std::unordered_set<const TensorImpl*> seen;
     for (Tensor& p : params) {
         if (!p.defined()) fail("optimizer: a parameter is undefined");
+        if (!seen.insert(p.impl()).second)
+            fail("optimizer: '{}' {} is given twice (a tied or shared parameter?); pass each tensor once, "
+                 "e.g. model.parameters(), which lists a tied tensor once", p.name(), shape_str(p.shape()));
         if (!p.is_leaf()) fail("optimizer: '{}' is not a leaf tensor (it is the output of {})", p.name(), p.grad_fn()->op());
         if (p.requires_grad()) params_.push_back(p);  // frozen tables are passed in by tutorials; skip them
     }

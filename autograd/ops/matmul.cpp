@@ -148,8 +148,9 @@ Tensor product(const Tensor& a, const Tensor& b, bool b_t, float alpha, const ch
                 const bool independent = na == count;  // else A is broadcast: slices share dA
                 std::vector<float> betas(count);
                 for (std::size_t c = 0; c < count; ++c) betas[c] = beta(aoff[c]);
+                const float* Bp = B->data();  // read here: a stale Saved throws on this thread
                 for_each_slice(count, flops, independent, [&](std::size_t c) {
-                    gemm(false, !b_t, m, k, n, alpha, g.data() + c * M * N, B->data() + boff[c] * K * N, betas[c],
+                    gemm(false, !b_t, m, k, n, alpha, g.data() + c * M * N, Bp + boff[c] * K * N, betas[c],
                          dA + aoff[c] * M * K);
                 });
             }
@@ -159,12 +160,13 @@ Tensor product(const Tensor& a, const Tensor& b, bool b_t, float alpha, const ch
                 const bool independent = nb == count;
                 std::vector<float> betas(count);
                 for (std::size_t c = 0; c < count; ++c) betas[c] = beta(boff[c]);
+                const float* Ap = A->data();
                 for_each_slice(count, flops, independent, [&](std::size_t c) {
                     if (b_t)  // dB[c] (N, K) += alpha · dC[c]ᵀ (N, M) A[c] (M, K)
-                        gemm(true, false, n, k, m, alpha, g.data() + c * M * N, A->data() + aoff[c] * M * K, betas[c],
+                        gemm(true, false, n, k, m, alpha, g.data() + c * M * N, Ap + aoff[c] * M * K, betas[c],
                              dB + boff[c] * K * N);
                     else      // dB[c] (K, N) += alpha · A[c]ᵀ (K, M) dC[c] (M, N)
-                        gemm(true, false, k, n, m, alpha, A->data() + aoff[c] * M * K, g.data() + c * M * N, betas[c],
+                        gemm(true, false, k, n, m, alpha, Ap + aoff[c] * M * K, g.data() + c * M * N, betas[c],
                              dB + boff[c] * K * N);
                 });
             }

@@ -9,10 +9,31 @@
 
 namespace xtgrad::detail {
 
-// What a backward closure captures to read a forward value: the storage, shared, so the
-// values stay alive for as long as the node needs them (and not longer).
-using Saved = std::shared_ptr<const Array>;
-inline Saved saved(const Tensor& t) { return t.impl()->storage; }
+// What a backward closure captures to read a forward value (PyTorch's SavedVariable): the
+// values part, shared, so the values stay alive for as long as the node needs them (and not
+// longer), and their version at save time. Reading them (*s, s->) after an in-place write
+// throws an Error naming the node, the tensor and both versions.
+class Saved {
+public:
+    Saved() = default;
+    Saved(std::nullptr_t) {}  // NOLINT: an absent optional input (layer_norm without weight)
+    explicit Saved(const Tensor& t)
+        : values_(t.values_ptr()), version_(t.version()), tensor_(t.impl_ptr()) {}
+
+    const Array& operator*() const {
+        if (values_->version != version_) modified();
+        return values_->array;
+    }
+    const Array* operator->() const { return &**this; }
+    explicit operator bool() const { return values_ != nullptr; }
+
+private:
+    [[noreturn]] void modified() const;
+    std::shared_ptr<const TensorValues> values_;
+    std::uint64_t version_ = 0;
+    std::weak_ptr<const TensorImpl> tensor_;  // for the error's name and producer only
+};
+inline Saved saved(const Tensor& t) { return Saved(t); }
 
 // A negative axis counts from the end; anything outside [-n, n) is an Error naming the op.
 inline std::size_t normalize_axis(int axis, std::size_t ndim, const char* op, const Shape& shape) {

@@ -69,7 +69,7 @@ std::vector<std::size_t> range_index(std::size_t start, std::size_t stop, std::s
 Tensor narrow(const Tensor& a, int dim, std::size_t start, std::size_t length) {
     detail::require_defined(a, "narrow", "the input");
     const std::size_t axis = detail::normalize_axis(dim, a.dim(), "narrow", a.shape());
-    if (start + length > a.shape()[axis])
+    if (start > a.shape()[axis] || length > a.shape()[axis] - start)  // start + length could wrap
         fail("narrow: start {} + length {} exceeds dim {} of size {} (shape {})", start, length, dim, a.shape()[axis],
              shape_str(a.shape()));
     return select_along(a, axis, range_index(start, start + length, 1), "NarrowBackward");

@@ -98,8 +98,7 @@ Tensor transpose(const Tensor& a, int dim0, int dim1) {
 
 Tensor reshape(const Tensor& a, const std::vector<long>& shape) {
     detail::require_defined(a, "reshape", "the input");
-    Shape out(shape.size());
-    long known = 1;
+    Shape out(shape.size(), 1);  // the -1, if any, counts as 1 until it is inferred
     int infer = -1;
     for (std::size_t i = 0; i < shape.size(); ++i) {
         if (shape[i] == -1) {
@@ -108,15 +107,14 @@ Tensor reshape(const Tensor& a, const std::vector<long>& shape) {
         } else if (shape[i] < 0) {
             fail("reshape: invalid dimension {} in {}", shape[i], shape_str(shape));
         } else {
-            known *= shape[i];
             out[i] = static_cast<std::size_t>(shape[i]);
         }
     }
-    const long n = static_cast<long>(a.numel());
+    const std::size_t known = checked_numel(out, "reshape"), n = a.numel();
     if (infer >= 0) {
         if (known == 0 || n % known != 0)
             fail("reshape: cannot infer the -1 in {} for {} elements (shape {})", shape_str(shape), n, shape_str(a.shape()));
-        out[static_cast<std::size_t>(infer)] = static_cast<std::size_t>(n / known);
+        out[static_cast<std::size_t>(infer)] = n / known;
     } else if (known != n) {
         fail("reshape: shape {} has {} elements but the input {} has {}", shape_str(shape), known, shape_str(a.shape()), n);
     }
@@ -151,6 +149,7 @@ Tensor expand(const Tensor& a, const Shape& shape) {
     detail::require_defined(a, "expand", "the input");
     if (!broadcasts_to(a.shape(), shape))
         fail("expand: shape {} cannot be expanded to {}", shape_str(a.shape()), shape_str(shape));
+    checked_numel(shape, "expand");
     Array out = xt::broadcast(a.data(), shape);
     // the backward sum over the expanded dims happens in Node::accumulate
     return make_result(std::move(out), "ExpandBackward", {a},

@@ -5,6 +5,7 @@
 // Stability: subtract the row max before exp. A row that is entirely -inf (every key
 // masked with -inf) has no softmax (0/0): PyTorch silently returns NaN there; xtgrad
 // throws an Error naming the row, so a fully masked attention row is never silent garbage.
+// A row whose only non--inf values are NaN gets an Error that says NaN.
 #include "autograd/ops.hpp"
 #include "autograd/kernels.hpp"
 #include "autograd/ops/saved.hpp"
@@ -31,7 +32,13 @@ Rows rows_of(const Tensor& a, int dim, const char* op) {
     return {detail::prod(s, 0, axis), s[axis], detail::prod(s, axis + 1, s.size())};
 }
 
-[[noreturn]] void fully_masked(const char* op, std::size_t row, const Shape& shape) {
+// A row whose max is -inf: every value is -inf (fully masked), or NaN (max() skips NaN).
+[[noreturn]] void fully_masked(const char* op, std::size_t row, const Shape& shape, const float* xr, const Rows& r) {
+    for (std::size_t k = 0; k < r.len; ++k)
+        if (std::isnan(xr[k * r.inner]))
+            fail("{}: row {} of a tensor of shape {} holds NaN (at position {} of the row), so its softmax is "
+                 "NaN; the NaN comes from an earlier op (anomaly mode, AnomalyGuard, names it)", op, row,
+                 shape_str(shape), k);
     fail("{}: row {} of a tensor of shape {} is entirely -inf (every position masked), so its softmax "
          "is 0/0. Fill masked scores with a large finite value such as -1e9 (tutorials B and C), or make "
          "sure every query keeps at least one key", op, row, shape_str(shape));
@@ -47,7 +54,7 @@ void softmax_rows(const float* x, float* y, const Rows& r, bool log, const char*
         const std::size_t st = r.inner;
         float mx = neg_inf;
         for (std::size_t k = 0; k < r.len; ++k) mx = std::max(mx, xr[k * st]);
-        if (mx == neg_inf && r.len > 0) fully_masked(op, row, shape);
+        if (mx == neg_inf && r.len > 0) fully_masked(op, row, shape, xr, r);
         double sum = 0;
         for (std::size_t k = 0; k < r.len; ++k) {
             const float e = std::exp(xr[k * st] - mx);

@@ -70,3 +70,36 @@ TEST_CASE("docs/debugging.md's example: a hook and retain_grad on the same tenso
     CHECK(x.grad_array()(0) == doctest::Approx(20.f));
     CHECK(h.grad_array()(1) == doctest::Approx(10.f));
 }
+
+TEST_CASE("a leaf's hook sees this backward's gradient, not what an earlier backward left in .grad") {
+    Tensor x = Tensor::from_vector({1, 2}, {2}, true);
+    sum(x * 2.f).backward();  // .grad = 2
+    std::vector<float> seen;
+    x.register_hook([&](const Array& g) {
+        seen.push_back(g(0));
+        return Array(g * 10.f);
+    });
+    sum(x * 3.f).backward();
+    REQUIRE(seen.size() == 1);
+    CHECK(seen[0] == doctest::Approx(3.f));                 // the incoming gradient only
+    CHECK(x.grad_array()(0) == doctest::Approx(2.f + 30.f));  // the hook's result is added into .grad
+}
+
+TEST_CASE("a retained non-leaf's hook sees the incoming gradient, before it is added into .grad") {
+    Tensor x = Tensor::from_vector({1, 2}, {2}, true);
+    Tensor h = x * 2.f;
+    h.retain_grad();
+    std::vector<float> seen;
+    h.register_hook([&](const Array& g) {
+        seen.push_back(g(1));
+        return g;
+    });
+    Tensor l = sum(h * 5.f);
+    l.backward(true);
+    l.backward();
+    REQUIRE(seen.size() == 2);
+    CHECK(seen[0] == doctest::Approx(5.f));
+    CHECK(seen[1] == doctest::Approx(5.f));
+    CHECK(h.grad_array()(1) == doctest::Approx(10.f));  // .grad accumulates both
+    CHECK(x.grad_array()(1) == doctest::Approx(20.f));
+}

@@ -2,6 +2,7 @@
 #include "nn/checkpoint.hpp"
 #include "nn/init.hpp"
 #include "nn/layers.hpp"
+#include "optim/optimizer.hpp"
 #include "tests/test_util.hpp"
 
 #include <cmath>
@@ -153,4 +154,56 @@ TEST_CASE("building blocks reject inputs that do not fit, naming the module") {
     test::expect_error([&] { m.blocks->operator[](1).norm->forward(rnd({2, 4})); }, {"LayerNorm 'blocks.1.norm'", "(2,4)", "3"});
     test::expect_error([] { Embedding(3, 2, 5); }, {"Embedding", "padding_idx 5"});
     test::expect_error([] { Dropout(-0.1f); }, {"Dropout", "-0.1"});
+}
+
+namespace {
+// Weight tying: one tensor registered under two names, and one child registered twice.
+struct TiedModel : Module {
+    Tensor w = register_parameter("w", Tensor::ones({2, 2}));
+    Tensor w_tied = register_parameter("w_tied", w);
+    std::shared_ptr<Linear> lin = std::make_shared<Linear>(2, 2);
+    TiedModel() {
+        register_module("first", lin);
+        register_module("second", lin);
+    }
+};
+std::vector<std::string> keys_of(const NamedTensors& list) {
+    std::vector<std::string> keys;
+    for (const auto& [name, t] : list) keys.push_back(name);
+    return keys;
+}
+}  // namespace
+
+TEST_CASE("tied parameters: listed once by parameters(), under every name by state_dict") {
+    TiedModel m;
+    CHECK(m.parameters().size() == 3);
+    CHECK(m.num_parameters() == 4 + 4 + 2);
+    CHECK(keys_of(m.named_parameters()) == std::vector<std::string>{"w", "first.weight", "first.bias"});
+    const std::vector<std::string> all{"w", "w_tied", "first.weight", "first.bias", "second.weight", "second.bias"};
+    CHECK(keys_of(m.state_dict()) == all);
+    m.w.set_name("renamed");  // names are for traces: the keys come from the registration tree
+    m.lin->weight.set_name("x");
+    CHECK(keys_of(m.state_dict()) == all);
+}
+
+TEST_CASE("tied parameters: an optimizer given the same tensor twice throws; save and load keep the tie") {
+    TiedModel a, b;
+    test::expect_error([&] { optim::SGD({a.w, a.w_tied}, {}); }, {"optimizer", "given twice", "(2,2)"});
+    CHECK_NOTHROW(optim::SGD(a.parameters(), {}));
+    a.w.data().fill(3.f);
+    b.load_state_dict(a.state_dict());
+    CHECK(b.w.impl() == b.w_tied.impl());
+    CHECK(b.w_tied.data()(1, 1) == 3.f);
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / "xtgrad_tied_test";
+    fs::create_directories(dir);
+    const std::string path = (dir / "tied.safetensors").string();
+    a.lin->weight.data().fill(5.f);
+    save(a, path);
+    TiedModel c;
+    load(c, path);
+    CHECK(c.w.impl() == c.w_tied.impl());
+    CHECK(c.w.data()(0, 1) == 3.f);
+    CHECK(c.lin->weight.data()(0, 0) == 5.f);
+    fs::remove_all(dir);
 }

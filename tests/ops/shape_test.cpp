@@ -1,5 +1,7 @@
 #include "tests/test_util.hpp"
 
+#include <limits>
+
 using namespace xtgrad;
 using test::rnd;
 using V = std::vector<Tensor>;
@@ -75,4 +77,23 @@ TEST_CASE("shape ops name the shapes and values at fault") {
     test::expect_error([&] { narrow(a, 1, 2, 2); }, {"narrow", "exceeds"});
     test::expect_error([&] { index_select(a, 1, Ids{0, 3}); }, {"index_select", "index 3", "size 3"});
     test::expect_error([&] { expand(a, {2, 4}); }, {"expand", "(2,3)", "(2,4)"});
+}
+
+TEST_CASE("sizes that overflow are an Error, never a short allocation") {
+    const std::size_t huge = std::size_t{1} << 61;
+    test::expect_error([&] { (void)Tensor::zeros({huge, 16}); }, {"overflows", "(2305843009213693952,16)"});
+    Tensor a = test::rnd({1, 3}, 1);
+    test::expect_error([&] { (void)expand(a, {huge, 16, 3}); }, {"expand", "overflows"});
+    test::expect_error([&] { (void)reshape(a, {static_cast<long>(huge), 16, -1}); }, {"reshape", "overflows"});
+    // a zero-sized dim next to huge ones has no elements, and no overflow
+    Tensor empty = Tensor::zeros({huge, 0}, true);
+    CHECK(empty.numel() == 0);
+    Tensor total = sum(empty);
+    CHECK(total.item() == 0.f);
+    total.backward();
+    CHECK(empty.grad_array().size() == 0);
+    // narrow: start + length wraps around size_t
+    test::expect_error([&] { (void)narrow(a, 1, 2, std::numeric_limits<std::size_t>::max()); }, {"narrow", "exceeds"});
+    test::expect_error([&] { (void)narrow(a, 1, 5, 0); }, {"narrow", "exceeds"});
+    CHECK(narrow(a, 1, 3, 0).numel() == 0);
 }

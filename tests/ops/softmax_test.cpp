@@ -54,6 +54,22 @@ TEST_CASE("a fully masked softmax row is an error, not a silent NaN") {
     CHECK(uniform.data()(1, 0) == doctest::Approx(1.f / 3.f));
 }
 
+TEST_CASE("a softmax row of NaN says NaN, not fully masked") {
+    Tensor a = Tensor::from_vector({1.f, 2.f, NAN, NAN, -INFINITY, NAN}, {2, 3});
+    for (bool log : {false, true}) {
+        try {
+            log ? log_softmax(a, -1) : softmax(a, -1);
+            FAIL("expected an xtgrad::Error");
+        } catch (const Error& e) {
+            const std::string msg = e.what();
+            CHECK(msg.find("row 1") != std::string::npos);
+            CHECK(msg.find("NaN") != std::string::npos);
+            CHECK(msg.find("position 0") != std::string::npos);
+            CHECK(msg.find("-inf") == std::string::npos);
+        }
+    }
+}
+
 TEST_CASE("triu and tril") {
     Tensor a = rnd({2, 3, 3}, 4);
     Tensor u = triu(a), l = tril(a, -1);

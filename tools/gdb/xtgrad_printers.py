@@ -208,27 +208,31 @@ def _array_of(shared):
     return None if pointer is None else _ArrayView(pointer.dereference())
 
 
+def _shown_grad(impl):
+    """.grad, or during a backward the gradient summed so far into a tensor (its `incoming`)."""
+    return impl["grad"] if _shared_get(impl["grad"]) is not None else impl["incoming"]
+
+
 def _impl_summary(impl, limit=None):
     """One line about a TensorImpl (a gdb.Value, not a pointer)."""
     name = _std_string(impl["name"])
     parts = ['"%s"' % name] if name else []
-    data = _array_of(impl["storage"])
-    if data is None and bool(impl["values_released"]):
-        # A non-leaf whose Tensors are gone (autograd/tensor.hpp): the impl keeps the shape,
-        # and the values live on only while a backward closure saved them.
-        alive = _weak_get(impl["released_values"])
-        data = None if alive is None else _ArrayView(alive.dereference())
-        shape = [int(d) for d in _vector_items(impl["released_shape"])]
+    # The values part (autograd/tensor.hpp): a leaf keeps its own; an op's output has them only
+    # while a Tensor or a backward closure holds them (a weak pointer), else "values freed".
+    values = _shared_get(impl["leaf_values"])
+    if values is None:
+        values = _weak_get(impl["values"])
+    data = None if values is None else _ArrayView(values.dereference()["array"])
+    if data is None:
+        shape = [int(d) for d in _vector_items(impl["shape_at_creation"])]
         parts.append(_shape_str(shape) + " float32")
-    elif data is None:
-        return " ".join(parts + ["(no storage)"])
     else:
         parts.append(_shape_str(data.shape) + " " + data.dtype)
     if bool(impl["requires_grad"]):
         parts.append("requires_grad")
     node = _shared_get(impl["grad_fn"])
     parts.append("grad_fn=" + _std_string(node.dereference()["op_"]) if node is not None else "leaf")
-    grad = _array_of(impl["grad"])
+    grad = _array_of(_shown_grad(impl))
     parts.append("grad=" + _shape_str(grad.shape) if grad is not None else "grad=none")
     if data is None:
         parts.append("(values freed)")
@@ -266,7 +270,7 @@ class _ImplPrinterBase:
     def children(self):
         try:
             impl = self._impl()
-            grad = None if impl is None else _shared_get(impl["grad"])
+            grad = None if impl is None else _shared_get(_shown_grad(impl))
         except (gdb.error, gdb.MemoryError):
             grad = None
         return [] if grad is None else [("grad", grad.dereference())]
