@@ -38,16 +38,16 @@ int main(int argc, char** argv) {
     app.add_option("--dropout", dropout_p)->capture_default_str();
     app.add_option("--lr", lr, "Adam learning rate (the tutorial's 1e-4)")->capture_default_str();
     app.add_option("--steps", steps, "training steps (the tutorial runs 100)")->capture_default_str();
-    app.add_option("--seed", seed)->capture_default_str();
+    app.add_option("--seed", seed, "torch.manual_seed(seed) before the model is built")->capture_default_str();
     app.add_option("--threads", threads, "OpenBLAS threads")->capture_default_str();
     CLI11_PARSE(app, argc, argv);
     try {
         set_blas_threads(threads);
         manual_seed(seed);
         nn::tutorial_b::Transformer model(vocab, vocab, d_model, heads, layers, d_ff, len, dropout_p);
-        Generator gen(seed + 1);
-        const Ids src = randint({batch, len}, 1, static_cast<std::int64_t>(vocab), gen);
-        const Ids tgt = randint({batch, len}, 1, static_cast<std::int64_t>(vocab), gen);
+        // torch.randint(1, vocab, (64, 100)) for src, then tgt, from the same generator as the model.
+        const Ids src = randint({batch, len}, 1, static_cast<std::int64_t>(vocab), default_generator());
+        const Ids tgt = randint({batch, len}, 1, static_cast<std::int64_t>(vocab), default_generator());
         const nn::tutorial_b::ShiftedTargets shifted = nn::tutorial_b::shift_targets(tgt);
         const Ids tgt_in = shifted.input, target = shifted.target;  // tgt[:, :-1], tgt[:, 1:] flattened
         optim::Adam opt(model.parameters(), {.lr = lr, .betas = {0.9, 0.98}, .eps = 1e-9});
