@@ -5,7 +5,8 @@
   /usr/bin/python3 tools/make_rng_fixtures.py --train-log --seed 0 --steps 10   # print a tutorial B run's losses
 
   distributions__seed{S}/   after manual_seed(S), in this order: each distribution's tensor
-                            (NN_<name>.npy, NN = draw order) and dropout outputs on ones
+                            (NN_<name>.npy, NN = draw order) and dropout outputs on ones;
+                            draws.json (not a parity fixture: tests/random_test.cpp draws them)
   init_transformer_{a,b,c,d}__seed{S}/
                             the trainable parameters of the reference model (tools/fixtures/
                             reference_*.py; torch.nn.Transformer for D) built right after
@@ -14,7 +15,8 @@
                             manual_seed(S), the model, src then tgt = randint(1, V, (B, L)),
                             Adam(1e-4, (0.9, 0.98), 1e-9), losses.npy and torch.log (its prints)
 
-PyTorch is needed only here; the C++ tests read the committed files (tests/random_test.cpp).
+PyTorch is needed only here; the C++ tests read the committed files (tests/random_test.cpp), and
+build/tools/parity --all tests/fixtures/rng checks the init and train_log folders.
 """
 import argparse
 import json
@@ -77,7 +79,7 @@ def write_distributions(root, seed):
         write_npy(folder, key, t)
         names.append(key)
     dump(dict(seed=seed, torch_version=torch.__version__, draws=names,
-              doc='torch.manual_seed(seed), then each draw in this order'), os.path.join(folder, 'meta.json'))
+              doc='torch.manual_seed(seed), then each draw in this order'), os.path.join(folder, 'draws.json'))
 
 
 def build_init_model(cdef, cfg):

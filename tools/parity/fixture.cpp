@@ -2,7 +2,7 @@
 
 #include "autograd/error.hpp"
 #include "autograd/npy.hpp"
-#include "tools/parity/init_check.hpp"
+#include "tools/parity/rng_checks.hpp"
 #include "tools/parity/register_all.hpp"
 
 #include <algorithm>
@@ -244,6 +244,11 @@ Outcome run_fixture(const std::string& dir) {
             if (!build) return o;
             o.supported = true;
             check_init(f, *build, o.report);
+            return o;
+        }
+        if (f.kind() == "train_log" && f.module() == "transformer_b") {
+            o.supported = true;
+            check_train_log(f, o.report);
             return o;
         }
         const Runner* run = find_runner(f.module());
