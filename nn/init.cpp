@@ -6,12 +6,10 @@
 
 namespace xtgrad::nn::init {
 
-void uniform_(Tensor& t, float lo, float hi, Generator& gen) {
-    for (float& v : t.data()) v = gen.uniform(lo, hi);
-}
+void uniform_(Tensor& t, double lo, double hi, Generator& gen) { fill_uniform(t.data().data(), t.numel(), lo, hi, gen); }
 
-void normal_(Tensor& t, float mean, float stddev, Generator& gen) {
-    for (float& v : t.data()) v = gen.normal(mean, stddev);
+void normal_(Tensor& t, double mean, double stddev, Generator& gen) {
+    fill_normal(t.data().data(), t.numel(), mean, stddev, gen);
 }
 
 void constant_(Tensor& t, float value) { t.data().fill(value); }
@@ -22,19 +20,25 @@ std::pair<std::size_t, std::size_t> fans(const Tensor& w) {
     return {w.size(1) * receptive, w.size(0) * receptive};
 }
 
-void xavier_uniform_(Tensor& t, float gain, Generator& gen) {
+void xavier_uniform_(Tensor& t, double gain, Generator& gen) {
     const auto [fan_in, fan_out] = fans(t);
-    const float bound = gain * std::sqrt(6.f / static_cast<float>(fan_in + fan_out));
+    const double stddev = gain * std::sqrt(2.0 / static_cast<double>(fan_in + fan_out));
+    const double bound = std::sqrt(3.0) * stddev;
     uniform_(t, -bound, bound, gen);
 }
 
-void default_weight_init_(Tensor& weight, Generator& gen) {
-    const float bound = 1.f / std::sqrt(static_cast<float>(fans(weight).first));
-    uniform_(weight, -bound, bound, gen);
+void kaiming_uniform_(Tensor& t, double a, Generator& gen) {
+    const std::size_t fan_in = fans(t).first;
+    if (fan_in == 0) fail("kaiming_uniform_: zero fan_in for a weight of shape {}", shape_str(t.shape()));
+    const double gain = std::sqrt(2.0 / (1.0 + a * a));
+    const double bound = std::sqrt(3.0) * (gain / std::sqrt(static_cast<double>(fan_in)));
+    uniform_(t, -bound, bound, gen);
 }
 
+void default_weight_init_(Tensor& weight, Generator& gen) { kaiming_uniform_(weight, std::sqrt(5.0), gen); }
+
 void default_bias_init_(Tensor& bias, std::size_t fan_in, Generator& gen) {
-    const float bound = fan_in > 0 ? 1.f / std::sqrt(static_cast<float>(fan_in)) : 0.f;
+    const double bound = fan_in > 0 ? 1.0 / std::sqrt(static_cast<double>(fan_in)) : 0.0;
     uniform_(bias, -bound, bound, gen);
 }
 

@@ -20,18 +20,24 @@ Tensor Linear::forward(const Tensor& x) const {
 }
 
 Embedding::Embedding(std::size_t num, std::size_t dim, long padding_idx) : padding_idx(padding_idx) {
-    if (padding_idx >= static_cast<long>(num) || padding_idx < -1)
-        fail("Embedding: padding_idx {} is out of range for {} embeddings", padding_idx, num);
-    weight = register_parameter("weight", Tensor::zeros({num, dim}));
+    register_weight(Tensor::zeros({num, dim}));
     init::normal_(weight);
     if (padding_idx >= 0)
         for (std::size_t j = 0; j < dim; ++j) weight.data()(static_cast<std::size_t>(padding_idx), j) = 0.f;
 }
 
+Embedding::Embedding(const Tensor& table, long padding_idx) : padding_idx(padding_idx) { register_weight(table); }
+
+void Embedding::register_weight(const Tensor& table) {
+    const std::size_t num = table.size(0);
+    if (padding_idx >= static_cast<long>(num) || padding_idx < -1)
+        fail("Embedding: padding_idx {} is out of range for {} embeddings", padding_idx, num);
+    weight = register_parameter("weight", Tensor(table.data(), true));
+}
+
 std::shared_ptr<Embedding> Embedding::from_pretrained(const Tensor& table, bool freeze, long padding_idx) {
     if (table.dim() != 2) fail("Embedding::from_pretrained: the table must be 2-D, got {}", shape_str(table.shape()));
-    auto e = std::make_shared<Embedding>(table.size(0), table.size(1), padding_idx);
-    e->weight.data() = table.data();
+    std::shared_ptr<Embedding> e(new Embedding(table, padding_idx));
     e->weight.requires_grad_(!freeze);
     return e;
 }

@@ -27,6 +27,10 @@ public:
     Tensor forward(const Ids& ids) const;  // ids (...) -> (..., dim)
     Tensor weight;
     long padding_idx;
+
+private:
+    Embedding(const Tensor& table, long padding_idx);  // from_pretrained: no random draws, as torch
+    void register_weight(const Tensor& table);
 };
 
 // Cross-correlation over the last axis, stride 1, zero padding.  torch.nn.Conv1d

@@ -4,10 +4,11 @@
 #include "autograd/ops/saved.hpp"
 #include "autograd/random.hpp"
 
+#include <fmt/format.h>
+
 #include <cstdint>
 #include <memory>
-#include <random>
-#include <type_traits>
+#include <string>
 #include <vector>
 
 namespace xtgrad {
@@ -18,25 +19,14 @@ Tensor dropout(const Tensor& a, float p, bool training, Generator& gen) {
     if (!training || p == 0.f) return a;
     // What backward needs: one byte per element (1 = kept), a quarter of a float mask.
     auto kept = std::make_shared<std::vector<std::uint8_t>>(a.numel());
-    const float keep = p == 1.f ? 0.f : 1.f / (1.f - p);
-    // Drops exactly where std::bernoulli_distribution(p)(engine) would, ~3x faster (it was the
-    // largest non-GEMM cost of a training forward, ~10 ns per element). That distribution
-    // draws one 64-bit number u per element and drops when u / 2^64 < p (generate_canonical
-    // <double>). u / 2^64 is formed from u's two 32-bit halves: each converts exactly and
-    // their sum is rounded once, so it equals double(u), without the branch compilers emit
-    // for an unsigned 64-bit conversion, which random bits mispredict every other element.
-    using Engine = std::remove_reference_t<decltype(gen.engine())>;
-    static_assert(Engine::min() == 0 && Engine::max() == ~std::uint64_t{0}, "a full-range 64-bit engine");
-    const double p_drop = std::bernoulli_distribution(p).p();
-    Engine& engine = gen.engine();
-    std::uint8_t* m = kept->data();
+    // torch 1.13 on the CPU: noise.bernoulli_(1 - p) (one double uniform per element, kept
+    // when it is < 1 - p), then noise / (1 - p) in float. p is taken back to the decimal it
+    // was written as (0.1f -> 0.1), so 1 - p is the double torch computes from a Python float.
+    const double p_decimal = std::stod(fmt::format("{}", p));
+    if (p < 1.f) fill_bernoulli(kept->data(), kept->size(), 1.0 - p_decimal, gen);  // p = 1: no draws, as torch
+    const float keep = p == 1.f ? 0.f : 1.f / static_cast<float>(1.0 - p_decimal);
+    const std::uint8_t* m = kept->data();
     const std::size_t n = kept->size();
-    for (std::size_t i = 0; i < n; ++i) {
-        const std::uint64_t u = engine();
-        const double hi = static_cast<double>(static_cast<std::uint32_t>(u >> 32)) * 0x1p32;
-        const double r = (hi + static_cast<double>(static_cast<std::uint32_t>(u))) * 0x1p-64;
-        m[i] = r < p_drop ? 0 : 1;
-    }
     // x * 0 or x * 1/(1-p), as a float scale mask multiplied (bit for bit, -0 and NaN included).
     Array out = empty_array(a.shape());
     // __restrict: the byte mask could alias the floats for the compiler, which would not vectorise.

@@ -51,8 +51,8 @@ int main(int argc, char** argv) {
                                "fail: how tests/examples/run_cli_tests.sh checks the stop)")
         ->capture_default_str()
         ->check(CLI::PositiveNumber);
-    examples::add_total_option(app, steps, "step", "the tutorial runs 100");
-    app.add_option("--seed", seed, "seed of the initial weights (manual_seed) and, + 1, of the random batch")
+    examples::add_total_option(app, steps, "step", "the tutorial runs 10");
+    app.add_option("--seed", seed, "torch.manual_seed(seed) before the model is built; the random batch comes next from the same generator")
         ->capture_default_str();
     cli::add_threads_option(app, threads);
     app.add_option("--out", out, "folder for the checkpoint (created; must be writable)")->capture_default_str();
@@ -74,14 +74,15 @@ int main(int argc, char** argv) {
         manual_seed(seed);
         nn::tutorial_b::Transformer model(vocab, vocab, d_model, heads, layers, d_ff, len, dropout_p);
         optim::Adam opt(model.parameters(), {.lr = lr, .betas = {0.9, 0.98}, .eps = 1e-9});
+        // torch.randint(1, vocab, (batch, len)) for src, then tgt, from the generator that built the
+        // model, as the tutorial's script draws them (a resume restores the generator after these draws).
+        const Ids src = randint({batch, len}, 1, static_cast<std::int64_t>(vocab), default_generator());
+        const Ids tgt = randint({batch, len}, 1, static_cast<std::int64_t>(vocab), default_generator());
         examples::TrainingRun run(run_options, "step", fmt::format("{}/random_copy.safetensors", out), model,
                                   {.optimizer = &opt, .generators = {{"default", &default_generator()}}},
                                   {{"seed", std::to_string(seed)}});
         run.check_options(steps);
         const long done = run.start(steps);
-        Generator gen(seed + 1);  // the one random batch, drawn again on a resume
-        const Ids src = randint({batch, len}, 1, static_cast<std::int64_t>(vocab), gen);
-        const Ids tgt = randint({batch, len}, 1, static_cast<std::int64_t>(vocab), gen);
         const nn::tutorial_b::ShiftedTargets shifted = nn::tutorial_b::shift_targets(tgt);
         const Ids tgt_in = shifted.input, target = shifted.target;  // tgt[:, :-1], tgt[:, 1:] flattened
         fmt::print("tutorial B Transformer: {:.1f} M parameters, batch {} x {}, vocab {}; ln {} = {:.3f}\n",

@@ -27,8 +27,11 @@ Array PositionalEncoding::sinusoid_table(std::size_t d, std::size_t max_seq_len)
 PositionalEncoding::PositionalEncoding(std::size_t d_model, std::size_t max_seq_len) : max_seq_len(max_seq_len) {
     if (d_model == 0 || max_seq_len == 0)
         fail("{}: d_model ({}) and max_seq_len ({}) must be positive", kType, d_model, max_seq_len);
-    position_encoding = register_module(
-        "position_encoding", Embedding::from_pretrained(Tensor(sinusoid_table(d_model, max_seq_len)), /*freeze=*/true));
+    // As the notebook: an nn.Embedding (which draws its N(0, 1) weight, so a seed's later draws
+    // match torch's), whose weight is then replaced by the frozen table.
+    position_encoding = register_module("position_encoding", std::make_shared<Embedding>(max_seq_len + 1, d_model));
+    position_encoding->weight.data() = sinusoid_table(d_model, max_seq_len);
+    position_encoding->weight.requires_grad_(false);
 }
 
 Ids PositionalEncoding::positions(const Ids& input_len) const {

@@ -17,10 +17,11 @@ Transformer::Transformer(std::size_t src_vocab_size, std::size_t tgt_vocab_size,
         register_module("positional_encoding", std::make_shared<PositionalEncoding>(d_model, max_seq_length));
     encoder_layers = register_module("encoder_layers", std::make_shared<ModuleList<EncoderLayer>>());
     decoder_layers = register_module("decoder_layers", std::make_shared<ModuleList<DecoderLayer>>());
-    for (std::size_t i = 0; i < num_layers; ++i) {
+    // All encoder layers, then all decoder layers: torch's order of drawing their weights.
+    for (std::size_t i = 0; i < num_layers; ++i)
         encoder_layers->push_back(std::make_shared<EncoderLayer>(d_model, num_heads, d_ff, p));
+    for (std::size_t i = 0; i < num_layers; ++i)
         decoder_layers->push_back(std::make_shared<DecoderLayer>(d_model, num_heads, d_ff, p));
-    }
     fc = register_module("fc", std::make_shared<Linear>(d_model, tgt_vocab_size));
     dropout = register_module("dropout", std::make_shared<Dropout>(p));
 }
@@ -44,25 +45,36 @@ Tensor Transformer::forward(const Ids& src, const Ids& tgt) const {
         module_error(*this, kType,
                      fmt::format("src {} and tgt {} differ in batch size", shape_str(src.shape()), shape_str(tgt.shape())));
     const auto [src_mask, tgt_mask] = generate_mask(src, tgt);
-    const Tensor enc_output = encode(src, src_mask);
-    return decode(tgt, enc_output, src_mask, tgt_mask);
+    // The tutorial's order of dropout draws: both embeddings, then the encoder, then the decoder.
+    Tensor src_embedded = embed(*encoder_embedding, src);
+    Tensor tgt_embedded = embed(*decoder_embedding, tgt);
+    return run_decoder(std::move(tgt_embedded), run_encoder(std::move(src_embedded), src_mask), src_mask, tgt_mask);
 }
 
 Tensor Transformer::encode(const Ids& src, const Mask& src_mask) const {
     auto scope = enter();
-    // (B, Ls) -> (B, Ls, d)
-    Tensor enc_output = dropout->forward(positional_encoding->forward(encoder_embedding->forward(src)));
-    for (const auto& layer : *encoder_layers) enc_output = layer->forward(enc_output, src_mask);
-    return enc_output;
+    return run_encoder(embed(*encoder_embedding, src), src_mask);
 }
 
 Tensor Transformer::decode(const Ids& tgt, const Tensor& enc_output, const Mask& src_mask,
                            const Mask& tgt_mask) const {
     auto scope = enter();
-    // (B, Lt) -> (B, Lt, d)
-    Tensor dec_output = dropout->forward(positional_encoding->forward(decoder_embedding->forward(tgt)));
-    for (const auto& layer : *decoder_layers) dec_output = layer->forward(dec_output, enc_output, src_mask, tgt_mask);
-    return fc->forward(dec_output);  // (B, Lt, tgt_vocab_size)
+    return run_decoder(embed(*decoder_embedding, tgt), enc_output, src_mask, tgt_mask);
+}
+
+// ids (B, L) -> dropout(positional_encoding(embedding(ids))) (B, L, d)
+Tensor Transformer::embed(const Embedding& embedding, const Ids& ids) const {
+    return dropout->forward(positional_encoding->forward(embedding.forward(ids)));
+}
+
+Tensor Transformer::run_encoder(Tensor x, const Mask& src_mask) const {
+    for (const auto& layer : *encoder_layers) x = layer->forward(x, src_mask);
+    return x;  // (B, Ls, d)
+}
+
+Tensor Transformer::run_decoder(Tensor x, const Tensor& enc_output, const Mask& src_mask, const Mask& tgt_mask) const {
+    for (const auto& layer : *decoder_layers) x = layer->forward(x, enc_output, src_mask, tgt_mask);
+    return fc->forward(x);  // (B, Lt, tgt_vocab_size)
 }
 
 ShiftedTargets shift_targets(const Ids& tgt) {

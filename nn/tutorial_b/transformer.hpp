@@ -53,6 +53,9 @@ public:
 
 private:
     void check_ids(const char* which, const Ids& ids, std::size_t vocab_size) const;
+    Tensor embed(const Embedding& embedding, const Ids& ids) const;
+    Tensor run_encoder(Tensor embedded, const Mask& src_mask) const;
+    Tensor run_decoder(Tensor embedded, const Tensor& enc_output, const Mask& src_mask, const Mask& tgt_mask) const;
 };
 
 // Teacher forcing as tutorial B trains: the decoder reads tgt[:, :-1] and the loss compares its

@@ -1,10 +1,13 @@
 #include "nn/tutorial_d/decoder.hpp"
 
+#include "nn/init.hpp"
+
 namespace xtgrad::nn::tutorial_d {
 
 TransformerDecoder::TransformerDecoder(const TransformerLayerOptions& layer, std::size_t num_layers, bool final_norm) {
     layers = register_module("layers", std::make_shared<ModuleList<TransformerDecoderLayer>>());
-    for (std::size_t i = 0; i < num_layers; ++i) layers->push_back(std::make_shared<TransformerDecoderLayer>(layer));
+    // num_layers clones of one layer, as torch.nn (equal initial values, separate parameters)
+    init::as_clones(num_layers, [&] { layers->push_back(std::make_shared<TransformerDecoderLayer>(layer)); });
     if (final_norm) norm = register_module("norm", std::make_shared<LayerNorm>(layer.d_model, layer.layer_norm_eps));
 }
 

@@ -7,7 +7,8 @@
 // No positional encoding: as with torch, the caller adds one to tgt.
 //
 // Erratum (docs/tutorial_d.md): the tutorial applies one stored layer num_layers times, so
-// the layers share their weights; xtgrad builds num_layers independent layers.
+// the layers share their weights; xtgrad builds num_layers separate layers that start equal,
+// as torch's deep copies of one layer (docs/random.md).
 #pragma once
 
 #include "nn/layers.hpp"

@@ -5,6 +5,8 @@
 #include "nn/tutorial_d/positional_encoding.hpp"
 #include "nn/tutorial_d/sublayers.hpp"
 
+#include "nn/init.hpp"
+
 namespace xtgrad::nn::tutorial_d {
 
 PositionalEncodingAt positional_encoding_from_string(const std::string& name) {
@@ -17,7 +19,8 @@ TransformerEncoder::TransformerEncoder(const TransformerLayerOptions& layer, std
                                        PositionalEncodingAt pe, std::size_t pe_max_len)
     : layer_options(layer), pe(pe), pe_max_len(pe_max_len) {
     layers = register_module("layers", std::make_shared<ModuleList<TransformerEncoderLayer>>());
-    for (std::size_t i = 0; i < num_layers; ++i) layers->push_back(std::make_shared<TransformerEncoderLayer>(layer));
+    // num_layers clones of one layer, as torch.nn (equal initial values, separate parameters)
+    init::as_clones(num_layers, [&] { layers->push_back(std::make_shared<TransformerEncoderLayer>(layer)); });
     if (final_norm) norm = register_module("norm", std::make_shared<LayerNorm>(layer.d_model, layer.layer_norm_eps));
 }
 

@@ -11,8 +11,8 @@
 // Errata (docs/tutorial_d.md):
 //  * the tutorial stores one layer (`self.layer = encoder_layer`) and applies it num_layers
 //    times, so all layers share one set of weights; torch deep-copies the layer into a
-//    ModuleList. xtgrad builds num_layers independent layers from the same options (each
-//    freshly initialised: torch's copies start identical, which hides index mistakes).
+//    ModuleList. xtgrad builds num_layers separate layers that, like torch's deep copies,
+//    start with equal values (init::as_clones), so a seed gives torch's weights (docs/random.md).
 //  * it adds the encoding here *and* in every layer; xtgrad adds it once, here.
 //  * its positional_encoding indexes X.shape[1], the batch axis of the (S, N, E) input the
 //    encoder takes; xtgrad indexes the sequence axis (0, or 1 if batch_first).

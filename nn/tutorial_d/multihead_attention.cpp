@@ -31,17 +31,21 @@ MultiheadAttention::MultiheadAttention(std::size_t embed_dim, std::size_t num_he
         module_error(*this, kType, fmt::format("dropout must be in [0, 1], got {}", dropout));
 
     const std::size_t E = embed_dim;
+    // torch's order of draws: out_proj (a Linear) draws its default init in __init__, then
+    // _reset_parameters draws xavier_uniform_ for the projection weights and zeroes the biases.
     if (qkv_same_embed_dim()) {
         in_proj_weight = register_parameter("in_proj_weight", Tensor::zeros({3 * E, E}));
-        init::xavier_uniform_(in_proj_weight);  // fans of the packed (3E, E) matrix, as torch
     } else {
         q_proj_weight = register_parameter("q_proj_weight", Tensor::zeros({E, E}));
         k_proj_weight = register_parameter("k_proj_weight", Tensor::zeros({E, this->kdim}));
         v_proj_weight = register_parameter("v_proj_weight", Tensor::zeros({E, this->vdim}));
-        for (Tensor* w : {&q_proj_weight, &k_proj_weight, &v_proj_weight}) init::xavier_uniform_(*w);
     }
     if (bias) in_proj_bias = register_parameter("in_proj_bias", Tensor::zeros({3 * E}));
     out_proj = register_module("out_proj", std::make_shared<Linear>(E, E, bias));
+    if (qkv_same_embed_dim())
+        init::xavier_uniform_(in_proj_weight);  // fans of the packed (3E, E) matrix, as torch
+    else
+        for (Tensor* w : {&q_proj_weight, &k_proj_weight, &v_proj_weight}) init::xavier_uniform_(*w);
     if (bias) init::constant_(out_proj->bias, 0.f);
 }
 

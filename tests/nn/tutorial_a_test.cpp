@@ -286,7 +286,7 @@ TEST_CASE("tutorial A: DecoderLayer has two attention modules and passes gradche
 // ---- Encoder, Decoder ---------------------------------------------------------------------
 
 TEST_CASE("tutorial A: Encoder gradcheck; the PAD embedding row gets exactly zero gradient") {
-    manual_seed(7);
+    manual_seed(0);  // a seed whose ReLU inputs stay clear of the kink (see kReluSafe)
     ta::Encoder encoder(6, 7, 2, kD, kHeads, kFf);
     const Ids len = lengths_of(kSrc);
     ta::EncoderOutput y = encoder.forward(kSrc, len);
@@ -329,7 +329,7 @@ TEST_CASE("tutorial A: Encoder bad input") {
 }
 
 TEST_CASE("tutorial A: Decoder gradcheck; a position never sees later tokens") {
-    manual_seed(9);
+    manual_seed(1);  // a seed whose ReLU inputs stay clear of the kink (see kReluSafe)
     ta::Decoder decoder(5, 6, 2, kD, kHeads, kFf);
     Tensor enc = rnd({2, 5, kD}, 51);
     const Ids len = lengths_of(kTgt);

@@ -176,7 +176,7 @@ TEST_CASE("tutorial B: PositionalEncoding rejects an odd d_model and too long se
 // ---- layers ---------------------------------------------------------------------------------
 
 TEST_CASE("tutorial B: EncoderLayer is post-norm, gradcheck") {
-    manual_seed(3);
+    manual_seed(0);  // a seed whose ReLU inputs stay clear of the kink (see kReluSafe)
     tb::EncoderLayer layer(kD, kHeads, kFf, 0.f);
     const Mask src_mask = tb::generate_mask(kSrc, kTgt).src_mask;
     Tensor x = rnd({2, 5, kD}, 11);

@@ -169,7 +169,7 @@ TEST_CASE("tutorial C: MultiHeadAttention rejects bad shapes and masks, naming t
 // ---- PoswiseFeedForwardNet and the layers -----------------------------------------------------
 
 TEST_CASE("tutorial C: PoswiseFeedForwardNet is A's FFN with conv1/conv2 names, gradcheck") {
-    manual_seed(2);
+    manual_seed(0);  // a seed whose ReLU inputs stay clear of the kink (see kReluSafe)
     tc::PoswiseFeedForwardNet ffn(kD, kFf);
     CHECK(names_of(ffn.named_parameters()) == std::vector<std::string>{"conv1.weight", "conv1.bias", "conv2.weight",
                                                                        "conv2.bias", "layer_norm.weight",
@@ -192,7 +192,7 @@ TEST_CASE("tutorial C: EncoderLayer = pos_ffn(enc_self_attn(x, x, x)), gradcheck
 }
 
 TEST_CASE("tutorial C: DecoderLayer gradcheck, attention maps of both attentions") {
-    manual_seed(4);
+    manual_seed(3);  // a seed whose ReLU inputs stay clear of the kink (see kReluSafe)
     tc::DecoderLayer layer(kD, kHeads, kFf, kDk, kDv);
     const Mask self_mask = tc::get_dec_self_attn_mask(kDec), enc_mask = tc::get_attn_pad_mask(kDec, kEnc);
     Tensor x = rnd({2, 4, kD}, 8), enc = rnd({2, 5, kD}, 9);

@@ -48,6 +48,7 @@ void register_d(const std::string& id, std::function<std::shared_ptr<M>(const Fi
         std::shared_ptr<M> m = build(f);
         check_module(f, r, m.get(), [&](Inputs& in) { return forward(*m, f, in); });
     });
+    register_builder(id, [build](const Fixture& f) -> std::shared_ptr<nn::Module> { return build(f); });
 }
 
 void register_functions() {

@@ -2,10 +2,13 @@
 
 #include "autograd/error.hpp"
 #include "autograd/npy.hpp"
+#include "tools/parity/rng_checks.hpp"
 #include "tools/parity/register_all.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -136,6 +139,41 @@ static void exact(std::vector<Comparison>& rows, const std::string& name, const 
 void Report::compare_exact(const std::string& name, const Ids& got, const Ids& ref) { exact(rows_, name, got, ref); }
 void Report::compare_exact(const std::string& name, const Mask& got, const Mask& ref) { exact(rows_, name, got, ref); }
 
+namespace {
+// Position of a float on the integer line of floats (-0 and +0 both at 0), for ulp distances.
+std::int64_t float_ordinal(float x) {
+    std::int32_t bits;
+    std::memcpy(&bits, &x, sizeof bits);
+    return bits < 0 ? -static_cast<std::int64_t>(bits & 0x7fffffff) : bits;
+}
+}  // namespace
+
+void Report::compare_ulps(const std::string& name, const Array& got, const Array& ref, long max_ulps) {
+    Comparison c;
+    c.name = name;
+    c.allowed = static_cast<double>(max_ulps);
+    if (got.shape() != ref.shape()) {
+        c.passed = false;
+        c.note = fmt::format("shape {} but the reference is {}", shape_str(got.shape()), shape_str(ref.shape()));
+        rows_.push_back(c);
+        return;
+    }
+    std::int64_t worst = 0;
+    for (std::size_t i = 0; i < ref.size(); ++i) {
+        const float g = got.data()[i], r = ref.data()[i];
+        const std::int64_t d = std::isnan(g) || std::isnan(r) ? INT64_MAX : std::abs(float_ordinal(g) - float_ordinal(r));
+        c.max_abs = std::max(c.max_abs, static_cast<double>(std::abs(g - r)));
+        c.scale = std::max(c.scale, static_cast<double>(std::abs(r)));
+        if (d > worst) {
+            worst = d;
+            if (d > max_ulps) c.note = fmt::format("element {} is {} but the reference is {}", i, g, r);
+        }
+    }
+    c.passed = worst <= max_ulps;
+    c.note = fmt::format("{} ulps{}", worst, c.note.empty() ? "" : "; " + c.note);
+    rows_.push_back(c);
+}
+
 void Report::fail(const std::string& name, const std::string& why) {
     Comparison c;
     c.name = name;
@@ -162,6 +200,10 @@ std::map<std::string, Runner>& registry() {
     static std::map<std::string, Runner> r;
     return r;
 }
+std::map<std::string, Builder>& builders() {
+    static std::map<std::string, Builder> b;
+    return b;
+}
 void ensure_registered() {
     static std::once_flag once;
     std::call_once(once, register_all_runners);
@@ -174,6 +216,14 @@ const Runner* find_runner(const std::string& module_id) {
     ensure_registered();
     auto it = registry().find(module_id);
     return it == registry().end() ? nullptr : &it->second;
+}
+
+void register_builder(const std::string& module_id, Builder build) { builders()[module_id] = std::move(build); }
+
+const Builder* find_builder(const std::string& module_id) {
+    ensure_registered();
+    auto it = builders().find(module_id);
+    return it == builders().end() ? nullptr : &it->second;
 }
 
 std::vector<std::string> registered_modules() {
@@ -189,6 +239,18 @@ Outcome run_fixture(const std::string& dir) {
         Fixture f(dir);
         o.case_name = f.case_name();
         o.module = f.module();
+        if (f.kind() == "init") {
+            const Builder* build = find_builder(f.module());
+            if (!build) return o;
+            o.supported = true;
+            check_init(f, *build, o.report);
+            return o;
+        }
+        if (f.kind() == "train_log" && f.module() == "transformer_b") {
+            o.supported = true;
+            check_train_log(f, o.report);
+            return o;
+        }
         const Runner* run = find_runner(f.module());
         if (!run) return o;
         o.supported = true;

@@ -71,6 +71,8 @@ public:
     void compare(const std::string& name, const Array& got, const Array& ref, const Tolerance& tol, double scale_override = -1);
     void compare_exact(const std::string& name, const Ids& got, const Ids& ref);
     void compare_exact(const std::string& name, const Mask& got, const Mask& ref);
+    // Equal to within max_ulps float32 steps (0: bit for bit, -0 == +0).
+    void compare_ulps(const std::string& name, const Array& got, const Array& ref, long max_ulps);
     void fail(const std::string& name, const std::string& why);
     bool passed() const;
     const std::vector<Comparison>& rows() const { return rows_; }
@@ -85,6 +87,13 @@ using Runner = std::function<void(const Fixture&, Report&)>;
 void register_runner(const std::string& module_id, Runner runner);
 const Runner* find_runner(const std::string& module_id);
 std::vector<std::string> registered_modules();
+
+// Whole modules built from a fixture's config (register_module_runner registers them), for the
+// "init" fixtures (tools/make_rng_fixtures.py): manual_seed(meta.seed), build, compare the
+// trainable parameters with the ones torch drew.
+using Builder = std::function<std::shared_ptr<nn::Module>(const Fixture&)>;
+void register_builder(const std::string& module_id, Builder build);
+const Builder* find_builder(const std::string& module_id);
 
 // Runs one fixture folder. `supported` is false when no runner knows its module.
 struct Outcome {

@@ -52,6 +52,7 @@ void register_module_runner(const std::string& id, std::function<std::shared_ptr
         std::shared_ptr<M> m = build(f);
         check_module(f, r, m.get(), [&](Inputs& in) { return forward(*m, in); });
     });
+    register_builder(id, [build](const Fixture& f) -> std::shared_ptr<nn::Module> { return build(f); });
 }
 
 }  // namespace xtgrad::parity

@@ -1,0 +1,128 @@
+// Same seed, same numbers as PyTorch 1.13 on the CPU: the committed fixtures under
+// tests/fixtures/rng (tools/make_rng_fixtures.py) against xtgrad's generator, init and dropout.
+#include "autograd/npy.hpp"
+#include "tests/test_util.hpp"
+#include "tools/parity/fixture.hpp"
+
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <string>
+
+using namespace xtgrad;
+
+namespace {
+
+const std::string kRoot = XTGRAD_FIXTURE_DIR "/rng";
+constexpr std::uint64_t kSeeds[] = {0, 1, 1234};
+
+std::string folder(const std::string& name, std::uint64_t seed) { return kRoot + "/" + name + "__seed" + std::to_string(seed); }
+
+Array filled(const Shape& shape, const std::function<void(float*, std::size_t)>& fill) {
+    Array a = empty_array(shape);
+    fill(a.data(), a.size());
+    return a;
+}
+
+// The draws of make_rng_fixtures.py's distributions(), in its order, named as its files.
+struct Draw {
+    const char* file;
+    std::function<Array()> floats;  // or
+    std::function<Ids()> ids;
+    long ulps = 0;                  // torch's AVX2 normal fill (autograd/random.hpp)
+};
+
+std::vector<Draw> draws() {
+    Generator& g = default_generator();
+    auto uniform = [&g](Shape s, double lo, double hi) {
+        return [&g, s, lo, hi] { return filled(s, [&](float* d, std::size_t n) { fill_uniform(d, n, lo, hi, g); }); };
+    };
+    auto normal = [&g](Shape s, double mean, double stddev) {
+        return [&g, s, mean, stddev] { return filled(s, [&](float* d, std::size_t n) { fill_normal(d, n, mean, stddev, g); }); };
+    };
+    auto ones_dropout = [&g](Shape s, float p) { return [&g, s, p] { return dropout(Tensor::ones(s), p, true, g).data(); }; };
+    return {
+        {"00_uniform_37_m0.3_0.7", uniform({37}, -0.3, 0.7), {}},
+        {"01_randn_5", [&g] { return randn({5}, g).data(); }, {}},
+        {"02_randn_3", [&g] { return randn({3}, g).data(); }, {}},
+        {"03_randn_37", [&g] { return randn({37}, g).data(); }, {}, 4},
+        {"04_randn_64", [&g] { return randn({64}, g).data(); }, {}, 4},
+        {"05_normal_48_0.5_2", normal({48}, 0.5, 2.0), {}, 4},
+        {"06_normal_7_0.5_2", normal({7}, 0.5, 2.0), {}},
+        {"07_randint_1_5000_4x9", {}, [&g] { return randint({4, 9}, 1, 5000, g); }},
+        {"08_randint_0_2p40_6", {}, [&g] { return randint({6}, 0, std::int64_t{1} << 40, g); }},
+        {"09_rand_10", [&g] { return rand({10}, g).data(); }, {}},
+        {"10_dropout_0.1_3x40", ones_dropout({3, 40}, 0.1f), {}},
+        {"11_dropout_0.5_50", ones_dropout({50}, 0.5f), {}},
+        {"12_randn_500", [&g] { return randn({500}, g).data(); }, {}, 4},
+    };
+}
+
+}  // namespace
+
+TEST_CASE("random: each distribution draws torch's numbers for the same seed") {
+    for (const std::uint64_t seed : kSeeds) {
+        const std::string dir = folder("distributions", seed);
+        manual_seed(seed);
+        parity::Report report;
+        for (const Draw& d : draws()) {
+            const std::string path = dir + "/" + d.file + ".npy";
+            if (d.ids) report.compare_exact(d.file, d.ids(), load_npy_ids(path));
+            else report.compare_ulps(d.file, d.floats(), load_npy_float(path), d.ulps);
+        }
+        INFO("seed ", seed, "\n", report.summary());
+        CHECK(report.rows().size() == draws().size());
+        CHECK(report.passed());
+    }
+}
+
+TEST_CASE("random: Generator basics: mt19937 seeding, random64, the cached normal, manual_seed resets it") {
+    Generator g(5489);
+    std::mt19937 ref(5489);  // torch's engine is the standard mt19937 on the seed's low 32 bits
+    CHECK(g.random() == ref());
+    const std::uint64_t hi = ref(), lo = ref();
+    CHECK(g.random64() == ((hi << 32) | lo));
+    Generator wide((std::uint64_t{7} << 32) | 5489);
+    CHECK(wide.random() == std::mt19937(5489)());
+
+    Generator a(3), b(3);
+    const double first = a.normal_double();
+    a.seed(3);  // forgets the cached sine half
+    CHECK(a.normal_double() == first);
+    (void)b.normal_double();  // two double uniforms: four 32-bit draws
+    (void)b.normal_double();  // the cached half: no draw
+    std::mt19937 four(3);
+    four.discard(4);
+    CHECK(b.random() == four());
+}
+
+TEST_CASE("random: bad arguments are errors naming the call") {
+    Generator g(0);
+    float x[4];
+    test::expect_error([&] { fill_uniform(x, 4, 1.0, 0.0, g); }, {"uniform_", "from <= to"});
+    test::expect_error([&] { fill_normal(x, 4, 0.0, -1.0, g); }, {"normal_", "std"});
+    std::uint8_t m[4];
+    test::expect_error([&] { fill_bernoulli(m, 4, 1.5, g); }, {"bernoulli_", "1.5"});
+    test::expect_error([&] { randint({2}, 5, 5, g); }, {"randint", "[5, 5)"});
+}
+
+TEST_CASE("random: dropout at p = 1 and p = 0 draws nothing, as torch") {
+    Generator g(9), untouched(9);
+    CHECK(dropout(Tensor::ones({8}), 1.f, true, g).data() == Tensor::zeros({8}).data());
+    (void)dropout(Tensor::ones({8}), 0.f, true, g);
+    CHECK(g.random() == untouched.random());
+}
+
+// kind "init" (12 folders) and "train_log" (3), through the parity tool's checks.
+TEST_CASE("random: torch's initial weights of tutorials A-D, and tutorial B's dropout run's losses, for the same seed") {
+    std::size_t init = 0, train = 0;
+    for (const std::string& dir : parity::case_dirs(kRoot)) {
+        const parity::Outcome o = parity::run_fixture(dir);
+        INFO(dir, "\n", o.error, "\n", o.report.summary());
+        CHECK(o.supported);
+        CHECK(o.passed());
+        (dir.find("/init_") != std::string::npos ? init : train) += 1;
+    }
+    CHECK(init == 12);  // tutorials A, B, C, D x seeds 0, 1, 1234
+    CHECK(train == 3);  // tutorial B's run at seeds 0, 1, 1234: 10 losses each within 1e-4
+}
