@@ -4,6 +4,7 @@
 #include "autograd/debug.hpp"
 #include "autograd/error.hpp"
 #include "autograd/node.hpp"
+#include "autograd/post_accumulate_hooks.hpp"
 #include "autograd/tensor.hpp"
 
 #include <cmath>
@@ -118,6 +119,8 @@ const ImplPtr* BackwardPass::next() {
         const ImplPtr& t = order_[--remaining_];
         if (!t->grad) continue;  // no gradient reached this tensor (e.g. an unused branch)
         if (!t->hooks.empty()) apply_hooks(*t);
+        // A leaf is visited after every consumer ran: its gradient is complete here.
+        if (!t->grad_fn) detail::run_post_accumulate_grad_hooks(*t);
         if (t->grad_fn) pending_ = &t;  // a leaf keeps its gradient
     }
     if (pending_ == nullptr && !ended_) {

@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(g++ meson ninja-build pkg-config cmake libxtensor-dev libxsimd-dev libxtensor-blas-dev
           libopenblas-dev doctest-dev libfmt-dev nlohmann-json3-dev libcli11-dev libbenchmark-dev
-          gdb python3 librsvg2-bin fonts-noto-cjk graphviz)
+          gdb python3 librsvg2-bin fonts-noto-cjk graphviz libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

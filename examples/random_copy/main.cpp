@@ -9,6 +9,8 @@
 // about 0.7 lower after 10 steps) is the model memorising this one random batch, not
 // learning a language: there is nothing to learn in random tokens.
 #include "autograd/blas.hpp"
+#include "examples/common/data_parallel.hpp"
+#include "nn/parallel/distributed.hpp"
 #include "nn/tutorial_b/transformer.hpp"
 #include "optim/optimizer.hpp"
 #include "xtgrad.hpp"
@@ -41,15 +43,17 @@ int main(int argc, char** argv) {
     app.add_option("--seed", seed)->capture_default_str();
     app.add_option("--threads", threads, "OpenBLAS threads")->capture_default_str();
     CLI11_PARSE(app, argc, argv);
+    const examples::DataParallel dp("random_copy");  // under mpirun: each rank trains on its share of the batch
     try {
-        set_blas_threads(threads);
+        set_blas_threads(dp.threads(threads));
         manual_seed(seed);
         nn::tutorial_b::Transformer model(vocab, vocab, d_model, heads, layers, d_ff, len, dropout_p);
         Generator gen(seed + 1);
-        const Ids src = randint({batch, len}, 1, static_cast<std::int64_t>(vocab), gen);
-        const Ids tgt = randint({batch, len}, 1, static_cast<std::int64_t>(vocab), gen);
+        const Ids src = dp.shard(randint({batch, len}, 1, static_cast<std::int64_t>(vocab), gen));
+        const Ids tgt = dp.shard(randint({batch, len}, 1, static_cast<std::int64_t>(vocab), gen));
         const nn::tutorial_b::ShiftedTargets shifted = nn::tutorial_b::shift_targets(tgt);
         const Ids tgt_in = shifted.input, target = shifted.target;  // tgt[:, :-1], tgt[:, 1:] flattened
+        nn::parallel::DistributedDataParallel ddp(model);
         optim::Adam opt(model.parameters(), {.lr = lr, .betas = {0.9, 0.98}, .eps = 1e-9});
         fmt::print("tutorial B Transformer: {:.1f} M parameters, batch {} x {}, vocab {}; ln {} = {:.3f}\n",
                    model.num_parameters() / 1e6, batch, len, vocab, vocab, std::log(static_cast<double>(vocab)));
@@ -57,17 +61,16 @@ int main(int argc, char** argv) {
         for (long step = 1; step <= steps; ++step) {
             const auto t0 = std::chrono::steady_clock::now();
             opt.zero_grad();
-            Tensor logits = model.forward(src, tgt_in);
+            Tensor logits = ddp.forward(src, tgt_in);
             Tensor loss = cross_entropy(reshape(logits, {-1, static_cast<long>(vocab)}), target, /*ignore_index=*/0);
             loss.backward();
             opt.step();
             const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            fmt::print("Epoch: {}, Loss: {:.4f}   ({:.2f} s)\n", step, loss.item(), sec);
+            fmt::print("Epoch: {}, Loss: {:.4f}   ({:.2f} s)\n", step, dp.mean(loss.item()), sec);
             std::fflush(stdout);
         }
         return 0;
     } catch (const std::exception& e) {
-        fmt::print(stderr, "random_copy: {}\n", e.what());
-        return 2;
+        return dp.fail(e);
     }
 }

@@ -4,6 +4,8 @@
 // the PAD position row, the context mask, and greedy decoding from <s> until </s>.
 //
 //   build/examples/reverse [--steps N] [--seed S]
+#include "examples/common/data_parallel.hpp"
+#include "nn/parallel/distributed.hpp"
 #include "nn/tutorial_a/tutorial_a.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/schedule.hpp"
@@ -95,26 +97,29 @@ int main(int argc, char** argv) {
     app.add_option("--steps", steps)->capture_default_str();
     app.add_option("--seed", seed)->capture_default_str();
     CLI11_PARSE(app, argc, argv);
+    const examples::DataParallel dp("reverse");  // under mpirun: each rank trains on its share of the batch
     try {
         manual_seed(seed);
         Generator gen(seed + 1);
         ta::Transformer model(kVocab, kMaxLen, kVocab, kMaxLen + 1, /*layers*/ 2, /*model_dim*/ 64, /*heads*/ 4,
                               /*ffn_dim*/ 128, /*dropout*/ 0.1f);
+        nn::parallel::DistributedDataParallel ddp(model);
         optim::Adam opt(model.parameters(), {.lr = 1e-3, .betas = {0.9, 0.98}, .eps = 1e-9});
         const optim::Schedule lr = optim::linear_warmup(1e-3, 50);
         fmt::print("tutorial A Transformer (2 layers, d 64, 4 heads): {} parameters\n", model.num_parameters());
         model.train();
         for (long step = 1; step <= steps; ++step) {
-            const Batch b = make_batch(64, gen);
+            Batch b = make_batch(64, gen);
+            for (Ids* part : {&b.src, &b.src_len, &b.tgt_in, &b.tgt_len, &b.target}) *part = dp.shard(*part);
             opt.set_lr(lr(step));
             opt.zero_grad();
-            Tensor logits = model.forward(b.src, b.src_len, b.tgt_in, b.tgt_len).logits;
+            Tensor logits = ddp.forward(b.src, b.src_len, b.tgt_in, b.tgt_len).logits;
             Ids target = b.target;
             target.reshape({target.size()});
             Tensor loss = cross_entropy(reshape(logits, {-1, kVocab}), target, /*ignore_index=*/0);
             loss.backward();
             opt.step();
-            if (step == 1 || step % 50 == 0) fmt::print("step {:4d}  loss {:.4f}\n", step, loss.item());
+            if (step == 1 || step % 50 == 0) fmt::print("step {:4d}  loss {:.4f}\n", step, dp.mean(loss.item()));
         }
         model.eval();
         const Batch test = make_batch(200, gen);
@@ -130,7 +135,6 @@ int main(int argc, char** argv) {
         fmt::print("greedy decoding: {}/200 test strings reversed exactly\n", right);
         return 0;
     } catch (const std::exception& e) {
-        fmt::print(stderr, "reverse: {}\n", e.what());
-        return 2;
+        return dp.fail(e);
     }
 }
