@@ -5,7 +5,6 @@
 #include <climits>
 #include <cstdlib>
 #include <string>
-#include <thread>
 
 #if XTGRAD_WITH_MPI
 #define OMPI_SKIP_MPICXX 1  // the C API only: OpenMPI's deprecated C++ bindings warn
@@ -103,13 +102,15 @@ bool Work::is_completed() {
 }
 
 // Polls instead of MPI_Wait, so that a peer that never joins the collective is an Error
-// after timeout() rather than a hang. Spins briefly, then sleeps between polls.
+// after timeout() rather than a hang. Without sleeping: OpenMPI moves a large collective
+// along only inside MPI calls, one pipeline segment per call (sleeping 100 us between polls
+// made a 207 MB allreduce between 2 local processes take 2.9 s instead of 1.4 s). MPI_Wait
+// busy-polls the same way.
 void Work::wait() {
     using clock = std::chrono::steady_clock;
     const auto start = clock::now();
     for (long polls = 0; !is_completed(); ++polls) {
-        if (polls > 1000) std::this_thread::sleep_for(std::chrono::microseconds(100));
-        if (clock::now() - start > timeout())
+        if (polls % 1024 == 0 && clock::now() - start > timeout())
             fail("distributed: {} did not complete within {:.0f} s on rank {} of {}: another process died, "
                  "hung or left the collective out (XTGRAD_DIST_TIMEOUT sets the limit)",
                  request_->what, timeout().count(), get_rank(), get_world_size());
