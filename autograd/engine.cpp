@@ -4,6 +4,7 @@
 #include "autograd/debug.hpp"
 #include "autograd/error.hpp"
 #include "autograd/node.hpp"
+#include "autograd/post_accumulate_hooks.hpp"
 #include "autograd/tensor.hpp"
 
 #include <cmath>
@@ -90,10 +91,13 @@ void keep_grad(TensorImpl& t) {
 }
 
 // A leaf's gradient for this pass is complete: its hooks see it, then it goes into .grad.
+// A leaf's last consumer has run: its hooks see the gradient, it is added into .grad, then the
+// post-accumulate-grad hooks (DistributedDataParallel's buckets) see the complete .grad.
 void finish_leaf(TensorImpl& t) {
     if (!t.hooks.empty()) apply_hooks(t);
     keep_grad(t);
     t.incoming.reset();
+    detail::run_post_accumulate_grad_hooks(t);
 }
 
 }  // namespace

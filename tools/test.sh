@@ -41,6 +41,10 @@ else
 fi
 echo "== examples (build-ci)"
 if bash tests/run_examples.sh build-ci; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
+# Data-parallel training (docs/distributed.md): 2 processes under mpirun match 1 process; a
+# rank that dies or stops fails the job with an error instead of a hang; the examples' MPI mode.
+echo "== data-parallel over MPI, 2 processes on localhost (build-ci)"
+if bash tests/distributed/run_mpi_test.sh build-ci; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
 # The learning tools on the release (-O3) build: gdb follows a gradient with the pretty-printers,
 # and the commands of docs/debugging.md run (the graph example renders with Graphviz).
 echo "== gdb test (build-ci)"

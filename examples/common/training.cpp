@@ -83,7 +83,7 @@ void TrainingRun::check_options(long total) const {
 }
 
 long TrainingRun::start(long total) {
-    if (!options_.save_init.empty()) {
+    if (!options_.save_init.empty() && options_.writes) {
         nn::save(model_, options_.save_init, {{"what", "initial state_dict"}});
         fmt::print("saved the initial weights to {}\n", options_.save_init);
     }
@@ -107,7 +107,7 @@ long TrainingRun::start(long total) {
 }
 
 void TrainingRun::save_now() {
-    if (checkpoint_.empty()) return;  // a program run without --out
+    if (checkpoint_.empty() || !options_.writes) return;  // a program run without --out, or not rank 0
     nn::save_run(checkpoint_, model_, run_, metadata_);
     last_saved_ = run_.epoch;
 }

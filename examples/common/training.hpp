@@ -28,6 +28,7 @@ struct RunOptions {
     std::string resume, save_init;
     long save_every = 0;
     bool detect_anomaly = false;
+    bool writes = true;  // false on the ranks other than 0 of a data-parallel run: they never write a file
 };
 // unit: "epoch" or "step", the count that --epochs / --steps totals.
 void add_run_options(CLI::App& app, RunOptions& options, const std::string& unit);

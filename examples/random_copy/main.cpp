@@ -13,6 +13,8 @@
 // count and the generators) and --resume continues it bit-identically; --steps is the total.
 #include "examples/common/cli.hpp"
 #include "examples/common/training.hpp"
+#include "examples/common/data_parallel.hpp"
+#include "nn/parallel/distributed.hpp"
 #include "nn/tutorial_b/transformer.hpp"
 #include "optim/optimizer.hpp"
 #include "xtgrad.hpp"
@@ -58,6 +60,10 @@ int main(int argc, char** argv) {
     app.add_option("--out", out, "folder for the checkpoint (created; must be writable)")->capture_default_str();
     examples::add_run_options(app, run_options, "step");
     return cli::run_main(app, argc, argv, [&] {
+      // Under mpirun each rank trains on its share of the batch; rank 0 alone prints and writes.
+      const examples::DataParallel dp("random_copy");
+      run_options.writes = dp.rank() == 0;
+      try {
         if (len < 2) cli::usage_error("--len must be >= 2 (the targets are shifted by one), got {}", len);
         if (vocab < 2) cli::usage_error("--vocab must be >= 2 (id 0 is padding), got {}", vocab);
         if (d_model % heads != 0) cli::usage_error("--d-model {} is not a multiple of --heads {}", d_model, heads);
@@ -70,14 +76,15 @@ int main(int argc, char** argv) {
             cli::usage_error("--batch {} x --len {}: one step would need about {:.3g} GiB of activations (the limit is 64 GiB)",
                              batch, len, activations * 4 / (1ull << 30));
         examples::require_writable_folder(out, "--out");
-        cli::apply_threads(threads);
+        cli::apply_threads(dp.threads(threads));
         manual_seed(seed);
         nn::tutorial_b::Transformer model(vocab, vocab, d_model, heads, layers, d_ff, len, dropout_p);
+        nn::parallel::DistributedDataParallel ddp(model);
         optim::Adam opt(model.parameters(), {.lr = lr, .betas = {0.9, 0.98}, .eps = 1e-9});
         // torch.randint(1, vocab, (batch, len)) for src, then tgt, from the generator that built the
         // model, as the tutorial's script draws them (a resume restores the generator after these draws).
-        const Ids src = randint({batch, len}, 1, static_cast<std::int64_t>(vocab), default_generator());
-        const Ids tgt = randint({batch, len}, 1, static_cast<std::int64_t>(vocab), default_generator());
+        const Ids src = dp.shard(randint({batch, len}, 1, static_cast<std::int64_t>(vocab), default_generator()));
+        const Ids tgt = dp.shard(randint({batch, len}, 1, static_cast<std::int64_t>(vocab), default_generator()));
         examples::TrainingRun run(run_options, "step", fmt::format("{}/random_copy.safetensors", out), model,
                                   {.optimizer = &opt, .generators = {{"default", &default_generator()}}},
                                   {{"seed", std::to_string(seed)}});
@@ -91,18 +98,22 @@ int main(int argc, char** argv) {
         for (long step = done + 1; step <= steps; ++step) {
             const auto t0 = std::chrono::steady_clock::now();
             const double loss = run.step(step, [&] {
-                Tensor logits = model.forward(src, tgt_in);
+                Tensor logits = ddp.forward(src, tgt_in);
                 Tensor l = cross_entropy(reshape(logits, {-1, static_cast<long>(vocab)}), target, /*ignore_index=*/0);
                 l.backward();
                 return l;
             });
             run.done(step, steps);
             const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            fmt::print("Epoch: {}, Loss: {:.4f}   ({:.2f} s)\n", step, loss, sec);
+            fmt::print("Epoch: {}, Loss: {:.4f}   ({:.2f} s)\n", step, dp.mean(loss), sec);
             std::fflush(stdout);
         }
         if (done == steps) run.save_now();
         fmt::print("saved {}\n", run.checkpoint());
         return cli::kSuccess;
+      } catch (const std::exception& e) {
+        if (dp.active()) return dp.fail(e);  // ends the whole job: the other ranks never wait
+        throw;
+      }
     });
 }

@@ -6,6 +6,8 @@
 //   build/examples/reverse [--steps N] [--seed S]   (--help lists every option)
 #include "examples/common/cli.hpp"
 #include "examples/common/training.hpp"
+#include "examples/common/data_parallel.hpp"
+#include "nn/parallel/distributed.hpp"
 #include "nn/tutorial_a/tutorial_a.hpp"
 #include "optim/optimizer.hpp"
 #include "optim/schedule.hpp"
@@ -103,12 +105,17 @@ int main(int argc, char** argv) {
     app.add_option("--out", out, "folder to save the run in (reverse.safetensors); none by default");
     examples::add_run_options(app, run_options, "step");
     return cli::run_main(app, argc, argv, [&] {
+      // Under mpirun each rank trains on its share of every batch; rank 0 alone prints and writes.
+      const examples::DataParallel dp("reverse");
+      run_options.writes = dp.rank() == 0;
+      try {
         if (!out.empty()) examples::require_writable_folder(out, "--out");
-        cli::apply_threads(threads);
+        cli::apply_threads(dp.threads(threads));
         manual_seed(seed);
         Generator gen(seed + 1);
         ta::Transformer model(kVocab, kMaxLen, kVocab, kMaxLen + 1, /*layers*/ 2, /*model_dim*/ 64, /*heads*/ 4,
                               /*ffn_dim*/ 128, /*dropout*/ 0.1f);
+        nn::parallel::DistributedDataParallel ddp(model);
         optim::Adam opt(model.parameters(), {.lr = 1e-3, .betas = {0.9, 0.98}, .eps = 1e-9});
         optim::LRScheduler schedule(opt, optim::linear_warmup(1e-3, 50));
         examples::TrainingRun run(run_options, "step", out.empty() ? std::string() : fmt::format("{}/reverse.safetensors", out), model,
@@ -121,9 +128,10 @@ int main(int argc, char** argv) {
         fmt::print("tutorial A Transformer (2 layers, d 64, 4 heads): {} parameters\n", model.num_parameters());
         model.train();
         for (long step = done + 1; step <= steps; ++step) {
-            const Batch b = make_batch(64, gen);
+            Batch b = make_batch(64, gen);
+            for (Ids* part : {&b.src, &b.src_len, &b.tgt_in, &b.tgt_len, &b.target}) *part = dp.shard(*part);
             const double loss = run.step(step, [&] {
-                Tensor logits = model.forward(b.src, b.src_len, b.tgt_in, b.tgt_len).logits;
+                Tensor logits = ddp.forward(b.src, b.src_len, b.tgt_in, b.tgt_len).logits;
                 Ids target = b.target;
                 target.reshape({target.size()});
                 Tensor l = cross_entropy(reshape(logits, {-1, kVocab}), target, /*ignore_index=*/0);
@@ -131,7 +139,7 @@ int main(int argc, char** argv) {
                 return l;
             });
             run.done(step, steps);
-            if (step == 1 || step % 50 == 0) fmt::print("step {:4d}  loss {:.4f}\n", step, loss);
+            if (step == 1 || step % 50 == 0) fmt::print("step {:4d}  loss {:.4f}\n", step, dp.mean(loss));
         }
         if (done == steps) run.save_now();
         model.eval();
@@ -147,5 +155,9 @@ int main(int argc, char** argv) {
         }
         fmt::print("greedy decoding: {}/200 test strings reversed exactly\n", right);
         return cli::kSuccess;
+      } catch (const std::exception& e) {
+        if (dp.active()) return dp.fail(e);  // ends the whole job: the other ranks never wait
+        throw;
+      }
     });
 }

@@ -1,0 +1,66 @@
+#include "examples/common/data_parallel.hpp"
+
+#include "autograd/error.hpp"
+#include "nn/checkpoint.hpp"
+#include "nn/parallel/distributed_sampler.hpp"
+#include "nn/parallel/process_group.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+
+namespace xtgrad::examples {
+
+DataParallel::DataParallel(std::string program) : program_(std::move(program)) {
+    if (distributed::launched_by_mpirun() && !distributed::mpi_available())
+        fmt::print(stderr, "{}: launched by mpirun, but xtgrad was built without MPI (meson -Dmpi=enabled "
+                           "needs libopenmpi-dev): every process trains alone\n", program_);
+    distributed::init_process_group();
+    rank_ = distributed::get_rank();
+    world_ = distributed::get_world_size();
+    if (!active()) return;
+    if (rank_ == 0) {
+        fmt::print("data-parallel: {} processes\n", world_);
+        std::fflush(stdout);
+    } else if (std::freopen("/dev/null", "w", stdout) == nullptr) {
+        fmt::print(stderr, "{} rank {}: cannot silence stdout\n", program_, rank_);
+    }
+}
+
+DataParallel::~DataParallel() { distributed::destroy_process_group(); }
+
+int DataParallel::threads(int requested) const {
+    return std::max(1, requested / std::max(1, distributed::get_local_world_size()));
+}
+
+Ids DataParallel::shard(const Ids& global_batch) const {
+    if (!active()) return global_batch;
+    const std::size_t rows = global_batch.dimension() == 0 ? 0 : global_batch.shape()[0];
+    return nn::parallel::select_rows(global_batch,
+                                     nn::parallel::DistributedSampler(rows, world_, rank_, /*shuffle=*/false).indices());
+}
+
+double DataParallel::mean(double value) const {
+    if (!active()) return value;
+    float v = static_cast<float>(value);
+    distributed::all_reduce(&v, 1, "the global loss");
+    return static_cast<double>(v) / world_;
+}
+
+void DataParallel::save(const nn::Module& module, const std::string& path) const {
+    if (rank_ == 0) nn::save(module, path);
+    distributed::barrier("the checkpoint barrier");
+}
+
+int DataParallel::fail(const std::exception& e) const {
+    if (!active()) {
+        fmt::print(stderr, "{}: {}\n", program_, e.what());
+        return 2;
+    }
+    fmt::print(stderr, "{} rank {} of {}: {}\n", program_, rank_, world_, e.what());
+    std::fflush(stderr);
+    distributed::abort(2);
+}
+
+}  // namespace xtgrad::examples

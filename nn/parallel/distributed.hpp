@@ -1,0 +1,165 @@
+// DistributedDataParallel (torch.nn.parallel.DistributedDataParallel): every process holds a
+// replica of the model and computes gradients on its share of the global batch; backward
+// averages the gradients over the processes, so every replica takes the same optimizer step.
+//
+//   distributed::init_process_group();
+//   nn::parallel::DistributedDataParallel ddp(model);   // rank 0's parameters to every rank
+//   Tensor loss = loss_fn(ddp.forward(my_share_of_the_batch...));
+//   loss.backward();          // gradients averaged over the processes when it returns
+//   opt.step();
+//
+// How (docs/distributed.md has the picture): the parameters are cut, in reverse registration
+// order (roughly the order backward produces their gradients), into buckets of about 25 MB
+// (the first 1 MB, as torch). A post-accumulate-grad hook on each parameter copies its
+// gradient, divided by the world size, into its bucket; when a bucket is full it is summed
+// across the processes with a non-blocking MPI allreduce while backward goes on computing the
+// other gradients. Buckets are launched strictly in index order, so every process issues the
+// same collectives in the same order. When the last bucket is launched, the hook waits for
+// all of them and copies the averaged gradients back into .grad: the wait before the
+// optimizer step happens inside backward, as in torch.
+//
+// Differences from torch: the wrapper is not itself a Module (parameter names, and so
+// checkpoints, stay the model's own, without torch's "module." prefix; save ddp.module());
+// buffers are broadcast once, at construction (the tutorials' buffers are constants).
+//
+// Unused parameters: forward() walks the output's graph. A parameter the output does not
+// depend on is an Error naming it (torch's find_unused_parameters=False), or, with
+// find_unused_parameters, contributes zeros to its bucket (torch's True).
+#pragma once
+
+#include "autograd/tensor.hpp"
+#include "nn/module.hpp"
+#include "nn/parallel/process_group.hpp"
+
+#include <cstddef>
+#include <memory>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace xtgrad::nn::parallel {
+
+struct DDPOptions {
+    double bucket_cap_mb = 25;       // torch's default
+    double first_bucket_cap_mb = 1;  // torch's dist._DEFAULT_FIRST_BUCKET_BYTES: the first allreduce starts early
+    bool find_unused_parameters = false;
+};
+
+// Cuts tensors of the given sizes (in bytes, in the order their gradients are expected)
+// into buckets: each bucket takes tensors in order until its size reaches the cap
+// (first_cap_bytes for the first bucket, cap_bytes after). Returns the tensor indices per
+// bucket (torch's _compute_bucket_assignment_by_size, without its per-dtype split).
+std::vector<std::vector<std::size_t>> compute_bucket_assignment_by_size(const std::vector<std::size_t>& bytes,
+                                                                         std::size_t first_cap_bytes,
+                                                                         std::size_t cap_bytes);
+
+// Where the time went, accumulated over steps (for the benchmark).
+struct ReducerStats {
+    long steps = 0;
+    double hook_seconds = 0;  // copying gradients into buckets and launching allreduces, inside backward
+    double wait_seconds = 0;  // waiting for the allreduces after the last bucket was launched
+    std::size_t buckets = 0;
+};
+
+namespace detail {
+
+// The gradient synchronisation behind DistributedDataParallel (torch's Reducer). Shared by
+// the wrapper and, through weak pointers, by the hooks it put on the parameters: hooks of a
+// wrapper that is gone do nothing.
+class Reducer : public std::enable_shared_from_this<Reducer> {
+public:
+    Reducer(const Module& module, const DDPOptions& options);
+    void install_hooks();
+
+    // Before the module's forward: the previous backward must have finished its reduction.
+    void prepare_for_forward();
+    // After it: arms the hooks for one backward over the graphs of `outputs`.
+    void prepare_for_backward(const std::vector<Tensor>& outputs);
+    void set_sync(bool on) { sync_ = on; }  // read at forward: a backward syncs if its forward did
+    bool sync() const { return sync_; }
+    const std::vector<std::vector<std::size_t>>& bucket_params() const { return assignment_; }
+    const ReducerStats& stats() const { return stats_; }
+
+private:
+    struct Bucket {
+        std::vector<std::size_t> params;   // indices into params_
+        std::vector<std::size_t> offsets;  // of each parameter in `buffer`
+        std::vector<float> buffer;
+        std::size_t pending = 0;           // gradients not yet copied in this step
+        distributed::Work work;
+    };
+    enum class Phase { idle, skip, reducing };  // no forward armed; a no_sync forward; reducing
+    void on_gradient(std::size_t param);
+    void mark_ready(std::size_t param);
+    void launch_ready_buckets();
+    void finalize();
+    std::vector<std::string> unready_names() const;
+
+    std::vector<Tensor> params_;       // trainable parameters, in registration order
+    std::vector<std::size_t> bucket_of_, offset_of_;
+    std::vector<std::vector<std::size_t>> assignment_;
+    std::vector<Bucket> buckets_;
+    std::vector<bool> ready_;
+    std::size_t next_launch_ = 0, ready_count_ = 0, gradients_seen_ = 0;
+    Phase phase_ = Phase::idle;
+    bool sync_ = true;
+    bool find_unused_;
+    ReducerStats stats_;
+};
+
+std::vector<Tensor> output_tensors(const Tensor& t);
+
+// A module's forward output: a Tensor, or a struct whose `logits` is (tutorial A's).
+template <class Out>
+std::vector<Tensor> output_tensors(const Out& out) {
+    if constexpr (requires { out.logits; }) return {out.logits};
+    else static_assert(sizeof(Out) == 0, "DistributedDataParallel: forward must return a Tensor or a struct with .logits");
+}
+
+}  // namespace detail
+
+template <class M>
+class DistributedDataParallel {
+public:
+    explicit DistributedDataParallel(M& module, DDPOptions options = {})
+        : module_(module), reducer_(std::make_shared<detail::Reducer>(module, options)) {
+        reducer_->install_hooks();
+    }
+
+    template <class... Args>
+    auto forward(Args&&... args) {
+        reducer_->prepare_for_forward();
+        auto out = module_.forward(std::forward<Args>(args)...);
+        if (is_grad_enabled() && module_.is_training()) reducer_->prepare_for_backward(detail::output_tensors(out));
+        return out;
+    }
+
+    M& module() { return module_; }
+    const M& module() const { return module_; }
+    std::vector<Tensor> parameters() const { return module_.parameters(); }
+
+    // Gradient accumulation without communication (torch's no_sync()): backward passes in
+    // this scope only add into .grad; the first synchronised backward after it averages the sum.
+    class NoSync {
+    public:
+        explicit NoSync(detail::Reducer& r) : r_(r), previous_(r.sync()) { r_.set_sync(false); }
+        ~NoSync() { r_.set_sync(previous_); }
+        NoSync(const NoSync&) = delete;
+        NoSync& operator=(const NoSync&) = delete;
+
+    private:
+        detail::Reducer& r_;
+        bool previous_;
+    };
+    [[nodiscard]] NoSync no_sync() { return NoSync(*reducer_); }
+
+    // Parameter indices (registration order) per bucket, the first bucket first.
+    const std::vector<std::vector<std::size_t>>& buckets() const { return reducer_->bucket_params(); }
+    const ReducerStats& stats() const { return reducer_->stats(); }
+
+private:
+    M& module_;
+    std::shared_ptr<detail::Reducer> reducer_;
+};
+
+}  // namespace xtgrad::nn::parallel

@@ -1,0 +1,188 @@
+// DistributedDataParallel's parts that need no mpirun (nn/parallel/): the bucket assignment,
+// DistributedSampler, and the wrapper in a world of one process, where averaging over the
+// processes must leave every gradient exactly as plain backward computes it. The 2-process
+// runs are tests/distributed/run_mpi_test.sh.
+#include "autograd/post_accumulate_hooks.hpp"
+#include "nn/layers.hpp"
+#include "nn/parallel/distributed.hpp"
+#include "nn/parallel/distributed_sampler.hpp"
+#include "test_util.hpp"
+
+#include <set>
+
+using namespace xtgrad;
+using nn::parallel::compute_bucket_assignment_by_size;
+using nn::parallel::DistributedDataParallel;
+using nn::parallel::DistributedSampler;
+using Buckets = std::vector<std::vector<std::size_t>>;
+
+TEST_CASE("bucket assignment: a bucket closes once it reaches its cap, the first at the smaller cap") {
+    CHECK(compute_bucket_assignment_by_size({4, 4, 4, 4, 4}, 4, 8) == Buckets{{0}, {1, 2}, {3, 4}});
+    CHECK(compute_bucket_assignment_by_size({3, 3, 10, 1}, 5, 8) == Buckets{{0, 1}, {2}, {3}});
+    // a tensor larger than the cap gets a bucket of its own; the rest stays in order
+    CHECK(compute_bucket_assignment_by_size({1, 100, 1, 1}, 1, 8) == Buckets{{0}, {1}, {2, 3}});
+    CHECK(compute_bucket_assignment_by_size({}, 1, 8).empty());
+}
+
+TEST_CASE("bucket assignment of tutorial B's sizes at 25 MB: every tensor once, buckets near the cap") {
+    std::vector<std::size_t> bytes;
+    for (int layer = 0; layer < 12; ++layer)
+        for (std::size_t n : {512u * 512, 512u, 512u * 2048, 2048u, 2048u * 512, 512u}) bytes.push_back(n * 4);
+    const std::size_t mb = 1024 * 1024;
+    const Buckets b = compute_bucket_assignment_by_size(bytes, 1 * mb, 25 * mb);
+    std::set<std::size_t> seen;
+    for (std::size_t k = 0; k < b.size(); ++k) {
+        std::size_t size = 0;
+        for (std::size_t i : b[k]) {
+            CHECK(seen.insert(i).second);
+            size += bytes[i];
+        }
+        if (k + 1 < b.size()) CHECK(size >= (k == 0 ? 1 : 25) * mb);  // closed at its cap...
+        CHECK(size - bytes[b[k].back()] < (k == 0 ? 1 : 25) * mb);      // ...by its last tensor
+    }
+    CHECK(seen.size() == bytes.size());
+}
+
+TEST_CASE("DistributedSampler: interleaved shares, padded from the start as torch") {
+    // 10 samples on 4 ranks: 3 each, total 12, padded with samples 0 and 1
+    CHECK(DistributedSampler(10, 4, 0, false).indices() == std::vector<std::size_t>{0, 4, 8});
+    CHECK(DistributedSampler(10, 4, 1, false).indices() == std::vector<std::size_t>{1, 5, 9});
+    CHECK(DistributedSampler(10, 4, 2, false).indices() == std::vector<std::size_t>{2, 6, 0});
+    CHECK(DistributedSampler(10, 4, 3, false).indices() == std::vector<std::size_t>{3, 7, 1});
+    // drop_last: 2 each, samples 8 and 9 left out
+    CHECK(DistributedSampler(10, 4, 3, false, 0, true).indices() == std::vector<std::size_t>{3, 7});
+    CHECK(DistributedSampler(10, 4, 3, false, 0, true).size() == 2);
+    // fewer samples than ranks: the padding repeats the list as often as needed
+    CHECK(DistributedSampler(2, 5, 4, false).indices() == std::vector<std::size_t>{0});
+}
+
+TEST_CASE("DistributedSampler: batch k of every rank together is batch k of one process") {
+    const std::size_t global = 8, ranks = 2, per = global / ranks;
+    for (std::size_t k = 0; k < 3; ++k) {
+        std::set<std::size_t> together;
+        for (int r = 0; r < 2; ++r) {
+            const auto idx = DistributedSampler(24, 2, r, false).indices();
+            together.insert(idx.begin() + static_cast<long>(k * per), idx.begin() + static_cast<long>((k + 1) * per));
+        }
+        std::set<std::size_t> single;
+        for (std::size_t i = k * global; i < (k + 1) * global; ++i) single.insert(i);
+        CHECK(together == single);
+        (void)ranks;
+    }
+}
+
+TEST_CASE("DistributedSampler: a shuffle per epoch, the same on every rank, the ranks disjoint") {
+    DistributedSampler r0(12, 3, 0, true, 7), r1(12, 3, 1, true, 7), r2(12, 3, 2, true, 7);
+    std::set<std::size_t> all;
+    for (auto* s : {&r0, &r1, &r2})
+        for (std::size_t i : s->indices()) CHECK(all.insert(i).second);
+    CHECK(all.size() == 12);
+    const auto epoch0 = r0.indices();
+    r0.set_epoch(1);
+    CHECK(r0.indices() != epoch0);
+    CHECK(DistributedSampler(12, 3, 0, true, 7).indices() == epoch0);
+}
+
+TEST_CASE("DistributedSampler and select_rows: bad ranks and rows are errors") {
+    test::expect_error([] { DistributedSampler(10, 2, 2); }, {"DistributedSampler", "invalid rank 2", "[0, 1]"});
+    test::expect_error([] { DistributedSampler(10, 0, 0); }, {"DistributedSampler", "num_replicas", "0"});
+    const Ids a = {{1, 2}, {3, 4}, {5, 6}};
+    CHECK(nn::parallel::select_rows(a, {2, 0}) == Ids{{5, 6}, {1, 2}});
+    test::expect_error([&] { nn::parallel::select_rows(a, {3}); }, {"select_rows", "row 3", "3 rows"});
+}
+
+namespace {
+
+struct TwoLayers : nn::Module {
+    std::shared_ptr<nn::Linear> fc1 = register_module("fc1", std::make_shared<nn::Linear>(3, 4));
+    std::shared_ptr<nn::Linear> fc2 = register_module("fc2", std::make_shared<nn::Linear>(4, 2));
+    bool skip_fc2 = false;
+    Tensor forward(const Tensor& x) const { return skip_fc2 ? fc1->forward(x) : fc2->forward(relu(fc1->forward(x))); }
+};
+
+std::vector<Array> grads_of(const nn::Module& m) {
+    std::vector<Array> g;
+    for (const Tensor& p : m.parameters()) g.push_back(p.has_grad() ? p.grad_array() : Array{});
+    return g;
+}
+
+}  // namespace
+
+TEST_CASE("DistributedDataParallel in one process: backward leaves the plain gradients, in several buckets") {
+    TwoLayers model;
+    const Tensor x = test::rnd({5, 3}, 1);
+    sum(model.forward(x)).backward();
+    const std::vector<Array> plain = grads_of(model);
+    model.zero_grad();
+    // caps of a few bytes: one bucket per parameter, launched in reverse registration order
+    DistributedDataParallel ddp(model, {.bucket_cap_mb = 1e-6, .first_bucket_cap_mb = 1e-6});
+    CHECK(ddp.buckets() == Buckets{{3}, {2}, {1}, {0}});
+    for (int step = 0; step < 2; ++step) {
+        model.zero_grad();
+        sum(ddp.forward(x)).backward();
+        const std::vector<Array> g = grads_of(model);
+        for (std::size_t i = 0; i < g.size(); ++i) CHECK(test::max_abs_diff(g[i], plain[i]) == 0.f);
+    }
+    CHECK(ddp.stats().steps == 2);
+}
+
+TEST_CASE("DistributedDataParallel: no_sync accumulates, the next synchronised backward reduces the sum") {
+    TwoLayers model;
+    const Tensor x = test::rnd({5, 3}, 2);
+    DistributedDataParallel ddp(model);
+    {
+        const auto no_sync = ddp.no_sync();
+        sum(ddp.forward(x)).backward();
+    }
+    CHECK(ddp.stats().steps == 0);
+    sum(ddp.forward(x)).backward();
+    CHECK(ddp.stats().steps == 1);
+    const std::vector<Array> twice = grads_of(model);
+    model.zero_grad();
+    sum(model.forward(x)).backward();
+    const std::vector<Array> once = grads_of(model);
+    for (std::size_t i = 0; i < once.size(); ++i) CHECK(test::max_abs_diff(twice[i], Array(once[i] * 2.f)) < 1e-6f);
+}
+
+TEST_CASE("DistributedDataParallel: unused parameters are an error naming them, or zeros when asked for") {
+    TwoLayers model;
+    model.skip_fc2 = true;
+    const Tensor x = test::rnd({5, 3}, 3);
+    {
+        DistributedDataParallel ddp(model);
+        test::expect_error([&] { ddp.forward(x); },
+                           {"DistributedDataParallel", "2 parameter(s)", "fc2.weight, fc2.bias", "find_unused_parameters"});
+    }
+    DistributedDataParallel ddp(model, {.find_unused_parameters = true});
+    model.zero_grad();
+    sum(ddp.forward(x)).backward();
+    CHECK(model.fc1->weight.has_grad());
+    CHECK_FALSE(model.fc2->weight.has_grad());  // no rank used it: no gradient, as torch
+    CHECK(ddp.stats().steps == 1);
+}
+
+TEST_CASE("DistributedDataParallel: a backward not armed by ddp.forward stays local, as torch") {
+    TwoLayers model;
+    DistributedDataParallel ddp(model);
+    const Tensor x = test::rnd({5, 3}, 4);
+    sum(model.forward(x)).backward();  // the module called directly
+    CHECK(ddp.stats().steps == 0);
+    CHECK(model.fc1->weight.has_grad());
+    Tensor loss = sum(ddp.forward(x));
+    loss.backward(true);
+    CHECK(ddp.stats().steps == 1);
+    loss.backward();  // a second backward of the same forward: reduced once only
+    CHECK(ddp.stats().steps == 1);
+}
+
+TEST_CASE("register_post_accumulate_grad_hook sees the complete gradient in .grad, once per backward") {
+    Tensor x = Tensor::from_vector({1, 2}, {2}, true).set_name("x");
+    std::vector<float> seen;
+    register_post_accumulate_grad_hook(x, [&](TensorImpl& t) { seen.push_back((*t.grad)(1)); });
+    sum(x * x + x).backward();  // two consumers: 2x + 1
+    sum(x).backward();          // accumulates: + 1
+    CHECK(seen == std::vector<float>{5.f, 6.f});
+    Tensor y = x * 2.f;
+    test::expect_error([&] { register_post_accumulate_grad_hook(y, [](TensorImpl&) {}); },
+                       {"register_post_accumulate_grad_hook", "leaf"});
+}

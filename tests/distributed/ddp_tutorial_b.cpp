@@ -1,0 +1,105 @@
+// Tutorial B's training run on random tokens (examples/random_copy at a small size), data
+// parallel when launched by mpirun: the program run_mpi_test.sh runs alone and as 2 processes.
+//
+//   ddp_tutorial_b --batch 8 --steps 5 --out w.safetensors          # one process: the reference
+//   mpirun -np 2 ddp_tutorial_b --batch 8 --steps 5 --compare w.safetensors
+//
+// Rank 0 prints "step K loss L" per step (the global loss) and, with --compare, the largest
+// difference of the final parameters from the reference file (the attention key biases apart:
+// see below). --micro-batches M splits each
+// rank's share into M backward passes, all but the last under no_sync(). --exit-rank/--hang-rank
+// make one rank die (std::_Exit) or stop (sleep) at --fault-step: the fault tests.
+#include "examples/common/data_parallel.hpp"
+#include "nn/checkpoint.hpp"
+#include "nn/parallel/distributed.hpp"
+#include "nn/parallel/distributed_sampler.hpp"
+#include "nn/safetensors.hpp"
+#include "nn/tutorial_b/transformer.hpp"
+#include "optim/optimizer.hpp"
+#include "xtgrad.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+using namespace xtgrad;
+
+int main(int argc, char** argv) {
+    std::size_t batch = 8, len = 16, vocab = 200;
+    long steps = 5, micro_batches = 1, fault_step = 2;
+    int exit_rank = -1, hang_rank = -1;
+    std::string out, compare;
+    CLI::App app{"Tutorial B's random-token run, single-process or data-parallel under mpirun."};
+    app.add_option("--batch", batch, "global batch")->capture_default_str();
+    app.add_option("--steps", steps)->capture_default_str();
+    app.add_option("--micro-batches", micro_batches, "backward passes per step per rank (no_sync on all but the last)")
+        ->capture_default_str();
+    app.add_option("--out", out, "rank 0 saves the final parameters here");
+    app.add_option("--compare", compare, "prints the largest difference of the final parameters from this file");
+    app.add_option("--exit-rank", exit_rank, "this rank exits (status 3) at --fault-step");
+    app.add_option("--hang-rank", hang_rank, "this rank stops (sleeps) at --fault-step");
+    app.add_option("--fault-step", fault_step)->capture_default_str();
+    CLI11_PARSE(app, argc, argv);
+    const examples::DataParallel dp("ddp_tutorial_b");
+    try {
+        manual_seed(0);
+        nn::tutorial_b::Transformer model(vocab, vocab, 64, 4, 2, 128, len, /*dropout*/ 0.f);
+        Generator gen(1);
+        const Ids src = dp.shard(randint({batch, len}, 1, static_cast<std::int64_t>(vocab), gen));
+        const Ids tgt = dp.shard(randint({batch, len}, 1, static_cast<std::int64_t>(vocab), gen));
+        nn::parallel::DistributedDataParallel ddp(model);
+        optim::Adam opt(model.parameters(), {.lr = 1e-4, .betas = {0.9, 0.98}, .eps = 1e-9});
+        const std::size_t rows = src.shape()[0], per = rows / static_cast<std::size_t>(micro_batches);
+        if (per * static_cast<std::size_t>(micro_batches) != rows)
+            fail("ddp_tutorial_b: {} rows per rank do not split into {} micro-batches", rows, micro_batches);
+        for (long step = 1; step <= steps; ++step) {
+            if (step == fault_step && dp.rank() == exit_rank) std::_Exit(3);
+            while (step == fault_step && dp.rank() == hang_rank) std::this_thread::sleep_for(std::chrono::seconds(1));
+            opt.zero_grad();
+            double loss_sum = 0;
+            const auto pass = [&](long m) {  // forward and backward of micro-batch m of this rank's rows
+                std::vector<std::size_t> mine(per);
+                for (std::size_t k = 0; k < per; ++k) mine[k] = static_cast<std::size_t>(m) * per + k;
+                const auto shifted = nn::tutorial_b::shift_targets(nn::parallel::select_rows(tgt, mine));
+                Tensor logits = ddp.forward(nn::parallel::select_rows(src, mine), shifted.input);
+                Tensor loss = cross_entropy(reshape(logits, {-1, static_cast<long>(vocab)}), shifted.target, 0);
+                loss = loss * (1.f / static_cast<float>(micro_batches));
+                loss.backward();
+                loss_sum += loss.item();
+            };
+            for (long m = 0; m + 1 < micro_batches; ++m) {
+                const auto no_sync = ddp.no_sync();  // gradients only add up in .grad
+                pass(m);
+            }
+            pass(micro_batches - 1);  // this backward averages the sum over the processes
+            opt.step();
+            fmt::print("step {} loss {:.6f}\n", step, dp.mean(loss_sum));
+        }
+        if (!out.empty()) dp.save(model, out);
+        if (!compare.empty()) {
+            const SafetensorsFile ref = load_safetensors(compare);
+            // The attention key biases are left out: their exact gradient is zero (softmax ignores a
+            // shift shared by a row's scores, and q . b_k is one), so what they get is rounding noise,
+            // which Adam scales up to steps of ~lr in either direction, in one process as in two.
+            float diff = 0, key_bias_diff = 0;
+            std::size_t matched = 0;
+            for (const auto& [name, a] : ref.tensors)
+                for (const auto& [mine, t] : model.state_dict())
+                    if (mine == name && a.size() == t.numel()) {
+                        ++matched;
+                        float& d = name.ends_with("W_k.bias") ? key_bias_diff : diff;
+                        for (std::size_t k = 0; k < a.size(); ++k) d = std::max(d, std::abs(a.data()[k] - t.ptr()[k]));
+                    }
+            if (matched != model.state_dict().size())
+                fail("ddp_tutorial_b: '{}' matches {} of the model's {} tensors", compare, matched, model.state_dict().size());
+            fmt::print("W_k.bias (zero gradient up to rounding): max |parameter - reference| = {:.3g}\n", key_bias_diff);
+            fmt::print("max |parameter - reference| = {:.3g}\n", diff);
+        }
+        return 0;
+    } catch (const std::exception& e) {
+        return dp.fail(e);
+    }
+}

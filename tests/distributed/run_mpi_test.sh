@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Data-parallel training on localhost (docs/distributed.md; part of tools/test.sh):
+#   1. tutorial B's random-token run, dropout 0, global batch 8: 2 processes give the losses of
+#      one process to 1e-4 and its final parameters to 1e-5 (also with no_sync micro-batches);
+#   2. faults: a rank that exits early, or stops, makes the job fail with a clear error, never hang;
+#   3. the examples random_copy and reverse under mpirun: rank 0 alone prints.
+#   tests/distributed/run_mpi_test.sh BUILD_DIR
+# Skips (exit 0) when the build has no MPI or mpirun is missing.
+set -uo pipefail
+build=$1
+prog="$build/tests/ddp_tutorial_b"
+if ! command -v mpirun >/dev/null || ! grep -q XTGRAD_WITH_MPI "$build/compile_commands.json"; then
+  echo "  skip: built without MPI or no mpirun (meson -Dmpi=enabled, libopenmpi-dev openmpi-bin)"
+  exit 0
+fi
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+fail=0
+ok() { echo "  ok   $1"; }
+bad() { echo "  FAIL $1"; fail=1; }
+
+# CI runs as root; 2 processes may be more than the cores (--oversubscribe); no binding, so
+# the processes and their threads share the cores as the kernel sees fit.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=none  # containers often forbid the CMA copy
+mpi() { timeout "$1" mpirun -np 2 --oversubscribe --bind-to none "${@:2}"; }
+
+# 1. The same run, alone and as 2 processes.
+"$prog" --batch 8 --steps 5 --out "$out/ref.safetensors" >"$out/ref.log" 2>&1 || { bad "single-process run"; cat "$out/ref.log"; }
+# same_losses LOG: every "step K loss L" of LOG within 1e-4 of the reference's
+same_losses() {
+  awk 'FNR == NR && /^step/ {ref[$2] = $4; next} /^step/ {n++; d = $4 - ref[$2]; if (d < 0) d = -d; if (d > max) max = d}
+       END {printf "%d steps, max |loss - reference| = %.2g\n", n, max; exit !(n == 5 && max <= 1e-4)}' "$out/ref.log" "$1"
+}
+weights_close() { awk '/^max \|parameter - reference\|/ {print $NF; found = 1; exit !($NF <= 1e-5)} END {exit !found}' "$1"; }
+for mode in "plain" "no_sync"; do
+  extra=(); [ "$mode" = no_sync ] && extra=(--micro-batches 2)
+  log="$out/mpi_$mode.log"
+  if mpi 300 "$prog" --batch 8 --steps 5 "${extra[@]}" --compare "$out/ref.safetensors" >"$log" 2>&1 \
+     && [ "$(grep -c '^data-parallel: 2 processes' "$log")" -eq 1 ] && losses=$(same_losses "$log") \
+     && w=$(weights_close "$log"); then
+    ok "2 processes ($mode) = 1 process at global batch 8: $losses; parameters within $w ($(grep -o 'W_k.bias.*' "$log"))"
+  else
+    bad "2 processes ($mode) against 1 process"; cat "$log"
+  fi
+done
+
+# 2. Faults: the job ends with an error well before the timeout.
+# expect_failure NAME PATTERN ARGS...: mpirun fails (not by timeout) and its output has PATTERN
+expect_failure() {
+  local name=$1 pattern=$2; shift 2
+  local log="$out/fault.log" rc=0 start=$SECONDS
+  mpi 120 "$@" >"$log" 2>&1 || rc=$?
+  if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -q "$pattern" "$log"; then
+    ok "$name: exit status $rc after $((SECONDS - start)) s, \"$(grep -m1 "$pattern" "$log" | cut -c1-150)\""
+  else
+    bad "$name (exit status $rc, 124 = hung until the timeout)"; cat "$log"
+  fi
+}
+expect_failure "rank 1 exits at step 2" "exited\|exit code\|non-zero status" \
+  "$prog" --batch 8 --steps 5 --exit-rank 1 --fault-step 2
+XTGRAD_DIST_TIMEOUT=5 expect_failure "rank 1 stops at step 2" "did not complete within 5 s" \
+  -x XTGRAD_DIST_TIMEOUT "$prog" --batch 8 --steps 5 --hang-rank 1 --fault-step 2
+
+# 3. The examples, data-parallel: one "data-parallel" line, the progress printed once.
+log="$out/random_copy.log"
+if mpi 300 "$build/examples/random_copy" --batch 4 --len 16 --vocab 50 --layers 1 --d-model 32 --heads 4 --d-ff 64 \
+     --steps 3 --lr 1e-3 --dropout 0 >"$log" 2>&1 \
+   && [ "$(grep -c '^data-parallel: 2 processes' "$log")" -eq 1 ] && [ "$(grep -c '^Epoch:' "$log")" -eq 3 ]; then
+  ok "mpirun -np 2 random_copy: $(grep '^Epoch: 3' "$log")"
+else
+  bad "mpirun -np 2 random_copy"; cat "$log"
+fi
+log="$out/reverse.log"
+if mpi 300 "$build/examples/reverse" --steps 400 >"$log" 2>&1 \
+   && [ "$(grep -c '^data-parallel: 2 processes' "$log")" -eq 1 ] && [ "$(grep -c '^greedy decoding' "$log")" -eq 1 ]; then
+  ok "mpirun -np 2 reverse: $(grep '^greedy decoding' "$log")"
+else
+  bad "mpirun -np 2 reverse"; cat "$log"
+fi
+exit $fail
