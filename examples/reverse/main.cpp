@@ -156,7 +156,7 @@ int main(int argc, char** argv) {
         fmt::print("greedy decoding: {}/200 test strings reversed exactly\n", right);
         return cli::kSuccess;
       } catch (const std::exception& e) {
-        if (dp.active()) return dp.fail(e);  // ends the whole job: the other ranks never wait
+        if (dp.active()) dp.fail(e);  // ends the whole job (MPI_Abort): the other ranks never wait
         throw;
       }
     });
