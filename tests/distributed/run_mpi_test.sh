@@ -71,6 +71,20 @@ if mpi 300 "$build/examples/random_copy" --batch 4 --len 16 --vocab 50 --layers 
 else
   bad "mpirun -np 2 random_copy"; cat "$log"
 fi
+# A run checkpoint under MPI: rank 0 alone writes it (atomically), every rank resumes from it,
+# and the resumed run prints the straight run's losses for the steps after the resume.
+rc=("$build/examples/random_copy" --batch 4 --len 16 --vocab 50 --layers 1 --d-model 32 --heads 4 --d-ff 64 --lr 1e-3)
+rm -rf "$out/rc_straight" "$out/rc_resumed"
+if mpi 300 "${rc[@]}" --steps 4 --out "$out/rc_straight" >"$out/straight.log" 2>&1 \
+   && mpi 300 "${rc[@]}" --steps 2 --out "$out/rc_resumed" >/dev/null 2>&1 \
+   && mpi 300 "${rc[@]}" --steps 4 --out "$out/rc_resumed" --resume "$out/rc_resumed/random_copy.safetensors" >"$out/resumed.log" 2>&1 \
+   && [ -n "$(grep '^Epoch: 4' "$out/straight.log")" ] \
+   && [ "$(grep -E '^Epoch: [34],' "$out/straight.log" | cut -d' ' -f1-4)" = "$(grep -E '^Epoch: [34],' "$out/resumed.log" | cut -d' ' -f1-4)" ] \
+   && cmp -s "$out/rc_straight/random_copy.safetensors" "$out/rc_resumed/random_copy.safetensors"; then
+  ok "mpirun -np 2 random_copy --resume: steps 3-4 and the final checkpoint equal the straight run's"
+else
+  bad "mpirun -np 2 random_copy --resume"; cat "$out/straight.log" "$out/resumed.log"
+fi
 log="$out/reverse.log"
 if mpi 300 "$build/examples/reverse" --steps 400 >"$log" 2>&1 \
    && [ "$(grep -c '^data-parallel: 2 processes' "$log")" -eq 1 ] && [ "$(grep -c '^greedy decoding' "$log")" -eq 1 ]; then
