@@ -10,6 +10,7 @@
 // Adam; then one blocking allreduce of all the gradients alone (its cost without overlap).
 // One process without DDP is the plain step (--ddp forces the wrapper on).
 #include "autograd/blas.hpp"
+#include "examples/common/cli.hpp"
 #include "examples/common/data_parallel.hpp"
 #include "nn/parallel/distributed.hpp"
 #include "nn/parallel/process_group.hpp"
@@ -39,17 +40,18 @@ int main(int argc, char** argv) {
     std::size_t batch = 16;
     int steps = 5, warmup = 1, threads = 1;
     bool force_ddp = false;
-    CLI::App app{"Time tutorial B's training step, data-parallel under mpirun."};
-    app.add_option("--batch", batch, "global batch")->capture_default_str();
-    app.add_option("--steps", steps)->capture_default_str();
-    app.add_option("--warmup", warmup)->capture_default_str();
-    app.add_option("--threads", threads, "OpenBLAS threads and xtgrad's own, per process")->capture_default_str();
+    CLI::App app{"Time tutorial B's training step, data-parallel under mpirun (docs/distributed.md).", "ddp_bench"};
+    app.add_option("--batch", batch, "global batch (each of N processes takes batch / N rows)")
+        ->capture_default_str()
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 16));
+    app.add_option("--steps", steps, "timed steps")->capture_default_str()->check(CLI::Range(1, 1 << 20));
+    app.add_option("--warmup", warmup, "untimed steps first")->capture_default_str()->check(CLI::Range(0, 1 << 20));
+    cli::add_threads_option(app, threads);  // per process
     app.add_flag("--ddp", force_ddp, "wrap in DistributedDataParallel even in one process");
-    CLI11_PARSE(app, argc, argv);
-    const examples::DataParallel dp("ddp_bench");
-    try {
-        set_blas_threads(threads);
-        set_num_threads(threads);
+    return cli::run_main(app, argc, argv, [&] {
+      const examples::DataParallel dp("ddp_bench");
+      try {
+        cli::apply_threads(threads);
         const std::size_t vocab = 5000, len = 100;
         manual_seed(0);
         nn::tutorial_b::Transformer model(vocab, vocab, 512, 8, 6, 2048, len, 0.1f);
@@ -97,8 +99,10 @@ int main(int argc, char** argv) {
         fmt::print("median ms: step {:.0f} = forward {:.0f} + backward compute {:.0f} + hooks {:.0f} + wait {:.0f} + "
                    "adam {:.0f}; standalone allreduce {:.0f}\n", median(step_ms), median(fwd_ms), median(bwd_ms),
                    median(hook_ms), median(wait_ms), median(opt_ms), allreduce);
-        return 0;
-    } catch (const std::exception& e) {
-        return dp.fail(e);
-    }
+        return cli::kSuccess;
+      } catch (const std::exception& e) {
+        if (dp.active()) dp.fail(e);  // ends the whole job (MPI_Abort): the other ranks never wait
+        throw;
+      }
+    });
 }
