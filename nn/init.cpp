@@ -28,6 +28,7 @@ void xavier_uniform_(Tensor& t, double gain, Generator& gen) {
 }
 
 void kaiming_uniform_(Tensor& t, double a, Generator& gen) {
+    if (t.numel() == 0) return;  // torch: "Initializing zero-element tensors is a no-op" (no draw)
     const std::size_t fan_in = fans(t).first;
     if (fan_in == 0) fail("kaiming_uniform_: zero fan_in for a weight of shape {}", shape_str(t.shape()));
     const double gain = std::sqrt(2.0 / (1.0 + a * a));

@@ -207,3 +207,24 @@ TEST_CASE("tied parameters: an optimizer given the same tensor twice throws; sav
     CHECK(c.lin->weight.data()(0, 0) == 5.f);
     fs::remove_all(dir);
 }
+
+TEST_CASE("zero-sized Linear layers are valid and empty, as in PyTorch") {
+    // Linear(0, 3): the weight (3, 0) holds nothing, kaiming_uniform_ is a no-op and the bias
+    // bound is 0, so y = bias for every row; Linear(3, 0) maps any row to nothing.
+    nn::Linear from_nothing(0, 3);
+    CHECK(from_nothing.weight.shape() == Shape{3, 0});
+    for (float b : from_nothing.bias.data()) CHECK(b == 0.f);
+    from_nothing.bias.data() = Array{1.f, 2.f, 3.f};
+    Tensor x = Tensor::zeros({2, 0}, true);
+    Tensor y = from_nothing.forward(x);
+    REQUIRE(y.shape() == Shape{2, 3});
+    CHECK(y.data()(1, 2) == 3.f);
+    sum(y).backward();
+    CHECK(from_nothing.bias.grad_array()(0) == 2.f);  // two rows
+    CHECK(from_nothing.weight.grad_array().shape() == std::vector<std::size_t>{3, 0});
+    CHECK(x.grad_array().shape() == std::vector<std::size_t>{2, 0});
+
+    nn::Linear to_nothing(3, 0);
+    Tensor z = to_nothing.forward(test::rnd({4, 3}, 1));
+    CHECK(z.shape() == Shape{4, 0});
+}
