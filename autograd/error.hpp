@@ -3,7 +3,9 @@
 // Every shape, axis, index, dtype or file mistake throws an Error whose message names the
 // op or module at fault and the shapes or values involved, e.g.
 //   matmul: cannot multiply (2,3) by (4,5): inner dimensions 3 and 4 differ
-// Use fail("op: ...", args...) (fmt syntax) to throw one.
+// Use fail("op: ...", args...) (fmt syntax) to throw one. Raised while a module's forward runs,
+// the message also names that module by its path, e.g. "... (in module 'encoder.layers.0.pos_ffn')",
+// so an op's error inside a model says which layer fed it.
 #pragma once
 
 #include <fmt/format.h>
@@ -20,9 +22,15 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+namespace detail {
+// message + " (in module 'PATH')" while a module's forward runs (autograd/grad_mode.hpp's
+// module scope), unless the message names that path already; message unchanged otherwise.
+std::string with_module_context(std::string message);
+}  // namespace detail
+
 template <class... Args>
 [[noreturn]] void fail(fmt::format_string<Args...> format, Args&&... args) {
-    throw Error(fmt::format(format, std::forward<Args>(args)...));
+    throw Error(detail::with_module_context(fmt::format(format, std::forward<Args>(args)...)));
 }
 
 // "(2,3)" for any shape-like container; "()" for a scalar.

@@ -96,6 +96,11 @@ bool is_grad_enabled() { return grad_enabled; }
 void set_grad_enabled(bool enabled) { grad_enabled = enabled; }
 
 const char* current_module_path() { return module_path; }
+
+std::string detail::with_module_context(std::string message) {
+    if (*module_path == '\0' || message.find(module_path) != std::string::npos) return message;
+    return message + " (in module '" + module_path + "')";
+}
 // A module that is not registered in a parent (path "", e.g. tutorial C's inline
 // ScaledDotProductAttention) keeps the enclosing path: its ops still belong to that layer.
 ModuleScope::ModuleScope(const char* path) : previous_(module_path) {

@@ -49,8 +49,9 @@ Tensor split_heads(const Tensor& x, std::size_t heads) {
 
 Tensor merge_heads(const Tensor& x) {
     if (x.dim() != 4) fail("merge_heads: expected (batch, heads, len, d), got {}", shape_str(x.shape()));
+    // Every size named (no -1): an empty batch or sequence has a well-defined h·d too.
     const long B = static_cast<long>(x.size(0)), L = static_cast<long>(x.size(2));
-    return reshape(transpose(x, 1, 2), {B, L, -1});
+    return reshape(transpose(x, 1, 2), {B, L, static_cast<long>(x.size(1) * x.size(3))});
 }
 
 void check_qkv(const Module& m, const char* module_type, const Tensor& Q, const Tensor& K, const Tensor& V,
