@@ -67,8 +67,13 @@ if bash fuzz/build.sh build-ci/fuzz >build-ci/fuzz-build.log 2>&1; then
 else
   tail -n 20 build-ci/fuzz-build.log; echo "fuzz build FAILED"; total_failed=$((total_failed + 2))
 fi
+# The sanitizer build is out of tree (a folder outside the checkout), as users build: the suite
+# must pass whatever the build folder (recorded source locations are relative to the project).
+# A fresh folder each run (removed afterwards) unless XTGRAD_ASAN_DIR names one to keep.
+asan_dir="${XTGRAD_ASAN_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/xtgrad-ci-asan.XXXXXX")}"
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-  build_and_test build-ci-asan --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
+  build_and_test "$asan_dir" --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
+[ -n "${XTGRAD_ASAN_DIR:-}" ] || rm -rf "$asan_dir"
 
 echo "$total_passed passed, $total_failed failed"
 [ "$total_failed" -eq 0 ]
