@@ -115,7 +115,7 @@ TEST_CASE("tutorial D: multi_head_attention_forward with separate weights, stati
                               .v_proj_weight(m.v_proj_weight);
     CHECK(test::max_abs_diff(multi_head_attention_forward(q, k, v, separate).attn_output.data(),
                              m.forward(q, k, v).attn_output.data()) == 0.f);
-    expect_error([&] { multi_head_attention_forward(q, k, v, options_of(m)); },
+    expect_error([&] { multi_head_attention_forward(q, k, k, options_of(m)); },
                  {"use_separate_proj_weight is false but in_proj_weight is None"});
 
     // static_k / static_v (N·h, S, E/h) replace the projected keys and values: 6 keys here
