@@ -154,7 +154,7 @@ Workload seed_d(const Options& o) {
     manual_seed(0);
     namespace td = nn::tutorial_d;
     auto model = std::make_shared<td::Transformer>(
-        td::TransformerOptions{.nhead = o.d_heads, .num_encoder_layers = o.d_encoder_layers});
+        td::TransformerOptions(512, o.d_heads, o.d_encoder_layers));
     Generator gen(1);
     const Tensor src = rand({10, 32, 512}, gen), tgt = rand({20, 32, 512}, gen);
     const Array grad_out = randn({20, 32, 512}, gen).data();

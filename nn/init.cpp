@@ -27,6 +27,11 @@ void xavier_uniform_(Tensor& t, double gain, Generator& gen) {
     uniform_(t, -bound, bound, gen);
 }
 
+void xavier_normal_(Tensor& t, double gain, Generator& gen) {
+    const auto [fan_in, fan_out] = fans(t);
+    normal_(t, 0.0, gain * std::sqrt(2.0 / static_cast<double>(fan_in + fan_out)), gen);
+}
+
 void kaiming_uniform_(Tensor& t, double a, Generator& gen) {
     if (t.numel() == 0) return;  // torch: "Initializing zero-element tensors is a no-op" (no draw)
     const std::size_t fan_in = fans(t).first;

@@ -13,6 +13,8 @@ void normal_(Tensor& t, double mean = 0.0, double stddev = 1.0, Generator& gen =
 void constant_(Tensor& t, float value);
 // U(-b, b), b = gain * sqrt(3) * sqrt(2 / (fan_in + fan_out)); fans of a (out, in, k...) weight.
 void xavier_uniform_(Tensor& t, double gain = 1.0, Generator& gen = default_generator());
+// N(0, std²), std = gain * sqrt(2 / (fan_in + fan_out)).
+void xavier_normal_(Tensor& t, double gain = 1.0, Generator& gen = default_generator());
 // kaiming_uniform_(mode='fan_in', nonlinearity='leaky_relu'):
 // U(-b, b), b = sqrt(3) * sqrt(2 / (1 + a^2)) / sqrt(fan_in).
 void kaiming_uniform_(Tensor& t, double a = 0.0, Generator& gen = default_generator());
@@ -20,21 +22,6 @@ void kaiming_uniform_(Tensor& t, double a = 0.0, Generator& gen = default_genera
 // U(-1/sqrt(fan_in), 1/sqrt(fan_in)); their biases then draw U(-1/sqrt(fan_in), 1/sqrt(fan_in)).
 void default_weight_init_(Tensor& weight, Generator& gen = default_generator());
 void default_bias_init_(Tensor& bias, std::size_t fan_in, Generator& gen = default_generator());
-
-// torch.nn's _get_clones (TransformerEncoder/Decoder): num deep copies of one layer, so every
-// copy starts with the same values and the generator advances once. make() runs num times,
-// each from the generator state before the first.
-template <class Make>
-void as_clones(std::size_t num, Make&& make, Generator& gen = default_generator()) {
-    const Generator start = gen;
-    Generator end = gen;
-    for (std::size_t i = 0; i < num; ++i) {
-        gen = start;
-        make();
-        end = gen;
-    }
-    gen = end;
-}
 
 // (fan_in, fan_out) of a weight (out, in, kernel...): in * receptive field, out * receptive field.
 std::pair<std::size_t, std::size_t> fans(const Tensor& weight);

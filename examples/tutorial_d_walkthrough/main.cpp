@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
 
         fmt::print("== 位置编码 (positional encoding)\n");
         Tensor X = randn({2, 4, 10}, gen);
-        show("positional_encoding(X (2, 4, 10), 10)", positional_encoding(X, 10));
+        show("positional_encoding(X (2, 4, 10), 10, dropout_p 0.1)", positional_encoding(X, 10, 0.1f));
 
         fmt::print("== 多头注意力 (MultiheadAttention(100, 4, dropout 0.1)), src (L 2, N 4, E 100)\n");
         MultiheadAttention multihead_attn(100, 4, 0.1f);
@@ -35,22 +35,22 @@ int main(int argc, char** argv) {
         show("in_proj_weight [3E, E]", multihead_attn.in_proj_weight);
 
         fmt::print("== Encoder (d_model 512, nhead 8, dim_feedforward 2048)\n");
-        TransformerLayerOptions layer{.d_model = 512, .nhead = 8};
-        TransformerEncoderLayer encoder_layer(layer);
+        TransformerEncoderLayer encoder_layer(512, 8);
         encoder_layer.eval();
         show("TransformerEncoderLayer(src (32, 10, 512))", encoder_layer.forward(randn({32, 10, 512}, gen)));
-        TransformerEncoder transformer_encoder(layer, 6);
+        TransformerEncoder transformer_encoder(encoder_layer, 6);  // 6 deep copies of encoder_layer
         transformer_encoder.eval();
         show("TransformerEncoder(6 layers)(src (10, 32, 512))", transformer_encoder.forward(randn({10, 32, 512}, gen)));
 
         fmt::print("== Decoder\n");
-        TransformerDecoder transformer_decoder(layer, 6);
+        TransformerDecoderLayer decoder_layer(512, 8);
+        TransformerDecoder transformer_decoder(decoder_layer, 6);
         transformer_decoder.eval();
         Tensor memory = rand({10, 32, 512}, gen), tgt = rand({20, 32, 512}, gen);
         show("TransformerDecoder(6 layers)(tgt (20, 32, 512), memory (10, 32, 512))", transformer_decoder.forward(tgt, memory));
 
         fmt::print("== Transformer (nhead 16, 12 encoder layers, as the tutorial's example)\n");
-        Transformer transformer_model({.nhead = 16, .num_encoder_layers = 12});
+        Transformer transformer_model(TransformerOptions().nhead(16).num_encoder_layers(12));
         transformer_model.eval();
         Tensor causal = Transformer::generate_square_subsequent_mask(20);
         show("generate_square_subsequent_mask(20)", causal);

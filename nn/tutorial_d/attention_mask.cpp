@@ -48,6 +48,22 @@ AttentionMask AttentionMask::reshaped(const Shape& s) const {
     return AttentionMask(std::move(m));
 }
 
+AttentionMask AttentionMask::with_one_more_key() const {
+    if (kind_ == Kind::none) return {};
+    const Shape old = shape();
+    if (old.empty()) fail("AttentionMask: a 0-d mask has no key axis to extend");
+    Shape column = old, padded_shape = old;
+    column.back() = 1;
+    padded_shape.back() += 1;
+    const int last = static_cast<int>(old.size()) - 1;
+    if (kind_ == Kind::additive) return AttentionMask(cat({additive_, Tensor::zeros(column)}, last));
+    Mask padded = xt::zeros<bool>(padded_shape);  // the new last column stays false (kept)
+    const std::size_t keys = old.back(), rows = keys ? masked_.size() / keys : 0;
+    for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t j = 0; j < keys; ++j) padded.data()[r * (keys + 1) + j] = masked_.data()[r * keys + j];
+    return AttentionMask(std::move(padded));
+}
+
 AttentionMask AttentionMask::merged_with(const AttentionMask& other) const {
     if (!defined()) return other;
     if (!other.defined()) return *this;

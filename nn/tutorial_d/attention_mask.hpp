@@ -30,6 +30,10 @@ public:
     // The same values in another shape with as many elements (row-major, as torch's view).
     AttentionMask reshaped(const Shape& shape) const;
 
+    // One more key, never masked: a column of false (boolean) or 0 (float) appended to the last
+    // axis, torch's pad(mask, (0, 1)) for the key that add_bias_kv / add_zero_attn append.
+    AttentionMask with_one_more_key() const;
+
     // torch's merge of attn_mask and key_padding_mask, generalised: two boolean masks are
     // OR-ed; if either is float the result is float, a boolean part becoming -inf
     // (masked_fill) and float parts adding up. Shapes broadcast. None is the identity.

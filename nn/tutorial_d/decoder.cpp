@@ -1,14 +1,25 @@
 #include "nn/tutorial_d/decoder.hpp"
 
-#include "nn/init.hpp"
+#include "autograd/error.hpp"
+#include "nn/tutorial_d/clone.hpp"
 
 namespace xtgrad::nn::tutorial_d {
 
-TransformerDecoder::TransformerDecoder(const TransformerLayerOptions& layer, std::size_t num_layers, bool final_norm) {
+namespace {
+const TransformerDecoderLayer& given_layer(const TransformerDecoderOptions& o) {
+    if (!o.decoder_layer()) fail("TransformerDecoder: decoder_layer is null; give the layer to clone");
+    return *o.decoder_layer();
+}
+}  // namespace
+
+TransformerDecoder::TransformerDecoder(const TransformerDecoderOptions& o)
+    : TransformerDecoder(given_layer(o), o.num_layers(), o.norm()) {}
+
+TransformerDecoder::TransformerDecoder(const TransformerDecoderLayer& decoder_layer, std::size_t num_layers,
+                                       std::shared_ptr<LayerNorm> final_norm) {
     layers = register_module("layers", std::make_shared<ModuleList<TransformerDecoderLayer>>());
-    // num_layers clones of one layer, as torch.nn (equal initial values, separate parameters)
-    init::as_clones(num_layers, [&] { layers->push_back(std::make_shared<TransformerDecoderLayer>(layer)); });
-    if (final_norm) norm = register_module("norm", std::make_shared<LayerNorm>(layer.d_model, layer.layer_norm_eps));
+    for (std::size_t i = 0; i < num_layers; ++i) layers->push_back(deep_copy(decoder_layer));  // torch's _get_clones
+    if (final_norm) norm = register_module("norm", std::move(final_norm));
 }
 
 Tensor TransformerDecoder::forward(const Tensor& tgt, const Tensor& memory, const AttentionMask& tgt_mask,

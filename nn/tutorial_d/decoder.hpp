@@ -7,21 +7,36 @@
 // No positional encoding: as with torch, the caller adds one to tgt.
 //
 // Erratum (docs/tutorial_d.md): the tutorial applies one stored layer num_layers times, so
-// the layers share their weights; xtgrad builds num_layers separate layers that start equal,
-// as torch's deep copies of one layer (docs/random.md).
+// the layers share their weights; xtgrad holds num_layers deep copies of the given layer, as
+// torch's _get_clones (deep_copy, clone.hpp): separate parameters, equal starting values.
 #pragma once
 
 #include "nn/layers.hpp"
 #include "nn/module.hpp"
 #include "nn/tutorial_d/decoder_layer.hpp"
+#include "nn/tutorial_d/options.hpp"
 
 #include <memory>
 
 namespace xtgrad::nn::tutorial_d {
 
+// torch's TransformerDecoder(decoder_layer, num_layers, norm=None).
+class TransformerDecoderOptions {
+public:
+    TransformerDecoderOptions(std::shared_ptr<const TransformerDecoderLayer> decoder_layer, std::size_t num_layers)
+        : decoder_layer_(std::move(decoder_layer)), num_layers_(num_layers) {}
+
+    TUTORIAL_D_ARG(std::shared_ptr<const TransformerDecoderLayer>, decoder_layer);  // cloned num_layers times
+    TUTORIAL_D_ARG(std::size_t, num_layers);
+    TUTORIAL_D_ARG(std::shared_ptr<LayerNorm>, norm);  // the final norm, registered as given; null = None
+};
+
 class TransformerDecoder : public Module {
 public:
-    TransformerDecoder(const TransformerLayerOptions& layer, std::size_t num_layers, bool final_norm = false);
+    explicit TransformerDecoder(const TransformerDecoderOptions& options);
+    // torch's positional arguments: TransformerDecoder(decoder_layer, 6, norm).
+    TransformerDecoder(const TransformerDecoderLayer& decoder_layer, std::size_t num_layers,
+                       std::shared_ptr<LayerNorm> norm = nullptr);
 
     // Shapes as TransformerDecoderLayer::forward; returns the shape of tgt.
     Tensor forward(const Tensor& tgt, const Tensor& memory, const AttentionMask& tgt_mask = {},

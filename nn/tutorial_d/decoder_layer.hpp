@@ -21,7 +21,11 @@ namespace xtgrad::nn::tutorial_d {
 
 class TransformerDecoderLayer : public Module {
 public:
-    explicit TransformerDecoderLayer(const TransformerLayerOptions& options);
+    explicit TransformerDecoderLayer(const TransformerDecoderLayerOptions& options);
+    // torch's positional arguments: TransformerDecoderLayer(512, 8) as the tutorial writes it.
+    TransformerDecoderLayer(std::size_t d_model, std::size_t nhead, std::size_t dim_feedforward = 2048,
+                            float dropout = 0.1f, Activation activation = Activation::relu,
+                            float layer_norm_eps = 1e-5f, bool batch_first = false, bool norm_first = false);
 
     // tgt (T, N, E), memory (S, N, E) (batch first if batch_first); tgt_mask (T, T) or
     // (N·nhead, T, T), memory_mask (T, S) or (N·nhead, T, S); tgt_key_padding_mask (N, T),
@@ -30,7 +34,7 @@ public:
                    const AttentionMask& memory_mask = {}, const AttentionMask& tgt_key_padding_mask = {},
                    const AttentionMask& memory_key_padding_mask = {}) const;
 
-    TransformerLayerOptions options;
+    TransformerDecoderLayerOptions options;
     std::shared_ptr<MultiheadAttention> self_attn, multihead_attn;
     std::shared_ptr<Linear> linear1;
     std::shared_ptr<Dropout> dropout;

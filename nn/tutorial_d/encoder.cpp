@@ -2,10 +2,9 @@
 
 #include "autograd/error.hpp"
 #include "autograd/ops.hpp"
+#include "nn/tutorial_d/clone.hpp"
 #include "nn/tutorial_d/positional_encoding.hpp"
 #include "nn/tutorial_d/sublayers.hpp"
-
-#include "nn/init.hpp"
 
 namespace xtgrad::nn::tutorial_d {
 
@@ -15,13 +14,23 @@ PositionalEncodingAt positional_encoding_from_string(const std::string& name) {
     fail("positional encoding placement should be encoder_input/none, not {}", name);
 }
 
-TransformerEncoder::TransformerEncoder(const TransformerLayerOptions& layer, std::size_t num_layers, bool final_norm,
-                                       PositionalEncodingAt pe, std::size_t pe_max_len)
-    : layer_options(layer), pe(pe), pe_max_len(pe_max_len) {
+namespace {
+const TransformerEncoderLayer& given_layer(const TransformerEncoderOptions& o) {
+    if (!o.encoder_layer()) fail("TransformerEncoder: encoder_layer is null; give the layer to clone");
+    return *o.encoder_layer();
+}
+}  // namespace
+
+TransformerEncoder::TransformerEncoder(const TransformerEncoderOptions& o)
+    : TransformerEncoder(given_layer(o), o.num_layers(), o.norm(), o.pe(), o.pe_max_len()) {}
+
+TransformerEncoder::TransformerEncoder(const TransformerEncoderLayer& encoder_layer, std::size_t num_layers,
+                                       std::shared_ptr<LayerNorm> final_norm, PositionalEncodingAt pe,
+                                       std::size_t pe_max_len)
+    : layer_options(encoder_layer.options), pe(pe), pe_max_len(pe_max_len) {
     layers = register_module("layers", std::make_shared<ModuleList<TransformerEncoderLayer>>());
-    // num_layers clones of one layer, as torch.nn (equal initial values, separate parameters)
-    init::as_clones(num_layers, [&] { layers->push_back(std::make_shared<TransformerEncoderLayer>(layer)); });
-    if (final_norm) norm = register_module("norm", std::make_shared<LayerNorm>(layer.d_model, layer.layer_norm_eps));
+    for (std::size_t i = 0; i < num_layers; ++i) layers->push_back(deep_copy(encoder_layer));  // torch's _get_clones
+    if (final_norm) norm = register_module("norm", std::move(final_norm));
 }
 
 Tensor TransformerEncoder::forward(const Tensor& src, const AttentionMask& mask,
@@ -30,14 +39,15 @@ Tensor TransformerEncoder::forward(const Tensor& src, const AttentionMask& mask,
     // x: (S, N, E), or (N, S, E) if batch_first
     Tensor x = src;
     if (pe == PositionalEncodingAt::encoder_input) {
-        check_layer_input(*this, "TransformerEncoder", "src", src, layer_options);
-        const int seq_axis = layer_options.batch_first ? 1 : 0;
+        check_layer_input(*this, "TransformerEncoder", "src", src, layer_options.d_model(), layer_options.batch_first());
+        const int seq_axis = layer_options.batch_first() ? 1 : 0;
         if (src.size(seq_axis) > pe_max_len)
             module_error(*this, "TransformerEncoder",
                          fmt::format("src {} has {} positions (axis {}), more than the positional encoding's "
                                      "max_len {}", shape_str(src.shape()), src.size(seq_axis), seq_axis, pe_max_len));
-        x = positional_encoding(src, layer_options.d_model, pe_max_len, seq_axis);
-        x = dropout(x, layer_options.dropout, is_training(), default_generator());
+        // the tutorial's positional_encoding with its dropout, in training mode only (erratum 7)
+        x = positional_encoding(src, layer_options.d_model(), layer_options.dropout(), pe_max_len, seq_axis,
+                                is_training());
     }
     for (const auto& layer : *layers) x = layer->forward(x, mask, src_key_padding_mask);
     return norm ? norm->forward(x) : x;

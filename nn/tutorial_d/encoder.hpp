@@ -11,8 +11,9 @@
 // Errata (docs/tutorial_d.md):
 //  * the tutorial stores one layer (`self.layer = encoder_layer`) and applies it num_layers
 //    times, so all layers share one set of weights; torch deep-copies the layer into a
-//    ModuleList. xtgrad builds num_layers separate layers that, like torch's deep copies,
-//    start with equal values (init::as_clones), so a seed gives torch's weights (docs/random.md).
+//    ModuleList (_get_clones). xtgrad does the same (deep_copy, clone.hpp): num_layers separate
+//    layers that start with the given layer's values; the given layer itself is not part of
+//    the encoder, and a seed gives torch's weights (docs/random.md).
 //  * it adds the encoding here *and* in every layer; xtgrad adds it once, here.
 //  * its positional_encoding indexes X.shape[1], the batch axis of the (S, N, E) input the
 //    encoder takes; xtgrad indexes the sequence axis (0, or 1 if batch_first).
@@ -21,6 +22,7 @@
 #include "nn/layers.hpp"
 #include "nn/module.hpp"
 #include "nn/tutorial_d/encoder_layer.hpp"
+#include "nn/tutorial_d/options.hpp"
 
 #include <memory>
 #include <string>
@@ -32,9 +34,26 @@ namespace xtgrad::nn::tutorial_d {
 enum class PositionalEncodingAt { encoder_input, none };
 PositionalEncodingAt positional_encoding_from_string(const std::string& name);  // "encoder_input" | "none"
 
+// torch's TransformerEncoder(encoder_layer, num_layers, norm=None), plus where the tutorial's
+// positional encoding goes.
+class TransformerEncoderOptions {
+public:
+    TransformerEncoderOptions(std::shared_ptr<const TransformerEncoderLayer> encoder_layer, std::size_t num_layers)
+        : encoder_layer_(std::move(encoder_layer)), num_layers_(num_layers) {}
+
+    TUTORIAL_D_ARG(std::shared_ptr<const TransformerEncoderLayer>, encoder_layer);  // cloned num_layers times
+    TUTORIAL_D_ARG(std::size_t, num_layers);
+    TUTORIAL_D_ARG(std::shared_ptr<LayerNorm>, norm);  // the final norm, registered as given; null = None
+    TUTORIAL_D_ARG(PositionalEncodingAt, pe) = PositionalEncodingAt::encoder_input;
+    TUTORIAL_D_ARG(std::size_t, pe_max_len) = 512;
+};
+
 class TransformerEncoder : public Module {
 public:
-    TransformerEncoder(const TransformerLayerOptions& layer, std::size_t num_layers, bool final_norm = false,
+    explicit TransformerEncoder(const TransformerEncoderOptions& options);
+    // torch's positional arguments: TransformerEncoder(encoder_layer, 6, norm).
+    TransformerEncoder(const TransformerEncoderLayer& encoder_layer, std::size_t num_layers,
+                       std::shared_ptr<LayerNorm> norm = nullptr,
                        PositionalEncodingAt pe = PositionalEncodingAt::encoder_input, std::size_t pe_max_len = 512);
 
     // src (S, N, E) or (N, S, E) if batch_first; mask (S, S) or (N·nhead, S, S);
@@ -44,7 +63,7 @@ public:
 
     std::shared_ptr<ModuleList<TransformerEncoderLayer>> layers;
     std::shared_ptr<LayerNorm> norm;  // null without a final norm (torch's norm=None)
-    TransformerLayerOptions layer_options;
+    TransformerEncoderLayerOptions layer_options;
     PositionalEncodingAt pe;
     std::size_t pe_max_len;
 };

@@ -26,14 +26,18 @@ namespace xtgrad::nn::tutorial_d {
 
 class TransformerEncoderLayer : public Module {
 public:
-    explicit TransformerEncoderLayer(const TransformerLayerOptions& options);
+    explicit TransformerEncoderLayer(const TransformerEncoderLayerOptions& options);
+    // torch's positional arguments: TransformerEncoderLayer(512, 8) as the tutorial writes it.
+    TransformerEncoderLayer(std::size_t d_model, std::size_t nhead, std::size_t dim_feedforward = 2048,
+                            float dropout = 0.1f, Activation activation = Activation::relu,
+                            float layer_norm_eps = 1e-5f, bool batch_first = false, bool norm_first = false);
 
     // src (S, N, E), or (N, S, E) if batch_first; src_mask (S, S) or (N·nhead, S, S);
     // src_key_padding_mask (N, S). Returns the shape of src.
     Tensor forward(const Tensor& src, const AttentionMask& src_mask = {},
                    const AttentionMask& src_key_padding_mask = {}) const;
 
-    TransformerLayerOptions options;
+    TransformerEncoderLayerOptions options;
     std::shared_ptr<MultiheadAttention> self_attn;
     std::shared_ptr<Linear> linear1;
     std::shared_ptr<Dropout> dropout;

@@ -1,8 +1,18 @@
 #include "nn/tutorial_d/layer_options.hpp"
 
 #include "autograd/error.hpp"
+#include "autograd/ops.hpp"
 
 namespace xtgrad::nn::tutorial_d {
+
+const Activation Activation::relu("relu", [](const Tensor& x) { return xtgrad::relu(x); });
+const Activation Activation::gelu("gelu", [](const Tensor& x) { return xtgrad::gelu(x); });
+
+Activation::Activation(std::string name, Fn fn) : name_(std::move(name)), fn_(std::move(fn)) {
+    if (!fn_) fail("Activation '{}': the function is empty", name_);
+}
+
+Activation::Activation(const char* name) : Activation(activation_from_string(name)) {}
 
 Activation activation_from_string(const std::string& name) {
     if (name == "relu") return Activation::relu;
@@ -10,6 +20,6 @@ Activation activation_from_string(const std::string& name) {
     fail("activation should be relu/gelu, not {}", name);
 }
 
-const char* to_string(Activation a) { return a == Activation::relu ? "relu" : "gelu"; }
+const char* to_string(const Activation& a) { return a.name().c_str(); }
 
 }  // namespace xtgrad::nn::tutorial_d

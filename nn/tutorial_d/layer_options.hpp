@@ -1,27 +1,63 @@
-// The constructor arguments of torch.nn.TransformerEncoderLayer / TransformerDecoderLayer
-// (tutorial D, "Encoder Layer", "Decoder Layer"), as one struct so that a call reads like
-// torch's keywords:  TransformerEncoderLayer({.d_model = 512, .nhead = 8})
+// The options of torch.nn.TransformerEncoderLayer / TransformerDecoderLayer (tutorial D,
+// "Encoder Layer", "Decoder Layer"), as the PyTorch C++ frontend spells them:
+//   TransformerEncoderLayerOptions(512, 8).dim_feedforward(1024).dropout(0.f).activation(Activation::gelu)
+// Required: d_model, nhead. The defaults are torch's and the tutorial's.
 #pragma once
 
+#include "autograd/tensor.hpp"
+#include "nn/tutorial_d/options.hpp"
+
 #include <cstddef>
+#include <functional>
 #include <string>
+#include <type_traits>
 
 namespace xtgrad::nn::tutorial_d {
 
-// The FFN activation: relu, or the exact (erf) gelu, torch's F.gelu default.
-enum class Activation { relu, gelu };
-Activation activation_from_string(const std::string& name);  // "relu" | "gelu"; Error otherwise
-const char* to_string(Activation a);
+// The feed-forward activation, a callable as torch accepts one: Activation::relu,
+// Activation::gelu (the exact erf form, torch's F.gelu default), the names "relu" / "gelu"
+// (torch's strings), or any function Tensor(const Tensor&) of your own.
+class Activation {
+public:
+    using Fn = std::function<Tensor(const Tensor&)>;
+    static const Activation relu;
+    static const Activation gelu;
 
-struct TransformerLayerOptions {
-    std::size_t d_model = 512;
-    std::size_t nhead = 8;
-    std::size_t dim_feedforward = 2048;
-    float dropout = 0.1f;
-    Activation activation = Activation::relu;
-    float layer_norm_eps = 1e-5f;
-    bool batch_first = false;  // (N, L, E) instead of (L, N, E)
-    bool norm_first = false;   // pre-norm: x + f(norm(x)); torch's default (and the tutorial's) is post-norm
+    Activation(const char* name);  // "relu" | "gelu", as torch's activation="relu"; Error otherwise
+    Activation(std::string name, Fn fn);
+    template <class F>
+        requires(!std::is_same_v<std::decay_t<F>, Activation> && std::is_invocable_r_v<Tensor, F, const Tensor&>)
+    Activation(F&& f) : name_("custom"), fn_(std::forward<F>(f)) {}
+
+    Tensor operator()(const Tensor& x) const { return fn_(x); }
+    const std::string& name() const { return name_; }  // "relu", "gelu", or "custom"
+
+private:
+    std::string name_;
+    Fn fn_;
 };
+
+Activation activation_from_string(const std::string& name);  // "relu" | "gelu"; Error otherwise
+const char* to_string(const Activation& a);
+
+// The options both layer types share; Tag makes TransformerEncoderLayerOptions and
+// TransformerDecoderLayerOptions two types, as in torch's C++ frontend.
+template <class Tag>
+class TransformerLayerOptionsOf {
+public:
+    TransformerLayerOptionsOf(std::size_t d_model, std::size_t nhead) : d_model_(d_model), nhead_(nhead) {}
+
+    TUTORIAL_D_ARG(std::size_t, d_model);
+    TUTORIAL_D_ARG(std::size_t, nhead);
+    TUTORIAL_D_ARG(std::size_t, dim_feedforward) = 2048;
+    TUTORIAL_D_ARG(float, dropout) = 0.1f;
+    TUTORIAL_D_ARG(Activation, activation) = Activation::relu;
+    TUTORIAL_D_ARG(float, layer_norm_eps) = 1e-5f;
+    TUTORIAL_D_ARG(bool, batch_first) = false;  // (N, L, E) instead of (L, N, E)
+    TUTORIAL_D_ARG(bool, norm_first) = false;   // pre-norm x + f(norm(x)); torch's default (and the tutorial's) is post-norm
+};
+
+using TransformerEncoderLayerOptions = TransformerLayerOptionsOf<struct EncoderLayerTag>;
+using TransformerDecoderLayerOptions = TransformerLayerOptionsOf<struct DecoderLayerTag>;
 
 }  // namespace xtgrad::nn::tutorial_d

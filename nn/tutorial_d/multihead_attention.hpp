@@ -5,9 +5,14 @@
 //   in_proj_weight (3E, E)   rows 0:E project q, E:2E k, 2E:3E v          when kdim = vdim = E
 //   q_proj_weight (E, E), k_proj_weight (E, kdim), v_proj_weight (E, vdim) otherwise
 //   in_proj_bias (3E)        q, k, v blocks; absent without bias
+//   bias_k, bias_v (1, 1, E) with add_bias_kv: a learned key and value appended to every sequence
 //   out_proj                 Linear(E, E) (out_proj.weight, out_proj.bias)
 // Initialisation as torch: xavier_uniform_ on the projection weights, zero biases,
-// out_proj.weight as a default Linear.
+// out_proj.weight as a default Linear, xavier_normal_ on bias_k and bias_v.
+// add_zero_attn appends a key and value of zeros (after bias_k / bias_v).
+//
+// forward is F.multi_head_attention_forward (nn/tutorial_d/functional.hpp) on these
+// parameters, as torch's module is.
 //
 // forward(query, key, value), sequence-first (L, N, E) unless batch_first:
 //   q, k, v = the in-projections of query, key, value
@@ -34,45 +39,61 @@
 #include "nn/layers.hpp"
 #include "nn/module.hpp"
 #include "nn/tutorial_d/attention_mask.hpp"
+#include "nn/tutorial_d/functional.hpp"
+#include "nn/tutorial_d/options.hpp"
 
 #include <memory>
 
 namespace xtgrad::nn::tutorial_d {
 
+// torch's MultiheadAttention(embed_dim, num_heads, dropout=0., bias=True, add_bias_kv=False,
+// add_zero_attn=False, kdim=None, vdim=None, batch_first=False): required sizes in the
+// constructor, the keywords as setters. kdim / vdim 0 mean embed_dim (torch's None).
+class MultiheadAttentionOptions {
+public:
+    MultiheadAttentionOptions(std::size_t embed_dim, std::size_t num_heads)
+        : embed_dim_(embed_dim), num_heads_(num_heads) {}
+
+    TUTORIAL_D_ARG(std::size_t, embed_dim);
+    TUTORIAL_D_ARG(std::size_t, num_heads);
+    TUTORIAL_D_ARG(float, dropout) = 0.f;
+    TUTORIAL_D_ARG(bool, bias) = true;
+    TUTORIAL_D_ARG(bool, add_bias_kv) = false;
+    TUTORIAL_D_ARG(bool, add_zero_attn) = false;
+    TUTORIAL_D_ARG(std::size_t, kdim) = 0;
+    TUTORIAL_D_ARG(std::size_t, vdim) = 0;
+    TUTORIAL_D_ARG(bool, batch_first) = false;
+};
+
 class MultiheadAttention : public Module {
 public:
-    // kdim / vdim 0 mean embed_dim (torch's None).
+    explicit MultiheadAttention(const MultiheadAttentionOptions& options);
+    // torch's positional arguments, in torch's order.
     MultiheadAttention(std::size_t embed_dim, std::size_t num_heads, float dropout = 0.f, bool bias = true,
-                       std::size_t kdim = 0, std::size_t vdim = 0, bool batch_first = false);
+                       bool add_bias_kv = false, bool add_zero_attn = false, std::size_t kdim = 0, std::size_t vdim = 0,
+                       bool batch_first = false);
 
-    struct Output {
-        Tensor attn_output;          // (Lq, N, E), or (N, Lq, E) if batch_first
-        Tensor attn_output_weights;  // (N, Lq, Lk) averaged over heads; undefined without need_weights
-    };
+    using Output = MultiheadAttentionOutput;  // attn_output, attn_output_weights
 
     // query (Lq, N, E), key (Lk, N, kdim), value (Lk, N, vdim); (N, L, ·) if batch_first.
+    // attn_output (Lq, N, E) (or batch first); attn_output_weights (N, Lq, Lk') averaged over
+    // the heads, (N, h, Lq, Lk') without average_attn_weights, undefined without need_weights;
+    // Lk' = Lk + 1 with add_bias_kv, + 1 more with add_zero_attn.
     Output forward(const Tensor& query, const Tensor& key, const Tensor& value,
                    const AttentionMask& key_padding_mask = {}, bool need_weights = true,
                    const AttentionMask& attn_mask = {}, bool average_attn_weights = true) const;
 
     bool qkv_same_embed_dim() const { return kdim == embed_dim && vdim == embed_dim; }
 
+    MultiheadAttentionOptions options;
     std::size_t embed_dim, kdim, vdim, num_heads, head_dim;
     float dropout;
-    bool batch_first;
+    bool batch_first, add_zero_attn;
     Tensor in_proj_weight;                              // undefined unless qkv_same_embed_dim()
     Tensor q_proj_weight, k_proj_weight, v_proj_weight;  // defined only if !qkv_same_embed_dim()
     Tensor in_proj_bias;                                // undefined without bias
+    Tensor bias_k, bias_v;                              // (1, 1, E), defined only with add_bias_kv
     std::shared_ptr<Linear> out_proj;
-
-private:
-    enum Block { q_block = 0, k_block = 1, v_block = 2 };
-    // x (N, L, in) -> (N, L, E) with the weight rows and bias block of q, k or v.
-    Tensor in_projection(Block block, const Tensor& x) const;
-    void check_inputs(const Tensor& query, const Tensor& key, const Tensor& value) const;
-    // attn_mask and key_padding_mask, checked, in the (N, h, Lq, Lk) layout of the scores.
-    AttentionMask score_mask(const AttentionMask& attn_mask, const AttentionMask& key_padding_mask, std::size_t N,
-                             std::size_t Lq, std::size_t Lk) const;
 };
 
 }  // namespace xtgrad::nn::tutorial_d

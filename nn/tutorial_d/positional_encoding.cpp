@@ -25,7 +25,8 @@ Tensor positional_table(std::size_t len, std::size_t num_features) {
     return Tensor(std::move(P));
 }
 
-Tensor positional_encoding(const Tensor& X, std::size_t num_features, std::size_t max_len, int seq_axis) {
+Tensor positional_encoding(const Tensor& X, std::size_t num_features, float dropout_p, std::size_t max_len,
+                           int seq_axis, bool training, Generator* gen) {
     if (X.dim() != 3) fail("positional_encoding: expected a 3-D input, got {}", shape_str(X.shape()));
     if (seq_axis != 0 && seq_axis != 1)
         fail("positional_encoding: seq_axis must be 0 ([L, N, E]) or 1 ([N, L, E]), got {}", seq_axis);
@@ -34,8 +35,11 @@ Tensor positional_encoding(const Tensor& X, std::size_t num_features, std::size_
     const std::size_t L = X.size(seq_axis);
     if (L > max_len) fail("positional_encoding: sequence length {} (axis {} of {}) exceeds max_len {}", L, seq_axis,
                           shape_str(X.shape()), max_len);
+    if (!(dropout_p >= 0.f && dropout_p <= 1.f)) fail("positional_encoding: dropout_p must be in [0, 1], got {}", dropout_p);
     const Tensor P = positional_table(L, num_features);  // (L, E): broadcasts over [N, L, E]
-    return X + (seq_axis == 1 ? P : reshape(P, {static_cast<long>(L), 1, static_cast<long>(num_features)}));
+    const Tensor encoded =
+        X + (seq_axis == 1 ? P : reshape(P, {static_cast<long>(L), 1, static_cast<long>(num_features)}));
+    return dropout(encoded, dropout_p, training, gen ? *gen : default_generator());
 }
 
 }  // namespace xtgrad::nn::tutorial_d

@@ -5,11 +5,9 @@
 
 namespace xtgrad::nn::tutorial_d {
 
-Tensor feed_forward(const Linear& linear1, const Dropout& dropout, const Linear& linear2, Activation activation,
+Tensor feed_forward(const Linear& linear1, const Dropout& dropout, const Linear& linear2, const Activation& activation,
                     const Tensor& x) {
-    const Tensor hidden = linear1.forward(x);
-    const Tensor activated = activation == Activation::relu ? relu(hidden) : gelu(hidden);
-    return linear2.forward(dropout.forward(activated));
+    return linear2.forward(dropout.forward(activation(linear1.forward(x))));
 }
 
 Tensor residual(const Tensor& x, const std::function<Tensor(const Tensor&)>& sublayer, const Dropout& dropout,
@@ -19,11 +17,11 @@ Tensor residual(const Tensor& x, const std::function<Tensor(const Tensor&)>& sub
 }
 
 void check_layer_input(const Module& layer, const char* layer_type, const char* name, const Tensor& x,
-                       const TransformerLayerOptions& options) {
-    if (!x.defined() || x.dim() != 3 || x.size(2) != options.d_model)
+                       std::size_t d_model, bool batch_first) {
+    if (!x.defined() || x.dim() != 3 || x.size(2) != d_model)
         module_error(layer, layer_type,
                      fmt::format("{} must be {} with E = d_model = {}, got {}", name,
-                                 options.batch_first ? "(N, L, E) (batch_first)" : "(L, N, E)", options.d_model,
+                                 batch_first ? "(N, L, E) (batch_first)" : "(L, N, E)", d_model,
                                  x.defined() ? shape_str(x.shape()) : "an undefined tensor"));
 }
 

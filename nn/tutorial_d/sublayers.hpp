@@ -11,7 +11,7 @@
 namespace xtgrad::nn::tutorial_d {
 
 // torch's _ff_block: linear2(dropout(activation(linear1(x)))).  x (..., E) -> (..., E)
-Tensor feed_forward(const Linear& linear1, const Dropout& dropout, const Linear& linear2, Activation activation,
+Tensor feed_forward(const Linear& linear1, const Dropout& dropout, const Linear& linear2, const Activation& activation,
                     const Tensor& x);
 
 // One residual sub-layer:
@@ -22,6 +22,6 @@ Tensor residual(const Tensor& x, const std::function<Tensor(const Tensor&)>& sub
 
 // A layer's input must be 3-D and end in d_model; the Error names the layer and the layout.
 void check_layer_input(const Module& layer, const char* layer_type, const char* name, const Tensor& x,
-                       const TransformerLayerOptions& options);
+                       std::size_t d_model, bool batch_first);
 
 }  // namespace xtgrad::nn::tutorial_d

@@ -8,22 +8,46 @@
 
 namespace xtgrad::nn::tutorial_d {
 
-TransformerLayerOptions TransformerOptions::layer() const {
-    return {.d_model = d_model,
-            .nhead = nhead,
-            .dim_feedforward = dim_feedforward,
-            .dropout = dropout,
-            .activation = activation,
-            .layer_norm_eps = layer_norm_eps,
-            .batch_first = batch_first,
-            .norm_first = norm_first};
+namespace {
+template <class LayerOptions>
+LayerOptions layer_options(const TransformerOptions& o) {
+    return LayerOptions(o.d_model(), o.nhead())
+        .dim_feedforward(o.dim_feedforward())
+        .dropout(o.dropout())
+        .activation(o.activation())
+        .layer_norm_eps(o.layer_norm_eps())
+        .batch_first(o.batch_first())
+        .norm_first(o.norm_first());
+}
+}  // namespace
+
+TransformerEncoderLayerOptions TransformerOptions::encoder_layer() const {
+    return layer_options<TransformerEncoderLayerOptions>(*this);
 }
 
+TransformerDecoderLayerOptions TransformerOptions::decoder_layer() const {
+    return layer_options<TransformerDecoderLayerOptions>(*this);
+}
+
+// torch's order: encoder layer, encoder norm, the encoder's clones; the same for the decoder;
+// then _reset_parameters re-draws every matrix, custom stacks included.
 Transformer::Transformer(const TransformerOptions& o) : options(o) {
-    encoder = register_module("encoder", std::make_shared<TransformerEncoder>(o.layer(), o.num_encoder_layers,
-                                                                              /*final_norm=*/true, o.pe, o.pe_max_len));
-    decoder = register_module("decoder",
-                              std::make_shared<TransformerDecoder>(o.layer(), o.num_decoder_layers, /*final_norm=*/true));
+    const auto final_norm = [&] { return std::make_shared<LayerNorm>(o.d_model(), o.layer_norm_eps()); };
+    if (o.custom_encoder()) {
+        encoder = register_module("encoder", o.custom_encoder());
+    } else {
+        const TransformerEncoderLayer encoder_layer(o.encoder_layer());
+        encoder = register_module("encoder", std::make_shared<TransformerEncoder>(
+                                                 encoder_layer, o.num_encoder_layers(), final_norm(), o.pe(),
+                                                 o.pe_max_len()));
+    }
+    if (o.custom_decoder()) {
+        decoder = register_module("decoder", o.custom_decoder());
+    } else {
+        const TransformerDecoderLayer decoder_layer(o.decoder_layer());
+        decoder = register_module("decoder",
+                                  std::make_shared<TransformerDecoder>(decoder_layer, o.num_decoder_layers(), final_norm()));
+    }
     for (Tensor& p : parameters())
         if (p.dim() > 1) init::xavier_uniform_(p);
 }
@@ -38,15 +62,15 @@ Tensor Transformer::forward(const Tensor& src, const Tensor& tgt, const Attentio
         module_error(*this, "Transformer", fmt::format("src and tgt must be 3-D, got {} and {}",
                                                        src.defined() ? shape_str(src.shape()) : "undefined",
                                                        tgt.defined() ? shape_str(tgt.shape()) : "undefined"));
-    const int batch_axis = options.batch_first ? 0 : 1;
+    const int batch_axis = options.batch_first() ? 0 : 1;
     if (src.size(batch_axis) != tgt.size(batch_axis))
         module_error(*this, "Transformer", fmt::format("the batch number of src and tgt must be equal, got src {} and "
                                                        "tgt {} (batch axis {})",
                                                        shape_str(src.shape()), shape_str(tgt.shape()), batch_axis));
-    if (src.size(2) != options.d_model || tgt.size(2) != options.d_model)
+    if (src.size(2) != options.d_model() || tgt.size(2) != options.d_model())
         module_error(*this, "Transformer", fmt::format("the feature number of src and tgt must be equal to d_model {}, "
                                                        "got src {} and tgt {}",
-                                                       options.d_model, shape_str(src.shape()), shape_str(tgt.shape())));
+                                                       options.d_model(), shape_str(src.shape()), shape_str(tgt.shape())));
     const Tensor memory = encoder->forward(src, src_mask, src_key_padding_mask);
     return decoder->forward(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask);
 }

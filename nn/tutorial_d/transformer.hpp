@@ -9,7 +9,9 @@
 // State: exactly torch.nn.Transformer's: encoder.layers.{i}.*, encoder.norm.*,
 // decoder.layers.{i}.*, decoder.norm.*. Every matrix is re-initialised with
 // xavier_uniform_ (torch's and the tutorial's _reset_parameters).
-// With pe = none the model is exactly torch.nn.Transformer.
+// With pe = none the model is exactly torch.nn.Transformer. custom_encoder / custom_decoder
+// replace the stacks the options would build (torch's keywords of the same names); they are
+// re-initialised with the rest, as torch's _reset_parameters does.
 //
 // Errata (docs/tutorial_d.md): the tutorial builds encoder_norm but constructs
 // TransformerEncoder(encoder_layer, num_encoder_layers) without it, so its encoder has no
@@ -22,26 +24,42 @@
 #include "nn/module.hpp"
 #include "nn/tutorial_d/decoder.hpp"
 #include "nn/tutorial_d/encoder.hpp"
+#include "nn/tutorial_d/options.hpp"
 
 #include <memory>
 
 namespace xtgrad::nn::tutorial_d {
 
-struct TransformerOptions {
-    std::size_t d_model = 512;
-    std::size_t nhead = 8;
-    std::size_t num_encoder_layers = 6;
-    std::size_t num_decoder_layers = 6;
-    std::size_t dim_feedforward = 2048;
-    float dropout = 0.1f;
-    Activation activation = Activation::relu;
-    float layer_norm_eps = 1e-5f;
-    bool batch_first = false;
-    bool norm_first = false;
-    PositionalEncodingAt pe = PositionalEncodingAt::encoder_input;  // none: exactly torch.nn.Transformer
-    std::size_t pe_max_len = 512;
+// torch's Transformer(d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6,
+// dim_feedforward=2048, dropout=0.1, activation=relu, custom_encoder=None, custom_decoder=None,
+// layer_norm_eps=1e-5, batch_first=False, norm_first=False), plus pe / pe_max_len.
+class TransformerOptions {
+public:
+    TransformerOptions(std::size_t d_model = 512, std::size_t nhead = 8, std::size_t num_encoder_layers = 6,
+                       std::size_t num_decoder_layers = 6)
+        : d_model_(d_model),
+          nhead_(nhead),
+          num_encoder_layers_(num_encoder_layers),
+          num_decoder_layers_(num_decoder_layers) {}
 
-    TransformerLayerOptions layer() const;
+    TUTORIAL_D_ARG(std::size_t, d_model);
+    TUTORIAL_D_ARG(std::size_t, nhead);
+    TUTORIAL_D_ARG(std::size_t, num_encoder_layers);
+    TUTORIAL_D_ARG(std::size_t, num_decoder_layers);
+    TUTORIAL_D_ARG(std::size_t, dim_feedforward) = 2048;
+    TUTORIAL_D_ARG(float, dropout) = 0.1f;
+    TUTORIAL_D_ARG(Activation, activation) = Activation::relu;
+    TUTORIAL_D_ARG(std::shared_ptr<TransformerEncoder>, custom_encoder);  // null: built from these options
+    TUTORIAL_D_ARG(std::shared_ptr<TransformerDecoder>, custom_decoder);
+    TUTORIAL_D_ARG(float, layer_norm_eps) = 1e-5f;
+    TUTORIAL_D_ARG(bool, batch_first) = false;
+    TUTORIAL_D_ARG(bool, norm_first) = false;
+    TUTORIAL_D_ARG(PositionalEncodingAt, pe) = PositionalEncodingAt::encoder_input;  // none: exactly torch.nn.Transformer
+    TUTORIAL_D_ARG(std::size_t, pe_max_len) = 512;
+
+public:
+    TransformerEncoderLayerOptions encoder_layer() const;
+    TransformerDecoderLayerOptions decoder_layer() const;
 };
 
 class Transformer : public Module {

@@ -4,10 +4,12 @@
 #pragma once
 
 #include "nn/tutorial_d/attention_mask.hpp"
+#include "nn/tutorial_d/clone.hpp"
 #include "nn/tutorial_d/decoder.hpp"
 #include "nn/tutorial_d/decoder_layer.hpp"
 #include "nn/tutorial_d/encoder.hpp"
 #include "nn/tutorial_d/encoder_layer.hpp"
+#include "nn/tutorial_d/functional.hpp"
 #include "nn/tutorial_d/layer_options.hpp"
 #include "nn/tutorial_d/multihead_attention.hpp"
 #include "nn/tutorial_d/positional_encoding.hpp"

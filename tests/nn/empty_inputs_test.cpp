@@ -52,9 +52,7 @@ TEST_CASE("empty batches and sequences: tutorial C's Transformer") {
 }
 
 TEST_CASE("empty batches and sequences: tutorial D's Transformer (torch.nn.Transformer)") {
-    nn::tutorial_d::TransformerOptions o;
-    o.d_model = 16, o.nhead = 2, o.num_encoder_layers = o.num_decoder_layers = 1, o.dim_feedforward = 32, o.dropout = 0.f;
-    nn::tutorial_d::Transformer model(o);
+    nn::tutorial_d::Transformer model(nn::tutorial_d::TransformerOptions(16, 2, 1, 1).dim_feedforward(32).dropout(0.f));
     passes_or_names([&] {
         Tensor y = model.forward(Tensor::zeros({5, 0, 16}), Tensor::zeros({4, 0, 16}));  // (S, N, E), N = 0
         CHECK(y.numel() == 0);

@@ -19,15 +19,26 @@ AttentionMask mask_input(const Fixture& f, Inputs& in, const std::string& name) 
     return in.tensor(name);
 }
 
-TransformerLayerOptions layer_options(const Fixture& f) {
-    return {.d_model = static_cast<std::size_t>(f.cfg_int("d_model")),
-            .nhead = static_cast<std::size_t>(f.cfg_int("nhead")),
-            .dim_feedforward = static_cast<std::size_t>(f.cfg_int("dim_feedforward")),
-            .dropout = 0.f,  // fixtures run without dropout (FORMAT.md section 12)
-            .activation = activation_from_string(f.cfg_str("activation", "relu")),
-            .layer_norm_eps = static_cast<float>(f.cfg_float("layer_norm_eps")),
-            .batch_first = f.cfg_bool("batch_first"),
-            .norm_first = f.cfg_bool("norm_first")};
+// The layer keywords every D layer, stack and Transformer case shares (FORMAT.md section 14).
+template <class Options>
+Options with_layer_keywords(const Fixture& f, Options o) {
+    return o.dim_feedforward(static_cast<std::size_t>(f.cfg_int("dim_feedforward")))
+        .dropout(0.f)  // fixtures run without dropout (FORMAT.md section 12)
+        .activation(activation_from_string(f.cfg_str("activation", "relu")))
+        .layer_norm_eps(static_cast<float>(f.cfg_float("layer_norm_eps")))
+        .batch_first(f.cfg_bool("batch_first"))
+        .norm_first(f.cfg_bool("norm_first"));
+}
+
+template <class LayerOptions>
+LayerOptions layer_options(const Fixture& f) {
+    return with_layer_keywords(f, LayerOptions(static_cast<std::size_t>(f.cfg_int("d_model")),
+                                               static_cast<std::size_t>(f.cfg_int("nhead"))));
+}
+
+std::shared_ptr<nn::LayerNorm> final_norm(const Fixture& f) {
+    if (!f.has("param.norm.weight")) return nullptr;
+    return std::make_shared<nn::LayerNorm>(f.cfg_int("d_model"), static_cast<float>(f.cfg_float("layer_norm_eps")));
 }
 
 PositionalEncodingAt pe_placement(const Fixture& f) { return positional_encoding_from_string(f.cfg_str("pe", "none")); }
@@ -37,8 +48,6 @@ Outputs output_of(const Tensor& y) {
     out.output = y;
     return out;
 }
-
-bool has_final_norm(const Fixture& f) { return f.has("param.norm.weight"); }
 
 // register_module_runner, with the fixture handed to forward (it says which masks are bool).
 template <class M>
@@ -54,7 +63,8 @@ void register_d(const std::string& id, std::function<std::shared_ptr<M>(const Fi
 void register_functions() {
     register_runner("positional_encoding_d", [](const Fixture& f, Report& r) {
         check_module(f, r, nullptr, [&](Inputs& in) {
-            return output_of(positional_encoding(in.tensor("x"), f.cfg_int("num_features"), f.cfg_int("max_len"), 1));
+            return output_of(positional_encoding(in.tensor("x"), f.cfg_int("num_features"),
+                                                 static_cast<float>(f.cfg_float("dropout_p")), f.cfg_int("max_len"), 1));
         });
     });
 
@@ -64,6 +74,38 @@ void register_functions() {
                                                                    mask_input(f, in, "attn_mask"));
             Outputs out = output_of(a.context);
             out.aux["attn"] = a.weights;
+            return out;
+        });
+    });
+
+    register_runner("in_projection_packed_d", [](const Fixture& f, Report& r) {
+        check_module(f, r, nullptr, [&](Inputs& in) {
+            // x: q, k and v are one tensor; kv: k and v are one tensor (torch's "is" branches)
+            const Tensor q = in.tensor(in.has("x") ? "x" : "q");
+            const Tensor k = in.has("x") ? q : in.tensor(in.has("kv") ? "kv" : "k");
+            const Tensor v = in.has("x") ? q : in.has("kv") ? k : in.tensor("v");
+            const InProjection p = in_projection_packed(q, k, v, in.tensor("w"), in.has("b") ? in.tensor("b") : Tensor());
+            return output_of(cat({p.q, p.k, p.v}, 0));
+        });
+    });
+
+    register_runner("mha_forward_d", [](const Fixture& f, Report& r) {
+        check_module(f, r, nullptr, [&](Inputs& in) {
+            const auto optional = [&](const char* name) { return in.has(name) ? in.tensor(name) : Tensor(); };
+            const MultiheadAttentionOutput a = multi_head_attention_forward(
+                in.tensor("query"), in.tensor("key"), in.tensor("value"),
+                MultiheadAttentionForwardFuncOptions(f.cfg_int("embed_dim"), f.cfg_int("num_heads"),
+                                                     in.tensor("in_proj_weight"), in.tensor("in_proj_bias"),
+                                                     optional("bias_k"), optional("bias_v"), f.cfg_bool("add_zero_attn"),
+                                                     0.f, in.tensor("out_proj_weight"), in.tensor("out_proj_bias"))
+                    .training(false)
+                    .key_padding_mask(mask_input(f, in, "key_padding_mask"))
+                    .attn_mask(mask_input(f, in, "attn_mask"))
+                    .static_k(optional("static_k"))
+                    .static_v(optional("static_v"))
+                    .average_attn_weights(f.cfg_bool("average_attn_weights", true)));
+            Outputs out = output_of(a.attn_output);
+            out.aux["attn_output_weights"] = a.attn_output_weights;
             return out;
         });
     });
@@ -79,9 +121,14 @@ void register_attention() {
     register_d<MultiheadAttention>(
         "mha_d",
         [](const Fixture& f) {
-            return std::make_shared<MultiheadAttention>(f.cfg_int("embed_dim"), f.cfg_int("num_heads"), 0.f,
-                                                        f.cfg_bool("bias", true), f.cfg_int("kdim"), f.cfg_int("vdim"),
-                                                        f.cfg_bool("batch_first"));
+            return std::make_shared<MultiheadAttention>(
+                MultiheadAttentionOptions(f.cfg_int("embed_dim"), f.cfg_int("num_heads"))
+                    .bias(f.cfg_bool("bias", true))
+                    .add_bias_kv(f.cfg_bool("add_bias_kv", false))
+                    .add_zero_attn(f.cfg_bool("add_zero_attn", false))
+                    .kdim(f.cfg_int("kdim"))
+                    .vdim(f.cfg_int("vdim"))
+                    .batch_first(f.cfg_bool("batch_first")));
         },
         [](MultiheadAttention& m, const Fixture& f, Inputs& in) {
             const bool self = in.has("x");  // variant `self`: one tensor as query, key and value
@@ -100,7 +147,7 @@ void register_attention() {
 void register_layers() {
     register_d<TransformerEncoderLayer>(
         "transformer_encoder_layer_d",
-        [](const Fixture& f) { return std::make_shared<TransformerEncoderLayer>(layer_options(f)); },
+        [](const Fixture& f) { return std::make_shared<TransformerEncoderLayer>(layer_options<TransformerEncoderLayerOptions>(f)); },
         [](TransformerEncoderLayer& m, const Fixture& f, Inputs& in) {
             return output_of(m.forward(in.tensor("src"), mask_input(f, in, "src_mask"),
                                      mask_input(f, in, "src_key_padding_mask")));
@@ -108,7 +155,7 @@ void register_layers() {
 
     register_d<TransformerDecoderLayer>(
         "transformer_decoder_layer_d",
-        [](const Fixture& f) { return std::make_shared<TransformerDecoderLayer>(layer_options(f)); },
+        [](const Fixture& f) { return std::make_shared<TransformerDecoderLayer>(layer_options<TransformerDecoderLayerOptions>(f)); },
         [](TransformerDecoderLayer& m, const Fixture& f, Inputs& in) {
             return output_of(m.forward(in.tensor("tgt"), in.tensor("memory"), mask_input(f, in, "tgt_mask"),
                                      mask_input(f, in, "memory_mask"), mask_input(f, in, "tgt_key_padding_mask"),
@@ -120,8 +167,9 @@ void register_stacks() {
     register_d<TransformerEncoder>(
         "transformer_encoder_d",
         [](const Fixture& f) {
-            return std::make_shared<TransformerEncoder>(layer_options(f), f.cfg_int("num_layers"), has_final_norm(f),
-                                                        pe_placement(f), f.cfg_int("pe_max_len"));
+            const TransformerEncoderLayer layer(layer_options<TransformerEncoderLayerOptions>(f));
+            return std::make_shared<TransformerEncoder>(layer, f.cfg_int("num_layers"), final_norm(f), pe_placement(f),
+                                                        f.cfg_int("pe_max_len"));
         },
         [](TransformerEncoder& m, const Fixture& f, Inputs& in) {
             return output_of(m.forward(in.tensor("src"), mask_input(f, in, "src_mask"),
@@ -131,7 +179,8 @@ void register_stacks() {
     register_d<TransformerDecoder>(
         "transformer_decoder_d",
         [](const Fixture& f) {
-            return std::make_shared<TransformerDecoder>(layer_options(f), f.cfg_int("num_layers"), has_final_norm(f));
+            const TransformerDecoderLayer layer(layer_options<TransformerDecoderLayerOptions>(f));
+            return std::make_shared<TransformerDecoder>(layer, f.cfg_int("num_layers"), final_norm(f));
         },
         [](TransformerDecoder& m, const Fixture& f, Inputs& in) {
             return output_of(m.forward(in.tensor("tgt"), in.tensor("memory"), mask_input(f, in, "tgt_mask"),
@@ -142,19 +191,12 @@ void register_stacks() {
     register_d<Transformer>(
         "transformer_d",
         [](const Fixture& f) {
-            const TransformerLayerOptions layer = layer_options(f);
-            TransformerOptions o{.d_model = layer.d_model,
-                                 .nhead = layer.nhead,
-                                 .num_encoder_layers = static_cast<std::size_t>(f.cfg_int("num_encoder_layers")),
-                                 .num_decoder_layers = static_cast<std::size_t>(f.cfg_int("num_decoder_layers")),
-                                 .dim_feedforward = layer.dim_feedforward,
-                                 .dropout = layer.dropout,
-                                 .activation = layer.activation,
-                                 .layer_norm_eps = layer.layer_norm_eps,
-                                 .batch_first = layer.batch_first,
-                                 .norm_first = layer.norm_first,
-                                 .pe = pe_placement(f),
-                                 .pe_max_len = static_cast<std::size_t>(f.cfg_int("pe_max_len"))};
+            const auto n = [&f](const char* key) { return static_cast<std::size_t>(f.cfg_int(key)); };
+            const TransformerOptions o =
+                with_layer_keywords(f, TransformerOptions(n("d_model"), n("nhead"), n("num_encoder_layers"),
+                                                          n("num_decoder_layers")))
+                    .pe(pe_placement(f))
+                    .pe_max_len(n("pe_max_len"));
             return std::make_shared<Transformer>(o);
         },
         [](Transformer& m, const Fixture& f, Inputs& in) {

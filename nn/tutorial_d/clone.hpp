@@ -1,0 +1,25 @@
+// torch.nn's _get_clones: TransformerEncoder / TransformerDecoder hold num_layers
+// copy.deepcopy()s of the layer they are given, so every clone starts with the layer's values
+// and owns separate parameters.
+#pragma once
+
+#include "autograd/random.hpp"
+
+#include <memory>
+
+namespace xtgrad::nn::tutorial_d {
+
+// A deep copy of `layer`: built from its options, then given its values and its training mode.
+// deepcopy draws no random numbers, so the generator is put back after the copy's own
+// initialisation: the draws of a model stay torch's, clone for clone.
+template <class Layer>
+std::shared_ptr<Layer> deep_copy(const Layer& layer, Generator& gen = default_generator()) {
+    const Generator before = gen;
+    auto copy = std::make_shared<Layer>(layer.options);
+    gen = before;
+    copy->load_state_dict(layer.state_dict());
+    copy->train(layer.is_training());
+    return copy;
+}
+
+}  // namespace xtgrad::nn::tutorial_d

@@ -1,0 +1,105 @@
+// Tutorial D (nn/tutorial_d, torch.nn's Transformer): every mask form (bool, float, 2-D, 3-D, key padding, causal)
+// behaves as docs/tutorial_d.md says.
+#include "tests/nn/tutorial_d_util.hpp"
+
+using namespace xtgrad;
+using namespace xtgrad::test::tutorial_d;
+using test::expect_error;
+using test::rnd;
+
+TEST_CASE("tutorial D: masks behave as documented: bool true = masked, float added, key padding per batch item") {
+    MultiheadAttention m(8, 2);
+    randomize(m, 4);
+    const std::size_t L = 4, S = 5, N = 2;
+    Tensor q = rnd({L, N, 8}, 16), k = rnd({S, N, 8}, 17), v = rnd({S, N, 8}, 18);
+    const auto weights_per_head = [&](const AttentionMask& kpm, const AttentionMask& attn) {
+        return m.forward(q, k, v, kpm, true, attn, /*average_attn_weights=*/false).attn_output_weights;  // (N, h, L, S)
+    };
+
+    SUBCASE("a boolean mask equals the float mask with -inf at its true entries") {
+        Mask b = xt::zeros<bool>({L, S});
+        b(0, 1) = b(2, 4) = b(3, 0) = true;
+        Array f = xt::zeros<float>({L, S});
+        f(0, 1) = f(2, 4) = f(3, 0) = -kInf;
+        const auto with_bool = m.forward(q, k, v, {}, true, b);
+        const auto with_float = m.forward(q, k, v, {}, true, Tensor(f));
+        CHECK(test::max_abs_diff(with_bool.attn_output.data(), with_float.attn_output.data()) == 0.f);
+        CHECK(with_bool.attn_output_weights.data()(1, 2, 4) == 0.f);  // (N, L, S): masked for every item
+        CHECK(with_bool.attn_output_weights.data()(0, 0, 1) == 0.f);
+    }
+    SUBCASE("a float mask is added to the scores: a constant per row changes nothing") {
+        Array shift = xt::zeros<float>({L, S});
+        for (std::size_t i = 0; i < L; ++i)
+            for (std::size_t j = 0; j < S; ++j) shift(i, j) = static_cast<float>(i) * 3.f;
+        const Tensor plain = m.forward(q, k, v).attn_output;
+        const Tensor shifted = m.forward(q, k, v, {}, true, Tensor(shift)).attn_output;
+        CHECK(test::max_abs_diff(plain.data(), shifted.data()) < 1e-5f);
+        Array bias = xt::zeros<float>({L, S});
+        bias(1, 3) = 2.f;  // a finite bias raises that key's weight
+        CHECK(m.forward(q, k, v, {}, true, Tensor(bias)).attn_output_weights.data()(0, 1, 3) >
+              m.forward(q, k, v).attn_output_weights.data()(0, 1, 3));
+    }
+    SUBCASE("a 3-D mask has one (L, S) block per batch item and head, row n·h + head") {
+        Mask b = xt::zeros<bool>({N * 2, L, S});
+        b(1 * 2 + 1, 2, 3) = true;  // batch item 1, head 1, query 2, key 3
+        const Tensor w = weights_per_head({}, b);
+        CHECK(w.data()(1, 1, 2, 3) == 0.f);
+        CHECK(w.data()(1, 0, 2, 3) > 0.f);  // the other head of the same item
+        CHECK(w.data()(0, 1, 2, 3) > 0.f);  // the same head of the other item
+    }
+    SUBCASE("key_padding_mask hides keys of its batch item from every query and head") {
+        const Mask pad = padding_mask(N, S, 3);  // item 0: keys 3 and 4 are padding
+        const Tensor w = weights_per_head(pad, {});
+        for (std::size_t h = 0; h < 2; ++h)
+            for (std::size_t i = 0; i < L; ++i) {
+                CHECK(w.data()(0, h, i, 3) == 0.f);
+                CHECK(w.data()(0, h, i, 4) == 0.f);
+                CHECK(w.data()(1, h, i, 4) > 0.f);
+            }
+        // the padded values do not reach the output
+        Tensor v2 = Tensor(v.data());
+        for (std::size_t e = 0; e < 8; ++e) v2.data()(4, 0, e) += 100.f;
+        const Tensor a = m.forward(q, k, v, pad).attn_output, b = m.forward(q, k, v2, pad).attn_output;
+        CHECK(test::max_abs_diff(a.data(), b.data()) < 1e-5f);
+    }
+    SUBCASE("key padding is OR-ed into a bool mask and written as -inf into a float one") {
+        const Mask pad = padding_mask(N, S, 4);
+        Mask b = xt::zeros<bool>({L, S});
+        b(0, 0) = true;
+        Array f = xt::zeros<float>({L, S});
+        f(0, 0) = -kInf;
+        const Tensor wb = weights_per_head(pad, b), wf = weights_per_head(pad, Tensor(f));
+        CHECK(test::max_abs_diff(wb.data(), wf.data()) == 0.f);
+        CHECK(wb.data()(0, 1, 0, 0) == 0.f);  // from attn_mask
+        CHECK(wb.data()(0, 1, 2, 4) == 0.f);  // from key_padding_mask
+        CHECK(wb.data()(1, 1, 2, 4) > 0.f);
+        const AttentionMask merged = AttentionMask(b).merged_with(AttentionMask(pad).reshaped({N, 1, 1, S}));
+        CHECK(merged.is_bool());
+        CHECK(merged.shape() == Shape{N, 1, L, S});
+        const AttentionMask merged_float = AttentionMask(Tensor(f)).merged_with(AttentionMask(pad).reshaped({N, 1, 1, S}));
+        CHECK(!merged_float.is_bool());
+        CHECK(merged_float.additive().data()(0, 0, 1, 4) == -kInf);
+    }
+    SUBCASE("the weights are averaged over heads unless asked otherwise") {
+        const Tensor per_head = weights_per_head({}, {});
+        const Tensor averaged = m.forward(q, k, v).attn_output_weights;
+        CHECK(per_head.shape() == Shape{N, 2, L, S});
+        CHECK(averaged.shape() == Shape{N, L, S});
+        CHECK(averaged.data()(1, 2, 3) ==
+              doctest::Approx((per_head.data()(1, 0, 2, 3) + per_head.data()(1, 1, 2, 3)) / 2));
+        CHECK(!m.forward(q, k, v, {}, /*need_weights=*/false).attn_output_weights.defined());
+    }
+    SUBCASE("a query row with every key masked by -inf is an Error (torch gives NaN)") {
+        Mask all = xt::zeros<bool>({L, S});
+        for (std::size_t j = 0; j < S; ++j) all(1, j) = true;
+        expect_error([&] { m.forward(q, k, v, {}, true, all); }, {"softmax", "entirely -inf"});
+    }
+}
+
+TEST_CASE("tutorial D: generate_square_subsequent_mask is 0 on and below the diagonal, -inf above") {
+    const Tensor m = Transformer::generate_square_subsequent_mask(4);
+    REQUIRE(m.shape() == Shape{4, 4});
+    for (std::size_t i = 0; i < 4; ++i)
+        for (std::size_t j = 0; j < 4; ++j) CHECK(m.data()(i, j) == (j <= i ? 0.f : -kInf));
+    CHECK(!m.requires_grad());
+}
