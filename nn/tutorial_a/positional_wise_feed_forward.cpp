@@ -23,12 +23,12 @@ PositionalWiseFeedForward::PositionalWiseFeedForward(std::size_t model_dim, std:
 
 // x (B, L, d) -> (B, L, d)
 Tensor PositionalWiseFeedForward::forward(const Tensor& x) const {
-    auto scope = enter();
+    auto scope = enter(x);
     check::features(*this, "PositionalWiseFeedForward", "x", x, w1->weight.size(1));
     Tensor output = transpose(x, 1, 2);                      // (B, d, L): channels first
     output = w2->forward(relu(w1->forward(output)));         // (B, ff, L) -> (B, d, L)
     output = dropout->forward(transpose(output, 1, 2));      // (B, L, d)
-    return norm_(x + output);
+    return scope.output(norm_(x + output));
 }
 
 }  // namespace xtgrad::nn::tutorial_a

@@ -26,7 +26,7 @@ TransformerEncoder::TransformerEncoder(const TransformerLayerOptions& layer, std
 
 Tensor TransformerEncoder::forward(const Tensor& src, const AttentionMask& mask,
                                    const AttentionMask& src_key_padding_mask) const {
-    auto scope = enter();
+    auto scope = enter(src, mask, src_key_padding_mask);
     // x: (S, N, E), or (N, S, E) if batch_first
     Tensor x = src;
     if (pe == PositionalEncodingAt::encoder_input) {
@@ -40,7 +40,7 @@ Tensor TransformerEncoder::forward(const Tensor& src, const AttentionMask& mask,
         x = dropout(x, layer_options.dropout, is_training(), default_generator());
     }
     for (const auto& layer : *layers) x = layer->forward(x, mask, src_key_padding_mask);
-    return norm ? norm->forward(x) : x;
+    return scope.output(norm ? norm->forward(x) : x);
 }
 
 }  // namespace xtgrad::nn::tutorial_d

@@ -116,7 +116,7 @@ MultiheadAttention::Output MultiheadAttention::forward(const Tensor& query, cons
                                                        const AttentionMask& key_padding_mask, bool need_weights,
                                                        const AttentionMask& attn_mask,
                                                        bool average_attn_weights) const {
-    auto scope = enter();
+    auto scope = enter(query, key, value, key_padding_mask, need_weights, attn_mask, average_attn_weights);
     check_inputs(query, key, value);
     // batch first inside: (N, L, features)
     const Tensor q_in = batch_first ? query : transpose(query, 0, 1);
@@ -135,7 +135,7 @@ MultiheadAttention::Output MultiheadAttention::forward(const Tensor& query, cons
     const Tensor out = out_proj->forward(merge_heads(attn.context));  // (N, Lq, E)
     Output result{batch_first ? out : transpose(out, 0, 1), Tensor()};
     if (need_weights) result.attn_output_weights = average_attn_weights ? mean(attn.weights, {1}) : attn.weights;
-    return result;
+    return scope.output(result);
 }
 
 }  // namespace xtgrad::nn::tutorial_d
