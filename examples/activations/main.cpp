@@ -45,7 +45,11 @@ std::string short_type(const nn::Module& m) {
 
 void hook_under(nn::Module& m, const std::string& prefix, std::vector<nn::HookHandle>& handles) {
     const bool inside = m.path() == prefix || m.path().starts_with(prefix + ".") || prefix.empty();
-    const std::size_t depth = m.path().empty() ? 0 : static_cast<std::size_t>(std::count(m.path().begin(), m.path().end(), '.')) + 1;
+    // Indented by depth below the --module path.
+    auto depth_of = [](const std::string& path) {
+        return path.empty() ? 0 : static_cast<std::size_t>(std::count(path.begin(), path.end(), '.')) + 1;
+    };
+    const std::size_t depth = depth_of(m.path()) - (inside ? depth_of(prefix) : 0);
     if (inside && m.type_name().find("ModuleList") == std::string::npos) {
         const std::string indent(2 * depth, ' ');
         handles.push_back(m.register_forward_pre_hook([indent](const nn::Module& mod, const std::vector<Tensor>& in) {

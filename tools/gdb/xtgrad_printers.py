@@ -550,16 +550,26 @@ def _saved_records(node):
     return []
 
 
+def _has_field(value, name):
+    return any(f.name == name for f in value.type.strip_typedefs().fields())
+
+
 def _saved_array(saved):
-    """(Array value or None, note) of a detail::Saved: its values, and whether they were
-    modified in place since the save (the backward would throw)."""
+    """(array value or None, note) of a Saved (autograd/saved.hpp): its float values (a tensor's,
+    with a note when they were modified in place since the save: the backward would throw), or
+    its ids or mask."""
     values = _shared_get(saved["values_"])
-    if values is None:
-        return None, "(none)"
-    values = values.dereference()
-    now, then = int(values["version"]), int(saved["version_"])
-    note = "" if now == then else " (modified in place since saved: version %d, saved at %d)" % (now, then)
-    return values["array"], note
+    if values is not None:
+        values = values.dereference()
+        now, then = int(values["version"]), int(saved["version_"])
+        note = "" if now == then else " (modified in place since saved: version %d, saved at %d)" % (now, then)
+        return values["array"], note
+    for field in ("ids_", "mask_"):
+        if _has_field(saved, field):
+            other = _shared_get(saved[field])
+            if other is not None:
+                return other.dereference(), ""
+    return None, " (none)"
 
 
 def _saved_tensor(saved):
