@@ -37,12 +37,23 @@ def _type(name):
                     % name)
 
 
+# The Node and TensorImpl types of the values the walk started from: a program and its library
+# each describe them, and the copy that came with a value is the one that matches its memory.
+_types = {}
+
+
+def _remember(kind, value_type):
+    _types[kind] = value_type.strip_typedefs().unqualified()
+
+
 def _node_at(address):
-    return gdb.Value(address).cast(_type("xtgrad::Node").pointer()).dereference()
+    node_type = _types.get("node") or _type("xtgrad::Node")
+    return gdb.Value(address).cast(node_type.pointer()).dereference()
 
 
 def _impl_at(address):
-    return gdb.Value(address).cast(_type("xtgrad::TensorImpl").pointer()).dereference()
+    impl_type = _types.get("impl") or _type("xtgrad::TensorImpl")
+    return gdb.Value(address).cast(impl_type.pointer()).dereference()
 
 
 def _tag(value_type):
@@ -75,6 +86,7 @@ def _from_expression(text):
         value = pointer.dereference()
         tag = _tag(value.type)
     if tag == "xtgrad::Node":
+        _remember("node", value.type)
         return int(value.address), 0
     if tag == "xtgrad::Tensor":
         impl = p.shared_get(value["impl_"])
@@ -85,6 +97,8 @@ def _from_expression(text):
         node = p.shared_get(value["grad_fn"])
         if node is None:
             raise _Stop("%s is a leaf: no node produced it\n  %s" % (text, p.impl_summary(value)))
+        _remember("impl", value.type)
+        _remember("node", node.type.target())
         return int(node), int(value.address)
     raise _Stop("%s is a %s, not a Tensor, TensorImpl or Node" % (text, value.type))
 
@@ -114,6 +128,7 @@ def _from_frames():
                     continue
                 try:
                     value = _deref(symbol.value(frame))
+                    _remember("node", value.type)
                     where = "this frame" if level == 0 else "frame %s" % (frame.level() if hasattr(frame, "level") else level)
                     return int(value.address), 0, "`%s` of %s (%s)" % (symbol.name, where, frame.name())
                 except (gdb.error, _Stop):
@@ -124,6 +139,7 @@ def _from_frames():
         frame = frame.older()
     state = _engine_state()
     if state is not None and int(state["node"]) != 0 and int(state["grad_out"]) != 0:
+        _remember("node", state["node"].type.target())
         return int(state["node"]), 0, "the node the engine is running (xtgrad::debug::state)"
     raise _Stop("no backward node here: this frame is not inside a backward. Name a tensor: xt-node loss")
 

@@ -643,9 +643,9 @@ _PRINTERS = [
 def _lookup(value):
     """The printer of a value; a volatile array is a child to print as a repr, a const TensorImpl a
     node's input (one line)."""
+    if value.type.code in (gdb.TYPE_CODE_REF, gdb.TYPE_CODE_RVALUE_REF):  # a frame's `const Node& node`
+        value = value.referenced_value()
     value_type = value.type
-    if value_type.code == gdb.TYPE_CODE_REF:
-        value_type = value_type.target()
     tag = value_type.unqualified().strip_typedefs().tag
     if tag is None:
         return None
