@@ -8,12 +8,13 @@
 // (nn/tutorial_c/showgraph.hpp: on a fixed 0..1 scale unless --scale auto). The run is saved first (safetensors, the tutorial's PyTorch names, plus Adam's
 // state, the epoch and the generator: --resume continues it bit-identically).
 //
-// Defaults converge for every seed tried; `--tutorial-settings` restores the tutorial's
-// lr 1e-3 without warm-up, which does not (docs/tutorial_c.md explains why).
+// Defaults converge for every seed tried. `--tutorial-settings` runs the lesson as written: its
+// vocabularies ('I' and '我' = 0 = PAD, three words = 4), its hard-coded positions, lr 1e-3
+// without warm-up, 20 epochs, its printout and its teacher-forced test; it does not translate
+// (docs/tutorial_c.md shows both runs side by side and explains each difference).
 #include "examples/common/cli.hpp"
 #include "examples/common/progress.hpp"
 #include "examples/common/training.hpp"
-#include "examples/winter_games/corpus.hpp"
 #include "nn/checkpoint.hpp"
 #include "nn/tutorial_c/tutorial_c.hpp"
 #include "optim/optimizer.hpp"
@@ -21,12 +22,12 @@
 #include "xtgrad.hpp"
 
 #include <CLI/CLI.hpp>
+#include <fmt/ranges.h>
 
 #include <map>
 
 using namespace xtgrad;
 namespace tc = xtgrad::nn::tutorial_c;
-namespace wg = winter_games;
 
 namespace {
 
@@ -44,15 +45,29 @@ struct Settings {
     bool tutorial_settings = false, literal_positions = false, check = false, quiet = false;
 };
 
-std::vector<std::string> labels(const Ids& ids, const std::vector<std::string>& vocab) {
+// The words of a row of ids, through number_dict, up to and including the first `end`
+// (greedy_decode pads after it); a fixed-vocabulary row also ends at PAD (0).
+std::vector<std::string> words(const Ids& ids, const std::vector<std::string>& number_dict, std::int64_t end, bool pad_ends) {
     std::vector<std::string> out;
-    for (std::int64_t id : ids) out.push_back(vocab.at(static_cast<std::size_t>(id)));
+    for (std::int64_t id : ids) {
+        if (pad_ends && id == 0) break;
+        out.push_back(number_dict.at(static_cast<std::size_t>(id)));
+        if (id == end) break;
+    }
     return out;
 }
 
+// The lesson's printout of the test: ['爱', '爱', 'E', ...]
+std::string python_list(const std::vector<std::string>& words) {
+    std::string s;
+    for (const std::string& w : words) s += fmt::format("{}'{}'", s.empty() ? "" : ", ", w);
+    return "[" + s + "]";
+}
+
 void show_heatmaps(const tc::TransformerOutput& out, const Settings& s) {
-    const std::vector<std::string> src = labels(wg::enc_inputs(), wg::source_words);
-    const std::vector<std::string> dec = labels(wg::dec_inputs(), wg::target_words);
+    // The sentences' words, not the ids' (the lesson's ids do not name their words: 4 is three).
+    const std::vector<std::string> src = tc::split(tc::sentences()[0]);
+    const std::vector<std::string> dec = tc::split(tc::sentences()[1]);
     // x: the words of the keys, y: the words of the queries (the tutorial labels x with the
     // source words for every map, also the decoder's self-attention, whose keys are its inputs).
     struct Map {
@@ -125,15 +140,24 @@ int main(int argc, char** argv) {
                    "'auto' (stretched over each map's min..max, as matplotlib's matshow; labelled so)")
         ->transform(CLI::CheckedTransformer(std::map<std::string, nn::AttentionScale>{
             {"probability", nn::AttentionScale::probability}, {"auto", nn::AttentionScale::auto_range}}));
-    app.add_flag("--tutorial-settings", s.tutorial_settings, "the tutorial's lr 1e-3 without warm-up (watch it fail)");
+    app.add_flag("--tutorial-settings", s.tutorial_settings,
+                 "the lesson's run as written: its vocabularies ('I' and '我' = 0 = PAD; Beijing, Winter, Games = 4), "
+                 "its hard-coded positions, lr 1e-3 without warm-up, 20 epochs, its printout and teacher-forced test "
+                 "(an explicit --lr, --warmup or --epochs still counts)");
     app.add_flag("--literal-positions", s.literal_positions, "the tutorial's hard-coded positions (erratum)");
     app.add_flag("--check", s.check, "exit 1 unless the greedy translation is right");
     app.add_flag("--quiet", s.quiet, "print only the losses and the translations");
     return cli::run_main(app, argc, argv, [&] {
+        const tc::Vocabularies vocabularies = s.tutorial_settings ? tc::Vocabularies::lesson : tc::Vocabularies::fixed;
+        const tc::Vocab input_vocab = tc::input_vocab(vocabularies), output_vocab = tc::output_vocab(vocabularies);
         if (s.tutorial_settings) {
-            s.lr = 1e-3;
-            s.warmup = 0;
+            if (app.count("--lr") == 0) s.lr = 1e-3;
+            if (app.count("--warmup") == 0) s.warmup = 0;
+            if (app.count("--epochs") == 0) s.epochs = 20;
+            s.literal_positions = true;
         }
+        s.model.src_vocab_size = input_vocab.size();  // len(input_vocab)
+        s.model.tgt_vocab_size = output_vocab.size();
         if (s.literal_positions) s.model.positions = tc::PositionScheme::literal;
         validate(s);
         cli::apply_threads(s.threads);
@@ -152,7 +176,17 @@ int main(int argc, char** argv) {
                    "Adam lr {:g}, warm-up {} epochs, seed {}\n",
                    s.model.d_model, s.model.d_ff, s.model.n_layers, s.model.n_heads, model.num_parameters() / 1e6, s.lr,
                    s.warmup, s.seed);
-        const Ids enc = wg::enc_inputs(), dec = wg::dec_inputs(), target = wg::targets();
+        if (s.tutorial_settings)
+            fmt::print("the lesson as written: vocabularies of {} and {} ids ('I' and '我' are 0 = PAD; Beijing, Winter, "
+                       "Games are 4), hard-coded positions\n",
+                       input_vocab.size(), output_vocab.size());
+        const tc::Batch batch = tc::make_batch(tc::sentences(), input_vocab, output_vocab);
+        const Ids& enc = batch.enc_inputs;
+        const Ids& dec = batch.dec_inputs;
+        Ids target = batch.target_batch;
+        target.reshape({target.size()});  // target_batch.contiguous().view(-1)
+        const std::int64_t start_id = tc::lookup(output_vocab, "S"), end_id = tc::lookup(output_vocab, "E");
+        const std::vector<std::string> number_dict = tc::number_dict(output_vocab);
         examples::Progress progress(s.epochs, done);
         for (long epoch = done + 1; epoch <= s.epochs; ++epoch) {
             const double loss = run.step(epoch, [&] {
@@ -161,18 +195,26 @@ int main(int argc, char** argv) {
                 return l;
             });
             run.done(epoch, s.epochs);
-            progress.update(epoch, loss);
+            if (s.tutorial_settings)
+                fmt::print("Epoch: {:04d} cost = {:.6f}\n", epoch, loss);  // the lesson's line
+            else
+                progress.update(epoch, loss);
         }
         if (done == s.epochs) run.save_now();  // nothing left to train: the file still holds the run
 
         model.eval();
         NoGradGuard no_grad;
         tc::TransformerOutput out = model.forward(enc, dec);
-        const std::string teacher = wg::words(argmax(out.logits, 1), wg::target_words);
-        const std::string greedy = wg::words(model.greedy_decode(enc, wg::kStart, wg::kEnd), wg::target_words);
-        const std::string expected = "我 爱 2022 北京 冬 奥会 E";
-        fmt::print("\n{}\n  teacher-forced: {}\n  greedy:         {}   {}\n", wg::words(enc, wg::source_words), teacher,
-                   greedy, greedy == expected ? "(correct)" : "(wrong: expected " + expected + ")");
+        const bool pad_ends = !s.tutorial_settings;  // the lesson's 0 is '我'
+        const Ids predict = argmax(out.logits, 1);        // predict.data.max(1)[1]: teacher-forced
+        const std::string teacher = fmt::format("{}", fmt::join(words(predict, number_dict, -1, pad_ends), " "));
+        const std::string greedy = fmt::format(
+            "{}", fmt::join(words(model.greedy_decode(enc, start_id, end_id), number_dict, end_id, pad_ends), " "));
+        const std::string expected = tc::sentences()[2];
+        if (s.tutorial_settings)  // the lesson's test line
+            fmt::print("{} -> {}\n", tc::sentences()[0], python_list(words(predict, number_dict, -1, false)));
+        fmt::print("\n{}\n  teacher-forced: {}\n  greedy:         {}   {}\n", tc::sentences()[0], teacher, greedy,
+                   greedy == expected ? "(correct)" : "(wrong: expected " + expected + ")");
         show_heatmaps(out, s);  // after the save: a display problem never costs the training
         fmt::print("\nsaved {}\n", ckpt);
         return s.check && greedy != expected ? cli::kRuntimeError : cli::kSuccess;

@@ -24,6 +24,9 @@ struct DecoderOutput {
 
 class Decoder : public Module {
 public:
+    explicit Decoder(const DecoderOptions& o)
+        : Decoder(o.vocab_size(), o.max_seq_len(), o.num_layers(), o.model_dim(), o.num_heads(), o.ffn_dim(), o.dropout(),
+                 o.errata()) {}
     Decoder(std::size_t vocab_size, std::size_t max_seq_len, std::size_t num_layers = 6, std::size_t model_dim = 512,
             std::size_t num_heads = 8, std::size_t ffn_dim = 2048, float dropout = 0.f, const Options& options = {});
 

@@ -10,6 +10,7 @@
 // and xtgrad: two independent modules, self_attention and context_attention.
 #pragma once
 
+#include "nn/tutorial_a/layer_options.hpp"
 #include "nn/tutorial_a/multi_head_attention.hpp"
 #include "nn/tutorial_a/positional_wise_feed_forward.hpp"
 
@@ -25,6 +26,8 @@ struct DecoderLayerOutput {
 
 class DecoderLayer : public Module {
 public:
+    explicit DecoderLayer(const DecoderLayerOptions& o)
+        : DecoderLayer(o.model_dim(), o.num_heads(), o.ffn_dim(), o.dropout(), o.errata()) {}
     DecoderLayer(std::size_t model_dim = 512, std::size_t num_heads = 8, std::size_t ffn_dim = 2048, float dropout = 0.f,
                  const Options& options = {});
 

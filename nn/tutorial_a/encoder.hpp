@@ -25,6 +25,9 @@ struct EncoderOutput {
 
 class Encoder : public Module {
 public:
+    explicit Encoder(const EncoderOptions& o)
+        : Encoder(o.vocab_size(), o.max_seq_len(), o.num_layers(), o.model_dim(), o.num_heads(), o.ffn_dim(), o.dropout(),
+                 o.errata()) {}
     Encoder(std::size_t vocab_size, std::size_t max_seq_len, std::size_t num_layers = 6, std::size_t model_dim = 512,
             std::size_t num_heads = 8, std::size_t ffn_dim = 2048, float dropout = 0.f, const Options& options = {});
 

@@ -9,6 +9,7 @@
 // for 2048 (the Encoder passes its own ffn_dim anyway); xtgrad defaults to 2048.
 #pragma once
 
+#include "nn/tutorial_a/layer_options.hpp"
 #include "nn/tutorial_a/multi_head_attention.hpp"
 #include "nn/tutorial_a/positional_wise_feed_forward.hpp"
 
@@ -23,6 +24,8 @@ struct EncoderLayerOutput {
 
 class EncoderLayer : public Module {
 public:
+    explicit EncoderLayer(const EncoderLayerOptions& o)
+        : EncoderLayer(o.model_dim(), o.num_heads(), o.ffn_dim(), o.dropout(), o.errata()) {}
     EncoderLayer(std::size_t model_dim = 512, std::size_t num_heads = 8, std::size_t ffn_dim = 2048, float dropout = 0.f,
                  const Options& options = {});
 

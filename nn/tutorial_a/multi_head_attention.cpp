@@ -2,7 +2,7 @@
 
 #include "autograd/error.hpp"
 #include "nn/tutorial_a/checks.hpp"
-#include "nn/tutorial_a/layer_norm_choice.hpp"
+#include "nn/layer_norm_choice.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -34,8 +34,20 @@
 
 namespace xtgrad::nn::tutorial_a {
 
+// MultiHeadAttentionOptions(512, 8).dropout(0.1f).split(HeadSplit::literal)
+class MultiHeadAttentionOptions {
+public:
+    MultiHeadAttentionOptions(std::size_t model_dim, std::size_t num_heads) : model_dim_(model_dim), num_heads_(num_heads) {}
+    XTGRAD_ARG(std::size_t, model_dim);
+    XTGRAD_ARG(std::size_t, num_heads);
+    XTGRAD_ARG(float, dropout) = 0.f;
+    XTGRAD_TUTORIAL_A_ERRATA_ARGS;
+};
+
 class MultiHeadAttention : public Module {
 public:
+    explicit MultiHeadAttention(const MultiHeadAttentionOptions& o)
+        : MultiHeadAttention(o.model_dim(), o.num_heads(), o.dropout(), o.errata()) {}
     MultiHeadAttention(std::size_t model_dim = 512, std::size_t num_heads = 8, float dropout = 0.f,
                        const Options& options = {});
 

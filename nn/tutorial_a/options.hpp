@@ -4,7 +4,8 @@
 // exactly, kept only so docs/tutorial_a.md can show what the slips do to the numbers.
 #pragma once
 
-#include <string>
+#include "nn/layer_norm_choice.hpp"
+#include "nn/options.hpp"
 
 namespace xtgrad::nn::tutorial_a {
 
@@ -20,24 +21,28 @@ enum class ScaleRule {
     literal,  // the notebook's (dk // h) ** -0.5: divides by the number of heads a second time
 };
 
-// Which LayerNorm sits after the residual additions of the attention and the FFN.
-enum class LayerNormKind {
-    torch,   // nn.LayerNorm(d): biased variance, eps 1e-5 inside the sqrt (the notebook's code)
-    custom,  // the notebook's own LayerNorm class: gamma/beta, unbiased std, eps 1e-6 added to the std
-};
+// Which LayerNorm sits after the residual additions of the attention and the FFN (shared
+// with nn::ConvFeedForward): LayerNormKind::torch (the notebook's code) or ::custom.
+using nn::LayerNormKind;
 
+// The three switches together, as the positional constructors take them.
 struct Options {
     HeadSplit split = HeadSplit::transpose;
     ScaleRule scale = ScaleRule::sqrt_dk;
     LayerNormKind layer_norm = LayerNormKind::torch;
 };
 
-// Names of the two kernel-1 convolutions of the position-wise FFN: tutorial A calls them
-// w1/w2, tutorial C (PoswiseFeedForwardNet) conv1/conv2. Same computation, other state names.
-struct ConvNames {
-    std::string first = "w1";
-    std::string second = "w2";
-    static ConvNames tutorial_c() { return {"conv1", "conv2"}; }
-};
+// The same switches as fields of a module's <Module>Options (nn/options.hpp), e.g.
+// MultiHeadAttentionOptions(512, 8).split(HeadSplit::literal); errata() bundles them.
+#define XTGRAD_TUTORIAL_A_ERRATA_ARGS                                          \
+    XTGRAD_ARG(HeadSplit, split) = HeadSplit::transpose;                       \
+    XTGRAD_ARG(ScaleRule, scale) = ScaleRule::sqrt_dk;                         \
+    XTGRAD_ARG(LayerNormKind, layer_norm) = LayerNormKind::torch;              \
+                                                                               \
+public:                                                                        \
+    Options errata() const { return {split_, scale_, layer_norm_}; }          \
+                                                                               \
+private:                                                                       \
+    static_assert(true)
 
 }  // namespace xtgrad::nn::tutorial_a

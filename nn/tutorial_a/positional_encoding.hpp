@@ -13,13 +13,23 @@
 #pragma once
 
 #include "nn/layers.hpp"
+#include "nn/options.hpp"
 
 #include <memory>
 
 namespace xtgrad::nn::tutorial_a {
 
+// PositionalEncodingOptions(512, max_seq_len)
+class PositionalEncodingOptions {
+public:
+    PositionalEncodingOptions(std::size_t d_model, std::size_t max_seq_len) : d_model_(d_model), max_seq_len_(max_seq_len) {}
+    XTGRAD_ARG(std::size_t, d_model);
+    XTGRAD_ARG(std::size_t, max_seq_len);
+};
+
 class PositionalEncoding : public Module {
 public:
+    explicit PositionalEncoding(const PositionalEncodingOptions& o) : PositionalEncoding(o.d_model(), o.max_seq_len()) {}
     PositionalEncoding(std::size_t d_model, std::size_t max_seq_len);
 
     // input_len (B) or (B, 1), each ≤ max_seq_len -> (B, max(input_len), d_model)

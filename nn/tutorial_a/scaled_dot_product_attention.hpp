@@ -20,11 +20,19 @@
 
 #include "nn/attention.hpp"
 #include "nn/module.hpp"
+#include "nn/options.hpp"
 
 namespace xtgrad::nn::tutorial_a {
 
+// ScaledDotProductAttentionOptions().attention_dropout(0.1f)
+class ScaledDotProductAttentionOptions {
+    XTGRAD_ARG(float, attention_dropout) = 0.f;
+};
+
 class ScaledDotProductAttention : public Module {
 public:
+    explicit ScaledDotProductAttention(const ScaledDotProductAttentionOptions& o)
+        : ScaledDotProductAttention(o.attention_dropout()) {}
     explicit ScaledDotProductAttention(float attention_dropout = 0.f);
 
     // Returns {context (B*, Lq, dv), attention (B*, Lq, Lk)}. scale 0 = none; attn_mask may be null.

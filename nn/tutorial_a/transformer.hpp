@@ -33,8 +33,29 @@ struct TransformerOutput {
     std::vector<Tensor> ctx_attn;          // per layer (B·h, Lt, Ls)
 };
 
+// TransformerOptions(src_vocab_size, src_max_len, tgt_vocab_size, tgt_max_len).num_layers(2).dropout(0.f)
+class TransformerOptions {
+public:
+    TransformerOptions(std::size_t src_vocab_size, std::size_t src_max_len, std::size_t tgt_vocab_size,
+                       std::size_t tgt_max_len)
+        : src_vocab_size_(src_vocab_size), src_max_len_(src_max_len), tgt_vocab_size_(tgt_vocab_size), tgt_max_len_(tgt_max_len) {}
+    XTGRAD_ARG(std::size_t, src_vocab_size);
+    XTGRAD_ARG(std::size_t, src_max_len);
+    XTGRAD_ARG(std::size_t, tgt_vocab_size);
+    XTGRAD_ARG(std::size_t, tgt_max_len);
+    XTGRAD_ARG(std::size_t, num_layers) = 6;
+    XTGRAD_ARG(std::size_t, model_dim) = 512;
+    XTGRAD_ARG(std::size_t, num_heads) = 8;
+    XTGRAD_ARG(std::size_t, ffn_dim) = 2048;
+    XTGRAD_ARG(float, dropout) = 0.2f;
+    XTGRAD_TUTORIAL_A_ERRATA_ARGS;
+};
+
 class Transformer : public Module {
 public:
+    explicit Transformer(const TransformerOptions& o)
+        : Transformer(o.src_vocab_size(), o.src_max_len(), o.tgt_vocab_size(), o.tgt_max_len(), o.num_layers(),
+                      o.model_dim(), o.num_heads(), o.ffn_dim(), o.dropout(), o.errata()) {}
     Transformer(std::size_t src_vocab_size, std::size_t src_max_len, std::size_t tgt_vocab_size, std::size_t tgt_max_len,
                 std::size_t num_layers = 6, std::size_t model_dim = 512, std::size_t num_heads = 8,
                 std::size_t ffn_dim = 2048, float dropout = 0.2f, const Options& options = {});

@@ -8,6 +8,7 @@
 #include "nn/tutorial_a/encoder_layer.hpp"
 #include "nn/tutorial_a/masks.hpp"
 #include "nn/tutorial_a/multi_head_attention.hpp"
+#include "nn/tutorial_a/layer_options.hpp"
 #include "nn/tutorial_a/options.hpp"
 #include "nn/tutorial_a/positional_encoding.hpp"
 #include "nn/tutorial_a/positional_wise_feed_forward.hpp"

@@ -2,7 +2,9 @@
 
 namespace xtgrad::nn::tutorial_b {
 
-DecoderLayer::DecoderLayer(std::size_t d_model, std::size_t num_heads, std::size_t d_ff, float p) {
+DecoderLayer::DecoderLayer(const DecoderLayerOptions& o) {
+    const std::size_t d_model = o.d_model(), num_heads = o.num_heads(), d_ff = o.d_ff();
+    const float p = o.dropout();
     self_attn = register_module("self_attn", std::make_shared<MultiHeadAttention>(d_model, num_heads));
     cross_attn = register_module("cross_attn", std::make_shared<MultiHeadAttention>(d_model, num_heads));
     feed_forward = register_module("feed_forward", std::make_shared<PositionWiseFeedForward>(d_model, d_ff));

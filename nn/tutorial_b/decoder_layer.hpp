@@ -12,6 +12,7 @@
 
 #include "nn/layers.hpp"
 #include "nn/module.hpp"
+#include "nn/tutorial_b/layer_options.hpp"
 #include "nn/tutorial_b/multi_head_attention.hpp"
 #include "nn/tutorial_b/position_wise_feed_forward.hpp"
 
@@ -21,7 +22,9 @@ namespace xtgrad::nn::tutorial_b {
 
 class DecoderLayer : public Module {
 public:
-    DecoderLayer(std::size_t d_model, std::size_t num_heads, std::size_t d_ff, float dropout);
+    explicit DecoderLayer(const DecoderLayerOptions& options);
+    DecoderLayer(std::size_t d_model, std::size_t num_heads, std::size_t d_ff, float dropout)
+        : DecoderLayer(DecoderLayerOptions(d_model, num_heads, d_ff).dropout(dropout)) {}
     // x (B, Lt, d), enc_output (B, Ls, d) -> (B, Lt, d)
     Tensor forward(const Tensor& x, const Tensor& enc_output, const Mask& src_mask, const Mask& tgt_mask) const;
 

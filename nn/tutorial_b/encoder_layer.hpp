@@ -9,6 +9,7 @@
 
 #include "nn/layers.hpp"
 #include "nn/module.hpp"
+#include "nn/tutorial_b/layer_options.hpp"
 #include "nn/tutorial_b/multi_head_attention.hpp"
 #include "nn/tutorial_b/position_wise_feed_forward.hpp"
 
@@ -18,7 +19,9 @@ namespace xtgrad::nn::tutorial_b {
 
 class EncoderLayer : public Module {
 public:
-    EncoderLayer(std::size_t d_model, std::size_t num_heads, std::size_t d_ff, float dropout);
+    explicit EncoderLayer(const EncoderLayerOptions& options);
+    EncoderLayer(std::size_t d_model, std::size_t num_heads, std::size_t d_ff, float dropout)
+        : EncoderLayer(EncoderLayerOptions(d_model, num_heads, d_ff).dropout(dropout)) {}
     Tensor forward(const Tensor& x, const Mask& mask) const;  // x (B, L, d) -> (B, L, d)
 
     std::shared_ptr<MultiHeadAttention> self_attn;

@@ -11,8 +11,8 @@ namespace {
 constexpr const char* kType = "tutorial_b::MultiHeadAttention";
 }
 
-MultiHeadAttention::MultiHeadAttention(std::size_t d_model, std::size_t num_heads)
-    : d_model(d_model), num_heads(num_heads), d_k(num_heads ? d_model / num_heads : 0) {
+MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionOptions& o)
+    : d_model(o.d_model()), num_heads(o.num_heads()), d_k(num_heads ? d_model / num_heads : 0) {
     // the tutorial's `assert d_model % num_heads == 0`
     if (num_heads == 0 || d_model == 0 || d_model % num_heads != 0)
         fail("{}: d_model must be divisible by num_heads, got d_model {} and num_heads {}", kType, d_model, num_heads);

@@ -18,14 +18,25 @@
 #include "nn/attention.hpp"
 #include "nn/layers.hpp"
 #include "nn/module.hpp"
+#include "nn/options.hpp"
 
 #include <memory>
 
 namespace xtgrad::nn::tutorial_b {
 
+// MultiHeadAttentionOptions(512, 8)
+class MultiHeadAttentionOptions {
+public:
+    MultiHeadAttentionOptions(std::size_t d_model, std::size_t num_heads) : d_model_(d_model), num_heads_(num_heads) {}
+    XTGRAD_ARG(std::size_t, d_model);
+    XTGRAD_ARG(std::size_t, num_heads);
+};
+
 class MultiHeadAttention : public Module {
 public:
-    MultiHeadAttention(std::size_t d_model, std::size_t num_heads);
+    explicit MultiHeadAttention(const MultiHeadAttentionOptions& options);
+    MultiHeadAttention(std::size_t d_model, std::size_t num_heads)
+        : MultiHeadAttention(MultiHeadAttentionOptions(d_model, num_heads)) {}
 
     // Q (B, Lq, d), K and V (B, Lk, d); mask (4-D, True = keep) -> (B, Lq, d).
     Tensor forward(const Tensor& Q, const Tensor& K, const Tensor& V, const Mask& mask) const;

@@ -4,9 +4,9 @@
 
 namespace xtgrad::nn::tutorial_b {
 
-PositionWiseFeedForward::PositionWiseFeedForward(std::size_t d_model, std::size_t d_ff) {
-    fc1 = register_module("fc1", std::make_shared<Linear>(d_model, d_ff));
-    fc2 = register_module("fc2", std::make_shared<Linear>(d_ff, d_model));
+PositionWiseFeedForward::PositionWiseFeedForward(const PositionWiseFeedForwardOptions& o) {
+    fc1 = register_module("fc1", std::make_shared<Linear>(o.d_model(), o.d_ff()));
+    fc2 = register_module("fc2", std::make_shared<Linear>(o.d_ff(), o.d_model()));
     relu = register_module("relu", std::make_shared<ReLU>());
 }
 

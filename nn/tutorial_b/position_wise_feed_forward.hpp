@@ -14,14 +14,25 @@
 
 #include "nn/layers.hpp"
 #include "nn/module.hpp"
+#include "nn/options.hpp"
 
 #include <memory>
 
 namespace xtgrad::nn::tutorial_b {
 
+// PositionWiseFeedForwardOptions(512, 2048)
+class PositionWiseFeedForwardOptions {
+public:
+    PositionWiseFeedForwardOptions(std::size_t d_model, std::size_t d_ff) : d_model_(d_model), d_ff_(d_ff) {}
+    XTGRAD_ARG(std::size_t, d_model);
+    XTGRAD_ARG(std::size_t, d_ff);
+};
+
 class PositionWiseFeedForward : public Module {
 public:
-    PositionWiseFeedForward(std::size_t d_model, std::size_t d_ff);
+    explicit PositionWiseFeedForward(const PositionWiseFeedForwardOptions& options);
+    PositionWiseFeedForward(std::size_t d_model, std::size_t d_ff)
+        : PositionWiseFeedForward(PositionWiseFeedForwardOptions(d_model, d_ff)) {}
     Tensor forward(const Tensor& x) const;  // x (..., d_model) -> (..., d_model)
 
     std::shared_ptr<Linear> fc1, fc2;

@@ -26,7 +26,8 @@ Array sinusoid_buffer(std::size_t d_model, std::size_t max_seq_length) {
 }
 }  // namespace
 
-PositionalEncoding::PositionalEncoding(std::size_t d_model, std::size_t max_seq_length) {
+PositionalEncoding::PositionalEncoding(const PositionalEncodingOptions& o) {
+    const std::size_t d_model = o.d_model(), max_seq_length = o.max_seq_length();
     if (d_model == 0 || d_model % 2 != 0)
         fail("{}: d_model must be even and positive (sin and cos columns alternate), got {}", kType, d_model);
     if (max_seq_length == 0) fail("{}: max_seq_length must be positive", kType);

@@ -14,12 +14,24 @@
 #pragma once
 
 #include "nn/module.hpp"
+#include "nn/options.hpp"
 
 namespace xtgrad::nn::tutorial_b {
 
+// PositionalEncodingOptions(512, 100)
+class PositionalEncodingOptions {
+public:
+    PositionalEncodingOptions(std::size_t d_model, std::size_t max_seq_length)
+        : d_model_(d_model), max_seq_length_(max_seq_length) {}
+    XTGRAD_ARG(std::size_t, d_model);
+    XTGRAD_ARG(std::size_t, max_seq_length);
+};
+
 class PositionalEncoding : public Module {
 public:
-    PositionalEncoding(std::size_t d_model, std::size_t max_seq_length);
+    explicit PositionalEncoding(const PositionalEncodingOptions& options);
+    PositionalEncoding(std::size_t d_model, std::size_t max_seq_length)
+        : PositionalEncoding(PositionalEncodingOptions(d_model, max_seq_length)) {}
     Tensor forward(const Tensor& x) const;  // x (B, L, d), L <= max_seq_length -> x + pe[:, :L]
 
     Tensor pe;  // buffer (1, max_seq_length, d_model)

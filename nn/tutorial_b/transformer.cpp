@@ -8,9 +8,11 @@ namespace {
 constexpr const char* kType = "tutorial_b::Transformer";
 }
 
-Transformer::Transformer(std::size_t src_vocab_size, std::size_t tgt_vocab_size, std::size_t d_model,
-                         std::size_t num_heads, std::size_t num_layers, std::size_t d_ff,
-                         std::size_t max_seq_length, float p) {
+Transformer::Transformer(const TransformerOptions& o) {
+    const std::size_t src_vocab_size = o.src_vocab_size(), tgt_vocab_size = o.tgt_vocab_size(), d_model = o.d_model(),
+                      num_heads = o.num_heads(), num_layers = o.num_layers(), d_ff = o.d_ff(),
+                      max_seq_length = o.max_seq_length();
+    const float p = o.dropout();
     encoder_embedding = register_module("encoder_embedding", std::make_shared<Embedding>(src_vocab_size, d_model));
     decoder_embedding = register_module("decoder_embedding", std::make_shared<Embedding>(tgt_vocab_size, d_model));
     positional_encoding =

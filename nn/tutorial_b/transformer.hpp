@@ -20,6 +20,7 @@
 
 #include "nn/layers.hpp"
 #include "nn/module.hpp"
+#include "nn/options.hpp"
 #include "nn/tutorial_b/decoder_layer.hpp"
 #include "nn/tutorial_b/encoder_layer.hpp"
 #include "nn/tutorial_b/masks.hpp"
@@ -29,10 +30,35 @@
 
 namespace xtgrad::nn::tutorial_b {
 
+// TransformerOptions(5000, 5000).num_layers(2).dropout(0.f); the defaults are the tutorial's run.
+class TransformerOptions {
+public:
+    TransformerOptions(std::size_t src_vocab_size, std::size_t tgt_vocab_size)
+        : src_vocab_size_(src_vocab_size), tgt_vocab_size_(tgt_vocab_size) {}
+    XTGRAD_ARG(std::size_t, src_vocab_size);
+    XTGRAD_ARG(std::size_t, tgt_vocab_size);
+    XTGRAD_ARG(std::size_t, d_model) = 512;
+    XTGRAD_ARG(std::size_t, num_heads) = 8;
+    XTGRAD_ARG(std::size_t, num_layers) = 6;
+    XTGRAD_ARG(std::size_t, d_ff) = 2048;
+    XTGRAD_ARG(std::size_t, max_seq_length) = 100;
+    XTGRAD_ARG(float, dropout) = 0.1f;
+};
+
 class Transformer : public Module {
 public:
+    explicit Transformer(const TransformerOptions& options);
+    // The tutorial's Transformer(src_vocab_size, tgt_vocab_size, d_model, num_heads, num_layers, d_ff,
+    // max_seq_length, dropout).
     Transformer(std::size_t src_vocab_size, std::size_t tgt_vocab_size, std::size_t d_model, std::size_t num_heads,
-                std::size_t num_layers, std::size_t d_ff, std::size_t max_seq_length, float dropout);
+                std::size_t num_layers, std::size_t d_ff, std::size_t max_seq_length, float dropout)
+        : Transformer(TransformerOptions(src_vocab_size, tgt_vocab_size)
+                          .d_model(d_model)
+                          .num_heads(num_heads)
+                          .num_layers(num_layers)
+                          .d_ff(d_ff)
+                          .max_seq_length(max_seq_length)
+                          .dropout(dropout)) {}
 
     // src (B, Ls), tgt (B, Lt) ids, 0 = PAD -> logits (B, Lt, tgt_vocab_size).
     Tensor forward(const Ids& src, const Ids& tgt) const;

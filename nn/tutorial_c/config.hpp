@@ -26,4 +26,11 @@ struct Config {
     PositionScheme positions = PositionScheme::sequential;  // literal: the tutorial's hard-coded rows
 };
 
+// Encoder, Decoder and Transformer all read the lesson's globals, so their options are this one
+// struct (plain fields with designated initialisers, {.d_model = 64, .n_layers = 2}, rather than
+// chained setters: the lesson's globals are one block of assignments).
+using EncoderOptions = Config;
+using DecoderOptions = Config;
+using TransformerOptions = Config;
+
 }  // namespace xtgrad::nn::tutorial_c

@@ -2,11 +2,10 @@
 
 namespace xtgrad::nn::tutorial_c {
 
-DecoderLayer::DecoderLayer(std::size_t d_model, std::size_t n_heads, std::size_t d_ff, std::size_t d_k,
-                           std::size_t d_v) {
-    dec_self_attn = register_module("dec_self_attn", std::make_shared<MultiHeadAttention>(d_model, n_heads, d_k, d_v));
-    dec_enc_attn = register_module("dec_enc_attn", std::make_shared<MultiHeadAttention>(d_model, n_heads, d_k, d_v));
-    pos_ffn = register_module("pos_ffn", std::make_shared<PoswiseFeedForwardNet>(d_model, d_ff));
+DecoderLayer::DecoderLayer(const DecoderLayerOptions& o) {
+    dec_self_attn = register_module("dec_self_attn", std::make_shared<MultiHeadAttention>(o.attention()));
+    dec_enc_attn = register_module("dec_enc_attn", std::make_shared<MultiHeadAttention>(o.attention()));
+    pos_ffn = register_module("pos_ffn", std::make_shared<PoswiseFeedForwardNet>(o.feed_forward()));
 }
 
 DecoderLayerOutput DecoderLayer::forward(const Tensor& dec_inputs, const Tensor& enc_outputs,

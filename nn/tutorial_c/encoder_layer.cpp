@@ -2,10 +2,9 @@
 
 namespace xtgrad::nn::tutorial_c {
 
-EncoderLayer::EncoderLayer(std::size_t d_model, std::size_t n_heads, std::size_t d_ff, std::size_t d_k,
-                           std::size_t d_v) {
-    enc_self_attn = register_module("enc_self_attn", std::make_shared<MultiHeadAttention>(d_model, n_heads, d_k, d_v));
-    pos_ffn = register_module("pos_ffn", std::make_shared<PoswiseFeedForwardNet>(d_model, d_ff));
+EncoderLayer::EncoderLayer(const EncoderLayerOptions& o) {
+    enc_self_attn = register_module("enc_self_attn", std::make_shared<MultiHeadAttention>(o.attention()));
+    pos_ffn = register_module("pos_ffn", std::make_shared<PoswiseFeedForwardNet>(o.feed_forward()));
 }
 
 EncoderLayerOutput EncoderLayer::forward(const Tensor& enc_inputs, const Mask& enc_self_attn_mask) const {

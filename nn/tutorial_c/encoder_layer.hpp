@@ -7,6 +7,7 @@
 #pragma once
 
 #include "nn/module.hpp"
+#include "nn/tutorial_c/layer_options.hpp"
 #include "nn/tutorial_c/multi_head_attention.hpp"
 #include "nn/tutorial_c/poswise_feed_forward_net.hpp"
 
@@ -21,7 +22,9 @@ struct EncoderLayerOutput {
 
 class EncoderLayer : public Module {
 public:
-    EncoderLayer(std::size_t d_model, std::size_t n_heads, std::size_t d_ff, std::size_t d_k, std::size_t d_v);
+    explicit EncoderLayer(const EncoderLayerOptions& options);
+    EncoderLayer(std::size_t d_model, std::size_t n_heads, std::size_t d_ff, std::size_t d_k, std::size_t d_v)
+        : EncoderLayer(EncoderLayerOptions(d_model, n_heads, d_ff, d_k, d_v)) {}
     // enc_inputs (B, L, d), enc_self_attn_mask (B, L, L) True = masked.
     EncoderLayerOutput forward(const Tensor& enc_inputs, const Mask& enc_self_attn_mask) const;
 

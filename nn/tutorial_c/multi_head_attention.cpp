@@ -16,11 +16,11 @@ std::size_t checked_positive(std::size_t v, const char* name) {
 }
 }  // namespace
 
-MultiHeadAttention::MultiHeadAttention(std::size_t d_model, std::size_t n_heads, std::size_t d_k, std::size_t d_v)
-    : d_model(checked_positive(d_model, "d_model")),
-      n_heads(checked_positive(n_heads, "n_heads")),
-      d_k(checked_positive(d_k, "d_k")),
-      d_v(checked_positive(d_v, "d_v")),
+MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionOptions& o)
+    : d_model(checked_positive(o.d_model(), "d_model")),
+      n_heads(checked_positive(o.n_heads(), "n_heads")),
+      d_k(checked_positive(o.d_k(), "d_k")),
+      d_v(checked_positive(o.d_v(), "d_v")),
       attention_(d_k) {
     W_Q = register_module("W_Q", std::make_shared<Linear>(d_model, d_k * n_heads));
     W_K = register_module("W_K", std::make_shared<Linear>(d_model, d_k * n_heads));

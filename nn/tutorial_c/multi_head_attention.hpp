@@ -16,6 +16,7 @@
 #pragma once
 
 #include "nn/layers.hpp"
+#include "nn/options.hpp"
 #include "nn/module.hpp"
 #include "nn/tutorial_c/scaled_dot_product_attention.hpp"
 
@@ -28,9 +29,23 @@ struct MultiHeadAttentionOutput {
     Tensor attn;    // (B, n_heads, Lq, Lk)
 };
 
+// MultiHeadAttentionOptions(512, 8, 64, 64): the lesson's globals d_model, n_heads, d_k, d_v
+// (d_k and d_v need not be d_model / n_heads).
+class MultiHeadAttentionOptions {
+public:
+    MultiHeadAttentionOptions(std::size_t d_model, std::size_t n_heads, std::size_t d_k, std::size_t d_v)
+        : d_model_(d_model), n_heads_(n_heads), d_k_(d_k), d_v_(d_v) {}
+    XTGRAD_ARG(std::size_t, d_model);
+    XTGRAD_ARG(std::size_t, n_heads);
+    XTGRAD_ARG(std::size_t, d_k);
+    XTGRAD_ARG(std::size_t, d_v);
+};
+
 class MultiHeadAttention : public Module {
 public:
-    MultiHeadAttention(std::size_t d_model, std::size_t n_heads, std::size_t d_k, std::size_t d_v);
+    explicit MultiHeadAttention(const MultiHeadAttentionOptions& options);
+    MultiHeadAttention(std::size_t d_model, std::size_t n_heads, std::size_t d_k, std::size_t d_v)
+        : MultiHeadAttention(MultiHeadAttentionOptions(d_model, n_heads, d_k, d_v)) {}
 
     // Q (B, Lq, d), K and V (B, Lk, d), attn_mask (B, Lq, Lk) True = masked.
     MultiHeadAttentionOutput forward(const Tensor& Q, const Tensor& K, const Tensor& V, const Mask& attn_mask) const;

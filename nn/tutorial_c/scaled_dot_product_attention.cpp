@@ -10,7 +10,7 @@ namespace {
 constexpr const char* kType = "tutorial_c::ScaledDotProductAttention";
 }
 
-ScaledDotProductAttention::ScaledDotProductAttention(std::size_t d_k) : d_k(d_k) {
+ScaledDotProductAttention::ScaledDotProductAttention(const ScaledDotProductAttentionOptions& o) : d_k(o.d_k()) {
     if (d_k == 0) fail("{}: d_k must be positive", kType);
 }
 

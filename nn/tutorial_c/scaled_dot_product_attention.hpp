@@ -12,12 +12,21 @@
 
 #include "nn/attention.hpp"
 #include "nn/module.hpp"
+#include "nn/options.hpp"
 
 namespace xtgrad::nn::tutorial_c {
 
+// ScaledDotProductAttentionOptions(64): the lesson's global d_k.
+class ScaledDotProductAttentionOptions {
+public:
+    explicit ScaledDotProductAttentionOptions(std::size_t d_k) : d_k_(d_k) {}
+    XTGRAD_ARG(std::size_t, d_k);
+};
+
 class ScaledDotProductAttention : public Module {
 public:
-    explicit ScaledDotProductAttention(std::size_t d_k);
+    explicit ScaledDotProductAttention(const ScaledDotProductAttentionOptions& options);
+    explicit ScaledDotProductAttention(std::size_t d_k) : ScaledDotProductAttention(ScaledDotProductAttentionOptions(d_k)) {}
     // -> {context (B, h, Lq, d_v), weights = attn (B, h, Lq, Lk)}
     AttentionResult forward(const Tensor& Q, const Tensor& K, const Tensor& V, const Mask& attn_mask) const;
 

@@ -8,6 +8,7 @@
 #include "nn/tutorial_c/decoder_layer.hpp"
 #include "nn/tutorial_c/encoder.hpp"
 #include "nn/tutorial_c/encoder_layer.hpp"
+#include "nn/tutorial_c/make_batch.hpp"
 #include "nn/tutorial_c/masks.hpp"
 #include "nn/tutorial_c/multi_head_attention.hpp"
 #include "nn/tutorial_c/poswise_feed_forward_net.hpp"

@@ -1,5 +1,5 @@
 // Tutorial C's Winter Games Transformer at a test size, and its one sentence pair
-// (ids as examples/winter_games/corpus.hpp: PAD = 0, one id per word).
+// (ids as tutorial_c::make_batch with the fixed vocabularies: PAD = 0, one id per word).
 #pragma once
 
 #include "nn/tutorial_c/tutorial_c.hpp"

@@ -59,6 +59,15 @@ says "that run has seed 0, this command 1"
 expect 2 "winter_games --resume, --epochs below the epochs done" "${wg[@]}" --epochs 3 --out split --resume winter_games_split/winter_games.safetensors
 says "--epochs 3 is fewer than the 4 epochs already done"
 
+echo "== winter_games --tutorial-settings: the lesson as written (vocabularies, positions, 20 epochs, printout, test)"
+expect 0 "winter_games --tutorial-settings" "${wg[@]}" --tutorial-settings --out lesson
+says "the lesson as written: vocabularies of 7 and 8 ids ('I' and '我' are 0 = PAD; Beijing, Winter, Games are 4)"
+says "Epoch: 0020 cost = "
+says "I like the 2022 Beijing Winter Games -> ['"
+if grep -q "^Epoch: 0021" last.log; then bad "  ...more than the lesson's 20 epochs"; else ok "  ...the lesson's 20 epochs"; fi
+expect 0 "winter_games --tutorial-settings --epochs 2: an explicit option still counts" "${wg[@]}" --tutorial-settings --epochs 2 --out lesson2
+if grep -q "^Epoch: 0003" last.log; then bad "  ...ran past --epochs 2"; else ok "  ...2 epochs"; fi
+
 echo "== --save-init, and a model-only file resumes as a fresh run from its weights"
 expect 0 "winter_games --save-init" "${wg[@]}" --epochs 1 --out init --save-init init/a.safetensors
 "${wg[@]}" --epochs 1 --out init2 --save-init init2/a.safetensors >/dev/null 2>&1

@@ -226,7 +226,7 @@ TEST_CASE("tutorial A: MultiHeadAttention state names and bad input") {
 
 // ---- PositionalWiseFeedForward ------------------------------------------------------------
 
-TEST_CASE("tutorial A: PositionalWiseFeedForward gradcheck, both LayerNorms, A's and C's names") {
+TEST_CASE("tutorial A: PositionalWiseFeedForward gradcheck, both LayerNorms, A's names") {
     Tensor x = rnd({2, 3, kD}, 21);
     for (ta::LayerNormKind ln : {ta::LayerNormKind::torch, ta::LayerNormKind::custom}) {
         manual_seed(4);
@@ -234,11 +234,11 @@ TEST_CASE("tutorial A: PositionalWiseFeedForward gradcheck, both LayerNorms, A's
         CHECK(ffn.forward(x).shape() == Shape{2, 3, kD});
         CHECK(gradcheck([&](const V& v) { return ffn.forward(v[0]); }, concat({x}, trainable(ffn)), kReluSafe));
     }
-    ta::PositionalWiseFeedForward a(kD, kFf), c(kD, kFf, 0.f, ta::LayerNormKind::torch, ta::ConvNames::tutorial_c());
+    ta::PositionalWiseFeedForward a(kD, kFf);
     CHECK(names_of(a.named_parameters()) == std::vector<std::string>{"w1.weight", "w1.bias", "w2.weight", "w2.bias",
                                                                      "layer_norm.weight", "layer_norm.bias"});
-    CHECK(names_of(c.named_parameters()) == std::vector<std::string>{"conv1.weight", "conv1.bias", "conv2.weight",
-                                                                     "conv2.bias", "layer_norm.weight", "layer_norm.bias"});
+    ta::PositionalWiseFeedForward custom(ta::PositionalWiseFeedForwardOptions(kD, kFf).layer_norm(ta::LayerNormKind::custom));
+    CHECK(names_of(custom.named_parameters()).back() == "layer_norm.beta");
     CHECK(a.w2->weight.shape() == Shape{kD, kFf, 1});  // ffn_dim -> model_dim (the notebook: model_dim -> ffn_dim)
 }
 
@@ -246,8 +246,9 @@ TEST_CASE("tutorial A: PositionalWiseFeedForward bad input") {
     ta::PositionalWiseFeedForward ffn(kD, kFf);
     test::expect_error([&] { ffn.forward(rnd({2, 3, 5})); }, {"PositionalWiseFeedForward", "(batch, len, 8)", "(2,3,5)"});
     test::expect_error([&] { ffn.forward(rnd({3, kD})); }, {"PositionalWiseFeedForward", "(3,8)"});
-    test::expect_error([] { ta::PositionalWiseFeedForward(kD, kFf, 0.f, ta::LayerNormKind::torch, {"w", "w"}); },
-                      {"PositionalWiseFeedForward", "distinct names"});
+    test::expect_error([] { nn::ConvFeedForward(nn::ConvFeedForwardOptions(kD, kFf).conv_names({"w", "w"})); },
+                      {"ConvFeedForward", "distinct names"});
+    test::expect_error([] { ta::PositionalWiseFeedForward(0, kFf); }, {"PositionalWiseFeedForward", "d_model (0)"});
 }
 
 // ---- EncoderLayer, DecoderLayer -----------------------------------------------------------

@@ -1,6 +1,7 @@
 // Tutorial C modules: gradcheck, behaviour, state names and bad-input tests (parity with
 // PyTorch runs in tests/parity_test.cpp). Select them with -tc='tutorial C*'.
 #include "autograd/npy.hpp"
+#include "nn/tutorial_a/positional_wise_feed_forward.hpp"
 #include "nn/tutorial_c/tutorial_c.hpp"
 #include "tests/test_util.hpp"
 #include "tests/nn/module_test_util.hpp"
@@ -10,6 +11,7 @@
 #include <cmath>
 #include <fstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 using namespace xtgrad;
@@ -168,13 +170,16 @@ TEST_CASE("tutorial C: MultiHeadAttention rejects bad shapes and masks, naming t
 
 // ---- PoswiseFeedForwardNet and the layers -----------------------------------------------------
 
-TEST_CASE("tutorial C: PoswiseFeedForwardNet is A's FFN with conv1/conv2 names, gradcheck") {
+TEST_CASE("tutorial C: PoswiseFeedForwardNet is the shared ConvFeedForward with conv1/conv2 names, gradcheck") {
     manual_seed(0);  // a seed whose ReLU inputs stay clear of the kink (see kReluSafe)
     tc::PoswiseFeedForwardNet ffn(kD, kFf);
     CHECK(names_of(ffn.named_parameters()) == std::vector<std::string>{"conv1.weight", "conv1.bias", "conv2.weight",
                                                                        "conv2.bias", "layer_norm.weight",
                                                                        "layer_norm.bias"});
     CHECK(ffn.w2->weight.shape() == Shape{kD, kFf, 1});  // conv2: d_ff -> d_model
+    static_assert(!std::is_base_of_v<nn::tutorial_a::PositionalWiseFeedForward, tc::PoswiseFeedForwardNet>,
+                  "tutorial C's class is not tutorial A's");
+    test::expect_error([&] { ffn.forward(rnd({2, 3, 5})); }, {"tutorial_c::PoswiseFeedForwardNet", "(batch, len, 8)", "(2,3,5)"});
     Tensor x = rnd({2, 3, kD}, 6);
     CHECK(gradcheck([&](const V& v) { return ffn.forward(v[0]); }, with_parameters(ffn, {x}), kReluSafe));
 }
@@ -335,4 +340,46 @@ TEST_CASE("tutorial C: the default Config is the lesson's model on the Winter Ga
     CHECK(c.src_len == 7);
     CHECK(c.tgt_len == 7);
     CHECK(c.positions == tc::PositionScheme::sequential);
+}
+
+namespace {
+std::vector<std::int64_t> row_of(const Ids& ids) { return {ids.begin(), ids.end()}; }
+}  // namespace
+
+TEST_CASE("tutorial C: make_batch maps the sentences through the lesson's vocabularies, as written") {
+    const tc::Vocab in = tc::input_vocab(tc::Vocabularies::lesson), out = tc::output_vocab(tc::Vocabularies::lesson);
+    CHECK(in.size() == 7);   // len(input_vocab): the model's source vocabulary
+    CHECK(out.size() == 8);  // len(output_vocab)
+    const tc::Batch b = tc::make_batch(tc::sentences(), in, out);
+    CHECK(b.enc_inputs.shape() == std::vector<std::size_t>{1, 7});
+    // 'I' is 0 (PAD's id) and Beijing, Winter, Games are all 4; '我' is 0.
+    CHECK(row_of(b.enc_inputs) == std::vector<std::int64_t>{0, 1, 2, 3, 4, 4, 4});
+    CHECK(row_of(b.dec_inputs) == std::vector<std::int64_t>{6, 0, 1, 2, 3, 4, 5});
+    CHECK(row_of(b.target_batch) == std::vector<std::int64_t>{0, 1, 2, 3, 4, 5, 7});
+    // number_dict = {i: w for i, w in enumerate(output_vocab)}
+    CHECK(tc::number_dict(out) == std::vector<std::string>{"我", "爱", "2022", "北京", "冬", "奥会", "S", "E"});
+}
+
+TEST_CASE("tutorial C: make_batch with the fixed vocabularies gives PAD = 0 and one id per word") {
+    const tc::Vocab in = tc::input_vocab(), out = tc::output_vocab();
+    const tc::Config c;
+    CHECK(in.size() == c.src_vocab_size);
+    CHECK(out.size() == c.tgt_vocab_size);
+    const tc::Batch b = tc::make_batch(tc::sentences(), in, out);
+    CHECK(row_of(b.enc_inputs) == std::vector<std::int64_t>{1, 2, 3, 4, 5, 6, 7});
+    CHECK(row_of(b.dec_inputs) == std::vector<std::int64_t>{7, 1, 2, 3, 4, 5, 6});
+    CHECK(row_of(b.target_batch) == std::vector<std::int64_t>{1, 2, 3, 4, 5, 6, 8});
+    CHECK(tc::lookup(out, "S") == 7);
+    CHECK(tc::lookup(out, "E") == 8);
+    CHECK(tc::number_dict(out)[3] == "2022");
+    CHECK(tc::split("  a  b c ") == std::vector<std::string>{"a", "b", "c"});
+}
+
+TEST_CASE("tutorial C: make_batch names a word that is not in its vocabulary") {
+    const tc::Sentences s = {"I like snow", "S 我", "我 E"};
+    test::expect_error([&] { (void)tc::make_batch(s, tc::input_vocab(), tc::output_vocab()); },
+                       {"tutorial_c::make_batch", "'snow'", "input_vocab (sentences[0])"});
+    const tc::Sentences t = {"I", "S 你", "我 E"};
+    test::expect_error([&] { (void)tc::make_batch(t, tc::input_vocab(), tc::output_vocab()); },
+                       {"'你'", "output_vocab (sentences[1])"});
 }

@@ -2,12 +2,14 @@
 // module from meta.json's config and options, calls it with the fixture's inputs in
 // call_order, and returns the output plus the aux outputs under their meta names.
 #include "nn/tutorial_a/tutorial_a.hpp"
+#include "nn/tutorial_c/poswise_feed_forward_net.hpp"
 #include "tools/parity/module_runner.hpp"
 #include "tools/parity/register_all.hpp"
 
 namespace xtgrad::parity {
 
 namespace ta = nn::tutorial_a;
+namespace tc = nn::tutorial_c;
 
 namespace {
 
@@ -85,14 +87,16 @@ void register_attention() {
 }
 
 void register_feed_forward() {
-    register_module_runner<ta::PositionalWiseFeedForward>(
+    // The shared block: A's PositionalWiseFeedForward (w1/w2), or with c_names C's PoswiseFeedForwardNet.
+    register_module_runner<nn::ConvFeedForward>(
         "ffn_conv1d",
-        [](const Fixture& f) {
-            const ta::ConvNames names = f.option("ffn_names", "a") == "c" ? ta::ConvNames::tutorial_c() : ta::ConvNames{};
-            return std::make_shared<ta::PositionalWiseFeedForward>(cfg(f, "model_dim"), cfg(f, "ffn_dim"), 0.f,
-                                                                   options_of(f).layer_norm, names);
+        [](const Fixture& f) -> std::shared_ptr<nn::ConvFeedForward> {
+            if (f.option("ffn_names", "a") == "c")
+                return std::make_shared<tc::PoswiseFeedForwardNet>(cfg(f, "model_dim"), cfg(f, "ffn_dim"));
+            return std::make_shared<ta::PositionalWiseFeedForward>(
+                ta::PositionalWiseFeedForwardOptions(cfg(f, "model_dim"), cfg(f, "ffn_dim")).layer_norm(options_of(f).layer_norm));
         },
-        [](ta::PositionalWiseFeedForward& m, Inputs& in) { return with_output(m.forward(in.tensor("x"))); });
+        [](nn::ConvFeedForward& m, Inputs& in) { return with_output(m.forward(in.tensor("x"))); });
 }
 
 void register_layers() {

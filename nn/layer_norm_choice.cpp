@@ -1,8 +1,8 @@
-#include "nn/tutorial_a/layer_norm_choice.hpp"
+#include "nn/layer_norm_choice.hpp"
 
 #include "nn/layers.hpp"
 
-namespace xtgrad::nn::tutorial_a {
+namespace xtgrad::nn {
 
 LayerNormChoice make_layer_norm(LayerNormKind kind, std::size_t model_dim) {
     if (kind == LayerNormKind::custom) {
@@ -13,4 +13,4 @@ LayerNormChoice make_layer_norm(LayerNormKind kind, std::size_t model_dim) {
     return {ln, [ln](const Tensor& x) { return ln->forward(x); }};
 }
 
-}  // namespace xtgrad::nn::tutorial_a
+}  // namespace xtgrad::nn

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Same-run before/after: times two builds of xtgrad (say, main before and after a change) on
+# the same configurations, alternating A B A B so that a machine that gets busier or quieter
+# during the run moves both sides alike, and prints one table of medians, the after/before
+# ratio and each side's peak RSS. No PyTorch needed (bench/run.sh compares with torch).
+#
+#   git worktree add /tmp/before <commit> && meson setup /tmp/before/build --buildtype=release \
+#       && ninja -C /tmp/before/build bench/xtgrad_bench
+#   bash bench/compare_builds.sh --before /tmp/before/build --after build
+#   bash bench/compare_builds.sh --before B --after A --runs "winter:1 seed-b:2:16" --rounds 3
+#
+# --runs is a list of config:threads[:batch]; the default covers every config of bench/run.sh
+# plus seed-b at batch 16 on 2 threads (issue 10's memory check). Each (side, run, round)
+# is its own process, so every peak RSS is that run's own. The medians reported are the
+# median over the rounds of each round's median step.
+set -euo pipefail
+
+before="" after="" rounds=2 runs="winter:1 winter:2 seed-d:1 seed-d:2 seed-b:2:16 seed-b:2:64" out=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --before) before="$2"; shift ;;
+    --after) after="$2"; shift ;;
+    --rounds) rounds="$2"; shift ;;
+    --runs) runs="$2"; shift ;;
+    --out) out="$2"; shift ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    *) echo "compare_builds.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+[[ -n "$before" && -n "$after" ]] || { echo "compare_builds.sh: --before BUILD and --after BUILD are required" >&2; exit 2; }
+for b in "$before" "$after"; do
+  [[ -x "$b/bench/xtgrad_bench" ]] || { echo "compare_builds.sh: $b/bench/xtgrad_bench not found; build it first" >&2; exit 2; }
+done
+[[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "compare_builds.sh: --rounds must be a positive integer, got '$rounds'" >&2; exit 2; }
+
+results=${out:-$(mktemp)}
+: > "$results"
+[[ -z "$out" ]] && trap 'rm -f "$results"' EXIT
+
+# Steps per run: enough for a stable median without making the slow configs take minutes.
+steps_of() {
+  case "$1" in
+    winter) echo "--steps 15 --warmup 3" ;;
+    seed-d) echo "--steps 5 --warmup 2" ;;
+    seed-b) echo "--steps 3 --warmup 1" ;;
+    *) echo "compare_builds.sh: unknown config $1" >&2; exit 2 ;;
+  esac
+}
+
+echo "# $(date -u +%FT%TZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+for ((r = 1; r <= rounds; r++)); do
+  for run in $runs; do
+    IFS=: read -r config threads batch <<< "$run"
+    args=$(steps_of "$config")
+    [[ -n "${batch:-}" ]] && args="$args --batch $batch"
+    for side in before after; do
+      build=$before; [[ $side == after ]] && build=$after
+      echo "# round $r: $run $side (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+      # shellcheck disable=SC2086
+      line=$("$build/bench/xtgrad_bench" --config "$config" --threads "$threads" $args --json)
+      echo "{\"side\": \"$side\", \"run\": \"$run\", \"result\": $line}" >> "$results"
+    done
+  done
+done
+echo "# done $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+
+python3 - "$results" <<'EOF'
+import json, statistics, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+runs = list(dict.fromkeys(r["run"] for r in rows))
+print("| run (config:threads[:batch]) | phase | before ms | after ms | after / before | peak RSS MiB before / after |")
+print("|---|---|---|---|---|---|")
+for run in runs:
+    side = lambda s: [r["result"] for r in rows if r["run"] == run and r["side"] == s]
+    b, a = side("before"), side("after")
+    first = True
+    for phase in ["step", "fwd", "bwd", "opt", "infer"]:
+        if phase not in b[0]["phases"] or phase not in a[0]["phases"]:
+            continue
+        med = lambda rs: statistics.median(r["phases"][phase]["median_ms"] for r in rs)
+        mb, ma = med(b), med(a)
+        rss = ""
+        if first:
+            rss = f"{max(r['peak_rss_mib'] for r in b):.0f} / {max(r['peak_rss_mib'] for r in a):.0f}"
+        print(f"| {run if first else ''} | {phase} | {mb:.1f} | {ma:.1f} | {ma / mb:.3f} | {rss} |")
+        first = False
+EOF

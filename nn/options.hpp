@@ -1,0 +1,18 @@
+// XTGRAD_ARG: one field of a module's Options class, as the PyTorch C++ frontend's TORCH_ARG:
+// a chained setter returning *this and a getter of the same name,
+//   MultiHeadAttentionOptions(512, 8).dropout(0.1f)   ->   options.dropout() == 0.1f
+// Write `XTGRAD_ARG(float, dropout) = 0.1f;` for a default. The convention (TEAM.md): one
+// `<Module>Options` per module, its required sizes as constructor arguments, everything else
+// (errata switches included) as such fields with the tutorial's values as defaults.
+#pragma once
+
+#define XTGRAD_ARG(T, name)                         \
+public:                                             \
+    auto& name(const T& new_##name) {               \
+        this->name##_ = new_##name;                 \
+        return *this;                               \
+    }                                               \
+    const T& name() const { return this->name##_; } \
+                                                    \
+private:                                            \
+    T name##_

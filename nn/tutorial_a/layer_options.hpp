@@ -1,0 +1,46 @@
+// The options of tutorial A's EncoderLayer/DecoderLayer and Encoder/Decoder, as the PyTorch
+// C++ frontend spells options (nn/options.hpp); Tag makes the encoder's and the decoder's two
+// types. The errata switches (options.hpp) are fields of each.
+//   EncoderLayerOptions(512, 8).ffn_dim(1024).dropout(0.1f).layer_norm(LayerNormKind::custom)
+//   EncoderOptions(vocab_size, max_seq_len).num_layers(2).model_dim(64).num_heads(4).ffn_dim(128)
+#pragma once
+
+#include "nn/options.hpp"
+#include "nn/tutorial_a/options.hpp"
+
+#include <cstddef>
+
+namespace xtgrad::nn::tutorial_a {
+
+template <class Tag>
+class LayerOptionsOf {
+public:
+    LayerOptionsOf(std::size_t model_dim, std::size_t num_heads) : model_dim_(model_dim), num_heads_(num_heads) {}
+    XTGRAD_ARG(std::size_t, model_dim);
+    XTGRAD_ARG(std::size_t, num_heads);
+    XTGRAD_ARG(std::size_t, ffn_dim) = 2048;  // the notebook's EncoderLayer default is 2018, a typo (errata)
+    XTGRAD_ARG(float, dropout) = 0.f;
+    XTGRAD_TUTORIAL_A_ERRATA_ARGS;
+};
+
+using EncoderLayerOptions = LayerOptionsOf<struct EncoderLayerTag>;
+using DecoderLayerOptions = LayerOptionsOf<struct DecoderLayerTag>;
+
+template <class Tag>
+class StackOptionsOf {
+public:
+    StackOptionsOf(std::size_t vocab_size, std::size_t max_seq_len) : vocab_size_(vocab_size), max_seq_len_(max_seq_len) {}
+    XTGRAD_ARG(std::size_t, vocab_size);
+    XTGRAD_ARG(std::size_t, max_seq_len);
+    XTGRAD_ARG(std::size_t, num_layers) = 6;
+    XTGRAD_ARG(std::size_t, model_dim) = 512;
+    XTGRAD_ARG(std::size_t, num_heads) = 8;
+    XTGRAD_ARG(std::size_t, ffn_dim) = 2048;
+    XTGRAD_ARG(float, dropout) = 0.f;
+    XTGRAD_TUTORIAL_A_ERRATA_ARGS;
+};
+
+using EncoderOptions = StackOptionsOf<struct EncoderTag>;
+using DecoderOptions = StackOptionsOf<struct DecoderTag>;
+
+}  // namespace xtgrad::nn::tutorial_a
