@@ -20,7 +20,7 @@ ConvFeedForward::ConvFeedForward(const ConvFeedForwardOptions& o, const char* ty
 
 // x (B, L, d) -> (B, L, d)
 Tensor ConvFeedForward::forward(const Tensor& x) const {
-    auto scope = enter();
+    auto scope = enter(x);
     if (x.dim() != 3 || x.size(2) != options.d_model())
         module_error(*this, type_, fmt::format("x must be (batch, len, {}), got {}", options.d_model(), shape_str(x.shape())));
     if (x.size(1) == 0)  // as torch's Conv1d: "Kernel size can't be greater than actual input size"
@@ -31,7 +31,7 @@ Tensor ConvFeedForward::forward(const Tensor& x) const {
     Tensor output = transpose(x, 1, 2);                  // (B, d, L): channels first
     output = w2->forward(relu(w1->forward(output)));     // (B, ff, L) -> (B, d, L)
     output = dropout->forward(transpose(output, 1, 2));  // (B, L, d)
-    return norm_(x + output);
+    return scope.output(norm_(x + output));
 }
 
 }  // namespace xtgrad::nn

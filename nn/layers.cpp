@@ -15,8 +15,8 @@ Linear::Linear(std::size_t in, std::size_t out, bool with_bias) {
 }
 
 Tensor Linear::forward(const Tensor& x) const {
-    auto scope = enter();
-    return linear(x, weight, bias);
+    auto scope = enter(x);
+    return scope.output(linear(x, weight, bias));
 }
 
 Embedding::Embedding(std::size_t num, std::size_t dim, long padding_idx) : padding_idx(padding_idx) {
@@ -43,8 +43,8 @@ std::shared_ptr<Embedding> Embedding::from_pretrained(const Tensor& table, bool 
 }
 
 Tensor Embedding::forward(const Ids& ids) const {
-    auto scope = enter();
-    return embedding(weight, ids, padding_idx);
+    auto scope = enter(ids);
+    return scope.output(embedding(weight, ids, padding_idx));
 }
 
 Conv1d::Conv1d(std::size_t in, std::size_t out, std::size_t k, std::size_t padding, bool with_bias) : padding(padding) {
@@ -58,8 +58,8 @@ Conv1d::Conv1d(std::size_t in, std::size_t out, std::size_t k, std::size_t paddi
 }
 
 Tensor Conv1d::forward(const Tensor& x) const {
-    auto scope = enter();
-    return conv1d(x, weight, bias, padding);
+    auto scope = enter(x);
+    return scope.output(conv1d(x, weight, bias, padding));
 }
 
 LayerNorm::LayerNorm(std::size_t d, float eps) : eps(eps) {
@@ -68,10 +68,10 @@ LayerNorm::LayerNorm(std::size_t d, float eps) : eps(eps) {
 }
 
 Tensor LayerNorm::forward(const Tensor& x) const {
-    auto scope = enter();
+    auto scope = enter(x);
     if (x.dim() == 0 || x.size(-1) != weight.numel())
         module_error(*this, "LayerNorm", fmt::format("input {} does not end in normalized size {}", shape_str(x.shape()), weight.numel()));
-    return layer_norm(x, weight, bias, eps);
+    return scope.output(layer_norm(x, weight, bias, eps));
 }
 
 LayerNormUnbiased::LayerNormUnbiased(std::size_t d, float epsilon) : epsilon(epsilon) {
@@ -81,12 +81,12 @@ LayerNormUnbiased::LayerNormUnbiased(std::size_t d, float epsilon) : epsilon(eps
 
 // Written with the primitive ops, line for line as the tutorial's forward.
 Tensor LayerNormUnbiased::forward(const Tensor& x) const {
-    auto scope = enter();
+    auto scope = enter(x);
     if (x.dim() == 0 || x.size(-1) != gamma.numel())
         module_error(*this, "LayerNormUnbiased", fmt::format("input {} does not end in features {}", shape_str(x.shape()), gamma.numel()));
     Tensor mu = mean(x, {-1}, true);
     Tensor sigma = stddev(x, {-1}, /*unbiased=*/true, true);
-    return gamma * (x - mu) / (sigma + epsilon) + beta;
+    return scope.output(gamma * (x - mu) / (sigma + epsilon) + beta);
 }
 
 Dropout::Dropout(float p, Generator* gen) : p(p), gen_(gen) {
@@ -94,8 +94,8 @@ Dropout::Dropout(float p, Generator* gen) : p(p), gen_(gen) {
 }
 
 Tensor Dropout::forward(const Tensor& x) const {
-    auto scope = enter();
-    return dropout(x, p, is_training(), gen_ ? *gen_ : default_generator());
+    auto scope = enter(x);
+    return scope.output(dropout(x, p, is_training(), gen_ ? *gen_ : default_generator()));
 }
 
 }  // namespace xtgrad::nn

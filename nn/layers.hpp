@@ -80,20 +80,29 @@ private:
 
 class ReLU : public Module {
 public:
-    Tensor forward(const Tensor& x) const { return relu(x); }
+    Tensor forward(const Tensor& x) const {
+        auto scope = enter(x);
+        return scope.output(relu(x));
+    }
 };
 
 class GELU : public Module {
 public:
     explicit GELU(GeluApproximation approximate = GeluApproximation::none) : approximate(approximate) {}
-    Tensor forward(const Tensor& x) const { return gelu(x, approximate); }
+    Tensor forward(const Tensor& x) const {
+        auto scope = enter(x);
+        return scope.output(gelu(x, approximate));
+    }
     GeluApproximation approximate;
 };
 
 class Softmax : public Module {
 public:
     explicit Softmax(int dim) : dim(dim) {}
-    Tensor forward(const Tensor& x) const { return softmax(x, dim); }
+    Tensor forward(const Tensor& x) const {
+        auto scope = enter(x);
+        return scope.output(softmax(x, dim));
+    }
     int dim;
 };
 

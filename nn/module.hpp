@@ -12,6 +12,7 @@
 
 #include "autograd/grad_mode.hpp"
 #include "autograd/tensor.hpp"
+#include "nn/forward_hooks.hpp"
 
 #include <memory>
 #include <string>
@@ -56,6 +57,19 @@ public:
     bool is_training() const { return training_; }
     void zero_grad();
 
+    // Forward hooks (nn/forward_hooks.hpp, torch's register_forward_pre_hook/_hook): called with
+    // this module and the tensors its forward takes (pre), and makes (forward hook), for this
+    // module's own forward only. The handle unregisters the hook when it goes (or on remove());
+    // handle.keep() leaves it registered. Hooks run in registration order; an exception from one
+    // becomes an Error naming the module.
+    HookHandle register_forward_pre_hook(ForwardPreHook hook);
+    HookHandle register_forward_hook(ForwardHook hook);
+    bool has_forward_hooks() const { return hooks_ && !hooks_->empty(); }
+    // "xtgrad::nn::tutorial_b::EncoderLayer": the dynamic type, demangled.
+    std::string type_name() const;
+    // "'encoder_layers.0' (xtgrad::nn::tutorial_b::EncoderLayer)": how hooks' errors name a module.
+    std::string describe() const;
+
 protected:
     // Registration (call in constructors). A parameter is a leaf that requires grad
     // unless `trainable` is false (a frozen parameter, e.g. Embedding.from_pretrained).
@@ -67,9 +81,16 @@ protected:
         return m;
     }
 
-    // Marks ops run in this scope as coming from this module (for traces, graphs and
-    // anomaly errors). Use in forward: `auto scope = enter();`
-    [[nodiscard]] ModuleScope enter() const { return ModuleScope(path_.c_str()); }
+    // Opens the forward: marks ops run in its scope as coming from this module (traces, graphs,
+    // anomaly errors) and runs the forward pre-hooks with the tensor inputs. Use in forward:
+    //   auto scope = enter(x, mask);  ...  return scope.output(y);   // forward hooks run there
+    template <class... Inputs>
+    [[nodiscard]] ForwardScope enter(const Inputs&... inputs) const {
+        if (!has_forward_hooks()) return ForwardScope(*this, nullptr, {});
+        return ForwardScope(*this, hooks_, detail::tensors_of(inputs...));
+    }
+    // Only the module path, no hooks: for methods other than forward (encode(), greedy_decode()).
+    [[nodiscard]] ModuleScope path_scope() const { return ModuleScope(path_.c_str()); }
 
     // Hook for modules that keep state derived from training mode.
     virtual void on_train(bool) {}
@@ -84,6 +105,7 @@ private:
     NamedTensors params_;
     NamedTensors buffers_;
     std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+    std::shared_ptr<detail::HookLists> hooks_;  // created by the first register_forward_*hook
 };
 
 // ModuleList: children named "0", "1", ... (torch.nn.ModuleList).

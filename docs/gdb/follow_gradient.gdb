@@ -9,6 +9,9 @@ set print pretty on
 # 1. The first backward node: the loss, seeded with 1.
 break xtgrad::debug::before_node
 run
+# (the library, which carries the printers, is loaded now)
+# Abbreviate arrays of more than 64 values, as torch.set_printoptions(threshold=64) (default 1000).
+set xtgrad-threshold 64
 print node
 print grad_out
 call xtgrad::debug::print_graph(&node, 3)

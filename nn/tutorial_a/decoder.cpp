@@ -18,7 +18,7 @@ Decoder::Decoder(std::size_t vocab_size, std::size_t max_seq_len, std::size_t nu
 // inputs (B, Lt), inputs_len (B), enc_output (B, Ls, d) -> output (B, Lt, d) and the attention maps
 DecoderOutput Decoder::forward(const Ids& inputs, const Ids& inputs_len, const Tensor& enc_output,
                                const Mask* context_attn_mask) const {
-    auto scope = enter();
+    auto scope = enter(inputs, inputs_len, enc_output, context_attn_mask);
     DecoderOutput out;
     out.output = embed_sequence(*this, "Decoder", *seq_embedding, *pos_embedding, inputs, inputs_len);
     const Mask self_attn_mask = decoder_self_mask(inputs);
@@ -28,7 +28,7 @@ DecoderOutput Decoder::forward(const Ids& inputs, const Ids& inputs_len, const T
         out.self_attentions.push_back(step.self_attention);
         out.context_attentions.push_back(step.context_attention);
     }
-    return out;
+    return scope.output(out);
 }
 
 }  // namespace xtgrad::nn::tutorial_a

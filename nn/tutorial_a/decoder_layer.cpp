@@ -14,11 +14,11 @@ DecoderLayer::DecoderLayer(std::size_t model_dim, std::size_t num_heads, std::si
 // dec_inputs (B, Lt, d), enc_outputs (B, Ls, d) -> output (B, Lt, d) and both attention maps
 DecoderLayerOutput DecoderLayer::forward(const Tensor& dec_inputs, const Tensor& enc_outputs, const Mask* self_attn_mask,
                                          const Mask* context_attn_mask) const {
-    auto scope = enter();
+    auto scope = enter(dec_inputs, enc_outputs, self_attn_mask, context_attn_mask);
     AttentionResult self = self_attention->forward(dec_inputs, dec_inputs, dec_inputs, self_attn_mask);
     // query: the decoder's state; key and value: the encoder's outputs
     AttentionResult context = context_attention->forward(enc_outputs, enc_outputs, self.context, context_attn_mask);
-    return {feed_forward->forward(context.context), self.weights, context.weights};
+    return scope.output(DecoderLayerOutput{feed_forward->forward(context.context), self.weights, context.weights});
 }
 
 }  // namespace xtgrad::nn::tutorial_a

@@ -16,7 +16,7 @@ Encoder::Encoder(std::size_t vocab_size, std::size_t max_seq_len, std::size_t nu
 
 // inputs (B, L), inputs_len (B) -> output (B, L, d), one attention map per layer
 EncoderOutput Encoder::forward(const Ids& inputs, const Ids& inputs_len) const {
-    auto scope = enter();
+    auto scope = enter(inputs, inputs_len);
     EncoderOutput out;
     out.output = embed_sequence(*this, "Encoder", *seq_embedding, *pos_embedding, inputs, inputs_len);
     const Mask self_attention_mask = padding_mask(inputs, inputs);
@@ -25,7 +25,7 @@ EncoderOutput Encoder::forward(const Ids& inputs, const Ids& inputs_len) const {
         out.output = step.output;
         out.attentions.push_back(step.attention);
     }
-    return out;
+    return scope.output(out);
 }
 
 }  // namespace xtgrad::nn::tutorial_a

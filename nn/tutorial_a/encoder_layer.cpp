@@ -11,9 +11,9 @@ EncoderLayer::EncoderLayer(std::size_t model_dim, std::size_t num_heads, std::si
 
 // inputs (B, L, d) -> output (B, L, d), attention (B·h, L, L)
 EncoderLayerOutput EncoderLayer::forward(const Tensor& inputs, const Mask* attn_mask) const {
-    auto scope = enter();
+    auto scope = enter(inputs, attn_mask);
     AttentionResult self = attention->forward(inputs, inputs, inputs, attn_mask);  // the notebook: padding_mask
-    return {feed_forward->forward(self.context), self.weights};
+    return scope.output(EncoderLayerOutput{feed_forward->forward(self.context), self.weights});
 }
 
 }  // namespace xtgrad::nn::tutorial_a

@@ -68,7 +68,7 @@ Mask MultiHeadAttention::repeat_per_head(const Mask& mask) const {
 // key, value (B, Lk, d), query (B, Lq, d) -> output (B, Lq, d), attention (B·h, Lq, Lk)
 AttentionResult MultiHeadAttention::forward(const Tensor& key, const Tensor& value, const Tensor& query,
                                             const Mask* attn_mask) const {
-    auto scope = enter();
+    auto scope = enter(key, value, query, attn_mask);
     const std::size_t d = dim_per_head * num_heads;
     check::features(*this, kType, "key", key, d);
     check::features(*this, kType, "value", value, d);
@@ -86,7 +86,7 @@ AttentionResult MultiHeadAttention::forward(const Tensor& key, const Tensor& val
     const Mask repeated = attn_mask ? repeat_per_head(*attn_mask) : Mask();
     AttentionResult a = dot_product_attention->forward(q, k, v, scale(), attn_mask ? &repeated : nullptr);
     Tensor output = dropout->forward(linear_final->forward(merge(a.context)));  // (B, Lq, d)
-    return {norm_(residual + output), a.weights};
+    return scope.output(AttentionResult{norm_(residual + output), a.weights});
 }
 
 }  // namespace xtgrad::nn::tutorial_a

@@ -54,8 +54,8 @@ Ids PositionalEncoding::positions(const Ids& input_len) const {
 
 // input_len (B) -> (B, max_len, d)
 Tensor PositionalEncoding::forward(const Ids& input_len) const {
-    auto scope = enter();
-    return position_encoding->forward(positions(input_len));
+    auto scope = enter(input_len);
+    return scope.output(position_encoding->forward(positions(input_len)));
 }
 
 }  // namespace xtgrad::nn::tutorial_a

@@ -17,7 +17,7 @@ ScaledDotProductAttention::ScaledDotProductAttention(float attention_dropout) : 
 // q (B*, Lq, dk), k (B*, Lk, dk), v (B*, Lk, dv) -> context (B*, Lq, dv), attention (B*, Lq, Lk)
 AttentionResult ScaledDotProductAttention::forward(const Tensor& q, const Tensor& k, const Tensor& v, float scale,
                                                    const Mask* attn_mask) const {
-    auto scope = enter();
+    auto scope = enter(q, k, v, scale, attn_mask);
     // bmm: three 3-D tensors with one batch size, as torch.bmm demands
     if (q.dim() != 3 || k.dim() != 3 || v.dim() != 3 || q.size(0) != k.size(0) || k.size(0) != v.size(0))
         module_error(*this, kType,
@@ -31,7 +31,7 @@ AttentionResult ScaledDotProductAttention::forward(const Tensor& q, const Tensor
     o.training = is_training();
     const std::string who = path().empty() ? kType : fmt::format("{} '{}'", kType, path());
     o.who = who.c_str();
-    return scaled_dot_product_attention(q, k, v, o);
+    return scope.output(scaled_dot_product_attention(q, k, v, o));
 }
 
 }  // namespace xtgrad::nn::tutorial_a

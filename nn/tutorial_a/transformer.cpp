@@ -18,7 +18,7 @@ Transformer::Transformer(std::size_t src_vocab_size, std::size_t src_max_len, st
 // src_seq (B, Ls), tgt_seq (B, Lt) -> logits (B, Lt, tgt_vocab_size) and every attention map
 TransformerOutput Transformer::forward(const Ids& src_seq, const Ids& src_len, const Ids& tgt_seq,
                                        const Ids& tgt_len) const {
-    auto scope = enter();
+    auto scope = enter(src_seq, src_len, tgt_seq, tgt_len);
     if (src_seq.dimension() != 2 || tgt_seq.dimension() != 2 || src_seq.shape(0) != tgt_seq.shape(0))
         module_error(*this, "Transformer",
                      fmt::format("src_seq {} and tgt_seq {} must be (batch, len) ids with one batch size",
@@ -26,7 +26,8 @@ TransformerOutput Transformer::forward(const Ids& src_seq, const Ids& src_len, c
     const Mask context_attn_mask = padding_mask(src_seq, tgt_seq);  // keys = source; the notebook swaps them
     EncoderOutput enc = encoder->forward(src_seq, src_len);
     DecoderOutput dec = decoder->forward(tgt_seq, tgt_len, enc.output, &context_attn_mask);
-    return {linear->forward(dec.output), enc.attentions, dec.self_attentions, dec.context_attentions};
+    return scope.output(
+        TransformerOutput{linear->forward(dec.output), enc.attentions, dec.self_attentions, dec.context_attentions});
 }
 
 Tensor Transformer::probabilities(const Tensor& logits) { return softmax(logits, 2); }

@@ -16,14 +16,14 @@ DecoderLayer::DecoderLayer(const DecoderLayerOptions& o) {
 
 Tensor DecoderLayer::forward(const Tensor& x, const Tensor& enc_output, const Mask& src_mask,
                              const Mask& tgt_mask) const {
-    auto scope = enter();
+    auto scope = enter(x, enc_output, src_mask, tgt_mask);
     // x: (B, Lt, d), enc_output: (B, Ls, d)
     const Tensor self_output = self_attn->forward(x, x, x, tgt_mask);
     const Tensor h1 = norm1->forward(x + dropout->forward(self_output));
     const Tensor cross_output = cross_attn->forward(h1, enc_output, enc_output, src_mask);  // (B, Lt, d)
     const Tensor h2 = norm2->forward(h1 + dropout->forward(cross_output));
     const Tensor ff_output = feed_forward->forward(h2);
-    return norm3->forward(h2 + dropout->forward(ff_output));
+    return scope.output(norm3->forward(h2 + dropout->forward(ff_output)));
 }
 
 }  // namespace xtgrad::nn::tutorial_b

@@ -13,12 +13,12 @@ EncoderLayer::EncoderLayer(const EncoderLayerOptions& o) {
 }
 
 Tensor EncoderLayer::forward(const Tensor& x, const Mask& mask) const {
-    auto scope = enter();
+    auto scope = enter(x, mask);
     // x: (B, L, d)
     const Tensor attn_output = self_attn->forward(x, x, x, mask);
     const Tensor h = norm1->forward(x + dropout->forward(attn_output));
     const Tensor ff_output = feed_forward->forward(h);
-    return norm2->forward(h + dropout->forward(ff_output));
+    return scope.output(norm2->forward(h + dropout->forward(ff_output)));
 }
 
 }  // namespace xtgrad::nn::tutorial_b

@@ -38,16 +38,17 @@ Tensor MultiHeadAttention::scaled_dot_product_attention(const Tensor& Q, const T
 }
 
 Tensor MultiHeadAttention::forward(const Tensor& Q, const Tensor& K, const Tensor& V, const Mask& mask) const {
-    return attend(Q, K, V, &mask);
+    auto scope = enter(Q, K, V, mask);
+    return scope.output(attend(Q, K, V, &mask));
 }
 
 Tensor MultiHeadAttention::forward(const Tensor& Q, const Tensor& K, const Tensor& V) const {
-    return attend(Q, K, V, nullptr);
+    auto scope = enter(Q, K, V);
+    return scope.output(attend(Q, K, V, nullptr));
 }
 
 Tensor MultiHeadAttention::attend(const Tensor& Q, const Tensor& K, const Tensor& V, const Mask* mask) const {
-    auto scope = enter();
-    check_inputs(Q, K, V, mask);
+    check_inputs(Q, K, V, mask);  // in forward's module scope
     // (B, L, d) -> (B, h, L, d_k)
     const Tensor q = split_heads(W_q->forward(Q));
     const Tensor k = split_heads(W_k->forward(K));

@@ -11,12 +11,12 @@ PositionWiseFeedForward::PositionWiseFeedForward(const PositionWiseFeedForwardOp
 }
 
 Tensor PositionWiseFeedForward::forward(const Tensor& x) const {
-    auto scope = enter();
+    auto scope = enter(x);
     const std::size_t d_model = fc1->weight.size(1);
     if (x.dim() == 0 || x.size(-1) != d_model)
         module_error(*this, "tutorial_b::PositionWiseFeedForward",
                      fmt::format("input {} does not end in d_model {}", shape_str(x.shape()), d_model));
-    return fc2->forward(relu->forward(fc1->forward(x)));
+    return scope.output(fc2->forward(relu->forward(fc1->forward(x))));
 }
 
 }  // namespace xtgrad::nn::tutorial_b

@@ -35,7 +35,7 @@ PositionalEncoding::PositionalEncoding(const PositionalEncodingOptions& o) {
 }
 
 Tensor PositionalEncoding::forward(const Tensor& x) const {
-    auto scope = enter();
+    auto scope = enter(x);
     const std::size_t max_len = pe.size(1), d_model = pe.size(2);
     if (x.dim() != 3 || x.size(2) != d_model)
         module_error(*this, kType, fmt::format("expected x (batch, len, d_model={}), got {}", d_model, shape_str(x.shape())));
@@ -44,7 +44,7 @@ Tensor PositionalEncoding::forward(const Tensor& x) const {
                      fmt::format("sequence length {} of x {} is longer than max_seq_length {}", x.size(1),
                                  shape_str(x.shape()), max_len));
     // pe[:, :L] (1, L, d) broadcasts over the batch
-    return x + slice(pe, 1, 0, static_cast<long>(x.size(1)));
+    return scope.output(x + slice(pe, 1, 0, static_cast<long>(x.size(1))));
 }
 
 }  // namespace xtgrad::nn::tutorial_b

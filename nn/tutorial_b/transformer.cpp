@@ -40,7 +40,7 @@ void Transformer::check_ids(const char* which, const Ids& ids, std::size_t vocab
 }
 
 Tensor Transformer::forward(const Ids& src, const Ids& tgt) const {
-    auto scope = enter();
+    auto scope = enter(src, tgt);
     check_ids("src", src, encoder_embedding->weight.size(0));
     check_ids("tgt", tgt, decoder_embedding->weight.size(0));
     if (src.shape(0) != tgt.shape(0))
@@ -50,17 +50,17 @@ Tensor Transformer::forward(const Ids& src, const Ids& tgt) const {
     // The tutorial's order of dropout draws: both embeddings, then the encoder, then the decoder.
     Tensor src_embedded = embed(*encoder_embedding, src);
     Tensor tgt_embedded = embed(*decoder_embedding, tgt);
-    return run_decoder(std::move(tgt_embedded), run_encoder(std::move(src_embedded), src_mask), src_mask, tgt_mask);
+    return scope.output(run_decoder(std::move(tgt_embedded), run_encoder(std::move(src_embedded), src_mask), src_mask, tgt_mask));
 }
 
 Tensor Transformer::encode(const Ids& src, const Mask& src_mask) const {
-    auto scope = enter();
+    auto scope = path_scope();
     return run_encoder(embed(*encoder_embedding, src), src_mask);
 }
 
 Tensor Transformer::decode(const Ids& tgt, const Tensor& enc_output, const Mask& src_mask,
                            const Mask& tgt_mask) const {
-    auto scope = enter();
+    auto scope = path_scope();
     return run_decoder(embed(*decoder_embedding, tgt), enc_output, src_mask, tgt_mask);
 }
 

@@ -21,7 +21,7 @@ Decoder::Decoder(const Config& c) : config(c) {
 }
 
 DecoderOutput Decoder::forward(const Ids& dec_inputs, const Ids& enc_inputs, const Tensor& enc_outputs) const {
-    auto scope = enter();
+    auto scope = enter(dec_inputs, enc_inputs, enc_outputs);
     check::token_ids(*this, kType, "dec_inputs", dec_inputs, config.tgt_vocab_size, config.tgt_len);
     if (enc_inputs.dimension() != 2 || enc_inputs.shape(0) != dec_inputs.shape(0) || enc_outputs.dim() != 3 ||
         enc_outputs.size(0) != enc_inputs.shape(0) || enc_outputs.size(1) != enc_inputs.shape(1))
@@ -43,7 +43,7 @@ DecoderOutput Decoder::forward(const Ids& dec_inputs, const Ids& enc_inputs, con
         out.dec_self_attns.push_back(dec_self_attn);
         out.dec_enc_attns.push_back(dec_enc_attn);
     }
-    return out;
+    return scope.output(out);
 }
 
 }  // namespace xtgrad::nn::tutorial_c

@@ -10,11 +10,11 @@ DecoderLayer::DecoderLayer(const DecoderLayerOptions& o) {
 
 DecoderLayerOutput DecoderLayer::forward(const Tensor& dec_inputs, const Tensor& enc_outputs,
                                          const Mask& dec_self_attn_mask, const Mask& dec_enc_attn_mask) const {
-    auto scope = enter();
+    auto scope = enter(dec_inputs, enc_outputs, dec_self_attn_mask, dec_enc_attn_mask);
     // dec_inputs: (B, Lt, d), enc_outputs: (B, Ls, d)
     const auto [self_out, self_attn] = dec_self_attn->forward(dec_inputs, dec_inputs, dec_inputs, dec_self_attn_mask);
     const auto [cross_out, enc_attn] = dec_enc_attn->forward(self_out, enc_outputs, enc_outputs, dec_enc_attn_mask);
-    return {pos_ffn->forward(cross_out), self_attn, enc_attn};
+    return scope.output(DecoderLayerOutput{pos_ffn->forward(cross_out), self_attn, enc_attn});
 }
 
 }  // namespace xtgrad::nn::tutorial_c

@@ -16,7 +16,7 @@ Encoder::Encoder(const Config& c) : config(c) {
 }
 
 EncoderOutput Encoder::forward(const Ids& enc_inputs) const {
-    auto scope = enter();
+    auto scope = enter(enc_inputs);
     check::token_ids(*this, "tutorial_c::Encoder", "enc_inputs", enc_inputs, config.src_vocab_size, config.src_len);
     // (B, Ls) -> (B, Ls, d)
     EncoderOutput out;
@@ -28,7 +28,7 @@ EncoderOutput Encoder::forward(const Ids& enc_inputs) const {
         out.enc_outputs = enc_outputs;
         out.enc_self_attns.push_back(attn);
     }
-    return out;
+    return scope.output(out);
 }
 
 }  // namespace xtgrad::nn::tutorial_c

@@ -8,10 +8,10 @@ EncoderLayer::EncoderLayer(const EncoderLayerOptions& o) {
 }
 
 EncoderLayerOutput EncoderLayer::forward(const Tensor& enc_inputs, const Mask& enc_self_attn_mask) const {
-    auto scope = enter();
+    auto scope = enter(enc_inputs, enc_self_attn_mask);
     // enc_inputs: (B, L, d); the same tensor is Q, K and V
     const auto [enc_outputs, attn] = enc_self_attn->forward(enc_inputs, enc_inputs, enc_inputs, enc_self_attn_mask);
-    return {pos_ffn->forward(enc_outputs), attn};
+    return scope.output(EncoderLayerOutput{pos_ffn->forward(enc_outputs), attn});
 }
 
 }  // namespace xtgrad::nn::tutorial_c

@@ -31,7 +31,7 @@ MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionOptions& o)
 
 MultiHeadAttentionOutput MultiHeadAttention::forward(const Tensor& Q, const Tensor& K, const Tensor& V,
                                                      const Mask& attn_mask) const {
-    auto scope = enter();
+    auto scope = enter(Q, K, V, attn_mask);
     check_inputs(Q, K, V, attn_mask);
     const Tensor& residual = Q;
     const Tensor q_s = split_heads(W_Q->forward(Q), n_heads);  // (B, h, Lq, d_k)
@@ -47,7 +47,7 @@ MultiHeadAttentionOutput MultiHeadAttention::forward(const Tensor& Q, const Tens
     const AttentionResult a = attention_.forward(q_s, k_s, v_s, per_head);
     const Tensor context = merge_heads(a.context);  // (B, Lq, h·d_v)
     const Tensor output = linear->forward(context);  // (B, Lq, d)
-    return {layer_norm->forward(output + residual), a.weights};
+    return scope.output(MultiHeadAttentionOutput{layer_norm->forward(output + residual), a.weights});
 }
 
 void MultiHeadAttention::check_inputs(const Tensor& Q, const Tensor& K, const Tensor& V, const Mask& attn_mask) const {

@@ -16,7 +16,7 @@ ScaledDotProductAttention::ScaledDotProductAttention(const ScaledDotProductAtten
 
 AttentionResult ScaledDotProductAttention::forward(const Tensor& Q, const Tensor& K, const Tensor& V,
                                                    const Mask& attn_mask) const {
-    auto scope = enter();
+    auto scope = enter(Q, K, V, attn_mask);
     if (Q.dim() != 4 || K.dim() != 4 || V.dim() != 4 || Q.size(-1) != d_k || K.size(-1) != d_k)
         module_error(*this, kType,
                      fmt::format("expected Q (B, h, Lq, d_k={}), K (B, h, Lk, d_k), V (B, h, Lk, d_v), got Q {}, K {}, V {}",
@@ -32,7 +32,7 @@ AttentionResult ScaledDotProductAttention::forward(const Tensor& Q, const Tensor
     o.masked = &attn_mask;
     o.fill = -1e9f;
     o.who = kType;
-    return scaled_dot_product_attention(Q, K, V, o);
+    return scope.output(scaled_dot_product_attention(Q, K, V, o));
 }
 
 }  // namespace xtgrad::nn::tutorial_c

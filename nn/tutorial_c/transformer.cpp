@@ -19,18 +19,18 @@ Transformer::Transformer(const Config& c) : config(c) {
 }
 
 TransformerOutput Transformer::forward(const Ids& enc_inputs, const Ids& dec_inputs) const {
-    auto scope = enter();
+    auto scope = enter(enc_inputs, dec_inputs);
     auto [enc_outputs, enc_self_attns] = encoder->forward(enc_inputs);
     auto [dec_outputs, dec_self_attns, dec_enc_attns] = decoder->forward(dec_inputs, enc_inputs, enc_outputs);
     const Tensor dec_logits = projection->forward(dec_outputs);  // (B, Lt, V)
     const long V = static_cast<long>(config.tgt_vocab_size);
-    return {reshape(dec_logits, {-1, V}), std::move(enc_self_attns), std::move(dec_self_attns),
-            std::move(dec_enc_attns)};
+    return scope.output(TransformerOutput{reshape(dec_logits, {-1, V}), std::move(enc_self_attns),
+                                          std::move(dec_self_attns), std::move(dec_enc_attns)});
 }
 
 Ids Transformer::greedy_decode(const Ids& enc_inputs, std::int64_t start_id, std::int64_t end_id,
                                std::size_t max_new_tokens) const {
-    auto scope = enter();
+    auto scope = path_scope();
     NoGradGuard no_grad;
     const auto vocab = static_cast<std::int64_t>(config.tgt_vocab_size);
     if (start_id < 0 || start_id >= vocab || end_id < 0 || end_id >= vocab)

@@ -25,12 +25,12 @@ TransformerDecoder::TransformerDecoder(const TransformerDecoderLayer& decoder_la
 Tensor TransformerDecoder::forward(const Tensor& tgt, const Tensor& memory, const AttentionMask& tgt_mask,
                                    const AttentionMask& memory_mask, const AttentionMask& tgt_key_padding_mask,
                                    const AttentionMask& memory_key_padding_mask) const {
-    auto scope = enter();
+    auto scope = enter(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask);
     // x: (T, N, E), memory: (S, N, E) (batch first if batch_first)
     Tensor x = tgt;
     for (const auto& layer : *layers)
         x = layer->forward(x, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask);
-    return norm ? norm->forward(x) : x;
+    return scope.output(norm ? norm->forward(x) : x);
 }
 
 }  // namespace xtgrad::nn::tutorial_d

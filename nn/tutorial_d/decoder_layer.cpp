@@ -37,7 +37,7 @@ TransformerDecoderLayer::TransformerDecoderLayer(const TransformerDecoderLayerOp
 Tensor TransformerDecoderLayer::forward(const Tensor& tgt, const Tensor& memory, const AttentionMask& tgt_mask,
                                         const AttentionMask& memory_mask, const AttentionMask& tgt_key_padding_mask,
                                         const AttentionMask& memory_key_padding_mask) const {
-    auto scope = enter();
+    auto scope = enter(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask);
     check_layer_input(*this, "TransformerDecoderLayer", "tgt", tgt, options.d_model(), options.batch_first());
     check_layer_input(*this, "TransformerDecoderLayer", "memory", memory, options.d_model(), options.batch_first());
     // x: (T, N, E) or (N, T, E); memory: (S, N, E) or (N, S, E)
@@ -51,7 +51,7 @@ Tensor TransformerDecoderLayer::forward(const Tensor& tgt, const Tensor& memory,
     const auto ffn = [&](const Tensor& x) { return feed_forward(*linear1, *dropout, *linear2, options.activation(), x); };
     Tensor x = residual(tgt, self_attention, *dropout1, *norm1, options.norm_first());
     x = residual(x, cross_attention, *dropout2, *norm2, options.norm_first());
-    return residual(x, ffn, *dropout3, *norm3, options.norm_first());
+    return scope.output(residual(x, ffn, *dropout3, *norm3, options.norm_first()));
 }
 
 }  // namespace xtgrad::nn::tutorial_d

@@ -35,7 +35,7 @@ TransformerEncoder::TransformerEncoder(const TransformerEncoderLayer& encoder_la
 
 Tensor TransformerEncoder::forward(const Tensor& src, const AttentionMask& mask,
                                    const AttentionMask& src_key_padding_mask) const {
-    auto scope = enter();
+    auto scope = enter(src, mask, src_key_padding_mask);
     // x: (S, N, E), or (N, S, E) if batch_first
     Tensor x = src;
     if (pe == PositionalEncodingAt::encoder_input) {
@@ -50,7 +50,7 @@ Tensor TransformerEncoder::forward(const Tensor& src, const AttentionMask& mask,
                                 is_training());
     }
     for (const auto& layer : *layers) x = layer->forward(x, mask, src_key_padding_mask);
-    return norm ? norm->forward(x) : x;
+    return scope.output(norm ? norm->forward(x) : x);
 }
 
 }  // namespace xtgrad::nn::tutorial_d

@@ -32,7 +32,7 @@ TransformerEncoderLayer::TransformerEncoderLayer(const TransformerEncoderLayerOp
 
 Tensor TransformerEncoderLayer::forward(const Tensor& src, const AttentionMask& src_mask,
                                         const AttentionMask& src_key_padding_mask) const {
-    auto scope = enter();
+    auto scope = enter(src, src_mask, src_key_padding_mask);
     check_layer_input(*this, "TransformerEncoderLayer", "src", src, options.d_model(), options.batch_first());
     // x: (S, N, E) or (N, S, E)
     const auto self_attention = [&](const Tensor& x) {
@@ -40,7 +40,7 @@ Tensor TransformerEncoderLayer::forward(const Tensor& src, const AttentionMask& 
     };
     const auto ffn = [&](const Tensor& x) { return feed_forward(*linear1, *dropout, *linear2, options.activation(), x); };
     const Tensor x = residual(src, self_attention, *dropout1, *norm1, options.norm_first());
-    return residual(x, ffn, *dropout2, *norm2, options.norm_first());
+    return scope.output(residual(x, ffn, *dropout2, *norm2, options.norm_first()));
 }
 
 }  // namespace xtgrad::nn::tutorial_d

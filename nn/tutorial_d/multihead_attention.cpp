@@ -71,14 +71,14 @@ MultiheadAttention::Output MultiheadAttention::forward(const Tensor& query, cons
                                                        const AttentionMask& key_padding_mask, bool need_weights,
                                                        const AttentionMask& attn_mask,
                                                        bool average_attn_weights) const {
-    auto scope = enter();
+    auto scope = enter(query, key, value, key_padding_mask, need_weights, attn_mask, average_attn_weights);
     // The widths the functional cannot know: it sees only the weights.
     if (key.defined() && key.dim() == 3 && key.size(2) != kdim)
         module_error(*this, kType, fmt::format("key {} must end in kdim {}", shape_str(key.shape()), kdim));
     if (value.defined() && value.dim() == 3 && value.size(2) != vdim)
         module_error(*this, kType, fmt::format("value {} must end in vdim {}", shape_str(value.shape()), vdim));
     const std::string who = path().empty() ? kType : fmt::format("{} '{}'", kType, path());
-    return multi_head_attention_forward(
+    return scope.output(multi_head_attention_forward(
         query, key, value,
         MultiheadAttentionForwardFuncOptions(embed_dim, num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v,
                                              add_zero_attn, dropout, out_proj->weight, out_proj->bias)
@@ -92,7 +92,7 @@ MultiheadAttention::Output MultiheadAttention::forward(const Tensor& query, cons
             .v_proj_weight(v_proj_weight)
             .average_attn_weights(average_attn_weights)
             .batch_first(batch_first)
-            .who(who));
+            .who(who)));
 }
 
 }  // namespace xtgrad::nn::tutorial_d

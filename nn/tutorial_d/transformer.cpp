@@ -56,7 +56,7 @@ Tensor Transformer::forward(const Tensor& src, const Tensor& tgt, const Attentio
                             const AttentionMask& tgt_mask, const AttentionMask& memory_mask,
                             const AttentionMask& src_key_padding_mask, const AttentionMask& tgt_key_padding_mask,
                             const AttentionMask& memory_key_padding_mask) const {
-    auto scope = enter();
+    auto scope = enter(src, tgt, src_mask, tgt_mask, memory_mask, src_key_padding_mask, tgt_key_padding_mask, memory_key_padding_mask);
     // src: (S, N, E), tgt: (T, N, E), or batch first
     if (!src.defined() || !tgt.defined() || src.dim() != 3 || tgt.dim() != 3)
         module_error(*this, "Transformer", fmt::format("src and tgt must be 3-D, got {} and {}",
@@ -72,7 +72,7 @@ Tensor Transformer::forward(const Tensor& src, const Tensor& tgt, const Attentio
                                                        "got src {} and tgt {}",
                                                        options.d_model(), shape_str(src.shape()), shape_str(tgt.shape())));
     const Tensor memory = encoder->forward(src, src_mask, src_key_padding_mask);
-    return decoder->forward(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask);
+    return scope.output(decoder->forward(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask));
 }
 
 Tensor Transformer::generate_square_subsequent_mask(std::size_t sz) {

@@ -10,6 +10,8 @@
 
 using namespace xtgrad;
 
+TEST_SUITE_BEGIN("debug");
+
 TEST_CASE("anomaly mode is off by default: a NaN passes silently") {
     CHECK_FALSE(anomaly_detection_enabled());
     Tensor x = Tensor::from_vector({-1.f}, {1}, true);
@@ -91,3 +93,5 @@ TEST_CASE("AnomalyGuard restores the previous mode") {
     }
     CHECK_FALSE(anomaly_detection_enabled());
 }
+
+TEST_SUITE_END();

@@ -8,6 +8,8 @@
 
 using namespace xtgrad;
 
+TEST_SUITE_BEGIN("debug");
+
 namespace {
 
 std::size_t count(const std::string& text, const std::string& what) {
@@ -22,8 +24,8 @@ struct MLP : nn::Module {
     std::shared_ptr<nn::Linear> fc1 = register_module("fc1", std::make_shared<nn::Linear>(2, 4));
     std::shared_ptr<nn::Linear> fc2 = register_module("fc2", std::make_shared<nn::Linear>(4, 3));
     Tensor forward(const Tensor& x) const {
-        auto scope = enter();
-        return fc2->forward(relu(fc1->forward(x)));
+        auto scope = enter(x);
+        return scope.output(fc2->forward(relu(fc1->forward(x))));
     }
 };
 
@@ -99,3 +101,5 @@ TEST_CASE("a leaf draws as itself") {
     Tensor x = Tensor::ones({2}, true).set_name("w");
     CHECK(to_dot(x).find("\"w\\n(2)\"") != std::string::npos);
 }
+
+TEST_SUITE_END();

@@ -3,6 +3,8 @@
 
 using namespace xtgrad;
 
+TEST_SUITE_BEGIN("debug");
+
 TEST_CASE("register_hook on a non-leaf changes the gradient that flows on") {
     Tensor x = Tensor::from_vector({1, 2, 3}, {3}, true);
     Tensor h = x * 2.f;  // dh/dx = 2
@@ -103,3 +105,5 @@ TEST_CASE("a retained non-leaf's hook sees the incoming gradient, before it is a
     CHECK(h.grad_array()(1) == doctest::Approx(10.f));  // .grad accumulates both
     CHECK(x.grad_array()(1) == doctest::Approx(20.f));
 }
+
+TEST_SUITE_END();

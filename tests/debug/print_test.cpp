@@ -6,6 +6,8 @@
 
 using namespace xtgrad;
 
+TEST_SUITE_BEGIN("debug");
+
 namespace {
 volatile std::sig_atomic_t traps = 0;
 void count_trap(int) { traps = traps + 1; }
@@ -85,3 +87,5 @@ TEST_CASE("set_trap_on_match raises SIGTRAP on each match (what stops a debugger
     std::signal(SIGTRAP, previous);
     CHECK(traps == 2);
 }
+
+TEST_SUITE_END();

@@ -5,6 +5,8 @@
 
 using namespace xtgrad;
 
+TEST_SUITE_BEGIN("debug");
+
 namespace {
 
 std::vector<std::string> engine_order(const Tensor& loss) {
@@ -73,3 +75,5 @@ TEST_CASE("the stepper applies hooks before exposing a gradient, and checks its 
     CHECK(x.grad_array()(1) == 10.f);
     test::expect_error([&] { debug::BackwardStepper bad(x * 2.f); }, {"BackwardStepper", "one-element"});
 }
+
+TEST_SUITE_END();

@@ -6,6 +6,8 @@
 
 using namespace xtgrad;
 
+TEST_SUITE_BEGIN("debug");
+
 TEST_CASE("a tensor used by two consumers: its gradient is the sum of two contributions") {
     Tensor x = Tensor::from_vector({1, 2}, {2}, true).set_name("x");
     Tensor h = x * 2.f;
@@ -100,3 +102,5 @@ TEST_CASE("docs/debugging.md's trace table example: h feeds h * h (twice) and + 
     CHECK(text.find("sum of 3: #1 #2 #2\n                   reduced (4,3) -> (3) for input 1 'b'\n") != std::string::npos);
     CHECK(text.find("\nleaf  shape    |grad|      from\nx     (4,3)    ") != std::string::npos);
 }
+
+TEST_SUITE_END();

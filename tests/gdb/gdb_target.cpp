@@ -6,14 +6,52 @@
 #include "xtgrad.hpp"
 
 #include <cstdio>
+#include <limits>
 
 namespace gdb_target {
 xtgrad::Tensor loss;       // the loss of the step
 xtgrad::Tensor w_q;        // encoder.layers.0.enc_self_attn.W_Q.weight
+
+// Arrays the printer test prints and compares with PyTorch's repr of the same values
+// (tests/gdb/expected_reprs.txt, written by tools/gdb/make_repr_fixture.py: keep the two in step).
+// Every value is ((i * 37) % 101 - 50) / 8 times a power of two: exact in float32 on both sides.
+xtgrad::Array scalar, empty, vector, matrix, five_d, long_vector, wide, five_d_big, huge, small, integral, non_finite;
+xtgrad::Ids ids, empty_ids;
+xtgrad::Mask mask;
+xtgrad::Tensor leaf;       // `vector` as a leaf that requires grad
+
+xtgrad::Array pattern(const xtgrad::Shape& shape, float scale) {
+    xtgrad::Array a = xtgrad::empty_array(shape);
+    for (std::size_t i = 0; i < a.size(); ++i) a.data()[i] = static_cast<float>(static_cast<long>(i * 37 % 101) - 50) / 8.f * scale;
+    return a;
+}
+
+void make_printer_arrays() {
+    scalar = pattern({}, 1.f);
+    empty = pattern({0, 3}, 1.f);
+    vector = pattern({5}, 1.f);
+    matrix = pattern({7, 9}, 1.f);
+    five_d = pattern({2, 3, 4, 5, 6}, 1.f);
+    long_vector = pattern({1001}, 1.f);
+    wide = pattern({40, 50}, 1.f);
+    five_d_big = pattern({3, 4, 5, 6, 7}, 1.f);
+    huge = pattern({2048, 2048}, 1.f);  // 16 MB: the printers read only the values shown
+    small = pattern({2, 3}, 1.f / 1048576.f);
+    integral = pattern({2, 4}, 8.f);
+    non_finite = pattern({4}, 1.f);
+    non_finite.data()[0] = std::numeric_limits<float>::quiet_NaN();
+    non_finite.data()[1] = std::numeric_limits<float>::infinity();
+    non_finite.data()[2] = -std::numeric_limits<float>::infinity();
+    ids = xtgrad::Ids{{1, 2, 3}, {4, 5, 6000}};
+    empty_ids = xtgrad::Ids::from_shape({0});
+    mask = xtgrad::Mask{{true, false}, {false, true}};
+    leaf = xtgrad::Tensor(vector, /*requires_grad=*/true);
+}
 }  // namespace gdb_target
 
 int main() {
     using namespace xtgrad;
+    gdb_target::make_printer_arrays();
     nn::tutorial_c::Config c;
     c.d_model = 16;
     c.d_ff = 32;

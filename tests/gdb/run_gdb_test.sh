@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # The gdb test: debugs BUILD/tests/gdb_target (one training step of tutorial C's Transformer)
 # in batch mode and checks what gdb prints.
-#   1. tests/gdb/attention_backward.gdb: the printers load by themselves (.debug_gdb_scripts),
-#      a break on the SoftmaxBackward of encoder.layers.0.enc_self_attn, then a node, a
-#      gradient, a tensor and calls into the program's print helpers.
+#   1. tests/gdb/attention_backward.gdb: the printers and commands load by themselves
+#      (.debug_gdb_scripts), a break on the SoftmaxBackward of encoder.layers.0.enc_self_attn,
+#      then a node, a gradient, a tensor and calls into the program's print helpers.
 #   2. docs/gdb/follow_gradient.gdb: the walk-through of docs/debugging.md, as written there.
-#   3. The printers sourced by hand (how users' own static programs load them).
+#   3. The printers and commands sourced by hand (how users' own static programs load them).
+#   4. tests/gdb/printer_reprs.gdb: arrays of every kind (0-d, empty, 5-d, abbreviated, 2048x2048,
+#      ids, masks) printed as PyTorch prints them: compared with tests/gdb/expected_reprs.txt,
+#      PyTorch's own repr of the same values (tools/gdb/make_repr_fixture.py).
+#   5. docs/gdb/walk_graph.gdb: xt-node, xt-input, xt-saved, xt-grad, xt-up from user code,
+#      from the engine's frame and from inside an op's backward kernel.
 # Passes on any build type; tools/test.sh runs it on the release (-O3) build.
 #
 #   tests/gdb/run_gdb_test.sh BUILD_DIR
@@ -36,23 +41,41 @@ expect() {
   fi
 }
 
+# refuse LOG DESCRIPTION EXTENDED-REGEX: no line of LOG may match
+refuse() {
+  if grep -qE -- "$3" "$1"; then
+    echo "  FAIL  $2: a line matches /$3/"
+    failed=1
+  else
+    echo "  ok    $2"
+  fi
+}
+
 num='-?[0-9][0-9.e+-]*'
 
 echo "== gdb test 1: break in the attention's softmax backward ($target)"
 log=$out/attention.log
 run_gdb tests/gdb/attention_backward.gdb "$log"
 expect "$log" "printers auto-loaded from the library" '^Yes +xtgrad_printers\.py'
-expect "$log" "stopped in matched_node" 'Breakpoint 1, xtgrad::debug::matched_node'
+expect "$log" "commands auto-loaded from the library" '^Yes +xtgrad_commands\.py'
+expect "$log" "stopped in matched_node; the frame line keeps to one-line summaries" \
+  'Breakpoint 1, xtgrad::debug::matched_node \(node=xtgrad::Node SoftmaxBackward in encoder\.layers\.0\.enc_self_attn, created at autograd/ops/softmax\.cpp:[0-9]+ = \{\.\.\.\}, grad_out=xtgrad::Array \(1,2,7,7\) = \{\.\.\.\}\)'
 expect "$log" "node: op, module path, source location" \
   '^\$1 = xtgrad::Node SoftmaxBackward in encoder\.layers\.0\.enc_self_attn, created at autograd/ops/softmax\.cpp:[0-9]+ = \{$'
-expect "$log" "node: its input, the masked scores, shape kept and values freed (nothing saved them)" \
-  "^  input 0 = xtgrad::TensorImpl \(1,2,7,7\) float32 requires_grad grad_fn=MaskedFillBackward grad=none \(values freed\)"
-expect "$log" "gradient flowing in: shape and values" "^\\\$2 = xtgrad::Array \(1,2,7,7\) \[$num, $num, .*\(98 values\)\]$"
-expect "$log" "tensor: name, shape, dtype, flags, values" \
-  "^\\\$3 = xtgrad::Tensor \"encoder\.layers\.0\.enc_self_attn\.W_Q\.weight\" \(16,16\) float32 requires_grad leaf grad=none \[$num, "
-expect "$log" "the loss, a scalar with a grad_fn" "^\\\$4 = xtgrad::Tensor \(\) float32 requires_grad grad_fn=CrossEntropyBackward grad=none \[?$num"
+expect "$log" "node: its input, by its producer; shape kept, values freed" \
+  '^  input 0 = \(1,2,7,7\) float32 requires_grad grad_fn=MaskedFillBackward grad=none \(values freed\)'
+expect "$log" "gradient flowing in: a header, then the values" '^\$2 = xtgrad::Array \(1,2,7,7\) = \{$'
+expect "$log" "... as torch prints a 4-d array" "^  values = tensor\(\[\[\[\[ ?$num, +$num, "
+expect "$log" "... later rows lined up under the first" "^ {21}\[ ?$num, +$num, "
+expect "$log" "tensor: name, shape, dtype, flags" \
+  '^\$3 = xtgrad::Tensor "encoder\.layers\.0\.enc_self_attn\.W_Q\.weight" \(16,16\) float32 requires_grad leaf grad=none = \{$'
+expect "$log" "tensor: its values end as torch prints a parameter" 'requires_grad=True\)$'
+expect "$log" "the loss, a scalar with a grad_fn" \
+  '^\$4 = xtgrad::Tensor \(\) float32 requires_grad grad_fn=CrossEntropyBackward grad=none = \{$'
+expect "$log" "the loss's value as torch prints it" '^  values = tensor\([0-9]+\.[0-9]{4}, grad_fn=<CrossEntropyBackward>\)$'
 expect "$log" "the node again, through debug::state" '^\$5 = xtgrad::Node SoftmaxBackward'
-expect "$log" "call xtgrad::debug::print_node" '^SoftmaxBackward in encoder\.layers\.0\.enc_self_attn, created at autograd/ops/softmax\.cpp:[0-9]+ \('
+expect "$log" "call xtgrad::debug::print_node" \
+  '^SoftmaxBackward in encoder\.layers\.0\.enc_self_attn, created at autograd/ops/softmax\.cpp:[0-9]+ \('
 expect "$log" "call xtgrad_print (C alias)" \
   "^\"encoder\.layers\.0\.enc_self_attn\.W_Q\.weight\" \(16,16\) float32 requires_grad leaf grad=none \["
 expect "$log" "the program finished its step" '^loss [0-9.]+, \|grad W_Q\| [0-9.]+'
@@ -62,33 +85,81 @@ echo "== gdb test 2: docs/gdb/follow_gradient.gdb"
 log=$out/follow.log
 run_gdb docs/gdb/follow_gradient.gdb "$log"
 expect "$log" "the loss node first" '^\$1 = xtgrad::Node CrossEntropyBackward \(outside any module\)'
-expect "$log" "seeded with 1" '^\$2 = xtgrad::Array \(\) 1$'
+expect "$log" "seeded with 1" '^\$2 = xtgrad::Array \(\) = \{$'
+expect "$log" "... a 0-d array as torch prints it" '^  values = tensor\(1\.\)$'
 expect "$log" "the graph below the loss" '^`- ReshapeBackward -> \(7,9\)'
-expect "$log" "W_Q's node before it runs" '^\$[0-9]+ = xtgrad::Node LinearBackward in encoder\.layers\.0\.enc_self_attn\.W_Q, created at autograd/ops/matmul\.cpp'
-expect "$log" "W_Q's input: values a backward saved are shown" \
-  "^  input 0 = xtgrad::TensorImpl \(1,7,16\) float32 requires_grad grad_fn=AddBackward grad=\(1,7,16\) \[$num, "
-expect "$log" "W_Q.weight has no grad yet" '^  input 1 = xtgrad::TensorImpl "encoder\.layers\.0\.enc_self_attn\.W_Q\.weight" \(16,16\) float32 requires_grad leaf grad=none'
-expect "$log" "the gradient flowing into W_Q" "^\\\$[0-9]+ = xtgrad::Array \(1,7,16\) \[$num, "
-expect "$log" "after the node: W_Q.weight has its grad" '^  input 1 = xtgrad::TensorImpl "encoder\.layers\.0\.enc_self_attn\.W_Q\.weight" \(16,16\) float32 requires_grad leaf grad=\(16,16\)'
-expect "$log" "the tensor printer shows the grad" "^  grad = xtgrad::Array \(16,16\) \[$num, "
+expect "$log" "W_Q's node before it runs" \
+  '^\$[0-9]+ = xtgrad::Node LinearBackward in encoder\.layers\.0\.enc_self_attn\.W_Q, created at autograd/ops/matmul\.cpp'
+expect "$log" "W_Q's input: the encoder's input, the gradient summed into it so far" \
+  '^  input 0 = \(1,7,16\) float32 requires_grad grad_fn=AddBackward incoming_grad=\(1,7,16\)'
+expect "$log" "W_Q.weight has no grad yet" \
+  '^  input 1 = "encoder\.layers\.0\.enc_self_attn\.W_Q\.weight" \(16,16\) float32 requires_grad leaf grad=none'
+expect "$log" "the gradient flowing into W_Q" '^\$[0-9]+ = xtgrad::Array \(1,7,16\) = \{$'
+expect "$log" "after the node: W_Q.weight has its grad" \
+  '^  input 1 = "encoder\.layers\.0\.enc_self_attn\.W_Q\.weight" \(16,16\) float32 requires_grad leaf grad=\(16,16\)'
+expect "$log" "the tensor printer labels the grad apart from the values" "^  grad = tensor\(\[\[ ?$num, "
 expect "$log" "print_grad from the program" '^grad of encoder\.layers\.0\.enc_self_attn\.W_Q\.weight$'
 expect "$log" "exited normally" 'exited normally'
 
-echo "== gdb test 3: printers sourced by hand"
+echo "== gdb test 3: printers and commands sourced by hand"
 log=$out/source.log
 cat >"$out/source.gdb" <<EOF
 source $src/tools/gdb/xtgrad_printers.py
-set xtgrad-max-values 3
+source $src/tools/gdb/xtgrad_commands.py
+set xtgrad-threshold 10
+set print pretty on
 set breakpoint pending on
 break xtgrad::debug::matched_node
 set environment XTGRAD_BREAK_OP=LinearBackward
 run
 print gdb_target::w_q
+xt-node
 kill
 EOF
 run_gdb "$out/source.gdb" "$log" -iex "set auto-load python-scripts off"
-expect "$log" "sourced printers, 3 values" \
-  "^\\\$1 = xtgrad::Tensor \"encoder\.layers\.0\.enc_self_attn\.W_Q\.weight\" \(16,16\) float32 requires_grad leaf grad=none \[$num, $num, $num, \.\.\. \(256 values\)\]$"
+expect "$log" "sourced printers, threshold 10: rows and columns abbreviated" \
+  "^  values = tensor\(\[\[ ?$num, +$num, +$num, +\.\.\., +$num, +$num, +$num\],$"
+expect "$log" "... and the elided rows" '^ {19}\.\.\.,$'
+expect "$log" "sourced commands" '^xtgrad::Node LinearBackward in '
+
+echo "== gdb test 4: arrays printed as PyTorch prints them (tests/gdb/expected_reprs.txt)"
+log=$out/reprs.log
+run_gdb tests/gdb/printer_reprs.gdb "$log"
+names=$(sed -n 's/^== //p' "$src/tests/gdb/expected_reprs.txt")
+[ -n "$names" ] || { echo "  FAIL  tests/gdb/expected_reprs.txt lists no arrays"; failed=1; }
+for name in $names; do
+  expect "$log" "repr of gdb_target::$name" "^repr ok $name "
+done
+refuse "$log" "no repr differs from torch's" '^repr MISMATCH'
+
+echo "== gdb test 5: docs/gdb/walk_graph.gdb (xt-node, xt-input, xt-saved, xt-grad, xt-up)"
+log=$out/walk.log
+run_gdb docs/gdb/walk_graph.gdb "$log"
+expect "$log" "user code, no backward running: xt-node asks for a tensor" '^xt-node: no backward node here: .* xt-node loss$'
+expect "$log" "a leaf has no node" '^xt-node: gdb_target::w_q is a leaf: no node produced it$'
+expect "$log" "xt-node TENSOR" '^\[xt 0\] node of gdb_target::loss$'
+expect "$log" "... prints the node" \
+  '^xtgrad::Node CrossEntropyBackward \(outside any module\), created at autograd/ops/cross_entropy\.cpp:[0-9]+ = \{$'
+expect "$log" "before backward no gradient has arrived" '^gradient arriving at CrossEntropyBackward: no gradient is held for its output'
+expect "$log" "xt-input 0 goes down" '^\[xt 1\] input 0 of CrossEntropyBackward$'
+expect "$log" "... to the logits' reshape" '^xtgrad::Node ReshapeBackward \(outside any module\)'
+expect "$log" "... and on to the output projection" '^\[xt 2\] input 0 of ReshapeBackward$'
+expect "$log" "a leaf input is shown, not entered" '^input 1 is a leaf \(no node below it\):$'
+expect "$log" "... the projection's weight, by name" \
+  '^xtgrad::TensorImpl "projection\.weight" \(9,16\) float32 requires_grad leaf grad=none = \{$'
+expect "$log" "xt-up stops where the walk started" '^xt-up: already at the node the walk started from$'
+expect "$log" "engine frame: xt-node finds the frame's node" '^\[xt 0\] `node` of this frame \(xtgrad::debug::matched_node\)$'
+expect "$log" "... the softmax of the first encoder layer" '^xtgrad::Node SoftmaxBackward in encoder\.layers\.0\.enc_self_attn, created at'
+expect "$log" "xt-grad at the engine's node" '^gradient arriving at SoftmaxBackward \(1,2,7,7\) \(the engine is at this node\):$'
+expect "$log" "... as torch prints it" "^tensor\(\[\[\[\[ ?$num, "
+expect "$log" "xt-saved names what the node saved" '^SoftmaxBackward saved'
+expect "$log" "xt-input 0 from the softmax: the masked scores" '^\[xt 1\] input 0 of SoftmaxBackward$'
+expect "$log" "... whose gradient has not arrived" '^gradient arriving at MaskedFillBackward: no gradient is held'
+expect "$log" "two levels down: the scores' product" '^\[xt 2\] input 0 of MaskedFillBackward$'
+expect "$log" "xt-up twice: back at the softmax" '^\[xt 0\] `node` of this frame'
+expect "$log" "kernel frame: xt-node falls back on the engine's state" \
+  '^\[xt 0\] the node the engine is running \(xtgrad::debug::state\)$'
+refuse "$log" "no command raised a Python error" 'Traceback|Python Exception|Error occurred in Python'
 
 if [ "$failed" -ne 0 ]; then
   for f in "$out"/*.log; do echo "---- $f"; cat "$f"; done

@@ -1,76 +1,183 @@
 # gdb pretty-printers for xtgrad (docs/debugging.md).
 #
-#   (gdb) print loss
-#   $1 = xtgrad::Tensor () float32 requires_grad grad_fn=CrossEntropyBackward grad=none 2.335
 #   (gdb) set print pretty on
+#   (gdb) print gdb_target::w_q
+#   $1 = xtgrad::Tensor "encoder.layers.0.enc_self_attn.W_Q.weight" (16,16) float32 requires_grad leaf grad=(16,16) = {
+#     values = tensor([[ 0.1294, -0.0592, -0.2208, ...],
+#                      ...], requires_grad=True),
+#     grad = tensor([[-5.5671e-04, ...]])
+#   }
 #   (gdb) print node
-#   $2 = xtgrad::Node LinearBackward in encoder.layers.0.enc_self_attn.W_Q, created at autograd/ops/matmul.cpp:221 = {
-#     input 0 = xtgrad::TensorImpl (1,7,16) float32 requires_grad grad_fn=AddBackward grad=(1,7,16) [...],
-#     input 1 = xtgrad::TensorImpl "encoder.layers.0.enc_self_attn.W_Q.weight" (16,16) float32 ... grad=none [...],
-#     ...
+#   $2 = xtgrad::Node SoftmaxBackward in encoder.layers.0.enc_self_attn, created at autograd/ops/softmax.cpp:40 = {
+#     input 0 = (1,2,7,7) float32 requires_grad grad_fn=MaskedFillBackward grad=none (values freed),
+#     saved result = tensor([[[[0.1429, ...
+#   }
 #
-# Printers for xtgrad::Tensor, xtgrad::TensorImpl, xtgrad::Node and xtensor's
-# xarray_container / xtensor_container (xtgrad::Array, Ids, Mask): shape, dtype, the first
-# values, requires_grad, whether a grad is present, the node's op and module, the tensor's
-# dotted name. They read memory only (the shared_ptr, std::string, std::vector and xtensor
-# uvector/svector members), never call into the program, so they work in optimised builds
-# and on core files.
+# Printers for xtgrad::Tensor, TensorImpl, Node and xtensor's xarray_container /
+# xtensor_container (xtgrad::Array, Ids, Mask). Values print exactly as PyTorch's repr prints
+# them (torch/_tensor_str.py: nested brackets, one width per tensor, fixed/integer/scientific
+# notation, precision 4, 80 columns, and beyond 1000 values only the first and last 3 rows and
+# columns around "..."), for any rank, 0-d and empty included. A printer's first line is a
+# one-line summary (so frame lines stay short: `node=xtgrad::Node ... = {...}`); the values, a
+# tensor's gradient (labelled `grad`, or `incoming grad` while a backward is summing it) and a
+# node's inputs and saved values are its children, best read with `set print pretty on`.
 #
+# They read memory only (the shared_ptr, std::string, std::vector and xtensor uvector/svector
+# members), never call into the program, so they work in optimised builds and on core files.
 # libxtgrad carries this file in its .debug_gdb_scripts section, so gdb loads it for any
 # program linked with the library once the library's directory is trusted:
 #   add-auto-load-safe-path /path/to/build        (in ~/.gdbinit, or gdb -iex "...")
 # For a program that links xtgrad statically, or without auto-load:
 #   (gdb) source /path/to/xtgrad/tools/gdb/xtgrad_printers.py
+#   (gdb) source /path/to/xtgrad/tools/gdb/xtgrad_commands.py     (xt-node, xt-input, ...)
 #
-# `set xtgrad-max-values N` sets how many values are shown (default 8). Summaries are one
-# line (so frame lines stay short); a node's inputs and a tensor's gradient are children,
-# best read with `set print pretty on`.
+# `set xtgrad-threshold N`: print every value of arrays up to N values (torch.set_printoptions's
+# threshold; default 1000).
 
+import math
+import re
 import struct
 
 import gdb
 import gdb.printing
 
-_max_values = 8
+# ---- PyTorch's repr (torch/_tensor_str.py, 1.13), on values read lazily ----
+# threshold 1000, edgeitems 3, precision 4, linewidth 80: torch's defaults.
+_EDGEITEMS, _PRECISION, _LINEWIDTH = 3, 4, 80
+_print = {"threshold": 1000}  # set xtgrad-threshold
+_ELIDED = object()  # where torch prints "..."
+
+_TORCH_DTYPES = {"float32": "torch.float32", "float64": "torch.float64", "int64": "torch.int64",
+                 "int32": "torch.int32", "bool": "torch.bool", "uint8": "torch.uint8", "int8": "torch.int8"}
+_DEFAULT_DTYPES = ("float32", "int64", "bool")  # torch prints no dtype= for these (unless empty)
 
 
-class _MaxValuesParameter(gdb.Parameter):
-    """How many values the xtgrad pretty-printers show per array."""
+def _shown_values(read, shape, summarize):
+    """The values torch shows, as nested lists with _ELIDED where rows or columns are left out.
+    read(offset, count) returns `count` values from the flat row-major offset."""
+    if not shape:
+        return read(0, 1)[0]
+    strides = [1] * len(shape)
+    for d in range(len(shape) - 2, -1, -1):
+        strides[d] = strides[d + 1] * shape[d + 1]
 
-    set_doc = "Set how many values the xtgrad pretty-printers show."
-    show_doc = "Show how many values the xtgrad pretty-printers show."
+    def walk(offset, d):
+        n = shape[d]
+        cut = summarize and n > 2 * _EDGEITEMS
+        if d == len(shape) - 1:
+            if not cut:
+                return list(read(offset, n))
+            return list(read(offset, _EDGEITEMS)) + [_ELIDED] + list(read(offset + n - _EDGEITEMS, _EDGEITEMS))
+        rows = list(range(_EDGEITEMS)) + [None] + list(range(n - _EDGEITEMS, n)) if cut else range(n)
+        return [_ELIDED if i is None else walk(offset + i * strides[d], d + 1) for i in rows]
 
-    def __init__(self):
-        super().__init__("xtgrad-max-values", gdb.COMMAND_DATA, gdb.PARAM_UINTEGER)
-        self.value = _max_values
-
-    def get_set_string(self):
-        global _max_values
-        _max_values = self.value if self.value is not None else 1 << 30
-        return ""
-
-    def get_show_string(self, svalue):
-        return "xtgrad pretty-printers show %s values per array" % svalue
+    return walk(0, 0)
 
 
-# (struct code, size, dtype name) by the C++ element type.
-_DTYPES = {
-    "float": ("f", 4, "float32"),
-    "double": ("d", 8, "float64"),
-    "long": ("q", 8, "int64"),
-    "long long": ("q", 8, "int64"),
-    "int": ("i", 4, "int32"),
-    "unsigned long": ("Q", 8, "uint64"),
-    "unsigned int": ("I", 4, "uint32"),
-    "bool": ("?", 1, "bool"),
-    "unsigned char": ("B", 1, "uint8"),
-    "char": ("b", 1, "int8"),
-    "signed char": ("b", 1, "int8"),
-}
-_ALIASES = {"float32": "xtgrad::Array", "int64": "xtgrad::Ids", "bool": "xtgrad::Mask"}
-_MAX_NDIM = 16
-_MAX_NUMEL = 1 << 40
+def _leaves(nested):
+    if not isinstance(nested, list):
+        yield nested
+        return
+    for item in nested:
+        if item is not _ELIDED:
+            yield from _leaves(item)
 
+
+class _Formatter:
+    """torch's _Formatter: one width for every value; fixed, integer or scientific notation."""
+
+    def __init__(self, values, floating):
+        self.floating, self.int_mode, self.sci_mode, self.width = floating, True, False, 1
+        if not floating:
+            for v in values:
+                self.width = max(self.width, len(self._plain(v)))
+            return
+        finite = [v for v in values if math.isfinite(v) and v != 0]
+        if not finite:
+            return
+        low, high = min(abs(v) for v in finite), max(abs(v) for v in finite)
+        self.int_mode = all(v == math.ceil(v) for v in finite)
+        if self.int_mode:
+            self.sci_mode = high / low > 1000.0 or high > 1.0e8
+            widths = [len("{:.{}e}".format(v, _PRECISION)) if self.sci_mode else len("{:.0f}".format(v)) + 1
+                      for v in finite]
+        else:
+            self.sci_mode = high / low > 1000.0 or high > 1.0e8 or low < 1.0e-4
+            fmt = "{:.%de}" % _PRECISION if self.sci_mode else "{:.%df}" % _PRECISION
+            widths = [len(fmt.format(v)) for v in finite]
+        self.width = max([self.width] + widths)
+
+    @staticmethod
+    def _plain(v):
+        return str(bool(v)) if isinstance(v, bool) else str(v)
+
+    def format(self, v):
+        if not self.floating:
+            text = self._plain(v)
+        elif self.sci_mode:
+            text = "{:{}.{}e}".format(v, self.width, _PRECISION)
+        elif self.int_mode:
+            text = "{:.0f}".format(v) + ("" if math.isinf(v) or math.isnan(v) else ".")
+        else:
+            text = "{:.{}f}".format(v, _PRECISION)
+        return " " * (self.width - len(text)) + text
+
+
+def _vector_str(row, indent, formatter):
+    per_line = max(1, (_LINEWIDTH - indent) // (formatter.width + 2))
+    items = [" ..." if v is _ELIDED else formatter.format(v) for v in row]
+    lines = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+    return "[" + (",\n" + " " * (indent + 1)).join(lines) + "]"
+
+
+def _nested_str(nested, ndim, indent, formatter):
+    if ndim == 0:
+        return formatter.format(nested)
+    if ndim == 1:
+        return _vector_str(nested, indent, formatter)
+    slices = ["..." if s is _ELIDED else _nested_str(s, ndim - 1, indent + 1, formatter) for s in nested]
+    return "[" + ("," + "\n" * (ndim - 1) + " " * (indent + 1)).join(slices) + "]"
+
+
+def _add_suffixes(text, suffixes, indent):
+    out = [text]
+    last_line = len(text) - text.rfind("\n") + 1
+    for suffix in suffixes:
+        if last_line + len(suffix) + 2 > _LINEWIDTH:
+            out.append(",\n" + " " * indent + suffix)
+            last_line = indent + len(suffix)
+        else:
+            out.append(", " + suffix)
+            last_line += len(suffix) + 2
+    return "".join(out) + ")"
+
+
+def torch_repr(read, shape, dtype, suffixes=(), column=0):
+    """tensor([...]) exactly as torch prints it, the first line starting at `column` (later
+    lines are indented to match). read(offset, count) gives values of the flat array."""
+    indent = len("tensor(")  # torch's layout; shifted right by `column` at the end
+    numel = 1
+    for d in shape:
+        numel *= d
+    extra = []
+    if numel == 0:
+        if len(shape) != 1:
+            extra.append("size=(%s)" % ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else ""))
+        if dtype != "float32":
+            extra.append("dtype=" + _TORCH_DTYPES.get(dtype, dtype))
+        body = "[]"
+    else:
+        if dtype not in _DEFAULT_DTYPES:
+            extra.append("dtype=" + _TORCH_DTYPES.get(dtype, dtype))
+        summarize = numel > _print["threshold"]
+        nested = _shown_values(read, list(shape), summarize)
+        formatter = _Formatter(list(_leaves(nested)), dtype.startswith("float"))
+        body = _nested_str(nested, len(shape), indent, formatter)
+    text = _add_suffixes("tensor(" + body, extra + list(suffixes), indent)
+    return re.sub(r"\n(?=.)", "\n" + " " * column, text) if column else text
+
+
+# ---- reading memory ----
 
 class _Unreadable(Exception):
     pass
@@ -124,27 +231,51 @@ def _vector_items(value):
     return [start[i] for i in range(count)]
 
 
-def _fmt_value(v, dtype):
-    if dtype == "bool":
-        return "true" if v else "false"
-    if dtype.startswith("float"):
-        return "%.4g" % v
-    return str(v)
+class _ThresholdParameter(gdb.Parameter):
+    """Arrays of more values than this print abbreviated (torch's print threshold)."""
+
+    set_doc = "Set how many values an array may have and still print whole (torch's threshold)."
+    show_doc = "Show how many values an array may have and still print whole."
+
+    def __init__(self):
+        super().__init__("xtgrad-threshold", gdb.COMMAND_DATA, gdb.PARAM_UINTEGER)
+        self.value = _print["threshold"]
+
+    def get_set_string(self):
+        _print["threshold"] = self.value if self.value is not None else 1 << 62
+        return ""
+
+    def get_show_string(self, svalue):
+        return "xtgrad prints arrays of up to %s values whole" % svalue
+
+
+# (struct code, size, dtype name) by the C++ element type.
+_DTYPES = {
+    "float": ("f", 4, "float32"),
+    "double": ("d", 8, "float64"),
+    "long": ("q", 8, "int64"),
+    "long long": ("q", 8, "int64"),
+    "int": ("i", 4, "int32"),
+    "unsigned long": ("Q", 8, "uint64"),
+    "unsigned int": ("I", 4, "uint32"),
+    "bool": ("?", 1, "bool"),
+    "unsigned char": ("B", 1, "uint8"),
+    "char": ("b", 1, "int8"),
+    "signed char": ("b", 1, "int8"),
+}
+_ALIASES = {"float32": "xtgrad::Array", "int64": "xtgrad::Ids", "bool": "xtgrad::Mask"}
+_MAX_NDIM = 16
+_MAX_NUMEL = 1 << 40
+
+
+def _std_array(value):
+    elems = value["_M_elems"]
+    count = elems.type.strip_typedefs().range()[1] + 1
+    return [elems[i] for i in range(count)]
 
 
 def _shape_str(shape):
     return "(" + ",".join(str(d) for d in shape) + ")"
-
-
-def _nested(values, shape, dtype):
-    """[[1, 2], [3, 4]] for a small array."""
-    if not shape:
-        return _fmt_value(values[0], dtype)
-    if len(shape) == 1:
-        return "[" + ", ".join(_fmt_value(v, dtype) for v in values) + "]"
-    block = len(values) // shape[0] if shape[0] else 0
-    return "[" + ", ".join(_nested(values[i * block:(i + 1) * block], shape[1:], dtype)
-                           for i in range(shape[0])) + "]"
 
 
 class _ArrayView:
@@ -172,28 +303,15 @@ class _ArrayView:
         if self.numel < 0 or self.numel > _MAX_NUMEL or (self.numel != expected):
             raise _Unreadable("%d values for shape %s" % (self.numel, _shape_str(self.shape)))
 
-    def values(self, limit):
+    def read(self, offset, count):
+        if offset < 0 or offset + count > self.numel:
+            raise _Unreadable("values %d..%d of %d" % (offset, offset + count, self.numel))
+        return _read(self.begin + offset * self.size, count, self.code, self.size)
+
+    def repr(self, suffixes=(), column=0):
         if self.code is None:
-            return None
-        return _read(self.begin, min(self.numel, limit), self.code, self.size)
-
-    def summary(self, limit=None):
-        """(2,3) [[1, 2, 3], [4, 5, 6]]  or  (1,7,16) [0.1, -0.2, ... (112 values)]"""
-        limit = _max_values if limit is None else limit
-        head = _shape_str(self.shape)
-        values = self.values(limit)
-        if values is None:
-            return head + " <%s values>" % self.dtype
-        if self.numel <= limit:
-            return head + " " + _nested(values, self.shape, self.dtype)
-        shown = ", ".join(_fmt_value(v, self.dtype) for v in values)
-        return head + " [%s, ... (%d values)]" % (shown, self.numel)
-
-
-def _std_array(value):
-    elems = value["_M_elems"]
-    count = elems.type.strip_typedefs().range()[1] + 1
-    return [elems[i] for i in range(count)]
+            return "<%s values of element type %s>" % (_shape_str(self.shape), self.dtype)
+        return torch_repr(self.read, self.shape, self.dtype, suffixes, column)
 
 
 def _safely(fn):
@@ -203,77 +321,167 @@ def _safely(fn):
         return "<unreadable: %s>" % e
 
 
+# ---- children, and where they are printed ----
+# A value's torch repr spans lines; gdb indents only the first (two spaces per level with
+# `set print pretty on`). So the printers' children() note each child's depth and label while gdb
+# prints it, and the repr indents its later lines to match.
+_printing = []  # (depth, label, suffixes) of the children being printed, innermost last
+
+
+def _depth():
+    return _printing[-1][0] if _printing else 0
+
+
+def _children(items):
+    """Yields (label, value) for gdb; items are (label, value, repr suffixes)."""
+    depth = _depth() + 1
+    for label, value, suffixes in items:
+        _printing.append((depth, label, suffixes))
+        try:
+            yield label, value
+        finally:
+            _printing.pop()
+
+
+def _child_column():
+    if not _printing or not gdb.parameter("print pretty"):
+        return 0
+    depth, label, _ = _printing[-1]
+    return 2 * depth + len(label) + len(" = ")
+
+
+# A child shown as a full repr is the array itself, volatile-qualified: the marker that selects
+# _ReprPrinter (nothing in xtgrad declares a volatile array).
+def _as_repr(array_value):
+    if array_value.type.code in (gdb.TYPE_CODE_REF, gdb.TYPE_CODE_RVALUE_REF):
+        array_value = array_value.referenced_value()
+    return array_value.cast(array_value.type.volatile())
+
+
+class _ReprPrinter:
+    """A child: tensor([...]) as torch prints it."""
+
+    def __init__(self, value):
+        self.value = value
+        self.suffixes = _printing[-1][2] if _printing else ()
+        self.column = _child_column()
+
+    def to_string(self):
+        return _safely(lambda: _ArrayView(self.value).repr(self.suffixes, self.column))
+
+
 def _array_of(shared):
     pointer = _shared_get(shared)
-    return None if pointer is None else _ArrayView(pointer.dereference())
+    return None if pointer is None else pointer.dereference()
 
 
-def _shown_grad(impl):
-    """.grad, or during a backward the gradient summed so far into a tensor (its `incoming`)."""
-    return impl["grad"] if _shared_get(impl["grad"]) is not None else impl["incoming"]
+def _grad_of(impl):
+    """(label, Array value) of the gradient shown: .grad, or during a backward the gradient summed
+    so far into a tensor whose node has not run yet (its `incoming`); None when there is none."""
+    if _shared_get(impl["grad"]) is not None:
+        return "grad", _array_of(impl["grad"])
+    if _shared_get(impl["incoming"]) is not None:
+        return "incoming grad", _array_of(impl["incoming"])
+    return None
 
 
-def _impl_summary(impl, limit=None):
-    """One line about a TensorImpl (a gdb.Value, not a pointer)."""
-    name = _std_string(impl["name"])
-    parts = ['"%s"' % name] if name else []
-    # The values part (autograd/tensor.hpp): a leaf keeps its own; an op's output has them only
-    # while a Tensor or a backward closure holds them (a weak pointer), else "values freed".
+def _values_of(impl):
+    """The Array value of a TensorImpl's values, or None once they are freed: a leaf keeps its own;
+    an op's output has them only while a Tensor or a backward closure holds them (a weak pointer)."""
     values = _shared_get(impl["leaf_values"])
     if values is None:
         values = _weak_get(impl["values"])
-    data = None if values is None else _ArrayView(values.dereference()["array"])
-    if data is None:
-        shape = [int(d) for d in _vector_items(impl["shape_at_creation"])]
-        parts.append(_shape_str(shape) + " float32")
+    return None if values is None else values.dereference()["array"]
+
+
+def _op_of(impl):
+    node = _shared_get(impl["grad_fn"])
+    return None if node is None else _std_string(node.dereference()["op_"])
+
+
+def _grad_suffixes(impl):
+    """torch's repr suffixes: grad_fn=<Op> or requires_grad=True."""
+    op = _op_of(impl)
+    if op is not None:
+        return ("grad_fn=<%s>" % op,)
+    return ("requires_grad=True",) if bool(impl["requires_grad"]) else ()
+
+
+def _impl_summary(impl, values=None):
+    """One line about a TensorImpl (a gdb.Value, not a pointer); `values`: an Array value to use
+    instead of the impl's own (a Tensor handle's)."""
+    name = _std_string(impl["name"])
+    parts = ['"%s"' % name] if name else []
+    if values is None:
+        values = _values_of(impl)
+    if values is None:
+        parts.append(_shape_str([int(d) for d in _vector_items(impl["shape_at_creation"])]) + " float32")
     else:
-        parts.append(_shape_str(data.shape) + " " + data.dtype)
+        view = _ArrayView(values)
+        parts.append(_shape_str(view.shape) + " " + view.dtype)
     if bool(impl["requires_grad"]):
         parts.append("requires_grad")
-    node = _shared_get(impl["grad_fn"])
-    parts.append("grad_fn=" + _std_string(node.dereference()["op_"]) if node is not None else "leaf")
-    grad = _array_of(_shown_grad(impl))
-    parts.append("grad=" + _shape_str(grad.shape) if grad is not None else "grad=none")
-    if data is None:
+    op = _op_of(impl)
+    parts.append("grad_fn=" + op if op is not None else "leaf")
+    grad = _grad_of(impl)
+    parts.append("grad=none" if grad is None else "%s=%s" % (grad[0].replace(" ", "_"), _shape_str(_ArrayView(grad[1]).shape)))
+    if values is None:
         parts.append("(values freed)")
-        return " ".join(parts)
-    values = data.summary(limit)
-    parts.append(values[values.index(" ") + 1:])
     return " ".join(parts)
 
 
+def _impl_children(impl, values=None):
+    if values is None:
+        values = _values_of(impl)
+    items = []
+    if values is not None:
+        items.append(("values", _as_repr(values), _grad_suffixes(impl)))
+    grad = _grad_of(impl)
+    if grad is not None:
+        items.append((grad[0], _as_repr(grad[1]), ()))
+    return items
+
+
 class ArrayPrinter:
+    """xtgrad::Array (1,7,16) = {values = tensor([...])}"""
+
     def __init__(self, value):
         self.value = value
 
     def to_string(self):
         def text():
             view = _ArrayView(self.value)
-            return "%s %s" % (_ALIASES.get(view.dtype, "xt::xarray<%s>" % view.dtype), view.summary())
+            return "%s %s" % (_ALIASES.get(view.dtype, "xt::xarray<%s>" % view.dtype), _shape_str(view.shape))
         return _safely(text)
+
+    def children(self):
+        return _children([("values", _as_repr(self.value), ())])
 
 
 class _ImplPrinterBase:
-    """One line about the tensor; its gradient, when it has one, as a child."""
+    """One line about the tensor; its values and its gradient as children."""
 
     prefix = ""
 
     def _impl(self):
         raise NotImplementedError
 
+    def _values(self):
+        return None
+
     def to_string(self):
         def text():
             impl = self._impl()
-            return self.prefix + ("(undefined)" if impl is None else _impl_summary(impl))
+            return self.prefix + ("(undefined)" if impl is None else _impl_summary(impl, self._values()))
         return _safely(text)
 
     def children(self):
         try:
             impl = self._impl()
-            grad = None if impl is None else _shared_get(_shown_grad(impl))
-        except (gdb.error, gdb.MemoryError):
-            grad = None
-        return [] if grad is None else [("grad", grad.dereference())]
+            items = [] if impl is None else _impl_children(impl, self._values())
+        except (gdb.error, gdb.MemoryError, _Unreadable):
+            items = []
+        return _children(items)
 
 
 class TensorImplPrinter(_ImplPrinterBase):
@@ -296,6 +504,20 @@ class TensorPrinter(_ImplPrinterBase):
         impl = _shared_get(self.value["impl_"])
         return None if impl is None else impl.dereference()
 
+    def _values(self):  # the handle's own values: a non-leaf's are alive while the handle is
+        values = _shared_get(self.value["values_"])
+        return None if values is None else values.dereference()["array"]
+
+
+class _InputPrinter:
+    """A node's input: its one-line summary (its values and gradient: print the tensor itself)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def to_string(self):
+        return _safely(lambda: _impl_summary(self.value))
+
 
 def _location(node):
     impl = node["where_"]["_M_impl"]
@@ -308,8 +530,86 @@ def _location(node):
     return "%s:%d" % (path, int(impl["_M_line"]))
 
 
+def _saved_records(node):
+    """[(name, Saved value)] of a node's saved values (Node::saved_names(): a std::vector of
+    {const char* name; Saved value}); [] for a node that saved nothing or a build without them."""
+    for field in node.type.strip_typedefs().fields():
+        if field.name is None or "vector" not in str(field.type.strip_typedefs()):
+            continue
+        try:
+            items = _vector_items(node[field.name])
+        except (gdb.error, _Unreadable):
+            continue
+        try:
+            element = field.type.strip_typedefs().template_argument(0).strip_typedefs()
+            names = [f.name for f in element.fields()]
+        except (gdb.error, RuntimeError, TypeError):
+            continue
+        if "name" in names and "value" in names:
+            return [(item["name"].string(), item["value"]) for item in items]
+    return []
+
+
+def _has_field(value, name):
+    return any(f.name == name for f in value.type.strip_typedefs().fields())
+
+
+def _saved_array(saved):
+    """(array value or None, note) of a Saved (autograd/saved.hpp): its float values (a tensor's,
+    with a note when they were modified in place since the save: the backward would throw), or
+    its ids or mask."""
+    values = _shared_get(saved["values_"])
+    if values is not None:
+        values = values.dereference()
+        now, then = int(values["version"]), int(saved["version_"])
+        note = "" if now == then else " (modified in place since saved: version %d, saved at %d)" % (now, then)
+        return values["array"], note
+    for field in ("ids_", "mask_"):
+        if _has_field(saved, field):
+            other = _shared_get(saved[field])
+            if other is not None:
+                return other.dereference(), ""
+    return None, " (none)"
+
+
+def _saved_tensor(saved):
+    """The TensorImpl address a Saved was taken from, or 0 (expired or absent)."""
+    try:
+        impl = _weak_get(saved["tensor_"])
+    except gdb.error:
+        return 0
+    return 0 if impl is None else _ptr(impl)
+
+
+def _node_items(node):
+    """A node's children: its inputs (labelled with the name their values were saved under),
+    then each saved value, by name, in full."""
+    saved = _saved_records(node)
+    saved_as = {}
+    for name, value in saved:
+        address = _saved_tensor(value)
+        if address:
+            saved_as.setdefault(address, name)
+    items = []
+    for i, item in enumerate(_vector_items(node["inputs_"])):
+        impl = _shared_get(item)
+        if impl is None:
+            items.append(("input %d" % i, item["_M_ptr"], ()))
+            continue
+        name = saved_as.get(_ptr(impl))
+        label = "input %d" % i + (" (saved as %s)" % name if name else "")
+        items.append((label, impl.dereference().cast(impl.dereference().type.const()), ()))
+    for name, value in saved:
+        array, note = _saved_array(value)
+        label = "saved " + name + note
+        if array is None:
+            continue
+        items.append((label, _as_repr(array), ()))
+    return items
+
+
 class NodePrinter:
-    """The op, its module and where it was created; its inputs as children."""
+    """The op, its module and where it was created; its inputs and saved values as children."""
 
     def __init__(self, value):
         self.value = value
@@ -325,31 +625,60 @@ class NodePrinter:
 
     def children(self):
         try:
-            items = _vector_items(self.value["inputs_"])
+            items = _node_items(self.value)
         except (gdb.error, gdb.MemoryError, _Unreadable):
-            return []
-        out = []
-        for i, item in enumerate(items):
-            impl = _shared_get(item)
-            out.append(("input %d" % i, impl.dereference() if impl is not None else item["_M_ptr"]))
-        return out
+            items = []
+        return _children(items)
 
 
-def build_pretty_printer():
-    pp = gdb.printing.RegexpCollectionPrettyPrinter("xtgrad")
-    pp.add_printer("Tensor", r"^xtgrad::Tensor$", TensorPrinter)
-    pp.add_printer("TensorImpl", r"^xtgrad::TensorImpl$", TensorImplPrinter)
-    pp.add_printer("Node", r"^xtgrad::Node$", NodePrinter)
-    pp.add_printer("xarray", r"^xt::xarray_container<.*>$", ArrayPrinter)
-    pp.add_printer("xtensor", r"^xt::xtensor_container<.*>$", ArrayPrinter)
-    return pp
+_PRINTERS = [
+    (r"^xtgrad::Tensor$", TensorPrinter),
+    (r"^xtgrad::TensorImpl$", TensorImplPrinter),
+    (r"^xtgrad::Node$", NodePrinter),
+    (r"^xt::xarray_container<.*>$", ArrayPrinter),
+    (r"^xt::xtensor_container<.*>$", ArrayPrinter),
+]
+
+
+def _lookup(value):
+    """The printer of a value; a volatile array is a child to print as a repr, a const TensorImpl a
+    node's input (one line)."""
+    if value.type.code in (gdb.TYPE_CODE_REF, gdb.TYPE_CODE_RVALUE_REF):  # a frame's `const Node& node`
+        value = value.referenced_value()
+    value_type = value.type
+    tag = value_type.unqualified().strip_typedefs().tag
+    if tag is None:
+        return None
+    qualifiers = str(value_type).split(" ")
+    for pattern, printer in _PRINTERS:
+        if re.match(pattern, tag):
+            if printer is ArrayPrinter and "volatile" in qualifiers:
+                return _ReprPrinter(value)
+            if printer is TensorImplPrinter and qualifiers[0] == "const" and _printing and _printing[-1][1].startswith("input"):
+                return _InputPrinter(value)
+            return printer(value)
+    return None
 
 
 def register(objfile=None):
-    gdb.printing.register_pretty_printer(objfile, build_pretty_printer(), replace=True)
+    # Replaces an earlier registration (sourcing again, or several objfiles carrying the script).
+    gdb.pretty_printers[:] = [p for p in gdb.pretty_printers if getattr(p, "__name__", "") != "xtgrad_lookup"]
+    _lookup.__name__ = "xtgrad_lookup"
+    gdb.pretty_printers.append(_lookup)
 
 
-# Sourcing again (or from several objfiles) replaces the printers; the parameter is made once.
-if not getattr(gdb, "_xtgrad_max_values_parameter", None):
-    gdb._xtgrad_max_values_parameter = _MaxValuesParameter()
+# What xtgrad_commands.py (xt-node, xt-input, ...) uses.
+class _Helpers:
+    pass
+
+
+helpers = _Helpers()
+for _name in ("torch_repr", "_ArrayView", "_impl_summary", "_grad_of", "_values_of", "_saved_records", "_saved_array",
+              "_shared_get", "_weak_get", "_vector_items", "_std_string", "_ptr", "_location", "_shape_str",
+              "_as_repr", "_Unreadable", "_safely", "_grad_suffixes"):
+    setattr(helpers, _name.lstrip("_"), globals()[_name])
+gdb.xtgrad_printers = helpers
+
+if not getattr(gdb, "_xtgrad_threshold_parameter", None):
+    gdb._xtgrad_threshold_parameter = _ThresholdParameter()
 register(None)
