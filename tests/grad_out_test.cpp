@@ -23,6 +23,7 @@ namespace {
 // into a running sum; it must equal d/dx of sum(f(x) * (r1 + r2)), one write.
 void check_two_consumers(const std::string& op, const std::function<Tensor(const Tensor&)>& f, Tensor x) {
     CAPTURE(op);
+    x.zero_grad();  // an earlier check may have left a gradient in this tensor (it was another op's input)
     const Shape out_shape = f(x).shape();
     const Tensor r1 = test::rnd(out_shape, 11), r2 = test::rnd(out_shape, 12);
     sum(f(x) * r1 + f(x) * r2).backward();
