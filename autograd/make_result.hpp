@@ -1,11 +1,14 @@
 // make_result: how an op joins the graph. Every op computes its output array, then calls
 //
-//   return make_result(std::move(out), "MulBackward", {a, b},
-//                      [a_data = ..., b_data = ...](Node& self, const Array& g) {
-//                          if (self.needs_grad(0)) self.accumulate(0, g * b_data);
+//   return make_result(std::move(out), "MulBackward", {a, b}, {{"self", a}, {"other", b}},
+//                      [](Node& self, const Array& g) {
+//                          if (self.needs_grad(0)) self.accumulate(0, Array(g * self.saved("other")));
 //                          ...
 //                      });
 //
+// with the inputs (the graph's edges), what backward reads under torch's names (autograd/saved.hpp;
+// `{}` when it reads nothing) and the backward closure, which reads them through self.saved(name)
+// and writes the inputs' gradients through the contract of autograd/grad_out.hpp.
 // The node is only built when grad mode is on and some input requires a gradient, so
 // inference pays nothing for autograd. `where` defaults to the caller's file:line, i.e. the
 // op's make_result() call; the node keeps it for anomaly errors and the debugger. In anomaly
@@ -20,13 +23,14 @@
 
 namespace xtgrad {
 
-Tensor make_result(Array out, const char* op, const std::vector<Tensor>& inputs,
+Tensor make_result(Array out, const char* op, const std::vector<Tensor>& inputs, std::vector<SavedRecord> saved,
                    Node::BackwardFn backward, std::source_location where = std::source_location::current());
 
-// The same for an output tensor that already exists (so the backward closure can capture
-// the output's own storage, e.g. exp's backward reuses exp(x)). Returns `result`.
+// The same for an output tensor that already exists (so the node can save the output itself as
+// "result", e.g. exp's backward reuses exp(x)). Returns `result`.
 Tensor attach_grad_fn(Tensor result, const char* op, const std::vector<Tensor>& inputs,
-                      Node::BackwardFn backward, std::source_location where = std::source_location::current());
+                      std::vector<SavedRecord> saved, Node::BackwardFn backward,
+                      std::source_location where = std::source_location::current());
 
 // True when an op with these inputs records a node (grad mode on, some input requires grad).
 bool records_graph(const std::vector<Tensor>& inputs);

@@ -6,18 +6,15 @@
 #include "autograd/grad_mode.hpp"
 #include "autograd/tensor.hpp"
 
+#include <cstring>
+#include <string>
 #include <utility>
 
 namespace xtgrad {
 
-namespace {
-thread_local const Node* running = nullptr;  // the node whose backward runs on this thread
-}  // namespace
-
-const Node* detail::running_node() { return running; }
-
-Node::Node(std::string op, std::vector<ImplPtr> inputs, BackwardFn fn, std::source_location where)
-    : op_(std::move(op)), inputs_(std::move(inputs)), fn_(std::move(fn)),
+Node::Node(std::string op, std::vector<ImplPtr> inputs, std::vector<SavedRecord> saved, BackwardFn fn,
+           std::source_location where)
+    : op_(std::move(op)), inputs_(std::move(inputs)), saved_(std::move(saved)), fn_(std::move(fn)),
       module_path_(current_module_path()), where_(where) {}
 
 // Freeing a chain of nodes one destructor inside the next would recurse once per node (a graph of
@@ -71,21 +68,38 @@ GradOut Node::grad_out(std::size_t i, const Shape& writes) {
     return {in.incoming->data(), in.incoming->size(), fresh};
 }
 
+std::vector<std::string> Node::saved_names() const {
+    std::vector<std::string> names;
+    for (const SavedRecord& r : saved_) names.emplace_back(r.name);
+    return names;
+}
+
+const Saved& Node::find_saved(const char* name) const {
+    if (released_)
+        fail("{}: its saved values were freed by an earlier backward(); call the first backward with "
+             "retain_graph = true to read them or to backpropagate twice", op_);
+    for (const SavedRecord& r : saved_)
+        if (std::strcmp(r.name, name) == 0) return r.value;
+    std::string names;
+    for (const SavedRecord& r : saved_) names += (names.empty() ? "" : ", ") + std::string(r.name);
+    fail("{}: no saved value named '{}'; it saved {}", op_, name, names.empty() ? "nothing" : names);
+}
+
+const Array& Node::saved(const char* name) const { return find_saved(name).array(*this, name); }
+const Ids& Node::saved_ids(const char* name) const { return find_saved(name).ids(*this, name); }
+const Mask& Node::saved_mask(const char* name) const { return find_saved(name).mask(*this, name); }
+
 void Node::run(const Array& grad_out) {
     if (released_ || !fn_)
         fail("{}: this part of the graph was freed by an earlier backward(); call the first "
              "backward with retain_graph = true to backpropagate twice", op_);
-    const Node* previous = std::exchange(running, this);
-    struct Restore {
-        const Node* previous;
-        ~Restore() { running = previous; }
-    } restore{previous};
     fn_(*this, grad_out);
 }
 
 void Node::release() {
     fn_ = nullptr;
     inputs_.clear();
+    saved_.clear();
     released_ = true;
 }
 

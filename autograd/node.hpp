@@ -1,9 +1,10 @@
 // Node: one step of the backward graph.
 //
 // micrograd's mental model: every tensor produced by an op remembers the op (`grad_fn`),
-// the tensors it came from (`inputs`) and a closure that, given the gradient of the
-// output, adds the gradients of the inputs. The closure's captures are exactly what the
-// forward pass saved for backward (llm.c's rule: cache what backward needs, nothing more).
+// the tensors it came from (`inputs`), the values its backward reads, saved by name as torch
+// names them (`saved`: "self", "result", "mean", ...; llm.c's rule: cache what backward needs,
+// nothing more), and a closure that, given the gradient of the output, writes the gradients of
+// the inputs, reading the saved values through saved(name).
 //
 // Ops build nodes with make_result() (autograd/make_result.hpp); the engine
 // (autograd/engine.cpp) runs them in reverse topological order.
@@ -11,6 +12,7 @@
 
 #include "autograd/array.hpp"
 #include "autograd/grad_out.hpp"
+#include "autograd/saved.hpp"
 
 #include <functional>
 #include <memory>
@@ -31,7 +33,7 @@ public:
 
     // `where` is the make_result() call that built the node (file:line of the op's code), for
     // anomaly errors, the debugger and graph pictures; the module path says which layer ran it.
-    Node(std::string op, std::vector<ImplPtr> inputs, BackwardFn fn,
+    Node(std::string op, std::vector<ImplPtr> inputs, std::vector<SavedRecord> saved, BackwardFn fn,
          std::source_location where = std::source_location::current());
     ~Node();  // iterative: freeing a long chain of nodes does not recurse
     Node(const Node&) = delete;
@@ -60,25 +62,33 @@ public:
     // in full once asked for (if backward throws first, the engine drops every buffer).
     GradOut grad_out(std::size_t i, const Shape& writes);
 
+    // The values the backward reads, by the names torch gives them (grad_fn._saved_<name>):
+    // saved_names() lists them; saved(name) returns a float array, saved_ids / saved_mask the
+    // int64 and bool ones. An unknown name throws an Error naming the node and listing its names;
+    // a tensor written in place since it was saved throws the version error; after the graph
+    // was freed (backward without retain_graph) every read throws.
+    std::vector<std::string> saved_names() const;
+    const Array& saved(const char* name) const;
+    const Ids& saved_ids(const char* name) const;
+    const Mask& saved_mask(const char* name) const;
+
     // Runs the backward function (called by the engine).
     void run(const Array& grad_out);
 
-    // Drops the saved tensors and the edges, as PyTorch frees the graph after backward.
+    // Drops the saved values and the edges, as PyTorch frees the graph after backward.
     void release();
 
 private:
+    const Saved& find_saved(const char* name) const;
     std::string op_;
     std::vector<ImplPtr> inputs_;
+    // A plain vector of {const char* name, Saved value}, so a debugger (tools/gdb's printers) can
+    // walk a node's saved values without calling code.
+    std::vector<SavedRecord> saved_;
     BackwardFn fn_;
     std::string module_path_;
     std::source_location where_;
     bool released_ = false;
 };
-
-namespace detail {
-// The node whose backward function runs on this thread (null outside Node::run), so errors
-// raised while it reads what it saved can name it.
-const Node* running_node();
-}  // namespace detail
 
 }  // namespace xtgrad

@@ -24,12 +24,4 @@ inline std::size_t checked_numel(const std::vector<std::size_t>& shape, const ch
     return n;
 }
 
-// start + length as the end of a range within a dim of `size`, or an Error when it passes the end
-// (or wraps around).
-inline std::size_t checked_range_end(std::size_t start, std::size_t length, std::size_t size, const char* who) {
-    if (start > size || length > size - start)
-        fail("{}: start {} + length {} exceeds the dim's size {}", who, start, length, size);
-    return start + length;
-}
-
 }  // namespace xtgrad

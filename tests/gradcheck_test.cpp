@@ -1,6 +1,5 @@
 // gradcheck itself must catch the classic backward bugs at its default float tolerance.
 #include "autograd/make_result.hpp"
-#include "autograd/ops/saved.hpp"
 #include "tests/test_util.hpp"
 
 using namespace xtgrad;
@@ -10,15 +9,15 @@ using V = std::vector<Tensor>;
 namespace {
 // x * x with a planted bug: the backward forgets the factor 2.
 Tensor square_missing_two(const Tensor& x) {
-    return make_result(Array(x.data() * x.data()), "BuggySquareBackward", {x},
-                       [X = detail::saved(x)](Node& self, const Array& g) { self.accumulate(0, Array(g * *X)); });
+    return make_result(Array(x.data() * x.data()), "BuggySquareBackward", {x}, {{"self", x}},
+                       [](Node& self, const Array& g) { self.accumulate(0, Array(g * self.saved("self"))); });
 }
 // a @ b with a planted bug: dA = dC · B instead of dC · Bᵀ (square B so shapes still fit).
 Tensor matmul_transposed_grad(const Tensor& a, const Tensor& b) {
     Tensor ref = matmul(a.detach(), b.detach());
-    return make_result(ref.data(), "BuggyMatmulBackward", {a, b},
-                       [B = detail::saved(b)](Node& self, const Array& g) {
-                           self.accumulate(0, matmul(Tensor(g), Tensor(*B)).data());
+    return make_result(ref.data(), "BuggyMatmulBackward", {a, b}, {{"mat2", b}},
+                       [](Node& self, const Array& g) {
+                           self.accumulate(0, matmul(Tensor(g), Tensor(self.saved("mat2"))).data());
                        });
 }
 }  // namespace

@@ -5,12 +5,11 @@
 //          gelu'(x) = 0.5 (1 + t) + 0.5 x (1 - t²) √(2/π) (1 + 3·0.044715 x²),  t = tanh(u)
 #include "autograd/ops.hpp"
 #include "autograd/kernels.hpp"
-#include "autograd/ops/saved.hpp"
+#include "autograd/ops/common.hpp"
 
 #include <cmath>
 
 namespace xtgrad {
-using detail::saved;
 
 namespace {
 constexpr float kInvSqrt2 = 0.70710678118654752f;
@@ -50,8 +49,8 @@ Tensor gelu(const Tensor& a, GeluApproximation approx) {
     Array y = empty_array(a.shape());
     gelu_forward(a.ptr(), y.data(), a.numel(), approx);
     return make_result(std::move(y), approx == GeluApproximation::none ? "GeluBackward" : "GeluTanhBackward", {a},
-                       [X = saved(a), approx](Node& self, const Array& g) {
-                           const float* x = X->data();
+                       {{"self", a}}, [approx](Node& self, const Array& g) {
+                           const float* x = self.saved("self").data();
                            gelu_backward(x, g.data(), self.grad_out(0, shape_of(g)), g.size(), approx);
                        });
 }

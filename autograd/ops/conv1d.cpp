@@ -6,12 +6,11 @@
 // product as a Linear layer.
 #include "autograd/blas.hpp"
 #include "autograd/ops.hpp"
-#include "autograd/ops/saved.hpp"
+#include "autograd/ops/common.hpp"
 
 #include <algorithm>
 
 namespace xtgrad {
-using detail::saved;
 
 namespace {
 struct ConvDims {
@@ -75,12 +74,12 @@ Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::si
     }
     std::vector<Tensor> inputs{x, weight};
     if (bias.defined()) inputs.push_back(bias);
-    return make_result(std::move(out), "Conv1dBackward", inputs,
-                       [X = saved(x), W = saved(weight), dims, M, N, Kc](Node& self, const Array& g) {
+    return make_result(std::move(out), "Conv1dBackward", inputs, {{"input", x}, {"weight", weight}},
+                       [dims, M, N, Kc](Node& self, const Array& g) {
                            std::vector<float> cols(dims.direct() ? 0 : dims.Cin * dims.K * dims.Lout);
                            std::vector<float> dcols(dims.direct() ? 0 : cols.size());
-                           const float* x = X->data();
-                           const float* w = W->data();
+                           const float* x = self.saved("input").data();
+                           const float* w = self.saved("weight").data();
                            GradOut dx_out = self.grad_out(0, {dims.B, dims.Cin, dims.L});
                            GradOut dw_out = self.grad_out(1, {dims.Cout, dims.Cin, dims.K});
                            // col2im and the bias sum add into their buffers (zeroed when fresh);

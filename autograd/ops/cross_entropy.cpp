@@ -4,10 +4,9 @@
 //   loss   = mean of loss_i over rows with t_i != ignore_index
 // Backward of a kept row: (p - (1 - ε) onehot(t_i) - ε / C) / n_kept; ignored rows get 0.
 #include "autograd/ops.hpp"
-#include "autograd/ops/saved.hpp"
+#include "autograd/ops/common.hpp"
 
 #include <cmath>
-#include <memory>
 
 namespace xtgrad {
 
@@ -31,12 +30,12 @@ Tensor cross_entropy(const Tensor& logits, const Ids& target, long ignore_index,
     if (kept == 0) fail("cross_entropy: all {} targets equal ignore_index {}; the mean loss is undefined", N, ignore_index);
 
     // probabilities, kept for backward
-    auto prob = std::make_shared<Array>(empty_array({N, C}));
+    Array prob = empty_array({N, C});
     const float eps = label_smoothing;
     double total = 0;
     for (std::size_t i = 0; i < N; ++i) {
         const float* x = logits.ptr() + i * C;
-        float* p = prob->data() + i * C;
+        float* p = prob.data() + i * C;
         float mx = x[0];
         for (std::size_t c = 1; c < C; ++c) mx = std::max(mx, x[c]);
         double s = 0, sum_x = 0;
@@ -54,16 +53,19 @@ Tensor cross_entropy(const Tensor& logits, const Ids& target, long ignore_index,
     }
     Array out = Array::from_shape({});
     out() = static_cast<float>(total / static_cast<double>(kept));
-    auto saved_target = std::make_shared<const Ids>(target);
-    return make_result(std::move(out), "CrossEntropyBackward", {logits},
-                       [prob, saved_target, ignore_index, eps, kept, N, C](Node& self, const Array& g) {
+    // no torch node to copy names from (torch composes log_softmax and nll_loss): the softmax of
+    // the logits is "probs", the targets "target" (nll_loss's name)
+    return make_result(std::move(out), "CrossEntropyBackward", {logits}, {{"probs", std::move(prob)}, {"target", target}},
+                       [ignore_index, eps, kept, N, C](Node& self, const Array& g) {
+                           const Array& probs = self.saved("probs");
+                           const Ids& targets = self.saved_ids("target");
                            // dx (N, C): row i is (p_i - (1 - ε) onehot(t_i) - ε / C) · scale, 0 if ignored
                            const float scale = g.data()[0] / static_cast<float>(kept);
                            self.grad_out(0, {N, C}).write([&](float* dx, auto store) {
                                for (std::size_t i = 0; i < N; ++i) {
-                                   const std::int64_t t = saved_target->data()[i];
+                                   const std::int64_t t = targets.data()[i];
                                    float* d = dx + i * C;
-                                   const float* p = prob->data() + i * C;
+                                   const float* p = probs.data() + i * C;
                                    const bool ignored = t == ignore_index;
                                    for (std::size_t c = 0; c < C; ++c) {
                                        const float v = (p[c] - eps / static_cast<float>(C)) * scale;

@@ -1,7 +1,7 @@
 // Inverted dropout: training keeps each element with probability 1 - p and scales it by
 // 1 / (1 - p), so eval mode is the identity and the expected activation is unchanged.
 #include "autograd/ops.hpp"
-#include "autograd/ops/saved.hpp"
+#include "autograd/ops/common.hpp"
 #include "autograd/random.hpp"
 
 #include <fmt/format.h>
@@ -17,16 +17,19 @@ Tensor dropout(const Tensor& a, float p, bool training, Generator& gen) {
     detail::require_defined(a, "dropout", "the input");
     if (!(p >= 0.f && p <= 1.f)) fail("dropout: probability must be in [0, 1], got {}", p);
     if (!training || p == 0.f) return a;
-    // What backward needs: one byte per element (1 = kept), a quarter of a float mask.
-    auto kept = std::make_shared<std::vector<std::uint8_t>>(a.numel());
+    // What backward needs: one byte per element (true = kept), a quarter of a float mask.
+    Mask kept = Mask::from_shape(a.shape());
+    static_assert(sizeof(bool) == 1, "the bernoulli draws write one byte per element");
+    std::uint8_t* bytes = reinterpret_cast<std::uint8_t*>(kept.data());  // 0 or 1: valid bools
     // torch 1.13 on the CPU: noise.bernoulli_(1 - p) (one double uniform per element, kept
     // when it is < 1 - p), then noise / (1 - p) in float. p is taken back to the decimal it
     // was written as (0.1f -> 0.1), so 1 - p is the double torch computes from a Python float.
     const double p_decimal = std::stod(fmt::format("{}", p));
-    if (p < 1.f) fill_bernoulli(kept->data(), kept->size(), 1.0 - p_decimal, gen);  // p = 1: no draws, as torch
+    if (p < 1.f) fill_bernoulli(bytes, kept.size(), 1.0 - p_decimal, gen);  // p = 1: no draws, as torch
+    else std::fill(kept.begin(), kept.end(), false);
     const float keep = p == 1.f ? 0.f : 1.f / static_cast<float>(1.0 - p_decimal);
-    const std::uint8_t* m = kept->data();
-    const std::size_t n = kept->size();
+    const std::uint8_t* m = bytes;
+    const std::size_t n = kept.size();
     // x * 0 or x * 1/(1-p), as a float scale mask multiplied (bit for bit, -0 and NaN included).
     Array out = empty_array(a.shape());
     // __restrict: the byte mask could alias the floats for the compiler, which would not vectorise.
@@ -34,13 +37,14 @@ Tensor dropout(const Tensor& a, float p, bool training, Generator& gen) {
     const std::uint8_t* __restrict mr = m;
     float* __restrict y = out.data();
     for (std::size_t i = 0; i < n; ++i) y[i] = x[i] * (mr[i] ? keep : 0.f);
-    return make_result(std::move(out), "DropoutBackward", {a}, [kept, keep](Node& self, const Array& g) {
+    return make_result(std::move(out), "DropoutBackward", {a}, {{"mask", std::move(kept)}}, [keep](Node& self, const Array& g) {
         // dx = g * (kept ? 1/(1-p) : 0), all (n)
+        const Mask& mask = self.saved_mask("mask");
         self.grad_out(0, shape_of(g)).write([&](float* dx, auto store) {
-            const std::uint8_t* __restrict mk = kept->data();
+            const bool* __restrict mk = mask.data();
             const float* __restrict gi = g.data();
             float* __restrict d = dx;
-            for (std::size_t i = 0, len = kept->size(); i < len; ++i) store(d[i], gi[i] * (mk[i] ? keep : 0.f));
+            for (std::size_t i = 0, len = mask.size(); i < len; ++i) store(d[i], gi[i] * (mk[i] ? keep : 0.f));
         });
     });
 }

@@ -2,14 +2,12 @@
 // Backward of a broadcast binary op returns the gradient in the output's shape; Node::accumulate
 // sums it back to each input's shape (the single place where broadcasting is undone).
 #include "autograd/ops.hpp"
-#include "autograd/ops/saved.hpp"
+#include "autograd/ops/common.hpp"
 #include "autograd/broadcast.hpp"
 
 #include <xtensor/xmath.hpp>
 
 namespace xtgrad {
-using detail::saved;
-using detail::Saved;
 
 namespace {
 
@@ -20,15 +18,17 @@ void check_binary(const Tensor& a, const Tensor& b, const char* op) {
 }
 
 // One elementwise op of one tensor: y = f(x), dx = df(g, s), where s is the one value the
-// derivative reads, the input x or the output y; only that one is saved, so the other is
-// freed as soon as nothing else holds it (relu(linear(x)) keeps relu's output, not linear's).
+// derivative reads, the input x ("self") or the output y ("result"); only that one is saved, so
+// the other is freed as soon as nothing else holds it (relu(linear(x)) keeps relu's output,
+// not linear's).
 enum class Reads { input, output };
 template <Reads reads, class Forward, class Backward>
 Tensor unary(const Tensor& a, const char* op, Forward forward, Backward backward) {
     detail::require_defined(a, op, "the input");
     Tensor y(forward(a.data()));
-    return attach_grad_fn(y, op, {a}, [s = saved(reads == Reads::input ? a : y), backward](Node& self, const Array& g) {
-        self.accumulate(0, backward(g, *s));
+    constexpr const char* name = reads == Reads::input ? "self" : "result";
+    return attach_grad_fn(y, op, {a}, {{name, reads == Reads::input ? a : y}}, [backward](Node& self, const Array& g) {
+        self.accumulate(0, backward(g, self.saved(name)));
     });
 }
 
@@ -36,7 +36,7 @@ Tensor unary(const Tensor& a, const char* op, Forward forward, Backward backward
 
 Tensor add(const Tensor& a, const Tensor& b) {
     check_binary(a, b, "add");
-    return make_result(Array(a.data() + b.data()), "AddBackward", {a, b}, [](Node& self, const Array& g) {
+    return make_result(Array(a.data() + b.data()), "AddBackward", {a, b}, {}, [](Node& self, const Array& g) {
         self.accumulate(0, g);
         self.accumulate(1, g);
     });
@@ -44,7 +44,7 @@ Tensor add(const Tensor& a, const Tensor& b) {
 
 Tensor sub(const Tensor& a, const Tensor& b) {
     check_binary(a, b, "sub");
-    return make_result(Array(a.data() - b.data()), "SubBackward", {a, b}, [](Node& self, const Array& g) {
+    return make_result(Array(a.data() - b.data()), "SubBackward", {a, b}, {}, [](Node& self, const Array& g) {
         self.accumulate(0, g);
         if (self.needs_grad(1)) self.accumulate(1, Array(-g));
     });
@@ -52,31 +52,32 @@ Tensor sub(const Tensor& a, const Tensor& b) {
 
 Tensor mul(const Tensor& a, const Tensor& b) {
     check_binary(a, b, "mul");
-    return make_result(Array(a.data() * b.data()), "MulBackward", {a, b},
-                       [x = saved(a), y = saved(b)](Node& self, const Array& g) {
-                           if (self.needs_grad(0)) self.accumulate(0, Array(g * *y));
-                           if (self.needs_grad(1)) self.accumulate(1, Array(g * *x));
+    return make_result(Array(a.data() * b.data()), "MulBackward", {a, b}, {{"self", a}, {"other", b}},
+                       [](Node& self, const Array& g) {
+                           if (self.needs_grad(0)) self.accumulate(0, Array(g * self.saved("other")));
+                           if (self.needs_grad(1)) self.accumulate(1, Array(g * self.saved("self")));
                        });
 }
 
 Tensor div(const Tensor& a, const Tensor& b) {
     check_binary(a, b, "div");
-    return make_result(Array(a.data() / b.data()), "DivBackward", {a, b},
-                       [x = saved(a), y = saved(b)](Node& self, const Array& g) {
-                           if (self.needs_grad(0)) self.accumulate(0, Array(g / *y));
-                           if (self.needs_grad(1)) self.accumulate(1, Array(-g * *x / (*y * *y)));
+    return make_result(Array(a.data() / b.data()), "DivBackward", {a, b}, {{"self", a}, {"other", b}},
+                       [](Node& self, const Array& g) {
+                           const Array& y = self.saved("other");
+                           if (self.needs_grad(0)) self.accumulate(0, Array(g / y));
+                           if (self.needs_grad(1)) self.accumulate(1, Array(-g * self.saved("self") / (y * y)));
                        });
 }
 
 Tensor add(const Tensor& a, float b) {
     detail::require_defined(a, "add", "the input");
-    return make_result(Array(a.data() + b), "AddBackward", {a},
+    return make_result(Array(a.data() + b), "AddBackward", {a}, {},
                        [](Node& self, const Array& g) { self.accumulate(0, g); });
 }
 
 Tensor mul(const Tensor& a, float b) {
     detail::require_defined(a, "mul", "the input");
-    return make_result(Array(a.data() * b), "MulBackward", {a},
+    return make_result(Array(a.data() * b), "MulBackward", {a}, {},
                        [b](Node& self, const Array& g) { self.accumulate(0, Array(g * b)); });
 }
 

@@ -3,10 +3,9 @@
 // The row padding_idx is read in forward like any row but never receives a gradient, so a
 // padding row never trains (torch.nn.Embedding's padding_idx).
 #include "autograd/ops.hpp"
-#include "autograd/ops/saved.hpp"
+#include "autograd/ops/common.hpp"
 
 #include <algorithm>
-#include <memory>
 
 namespace xtgrad {
 
@@ -27,13 +26,13 @@ Tensor embedding(const Tensor& weight, const Ids& ids, long padding_idx) {
     const float* w = weight.ptr();
     for (std::size_t i = 0; i < ids.size(); ++i)
         std::copy(w + id[i] * d, w + (id[i] + 1) * d, out.data() + i * d);
-    auto saved_ids = std::make_shared<const Ids>(ids);
-    return make_result(std::move(out), "EmbeddingBackward", {weight},
-                       [saved_ids, padding_idx, V, d](Node& self, const Array& g) {
+    return make_result(std::move(out), "EmbeddingBackward", {weight}, {{"indices", ids}},
+                       [padding_idx, V, d](Node& self, const Array& g) {
+                           const Ids& indices = self.saved_ids("indices");
                            // dweight (V, d) += scatter of g (n, d): a scatter-add reads what it adds to
                            float* dw = self.grad_out(0, {V, d}).zeroed();
-                           const std::int64_t* id = saved_ids->data();
-                           for (std::size_t i = 0; i < saved_ids->size(); ++i) {
+                           const std::int64_t* id = indices.data();
+                           for (std::size_t i = 0; i < indices.size(); ++i) {
                                if (id[i] == padding_idx) continue;
                                float* row = dw + id[i] * d;
                                const float* gr = g.data() + i * d;

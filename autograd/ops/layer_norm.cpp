@@ -7,13 +7,11 @@
 //   dweight += Σ_rows g * xhat;  dbias += Σ_rows g
 #include "autograd/kernels.hpp"
 #include "autograd/ops.hpp"
-#include "autograd/ops/saved.hpp"
+#include "autograd/ops/common.hpp"
 
 #include <cmath>
-#include <memory>
 
 namespace xtgrad {
-using detail::saved;
 
 void layer_norm_forward(const float* x, const float* w, const float* b, float* y, float* mean, float* rstd,
                         std::size_t rows, std::size_t d, float eps) {
@@ -79,16 +77,19 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, flo
         if (p->defined() && p->shape() != Shape{d})
             fail("layer_norm: {} of shape {} does not fit normalized dim {} of input {}", p == &weight ? "weight" : "bias",
                  shape_str(p->shape()), d, shape_str(x.shape()));
-    auto stats = std::make_shared<Array>(empty_array({2, rows}));  // mean, rstd per row
+    Array mean = empty_array({rows}), rstd = empty_array({rows});
     Array out = empty_array(x.shape());
     layer_norm_forward(x.ptr(), weight.defined() ? weight.ptr() : nullptr, bias.defined() ? bias.ptr() : nullptr,
-                       out.data(), stats->data(), stats->data() + rows, rows, d, eps);
-    std::vector<Tensor> inputs{x, weight, bias};
-    return make_result(std::move(out), "LayerNormBackward", inputs,
-                       [X = saved(x), W = weight.defined() ? saved(weight) : nullptr, stats, rows, d](Node& self, const Array& g) {
-                           const float* x = X->data();
-                           const float* w = W ? W->data() : nullptr;
-                           layer_norm_backward(g.data(), x, w, stats->data(), stats->data() + rows,
+                       out.data(), mean.data(), rstd.data(), rows, d, eps);
+    // torch's NativeLayerNormBackward saves input, weight, mean and rstd (as result1, result2)
+    std::vector<SavedRecord> saved{{"input", x}, {"mean", std::move(mean)}, {"rstd", std::move(rstd)}};
+    if (weight.defined()) saved.push_back({"weight", weight});
+    const bool affine = weight.defined();
+    return make_result(std::move(out), "LayerNormBackward", {x, weight, bias}, std::move(saved),
+                       [affine, rows, d](Node& self, const Array& g) {
+                           const float* x = self.saved("input").data();
+                           const float* w = affine ? self.saved("weight").data() : nullptr;
+                           layer_norm_backward(g.data(), x, w, self.saved("mean").data(), self.saved("rstd").data(),
                                                self.grad_out(0, shape_of(g)), self.grad_out(1, {d}),
                                                self.grad_out(2, {d}), rows, d);
                        });

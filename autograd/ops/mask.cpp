@@ -1,27 +1,27 @@
 // masked_fill, triu, tril: ops that replace some elements by a constant. The gradient of a
 // replaced element is 0 (it no longer depends on the input); the others pass through.
 #include "autograd/ops.hpp"
-#include "autograd/ops/saved.hpp"
+#include "autograd/ops/common.hpp"
 #include "autograd/broadcast.hpp"
 
 #include <xtensor/xbroadcast.hpp>
 
-#include <memory>
 
 namespace xtgrad {
 
 namespace {
-// keep[i] = false where the element is replaced.
-Tensor replace_where(const Tensor& a, std::shared_ptr<const Mask> replaced, float value, const char* op) {
+// replaced[i] = true where the element is replaced by `value`.
+Tensor replace_where(const Tensor& a, Mask replaced, float value, const char* op) {
     Array out = a.data();
-    const bool* m = replaced->data();
+    const bool* m = replaced.data();
     float* o = out.data();
     for (std::size_t i = 0; i < out.size(); ++i)
         if (m[i]) o[i] = value;
-    return make_result(std::move(out), op, {a}, [replaced](Node& self, const Array& g) {
+    return make_result(std::move(out), op, {a}, {{"mask", std::move(replaced)}}, [](Node& self, const Array& g) {
         // dx = replaced ? 0 : g, all of a's shape
+        const Mask& replaced = self.saved_mask("mask");
         self.grad_out(0, shape_of(g)).write([&](float* dx, auto store) {
-            const bool* m = replaced->data();
+            const bool* m = replaced.data();
             const float* gi = g.data();
             for (std::size_t i = 0; i < g.size(); ++i) store(dx[i], m[i] ? 0.f : gi[i]);
         });
@@ -29,12 +29,12 @@ Tensor replace_where(const Tensor& a, std::shared_ptr<const Mask> replaced, floa
 }
 
 // For the last two dims (rows, cols): replaced where (col - row) is outside the kept band.
-std::shared_ptr<const Mask> band_mask(const Shape& s, long diagonal, bool upper, const char* op) {
+Mask band_mask(const Shape& s, long diagonal, bool upper, const char* op) {
     if (s.size() < 2) fail("{}: needs at least 2 dims, got shape {}", op, shape_str(s));
-    auto m = std::make_shared<Mask>(Mask::from_shape(s));
+    Mask m = Mask::from_shape(s);
     const std::size_t rows = s[s.size() - 2], cols = s.back();
-    bool* p = m->data();
-    for (std::size_t i = 0; i < m->size(); ++i) {
+    bool* p = m.data();
+    for (std::size_t i = 0; i < m.size(); ++i) {
         const long r = static_cast<long>((i / cols) % rows), c = static_cast<long>(i % cols);
         p[i] = upper ? (c - r < diagonal) : (c - r > diagonal);
     }
@@ -48,8 +48,7 @@ Tensor masked_fill(const Tensor& a, const Mask& mask, float value) {
     if (!broadcasts_to(ms, a.shape()))
         fail("masked_fill: mask of shape {} does not broadcast to the input's shape {}", shape_str(ms),
              shape_str(a.shape()));
-    auto full = std::make_shared<const Mask>(xt::broadcast(mask, a.shape()));
-    return replace_where(a, std::move(full), value, "MaskedFillBackward");
+    return replace_where(a, Mask(xt::broadcast(mask, a.shape())), value, "MaskedFillBackward");
 }
 
 Tensor triu(const Tensor& a, long diagonal) {

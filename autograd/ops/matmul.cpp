@@ -5,7 +5,7 @@
 // on xtgrad's threads (for_each_slice).
 #include "autograd/blas.hpp"
 #include "autograd/ops.hpp"
-#include "autograd/ops/saved.hpp"
+#include "autograd/ops/common.hpp"
 #include "autograd/broadcast.hpp"
 #include "autograd/parallel.hpp"
 
@@ -14,8 +14,6 @@
 #include <limits>
 
 namespace xtgrad {
-using detail::saved;
-using detail::Saved;
 
 namespace {
 
@@ -112,14 +110,14 @@ Tensor product(const Tensor& a, const Tensor& b, bool b_t, float alpha, const ch
         out_shape.back() = N;
         Array out = empty_array(out_shape);
         gemm(false, b_t, rows, n, k, alpha, a.ptr(), b.ptr(), 0.f, out.data());
-        return make_result(std::move(out), node, {a, b},
-                           [A = saved(a), B = saved(b), as, bs, rows, n, k, b_t, alpha](Node& self, const Array& g) {
+        return make_result(std::move(out), node, {a, b}, {{"self", a}, {"mat2", b}},
+                           [as, bs, rows, n, k, b_t, alpha](Node& self, const Array& g) {
                                if (GradOut dA = self.grad_out(0, as)) {  // dA (rows, K) = alpha · dC (rows, N) op(B)ᵀ
-                                   const float* Bp = B->data();
+                                   const float* Bp = self.saved("mat2").data();
                                    gemm(false, !b_t, rows, k, n, alpha, g.data(), Bp, dA.beta(), dA.data());
                                }
                                if (GradOut dB = self.grad_out(1, bs)) {
-                                   const float* Ap = A->data();
+                                   const float* Ap = self.saved("self").data();
                                    if (b_t)  // dB (N, K) = alpha · dCᵀ (N, rows) A (rows, K)
                                        gemm(true, false, n, k, rows, alpha, g.data(), Ap, dB.beta(), dB.data());
                                    else      // dB (K, N) = alpha · Aᵀ (K, rows) dC (rows, N)
@@ -145,11 +143,11 @@ Tensor product(const Tensor& a, const Tensor& b, bool b_t, float alpha, const ch
     }
     const std::size_t na = detail::prod(abatch, 0, abatch.size()), nb = detail::prod(bbatch, 0, bbatch.size());
     return make_result(
-        std::move(out), node, {a, b},
-        [A = saved(a), B = saved(b), as, bs, aoff, boff, na, nb, m, n, k, b_t, alpha, flops](Node& self, const Array& g) {
+        std::move(out), node, {a, b}, {{"self", a}, {"mat2", b}},
+        [as, bs, aoff, boff, na, nb, m, n, k, b_t, alpha, flops](Node& self, const Array& g) {
             const std::size_t M = m, N = n, K = k, count = aoff.size();
             if (GradOut dA_out = self.grad_out(0, as)) {  // dA[c] (M, K) += alpha · dC[c] (M, N) op(B[c])ᵀ
-                const float* Bp = B->data();  // read here: a stale Saved throws on this thread
+                const float* Bp = self.saved("mat2").data();  // read here: a stale Saved throws on this thread
                 const std::vector<float> betas = slice_betas(dA_out, aoff, na, M * K);
                 const bool independent = na == count;  // else A is broadcast: slices share dA
                 float* dA = dA_out.data();
@@ -162,7 +160,7 @@ Tensor product(const Tensor& a, const Tensor& b, bool b_t, float alpha, const ch
                 const std::vector<float> betas = slice_betas(dB_out, boff, nb, K * N);
                 const bool independent = nb == count;
                 float* dB = dB_out.data();
-                const float* Ap = A->data();
+                const float* Ap = self.saved("self").data();
                 for_each_slice(count, flops, independent, [&](std::size_t c) {
                     if (b_t)  // dB[c] (N, K) += alpha · dC[c]ᵀ (N, M) A[c] (M, K)
                         gemm(true, false, n, k, m, alpha, g.data() + c * M * N, Ap + aoff[c] * M * K, betas[c],
@@ -222,14 +220,14 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     }
     std::vector<Tensor> inputs{x, weight};
     if (bias.defined()) inputs.push_back(bias);
-    return make_result(std::move(out), "LinearBackward", inputs,
-                       [X = saved(x), W = saved(weight), xs, ws, r, ni, no](Node& self, const Array& g) {
+    return make_result(std::move(out), "LinearBackward", inputs, {{"input", x}, {"weight", weight}},
+                       [xs, ws, r, ni, no](Node& self, const Array& g) {
                            if (GradOut dx = self.grad_out(0, xs)) {  // dx (rows, in) = dy (rows, out) W (out, in)
-                               const float* w = W->data();
+                               const float* w = self.saved("weight").data();
                                gemm(false, false, r, ni, no, 1.f, g.data(), w, dx.beta(), dx.data());
                            }
                            if (GradOut dW = self.grad_out(1, ws)) {  // dW (out, in) = dyᵀ (out, rows) x (rows, in)
-                               const float* x = X->data();
+                               const float* x = self.saved("input").data();
                                gemm(true, false, no, ni, r, 1.f, g.data(), x, dW.beta(), dW.data());
                            }
                            if (GradOut db_out = self.grad_out(2, {ws[0]})) {  // db (out) = sum of dy over rows

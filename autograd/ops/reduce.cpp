@@ -1,7 +1,7 @@
 // Reductions: sum, mean, var, std over axes (keepdim), max / argmax along one axis.
 // Axis sums go through sum_keepdim (autograd/reduce_kernels.cpp), never xtensor's reducers.
 #include "autograd/ops.hpp"
-#include "autograd/ops/saved.hpp"
+#include "autograd/ops/common.hpp"
 #include "autograd/reduce_kernels.hpp"
 
 #include <xtensor/xbroadcast.hpp>
@@ -11,7 +11,6 @@
 #include <limits>
 
 namespace xtgrad {
-using detail::saved;
 
 namespace {
 
@@ -62,7 +61,7 @@ Tensor sum_scaled(const Tensor& a, const std::vector<int>& dims, bool keepdim, b
     Array out = sum_keepdim(a.data(), axes);
     if (mean) out *= scale;
     out.reshape(reduced_shape(in_shape, axes, keepdim));
-    return make_result(std::move(out), op, {a}, [in_shape, axes, scale](Node& self, const Array& g) {
+    return make_result(std::move(out), op, {a}, {}, [in_shape, axes, scale](Node& self, const Array& g) {
         self.accumulate(0, spread(g, in_shape, axes, scale));
     });
 }
@@ -90,13 +89,15 @@ Tensor var(const Tensor& a, const std::vector<int>& dims, bool unbiased, bool ke
     const float denom = static_cast<float>(n - (unbiased ? 1 : 0));
     Array m = sum_keepdim(a.data(), axes);
     m /= static_cast<float>(n);
-    auto centered = std::make_shared<Array>(a.data() - xt::broadcast(m, in_shape));
-    Array out = sum_keepdim(Array(*centered * *centered), axes);
+    Array centered = a.data() - xt::broadcast(m, in_shape);
+    Array out = sum_keepdim(Array(centered * centered), axes);
     out /= denom;
     out.reshape(reduced_shape(in_shape, axes, keepdim));
-    return make_result(std::move(out), "VarBackward", {a}, [centered, in_shape, axes, denom](Node& self, const Array& g) {
-        self.accumulate(0, Array(spread(g, in_shape, axes, 2.f / denom) * *centered));
-    });
+    // torch's VarBackward saves self and recomputes the mean; this saves x - mean ("centered")
+    return make_result(std::move(out), "VarBackward", {a}, {{"centered", std::move(centered)}},
+                       [in_shape, axes, denom](Node& self, const Array& g) {
+                           self.accumulate(0, Array(spread(g, in_shape, axes, 2.f / denom) * self.saved("centered")));
+                       });
 }
 
 Tensor stddev(const Tensor& a, const std::vector<int>& dims, bool unbiased, bool keepdim) {
@@ -140,20 +141,21 @@ Tensor max(const Tensor& a, int dim, bool keepdim) {
     const std::size_t axis = detail::normalize_axis(dim, s.size(), "max", s);
     if (s[axis] == 0) fail("max: dim {} of shape {} is empty", dim, shape_str(s));
     const std::size_t len = s[axis], inner = detail::prod(s, axis + 1, s.size());
-    auto idx = std::make_shared<Ids>(argmax_along(a.data(), axis));
+    Ids idx = argmax_along(a.data(), axis);
     Array out = Array::from_shape(reduced_shape(s, {axis}, false));
     const float* x = a.ptr();
     for (std::size_t j = 0; j < out.size(); ++j) {
         const std::size_t o = j / inner, i = j % inner;
-        out.data()[j] = x[(o * len + static_cast<std::size_t>(idx->data()[j])) * inner + i];
+        out.data()[j] = x[(o * len + static_cast<std::size_t>(idx.data()[j])) * inner + i];
     }
     out.reshape(reduced_shape(s, {axis}, keepdim));
     // backward: the gradient goes to the position of the (first) maximum
-    return make_result(std::move(out), "MaxBackward", {a}, [idx, s, len, inner](Node& self, const Array& g) {
+    return make_result(std::move(out), "MaxBackward", {a}, {{"indices", std::move(idx)}}, [s, len, inner](Node& self, const Array& g) {
+        const Ids& idx = self.saved_ids("indices");
         float* dx = self.grad_out(0, s).zeroed();  // a scatter: (outer, len, inner) += g at the maxima
-        for (std::size_t j = 0; j < idx->size(); ++j) {
+        for (std::size_t j = 0; j < idx.size(); ++j) {
             const std::size_t o = j / inner, i = j % inner;
-            dx[(o * len + static_cast<std::size_t>(idx->data()[j])) * inner + i] += g.data()[j];
+            dx[(o * len + static_cast<std::size_t>(idx.data()[j])) * inner + i] += g.data()[j];
         }
     });
 }

@@ -3,7 +3,7 @@
 // viewing a tensor as (outer, len, inner) around the axis, position k of the output is the
 // row index[k] of the input.
 #include "autograd/ops.hpp"
-#include "autograd/ops/saved.hpp"
+#include "autograd/ops/common.hpp"
 
 #include <algorithm>
 
@@ -51,7 +51,7 @@ void scatter_add_along(const Array& g, std::size_t axis, const std::vector<std::
 Tensor select_along(const Tensor& a, std::size_t axis, std::vector<std::size_t> index, const char* op) {
     const Shape s = a.shape();
     Array out = gather_along(a.data(), axis, index);  // before the closure takes `index`
-    return make_result(std::move(out), op, {a},
+    return make_result(std::move(out), op, {a}, {},
                        [axis, index = std::move(index), s](Node& self, const Array& g) {
                            scatter_add_along(g, axis, index, s, self.grad_out(0, s));
                        });
@@ -145,7 +145,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int dim) {
             std::copy(src + o * block, src + (o + 1) * block, out.data() + (o * v.len + offset) * v.inner);
         offset += lens[p];
     }
-    return make_result(std::move(out), "CatBackward", tensors, [axis, lens](Node& self, const Array& g) {
+    return make_result(std::move(out), "CatBackward", tensors, {}, [axis, lens](Node& self, const Array& g) {
         std::size_t start = 0;
         for (std::size_t p = 0; p < lens.size(); ++p) {
             if (self.needs_grad(p)) self.accumulate(p, gather_along(g, axis, range_index(start, start + lens[p], 1)));

@@ -2,7 +2,7 @@
 // unsqueeze, squeeze, expand. Every result is a new contiguous tensor; permute is a
 // hand-written copy (xt::transpose copies are ~6x slower, docs/performance.md).
 #include "autograd/ops.hpp"
-#include "autograd/ops/saved.hpp"
+#include "autograd/ops/common.hpp"
 #include "autograd/broadcast.hpp"
 
 #include <xtensor/xbroadcast.hpp>
@@ -59,7 +59,7 @@ Tensor reshaped(const Tensor& a, const Shape& shape, const char* op) {
     Array out = a.data();
     out.reshape(shape);
     const Shape in_shape = a.shape();
-    return make_result(std::move(out), op, {a}, [in_shape](Node& self, const Array& g) {
+    return make_result(std::move(out), op, {a}, {}, [in_shape](Node& self, const Array& g) {
         Array gi = g;
         gi.reshape(in_shape);
         self.accumulate(0, std::move(gi));
@@ -81,7 +81,7 @@ Tensor permute(const Tensor& a, const std::vector<int>& dims) {
         used[perm[i]] = true;
         inverse[perm[i]] = i;
     }
-    return make_result(permute_copy(a.data(), perm), "PermuteBackward", {a}, [inverse](Node& self, const Array& g) {
+    return make_result(permute_copy(a.data(), perm), "PermuteBackward", {a}, {}, [inverse](Node& self, const Array& g) {
         self.accumulate(0, permute_copy(g, inverse));
     });
 }
@@ -152,7 +152,7 @@ Tensor expand(const Tensor& a, const Shape& shape) {
     checked_numel(shape, "expand");
     Array out = xt::broadcast(a.data(), shape);
     // the backward sum over the expanded dims happens in Node::accumulate
-    return make_result(std::move(out), "ExpandBackward", {a},
+    return make_result(std::move(out), "ExpandBackward", {a}, {},
                        [](Node& self, const Array& g) { self.accumulate(0, g); });
 }
 

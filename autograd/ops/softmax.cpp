@@ -8,13 +8,12 @@
 // A row whose only non--inf values are NaN gets an Error that says NaN.
 #include "autograd/ops.hpp"
 #include "autograd/kernels.hpp"
-#include "autograd/ops/saved.hpp"
+#include "autograd/ops/common.hpp"
 
 #include <cmath>
 #include <limits>
 
 namespace xtgrad {
-using detail::saved;
 
 namespace {
 
@@ -100,9 +99,9 @@ Tensor softmax_op(const Tensor& a, int dim, bool log) {
     const Rows r = rows_of(a, dim, op);
     Tensor y(empty_array(a.shape()));
     softmax_rows(a.ptr(), y.ptr(), r, log, op, a.shape());
-    return attach_grad_fn(y, log ? "LogSoftmaxBackward" : "SoftmaxBackward", {a},
-                          [Y = saved(y), r, log](Node& self, const Array& g) {
-                              const float* y = Y->data();
+    return attach_grad_fn(y, log ? "LogSoftmaxBackward" : "SoftmaxBackward", {a}, {{"result", y}},
+                          [r, log](Node& self, const Array& g) {
+                              const float* y = self.saved("result").data();
                               softmax_backward(g.data(), y, self.grad_out(0, shape_of(g)), r.outer, r.len, r.inner, log);
                           });
 }

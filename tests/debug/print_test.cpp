@@ -49,15 +49,15 @@ TEST_CASE("break filters: by op, by module path (a path matches its sub-modules,
     CHECK(debug::state.matches - before == 1);  // one softmax in the first encoder layer
     CHECK(debug::state.grad_out == nullptr);    // cleared once the node ran
 
-    Node node("MulBackward", {}, nullptr);
+    Node node("MulBackward", {}, {}, nullptr);
     {
         ModuleScope scope("encoder.layers.01");
-        Node sibling("MulBackward", {}, nullptr);
+        Node sibling("MulBackward", {}, {}, nullptr);
         debug::break_on_module("encoder.layers.0");
         CHECK_FALSE(debug::matches(sibling));
     }
     ModuleScope scope("encoder.layers.0.pos_ffn");
-    Node child("MulBackward", {}, nullptr);
+    Node child("MulBackward", {}, {}, nullptr);
     CHECK(debug::matches(child));
     debug::break_on_op("AddBackward");
     CHECK_FALSE(debug::matches(child));

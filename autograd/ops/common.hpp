@@ -1,0 +1,30 @@
+// Helpers shared by the op implementations (not part of the public API).
+#pragma once
+
+#include "autograd/error.hpp"
+#include "autograd/make_result.hpp"
+#include "autograd/tensor.hpp"
+
+
+namespace xtgrad::detail {
+
+// A negative axis counts from the end; anything outside [-n, n) is an Error naming the op.
+inline std::size_t normalize_axis(int axis, std::size_t ndim, const char* op, const Shape& shape) {
+    const long n = static_cast<long>(ndim);
+    const long a = axis < 0 ? axis + n : axis;
+    if (a < 0 || a >= n) fail("{}: dim {} is out of range for a tensor of shape {}", op, axis, shape_str(shape));
+    return static_cast<std::size_t>(a);
+}
+
+// Product of shape[begin, end).
+inline std::size_t prod(const Shape& s, std::size_t begin, std::size_t end) {
+    std::size_t p = 1;
+    for (std::size_t i = begin; i < end; ++i) p *= s[i];
+    return p;
+}
+
+inline void require_defined(const Tensor& t, const char* op, const char* what) {
+    if (!t.defined()) fail("{}: {} is an undefined tensor", op, what);
+}
+
+}  // namespace xtgrad::detail

@@ -1,0 +1,114 @@
+// The gradient-write contract (autograd/grad_out.hpp): a backward kernel overwrites a fresh
+// gradient buffer and adds into a running one. Each kernel-writing op is checked both ways: its
+// input used twice (the second write finds a running sum) must get the sum of both gradients.
+#include "autograd/kernels.hpp"
+#include "autograd/make_result.hpp"
+#include "autograd/ops.hpp"
+#include "autograd/random.hpp"
+#include "test_util.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+using namespace xtgrad;
+
+namespace {
+// d/dx of sum(f(x) * r1) + sum(f(x) * r2): two nodes of f write x's gradient, the second one
+// into a running sum; it must equal d/dx of sum(f(x) * (r1 + r2)), one write.
+void check_two_consumers(const std::string& op, const std::function<Tensor(const Tensor&)>& f, Tensor x) {
+    CAPTURE(op);
+    x.zero_grad();  // an earlier check may have left a gradient in this tensor (it was another op's input)
+    const Shape out_shape = f(x).shape();
+    const Tensor r1 = test::rnd(out_shape, 11), r2 = test::rnd(out_shape, 12);
+    sum(f(x) * r1 + f(x) * r2).backward();
+    const Array twice = x.grad_array();
+    x.zero_grad();
+    sum(f(x) * (r1 + r2)).backward();
+    CHECK(test::max_abs_diff(twice, x.grad_array()) < 1e-5f);
+    x.zero_grad();
+}
+}  // namespace
+
+TEST_CASE("every kernel-writing op adds into a running gradient instead of overwriting it") {
+    const Tensor x = test::rnd({3, 4}, 1);
+    check_two_consumers("softmax", [](const Tensor& t) { return softmax(t, 1); }, x);
+    check_two_consumers("softmax dim 0", [](const Tensor& t) { return softmax(t, 0); }, x);
+    check_two_consumers("log_softmax", [](const Tensor& t) { return log_softmax(t, -1); }, x);
+    check_two_consumers("gelu", [](const Tensor& t) { return gelu(t); }, x);
+    check_two_consumers("gelu tanh", [](const Tensor& t) { return gelu(t, GeluApproximation::tanh); }, x);
+    check_two_consumers("masked_fill", [](const Tensor& t) { return masked_fill(t, Mask{true, false, true, false}, 0.f); }, x);
+    check_two_consumers("tril", [](const Tensor& t) { return tril(t); }, x);
+    check_two_consumers("max", [](const Tensor& t) { return max(t, 1); }, x);
+    check_two_consumers("narrow", [](const Tensor& t) { return narrow(t, 1, 1, 2); }, x);
+    check_two_consumers("dropout", [](const Tensor& t) {
+        Generator g(3);  // the same mask for both calls
+        return dropout(t, 0.5f, true, g);
+    }, x);
+    check_two_consumers("cross_entropy", [](const Tensor& t) { return cross_entropy(t, Ids{1, -100, 3}, -100, 0.1f); }, x);
+
+    const Tensor w = test::rnd({4}, 2), b = test::rnd({4}, 3);
+    check_two_consumers("layer_norm x", [&](const Tensor& t) { return layer_norm(t, w, b); }, x);
+    check_two_consumers("layer_norm weight", [&](const Tensor& t) { return layer_norm(x, t, b); }, w);
+    check_two_consumers("layer_norm bias", [&](const Tensor& t) { return layer_norm(x, w, t); }, b);
+
+    const Tensor m = test::rnd({4, 5}, 4), lw = test::rnd({5, 4}, 5), lb = test::rnd({5}, 6);
+    check_two_consumers("matmul a", [&](const Tensor& t) { return matmul(t, m); }, x);
+    check_two_consumers("matmul b", [&](const Tensor& t) { return matmul(x, t); }, m);
+    check_two_consumers("linear x", [&](const Tensor& t) { return linear(t, lw, lb); }, x);
+    check_two_consumers("linear weight", [&](const Tensor& t) { return linear(x, t, lb); }, lw);
+    check_two_consumers("linear bias", [&](const Tensor& t) { return linear(x, lw, t); }, lb);
+
+    // batched, with a broadcast operand (several products write one slice of its gradient)
+    const Tensor ba = test::rnd({2, 3, 4}, 7), bb = test::rnd({4, 2}, 8), bc = test::rnd({1, 4, 2}, 9);
+    check_two_consumers("batched matmul a", [&](const Tensor& t) { return matmul(t, bc); }, ba);
+    check_two_consumers("batched matmul broadcast b", [&](const Tensor& t) { return matmul(ba, t); }, bc);
+    check_two_consumers("2-D b under a batched a", [&](const Tensor& t) { return matmul(ba, t); }, bb);
+
+    const Tensor cx = test::rnd({2, 3, 5}, 10), cw = test::rnd({4, 3, 3}, 13), cb = test::rnd({4}, 14);
+    const Tensor cw1 = test::rnd({4, 3, 1}, 15);
+    check_two_consumers("conv1d x", [&](const Tensor& t) { return conv1d(t, cw, cb, 1); }, cx);
+    check_two_consumers("conv1d x, K = 1", [&](const Tensor& t) { return conv1d(t, cw1, cb); }, cx);
+    check_two_consumers("conv1d weight", [&](const Tensor& t) { return conv1d(cx, t, cb, 1); }, cw);
+    check_two_consumers("conv1d bias", [&](const Tensor& t) { return conv1d(cx, cw, t, 1); }, cb);
+
+    const Tensor table = test::rnd({6, 3}, 16);
+    check_two_consumers("embedding", [](const Tensor& t) { return embedding(t, Ids{{1, 4}, {4, 0}}, 0); }, table);
+}
+
+TEST_CASE("a backward kernel overwrites a fresh buffer (garbage in it is never read) and adds to a running one") {
+    // softmax over rows of 3: y = softmax(x), g = 1 -> dx = y (1 - Σ y) = 0
+    const Array y{{0.2f, 0.3f, 0.5f}}, g{{1.f, 1.f, 1.f}};
+    Array dx{{std::numeric_limits<float>::quiet_NaN(), 7.f, -7.f}};
+    softmax_backward(g.data(), y.data(), GradOut::overwrite(dx.data(), dx.size()), 1, 3, 1, false);
+    for (float v : dx) CHECK(v == doctest::Approx(0.f));
+    Array running{{1.f, 2.f, 3.f}};
+    const Array g2{{1.f, 0.f, 0.f}};  // dx = y (g - 0.2) = (0.16, -0.06, -0.1)
+    softmax_backward(g2.data(), y.data(), GradOut::add_into(running.data(), running.size()), 1, 3, 1, false);
+    CHECK(running(0, 0) == doctest::Approx(1.16f));
+    CHECK(running(0, 1) == doctest::Approx(1.94f));
+    CHECK(running(0, 2) == doctest::Approx(2.9f));
+
+    Array buf{std::numeric_limits<float>::quiet_NaN(), 1.f};
+    GradOut fresh = GradOut::overwrite(buf.data(), buf.size());
+    CHECK(fresh.beta() == 0.f);
+    fresh.zeroed();  // a scatter-add starts from zeros, after which the buffer is a running sum
+    CHECK(buf(0) == 0.f);
+    CHECK(buf(1) == 0.f);
+    CHECK(fresh.beta() == 1.f);
+    CHECK_FALSE(GradOut());
+}
+
+TEST_CASE("a kernel writing a gradient of the wrong shape is an Error naming the op and both shapes") {
+    const Tensor x = test::rnd({2, 3}, 1);
+    const Tensor y = make_result(Array(x.data()), "WrongShapeBackward", {x}, {}, [](Node& self, const Array&) {
+        GradOut dx = self.grad_out(0, {3, 2});
+        dx.zeroed();
+    });
+    test::expect_error([&] { sum(y).backward(); }, {"WrongShapeBackward", "gradient for input 0 has shape (3,2)", "the input has shape (2,3)"});
+}
