@@ -1,7 +1,10 @@
 // Named forward/backward kernels on raw buffers (llm.c style): each can be called and
 // tested alone, and each is a place to break in a debugger (`break xtgrad::softmax_backward`).
+// Backward kernels write gradients through GradOut (autograd/grad_out.hpp): overwrite a fresh
+// buffer, add into a running sum; an empty GradOut is skipped.
 #pragma once
 
+#include "autograd/grad_out.hpp"
 #include "autograd/ops.hpp"
 
 #include <cstddef>
@@ -10,17 +13,17 @@ namespace xtgrad {
 
 // Rows of `len` values, `inner` apart, in (outer, len, inner) layout.
 // softmax: dx = y (g - Σ g y);  log_softmax (log = true): dx = g - exp(y) Σ g
-void softmax_backward(const float* g, const float* y, float* dx, std::size_t outer, std::size_t len,
+void softmax_backward(const float* g, const float* y, GradOut dx, std::size_t outer, std::size_t len,
                       std::size_t inner, bool log);
 
 void gelu_forward(const float* x, float* y, std::size_t n, GeluApproximation approx);
-void gelu_backward(const float* x, const float* g, float* dx, std::size_t n, GeluApproximation approx);
+void gelu_backward(const float* x, const float* g, GradOut dx, std::size_t n, GeluApproximation approx);
 
 // x (rows, d) -> y; mean, rstd (rows) saved for backward. w, b may be null.
 void layer_norm_forward(const float* x, const float* w, const float* b, float* y, float* mean, float* rstd,
                         std::size_t rows, std::size_t d, float eps);
-// Adds into dx (rows, d), dw (d), db (d); any may be null.
+// Writes dx (rows, d), dw (d), db (d); any may be empty.
 void layer_norm_backward(const float* g, const float* x, const float* w, const float* mean, const float* rstd,
-                         float* dx, float* dw, float* db, std::size_t rows, std::size_t d);
+                         GradOut dx, GradOut dw, GradOut db, std::size_t rows, std::size_t d);
 
 }  // namespace xtgrad

@@ -58,13 +58,17 @@ void Node::accumulate(std::size_t i, Array g) {
         *in.incoming += g;
 }
 
-float* Node::grad_buffer(std::size_t i, bool& fresh) {
-    if (!needs_grad(i)) fail("{}: grad_buffer({}) asked for an input that needs no gradient", op_, i);
+GradOut Node::grad_out(std::size_t i, const Shape& writes) {
+    if (!needs_grad(i)) return {};
     TensorImpl& in = *inputs_[i];
-    fresh = !in.incoming;
-    if (detail::BackwardObserver* o = detail::backward_observer()) o->accumulated(*this, i, in.shape(), !fresh);
-    if (fresh) in.incoming = std::make_shared<Array>(empty_array(in.shape()));
-    return in.incoming->data();
+    const Shape want = in.shape();
+    if (writes != want)
+        fail("{}: gradient for input {} has shape {} but the input has shape {}", op_, i, shape_str(writes),
+             shape_str(want));
+    const bool fresh = !in.incoming;
+    if (detail::BackwardObserver* o = detail::backward_observer()) o->accumulated(*this, i, want, !fresh);
+    if (fresh) in.incoming = std::make_shared<Array>(empty_array(want));
+    return {in.incoming->data(), in.incoming->size(), fresh};
 }
 
 void Node::run(const Array& grad_out) {

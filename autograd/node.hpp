@@ -10,6 +10,7 @@
 #pragma once
 
 #include "autograd/array.hpp"
+#include "autograd/grad_out.hpp"
 
 #include <functional>
 #include <memory>
@@ -24,8 +25,8 @@ using ImplPtr = std::shared_ptr<TensorImpl>;
 
 class Node {
 public:
-    // grad_out has the shape of the op's output; the function adds into the inputs' grads
-    // through accumulate() / grad_buffer().
+    // grad_out has the shape of the op's output; the function writes the inputs' gradients
+    // through grad_out(i, shape) or accumulate(i, g) (the contract: autograd/grad_out.hpp).
     using BackwardFn = std::function<void(Node& self, const Array& grad_out)>;
 
     // `where` is the make_result() call that built the node (file:line of the op's code), for
@@ -45,17 +46,19 @@ public:
     // Does input i want a gradient? (Backward functions skip the work for inputs that don't.)
     bool needs_grad(std::size_t i) const;
 
-    // Adds g into the gradient of input i. A gradient of a broadcast shape is summed back
-    // to the input's shape here — the one place where broadcasting is undone. A gradient
-    // that cannot be reduced to the input's shape is a bug in the op and throws an Error
-    // naming the op and both shapes (flashlight's shape-checked accumulation).
+    // Input i's gradient as a whole array: moved in when it is the first (no copy), added to the
+    // running sum otherwise. A gradient of a broadcast shape is summed back to the input's shape
+    // here — the one place where broadcasting is undone. A gradient that cannot be reduced to the
+    // input's shape is a bug in the op and throws an Error naming the op and both shapes
+    // (flashlight's shape-checked accumulation). Does nothing if input i needs no gradient.
     void accumulate(std::size_t i, Array g);
 
-    // For kernels that write a gradient in place (GEMM with beta = 1, scatter-add): the
-    // gradient buffer of input i, created if absent. Returns the buffer and sets `fresh`:
-    // true means the buffer holds garbage and must be overwritten (beta = 0), false means
-    // it holds a running sum to add to (beta = 1).
-    float* grad_buffer(std::size_t i, bool& fresh);
+    // Input i's gradient buffer, for kernels that write in place (autograd/grad_out.hpp): fresh
+    // (overwrite it) if no consumer wrote yet, a running sum (add to it) otherwise; an empty
+    // GradOut if input i needs no gradient. `writes` is the shape the kernel writes; it must be
+    // the input's (else an Error naming the op and both shapes). A fresh buffer must be written
+    // in full once asked for (if backward throws first, the engine drops every buffer).
+    GradOut grad_out(std::size_t i, const Shape& writes);
 
     // Runs the backward function (called by the engine).
     void run(const Array& grad_out);

@@ -27,18 +27,22 @@ void gelu_forward(const float* x, float* y, std::size_t n, GeluApproximation app
     }
 }
 
-void gelu_backward(const float* x, const float* g, float* dx, std::size_t n, GeluApproximation approx) {
-    for (std::size_t i = 0; i < n; ++i) {
-        const float v = x[i];
-        float d;
-        if (approx == GeluApproximation::none) {
-            d = 0.5f * (1.f + std::erf(v * kInvSqrt2)) + v * kInvSqrt2Pi * std::exp(-0.5f * v * v);
-        } else {
-            const float t = std::tanh(kSqrt2OverPi * (v + kCubic * v * v * v));
-            d = 0.5f * (1.f + t) + 0.5f * v * (1.f - t * t) * kSqrt2OverPi * (1.f + 3.f * kCubic * v * v);
+// x, g, dx: (n)
+void gelu_backward(const float* x, const float* g, GradOut dx, std::size_t n, GeluApproximation approx) {
+    if (!dx) return;
+    dx.write([&](float* out, auto store) {
+        for (std::size_t i = 0; i < n; ++i) {
+            const float v = x[i];
+            float d;
+            if (approx == GeluApproximation::none) {
+                d = 0.5f * (1.f + std::erf(v * kInvSqrt2)) + v * kInvSqrt2Pi * std::exp(-0.5f * v * v);
+            } else {
+                const float t = std::tanh(kSqrt2OverPi * (v + kCubic * v * v * v));
+                d = 0.5f * (1.f + t) + 0.5f * v * (1.f - t * t) * kSqrt2OverPi * (1.f + 3.f * kCubic * v * v);
+            }
+            store(out[i], g[i] * d);
         }
-        dx[i] = g[i] * d;
-    }
+    });
 }
 
 Tensor gelu(const Tensor& a, GeluApproximation approx) {
@@ -47,9 +51,8 @@ Tensor gelu(const Tensor& a, GeluApproximation approx) {
     gelu_forward(a.ptr(), y.data(), a.numel(), approx);
     return make_result(std::move(y), approx == GeluApproximation::none ? "GeluBackward" : "GeluTanhBackward", {a},
                        [X = saved(a), approx](Node& self, const Array& g) {
-                           Array dx = empty_array(shape_of(g));
-                           gelu_backward(X->data(), g.data(), dx.data(), g.size(), approx);
-                           self.accumulate(0, std::move(dx));
+                           const float* x = X->data();
+                           gelu_backward(x, g.data(), self.grad_out(0, shape_of(g)), g.size(), approx);
                        });
 }
 

@@ -79,26 +79,30 @@ Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::si
                        [X = saved(x), W = saved(weight), dims, M, N, Kc](Node& self, const Array& g) {
                            std::vector<float> cols(dims.direct() ? 0 : dims.Cin * dims.K * dims.Lout);
                            std::vector<float> dcols(dims.direct() ? 0 : cols.size());
-                           bool fresh_x = false, fresh_w = false, fresh_b = false;
-                           float* dx = self.needs_grad(0) ? self.grad_buffer(0, fresh_x) : nullptr;
-                           float* dw = self.needs_grad(1) ? self.grad_buffer(1, fresh_w) : nullptr;
-                           float* db = self.needs_grad(2) ? self.grad_buffer(2, fresh_b) : nullptr;
-                           if (dx && fresh_x && !dims.direct()) std::fill(dx, dx + X->size(), 0.f);
-                           if (db && fresh_b) std::fill(db, db + dims.Cout, 0.f);
+                           const float* x = X->data();
+                           const float* w = W->data();
+                           GradOut dx_out = self.grad_out(0, {dims.B, dims.Cin, dims.L});
+                           GradOut dw_out = self.grad_out(1, {dims.Cout, dims.Cin, dims.K});
+                           // col2im and the bias sum add into their buffers (zeroed when fresh);
+                           // the GEMMs overwrite a fresh buffer with beta 0
+                           float* dx = !dx_out ? nullptr : dims.direct() ? dx_out.data() : dx_out.zeroed();
+                           float* dw = dw_out && dims.B == 0 ? dw_out.zeroed() : dw_out.data();  // no GEMM runs
+                           GradOut db_out = self.grad_out(2, {dims.Cout});
+                           float* db = db_out ? db_out.zeroed() : nullptr;
                            for (std::size_t b = 0; b < dims.B; ++b) {
-                               const float* xb = X->data() + b * dims.Cin * dims.L;
+                               const float* xb = x + b * dims.Cin * dims.L;
                                const float* gb = g.data() + b * dims.Cout * dims.Lout;
                                if (dw) {  // dW (Cout, Cin·K) += dy[b] (Cout, Lout) · colsᵀ
                                    if (!dims.direct()) im2col(xb, cols.data(), dims);
                                    gemm(false, true, M, Kc, N, 1.f, gb, dims.direct() ? xb : cols.data(),
-                                        (fresh_w && b == 0) ? 0.f : 1.f, dw);
+                                        b == 0 ? dw_out.beta() : 1.f, dw);
                                }
                                if (dx) {  // dcols (Cin·K, Lout) = Wᵀ · dy[b]
                                    float* dxb = dx + b * dims.Cin * dims.L;
                                    if (dims.direct()) {
-                                       gemm(true, false, Kc, N, M, 1.f, W->data(), gb, fresh_x ? 0.f : 1.f, dxb);
+                                       gemm(true, false, Kc, N, M, 1.f, w, gb, dx_out.beta(), dxb);
                                    } else {
-                                       gemm(true, false, Kc, N, M, 1.f, W->data(), gb, 0.f, dcols.data());
+                                       gemm(true, false, Kc, N, M, 1.f, w, gb, 0.f, dcols.data());
                                        col2im_add(dcols.data(), dxb, dims);
                                    }
                                }

@@ -57,20 +57,21 @@ Tensor cross_entropy(const Tensor& logits, const Ids& target, long ignore_index,
     auto saved_target = std::make_shared<const Ids>(target);
     return make_result(std::move(out), "CrossEntropyBackward", {logits},
                        [prob, saved_target, ignore_index, eps, kept, N, C](Node& self, const Array& g) {
+                           // dx (N, C): row i is (p_i - (1 - ε) onehot(t_i) - ε / C) · scale, 0 if ignored
                            const float scale = g.data()[0] / static_cast<float>(kept);
-                           Array dx = empty_array({N, C});
-                           for (std::size_t i = 0; i < N; ++i) {
-                               const std::int64_t t = saved_target->data()[i];
-                               float* d = dx.data() + i * C;
-                               const float* p = prob->data() + i * C;
-                               if (t == ignore_index) {
-                                   std::fill(d, d + C, 0.f);
-                                   continue;
+                           self.grad_out(0, {N, C}).write([&](float* dx, auto store) {
+                               for (std::size_t i = 0; i < N; ++i) {
+                                   const std::int64_t t = saved_target->data()[i];
+                                   float* d = dx + i * C;
+                                   const float* p = prob->data() + i * C;
+                                   const bool ignored = t == ignore_index;
+                                   for (std::size_t c = 0; c < C; ++c) {
+                                       const float v = (p[c] - eps / static_cast<float>(C)) * scale;
+                                       const bool target = static_cast<std::int64_t>(c) == t;
+                                       store(d[c], ignored ? 0.f : target ? v - (1.f - eps) * scale : v);
+                                   }
                                }
-                               for (std::size_t c = 0; c < C; ++c) d[c] = (p[c] - eps / static_cast<float>(C)) * scale;
-                               d[t] -= (1.f - eps) * scale;
-                           }
-                           self.accumulate(0, std::move(dx));
+                           });
                        });
 }
 

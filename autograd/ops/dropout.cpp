@@ -35,12 +35,13 @@ Tensor dropout(const Tensor& a, float p, bool training, Generator& gen) {
     float* __restrict y = out.data();
     for (std::size_t i = 0; i < n; ++i) y[i] = x[i] * (mr[i] ? keep : 0.f);
     return make_result(std::move(out), "DropoutBackward", {a}, [kept, keep](Node& self, const Array& g) {
-        Array dx = empty_array(shape_of(g));
-        const std::uint8_t* __restrict mk = kept->data();
-        const float* __restrict gi = g.data();
-        float* __restrict d = dx.data();
-        for (std::size_t i = 0, len = kept->size(); i < len; ++i) d[i] = gi[i] * (mk[i] ? keep : 0.f);
-        self.accumulate(0, std::move(dx));
+        // dx = g * (kept ? 1/(1-p) : 0), all (n)
+        self.grad_out(0, shape_of(g)).write([&](float* dx, auto store) {
+            const std::uint8_t* __restrict mk = kept->data();
+            const float* __restrict gi = g.data();
+            float* __restrict d = dx;
+            for (std::size_t i = 0, len = kept->size(); i < len; ++i) store(d[i], gi[i] * (mk[i] ? keep : 0.f));
+        });
     });
 }
 

@@ -30,9 +30,8 @@ Tensor embedding(const Tensor& weight, const Ids& ids, long padding_idx) {
     auto saved_ids = std::make_shared<const Ids>(ids);
     return make_result(std::move(out), "EmbeddingBackward", {weight},
                        [saved_ids, padding_idx, V, d](Node& self, const Array& g) {
-                           bool fresh;
-                           float* dw = self.grad_buffer(0, fresh);
-                           if (fresh) std::fill(dw, dw + V * d, 0.f);
+                           // dweight (V, d) += scatter of g (n, d): a scatter-add reads what it adds to
+                           float* dw = self.grad_out(0, {V, d}).zeroed();
                            const std::int64_t* id = saved_ids->data();
                            for (std::size_t i = 0; i < saved_ids->size(); ++i) {
                                if (id[i] == padding_idx) continue;

@@ -33,8 +33,11 @@ void layer_norm_forward(const float* x, const float* w, const float* b, float* y
     }
 }
 
-void layer_norm_backward(const float* g, const float* x, const float* w, const float* mean, const float* rstd,
-                         float* dx, float* dw, float* db, std::size_t rows, std::size_t d) {
+namespace {
+// The rows of layer_norm_backward; store writes dx (Assign or Add), dw and db are added into.
+template <class Store>
+void layer_norm_rows(const float* g, const float* x, const float* w, const float* mean, const float* rstd, float* dx,
+                     Store store, float* dw, float* db, std::size_t rows, std::size_t d) {
     for (std::size_t r = 0; r < rows; ++r, g += d, x += d) {
         const float m = mean[r], rs = rstd[r];
         double sum_dxh = 0, sum_dxh_xh = 0;
@@ -52,9 +55,20 @@ void layer_norm_backward(const float* g, const float* x, const float* w, const f
         float* dxr = dx + r * d;
         for (std::size_t j = 0; j < d; ++j) {
             const float xh = (x[j] - m) * rs;
-            dxr[j] += rs * (g[j] * (w ? w[j] : 1.f) - a - xh * c);
+            store(dxr[j], rs * (g[j] * (w ? w[j] : 1.f) - a - xh * c));
         }
     }
+}
+}  // namespace
+
+// g, x, dx: (rows, d);  w, dw, db: (d);  mean, rstd: (rows)
+void layer_norm_backward(const float* g, const float* x, const float* w, const float* mean, const float* rstd,
+                         GradOut dx_out, GradOut dw_out, GradOut db_out, std::size_t rows, std::size_t d) {
+    // dw and db are sums over rows (added into, zeroed first when fresh); dx is written per row.
+    float* dw = dw_out ? dw_out.zeroed() : nullptr;
+    float* db = db_out ? db_out.zeroed() : nullptr;
+    if (dx_out) dx_out.write([&](float* dx, auto store) { layer_norm_rows(g, x, w, mean, rstd, dx, store, dw, db, rows, d); });
+    else layer_norm_rows(g, x, w, mean, rstd, nullptr, Assign{}, dw, db, rows, d);
 }
 
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, float eps) {
@@ -72,15 +86,11 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, flo
     std::vector<Tensor> inputs{x, weight, bias};
     return make_result(std::move(out), "LayerNormBackward", inputs,
                        [X = saved(x), W = weight.defined() ? saved(weight) : nullptr, stats, rows, d](Node& self, const Array& g) {
-                           bool fresh;
-                           float* dx = nullptr;
-                           float* dw = nullptr;
-                           float* db = nullptr;
-                           if (self.needs_grad(0) && (dx = self.grad_buffer(0, fresh)) && fresh) std::fill(dx, dx + rows * d, 0.f);
-                           if (self.needs_grad(1) && (dw = self.grad_buffer(1, fresh)) && fresh) std::fill(dw, dw + d, 0.f);
-                           if (self.needs_grad(2) && (db = self.grad_buffer(2, fresh)) && fresh) std::fill(db, db + d, 0.f);
-                           layer_norm_backward(g.data(), X->data(), W ? W->data() : nullptr, stats->data(),
-                                               stats->data() + rows, dx, dw, db, rows, d);
+                           const float* x = X->data();
+                           const float* w = W ? W->data() : nullptr;
+                           layer_norm_backward(g.data(), x, w, stats->data(), stats->data() + rows,
+                                               self.grad_out(0, shape_of(g)), self.grad_out(1, {d}),
+                                               self.grad_out(2, {d}), rows, d);
                        });
 }
 

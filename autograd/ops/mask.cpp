@@ -19,11 +19,12 @@ Tensor replace_where(const Tensor& a, std::shared_ptr<const Mask> replaced, floa
     for (std::size_t i = 0; i < out.size(); ++i)
         if (m[i]) o[i] = value;
     return make_result(std::move(out), op, {a}, [replaced](Node& self, const Array& g) {
-        Array dx = g;
-        const bool* m = replaced->data();
-        for (std::size_t i = 0; i < dx.size(); ++i)
-            if (m[i]) dx.data()[i] = 0.f;
-        self.accumulate(0, std::move(dx));
+        // dx = replaced ? 0 : g, all of a's shape
+        self.grad_out(0, shape_of(g)).write([&](float* dx, auto store) {
+            const bool* m = replaced->data();
+            const float* gi = g.data();
+            for (std::size_t i = 0; i < g.size(); ++i) store(dx[i], m[i] ? 0.f : gi[i]);
+        });
     });
 }
 

@@ -1,7 +1,8 @@
 // matmul, matmul_nt and linear: every product is one GEMM on raw buffers through autograd/blas.cpp
 // (oneDNN or OpenBLAS), with transposes passed as flags, never materialised. Gradients are
-// written straight into the .grad buffers: beta = 0 for the first write into a fresh buffer,
-// beta = 1 after. Batched products with many slices run on xtgrad's threads (for_each_slice).
+// written straight into the gradient buffers (GradOut, autograd/grad_out.hpp): beta = 0 for
+// the first write into a fresh buffer, beta = 1 after. Batched products with many slices run
+// on xtgrad's threads (for_each_slice).
 #include "autograd/blas.hpp"
 #include "autograd/ops.hpp"
 #include "autograd/ops/saved.hpp"
@@ -48,16 +49,23 @@ int to_int(std::size_t v, const char* op) {
     return static_cast<int>(v);
 }
 
-// dst slices written so far: the first product into a fresh gradient slice overwrites it.
-struct SliceBeta {
-    bool fresh;
-    std::vector<bool> written;
-    float operator()(std::size_t slice) {
-        if (!fresh || written[slice]) return 1.f;
-        written[slice] = true;
-        return 0.f;
-    }
-};
+// The beta of each product c writing slice off[c] of a gradient with `slices` slices: the
+// first product into a slice of a fresh buffer overwrites it (0), every other adds (1). A slice
+// no product writes (a broadcast operand against an empty batch) is zeroed here.
+std::vector<float> slice_betas(GradOut& d, const std::vector<std::size_t>& off, std::size_t slices,
+                               std::size_t slice_size) {
+    std::vector<float> betas(off.size(), 1.f);
+    if (!d.fresh()) return betas;
+    std::vector<bool> written(slices, false);
+    for (std::size_t c = 0; c < off.size(); ++c)
+        if (!written[off[c]]) {
+            written[off[c]] = true;
+            betas[c] = 0.f;
+        }
+    for (std::size_t s = 0; s < slices; ++s)
+        if (!written[s]) std::fill(d.data() + s * slice_size, d.data() + (s + 1) * slice_size, 0.f);
+    return betas;
+}
 
 // Runs product(c) for every slice c of a batched product. Big batches of small products
 // (attention: B·h products of L×d by d×L) are split over xtgrad's threads, each slice one
@@ -105,18 +113,17 @@ Tensor product(const Tensor& a, const Tensor& b, bool b_t, float alpha, const ch
         Array out = empty_array(out_shape);
         gemm(false, b_t, rows, n, k, alpha, a.ptr(), b.ptr(), 0.f, out.data());
         return make_result(std::move(out), node, {a, b},
-                           [A = saved(a), B = saved(b), rows, n, k, b_t, alpha](Node& self, const Array& g) {
-                               bool fresh;
-                               if (self.needs_grad(0)) {  // dA (rows, K) = alpha · dC (rows, N) op(B)ᵀ
-                                   float* dA = self.grad_buffer(0, fresh);
-                                   gemm(false, !b_t, rows, k, n, alpha, g.data(), B->data(), fresh ? 0.f : 1.f, dA);
+                           [A = saved(a), B = saved(b), as, bs, rows, n, k, b_t, alpha](Node& self, const Array& g) {
+                               if (GradOut dA = self.grad_out(0, as)) {  // dA (rows, K) = alpha · dC (rows, N) op(B)ᵀ
+                                   const float* Bp = B->data();
+                                   gemm(false, !b_t, rows, k, n, alpha, g.data(), Bp, dA.beta(), dA.data());
                                }
-                               if (self.needs_grad(1)) {
-                                   float* dB = self.grad_buffer(1, fresh);
+                               if (GradOut dB = self.grad_out(1, bs)) {
+                                   const float* Ap = A->data();
                                    if (b_t)  // dB (N, K) = alpha · dCᵀ (N, rows) A (rows, K)
-                                       gemm(true, false, n, k, rows, alpha, g.data(), A->data(), fresh ? 0.f : 1.f, dB);
+                                       gemm(true, false, n, k, rows, alpha, g.data(), Ap, dB.beta(), dB.data());
                                    else      // dB (K, N) = alpha · Aᵀ (K, rows) dC (rows, N)
-                                       gemm(true, false, k, n, rows, alpha, A->data(), g.data(), fresh ? 0.f : 1.f, dB);
+                                       gemm(true, false, k, n, rows, alpha, Ap, g.data(), dB.beta(), dB.data());
                                }
                            });
     }
@@ -139,27 +146,22 @@ Tensor product(const Tensor& a, const Tensor& b, bool b_t, float alpha, const ch
     const std::size_t na = detail::prod(abatch, 0, abatch.size()), nb = detail::prod(bbatch, 0, bbatch.size());
     return make_result(
         std::move(out), node, {a, b},
-        [A = saved(a), B = saved(b), aoff, boff, na, nb, m, n, k, b_t, alpha, flops](Node& self, const Array& g) {
+        [A = saved(a), B = saved(b), as, bs, aoff, boff, na, nb, m, n, k, b_t, alpha, flops](Node& self, const Array& g) {
             const std::size_t M = m, N = n, K = k, count = aoff.size();
-            bool fresh;
-            if (self.needs_grad(0)) {  // dA[c] (M, K) += alpha · dC[c] (M, N) op(B[c])ᵀ
-                float* dA = self.grad_buffer(0, fresh);
-                SliceBeta beta{fresh, std::vector<bool>(na, false)};
-                const bool independent = na == count;  // else A is broadcast: slices share dA
-                std::vector<float> betas(count);
-                for (std::size_t c = 0; c < count; ++c) betas[c] = beta(aoff[c]);
+            if (GradOut dA_out = self.grad_out(0, as)) {  // dA[c] (M, K) += alpha · dC[c] (M, N) op(B[c])ᵀ
                 const float* Bp = B->data();  // read here: a stale Saved throws on this thread
+                const std::vector<float> betas = slice_betas(dA_out, aoff, na, M * K);
+                const bool independent = na == count;  // else A is broadcast: slices share dA
+                float* dA = dA_out.data();
                 for_each_slice(count, flops, independent, [&](std::size_t c) {
                     gemm(false, !b_t, m, k, n, alpha, g.data() + c * M * N, Bp + boff[c] * K * N, betas[c],
                          dA + aoff[c] * M * K);
                 });
             }
-            if (self.needs_grad(1)) {
-                float* dB = self.grad_buffer(1, fresh);
-                SliceBeta beta{fresh, std::vector<bool>(nb, false)};
+            if (GradOut dB_out = self.grad_out(1, bs)) {
+                const std::vector<float> betas = slice_betas(dB_out, boff, nb, K * N);
                 const bool independent = nb == count;
-                std::vector<float> betas(count);
-                for (std::size_t c = 0; c < count; ++c) betas[c] = beta(boff[c]);
+                float* dB = dB_out.data();
                 const float* Ap = A->data();
                 for_each_slice(count, flops, independent, [&](std::size_t c) {
                     if (b_t)  // dB[c] (N, K) += alpha · dC[c]ᵀ (N, M) A[c] (M, K)
@@ -221,19 +223,17 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     std::vector<Tensor> inputs{x, weight};
     if (bias.defined()) inputs.push_back(bias);
     return make_result(std::move(out), "LinearBackward", inputs,
-                       [X = saved(x), W = saved(weight), r, ni, no](Node& self, const Array& g) {
-                           bool fresh;
-                           if (self.needs_grad(0)) {  // dx (rows, in) = dy (rows, out) W (out, in)
-                               float* dx = self.grad_buffer(0, fresh);
-                               gemm(false, false, r, ni, no, 1.f, g.data(), W->data(), fresh ? 0.f : 1.f, dx);
+                       [X = saved(x), W = saved(weight), xs, ws, r, ni, no](Node& self, const Array& g) {
+                           if (GradOut dx = self.grad_out(0, xs)) {  // dx (rows, in) = dy (rows, out) W (out, in)
+                               const float* w = W->data();
+                               gemm(false, false, r, ni, no, 1.f, g.data(), w, dx.beta(), dx.data());
                            }
-                           if (self.needs_grad(1)) {  // dW (out, in) = dyᵀ (out, rows) x (rows, in)
-                               float* dW = self.grad_buffer(1, fresh);
-                               gemm(true, false, no, ni, r, 1.f, g.data(), X->data(), fresh ? 0.f : 1.f, dW);
+                           if (GradOut dW = self.grad_out(1, ws)) {  // dW (out, in) = dyᵀ (out, rows) x (rows, in)
+                               const float* x = X->data();
+                               gemm(true, false, no, ni, r, 1.f, g.data(), x, dW.beta(), dW.data());
                            }
-                           if (self.needs_grad(2)) {  // db (out) = sum of dy over rows
-                               float* db = self.grad_buffer(2, fresh);
-                               if (fresh) std::fill(db, db + no, 0.f);
+                           if (GradOut db_out = self.grad_out(2, {ws[0]})) {  // db (out) = sum of dy over rows
+                               float* db = db_out.zeroed();
                                const float* gy = g.data();
                                for (int i = 0; i < r; ++i, gy += no)
                                    for (int j = 0; j < no; ++j) db[j] += gy[j];

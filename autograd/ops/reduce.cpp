@@ -150,12 +150,11 @@ Tensor max(const Tensor& a, int dim, bool keepdim) {
     out.reshape(reduced_shape(s, {axis}, keepdim));
     // backward: the gradient goes to the position of the (first) maximum
     return make_result(std::move(out), "MaxBackward", {a}, [idx, s, len, inner](Node& self, const Array& g) {
-        Array dx = xt::zeros<float>(s);
+        float* dx = self.grad_out(0, s).zeroed();  // a scatter: (outer, len, inner) += g at the maxima
         for (std::size_t j = 0; j < idx->size(); ++j) {
             const std::size_t o = j / inner, i = j % inner;
-            dx.data()[(o * len + static_cast<std::size_t>(idx->data()[j])) * inner + i] = g.data()[j];
+            dx[(o * len + static_cast<std::size_t>(idx->data()[j])) * inner + i] += g.data()[j];
         }
-        self.accumulate(0, std::move(dx));
     });
 }
 

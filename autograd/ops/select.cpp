@@ -36,17 +36,16 @@ Array gather_along(const Array& x, std::size_t axis, const std::vector<std::size
 }
 
 // The adjoint of gather_along: dx[o, index[k], i] += g[o, k, i] (repeated indices add up).
-Array scatter_add_along(const Array& g, std::size_t axis, const std::vector<std::size_t>& index, const Shape& x_shape) {
-    Array dx = xt::zeros<float>(x_shape);
+void scatter_add_along(const Array& g, std::size_t axis, const std::vector<std::size_t>& index, const Shape& x_shape,
+                       GradOut dx) {
     const AxisView v = around(x_shape, axis);
     const float* src = g.data();
-    float* dst = dx.data();
+    float* dst = dx.zeroed();
     for (std::size_t o = 0; o < v.outer; ++o)
         for (std::size_t k = 0; k < index.size(); ++k, src += v.inner) {
             float* row = dst + (o * v.len + index[k]) * v.inner;
             for (std::size_t i = 0; i < v.inner; ++i) row[i] += src[i];
         }
-    return dx;
 }
 
 Tensor select_along(const Tensor& a, std::size_t axis, std::vector<std::size_t> index, const char* op) {
@@ -54,7 +53,7 @@ Tensor select_along(const Tensor& a, std::size_t axis, std::vector<std::size_t> 
     Array out = gather_along(a.data(), axis, index);  // before the closure takes `index`
     return make_result(std::move(out), op, {a},
                        [axis, index = std::move(index), s](Node& self, const Array& g) {
-                           self.accumulate(0, scatter_add_along(g, axis, index, s));
+                           scatter_add_along(g, axis, index, s, self.grad_out(0, s));
                        });
 }
 

@@ -75,19 +75,23 @@ void softmax_rows(const float* x, float* y, const Rows& r, bool log, const char*
 
 // Backward, per row: softmax      dx = y * (g - sum(g * y))
 //                    log_softmax  dx = g - exp(y) * sum(g)
-void softmax_backward(const float* g, const float* y, float* dx, std::size_t outer, std::size_t len,
+// g, y, dx: (outer, len, inner)
+void softmax_backward(const float* g, const float* y, GradOut dx, std::size_t outer, std::size_t len,
                       std::size_t inner, bool log) {
+    if (!dx) return;
     const Rows r{outer, len, inner};
-    for (std::size_t row = 0; row < r.count(); ++row) {
-        const std::size_t s0 = r.start(row), st = r.inner;
-        double dot = 0;
-        for (std::size_t k = 0; k < len; ++k) dot += log ? g[s0 + k * st] : g[s0 + k * st] * y[s0 + k * st];
-        const float d = static_cast<float>(dot);
-        for (std::size_t k = 0; k < len; ++k) {
-            const std::size_t i = s0 + k * st;
-            dx[i] = log ? g[i] - std::exp(y[i]) * d : y[i] * (g[i] - d);
+    dx.write([&](float* out, auto store) {
+        for (std::size_t row = 0; row < r.count(); ++row) {
+            const std::size_t s0 = r.start(row), st = r.inner;
+            double dot = 0;
+            for (std::size_t k = 0; k < len; ++k) dot += log ? g[s0 + k * st] : g[s0 + k * st] * y[s0 + k * st];
+            const float d = static_cast<float>(dot);
+            for (std::size_t k = 0; k < len; ++k) {
+                const std::size_t i = s0 + k * st;
+                store(out[i], log ? g[i] - std::exp(y[i]) * d : y[i] * (g[i] - d));
+            }
         }
-    }
+    });
 }
 
 namespace {
@@ -98,9 +102,8 @@ Tensor softmax_op(const Tensor& a, int dim, bool log) {
     softmax_rows(a.ptr(), y.ptr(), r, log, op, a.shape());
     return attach_grad_fn(y, log ? "LogSoftmaxBackward" : "SoftmaxBackward", {a},
                           [Y = saved(y), r, log](Node& self, const Array& g) {
-                              Array dx = empty_array(shape_of(g));
-                              softmax_backward(g.data(), Y->data(), dx.data(), r.outer, r.len, r.inner, log);
-                              self.accumulate(0, std::move(dx));
+                              const float* y = Y->data();
+                              softmax_backward(g.data(), y, self.grad_out(0, shape_of(g)), r.outer, r.len, r.inner, log);
                           });
 }
 }  // namespace
