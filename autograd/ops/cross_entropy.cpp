@@ -5,9 +5,11 @@
 // Backward of a kept row: (p - (1 - ε) onehot(t_i) - ε / C) / n_kept; ignored rows get 0.
 #include "autograd/ops.hpp"
 #include "autograd/ops/saved.hpp"
+#include "autograd/parallel.hpp"
 
 #include <cmath>
 #include <memory>
+#include <vector>
 
 namespace xtgrad {
 
@@ -33,25 +35,32 @@ Tensor cross_entropy(const Tensor& logits, const Ids& target, long ignore_index,
     // probabilities, kept for backward
     auto prob = std::make_shared<Array>(empty_array({N, C}));
     const float eps = label_smoothing;
-    double total = 0;
-    for (std::size_t i = 0; i < N; ++i) {
-        const float* x = logits.ptr() + i * C;
-        float* p = prob->data() + i * C;
-        float mx = x[0];
-        for (std::size_t c = 1; c < C; ++c) mx = std::max(mx, x[c]);
-        double s = 0, sum_x = 0;
-        for (std::size_t c = 0; c < C; ++c) {
-            p[c] = std::exp(x[c] - mx);
-            s += p[c];
-            sum_x += x[c];
+    // Rows split over xtgrad's pool; each row's loss is kept and the mean summed in row order
+    // afterwards, so the loss is the same for any thread count.
+    std::vector<double> row_loss(N, 0.0);
+    parallel_rows(N, C, [&](std::size_t i0, std::size_t i1) {
+        for (std::size_t i = i0; i < i1; ++i) {
+            const float* x = logits.ptr() + i * C;
+            float* p = prob->data() + i * C;
+            float mx = x[0];
+            for (std::size_t c = 1; c < C; ++c) mx = std::max(mx, x[c]);
+            double s = 0, sum_x = 0;
+            for (std::size_t c = 0; c < C; ++c) {
+                p[c] = std::exp(x[c] - mx);
+                s += p[c];
+                sum_x += x[c];
+            }
+            const double lse = mx + std::log(s);
+            for (std::size_t c = 0; c < C; ++c) p[c] = static_cast<float>(p[c] / s);
+            const std::int64_t t = target.data()[i];
+            if (t == ignore_index) continue;
+            const double nll = lse - x[t], smooth = lse - sum_x / static_cast<double>(C);
+            row_loss[i] = (1.0 - eps) * nll + eps * smooth;
         }
-        const double lse = mx + std::log(s);
-        for (std::size_t c = 0; c < C; ++c) p[c] = static_cast<float>(p[c] / s);
-        const std::int64_t t = target.data()[i];
-        if (t == ignore_index) continue;
-        const double nll = lse - x[t], smooth = lse - sum_x / static_cast<double>(C);
-        total += (1.0 - eps) * nll + eps * smooth;
-    }
+    });
+    double total = 0;
+    for (std::size_t i = 0; i < N; ++i)
+        if (target.data()[i] != ignore_index) total += row_loss[i];
     Array out = Array::from_shape({});
     out() = static_cast<float>(total / static_cast<double>(kept));
     auto saved_target = std::make_shared<const Ids>(target);
