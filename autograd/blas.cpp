@@ -1,33 +1,77 @@
+// Every matrix product of xtgrad goes through here (autograd/blas.hpp): degenerate sizes,
+// skinny products to xtgrad's own kernels where they beat the backend, the rest to the backend
+// (autograd/gemm_backend.hpp), split over xtgrad's pool when the backend does not thread itself.
 #include "autograd/blas.hpp"
 
+#include "autograd/gemm_backend.hpp"
+#include "autograd/parallel.hpp"
 #include "autograd/skinny_gemm.hpp"
 
-#include <cblas.h>
-
+#include <algorithm>
+#include <cstddef>
 
 namespace xtgrad {
 
 namespace {
-void sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
-           int ldb, float beta, float* C, int ldc) {
-    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-                M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+
+// Below ~4 MFLOP (~20 µs on one core) a second thread costs more than it saves.
+constexpr double kSplitFlops = 4e6;
+// Blocks of C's rows or columns handed to a thread are multiples of this (a cache line of floats).
+constexpr int kBlock = 16;
+
+// C (M, N) split into row blocks (M >= N) or column blocks over xtgrad's pool, each block one
+// single-threaded backend product. Row block [m0, m1) of C reads rows m0.. of op(A) (row m0 of
+// A, or column m0 of Aᵀ); column block [n0, n1) reads columns n0.. of op(B). Each element of C is
+// computed by one call as in the unsplit product: K is never split, nothing is summed twice.
+void split_product(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
+                   int ldb, float beta, float* C, int ldc) {
+    const bool by_rows = M >= N;
+    const int extent = by_rows ? M : N;
+    const std::size_t blocks = static_cast<std::size_t>((extent + kBlock - 1) / kBlock);
+    parallel_for(blocks, 1, [&](std::size_t b0, std::size_t b1) {
+        const int i0 = static_cast<int>(b0) * kBlock, i1 = std::min(extent, static_cast<int>(b1) * kBlock);
+        const std::ptrdiff_t i = i0;
+        if (by_rows)
+            detail::backend_sgemm(ta, tb, i1 - i0, N, K, alpha, ta ? A + i : A + i * lda, lda, B, ldb, beta,
+                                  C + i * ldc, ldc);
+        else
+            detail::backend_sgemm(ta, tb, M, i1 - i0, K, alpha, A, lda, tb ? B + i * ldb : B + i, ldb, beta, C + i,
+                                  ldc);
+    });
 }
+
+// C = beta · C for an empty inner dimension (beta = 0 writes zeros without reading C).
+void scale_only(int M, int N, float beta, float* C, int ldc) {
+    for (int m = 0; m < M; ++m) {
+        float* c = C + static_cast<std::ptrdiff_t>(m) * ldc;
+        for (int n = 0; n < N; ++n) c[n] = beta == 0.f ? 0.f : beta * c[n];
+    }
+}
+
 }  // namespace
 
-void gemm_openblas(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
-                   const float* B, int ldb, float beta, float* C, int ldc) {
+void gemm_backend(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
+                  const float* B, int ldb, float beta, float* C, int ldc) {
     if (M == 0 || N == 0) return;
-    sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (K == 0) return scale_only(M, N, beta, C, ldc);
+    const double flops = 2.0 * M * N * K;
+    if (!detail::backend_threads_itself() && detail::backend_threads() > 1 && num_threads() > 1 && flops >= kSplitFlops &&
+        std::max(M, N) >= 2 * kBlock)
+        return split_product(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    detail::backend_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 void gemm_ld(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
              const float* B, int ldb, float beta, float* C, int ldc) {
     if (M == 0 || N == 0) return;
+    if (K == 0) return scale_only(M, N, beta, C, ldc);
     // A product with a skinny side (a Linear or Conv1d layer on a 7-token sentence, its weight
-    // gradient over 7 rows) streams the big operand once instead of packing it (skinny_gemm.hpp).
-    if (skinny_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
-    sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    // gradient over 7 rows) streams the big operand once instead of packing it (skinny_gemm.hpp),
+    // where that beats the backend (OpenBLAS; oneDNN handles these shapes well itself).
+    if (detail::backend_prefers_skinny_kernels() &&
+        skinny_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
+        return;
+    gemm_backend(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 void gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A,
@@ -35,14 +79,16 @@ void gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const fl
     gemm_ld(trans_a, trans_b, M, N, K, alpha, A, trans_a ? M : K, B, trans_b ? K : N, beta, C, N);
 }
 
-void set_blas_threads(int n) { openblas_set_num_threads(n); }
-int blas_threads() { return openblas_get_num_threads(); }
+const char* gemm_backend_name() { return detail::backend_name(); }
 
-BlasThreadsScope::BlasThreadsScope(int n) : previous_(openblas_get_num_threads()) {
-    if (n != previous_) openblas_set_num_threads(n);
+void set_blas_threads(int n) { detail::backend_set_threads(n); }
+int blas_threads() { return detail::backend_threads(); }
+
+BlasThreadsScope::BlasThreadsScope(int n) : previous_(detail::backend_threads()) {
+    if (n != previous_) detail::backend_set_threads(n);
 }
 BlasThreadsScope::~BlasThreadsScope() {
-    if (openblas_get_num_threads() != previous_) openblas_set_num_threads(previous_);
+    if (detail::backend_threads() != previous_) detail::backend_set_threads(previous_);
 }
 
 }  // namespace xtgrad

@@ -143,4 +143,8 @@ void parallel_for(std::size_t n, std::size_t grain, const std::function<void(std
     pool->run(n, chunks, fn);
 }
 
+void parallel_rows(std::size_t rows, std::size_t row_len, const std::function<void(std::size_t, std::size_t)>& fn) {
+    parallel_for(rows, std::max<std::size_t>(1, kParallelElements / std::max<std::size_t>(row_len, 1)), fn);
+}
+
 }  // namespace xtgrad

@@ -29,4 +29,14 @@ int num_threads();
 // fn(begin, end) over [0, n) in num_threads() contiguous chunks of at least `grain` items.
 void parallel_for(std::size_t n, std::size_t grain, const std::function<void(std::size_t, std::size_t)>& fn);
 
+// Below this many elements of work a kernel stays on the calling thread: waking the pool and
+// waiting for it costs ~5-10 µs, the time one core takes for ~16-32 K simple elements.
+inline constexpr std::size_t kParallelElements = std::size_t{1} << 15;
+
+// fn(begin, end) over rows [0, rows) of `row_len` elements each, split over the pool when there
+// are at least 2 x kParallelElements elements in all. For row kernels (softmax, layer norm,
+// cross-entropy) and elementwise loops (rows of 1): each row's result depends only on that row,
+// so the output is the same, bit for bit, for any thread count.
+void parallel_rows(std::size_t rows, std::size_t row_len, const std::function<void(std::size_t, std::size_t)>& fn);
+
 }  // namespace xtgrad

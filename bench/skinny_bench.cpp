@@ -1,10 +1,11 @@
-// skinny_bench: a Linear layer's three products on a 7-token sentence, OpenBLAS against
-// xtgrad's skinny kernels (autograd/skinny_gemm.hpp), as in the Winter Games step: the weights
+// skinny_bench: a Linear layer's three products on a 7-token sentence, the GEMM backend (oneDNN
+// or OpenBLAS, as built) against xtgrad's skinny kernels (autograd/skinny_gemm.hpp), as in the Winter Games step: the weights
 // of tutorial C's model do not fit any cache, so each product cycles through 64 MiB of weights.
 // Runs alternate between the two, so a busy machine slows both alike; prints min and median.
 //
 //   build/bench/skinny_bench [--threads N] [--reps R]
 #include "autograd/random.hpp"
+#include "autograd/skinny_gemm.hpp"
 #include "examples/common/cli.hpp"
 
 #include <CLI/CLI.hpp>
@@ -27,6 +28,13 @@ struct Shape3 {
     int M, N, K;
 };
 
+// The skinny kernels themselves, whatever gemm_ld's routing on this backend.
+void skinny(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+            float beta, float* C, int ldc) {
+    if (!skinny_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
+        gemm_backend(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
 double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
     return v[v.size() / 2];
@@ -38,7 +46,7 @@ int run(int threads, int reps);
 
 int main(int argc, char** argv) {
     int threads = 1, reps = 15;
-    CLI::App app{"7-row products (a Linear layer on a 7-token sentence): OpenBLAS vs xtgrad's skinny kernels.",
+    CLI::App app{"7-row products (a Linear layer on a 7-token sentence): the GEMM backend vs xtgrad's skinny kernels.",
                  "skinny_bench"};
     cli::add_threads_option(app, threads);
     app.add_option("--reps", reps, "timed passes over the weights")->capture_default_str()->check(CLI::Range(1, 100000));
@@ -65,7 +73,7 @@ int run(int threads, int reps) {
         {"backward dW = dyᵀ·x (7,2048)ᵀ·(7,512)", true, false, ff, d, rows},
     };
     fmt::print("{} thread(s); each time is one pass over {} weight matrices of {}x{} (64 MiB)\n", threads, count, ff, d);
-    fmt::print("{:<42} {:>16} {:>16} {:>8}\n", "product", "OpenBLAS ms", "xtgrad ms", "ratio");
+    fmt::print("{:<42} {:>16} {:>16} {:>8}\n", "product", fmt::format("{} ms", gemm_backend_name()), "skinny ms", "ratio");
     {  // The floor: reading the 64 MiB once (a sum), the least any of the products can cost.
         std::vector<double> t;
         volatile float sink = 0;
@@ -97,11 +105,11 @@ int run(int threads, int reps) {
             return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
         };
         std::vector<double> blas, ours;
-        pass(&gemm_openblas);
-        pass(&gemm_ld);
+        pass(&gemm_backend);
+        pass(&skinny);
         for (int r = 0; r < reps; ++r) {
-            blas.push_back(pass(&gemm_openblas));
-            ours.push_back(pass(&gemm_ld));
+            blas.push_back(pass(&gemm_backend));
+            ours.push_back(pass(&skinny));
         }
         const double mb = median(blas), mo = median(ours);
         fmt::print("{:<42} {:>7.2f} (min {:>5.2f}) {:>7.2f} (min {:>5.2f}) {:>8.2f}\n", s.what, mb,

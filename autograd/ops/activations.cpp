@@ -6,6 +6,7 @@
 #include "autograd/ops.hpp"
 #include "autograd/kernels.hpp"
 #include "autograd/ops/common.hpp"
+#include "autograd/parallel.hpp"
 
 #include <cmath>
 
@@ -18,29 +19,34 @@ constexpr float kSqrt2OverPi = 0.79788456080286536f;
 constexpr float kCubic = 0.044715f;
 }  // namespace
 
+// x, y: (n); element ranges split over xtgrad's pool (parallel_rows), same result for any thread count.
 void gelu_forward(const float* x, float* y, std::size_t n, GeluApproximation approx) {
-    for (std::size_t i = 0; i < n; ++i) {
-        const float v = x[i];
-        y[i] = approx == GeluApproximation::none ? 0.5f * v * (1.f + std::erf(v * kInvSqrt2))
-                                                 : 0.5f * v * (1.f + std::tanh(kSqrt2OverPi * (v + kCubic * v * v * v)));
-    }
+    parallel_rows(n, 1, [&](std::size_t i0, std::size_t i1) {
+        for (std::size_t i = i0; i < i1; ++i) {
+            const float v = x[i];
+            y[i] = approx == GeluApproximation::none ? 0.5f * v * (1.f + std::erf(v * kInvSqrt2))
+                                                     : 0.5f * v * (1.f + std::tanh(kSqrt2OverPi * (v + kCubic * v * v * v)));
+        }
+    });
 }
 
 // x, g, dx: (n)
 void gelu_backward(const float* x, const float* g, GradOut dx, std::size_t n, GeluApproximation approx) {
     if (!dx) return;
     dx.write([&](float* out, auto store) {
-        for (std::size_t i = 0; i < n; ++i) {
-            const float v = x[i];
-            float d;
-            if (approx == GeluApproximation::none) {
-                d = 0.5f * (1.f + std::erf(v * kInvSqrt2)) + v * kInvSqrt2Pi * std::exp(-0.5f * v * v);
-            } else {
-                const float t = std::tanh(kSqrt2OverPi * (v + kCubic * v * v * v));
-                d = 0.5f * (1.f + t) + 0.5f * v * (1.f - t * t) * kSqrt2OverPi * (1.f + 3.f * kCubic * v * v);
+        parallel_rows(n, 1, [&](std::size_t i0, std::size_t i1) {  // element ranges over the pool
+            for (std::size_t i = i0; i < i1; ++i) {
+                const float v = x[i];
+                float d;
+                if (approx == GeluApproximation::none) {
+                    d = 0.5f * (1.f + std::erf(v * kInvSqrt2)) + v * kInvSqrt2Pi * std::exp(-0.5f * v * v);
+                } else {
+                    const float t = std::tanh(kSqrt2OverPi * (v + kCubic * v * v * v));
+                    d = 0.5f * (1.f + t) + 0.5f * v * (1.f - t * t) * kSqrt2OverPi * (1.f + 3.f * kCubic * v * v);
+                }
+                store(out[i], g[i] * d);
             }
-            store(out[i], g[i] * d);
-        }
+        });
     });
 }
 

@@ -5,8 +5,11 @@
 // Backward of a kept row: (p - (1 - ε) onehot(t_i) - ε / C) / n_kept; ignored rows get 0.
 #include "autograd/ops.hpp"
 #include "autograd/ops/common.hpp"
+#include "autograd/parallel.hpp"
 
 #include <cmath>
+#include <memory>
+#include <vector>
 
 namespace xtgrad {
 
@@ -32,25 +35,32 @@ Tensor cross_entropy(const Tensor& logits, const Ids& target, long ignore_index,
     // probabilities, kept for backward
     Array prob = empty_array({N, C});
     const float eps = label_smoothing;
-    double total = 0;
-    for (std::size_t i = 0; i < N; ++i) {
-        const float* x = logits.ptr() + i * C;
-        float* p = prob.data() + i * C;
-        float mx = x[0];
-        for (std::size_t c = 1; c < C; ++c) mx = std::max(mx, x[c]);
-        double s = 0, sum_x = 0;
-        for (std::size_t c = 0; c < C; ++c) {
-            p[c] = std::exp(x[c] - mx);
-            s += p[c];
-            sum_x += x[c];
+    // Rows split over xtgrad's pool; each row's loss is kept and the mean summed in row order
+    // afterwards, so the loss is the same for any thread count.
+    std::vector<double> row_loss(N, 0.0);
+    parallel_rows(N, C, [&](std::size_t i0, std::size_t i1) {
+        for (std::size_t i = i0; i < i1; ++i) {
+            const float* x = logits.ptr() + i * C;
+            float* p = prob.data() + i * C;
+            float mx = x[0];
+            for (std::size_t c = 1; c < C; ++c) mx = std::max(mx, x[c]);
+            double s = 0, sum_x = 0;
+            for (std::size_t c = 0; c < C; ++c) {
+                p[c] = std::exp(x[c] - mx);
+                s += p[c];
+                sum_x += x[c];
+            }
+            const double lse = mx + std::log(s);
+            for (std::size_t c = 0; c < C; ++c) p[c] = static_cast<float>(p[c] / s);
+            const std::int64_t t = target.data()[i];
+            if (t == ignore_index) continue;
+            const double nll = lse - x[t], smooth = lse - sum_x / static_cast<double>(C);
+            row_loss[i] = (1.0 - eps) * nll + eps * smooth;
         }
-        const double lse = mx + std::log(s);
-        for (std::size_t c = 0; c < C; ++c) p[c] = static_cast<float>(p[c] / s);
-        const std::int64_t t = target.data()[i];
-        if (t == ignore_index) continue;
-        const double nll = lse - x[t], smooth = lse - sum_x / static_cast<double>(C);
-        total += (1.0 - eps) * nll + eps * smooth;
-    }
+    });
+    double total = 0;
+    for (std::size_t i = 0; i < N; ++i)
+        if (target.data()[i] != ignore_index) total += row_loss[i];
     Array out = Array::from_shape({});
     out() = static_cast<float>(total / static_cast<double>(kept));
     // no torch node to copy names from (torch composes log_softmax and nll_loss): the softmax of
@@ -62,17 +72,19 @@ Tensor cross_entropy(const Tensor& logits, const Ids& target, long ignore_index,
                            // dx (N, C): row i is (p_i - (1 - ε) onehot(t_i) - ε / C) · scale, 0 if ignored
                            const float scale = g.data()[0] / static_cast<float>(kept);
                            self.grad_out(0, {N, C}).write([&](float* dx, auto store) {
-                               for (std::size_t i = 0; i < N; ++i) {
-                                   const std::int64_t t = targets.data()[i];
-                                   float* d = dx + i * C;
-                                   const float* p = probs.data() + i * C;
-                                   const bool ignored = t == ignore_index;
-                                   for (std::size_t c = 0; c < C; ++c) {
-                                       const float v = (p[c] - eps / static_cast<float>(C)) * scale;
-                                       const bool target = static_cast<std::int64_t>(c) == t;
-                                       store(d[c], ignored ? 0.f : target ? v - (1.f - eps) * scale : v);
+                               parallel_rows(N, C, [&](std::size_t i0, std::size_t i1) {
+                                   for (std::size_t i = i0; i < i1; ++i) {
+                                       const std::int64_t t = targets.data()[i];
+                                       float* d = dx + i * C;
+                                       const float* p = probs.data() + i * C;
+                                       const bool ignored = t == ignore_index;
+                                       for (std::size_t c = 0; c < C; ++c) {
+                                           const float v = (p[c] - eps / static_cast<float>(C)) * scale;
+                                           const bool target = static_cast<std::int64_t>(c) == t;
+                                           store(d[c], ignored ? 0.f : target ? v - (1.f - eps) * scale : v);
+                                       }
                                    }
-                               }
+                               });
                            });
                        });
 }

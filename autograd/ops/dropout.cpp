@@ -2,6 +2,7 @@
 // 1 / (1 - p), so eval mode is the identity and the expected activation is unchanged.
 #include "autograd/ops.hpp"
 #include "autograd/ops/common.hpp"
+#include "autograd/parallel.hpp"
 #include "autograd/random.hpp"
 
 #include <fmt/format.h>
@@ -36,7 +37,11 @@ Tensor dropout(const Tensor& a, float p, bool training, Generator& gen) {
     const float* __restrict x = a.ptr();
     const std::uint8_t* __restrict mr = m;
     float* __restrict y = out.data();
-    for (std::size_t i = 0; i < n; ++i) y[i] = x[i] * (mr[i] ? keep : 0.f);
+    // The draws above stay sequential (torch's order, so masks equal torch's); applying the mask
+    // is split over xtgrad's pool, element ranges, same result for any thread count.
+    parallel_rows(n, 1, [&](std::size_t i0, std::size_t i1) {
+        for (std::size_t i = i0; i < i1; ++i) y[i] = x[i] * (mr[i] ? keep : 0.f);
+    });
     return make_result(std::move(out), "DropoutBackward", {a}, {{"mask", std::move(kept)}}, [keep](Node& self, const Array& g) {
         // dx = g * (kept ? 1/(1-p) : 0), all (n)
         const Mask& mask = self.saved_mask("mask");
@@ -44,7 +49,9 @@ Tensor dropout(const Tensor& a, float p, bool training, Generator& gen) {
             const bool* __restrict mk = mask.data();
             const float* __restrict gi = g.data();
             float* __restrict d = dx;
-            for (std::size_t i = 0, len = mask.size(); i < len; ++i) store(d[i], gi[i] * (mk[i] ? keep : 0.f));
+            parallel_rows(mask.size(), 1, [&](std::size_t i0, std::size_t i1) {
+                for (std::size_t i = i0; i < i1; ++i) store(d[i], gi[i] * (mk[i] ? keep : 0.f));
+            });
         });
     });
 }

@@ -8,53 +8,75 @@
 #include "autograd/kernels.hpp"
 #include "autograd/ops.hpp"
 #include "autograd/ops/common.hpp"
+#include "autograd/parallel.hpp"
 
 #include <cmath>
 
 namespace xtgrad {
 
+// x, y: (rows, d); mean, rstd: (rows). Rows are independent: split over xtgrad's pool
+// (parallel_rows), the same result for any thread count.
 void layer_norm_forward(const float* x, const float* w, const float* b, float* y, float* mean, float* rstd,
                         std::size_t rows, std::size_t d, float eps) {
-    for (std::size_t r = 0; r < rows; ++r, x += d, y += d) {
-        double s = 0;
-        for (std::size_t j = 0; j < d; ++j) s += x[j];
-        const float m = static_cast<float>(s / static_cast<double>(d));
-        double v = 0;
-        for (std::size_t j = 0; j < d; ++j) v += static_cast<double>(x[j] - m) * (x[j] - m);
-        const float rs = 1.f / std::sqrt(static_cast<float>(v / static_cast<double>(d)) + eps);
-        for (std::size_t j = 0; j < d; ++j) {
-            const float xh = (x[j] - m) * rs;
-            y[j] = w ? xh * w[j] + (b ? b[j] : 0.f) : xh + (b ? b[j] : 0.f);
+    parallel_rows(rows, d, [&](std::size_t r0, std::size_t r1) {
+        for (std::size_t r = r0; r < r1; ++r) {
+            const float* xr = x + r * d;
+            float* yr = y + r * d;
+            double s = 0;
+            for (std::size_t j = 0; j < d; ++j) s += xr[j];
+            const float m = static_cast<float>(s / static_cast<double>(d));
+            double v = 0;
+            for (std::size_t j = 0; j < d; ++j) v += static_cast<double>(xr[j] - m) * (xr[j] - m);
+            const float rs = 1.f / std::sqrt(static_cast<float>(v / static_cast<double>(d)) + eps);
+            for (std::size_t j = 0; j < d; ++j) {
+                const float xh = (xr[j] - m) * rs;
+                yr[j] = w ? xh * w[j] + (b ? b[j] : 0.f) : xh + (b ? b[j] : 0.f);
+            }
+            mean[r] = m;
+            rstd[r] = rs;
         }
-        mean[r] = m;
-        rstd[r] = rs;
-    }
+    });
 }
 
 namespace {
-// The rows of layer_norm_backward; store writes dx (Assign or Add), dw and db are added into.
+// dx of rows [r0, r1) (store: Assign or Add). Each row needs only its own sums, so row ranges
+// run on different threads.
 template <class Store>
-void layer_norm_rows(const float* g, const float* x, const float* w, const float* mean, const float* rstd, float* dx,
-                     Store store, float* dw, float* db, std::size_t rows, std::size_t d) {
-    for (std::size_t r = 0; r < rows; ++r, g += d, x += d) {
+void layer_norm_dx_rows(const float* g, const float* x, const float* w, const float* mean, const float* rstd, float* dx,
+                        Store store, std::size_t r0, std::size_t r1, std::size_t d) {
+    for (std::size_t r = r0; r < r1; ++r) {
+        const float* gr = g + r * d;
+        const float* xr = x + r * d;
         const float m = mean[r], rs = rstd[r];
         double sum_dxh = 0, sum_dxh_xh = 0;
         for (std::size_t j = 0; j < d; ++j) {
-            const float xh = (x[j] - m) * rs;
-            const float dxh = g[j] * (w ? w[j] : 1.f);
+            const float xh = (xr[j] - m) * rs;
+            const float dxh = gr[j] * (w ? w[j] : 1.f);
             sum_dxh += dxh;
             sum_dxh_xh += static_cast<double>(dxh) * xh;
-            if (dw) dw[j] += g[j] * xh;
-            if (db) db[j] += g[j];
         }
-        if (!dx) continue;
         const float a = static_cast<float>(sum_dxh / static_cast<double>(d));
         const float c = static_cast<float>(sum_dxh_xh / static_cast<double>(d));
         float* dxr = dx + r * d;
         for (std::size_t j = 0; j < d; ++j) {
-            const float xh = (x[j] - m) * rs;
-            store(dxr[j], rs * (g[j] * (w ? w[j] : 1.f) - a - xh * c));
+            const float xh = (xr[j] - m) * rs;
+            store(dxr[j], rs * (gr[j] * (w ? w[j] : 1.f) - a - xh * c));
         }
+    }
+}
+
+// dw[j] += Σ_r g[r, j] xhat[r, j], db[j] += Σ_r g[r, j] for columns [j0, j1): sums over rows,
+// so threads take column ranges; each column adds its rows in order 0, 1, ..., as one thread would.
+void layer_norm_dw_columns(const float* g, const float* x, const float* mean, const float* rstd, float* dw, float* db,
+                           std::size_t rows, std::size_t d, std::size_t j0, std::size_t j1) {
+    for (std::size_t r = 0; r < rows; ++r) {
+        const float* gr = g + r * d;
+        const float* xr = x + r * d;
+        const float m = mean[r], rs = rstd[r];
+        if (dw)
+            for (std::size_t j = j0; j < j1; ++j) dw[j] += gr[j] * ((xr[j] - m) * rs);
+        if (db)
+            for (std::size_t j = j0; j < j1; ++j) db[j] += gr[j];
     }
 }
 }  // namespace
@@ -65,8 +87,12 @@ void layer_norm_backward(const float* g, const float* x, const float* w, const f
     // dw and db are sums over rows (added into, zeroed first when fresh); dx is written per row.
     float* dw = dw_out ? dw_out.zeroed() : nullptr;
     float* db = db_out ? db_out.zeroed() : nullptr;
-    if (dx_out) dx_out.write([&](float* dx, auto store) { layer_norm_rows(g, x, w, mean, rstd, dx, store, dw, db, rows, d); });
-    else layer_norm_rows(g, x, w, mean, rstd, nullptr, Assign{}, dw, db, rows, d);
+    if (dw || db)
+        parallel_rows(d, rows, [&](std::size_t j0, std::size_t j1) { layer_norm_dw_columns(g, x, mean, rstd, dw, db, rows, d, j0, j1); });
+    if (dx_out)
+        dx_out.write([&](float* dx, auto store) {
+            parallel_rows(rows, d, [&](std::size_t r0, std::size_t r1) { layer_norm_dx_rows(g, x, w, mean, rstd, dx, store, r0, r1, d); });
+        });
 }
 
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, float eps) {

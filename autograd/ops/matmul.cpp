@@ -1,5 +1,5 @@
-// matmul, matmul_nt and linear: every product is one cblas_sgemm on raw buffers
-// (autograd/blas.cpp), with transposes passed as flags, never materialised. Gradients are
+// matmul, matmul_nt and linear: every product is one GEMM on raw buffers through autograd/blas.cpp
+// (oneDNN or OpenBLAS), with transposes passed as flags, never materialised. Gradients are
 // written straight into the gradient buffers (GradOut, autograd/grad_out.hpp): beta = 0 for
 // the first write into a fresh buffer, beta = 1 after. Batched products with many slices run
 // on xtgrad's threads (for_each_slice).

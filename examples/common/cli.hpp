@@ -5,7 +5,7 @@
 //   - an option given twice: the last one counts;
 //   - exit 0 success, 1 runtime error, 2 usage error (a bad option, found by CLI11 or by the
 //     program's own checks before any work starts); no exception escapes main (run_main());
-//   - --threads N means one thing everywhere: N threads for OpenBLAS and N for xtgrad's own
+//   - --threads N means one thing everywhere: N threads for the GEMM backend and N for xtgrad's own
 //     kernels (set_blas_threads and set_num_threads), the calling thread included.
 #pragma once
 
@@ -48,15 +48,15 @@ inline std::string cli_footer(const std::string& extra = "") {
            "                             (e.g. SoftmaxBackward), for a gdb breakpoint (docs/debugging.md)\n"
            "  XTGRAD_BREAK_MODULE=PATH   the same for the nodes of a module path (e.g. encoder.layers.0)\n"
            "  XTGRAD_BREAK_TRAP=1        also raise SIGTRAP on a match (stops any debugger)\n"
-           "  OPENBLAS_NUM_THREADS       ignored where --threads is an option: --threads sets OpenBLAS's threads\n"
-           "                             and xtgrad's own (set_blas_threads, set_num_threads)";
+           "  OPENBLAS_NUM_THREADS,      ignored where --threads is an option: --threads sets the GEMM backend's\n"
+           "  OMP_NUM_THREADS            threads (oneDNN or OpenBLAS) and xtgrad's own (set_blas_threads, set_num_threads)";
 }
 
 // --threads N (1..256), with the same meaning in every program.
 inline CLI::Option* add_threads_option(CLI::App& app, int& threads) {
     return app
         .add_option("--threads", threads,
-                    "threads for OpenBLAS and for xtgrad's own kernels (attention products, Adam), the caller included")
+                    "threads for the matrix products (oneDNN or OpenBLAS) and for xtgrad's own kernels (attention products, Adam), the caller included")
         ->capture_default_str()
         ->check(CLI::Range(1, 256));
 }

@@ -156,7 +156,7 @@ if grep -qE "^random_copy: step [0-9]+: .*training stopped before the optimizer 
 
 echo "== one convention everywhere: --help (options, exit codes, environment) exits 0; a bad option exits 2"
 for prog in examples/winter_games examples/random_copy examples/reverse examples/spiral examples/graph \
-            examples/tutorial_d_walkthrough examples/activations bench/xtgrad_bench bench/skinny_bench bench/ddp_bench tools/parity; do
+            examples/tutorial_d_walkthrough examples/activations bench/xtgrad_bench bench/skinny_bench bench/ddp_bench bench/ceiling_bench tools/parity; do
   [ -x "$build/$prog" ] || { bad "$prog is not built"; continue; }
   if timeout 10 "$build/$prog" --help >help.log 2>&1 && grep -q XTGRAD_TRACE help.log && grep -q XTGRAD_BREAK_OP help.log \
      && grep -q "Exit status: 0 success, 1 runtime error" help.log; then ok "$prog --help"; else bad "$prog --help"; cat help.log; fi
@@ -164,7 +164,7 @@ for prog in examples/winter_games examples/random_copy examples/reverse examples
   if [ "$st" -eq 2 ]; then ok "$prog --no-such-option (exit 2)"; else bad "$prog --no-such-option: exit $st"; fi
 done
 for prog in examples/winter_games examples/random_copy examples/reverse examples/spiral bench/xtgrad_bench bench/skinny_bench bench/ddp_bench tools/parity; do
-  if "$build/$prog" --help | grep -A1 -- "--threads" | grep -q "OpenBLAS and for xtgrad's own kernels"; then ok "$prog --threads: the shared meaning"; else bad "$prog --threads"; fi
+  if "$build/$prog" --help | grep -A1 -- "--threads" | grep -q "(oneDNN or OpenBLAS) and for xtgrad's own kernels"; then ok "$prog --threads: the shared meaning"; else bad "$prog --threads"; fi
 done
 expect 2 "parity with neither DIR nor --all" "$build/tools/parity"
 expect 1 "parity on a folder that is no fixture" "$build/tools/parity" "$out/init"

@@ -3,6 +3,7 @@
 #include "autograd/blas.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <stdexcept>
 
 using namespace xtgrad;
@@ -104,6 +105,26 @@ TEST_CASE("parallel_for covers the range once, in chunks, and rethrows") {
                     std::runtime_error);
     set_num_threads(1);
     CHECK(num_threads() == 1);
+}
+
+TEST_CASE("parallel_rows splits only big row loops, covering every row once") {
+    set_num_threads(2);
+    const auto chunks = [](std::size_t rows, std::size_t len) {
+        std::vector<int> hits(rows, 0);
+        std::atomic<int> calls{0};
+        parallel_rows(rows, len, [&](std::size_t r0, std::size_t r1) {
+            ++calls;
+            for (std::size_t r = r0; r < r1; ++r) ++hits[r];
+        });
+        CHECK(std::all_of(hits.begin(), hits.end(), [](int h) { return h == 1; }));
+        return calls.load();
+    };
+    CHECK(chunks(10, 100) == 1);                      // 1000 elements: one call on the caller
+    CHECK(chunks(4096, 512) == 2);                    // 2 M elements: one chunk per thread
+    CHECK(chunks(3, kParallelElements) == 2);         // few long rows still split
+    CHECK(chunks(kParallelElements, 1) == 1);         // one threshold of elements: not worth a worker
+    set_num_threads(1);
+    CHECK(chunks(4096, 512) == 1);
 }
 
 TEST_CASE("products with a tiny inner dimension split over threads give the one-thread results") {

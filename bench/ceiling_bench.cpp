@@ -1,0 +1,163 @@
+// ceiling_bench: what this machine can do at most, so the benchmark's GFLOP/s have a scale.
+// Prints the CPU model, the FMA-throughput peak of one core with AVX-512 and with AVX2 (a timed
+// loop of independent FMAs, each ISA's loop compiled for it and chosen at run time, so one
+// build runs everywhere) and the best sgemm of the GEMM backend this build links (oneDNN or
+// OpenBLAS) at a few of the benchmark's shapes on 1 and 2 threads. bench/run.sh prints it
+// before the table and divides the GEMM-heavy phases by it.
+//
+//   build/bench/ceiling_bench [--json] [--reps N]
+#include "autograd/blas.hpp"
+#include "autograd/parallel.hpp"
+#include "examples/common/cli.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace xtgrad;
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// "AMD EPYC (family 26, model 2)": the model name and the family / model numbers, which tell
+// CPU generations apart when the name does not (a VM shows only "AMD EPYC").
+std::string cpu_model() {
+    std::ifstream in("/proc/cpuinfo");
+    std::string line, name = "unknown", family, model;
+    const auto value = [](const std::string& l) { return l.substr(l.find(':') + 2); };
+    while (std::getline(in, line)) {
+        if (line.rfind("model name", 0) == 0 && name == "unknown") name = value(line);
+        if (line.rfind("cpu family", 0) == 0 && family.empty()) family = value(line);
+        if (line.rfind("model\t", 0) == 0 && model.empty()) model = value(line);
+    }
+    return fmt::format("{} (family {}, model {})", name, family, model);
+}
+
+// One core's FMA throughput: 12 independent accumulator chains (more than latency x ports on
+// current cores), each step one FMA per chain, so the loop is bound by FMA issue alone.
+// Returns GFLOP/s (an FMA is 2 FLOPs per lane).
+constexpr int kChains = 12;
+constexpr long kIterations = 20'000'000;
+
+__attribute__((target("avx512f"))) double fma_peak_avx512() {
+    __m512 acc[kChains];
+    const __m512 b = _mm512_set1_ps(1.0000001f), c = _mm512_set1_ps(1e-7f);
+    for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_ps(static_cast<float>(i));
+    const auto t0 = std::chrono::steady_clock::now();
+    for (long n = 0; n < kIterations; ++n)
+#pragma GCC unroll 12
+        for (int i = 0; i < kChains; ++i) acc[i] = _mm512_fmadd_ps(acc[i], b, c);
+    const double t = seconds_since(t0);
+    alignas(64) float sink[16];
+    for (int i = 1; i < kChains; ++i) acc[0] = _mm512_add_ps(acc[0], acc[i]);
+    _mm512_store_ps(sink, acc[0]);
+    volatile float keep = sink[0];
+    (void)keep;
+    return static_cast<double>(kIterations) * kChains * 16 * 2 / t / 1e9;
+}
+
+__attribute__((target("avx2,fma"))) double fma_peak_avx2() {
+    __m256 acc[kChains];
+    const __m256 b = _mm256_set1_ps(1.0000001f), c = _mm256_set1_ps(1e-7f);
+    for (int i = 0; i < kChains; ++i) acc[i] = _mm256_set1_ps(static_cast<float>(i));
+    const auto t0 = std::chrono::steady_clock::now();
+    for (long n = 0; n < kIterations; ++n)
+#pragma GCC unroll 12
+        for (int i = 0; i < kChains; ++i) acc[i] = _mm256_fmadd_ps(acc[i], b, c);
+    const double t = seconds_since(t0);
+    alignas(32) float sink[8];
+    for (int i = 1; i < kChains; ++i) acc[0] = _mm256_add_ps(acc[0], acc[i]);
+    _mm256_store_ps(sink, acc[0]);
+    volatile float keep = sink[0];
+    (void)keep;
+    return static_cast<double>(kIterations) * kChains * 8 * 2 / t / 1e9;
+}
+
+// Best of `reps` runs (after one untimed), as the FMA loop: the ceiling, not the typical.
+double best_of(int reps, double flops, const std::function<void()>& fn) {
+    fn();
+    double best = 1e30;
+    for (int r = 0; r < reps; ++r) {
+        const auto t0 = std::chrono::steady_clock::now();
+        fn();
+        best = std::min(best, seconds_since(t0));
+    }
+    return flops / best / 1e9;
+}
+
+struct GemmShape {
+    const char* what;
+    int M, N, K;
+    bool tb;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    bool json = false;
+    int reps = 5;
+    CLI::App app{"This machine's ceiling: CPU model, FMA peak per core (AVX-512, AVX2), the GEMM backend's best sgemm.",
+                 "ceiling_bench"};
+    app.add_flag("--json", json, "one JSON object");
+    app.add_option("--reps", reps, "timed runs per measurement (the best counts)")->capture_default_str()->check(CLI::Range(1, 1000));
+    app.footer(cli::cli_footer("Threads: the sgemm rows run on 1 and 2 threads each (there is no --threads)."));
+    return cli::run_main(app, argc, argv, [&] {
+        nlohmann::ordered_json r;
+        r["framework"] = "machine";
+        r["cpu"] = cpu_model();
+        r["cores"] = std::thread::hardware_concurrency();
+        __builtin_cpu_init();
+        r["fma_avx512_gflops_per_core"] =
+            __builtin_cpu_supports("avx512f") ? nlohmann::ordered_json(fma_peak_avx512()) : nlohmann::ordered_json(nullptr);
+        r["fma_avx2_gflops_per_core"] = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
+                                            ? nlohmann::ordered_json(fma_peak_avx2())
+                                            : nlohmann::ordered_json(nullptr);
+        r["gemm_backend"] = gemm_backend_name();
+        // The benchmark's big products (seed-b at batch 64: 6400 rows), a square one, and seed-d's 640 rows.
+        const GemmShape shapes[] = {{"2048x2048x2048", 2048, 2048, 2048, false},
+                                    {"6400x2048x512 (FFN up, x·Wᵀ)", 6400, 2048, 512, true},
+                                    {"6400x512x2048 (FFN down, x·Wᵀ)", 6400, 512, 2048, true},
+                                    {"640x512x512 (seed-d projection)", 640, 512, 512, true},
+                                    {"100x100x64 (one attention slice)", 100, 100, 64, true}};
+        nlohmann::ordered_json gemms = nlohmann::ordered_json::array();
+        for (const GemmShape& s : shapes)
+            for (int threads : {1, 2}) {
+                set_num_threads(threads);
+                set_blas_threads(threads);
+                std::vector<float> A(static_cast<std::size_t>(s.M) * s.K, 0.1f), B(static_cast<std::size_t>(s.K) * s.N, 0.2f),
+                    C(static_cast<std::size_t>(s.M) * s.N);
+                const double g = best_of(reps, 2.0 * s.M * s.N * s.K, [&] {
+                    gemm(false, s.tb, s.M, s.N, s.K, 1.f, A.data(), B.data(), 0.f, C.data());
+                });
+                gemms.push_back({{"shape", s.what}, {"threads", threads}, {"gflops", g}});
+            }
+        set_num_threads(1);
+        r["sgemm"] = gemms;
+        if (json) {
+            fmt::print("{}\n", r.dump());
+            return cli::kSuccess;
+        }
+        const auto num = [](const nlohmann::ordered_json& v) { return v.is_null() ? std::string("n/a") : fmt::format("{:.0f}", v.get<double>()); };
+        fmt::print("CPU: {}, {} cores\n", r["cpu"].get<std::string>(), r["cores"].get<unsigned>());
+        fmt::print("FMA peak per core: AVX-512 {} GFLOP/s, AVX2 {} GFLOP/s\n", num(r["fma_avx512_gflops_per_core"]),
+                   num(r["fma_avx2_gflops_per_core"]));
+        fmt::print("sgemm ({}), best of {}:\n", gemm_backend_name(), reps);
+        for (const auto& g : gemms)
+            fmt::print("  {:<36} {} thread(s) {:6.0f} GFLOP/s\n", g["shape"].get<std::string>(), g["threads"].get<int>(),
+                       g["gflops"].get<double>());
+        return cli::kSuccess;
+    });
+}

@@ -1,0 +1,133 @@
+// The GEMM door (autograd/blas.hpp) on whichever backend this build links (meson option gemm:
+// oneDNN or OpenBLAS; tools/test.sh builds and runs both), against a double-precision reference
+// (xtensor-blas): odd sizes, all four transpose layouts, padded leading dimensions, alpha and
+// beta, K = 0, 1 x N and N x 1, and products big enough to be split over two threads.
+#include "tests/reference_gemm.hpp"
+#include "tests/test_util.hpp"
+
+#include "autograd/blas.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+using namespace xtgrad;
+
+namespace {
+
+struct Case {
+    bool ta, tb;
+    int M, N, K;
+};
+
+std::vector<float> random_buffer(std::size_t n, std::uint64_t seed) {
+    Generator g(seed);
+    Array a = randn({n}, g).data();
+    return {a.begin(), a.end()};
+}
+
+using Door = void (*)(bool, bool, int, int, int, float, const float*, int, const float*, int, float, float*, int);
+
+// Max |door(...) - reference| / (1 + |reference|), C's padding checked untouched; with
+// beta = 0, C starts as NaN (it must not be read).
+double worst_error(Door door, const Case& p, float alpha, float beta) {
+    const int a_rows = p.ta ? p.K : p.M, a_cols = p.ta ? p.M : p.K;
+    const int b_rows = p.tb ? p.N : p.K, b_cols = p.tb ? p.K : p.N;
+    const int lda = std::max(a_cols, 1) + 3, ldb = std::max(b_cols, 1) + 1, ldc = p.N + 2;
+    const std::vector<float> A = random_buffer(static_cast<std::size_t>(a_rows) * lda + 1, 11);
+    const std::vector<float> B = random_buffer(static_cast<std::size_t>(b_rows) * ldb + 1, 12);
+    std::vector<float> C = random_buffer(static_cast<std::size_t>(p.M) * ldc + 1, 13);
+    const std::vector<float> C0 = C;
+    if (beta == 0.f)
+        for (int m = 0; m < p.M; ++m)
+            for (int n = 0; n < p.N; ++n) C[static_cast<std::size_t>(m) * ldc + n] = std::numeric_limits<float>::quiet_NaN();
+    door(p.ta, p.tb, p.M, p.N, p.K, alpha, A.data(), lda, B.data(), ldb, beta, C.data(), ldc);
+    const std::vector<double> product = p.K == 0 ? std::vector<double>(static_cast<std::size_t>(p.M) * p.N, 0.0)
+                                                 : test::reference_gemm(p.ta, p.tb, p.M, p.N, p.K, A.data(), lda, B.data(), ldb);
+    double worst = 0;
+    for (int m = 0; m < p.M; ++m) {
+        for (int n = 0; n < ldc; ++n) {
+            const std::size_t i = static_cast<std::size_t>(m) * ldc + n;
+            if (n >= p.N) {  // padding between rows: never written
+                if (C[i] != C0[i]) worst = 1e30;
+                continue;
+            }
+            const double ref = alpha * product[static_cast<std::size_t>(m) * p.N + n] +
+                               (beta == 0.f ? 0.0 : beta * static_cast<double>(C0[i]));
+            worst = std::isfinite(C[i]) ? std::max(worst, std::abs(C[i] - ref) / (1 + std::abs(ref))) : 1e30;
+        }
+    }
+    return worst;
+}
+
+std::vector<Case> cases() {
+    std::vector<Case> out;
+    for (bool ta : {false, true})
+        for (bool tb : {false, true}) {
+            for (int M : {1, 3, 17, 33, 70})
+                for (int N : {1, 5, 31, 64})
+                    for (int K : {0, 1, 7, 19, 100}) out.push_back({ta, tb, M, N, K});
+            out.push_back({ta, tb, 1, 517, 300});   // a 1 x N row
+            out.push_back({ta, tb, 517, 1, 300});   // an N x 1 column
+            out.push_back({ta, tb, 257, 190, 129});  // split over 2 threads by rows (>= 4 MFLOP)
+            out.push_back({ta, tb, 40, 401, 257});  // ... by columns
+        }
+    return out;
+}
+
+// Float sums of K products of N(0, 1) numbers drift from the double result by ~sqrt(K) ulps of
+// the terms (the backends block and reorder K freely): the bound the checks allow.
+double tolerance(int K, float alpha) { return 4e-6 * std::sqrt(K + 1.0) * std::max(1.f, std::abs(alpha)); }
+
+}  // namespace
+
+TEST_CASE("gemm_ld and the backend equal a double-precision reference in every layout") {
+    INFO("backend: " << gemm_backend_name());
+    const int blas_before = blas_threads();
+    for (int threads : {1, 2}) {
+        set_num_threads(threads);
+        set_blas_threads(threads);
+        for (const Case& p : cases())
+            for (Door door : {Door(&gemm_ld), Door(&gemm_backend)}) {
+                CAPTURE(p.ta);
+                CAPTURE(p.tb);
+                CAPTURE(p.M);
+                CAPTURE(p.N);
+                CAPTURE(p.K);
+                CAPTURE(threads);
+                CHECK(worst_error(door, p, 1.f, 0.f) < tolerance(p.K, 1.f));       // a fresh gradient: C not read
+                CHECK(worst_error(door, p, 0.5f, 1.f) < tolerance(p.K, 0.5f));     // accumulate into C
+                CHECK(worst_error(door, p, -2.f, 0.25f) < tolerance(p.K, -2.f));   // general alpha and beta
+            }
+    }
+    set_num_threads(1);
+    set_blas_threads(blas_before);
+}
+
+TEST_CASE("a product split over two threads equals the reference and the one-thread product closely") {
+    // (600, 512) · (512, 512)ᵀ: big enough that blas.cpp splits it for oneDNN (OpenBLAS threads itself).
+    const std::vector<float> A = random_buffer(600 * 512, 21), B = random_buffer(512 * 512, 22);
+    std::vector<float> one(600 * 512), two(600 * 512);
+    const int blas_before = blas_threads();
+    set_num_threads(1);
+    set_blas_threads(1);
+    gemm(false, true, 600, 512, 512, 1.f, A.data(), B.data(), 0.f, one.data());
+    set_num_threads(2);
+    set_blas_threads(2);
+    gemm(false, true, 600, 512, 512, 1.f, A.data(), B.data(), 0.f, two.data());
+    set_num_threads(1);
+    set_blas_threads(blas_before);
+    const std::vector<double> ref = test::reference_gemm(false, true, 600, 512, 512, A.data(), 512, B.data(), 512);
+    double worst = 0;
+    for (std::size_t i = 0; i < ref.size(); ++i)
+        worst = std::max({worst, std::abs(one[i] - ref[i]) / (1 + std::abs(ref[i])),
+                          std::abs(two[i] - ref[i]) / (1 + std::abs(ref[i]))});
+    CHECK(worst < tolerance(512, 1.f));
+}
+
+TEST_CASE("the backend's name is the meson option's value") {
+    const std::string name = gemm_backend_name();
+    CHECK((name == "onednn" || name == "openblas"));
+}

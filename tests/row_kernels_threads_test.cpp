@@ -1,0 +1,71 @@
+// The row kernels split over xtgrad's pool (parallel_rows: softmax, log_softmax, layer norm,
+// cross-entropy, GELU, dropout's mask): forward values and every gradient are bit-identical for
+// 1 and 2 threads, at sizes above the split threshold (their gradchecks, on small sizes, check
+// them against the definition; this checks that splitting changes nothing).
+#include "tests/test_util.hpp"
+
+#include <functional>
+#include <vector>
+
+using namespace xtgrad;
+
+namespace {
+
+// Runs make(inputs) forward and backward (with a fixed output gradient) on `threads` threads;
+// returns the output and each input's gradient.
+std::vector<Array> run(int threads, const std::vector<Shape>& shapes, const std::function<Tensor(const std::vector<Tensor>&)>& make) {
+    set_num_threads(threads);
+    std::vector<Tensor> in;
+    for (std::size_t i = 0; i < shapes.size(); ++i) in.push_back(test::rnd(shapes[i], 70 + i));
+    Tensor y = make(in);
+    Generator gg(5);
+    y.backward(randn(y.shape(), gg).data());
+    std::vector<Array> out{y.data()};
+    for (const Tensor& t : in) out.push_back(t.grad_array());
+    set_num_threads(1);
+    return out;
+}
+
+void same_for_1_and_2_threads(const std::vector<Shape>& shapes, const std::function<Tensor(const std::vector<Tensor>&)>& make) {
+    const std::vector<Array> one = run(1, shapes, make), two = run(2, shapes, make);
+    REQUIRE(one.size() == two.size());
+    for (std::size_t i = 0; i < one.size(); ++i) {
+        CAPTURE(i);
+        CHECK(one[i] == two[i]);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("row kernels give bit-identical results on 1 and 2 threads") {
+    // (rows, len) with rows * len well above 2 * kParallelElements: the split path runs.
+    SUBCASE("softmax, last axis and a middle axis") {
+        same_for_1_and_2_threads({{96, 8, 100}}, [](const std::vector<Tensor>& v) { return softmax(v[0], -1); });
+        same_for_1_and_2_threads({{96, 100, 8}}, [](const std::vector<Tensor>& v) { return softmax(v[0], 1); });
+    }
+    SUBCASE("log_softmax") {
+        same_for_1_and_2_threads({{800, 130}}, [](const std::vector<Tensor>& v) { return log_softmax(v[0], -1); });
+    }
+    SUBCASE("layer norm with weight and bias (dw, db are sums over rows)") {
+        same_for_1_and_2_threads({{300, 512}, {512}, {512}},
+                                 [](const std::vector<Tensor>& v) { return layer_norm(v[0], v[1], v[2]); });
+    }
+    SUBCASE("GELU, both forms") {
+        same_for_1_and_2_threads({{70000}}, [](const std::vector<Tensor>& v) { return gelu(v[0]); });
+        same_for_1_and_2_threads({{70000}}, [](const std::vector<Tensor>& v) { return gelu(v[0], GeluApproximation::tanh); });
+    }
+    SUBCASE("cross-entropy with ignored rows and label smoothing") {
+        Ids target = Ids::from_shape({700});
+        for (std::size_t i = 0; i < target.size(); ++i) target(i) = static_cast<std::int64_t>((i * 37) % 101);
+        target(3) = 0;
+        same_for_1_and_2_threads({{700, 101}}, [&](const std::vector<Tensor>& v) {
+            return cross_entropy(v[0], target, /*ignore_index=*/0, /*label_smoothing=*/0.1f);
+        });
+    }
+    SUBCASE("dropout: the same mask from the same seed") {
+        same_for_1_and_2_threads({{70000}}, [](const std::vector<Tensor>& v) {
+            Generator g(3);
+            return dropout(v[0], 0.1f, true, g);
+        });
+    }
+}
