@@ -4,15 +4,17 @@
 // Write `XTGRAD_ARG(float, dropout) = 0.1f;` for a default. The convention (TEAM.md): one
 // `<Module>Options` per module, its required sizes as constructor arguments, everything else
 // (errata switches included) as such fields with the tutorial's values as defaults.
+// (`T const&`, not `const T&`: the macro pastes T as text, and `const Generator*&` would be
+// another type.)
 #pragma once
 
 #define XTGRAD_ARG(T, name)                         \
 public:                                             \
-    auto& name(const T& new_##name) {               \
+    auto& name(T const& new_##name) {               \
         this->name##_ = new_##name;                 \
         return *this;                               \
     }                                               \
-    const T& name() const { return this->name##_; } \
+    T const& name() const { return this->name##_; } \
                                                     \
 private:                                            \
     T name##_

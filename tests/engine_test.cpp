@@ -12,6 +12,8 @@
 #include <memory>
 #include <utility>
 
+TEST_SUITE_BEGIN("engine");
+
 using namespace xtgrad;
 
 TEST_CASE("a reused tensor gets the sum of both gradients") {
@@ -214,3 +216,5 @@ TEST_CASE("a chain of 10^6 nodes backpropagates and frees without recursion") {
     }  // freed here, never backpropagated: the teardown alone must not recurse
     CHECK(x.grad_array()(0) == 1.f);
 }
+
+TEST_SUITE_END();

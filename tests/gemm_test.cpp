@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+TEST_SUITE_BEGIN("ops");
+
 using namespace xtgrad;
 
 namespace {
@@ -131,3 +133,5 @@ TEST_CASE("the backend's name is the meson option's value") {
     const std::string name = gemm_backend_name();
     CHECK((name == "onednn" || name == "openblas"));
 }
+
+TEST_SUITE_END();

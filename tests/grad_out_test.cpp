@@ -16,6 +16,8 @@
 #include <utility>
 #include <vector>
 
+TEST_SUITE_BEGIN("engine");
+
 using namespace xtgrad;
 
 namespace {
@@ -112,3 +114,5 @@ TEST_CASE("a kernel writing a gradient of the wrong shape is an Error naming the
     });
     test::expect_error([&] { sum(y).backward(); }, {"WrongShapeBackward", "gradient for input 0 has shape (3,2)", "the input has shape (2,3)"});
 }
+
+TEST_SUITE_END();

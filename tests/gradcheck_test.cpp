@@ -2,6 +2,8 @@
 #include "autograd/make_result.hpp"
 #include "tests/test_util.hpp"
 
+TEST_SUITE_BEGIN("ops");
+
 using namespace xtgrad;
 using test::rnd;
 using V = std::vector<Tensor>;
@@ -51,3 +53,5 @@ TEST_CASE("gradcheck reports the worst element with its index and input name") {
     CHECK(r.index.size() == 2);
     CHECK(r.checked == 4);
 }
+
+TEST_SUITE_END();

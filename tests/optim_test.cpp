@@ -5,6 +5,8 @@
 
 #include <cmath>
 
+TEST_SUITE_BEGIN("optim");
+
 using namespace xtgrad;
 using namespace xtgrad::optim;
 
@@ -190,3 +192,5 @@ TEST_CASE("LRScheduler: the schedule's position round-trips") {
     test::expect_error([&] { sched2.load_state_dict(R"({"last_epoch": -3, "_last_lr": [0.1]})"); }, {"LRScheduler", "-3"});
     test::expect_error([&] { (void)LRScheduler(opt, Schedule{}); }, {"LRScheduler", "empty"});
 }
+
+TEST_SUITE_END();

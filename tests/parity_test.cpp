@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+TEST_SUITE_BEGIN("nn");
+
 using namespace xtgrad::parity;
 
 TEST_CASE("parity with PyTorch on the committed fixtures") {
@@ -16,3 +18,5 @@ TEST_CASE("parity with PyTorch on the committed fixtures") {
         if (o.supported) CHECK(o.passed());
     }
 }
+
+TEST_SUITE_END();

@@ -9,6 +9,8 @@
 #include <functional>
 #include <string>
 
+TEST_SUITE_BEGIN("engine");
+
 using namespace xtgrad;
 
 namespace {
@@ -126,3 +128,5 @@ TEST_CASE("random: torch's initial weights of tutorials A-D, and tutorial B's dr
     CHECK(init == 12);  // tutorials A, B, C, D x seeds 0, 1, 1234
     CHECK(train == 3);  // tutorial B's run at seeds 0, 1, 1234: 10 losses each within 1e-4
 }
+
+TEST_SUITE_END();

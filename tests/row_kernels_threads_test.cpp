@@ -7,6 +7,8 @@
 #include <functional>
 #include <vector>
 
+TEST_SUITE_BEGIN("ops");
+
 using namespace xtgrad;
 
 namespace {
@@ -69,3 +71,5 @@ TEST_CASE("row kernels give bit-identical results on 1 and 2 threads") {
         });
     }
 }
+
+TEST_SUITE_END();

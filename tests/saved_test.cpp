@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+TEST_SUITE_BEGIN("engine");
+
 using namespace xtgrad;
 
 TEST_CASE("softmax saves its result, and backward reads that very record") {
@@ -80,3 +82,5 @@ TEST_CASE("ops save ids and masks under torch's names") {
     const Tensor mm = matmul(test::rnd({2, 3}, 5), test::rnd({3, 2}, 6));
     CHECK(mm.grad_fn()->saved_names() == std::vector<std::string>{"self", "mat2"});
 }
+
+TEST_SUITE_END();

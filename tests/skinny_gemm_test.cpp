@@ -11,6 +11,8 @@
 #include <limits>
 #include <vector>
 
+TEST_SUITE_BEGIN("ops");
+
 using namespace xtgrad;
 
 namespace {
@@ -121,3 +123,5 @@ TEST_CASE("the skinny kernels agree with the GEMM backend on a Linear layer's th
     CHECK(compare(false, false, 7, 512, 1024, dy.data(), 1024, w.data(), 512) < 1e-4);  // dx = dy · W
     CHECK(compare(true, false, 1024, 512, 7, dy.data(), 1024, x.data(), 512) < 1e-4);   // dW = dyᵀ · x
 }
+
+TEST_SUITE_END();

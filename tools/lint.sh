@@ -16,5 +16,11 @@ check() {  # extended regex, message
 }
 check 'keep_dims' "keep_dims is banned: reduce with sum_keepdim (autograd/reduce_kernels.hpp)"
 check '\bauto\b[^=;(\[]*=[^;]*\bxt::' "do not hold an xtensor expression in auto: name the container type (Array, Ids, Mask)"
+# 3. every doctest file declares its area's suite (docs/debugging.md: run one suite with -ts=NAME)
+unsuited=$(git ls-files 'tests/*.cpp' | xargs grep -l 'TEST_CASE' | xargs grep -L 'TEST_SUITE_BEGIN' || true)
+if [ -n "$unsuited" ]; then
+  echo "lint: test files without TEST_SUITE_BEGIN(\"area\") (ops, engine, debug, nn, tutorial_a..d, optim, io, docs, examples, distributed):"
+  echo "$unsuited" | sed 's/^/  /'; bad=1
+fi
 [ "$bad" -eq 0 ] || exit 1
-echo "lint: ok (no keep_dims, no auto-held xtensor expressions)"
+echo "lint: ok (no keep_dims, no auto-held xtensor expressions, every test file in a suite)"

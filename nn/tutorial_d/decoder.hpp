@@ -14,7 +14,7 @@
 #include "nn/layers.hpp"
 #include "nn/module.hpp"
 #include "nn/tutorial_d/decoder_layer.hpp"
-#include "nn/tutorial_d/options.hpp"
+#include "nn/options.hpp"
 
 #include <memory>
 
@@ -26,9 +26,9 @@ public:
     TransformerDecoderOptions(std::shared_ptr<const TransformerDecoderLayer> decoder_layer, std::size_t num_layers)
         : decoder_layer_(std::move(decoder_layer)), num_layers_(num_layers) {}
 
-    TUTORIAL_D_ARG(std::shared_ptr<const TransformerDecoderLayer>, decoder_layer);  // cloned num_layers times
-    TUTORIAL_D_ARG(std::size_t, num_layers);
-    TUTORIAL_D_ARG(std::shared_ptr<LayerNorm>, norm);  // the final norm, registered as given; null = None
+    XTGRAD_ARG(std::shared_ptr<const TransformerDecoderLayer>, decoder_layer);  // cloned num_layers times
+    XTGRAD_ARG(std::size_t, num_layers);
+    XTGRAD_ARG(std::shared_ptr<LayerNorm>, norm);  // the final norm, registered as given; null = None
 };
 
 class TransformerDecoder : public Module {

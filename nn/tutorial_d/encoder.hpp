@@ -22,7 +22,7 @@
 #include "nn/layers.hpp"
 #include "nn/module.hpp"
 #include "nn/tutorial_d/encoder_layer.hpp"
-#include "nn/tutorial_d/options.hpp"
+#include "nn/options.hpp"
 
 #include <memory>
 #include <string>
@@ -41,11 +41,11 @@ public:
     TransformerEncoderOptions(std::shared_ptr<const TransformerEncoderLayer> encoder_layer, std::size_t num_layers)
         : encoder_layer_(std::move(encoder_layer)), num_layers_(num_layers) {}
 
-    TUTORIAL_D_ARG(std::shared_ptr<const TransformerEncoderLayer>, encoder_layer);  // cloned num_layers times
-    TUTORIAL_D_ARG(std::size_t, num_layers);
-    TUTORIAL_D_ARG(std::shared_ptr<LayerNorm>, norm);  // the final norm, registered as given; null = None
-    TUTORIAL_D_ARG(PositionalEncodingAt, pe) = PositionalEncodingAt::encoder_input;
-    TUTORIAL_D_ARG(std::size_t, pe_max_len) = 512;
+    XTGRAD_ARG(std::shared_ptr<const TransformerEncoderLayer>, encoder_layer);  // cloned num_layers times
+    XTGRAD_ARG(std::size_t, num_layers);
+    XTGRAD_ARG(std::shared_ptr<LayerNorm>, norm);  // the final norm, registered as given; null = None
+    XTGRAD_ARG(PositionalEncodingAt, pe) = PositionalEncodingAt::encoder_input;
+    XTGRAD_ARG(std::size_t, pe_max_len) = 512;
 };
 
 class TransformerEncoder : public Module {

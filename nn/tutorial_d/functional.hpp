@@ -23,7 +23,7 @@
 #include "autograd/random.hpp"
 #include "autograd/tensor.hpp"
 #include "nn/tutorial_d/attention_mask.hpp"
-#include "nn/tutorial_d/options.hpp"
+#include "nn/options.hpp"
 
 #include <string>
 
@@ -55,32 +55,32 @@ public:
                                          Tensor in_proj_bias, Tensor bias_k, Tensor bias_v, bool add_zero_attn,
                                          float dropout_p, Tensor out_proj_weight, Tensor out_proj_bias);
 
-    TUTORIAL_D_ARG(std::size_t, embed_dim_to_check);
-    TUTORIAL_D_ARG(std::size_t, num_heads);
-    TUTORIAL_D_ARG(Tensor, in_proj_weight);
-    TUTORIAL_D_ARG(Tensor, in_proj_bias);
-    TUTORIAL_D_ARG(Tensor, bias_k);
-    TUTORIAL_D_ARG(Tensor, bias_v);
-    TUTORIAL_D_ARG(bool, add_zero_attn);
-    TUTORIAL_D_ARG(float, dropout_p);
-    TUTORIAL_D_ARG(Tensor, out_proj_weight);
-    TUTORIAL_D_ARG(Tensor, out_proj_bias);
-    TUTORIAL_D_ARG(bool, training) = true;
-    TUTORIAL_D_ARG(AttentionMask, key_padding_mask);
-    TUTORIAL_D_ARG(bool, need_weights) = true;
-    TUTORIAL_D_ARG(AttentionMask, attn_mask);
-    TUTORIAL_D_ARG(bool, use_separate_proj_weight) = false;
-    TUTORIAL_D_ARG(Tensor, q_proj_weight);
-    TUTORIAL_D_ARG(Tensor, k_proj_weight);
-    TUTORIAL_D_ARG(Tensor, v_proj_weight);
-    TUTORIAL_D_ARG(Tensor, static_k);
-    TUTORIAL_D_ARG(Tensor, static_v);
-    TUTORIAL_D_ARG(bool, average_attn_weights) = true;
+    XTGRAD_ARG(std::size_t, embed_dim_to_check);
+    XTGRAD_ARG(std::size_t, num_heads);
+    XTGRAD_ARG(Tensor, in_proj_weight);
+    XTGRAD_ARG(Tensor, in_proj_bias);
+    XTGRAD_ARG(Tensor, bias_k);
+    XTGRAD_ARG(Tensor, bias_v);
+    XTGRAD_ARG(bool, add_zero_attn);
+    XTGRAD_ARG(float, dropout_p);
+    XTGRAD_ARG(Tensor, out_proj_weight);
+    XTGRAD_ARG(Tensor, out_proj_bias);
+    XTGRAD_ARG(bool, training) = true;
+    XTGRAD_ARG(AttentionMask, key_padding_mask);
+    XTGRAD_ARG(bool, need_weights) = true;
+    XTGRAD_ARG(AttentionMask, attn_mask);
+    XTGRAD_ARG(bool, use_separate_proj_weight) = false;
+    XTGRAD_ARG(Tensor, q_proj_weight);
+    XTGRAD_ARG(Tensor, k_proj_weight);
+    XTGRAD_ARG(Tensor, v_proj_weight);
+    XTGRAD_ARG(Tensor, static_k);
+    XTGRAD_ARG(Tensor, static_v);
+    XTGRAD_ARG(bool, average_attn_weights) = true;
     // xtgrad's additions: the layout of query/key/value and the output, the dropout's
     // generator (null: default_generator()), and who errors name (a module passes its type and path).
-    TUTORIAL_D_ARG(bool, batch_first) = false;
-    TUTORIAL_D_ARG(Generator*, generator) = nullptr;
-    TUTORIAL_D_ARG(std::string, who) = "multi_head_attention_forward";
+    XTGRAD_ARG(bool, batch_first) = false;
+    XTGRAD_ARG(Generator*, generator) = nullptr;
+    XTGRAD_ARG(std::string, who) = "multi_head_attention_forward";
 };
 
 struct MultiheadAttentionOutput {

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "autograd/tensor.hpp"
-#include "nn/tutorial_d/options.hpp"
+#include "nn/options.hpp"
 
 #include <cstddef>
 #include <functional>
@@ -47,14 +47,14 @@ class TransformerLayerOptionsOf {
 public:
     TransformerLayerOptionsOf(std::size_t d_model, std::size_t nhead) : d_model_(d_model), nhead_(nhead) {}
 
-    TUTORIAL_D_ARG(std::size_t, d_model);
-    TUTORIAL_D_ARG(std::size_t, nhead);
-    TUTORIAL_D_ARG(std::size_t, dim_feedforward) = 2048;
-    TUTORIAL_D_ARG(float, dropout) = 0.1f;
-    TUTORIAL_D_ARG(Activation, activation) = Activation::relu;
-    TUTORIAL_D_ARG(float, layer_norm_eps) = 1e-5f;
-    TUTORIAL_D_ARG(bool, batch_first) = false;  // (N, L, E) instead of (L, N, E)
-    TUTORIAL_D_ARG(bool, norm_first) = false;   // pre-norm x + f(norm(x)); torch's default (and the tutorial's) is post-norm
+    XTGRAD_ARG(std::size_t, d_model);
+    XTGRAD_ARG(std::size_t, nhead);
+    XTGRAD_ARG(std::size_t, dim_feedforward) = 2048;
+    XTGRAD_ARG(float, dropout) = 0.1f;
+    XTGRAD_ARG(Activation, activation) = Activation::relu;
+    XTGRAD_ARG(float, layer_norm_eps) = 1e-5f;
+    XTGRAD_ARG(bool, batch_first) = false;  // (N, L, E) instead of (L, N, E)
+    XTGRAD_ARG(bool, norm_first) = false;   // pre-norm x + f(norm(x)); torch's default (and the tutorial's) is post-norm
 };
 
 using TransformerEncoderLayerOptions = TransformerLayerOptionsOf<struct EncoderLayerTag>;

@@ -40,7 +40,7 @@
 #include "nn/module.hpp"
 #include "nn/tutorial_d/attention_mask.hpp"
 #include "nn/tutorial_d/functional.hpp"
-#include "nn/tutorial_d/options.hpp"
+#include "nn/options.hpp"
 
 #include <memory>
 
@@ -54,15 +54,15 @@ public:
     MultiheadAttentionOptions(std::size_t embed_dim, std::size_t num_heads)
         : embed_dim_(embed_dim), num_heads_(num_heads) {}
 
-    TUTORIAL_D_ARG(std::size_t, embed_dim);
-    TUTORIAL_D_ARG(std::size_t, num_heads);
-    TUTORIAL_D_ARG(float, dropout) = 0.f;
-    TUTORIAL_D_ARG(bool, bias) = true;
-    TUTORIAL_D_ARG(bool, add_bias_kv) = false;
-    TUTORIAL_D_ARG(bool, add_zero_attn) = false;
-    TUTORIAL_D_ARG(std::size_t, kdim) = 0;
-    TUTORIAL_D_ARG(std::size_t, vdim) = 0;
-    TUTORIAL_D_ARG(bool, batch_first) = false;
+    XTGRAD_ARG(std::size_t, embed_dim);
+    XTGRAD_ARG(std::size_t, num_heads);
+    XTGRAD_ARG(float, dropout) = 0.f;
+    XTGRAD_ARG(bool, bias) = true;
+    XTGRAD_ARG(bool, add_bias_kv) = false;
+    XTGRAD_ARG(bool, add_zero_attn) = false;
+    XTGRAD_ARG(std::size_t, kdim) = 0;
+    XTGRAD_ARG(std::size_t, vdim) = 0;
+    XTGRAD_ARG(bool, batch_first) = false;
 };
 
 class MultiheadAttention : public Module {

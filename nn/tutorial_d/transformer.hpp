@@ -24,7 +24,7 @@
 #include "nn/module.hpp"
 #include "nn/tutorial_d/decoder.hpp"
 #include "nn/tutorial_d/encoder.hpp"
-#include "nn/tutorial_d/options.hpp"
+#include "nn/options.hpp"
 
 #include <memory>
 
@@ -42,20 +42,20 @@ public:
           num_encoder_layers_(num_encoder_layers),
           num_decoder_layers_(num_decoder_layers) {}
 
-    TUTORIAL_D_ARG(std::size_t, d_model);
-    TUTORIAL_D_ARG(std::size_t, nhead);
-    TUTORIAL_D_ARG(std::size_t, num_encoder_layers);
-    TUTORIAL_D_ARG(std::size_t, num_decoder_layers);
-    TUTORIAL_D_ARG(std::size_t, dim_feedforward) = 2048;
-    TUTORIAL_D_ARG(float, dropout) = 0.1f;
-    TUTORIAL_D_ARG(Activation, activation) = Activation::relu;
-    TUTORIAL_D_ARG(std::shared_ptr<TransformerEncoder>, custom_encoder);  // null: built from these options
-    TUTORIAL_D_ARG(std::shared_ptr<TransformerDecoder>, custom_decoder);
-    TUTORIAL_D_ARG(float, layer_norm_eps) = 1e-5f;
-    TUTORIAL_D_ARG(bool, batch_first) = false;
-    TUTORIAL_D_ARG(bool, norm_first) = false;
-    TUTORIAL_D_ARG(PositionalEncodingAt, pe) = PositionalEncodingAt::encoder_input;  // none: exactly torch.nn.Transformer
-    TUTORIAL_D_ARG(std::size_t, pe_max_len) = 512;
+    XTGRAD_ARG(std::size_t, d_model);
+    XTGRAD_ARG(std::size_t, nhead);
+    XTGRAD_ARG(std::size_t, num_encoder_layers);
+    XTGRAD_ARG(std::size_t, num_decoder_layers);
+    XTGRAD_ARG(std::size_t, dim_feedforward) = 2048;
+    XTGRAD_ARG(float, dropout) = 0.1f;
+    XTGRAD_ARG(Activation, activation) = Activation::relu;
+    XTGRAD_ARG(std::shared_ptr<TransformerEncoder>, custom_encoder);  // null: built from these options
+    XTGRAD_ARG(std::shared_ptr<TransformerDecoder>, custom_decoder);
+    XTGRAD_ARG(float, layer_norm_eps) = 1e-5f;
+    XTGRAD_ARG(bool, batch_first) = false;
+    XTGRAD_ARG(bool, norm_first) = false;
+    XTGRAD_ARG(PositionalEncodingAt, pe) = PositionalEncodingAt::encoder_input;  // none: exactly torch.nn.Transformer
+    XTGRAD_ARG(std::size_t, pe_max_len) = 512;
 
 public:
     TransformerEncoderLayerOptions encoder_layer() const;

@@ -10,6 +10,8 @@
 
 #include <set>
 
+TEST_SUITE_BEGIN("distributed");
+
 using namespace xtgrad;
 using nn::parallel::compute_bucket_assignment_by_size;
 using nn::parallel::DistributedDataParallel;
@@ -186,3 +188,5 @@ TEST_CASE("register_post_accumulate_grad_hook sees the complete gradient in .gra
     test::expect_error([&] { register_post_accumulate_grad_hook(y, [](TensorImpl&) {}); },
                        {"register_post_accumulate_grad_hook", "leaf"});
 }
+
+TEST_SUITE_END();

@@ -8,6 +8,8 @@
 #include <functional>
 #include <vector>
 
+TEST_SUITE_BEGIN("docs");
+
 using namespace xtgrad;
 using test::rnd;
 
@@ -294,3 +296,5 @@ TEST_CASE("derivations: Adam — three steps of the bias-corrected update, and A
         CHECK(worst(want, p.data()) < 1e-6);
     }
 }
+
+TEST_SUITE_END();

@@ -8,6 +8,8 @@
 #include <string>
 #include <unistd.h>
 
+TEST_SUITE_BEGIN("examples");
+
 using namespace xtgrad;
 
 namespace {
@@ -61,3 +63,5 @@ TEST_CASE("README: A taste") {
     REQUIRE(x2.grad_array().size() == 6);
     for (float g : x2.grad_array()) CHECK(std::abs(g) < 1e-6f);
 }
+
+TEST_SUITE_END();

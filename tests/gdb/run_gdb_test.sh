@@ -64,6 +64,8 @@ expect "$log" "node: op, module path, source location" \
   '^\$1 = xtgrad::Node SoftmaxBackward in encoder\.layers\.0\.enc_self_attn, created at autograd/ops/softmax\.cpp:[0-9]+ = \{$'
 expect "$log" "node: its input, by its producer; shape kept, values freed" \
   '^  input 0 = \(1,2,7,7\) float32 requires_grad grad_fn=MaskedFillBackward grad=none \(values freed\)'
+expect "$log" "node: what its backward saved, by torch's name (softmax keeps its result)" \
+  "^  saved result = tensor\\(\\[\\[\\[\\[ ?$num, "
 expect "$log" "gradient flowing in: a header, then the values" '^\$2 = xtgrad::Array \(1,2,7,7\) = \{$'
 expect "$log" "... as torch prints a 4-d array" "^  values = tensor\(\[\[\[\[ ?$num, +$num, "
 expect "$log" "... later rows lined up under the first" "^ {21}\[ ?$num, +$num, "
@@ -91,12 +93,12 @@ expect "$log" "the graph below the loss" '^`- ReshapeBackward -> \(7,9\)'
 expect "$log" "W_Q's node before it runs" \
   '^\$[0-9]+ = xtgrad::Node LinearBackward in encoder\.layers\.0\.enc_self_attn\.W_Q, created at autograd/ops/matmul\.cpp'
 expect "$log" "W_Q's input: the encoder's input, the gradient summed into it so far" \
-  '^  input 0 = \(1,7,16\) float32 requires_grad grad_fn=AddBackward incoming_grad=\(1,7,16\)'
+  '^  input 0 \(saved as input\) = \(1,7,16\) float32 requires_grad grad_fn=AddBackward incoming_grad=\(1,7,16\)'
 expect "$log" "W_Q.weight has no grad yet" \
-  '^  input 1 = "encoder\.layers\.0\.enc_self_attn\.W_Q\.weight" \(16,16\) float32 requires_grad leaf grad=none'
+  '^  input 1 \(saved as weight\) = "encoder\.layers\.0\.enc_self_attn\.W_Q\.weight" \(16,16\) float32 requires_grad leaf grad=none'
 expect "$log" "the gradient flowing into W_Q" '^\$[0-9]+ = xtgrad::Array \(1,7,16\) = \{$'
 expect "$log" "after the node: W_Q.weight has its grad" \
-  '^  input 1 = "encoder\.layers\.0\.enc_self_attn\.W_Q\.weight" \(16,16\) float32 requires_grad leaf grad=\(16,16\)'
+  '^  input 1 \(saved as weight\) = "encoder\.layers\.0\.enc_self_attn\.W_Q\.weight" \(16,16\) float32 requires_grad leaf grad=\(16,16\)'
 expect "$log" "the tensor printer labels the grad apart from the values" "^  grad = tensor\(\[\[ ?$num, "
 expect "$log" "print_grad from the program" '^grad of encoder\.layers\.0\.enc_self_attn\.W_Q\.weight$'
 expect "$log" "exited normally" 'exited normally'
@@ -152,7 +154,8 @@ expect "$log" "engine frame: xt-node finds the frame's node" '^\[xt 0\] `node` o
 expect "$log" "... the softmax of the first encoder layer" '^xtgrad::Node SoftmaxBackward in encoder\.layers\.0\.enc_self_attn, created at'
 expect "$log" "xt-grad at the engine's node" '^gradient arriving at SoftmaxBackward \(1,2,7,7\) \(the engine is at this node\):$'
 expect "$log" "... as torch prints it" "^tensor\(\[\[\[\[ ?$num, "
-expect "$log" "xt-saved names what the node saved" '^SoftmaxBackward saved'
+expect "$log" "xt-saved names what the node saved" '^SoftmaxBackward saved result$'
+expect "$log" "... and prints it as torch does" '^  result = tensor\(\[\[\[\['
 expect "$log" "xt-input 0 from the softmax: the masked scores" '^\[xt 1\] input 0 of SoftmaxBackward$'
 expect "$log" "... whose gradient has not arrived" '^gradient arriving at MaskedFillBackward: no gradient is held'
 expect "$log" "two levels down: the scores' product" '^\[xt 2\] input 0 of MaskedFillBackward$'

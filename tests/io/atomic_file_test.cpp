@@ -22,6 +22,8 @@
 #include <stdexcept>
 #include <string>
 
+TEST_SUITE_BEGIN("io");
+
 using namespace xtgrad;
 using xtgrad::test::read_bytes;
 using xtgrad::test::TempDir;
@@ -225,3 +227,5 @@ TEST_CASE("FileReader: reads exact byte ranges and reports short reads with the 
                          doctest::Contains("unexpected end of file: wanted 4 bytes at offset 8, got 2"), Error);
     CHECK_THROWS_WITH_AS(FileReader(dir.file("none")), doctest::Contains("No such file or directory"), Error);
 }
+
+TEST_SUITE_END();

@@ -13,6 +13,8 @@
 #include <type_traits>
 #include <vector>
 
+TEST_SUITE_BEGIN("io");
+
 using namespace xtgrad;
 using xtgrad::test::data_path;
 using xtgrad::test::read_bytes;
@@ -327,3 +329,5 @@ TEST_CASE("npy: save_npy into a missing directory throws and creates nothing") {
     CHECK_THROWS_WITH_AS(save_npy(path, Array{1.0f}), doctest::Contains("No such file or directory"), Error);
     CHECK(dir.entries().empty());
 }
+
+TEST_SUITE_END();

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <string>
 
+TEST_SUITE_BEGIN("io");
+
 using xtgrad::examples::run_program;
 using xtgrad::test::read_bytes;
 using xtgrad::test::TempDir;
@@ -60,3 +62,5 @@ TEST_CASE("run_program: dot renders a file whose path holds a quote (skipped wit
     REQUIRE(run_program({"dot", "-Tsvg", dot, "-o", svg}) == 0);
     CHECK(read_bytes(svg).find("<svg") != std::string::npos);
 }
+
+TEST_SUITE_END();

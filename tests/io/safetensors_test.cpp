@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+TEST_SUITE_BEGIN("io");
+
 using namespace xtgrad;
 using xtgrad::test::data_path;
 using xtgrad::test::read_bytes;
@@ -373,3 +375,5 @@ TEST_CASE("safetensors: hostile names and values are shortened in error messages
         }
     }
 }
+
+TEST_SUITE_END();

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <regex>
 
+TEST_SUITE_BEGIN("nn");
+
 using namespace xtgrad;
 using nn::AttentionMap;
 using nn::AttentionScale;
@@ -131,3 +133,5 @@ TEST_CASE("showgraph: tutorial C's choice (last layer, head 0, first sentence) a
     test::expect_error([&] { nn::tutorial_c::attention_map(attns, x, y, options(-1, 0, 2)); }, {"showgraph", "sentence 2"});
     test::expect_error([&] { nn::tutorial_c::attention_map(attns, {"I"}, y); }, {"showgraph", "(2,3)", "1 key words"});
 }
+
+TEST_SUITE_END();

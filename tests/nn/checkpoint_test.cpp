@@ -9,6 +9,8 @@
 
 #include <algorithm>
 
+TEST_SUITE_BEGIN("nn");
+
 using namespace xtgrad;
 using namespace xtgrad::nn;
 
@@ -168,3 +170,5 @@ TEST_CASE("run checkpoint: a model-only file loads the model alone; a file that 
                        {"three.safetensors", "saved group has 3 parameters, this optimizer has 4"});
     CHECK(other.net.fc1->weight.data() == before);
 }
+
+TEST_SUITE_END();

@@ -9,6 +9,8 @@
 #include "nn/tutorial_b/tutorial_b.hpp"
 #include "nn/tutorial_c/tutorial_c.hpp"
 
+TEST_SUITE_BEGIN("nn");
+
 using namespace xtgrad;
 namespace ta = nn::tutorial_a;
 namespace tb = nn::tutorial_b;
@@ -149,3 +151,5 @@ TEST_CASE("empty inputs, tutorial C: every module passes batch 0; length 0 is na
     test::expect_error([&] { model.forward(ids({1, 3}), ids({1, 0})); },
                        {"tutorial_c::PoswiseFeedForwardNet", "'decoder.layers.0.pos_ffn'", "(1,0,8)"});
 }
+
+TEST_SUITE_END();

@@ -7,6 +7,8 @@
 #include "nn/tutorial_c/tutorial_c.hpp"
 #include "nn/tutorial_d/tutorial_d.hpp"
 
+TEST_SUITE_BEGIN("nn");
+
 using namespace xtgrad;
 
 namespace {
@@ -60,3 +62,5 @@ TEST_CASE("empty batches and sequences: tutorial D's Transformer (torch.nn.Trans
     passes_or_names([&] { model.forward(Tensor::zeros({0, 2, 16}), Tensor::zeros({3, 2, 16})); },
                     "Transformer", "source length 0");
 }
+
+TEST_SUITE_END();

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <filesystem>
 
+TEST_SUITE_BEGIN("nn");
+
 using namespace xtgrad;
 using namespace xtgrad::nn;
 using test::rnd;
@@ -228,3 +230,5 @@ TEST_CASE("zero-sized Linear layers are valid and empty, as in PyTorch") {
     Tensor z = to_nothing.forward(test::rnd({4, 3}, 1));
     CHECK(z.shape() == Shape{4, 0});
 }
+
+TEST_SUITE_END();

@@ -11,6 +11,8 @@
 #include "nn/tutorial_b/tutorial_b.hpp"
 #include "nn/tutorial_c/tutorial_c.hpp"
 
+TEST_SUITE_BEGIN("nn");
+
 using namespace xtgrad;
 namespace ta = nn::tutorial_a;
 namespace tb = nn::tutorial_b;
@@ -96,3 +98,5 @@ TEST_CASE("module options: tutorial C and the shared feed-forward block") {
     CHECK(o.layer_norm() == nn::LayerNormKind::torch);
     CHECK(o.conv_names().first == "w1");
 }
+
+TEST_SUITE_END();

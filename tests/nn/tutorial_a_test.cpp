@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+TEST_SUITE_BEGIN("tutorial_a");
+
 using namespace xtgrad;
 namespace ta = xtgrad::nn::tutorial_a;
 using test::rnd;
@@ -453,3 +455,5 @@ TEST_CASE("tutorial A: padding_mask, sequence_mask and the decoder self mask") {
     test::expect_error([&] { ta::sequence_mask(Ids{1, 2}); }, {"sequence_mask", "(2)"});
     test::expect_error([&] { ta::padding_mask(Ids{1, 0}, q); }, {"padding_mask", "seq_k", "(2)"});
 }
+
+TEST_SUITE_END();

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+TEST_SUITE_BEGIN("tutorial_b");
+
 using namespace xtgrad;
 namespace tb = xtgrad::nn::tutorial_b;
 using test::rnd;
@@ -267,3 +269,5 @@ TEST_CASE("tutorial B: shift_targets gives the decoder tgt[:, :-1] and the loss 
     test::expect_error([] { nn::tutorial_b::shift_targets(Ids::from_shape({1, 1})); }, {"shift_targets", "(1,1)"});
     test::expect_error([] { nn::tutorial_b::shift_targets(Ids{1, 2, 3}); }, {"shift_targets", "(3)"});
 }
+
+TEST_SUITE_END();

@@ -14,6 +14,8 @@
 #include <type_traits>
 #include <vector>
 
+TEST_SUITE_BEGIN("tutorial_c");
+
 using namespace xtgrad;
 namespace tc = xtgrad::nn::tutorial_c;
 using test::rnd;
@@ -383,3 +385,5 @@ TEST_CASE("tutorial C: make_batch names a word that is not in its vocabulary") {
     test::expect_error([&] { (void)tc::make_batch(t, tc::input_vocab(), tc::output_vocab()); },
                        {"'你'", "output_vocab (sentences[1])"});
 }
+
+TEST_SUITE_END();

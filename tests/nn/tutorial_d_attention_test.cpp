@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+TEST_SUITE_BEGIN("tutorial_d");
+
 using namespace xtgrad;
 using namespace xtgrad::test::tutorial_d;
 using test::expect_error;
@@ -177,3 +179,5 @@ TEST_CASE("tutorial D: MultiheadAttentionOptions: required sizes, torch's keywor
                                                            "in_proj_bias", "bias_k", "bias_v", "out_proj.weight",
                                                            "out_proj.bias"});
 }
+
+TEST_SUITE_END();

@@ -3,6 +3,8 @@
 // tests/docs/run_doc_blocks.py finds them line for line), then checks of what its comments say.
 #include "tests/nn/tutorial_d_util.hpp"
 
+TEST_SUITE_BEGIN("tutorial_d");
+
 using namespace xtgrad;
 using namespace xtgrad::nn::tutorial_d;
 
@@ -46,3 +48,5 @@ TEST_CASE("tutorial D: the functional core as docs/tutorial_d.md shows it") {
     CHECK(model.encoder->layers->size() == 2);
     CHECK(y.shape() == Shape{4, 2, 8});
 }
+
+TEST_SUITE_END();

@@ -3,6 +3,8 @@
 // file was written), forward and backward; attention over 0 keys gives out_proj's bias, as torch.
 #include "tests/nn/tutorial_d_util.hpp"
 
+TEST_SUITE_BEGIN("tutorial_d");
+
 using namespace xtgrad;
 using namespace xtgrad::test::tutorial_d;
 using test::rnd;
@@ -94,3 +96,5 @@ TEST_CASE("tutorial D, empty inputs: the layers, the stacks and the Transformer,
     CHECK(run(0, 2, 3) == Shape{3, 2, 8});  // no source: the decoder's cross-attention has no keys
     CHECK(run(5, 2, 0) == Shape{0, 2, 8});  // no target
 }
+
+TEST_SUITE_END();

@@ -1,6 +1,8 @@
 // Tutorial D (nn/tutorial_d, torch.nn's Transformer): the tutorial's own examples, at its shapes.
 #include "tests/nn/tutorial_d_util.hpp"
 
+TEST_SUITE_BEGIN("tutorial_d");
+
 using namespace xtgrad;
 using namespace xtgrad::test::tutorial_d;
 using test::expect_error;
@@ -20,3 +22,5 @@ TEST_CASE("tutorial D: the tutorial's examples give the shapes it prints") {
     TransformerDecoderLayer decoder_layer(512, 8);
     CHECK(decoder_layer.forward(rand({20, 32, 512}, g), rand({10, 32, 512}, g)).shape() == Shape{20, 32, 512});
 }
+
+TEST_SUITE_END();

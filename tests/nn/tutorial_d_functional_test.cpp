@@ -2,6 +2,8 @@
 // _in_projection_packed, _in_projection and multi_head_attention_forward, as free functions.
 #include "tests/nn/tutorial_d_util.hpp"
 
+TEST_SUITE_BEGIN("tutorial_d");
+
 using namespace xtgrad;
 using namespace xtgrad::test::tutorial_d;
 using test::expect_error;
@@ -159,3 +161,5 @@ TEST_CASE("tutorial D: multi_head_attention_forward checks its arguments as torc
     expect_error([&] { multi_head_attention_forward(q, k, v, options_of(m).out_proj_weight(rnd({8, 6}))); },
                  {"expecting out_proj_weight shape of (8,8), but got (8,6)"});
 }
+
+TEST_SUITE_END();

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+TEST_SUITE_BEGIN("tutorial_d");
+
 using namespace xtgrad;
 using namespace xtgrad::test::tutorial_d;
 using test::expect_error;
@@ -108,3 +110,5 @@ TEST_CASE("tutorial D: layer options: required d_model and nhead, the tutorial's
     Tensor x = rnd({3, 2, 8}, 33);
     CHECK(test::max_abs_diff(positional.forward(x).data(), with_options.forward(x).data()) == 0.f);
 }
+
+TEST_SUITE_END();

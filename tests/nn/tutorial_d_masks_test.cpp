@@ -2,6 +2,8 @@
 // behaves as docs/tutorial_d.md says.
 #include "tests/nn/tutorial_d_util.hpp"
 
+TEST_SUITE_BEGIN("tutorial_d");
+
 using namespace xtgrad;
 using namespace xtgrad::test::tutorial_d;
 using test::expect_error;
@@ -103,3 +105,5 @@ TEST_CASE("tutorial D: generate_square_subsequent_mask is 0 on and below the dia
         for (std::size_t j = 0; j < 4; ++j) CHECK(m.data()(i, j) == (j <= i ? 0.f : -kInf));
     CHECK(!m.requires_grad());
 }
+
+TEST_SUITE_END();

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+TEST_SUITE_BEGIN("tutorial_d");
+
 using namespace xtgrad;
 using namespace xtgrad::test::tutorial_d;
 using test::expect_error;
@@ -54,3 +56,5 @@ TEST_CASE("tutorial D: positional_encoding drops with dropout_p as the tutorial'
     CHECK(test::max_abs_diff(positional_encoding(x, 10, 0.5f, 512, 1, /*training=*/false).data(), plain.data()) == 0.f);
     expect_error([&] { positional_encoding(x, 10, 1.5f); }, {"positional_encoding", "dropout_p", "1.5"});
 }
+
+TEST_SUITE_END();

@@ -7,6 +7,8 @@
 
 #include <cmath>
 
+TEST_SUITE_BEGIN("tutorial_d");
+
 using namespace xtgrad;
 using namespace xtgrad::test::tutorial_d;
 using test::expect_error;
@@ -195,3 +197,5 @@ TEST_CASE("tutorial D: Transformer takes a custom encoder and decoder, re-initia
     CHECK(with_decoder.decoder->layers->size() == 2);
     CHECK(with_decoder.decoder->norm->eps == 1e-3f);
 }
+
+TEST_SUITE_END();

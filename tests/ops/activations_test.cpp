@@ -1,6 +1,8 @@
 // gelu (autograd/ops/activations.cpp), with relu, its neighbour among the activations.
 #include "tests/test_util.hpp"
 
+TEST_SUITE_BEGIN("ops");
+
 using namespace xtgrad;
 using test::positive;
 using test::rnd;
@@ -20,3 +22,5 @@ TEST_CASE("relu and both gelu forms") {
     CHECK(gelu(c).data()(2) == doctest::Approx(1.954500).epsilon(1e-5));
     CHECK(gelu(c, GeluApproximation::tanh).data()(1) == doctest::Approx(0.345714).epsilon(1e-5));
 }
+
+TEST_SUITE_END();

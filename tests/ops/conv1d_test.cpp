@@ -5,6 +5,8 @@
 #include <random>
 #include <string>
 
+TEST_SUITE_BEGIN("ops");
+
 using namespace xtgrad;
 using test::rnd;
 using V = std::vector<Tensor>;
@@ -28,3 +30,5 @@ TEST_CASE("conv1d names the shapes at fault") {
     test::expect_error([] { conv1d(rnd({3, 6}), rnd({4, 3, 1})); }, {"conv1d", "3-D", "(3,6)"});
     test::expect_error([] { conv1d(rnd({1, 3, 2}), rnd({4, 3, 5})); }, {"conv1d", "kernel size 5"});
 }
+
+TEST_SUITE_END();

@@ -5,6 +5,8 @@
 #include <random>
 #include <string>
 
+TEST_SUITE_BEGIN("ops");
+
 using namespace xtgrad;
 using test::rnd;
 using V = std::vector<Tensor>;
@@ -33,3 +35,5 @@ TEST_CASE("cross_entropy rejects bad targets") {
     test::expect_error([&] { cross_entropy(l, Ids{0}); }, {"cross_entropy", "(1)", "(2,3)"});
     test::expect_error([&] { cross_entropy(l, Ids{0, 0}, 0); }, {"cross_entropy", "ignore_index 0"});
 }
+
+TEST_SUITE_END();

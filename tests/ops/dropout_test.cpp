@@ -5,6 +5,8 @@
 #include <random>
 #include <string>
 
+TEST_SUITE_BEGIN("ops");
+
 using namespace xtgrad;
 using test::rnd;
 using V = std::vector<Tensor>;
@@ -36,3 +38,5 @@ TEST_CASE("dropout keeps exactly where torch's bernoulli_(1 - p) does") {
         CHECK(mismatches == 0);
     }
 }
+
+TEST_SUITE_END();

@@ -1,6 +1,8 @@
 // gradcheck of the elementwise and activation ops, broadcasting included.
 #include "tests/test_util.hpp"
 
+TEST_SUITE_BEGIN("ops");
+
 using namespace xtgrad;
 using test::positive;
 using test::rnd;
@@ -39,3 +41,5 @@ TEST_CASE("binary ops name both shapes when they do not broadcast") {
     test::expect_error([&] { add(a, b); }, {"add", "(2,3)", "(4)"});
     test::expect_error([&] { mul(a, rnd({3, 3})); }, {"mul", "(2,3)", "(3,3)"});
 }
+
+TEST_SUITE_END();

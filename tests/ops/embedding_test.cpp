@@ -5,6 +5,8 @@
 #include <random>
 #include <string>
 
+TEST_SUITE_BEGIN("ops");
+
 using namespace xtgrad;
 using test::rnd;
 using V = std::vector<Tensor>;
@@ -38,3 +40,5 @@ TEST_CASE("embedding rejects ids out of range") {
     test::expect_error([&] { embedding(w, Ids{-1}); }, {"embedding", "id -1"});
     test::expect_error([&] { embedding(w, Ids{1}, 7); }, {"embedding", "padding_idx 7"});
 }
+
+TEST_SUITE_END();

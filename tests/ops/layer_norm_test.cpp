@@ -5,6 +5,8 @@
 #include <random>
 #include <string>
 
+TEST_SUITE_BEGIN("ops");
+
 using namespace xtgrad;
 using test::rnd;
 using V = std::vector<Tensor>;
@@ -20,3 +22,5 @@ TEST_CASE("layer_norm: torch's formula, gradcheck with and without affine terms"
     CHECK(gradcheck([](const V& v) { return layer_norm(v[0], Tensor(), Tensor(), 1e-5f); }, {x}));
     test::expect_error([&] { layer_norm(x, rnd({4}), b); }, {"layer_norm", "weight", "(4)", "(2,3,5)"});
 }
+
+TEST_SUITE_END();

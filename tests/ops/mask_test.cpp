@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+TEST_SUITE_BEGIN("ops");
+
 using namespace xtgrad;
 using test::rnd;
 using V = std::vector<Tensor>;
@@ -34,3 +36,5 @@ TEST_CASE("triu and tril") {
     CHECK(gradcheck([](const V& x) { return tril(x[0]); }, {a}));
     test::expect_error([] { triu(rnd({3})); }, {"triu", "2 dims", "(3)"});
 }
+
+TEST_SUITE_END();

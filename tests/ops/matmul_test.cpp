@@ -6,6 +6,8 @@
 #include <atomic>
 #include <stdexcept>
 
+TEST_SUITE_BEGIN("ops");
+
 using namespace xtgrad;
 using test::rnd;
 using V = std::vector<Tensor>;
@@ -144,3 +146,5 @@ TEST_CASE("products with a tiny inner dimension split over threads give the one-
     const Array one = dw(1), two = dw(2);
     CHECK(test::max_abs_diff(one, two) == 0.f);  // the same single-threaded kernel on each row block
 }
+
+TEST_SUITE_END();

@@ -1,5 +1,7 @@
 #include "tests/test_util.hpp"
 
+TEST_SUITE_BEGIN("ops");
+
 using namespace xtgrad;
 using test::rnd;
 using V = std::vector<Tensor>;
@@ -49,3 +51,5 @@ TEST_CASE("reductions reject bad axes and empty means") {
     test::expect_error([&] { var(rnd({3, 1}), {1}); }, {"var", "unbiased"});
     test::expect_error([&] { max(a, 5); }, {"max", "dim 5"});
 }
+
+TEST_SUITE_END();

@@ -3,6 +3,8 @@
 
 #include <limits>
 
+TEST_SUITE_BEGIN("ops");
+
 using namespace xtgrad;
 using test::rnd;
 using V = std::vector<Tensor>;
@@ -35,3 +37,5 @@ TEST_CASE("cat, split, chunk, narrow, slice, index_select") {
     CHECK(sel.data()(2, 1) == d.data()(3, 1));
     CHECK(gradcheck([idx](const V& x) { return index_select(x[0], 0, idx); }, {d}));  // repeated row adds up
 }
+
+TEST_SUITE_END();

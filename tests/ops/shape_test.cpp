@@ -2,6 +2,8 @@
 
 #include <limits>
 
+TEST_SUITE_BEGIN("ops");
+
 using namespace xtgrad;
 using test::rnd;
 using V = std::vector<Tensor>;
@@ -68,3 +70,5 @@ TEST_CASE("sizes that overflow are an Error, never a short allocation") {
     test::expect_error([&] { (void)narrow(a, 1, 5, 0); }, {"narrow", "exceeds"});
     CHECK(narrow(a, 1, 3, 0).numel() == 0);
 }
+
+TEST_SUITE_END();

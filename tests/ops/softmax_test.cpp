@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+TEST_SUITE_BEGIN("ops");
+
 using namespace xtgrad;
 using test::rnd;
 using V = std::vector<Tensor>;
@@ -55,3 +57,5 @@ TEST_CASE("a softmax row of NaN says NaN, not fully masked") {
         }
     }
 }
+
+TEST_SUITE_END();
