@@ -133,7 +133,9 @@ echo "== a non-finite loss stops the run, names the step and keeps the last good
 #   spiral --lr 1e30:      epoch 2's loss is NaN
 #   --lr 1e30 on the Transformers: an op (softmax) refuses the overflowed scores of step 2
 expect 1 "winter_games --lr 1e9 --save-every 1" "${wg[@]}" --epochs 6 --lr 1e9 --out nan --save-every 1
-says "winter_games: epoch 3: softmax: row 4 of a tensor of shape (1,2,7,7) holds NaN"
+# Which row and layer overflow first depends on the GEMM backend's rounding (oneDNN or OpenBLAS).
+says "winter_games: epoch 3: softmax: row "
+says "of a tensor of shape (1,2,7,7) holds NaN"
 says "training stopped before the optimizer step. The last good checkpoint, nan/winter_games.safetensors (epoch 2), is kept."
 says "Run with --detect-anomaly to find the op where it is born."
 # It loads (its weights, trained at lr 1e9, then fail the evaluation's softmax: exit 1, said so).
@@ -147,10 +149,11 @@ says "winter_games: epoch 4: softmax:"
 says "This run saved no checkpoint; nan2/winter_games.safetensors is left as it was."
 if cmp -s nan2/before.safetensors nan2/winter_games.safetensors; then ok "  ...the good checkpoint is not overwritten"; else bad "  ...the bad run overwrote the checkpoint"; fi
 expect 1 "--detect-anomaly re-runs the step in anomaly mode and names the op and module" "${wg[@]}" --epochs 6 --lr 1e9 --out nan3 --detect-anomaly
-says "anomaly mode, re-running epoch 3: anomaly mode: MatmulNtBackward produced NaN in forward"
+# oneDNN's product overflows to inf, OpenBLAS's to NaN: the op and the module are the same.
+says "anomaly mode, re-running epoch 3: anomaly mode: MatmulNtBackward produced "
 says "it ran in module 'encoder.layers.0.enc_self_attn'"
 expect 1 "spiral --detect-anomaly" "$build/examples/spiral" --epochs 5 --lr 1e30 --detect-anomaly
-says "anomaly mode, re-running epoch 2: anomaly mode: LinearBackward produced NaN in forward"
+says "anomaly mode, re-running epoch 2: anomaly mode: LinearBackward produced "
 expect 1 "random_copy --lr 1e30" "${rc[@]}" --steps 6 --lr 1e30 --out rnan
 if grep -qE "^random_copy: step [0-9]+: .*training stopped before the optimizer step" last.log; then ok "  ...names the step"; else bad "  ...names the step"; fi
 
