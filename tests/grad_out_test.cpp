@@ -22,9 +22,10 @@ using namespace xtgrad;
 
 namespace {
 // d/dx of sum(f(x) * r1) + sum(f(x) * r2): two nodes of f write x's gradient, the second one
-// into a running sum; it must equal d/dx of sum(f(x) * (r1 + r2)), one write.
-void check_two_consumers(const std::string& op, const std::function<Tensor(const Tensor&)>& f, Tensor x) {
-    CAPTURE(op);
+// into a running sum; it must equal d/dx of sum(f(x) * (r1 + r2)), one write. Returns the largest
+// difference between the two (CHECKed below to be rounding only).
+float two_consumers_error(const std::string& op, const std::function<Tensor(const Tensor&)>& f, Tensor x) {
+    INFO("op: ", op);
     x.zero_grad();  // an earlier check may have left a gradient in this tensor (it was another op's input)
     const Shape out_shape = f(x).shape();
     const Tensor r1 = test::rnd(out_shape, 11), r2 = test::rnd(out_shape, 12);
@@ -32,55 +33,56 @@ void check_two_consumers(const std::string& op, const std::function<Tensor(const
     const Array twice = x.grad_array();
     x.zero_grad();
     sum(f(x) * (r1 + r2)).backward();
-    CHECK(test::max_abs_diff(twice, x.grad_array()) < 1e-5f);
+    const float error = test::max_abs_diff(twice, x.grad_array());
     x.zero_grad();
+    return error;
 }
 }  // namespace
 
 TEST_CASE("every kernel-writing op adds into a running gradient instead of overwriting it") {
     const Tensor x = test::rnd({3, 4}, 1);
-    check_two_consumers("softmax", [](const Tensor& t) { return softmax(t, 1); }, x);
-    check_two_consumers("softmax dim 0", [](const Tensor& t) { return softmax(t, 0); }, x);
-    check_two_consumers("log_softmax", [](const Tensor& t) { return log_softmax(t, -1); }, x);
-    check_two_consumers("gelu", [](const Tensor& t) { return gelu(t); }, x);
-    check_two_consumers("gelu tanh", [](const Tensor& t) { return gelu(t, GeluApproximation::tanh); }, x);
-    check_two_consumers("masked_fill", [](const Tensor& t) { return masked_fill(t, Mask{true, false, true, false}, 0.f); }, x);
-    check_two_consumers("tril", [](const Tensor& t) { return tril(t); }, x);
-    check_two_consumers("max", [](const Tensor& t) { return max(t, 1); }, x);
-    check_two_consumers("narrow", [](const Tensor& t) { return narrow(t, 1, 1, 2); }, x);
-    check_two_consumers("dropout", [](const Tensor& t) {
+    CHECK(two_consumers_error("softmax", [](const Tensor& t) { return softmax(t, 1); }, x) < 1e-5f);
+    CHECK(two_consumers_error("softmax dim 0", [](const Tensor& t) { return softmax(t, 0); }, x) < 1e-5f);
+    CHECK(two_consumers_error("log_softmax", [](const Tensor& t) { return log_softmax(t, -1); }, x) < 1e-5f);
+    CHECK(two_consumers_error("gelu", [](const Tensor& t) { return gelu(t); }, x) < 1e-5f);
+    CHECK(two_consumers_error("gelu tanh", [](const Tensor& t) { return gelu(t, GeluApproximation::tanh); }, x) < 1e-5f);
+    CHECK(two_consumers_error("masked_fill", [](const Tensor& t) { return masked_fill(t, Mask{true, false, true, false}, 0.f); }, x) < 1e-5f);
+    CHECK(two_consumers_error("tril", [](const Tensor& t) { return tril(t); }, x) < 1e-5f);
+    CHECK(two_consumers_error("max", [](const Tensor& t) { return max(t, 1); }, x) < 1e-5f);
+    CHECK(two_consumers_error("narrow", [](const Tensor& t) { return narrow(t, 1, 1, 2); }, x) < 1e-5f);
+    CHECK(two_consumers_error("dropout", [](const Tensor& t) {
         Generator g(3);  // the same mask for both calls
         return dropout(t, 0.5f, true, g);
-    }, x);
-    check_two_consumers("cross_entropy", [](const Tensor& t) { return cross_entropy(t, Ids{1, -100, 3}, -100, 0.1f); }, x);
+    }, x) < 1e-5f);
+    CHECK(two_consumers_error("cross_entropy", [](const Tensor& t) { return cross_entropy(t, Ids{1, -100, 3}, -100, 0.1f); }, x) < 1e-5f);
 
     const Tensor w = test::rnd({4}, 2), b = test::rnd({4}, 3);
-    check_two_consumers("layer_norm x", [&](const Tensor& t) { return layer_norm(t, w, b); }, x);
-    check_two_consumers("layer_norm weight", [&](const Tensor& t) { return layer_norm(x, t, b); }, w);
-    check_two_consumers("layer_norm bias", [&](const Tensor& t) { return layer_norm(x, w, t); }, b);
+    CHECK(two_consumers_error("layer_norm x", [&](const Tensor& t) { return layer_norm(t, w, b); }, x) < 1e-5f);
+    CHECK(two_consumers_error("layer_norm weight", [&](const Tensor& t) { return layer_norm(x, t, b); }, w) < 1e-5f);
+    CHECK(two_consumers_error("layer_norm bias", [&](const Tensor& t) { return layer_norm(x, w, t); }, b) < 1e-5f);
 
     const Tensor m = test::rnd({4, 5}, 4), lw = test::rnd({5, 4}, 5), lb = test::rnd({5}, 6);
-    check_two_consumers("matmul a", [&](const Tensor& t) { return matmul(t, m); }, x);
-    check_two_consumers("matmul b", [&](const Tensor& t) { return matmul(x, t); }, m);
-    check_two_consumers("linear x", [&](const Tensor& t) { return linear(t, lw, lb); }, x);
-    check_two_consumers("linear weight", [&](const Tensor& t) { return linear(x, t, lb); }, lw);
-    check_two_consumers("linear bias", [&](const Tensor& t) { return linear(x, lw, t); }, lb);
+    CHECK(two_consumers_error("matmul a", [&](const Tensor& t) { return matmul(t, m); }, x) < 1e-5f);
+    CHECK(two_consumers_error("matmul b", [&](const Tensor& t) { return matmul(x, t); }, m) < 1e-5f);
+    CHECK(two_consumers_error("linear x", [&](const Tensor& t) { return linear(t, lw, lb); }, x) < 1e-5f);
+    CHECK(two_consumers_error("linear weight", [&](const Tensor& t) { return linear(x, t, lb); }, lw) < 1e-5f);
+    CHECK(two_consumers_error("linear bias", [&](const Tensor& t) { return linear(x, lw, t); }, lb) < 1e-5f);
 
     // batched, with a broadcast operand (several products write one slice of its gradient)
     const Tensor ba = test::rnd({2, 3, 4}, 7), bb = test::rnd({4, 2}, 8), bc = test::rnd({1, 4, 2}, 9);
-    check_two_consumers("batched matmul a", [&](const Tensor& t) { return matmul(t, bc); }, ba);
-    check_two_consumers("batched matmul broadcast b", [&](const Tensor& t) { return matmul(ba, t); }, bc);
-    check_two_consumers("2-D b under a batched a", [&](const Tensor& t) { return matmul(ba, t); }, bb);
+    CHECK(two_consumers_error("batched matmul a", [&](const Tensor& t) { return matmul(t, bc); }, ba) < 1e-5f);
+    CHECK(two_consumers_error("batched matmul broadcast b", [&](const Tensor& t) { return matmul(ba, t); }, bc) < 1e-5f);
+    CHECK(two_consumers_error("2-D b under a batched a", [&](const Tensor& t) { return matmul(ba, t); }, bb) < 1e-5f);
 
     const Tensor cx = test::rnd({2, 3, 5}, 10), cw = test::rnd({4, 3, 3}, 13), cb = test::rnd({4}, 14);
     const Tensor cw1 = test::rnd({4, 3, 1}, 15);
-    check_two_consumers("conv1d x", [&](const Tensor& t) { return conv1d(t, cw, cb, 1); }, cx);
-    check_two_consumers("conv1d x, K = 1", [&](const Tensor& t) { return conv1d(t, cw1, cb); }, cx);
-    check_two_consumers("conv1d weight", [&](const Tensor& t) { return conv1d(cx, t, cb, 1); }, cw);
-    check_two_consumers("conv1d bias", [&](const Tensor& t) { return conv1d(cx, cw, t, 1); }, cb);
+    CHECK(two_consumers_error("conv1d x", [&](const Tensor& t) { return conv1d(t, cw, cb, 1); }, cx) < 1e-5f);
+    CHECK(two_consumers_error("conv1d x, K = 1", [&](const Tensor& t) { return conv1d(t, cw1, cb); }, cx) < 1e-5f);
+    CHECK(two_consumers_error("conv1d weight", [&](const Tensor& t) { return conv1d(cx, t, cb, 1); }, cw) < 1e-5f);
+    CHECK(two_consumers_error("conv1d bias", [&](const Tensor& t) { return conv1d(cx, cw, t, 1); }, cb) < 1e-5f);
 
     const Tensor table = test::rnd({6, 3}, 16);
-    check_two_consumers("embedding", [](const Tensor& t) { return embedding(t, Ids{{1, 4}, {4, 0}}, 0); }, table);
+    CHECK(two_consumers_error("embedding", [](const Tensor& t) { return embedding(t, Ids{{1, 4}, {4, 0}}, 0); }, table) < 1e-5f);
 }
 
 TEST_CASE("a backward kernel overwrites a fresh buffer (garbage in it is never read) and adds to a running one") {
