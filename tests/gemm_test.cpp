@@ -24,11 +24,7 @@ struct Case {
     int M, N, K;
 };
 
-std::vector<float> random_buffer(std::size_t n, std::uint64_t seed) {
-    Generator g(seed);
-    Array a = randn({n}, g).data();
-    return {a.begin(), a.end()};
-}
+using test::random_buffer;
 
 using Door = void (*)(bool, bool, int, int, int, float, const float*, int, const float*, int, float, float*, int);
 

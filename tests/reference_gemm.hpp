@@ -3,6 +3,10 @@
 // float kernels). In its own translation unit: <cblas.h> and xtensor-blas cannot share one.
 #pragma once
 
+#include "autograd/ops.hpp"
+#include "autograd/random.hpp"
+
+#include <cstdint>
 #include <vector>
 
 namespace xtgrad::test {
@@ -11,5 +15,12 @@ namespace xtgrad::test {
 // A: (M, K) or (K, M) with leading dimension lda; B: (K, N) or (N, K) with ldb.
 std::vector<double> reference_gemm(bool ta, bool tb, int M, int N, int K, const float* A, int lda,
                                    const float* B, int ldb);
+
+// n standard-normal floats from Generator(seed): the operands (and a C to overwrite) of a test product.
+inline std::vector<float> random_buffer(std::size_t n, std::uint64_t seed) {
+    Generator g(seed);
+    const Array a = randn({n}, g).data();
+    return {a.begin(), a.end()};
+}
 
 }  // namespace xtgrad::test

@@ -22,11 +22,7 @@ struct Product {
     int M, N, K;
 };
 
-std::vector<float> random_buffer(std::size_t n, std::uint64_t seed) {
-    Generator g(seed);
-    Array a = randn({n}, g).data();
-    return {a.begin(), a.end()};
-}
+using test::random_buffer;
 
 // Max |gemm_ld - reference| / (1 + |reference|) for one product with padded leading dimensions.
 double worst_error(const Product& p, float alpha, float beta, bool c_uninitialised) {
