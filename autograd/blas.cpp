@@ -14,8 +14,12 @@ namespace xtgrad {
 
 namespace {
 
-// Below ~4 MFLOP (~20 µs on one core) a second thread costs more than it saves.
+// A product is split when either its arithmetic or its memory traffic is worth a second core.
+// Below ~4 MFLOP (~20 µs on one core) the arithmetic alone does not pay for waking the pool. But
+// a skinny product (a Linear layer on a 7-token sentence: 7x512 times 512x512, 3.7 MFLOP) is
+// bound by reading its 1 MiB weight from memory (~80 µs), and two cores read it faster than one.
 constexpr double kSplitFlops = 4e6;
+constexpr double kSplitBytes = 512.0 * 1024;
 // Blocks of C's rows or columns handed to a thread are multiples of this (a cache line of floats).
 constexpr int kBlock = 16;
 
@@ -55,8 +59,9 @@ void gemm_backend(bool trans_a, bool trans_b, int M, int N, int K, float alpha, 
     if (M == 0 || N == 0) return;
     if (K == 0) return scale_only(M, N, beta, C, ldc);
     const double flops = 2.0 * M * N * K;
-    if (!detail::backend_threads_itself() && detail::backend_threads() > 1 && num_threads() > 1 && flops >= kSplitFlops &&
-        std::max(M, N) >= 2 * kBlock)
+    const double bytes = 4.0 * (double(M) * K + double(K) * N + double(M) * N);
+    if (!detail::backend_threads_itself() && detail::backend_threads() > 1 && num_threads() > 1 &&
+        (flops >= kSplitFlops || bytes >= kSplitBytes) && std::max(M, N) >= 2 * kBlock)
         return split_product(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     detail::backend_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }

@@ -1,7 +1,7 @@
 // The GEMM door (autograd/blas.hpp) on whichever backend this build links (meson option gemm:
 // oneDNN or OpenBLAS; tools/test.sh builds and runs both), against a double-precision reference
 // (xtensor-blas): odd sizes, all four transpose layouts, padded leading dimensions, alpha and
-// beta, K = 0, 1 x N and N x 1, and products big enough to be split over two threads.
+// beta, K = 0, 1 x N and N x 1, and products big enough (in FLOPs or in bytes) to be split over two threads.
 #include "tests/reference_gemm.hpp"
 #include "tests/test_util.hpp"
 
@@ -71,6 +71,8 @@ std::vector<Case> cases() {
             out.push_back({ta, tb, 517, 1, 300});   // an N x 1 column
             out.push_back({ta, tb, 257, 190, 129});  // split over 2 threads by rows (>= 4 MFLOP)
             out.push_back({ta, tb, 40, 401, 257});  // ... by columns
+            out.push_back({ta, tb, 7, 512, 300});   // < 4 MFLOP but >= 512 KiB: split for its memory traffic
+            out.push_back({ta, tb, 300, 512, 7});   // ... its weight gradient's shape
         }
     return out;
 }
