@@ -2,55 +2,15 @@
 
 #include "autograd/error.hpp"
 #include "autograd/parallel.hpp"
+#include "autograd/vector_kernels.hpp"
 
 #include <nlohmann/json.hpp>
-#include <xsimd/xsimd.hpp>
 
 #include <cmath>
 #include <set>
 #include <unordered_set>
 
 namespace xtgrad::optim {
-
-namespace {
-
-// The scalars of one parameter's Adam step (see Adam::step).
-struct AdamCoefficients {
-    float b1, one_minus_b1, b2, one_minus_b2, l2, decay, step_size, inv_sqrt_bc2, eps;
-};
-
-// One fused, in-place Adam pass over elements [i0, i1) of a parameter:
-//   g = grad + l2·w;  m = β1 m + (1-β1) g;  v = β2 v + (1-β2) g²
-//   w = w·decay - step_size · m / (sqrt(v) · inv_sqrt_bc2 + eps)
-// Why SIMD by hand: the step is memory-bound (7 floats of traffic per parameter), but the
-// plain loop does not vectorise: without -fno-math-errno, std::sqrt keeps a scalar call for
-// errno, and the loop ran at ~6 ns per element (half of the Winter Games step). xsimd
-// batches (8 floats with AVX2) do the same operations in the same order, so the result is
-// bit-identical to the scalar tail (IEEE sqrt and division are exact-rounded either way).
-void adam_update(const AdamCoefficients& c, float* w, const float* g, float* m, float* v, std::size_t i0, std::size_t i1) {
-    using Batch = xsimd::batch<float>;
-    constexpr std::size_t lanes = Batch::size;
-    std::size_t i = i0;
-    const Batch b1(c.b1), omb1(c.one_minus_b1), b2(c.b2), omb2(c.one_minus_b2), l2(c.l2), decay(c.decay),
-        step(c.step_size), inv(c.inv_sqrt_bc2), eps(c.eps);
-    for (; i + lanes <= i1; i += lanes) {
-        const Batch wi = Batch::load_unaligned(w + i);
-        const Batch gi = Batch::load_unaligned(g + i) + l2 * wi;
-        const Batch mi = b1 * Batch::load_unaligned(m + i) + omb1 * gi;
-        const Batch vi = b2 * Batch::load_unaligned(v + i) + omb2 * gi * gi;
-        mi.store_unaligned(m + i);
-        vi.store_unaligned(v + i);
-        (wi * decay - step * mi / (xsimd::sqrt(vi) * inv + eps)).store_unaligned(w + i);
-    }
-    for (; i < i1; ++i) {
-        const float gi = g[i] + c.l2 * w[i];
-        m[i] = c.b1 * m[i] + c.one_minus_b1 * gi;
-        v[i] = c.b2 * v[i] + c.one_minus_b2 * gi * gi;
-        w[i] = w[i] * c.decay - c.step_size * m[i] / (std::sqrt(v[i]) * c.inv_sqrt_bc2 + c.eps);
-    }
-}
-
-}  // namespace
 
 Optimizer::Optimizer(std::vector<Tensor> params, double lr) : lr_(lr) {
     if (!(lr >= 0)) fail("optimizer: learning rate must be >= 0, got {}", lr);
@@ -245,22 +205,24 @@ void Adam::step() {
         const double bc1 = 1 - std::pow(b1, static_cast<double>(t)), bc2 = 1 - std::pow(b2, static_cast<double>(t));
         const float step_size = static_cast<float>(lr_ / bc1), inv_sqrt_bc2 = static_cast<float>(1 / std::sqrt(bc2));
         // 1 - β in double, then rounded: (1 - 0.999f) would be 1.3e-5 off torch's 0.001f
-        const AdamCoefficients c{.b1 = static_cast<float>(b1),
-                                 .one_minus_b1 = static_cast<float>(1 - b1),
-                                 .b2 = static_cast<float>(b2),
-                                 .one_minus_b2 = static_cast<float>(1 - b2),
-                                 .l2 = decoupled_ ? 0.f : static_cast<float>(options.weight_decay),
-                                 .decay = decoupled_ ? static_cast<float>(1 - lr_ * options.weight_decay) : 1.f,
-                                 .step_size = step_size,
-                                 .inv_sqrt_bc2 = inv_sqrt_bc2,
-                                 .eps = static_cast<float>(options.eps)};
+        const vec::AdamCoefficients c{.b1 = static_cast<float>(b1),
+                                      .one_minus_b1 = static_cast<float>(1 - b1),
+                                      .b2 = static_cast<float>(b2),
+                                      .one_minus_b2 = static_cast<float>(1 - b2),
+                                      .l2 = decoupled_ ? 0.f : static_cast<float>(options.weight_decay),
+                                      .decay = decoupled_ ? static_cast<float>(1 - lr_ * options.weight_decay) : 1.f,
+                                      .step_size = step_size,
+                                      .inv_sqrt_bc2 = inv_sqrt_bc2,
+                                      .eps = static_cast<float>(options.eps)};
         float* w = p.ptr();
         const float* g = p.grad_array().data();
         float* m = buffer(s, "exp_avg", p).data();
         float* v = buffer(s, "exp_avg_sq", p).data();
         // one fused, in-place pass; big parameters split over xtgrad's threads (set_num_threads)
         parallel_for(p.numel(), std::size_t{1} << 16,
-                     [&](std::size_t i0, std::size_t i1) { adam_update(c, w, g, m, v, i0, i1); });
+                     [&](std::size_t i0, std::size_t i1) {
+                         vec::adam_update(c, w + i0, g + i0, m + i0, v + i0, i1 - i0);
+                     });
     }
 }
 

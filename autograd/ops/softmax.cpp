@@ -10,8 +10,7 @@
 #include "autograd/kernels.hpp"
 #include "autograd/ops/common.hpp"
 #include "autograd/parallel.hpp"
-
-#include <xsimd/xsimd.hpp>
+#include "autograd/vector_kernels.hpp"
 
 #include <cmath>
 #include <limits>
@@ -47,23 +46,12 @@ Rows rows_of(const Tensor& a, int dim, const char* op) {
 }
 
 // Σ_k exp(x[k·st] - mx) over a row, each exp also written to y[k·st] when `store`. A contiguous
-// row (st = 1: the last axis, attention scores) takes exp a SIMD batch at a time (xsimd::exp,
-// ~6x std::exp) with per-lane partial sums; the tail and strided rows use std::exp.
+// row (st = 1: the last axis, attention scores) goes to the vector kernel (xsimd::exp, ~6x
+// std::exp, AVX-512 where the CPU has it: autograd/vector_kernels.hpp); strided rows use std::exp.
 double exp_shifted(const float* x, float* y, std::size_t len, std::size_t st, float mx, bool store) {
-    using Batch = xsimd::batch<float>;
-    std::size_t k = 0;
+    if (st == 1) return vec::exp_shifted_sum(x, y, len, mx, store);
     double sum = 0;
-    if (st == 1) {
-        const Batch shift(mx);
-        Batch acc(0.f);
-        for (; k + Batch::size <= len; k += Batch::size) {
-            const Batch e = xsimd::exp(Batch::load_unaligned(x + k) - shift);
-            if (store) e.store_unaligned(y + k);
-            acc += e;
-        }
-        sum = xsimd::hadd(acc);
-    }
-    for (; k < len; ++k) {
+    for (std::size_t k = 0; k < len; ++k) {
         const float e = std::exp(x[k * st] - mx);
         if (store) y[k * st] = e;
         sum += e;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include "autograd/blas.hpp"
+#include "autograd/cpu_isa.hpp"
 #include "autograd/error.hpp"
 #include "autograd/parallel.hpp"
 
@@ -48,6 +49,7 @@ inline std::string cli_footer(const std::string& extra = "") {
            "                             (e.g. SoftmaxBackward), for a gdb breakpoint (docs/debugging.md)\n"
            "  XTGRAD_BREAK_MODULE=PATH   the same for the nodes of a module path (e.g. encoder.layers.0)\n"
            "  XTGRAD_BREAK_TRAP=1        also raise SIGTRAP on a match (stops any debugger)\n"
+           "  XTGRAD_ISA=baseline        xtgrad's own vector kernels without AVX-512 even where the CPU has it\n"
            "  OPENBLAS_NUM_THREADS,      ignored where --threads is an option: --threads sets the GEMM backend's\n"
            "  OMP_NUM_THREADS            threads (oneDNN or OpenBLAS) and xtgrad's own (set_blas_threads, set_num_threads)";
 }
@@ -81,6 +83,15 @@ inline std::optional<int> parse_or_exit(CLI::App& app, int argc, char** argv) {
     return std::nullopt;
 }
 
+// The environment's settings that can be wrong, checked before any work starts (a usage error).
+inline void check_environment() {
+    try {
+        (void)active_isa();  // reads XTGRAD_ISA
+    } catch (const Error& e) {
+        throw UsageError(e.what());
+    }
+}
+
 // Parses the command line and runs body() (which returns the exit status), mapping every
 // failure to the convention: CLI11's errors and UsageError -> 2 with the message and a
 // pointer to --help; xtgrad::Error and any other exception -> 1 with "PROGRAM: message".
@@ -89,6 +100,7 @@ int run_main(CLI::App& app, int argc, char** argv, Body&& body) noexcept {
     auto name = [&] { return app.get_name().empty() ? std::string("xtgrad") : app.get_name(); };
     try {
         if (std::optional<int> status = parse_or_exit(app, argc, argv)) return *status;  // --help: 0
+        check_environment();
         return body();
     } catch (const UsageError& e) {
         std::fprintf(stderr, "%s: %s\nRun with --help for more information.\n", name().c_str(), e.what());

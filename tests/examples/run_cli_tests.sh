@@ -88,6 +88,9 @@ expect 2 "--resume a folder" "${wg[@]}" --resume "$out"
 says "not a regular file (a folder)"
 expect 2 "--resume a missing file" "${rc[@]}" --resume "$out/missing.safetensors"
 says "no such file"
+expect 2 "XTGRAD_ISA with an unknown value" env XTGRAD_ISA=avx3 "${wg[@]}" --epochs 1
+says "XTGRAD_ISA=avx3: expected baseline or avx512"; trained_nothing
+expect 0 "XTGRAD_ISA=baseline runs" env XTGRAD_ISA=baseline "${wg[@]}" --epochs 1
 expect 2 "--layer beyond the layers" "${wg[@]}" --layer 2
 says "--layer 2 is out of range for 2 layers"; trained_nothing
 expect 2 "--layer below -layers" "${wg[@]}" --layer -3

@@ -1,0 +1,128 @@
+// The vector kernels (autograd/vector_kernels.hpp) in every instruction set this build and CPU
+// have (autograd/cpu_isa.hpp): against a double-precision reference, and against each other.
+#include "tests/reference_gemm.hpp"
+#include "tests/test_util.hpp"
+
+#include "autograd/cpu_isa.hpp"
+#include "autograd/vector_kernels.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+using namespace xtgrad;
+
+TEST_SUITE_BEGIN("ops");
+
+namespace {
+
+std::vector<Isa> available_isas() {
+    std::vector<Isa> out{Isa::baseline};
+    if (avx512_available()) out.push_back(Isa::avx512);
+    return out;
+}
+
+// Sizes around both vector widths (8, 16) and their tails.
+const std::size_t kSizes[] = {0, 1, 7, 8, 9, 15, 16, 17, 31, 33, 100, 1000};
+
+struct AdamState {
+    std::vector<float> w, g, m, v;
+};
+
+AdamState adam_state(std::size_t n) {
+    return {test::random_buffer(n, 1), test::random_buffer(n, 2), test::random_buffer(n, 3), test::random_buffer(n, 4)};
+}
+
+const vec::AdamCoefficients kAdam{.b1 = 0.9f, .one_minus_b1 = 0.1f, .b2 = 0.999f, .one_minus_b2 = 0.001f,
+                                  .l2 = 0.01f, .decay = 1.f, .step_size = 1e-3f, .inv_sqrt_bc2 = 1.5f, .eps = 1e-8f};
+
+}  // namespace
+
+TEST_CASE("exp_shifted_sum equals a double-precision reference in every instruction set") {
+    for (Isa isa : available_isas()) {
+        IsaScope scope(isa);
+        for (std::size_t n : kSizes) {
+            CAPTURE(isa_name(isa));
+            CAPTURE(n);
+            const std::vector<float> x = test::random_buffer(n, 7);
+            std::vector<float> y(n, -1.f);
+            const float shift = 0.5f;
+            double ref = 0;
+            for (float xi : x) ref += std::exp(static_cast<double>(xi) - shift);
+            const double sum = vec::exp_shifted_sum(x.data(), y.data(), n, shift, true);
+            CHECK(std::abs(sum - ref) <= 1e-6 * (1 + ref));
+            double worst = 0;
+            for (std::size_t k = 0; k < n; ++k) {
+                const double e = std::exp(static_cast<double>(x[k]) - shift);
+                worst = std::max(worst, std::abs(y[k] - e) / e);
+            }
+            CHECK(worst < 4e-7);  // a few ulps of float
+            std::vector<float> untouched(n, -1.f);
+            CHECK(vec::exp_shifted_sum(x.data(), untouched.data(), n, shift, false) == sum);
+            CHECK(std::all_of(untouched.begin(), untouched.end(), [](float u) { return u == -1.f; }));
+        }
+    }
+}
+
+TEST_CASE("adam_update gives every element the same bits in every instruction set, and the reference's value") {
+    for (std::size_t n : kSizes) {
+        CAPTURE(n);
+        const AdamState start = adam_state(n);
+        // The reference: the update's formula in double.
+        std::vector<double> ref(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            const double g = start.g[i] + double(kAdam.l2) * start.w[i];
+            const double m = double(kAdam.b1) * start.m[i] + double(kAdam.one_minus_b1) * g;
+            const double v = double(kAdam.b2) * start.v[i] + double(kAdam.one_minus_b2) * g * g;
+            ref[i] = start.w[i] * double(kAdam.decay) -
+                     double(kAdam.step_size) * m / (std::sqrt(v) * kAdam.inv_sqrt_bc2 + kAdam.eps);
+        }
+        std::vector<AdamState> results;
+        for (Isa isa : available_isas()) {
+            IsaScope scope(isa);
+            AdamState s = start;
+            vec::adam_update(kAdam, s.w.data(), s.g.data(), s.m.data(), s.v.data(), n);
+            double worst = 0;
+            for (std::size_t i = 0; i < n; ++i) worst = std::max(worst, std::abs(s.w[i] - ref[i]) / (1 + std::abs(ref[i])));
+            CAPTURE(isa_name(isa));
+            CHECK(worst < 1e-6);
+            results.push_back(std::move(s));
+        }
+        for (const AdamState& r : results) {
+            CHECK(std::memcmp(r.w.data(), results[0].w.data(), n * sizeof(float)) == 0);
+            CHECK(std::memcmp(r.m.data(), results[0].m.data(), n * sizeof(float)) == 0);
+            CHECK(std::memcmp(r.v.data(), results[0].v.data(), n * sizeof(float)) == 0);
+        }
+    }
+}
+
+TEST_CASE("softmax gives the same values, to float rounding, with either instruction set's kernels") {
+    Generator gen(3);
+    const Tensor x = randn({4, 8, 37}, gen);  // rows of 37: two AVX-512 batches and a tail
+    const Array first = softmax(x, -1).data();
+    for (Isa isa : available_isas()) {
+        IsaScope scope(isa);
+        const Array y = softmax(x, -1).data();
+        CAPTURE(isa_name(isa));
+        CHECK(xt::amax(xt::abs(y - first))() < 1e-7f);
+        CHECK(xt::allclose(xt::sum(y, {2}), 1.f, 1e-6, 1e-6));
+    }
+}
+
+TEST_CASE("the instruction set: names, the scope restores it, avx512 only where the CPU has it") {
+    CHECK(std::string(isa_name(Isa::baseline)) == "baseline");
+    CHECK(std::string(isa_name(Isa::avx512)) == "avx512");
+    const Isa before = active_isa();
+    {
+        IsaScope scope(Isa::baseline);
+        CHECK(active_isa() == Isa::baseline);
+    }
+    CHECK(active_isa() == before);
+    if (avx512_available()) {
+        IsaScope scope(Isa::avx512);
+        CHECK(active_isa() == Isa::avx512);
+    } else {
+        test::expect_error([] { set_isa(Isa::avx512); }, {"set_isa(avx512)", "AVX-512"});
+        CHECK(active_isa() == before);
+    }
+}
