@@ -12,6 +12,7 @@ constexpr const char* kType = "tutorial_c::Decoder";
 }
 
 Decoder::Decoder(const DecoderOptions& o) : options(o) {
+    check::d_model_positive(kType, o.d_model());
     output_token_emb = register_module("output_token_emb", std::make_shared<Embedding>(o.tgt_vocab_size(), o.d_model()));
     pos_emb = register_module(
         "pos_emb", Embedding::from_pretrained(get_sinusoid_encoding_table(o.tgt_len() + 1, o.d_model()), /*freeze=*/true));

@@ -126,6 +126,8 @@ TEST_CASE("module options: tutorial C's TransformerOptions are the lesson's glob
     CHECK(model.projection->weight.shape() == Shape{6, 8});
     test::expect_error([] { tc::Transformer(tc::TransformerOptions().d_model(8).d_ff(12).n_layers(1).n_heads(0)); },
                        {"MultiHeadAttention", "n_heads"});
+    test::expect_error([] { tc::Encoder(tc::EncoderOptions().d_model(0).n_layers(0)); }, {"tutorial_c::Encoder", "d_model", "got 0"});
+    test::expect_error([] { tc::Decoder(tc::DecoderOptions().d_model(0).n_layers(0)); }, {"tutorial_c::Decoder", "d_model", "got 0"});
 }
 
 TEST_CASE("module options: tutorial D's stacks, the Options constructor is the real one; torch's positional arguments forward") {
