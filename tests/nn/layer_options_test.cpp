@@ -77,8 +77,12 @@ TEST_CASE("layer options: Embedding's padding_idx follows torch (negative counts
     const Embedding padded(EmbeddingOptions(5, 3).padding_idx(-2));
     for (std::size_t j = 0; j < 3; ++j) CHECK(padded.weight.data()(3, j) == 0.f);  // row 5 - 2 starts at zero
     auto table = Embedding::from_pretrained(Tensor::ones({3, 2}), EmbeddingFromPretrainedOptions().freeze(false).padding_idx(1));
+    auto positional = Embedding::from_pretrained(Tensor::ones({3, 2}), /*freeze=*/false, /*padding_idx=*/1);
     CHECK(table->weight.requires_grad());
     CHECK(table->padding_idx == 1);
+    CHECK(positional->weight.requires_grad());
+    CHECK(positional->padding_idx == 1);
+    CHECK(xt::all(xt::equal(table->weight.data(), positional->weight.data())));
 }
 
 TEST_CASE("layer options: bad options throw an Error naming the layer and the value") {
