@@ -3,12 +3,31 @@
 #include "autograd/error.hpp"
 #include "nn/init.hpp"
 
+#include <cmath>
+
 namespace xtgrad::nn {
 
-Linear::Linear(std::size_t in, std::size_t out, bool with_bias) {
+namespace {
+
+// torch's rule: padding_idx in [-num, num), a negative one counting from the end; -1 = none.
+long checked_padding_idx(std::optional<long> padding_idx, std::size_t num) {
+    if (!padding_idx) return -1;
+    const long n = static_cast<long>(num), p = *padding_idx;
+    if (p >= n || p < -n) fail("Embedding: padding_idx {} is out of range for {} embeddings", p, num);
+    return p < 0 ? p + n : p;
+}
+
+void check_eps(const char* type, const char* name, float eps) {
+    if (!(eps >= 0.f && std::isfinite(eps))) fail("{}: {} must be a finite number >= 0, got {}", type, name, eps);
+}
+
+}  // namespace
+
+Linear::Linear(const LinearOptions& o) {
+    const std::size_t in = o.in_features(), out = o.out_features();
     weight = register_parameter("weight", Tensor::zeros({out, in}));
     init::default_weight_init_(weight);
-    if (with_bias) {
+    if (o.bias()) {
         bias = register_parameter("bias", Tensor::zeros({out}));
         init::default_bias_init_(bias, in);
     }
@@ -19,26 +38,24 @@ Tensor Linear::forward(const Tensor& x) const {
     return scope.output(linear(x, weight, bias));
 }
 
-Embedding::Embedding(std::size_t num, std::size_t dim, long padding_idx) : padding_idx(padding_idx) {
-    register_weight(Tensor::zeros({num, dim}));
+Embedding::Embedding(const EmbeddingOptions& o)
+    : padding_idx(checked_padding_idx(o.padding_idx(), o.num_embeddings())) {
+    const std::size_t dim = o.embedding_dim();
+    weight = register_parameter("weight", Tensor::zeros({o.num_embeddings(), dim}));
     init::normal_(weight);
     if (padding_idx >= 0)
         for (std::size_t j = 0; j < dim; ++j) weight.data()(static_cast<std::size_t>(padding_idx), j) = 0.f;
 }
 
-Embedding::Embedding(const Tensor& table, long padding_idx) : padding_idx(padding_idx) { register_weight(table); }
-
-void Embedding::register_weight(const Tensor& table) {
-    const std::size_t num = table.size(0);
-    if (padding_idx >= static_cast<long>(num) || padding_idx < -1)
-        fail("Embedding: padding_idx {} is out of range for {} embeddings", padding_idx, num);
+Embedding::Embedding(const Tensor& table, std::optional<long> padding_idx)
+    : padding_idx(checked_padding_idx(padding_idx, table.size(0))) {
     weight = register_parameter("weight", Tensor(table.data(), true));
 }
 
-std::shared_ptr<Embedding> Embedding::from_pretrained(const Tensor& table, bool freeze, long padding_idx) {
+std::shared_ptr<Embedding> Embedding::from_pretrained(const Tensor& table, const EmbeddingFromPretrainedOptions& o) {
     if (table.dim() != 2) fail("Embedding::from_pretrained: the table must be 2-D, got {}", shape_str(table.shape()));
-    std::shared_ptr<Embedding> e(new Embedding(table, padding_idx));
-    e->weight.requires_grad_(!freeze);
+    std::shared_ptr<Embedding> e(new Embedding(table, o.padding_idx()));
+    e->weight.requires_grad_(!o.freeze());
     return e;
 }
 
@@ -47,11 +64,12 @@ Tensor Embedding::forward(const Ids& ids) const {
     return scope.output(embedding(weight, ids, padding_idx));
 }
 
-Conv1d::Conv1d(std::size_t in, std::size_t out, std::size_t k, std::size_t padding, bool with_bias) : padding(padding) {
+Conv1d::Conv1d(const Conv1dOptions& o) : padding(o.padding()) {
+    const std::size_t in = o.in_channels(), out = o.out_channels(), k = o.kernel_size();
     if (k == 0) fail("Conv1d: kernel_size must be positive");
     weight = register_parameter("weight", Tensor::zeros({out, in, k}));
     init::default_weight_init_(weight);
-    if (with_bias) {
+    if (o.bias()) {
         bias = register_parameter("bias", Tensor::zeros({out}));
         init::default_bias_init_(bias, in * k);
     }
@@ -62,7 +80,9 @@ Tensor Conv1d::forward(const Tensor& x) const {
     return scope.output(conv1d(x, weight, bias, padding));
 }
 
-LayerNorm::LayerNorm(std::size_t d, float eps) : eps(eps) {
+LayerNorm::LayerNorm(const LayerNormOptions& o) : eps(o.eps()) {
+    check_eps("LayerNorm", "eps", eps);
+    const std::size_t d = o.normalized_shape();
     weight = register_parameter("weight", Tensor::ones({d}));
     bias = register_parameter("bias", Tensor::zeros({d}));
 }
@@ -74,7 +94,9 @@ Tensor LayerNorm::forward(const Tensor& x) const {
     return scope.output(layer_norm(x, weight, bias, eps));
 }
 
-LayerNormUnbiased::LayerNormUnbiased(std::size_t d, float epsilon) : epsilon(epsilon) {
+LayerNormUnbiased::LayerNormUnbiased(const LayerNormUnbiasedOptions& o) : epsilon(o.epsilon()) {
+    check_eps("LayerNormUnbiased", "epsilon", epsilon);
+    const std::size_t d = o.features();
     gamma = register_parameter("gamma", Tensor::ones({d}));
     beta = register_parameter("beta", Tensor::zeros({d}));
 }
@@ -89,7 +111,7 @@ Tensor LayerNormUnbiased::forward(const Tensor& x) const {
     return scope.output(gamma * (x - mu) / (sigma + epsilon) + beta);
 }
 
-Dropout::Dropout(float p, Generator* gen) : p(p), gen_(gen) {
+Dropout::Dropout(const DropoutOptions& o) : p(o.p()), gen_(o.generator()) {
     if (!(p >= 0.f && p <= 1.f)) fail("Dropout: probability must be in [0, 1], got {}", p);
 }
 

@@ -1,10 +1,12 @@
 // The building blocks shared by the four tutorials, as torch.nn's layers: same constructor
 // arguments, same parameter names (weight, bias; gamma, beta for tutorial A's LayerNorm),
-// same default initialisation.
+// same default initialisation. Each takes its <Layer>Options (nn/layer_options.hpp); the
+// positional constructors, torch's Python signatures, forward to it.
 #pragma once
 
 #include "autograd/ops.hpp"
 #include "autograd/random.hpp"
+#include "nn/layer_options.hpp"
 #include "nn/module.hpp"
 
 namespace xtgrad::nn {
@@ -12,33 +14,45 @@ namespace xtgrad::nn {
 // y = x Wᵀ + b.  weight (out, in), bias (out).  torch.nn.Linear
 class Linear : public Module {
 public:
-    Linear(std::size_t in_features, std::size_t out_features, bool bias = true);
+    explicit Linear(const LinearOptions& options);
+    Linear(std::size_t in_features, std::size_t out_features, bool bias = true)
+        : Linear(LinearOptions(in_features, out_features).bias(bias)) {}
     Tensor forward(const Tensor& x) const;  // x (..., in) -> (..., out)
     Tensor weight, bias;                     // bias undefined when constructed without
 };
 
 // A lookup table. weight (num_embeddings, dim), N(0, 1) init; the padding_idx row starts
 // at zero and never receives a gradient.  torch.nn.Embedding
+// The positional constructors' padding_idx -1 means none (torch's None).
 class Embedding : public Module {
 public:
-    Embedding(std::size_t num_embeddings, std::size_t embedding_dim, long padding_idx = -1);
+    explicit Embedding(const EmbeddingOptions& options);
+    Embedding(std::size_t num_embeddings, std::size_t embedding_dim, long padding_idx = -1)
+        : Embedding(EmbeddingOptions(num_embeddings, embedding_dim).padding_idx(none_if_minus_one(padding_idx))) {}
     // torch.nn.Embedding.from_pretrained: the table as weight; frozen (no gradient) by default.
-    static std::shared_ptr<Embedding> from_pretrained(const Tensor& table, bool freeze = true, long padding_idx = -1);
+    static std::shared_ptr<Embedding> from_pretrained(const Tensor& table, const EmbeddingFromPretrainedOptions& options);
+    static std::shared_ptr<Embedding> from_pretrained(const Tensor& table, bool freeze = true, long padding_idx = -1) {
+        return from_pretrained(table, EmbeddingFromPretrainedOptions().freeze(freeze).padding_idx(none_if_minus_one(padding_idx)));
+    }
     Tensor forward(const Ids& ids) const;  // ids (...) -> (..., dim)
     Tensor weight;
-    long padding_idx;
+    long padding_idx;  // in [0, num_embeddings), or -1: none
 
 private:
-    Embedding(const Tensor& table, long padding_idx);  // from_pretrained: no random draws, as torch
-    void register_weight(const Tensor& table);
+    Embedding(const Tensor& table, std::optional<long> padding_idx);  // from_pretrained: no random draws, as torch
+    static std::optional<long> none_if_minus_one(long padding_idx) {
+        return padding_idx == -1 ? std::nullopt : std::optional<long>(padding_idx);
+    }
 };
 
 // Cross-correlation over the last axis, stride 1, zero padding.  torch.nn.Conv1d
 // weight (out, in, kernel), bias (out).  Input (B, in, L) -> (B, out, L + 2p - k + 1).
 class Conv1d : public Module {
 public:
+    explicit Conv1d(const Conv1dOptions& options);
     Conv1d(std::size_t in_channels, std::size_t out_channels, std::size_t kernel_size, std::size_t padding = 0,
-           bool bias = true);
+           bool bias = true)
+        : Conv1d(Conv1dOptions(in_channels, out_channels, kernel_size).padding(padding).bias(bias)) {}
     Tensor forward(const Tensor& x) const;
     Tensor weight, bias;
     std::size_t padding;
@@ -48,7 +62,9 @@ public:
 // biased variance, eps inside the square root (default 1e-5).
 class LayerNorm : public Module {
 public:
-    explicit LayerNorm(std::size_t normalized_shape, float eps = 1e-5f);
+    explicit LayerNorm(const LayerNormOptions& options);
+    explicit LayerNorm(std::size_t normalized_shape, float eps = 1e-5f)
+        : LayerNorm(LayerNormOptions(normalized_shape).eps(eps)) {}
     Tensor forward(const Tensor& x) const;
     Tensor weight, bias;
     float eps;
@@ -60,7 +76,9 @@ public:
 // Not torch's LayerNorm: the two differ most for rows of small spread (docs/tutorial_a.md).
 class LayerNormUnbiased : public Module {
 public:
-    explicit LayerNormUnbiased(std::size_t features, float epsilon = 1e-6f);
+    explicit LayerNormUnbiased(const LayerNormUnbiasedOptions& options);
+    explicit LayerNormUnbiased(std::size_t features, float epsilon = 1e-6f)
+        : LayerNormUnbiased(LayerNormUnbiasedOptions(features).epsilon(epsilon)) {}
     Tensor forward(const Tensor& x) const;
     Tensor gamma, beta;
     float epsilon;
@@ -70,7 +88,8 @@ public:
 // (default_generator() unless given).
 class Dropout : public Module {
 public:
-    explicit Dropout(float p = 0.5f, Generator* gen = nullptr);
+    explicit Dropout(const DropoutOptions& options);
+    explicit Dropout(float p = 0.5f, Generator* gen = nullptr) : Dropout(DropoutOptions(p).generator(gen)) {}
     Tensor forward(const Tensor& x) const;
     float p;
 
@@ -78,6 +97,7 @@ private:
     Generator* gen_;
 };
 
+// torch's ReLUOptions has only `inplace`, which xtgrad has not: no options.
 class ReLU : public Module {
 public:
     Tensor forward(const Tensor& x) const {
@@ -88,7 +108,9 @@ public:
 
 class GELU : public Module {
 public:
-    explicit GELU(GeluApproximation approximate = GeluApproximation::none) : approximate(approximate) {}
+    explicit GELU(const GELUOptions& options) : approximate(options.approximate()) {}
+    explicit GELU(GeluApproximation approximate = GeluApproximation::none)
+        : GELU(GELUOptions().approximate(approximate)) {}
     Tensor forward(const Tensor& x) const {
         auto scope = enter(x);
         return scope.output(gelu(x, approximate));
@@ -98,7 +120,8 @@ public:
 
 class Softmax : public Module {
 public:
-    explicit Softmax(int dim) : dim(dim) {}
+    explicit Softmax(const SoftmaxOptions& options) : dim(options.dim()) {}
+    explicit Softmax(int dim) : Softmax(SoftmaxOptions(dim)) {}
     Tensor forward(const Tensor& x) const {
         auto scope = enter(x);
         return scope.output(softmax(x, dim));

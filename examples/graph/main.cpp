@@ -35,14 +35,8 @@ int main(int argc, char** argv) {
     if (std::optional<int> status = cli::parse_or_exit(app, argc, argv)) return *status;
 
     try {
-        tc::Config c;
-        c.d_model = 16;
-        c.d_ff = 32;
-        c.d_k = c.d_v = 8;
-        c.n_layers = 1;
-        c.n_heads = 2;
         manual_seed(0);
-        tc::Transformer model(c);
+        tc::Transformer model(tc::TransformerOptions().d_model(16).d_ff(32).d_k(8).d_v(8).n_layers(1).n_heads(2));
         // 'I like the 2022 Beijing Winter Games' -> 'S 我 爱 2022 北京 冬 奥会' -> '我 爱 2022 北京 冬 奥会 E'
         const Ids enc{{1, 2, 3, 4, 5, 6, 7}}, dec{{7, 1, 2, 3, 4, 5, 6}}, target{1, 2, 3, 4, 5, 6, 8};
         Tensor loss = cross_entropy(model.forward(enc, dec).logits, target);

@@ -31,8 +31,12 @@ namespace tc = xtgrad::nn::tutorial_c;
 
 namespace {
 
+const tc::TransformerOptions kLesson{};
+
 struct Settings {
-    tc::Config model;
+    // The model's sizes, as plain variables for CLI11 to bind; main() builds the options from them.
+    std::size_t d_model = kLesson.d_model(), d_ff = kLesson.d_ff(), d_k = kLesson.d_k(), d_v = kLesson.d_v(),
+                n_layers = kLesson.n_layers(), n_heads = kLesson.n_heads();
     double lr = 3e-4;
     long warmup = 0;
     long epochs = 10;
@@ -90,16 +94,16 @@ void show_heatmaps(const tc::TransformerOutput& out, const Settings& s) {
 
 // Every check that needs no training, so a bad option never costs (or throws away) a run.
 void validate(const Settings& s) {
-    const long layers = static_cast<long>(s.model.n_layers), heads = static_cast<long>(s.model.n_heads);
+    const long layers = static_cast<long>(s.n_layers), heads = static_cast<long>(s.n_heads);
     if (s.layer < -layers || s.layer >= layers)
         cli::usage_error("--layer {} is out of range for {} layers (use 0..{}, or -1..-{} from the last)", s.layer, layers,
                          layers - 1, layers);
     if (s.head < 0 || s.head >= heads) cli::usage_error("--head {} is out of range for {} heads (use 0..{})", s.head, heads, heads - 1);
-    const double d = static_cast<double>(s.model.d_model), ff = static_cast<double>(s.model.d_ff),
-                 h = static_cast<double>(s.model.n_heads), dk = static_cast<double>(s.model.d_k),
-                 dv = static_cast<double>(s.model.d_v);
+    const double d = static_cast<double>(s.d_model), ff = static_cast<double>(s.d_ff),
+                 h = static_cast<double>(s.n_heads), dk = static_cast<double>(s.d_k),
+                 dv = static_cast<double>(s.d_v);
     const double attention = d * h * (2 * dk + dv) + h * dv * d + 2 * d, ffn = 2 * d * ff + 2 * d;
-    examples::require_model_budget(static_cast<double>(s.model.n_layers) * (3 * attention + 2 * ffn) + 32 * d,
+    examples::require_model_budget(static_cast<double>(s.n_layers) * (3 * attention + 2 * ffn) + 32 * d,
                                    "the model size options");
     examples::require_writable_folder(s.out, "--out");
 }
@@ -115,12 +119,12 @@ int main(int argc, char** argv) {
     auto size = [&](const char* name, std::size_t& v, const char* what, std::size_t max) {
         app.add_option(name, v, what)->capture_default_str()->check(CLI::Range(std::size_t{1}, max));
     };
-    size("--d-model", s.model.d_model, "embedding size", 65536);
-    size("--d-ff", s.model.d_ff, "feed-forward size", 1 << 20);
-    size("--d-k", s.model.d_k, "per-head query/key size", 65536);
-    size("--d-v", s.model.d_v, "per-head value size", 65536);
-    size("--layers", s.model.n_layers, "encoder and decoder layers", 1024);
-    size("--heads", s.model.n_heads, "attention heads", 1024);
+    size("--d-model", s.d_model, "embedding size", 65536);
+    size("--d-ff", s.d_ff, "feed-forward size", 1 << 20);
+    size("--d-k", s.d_k, "per-head query/key size", 65536);
+    size("--d-v", s.d_v, "per-head value size", 65536);
+    size("--layers", s.n_layers, "encoder and decoder layers", 1024);
+    size("--heads", s.n_heads, "attention heads", 1024);
     app.add_option("--lr", s.lr, "Adam learning rate (> 0; an absurd one, e.g. 1e4, drives the loss or the gradients to "
                                  "NaN/Inf in a few epochs: how tests/examples/run_cli_tests.sh checks the stop)")
         ->capture_default_str()
@@ -156,13 +160,20 @@ int main(int argc, char** argv) {
             if (app.count("--epochs") == 0) s.epochs = 20;
             s.literal_positions = true;
         }
-        s.model.src_vocab_size = input_vocab.size();  // len(input_vocab)
-        s.model.tgt_vocab_size = output_vocab.size();
-        if (s.literal_positions) s.model.positions = tc::PositionScheme::literal;
         validate(s);
         cli::apply_threads(s.threads);
         manual_seed(s.seed);
-        tc::Transformer model(s.model);
+        tc::Transformer model(tc::TransformerOptions()
+                                  .src_vocab_size(input_vocab.size())  // len(input_vocab)
+                                  .tgt_vocab_size(output_vocab.size())
+                                  .d_model(s.d_model)
+                                  .d_ff(s.d_ff)
+                                  .d_k(s.d_k)
+                                  .d_v(s.d_v)
+                                  .n_layers(s.n_layers)
+                                  .n_heads(s.n_heads)
+                                  .positions(s.literal_positions ? tc::PositionScheme::literal
+                                                                 : tc::PositionScheme::sequential));
         optim::Adam opt(model.parameters(), {.lr = s.lr});
         optim::LRScheduler schedule(opt, optim::linear_warmup(s.lr, s.warmup));
         const std::string ckpt = fmt::format("{}/winter_games.safetensors", s.out);
@@ -174,7 +185,7 @@ int main(int argc, char** argv) {
         const long done = run.start(s.epochs);
         fmt::print("tutorial C Transformer: d_model {}, d_ff {}, {} layers, {} heads, {:.1f} M parameters; "
                    "Adam lr {:g}, warm-up {} epochs, seed {}\n",
-                   s.model.d_model, s.model.d_ff, s.model.n_layers, s.model.n_heads, model.num_parameters() / 1e6, s.lr,
+                   s.d_model, s.d_ff, s.n_layers, s.n_heads, model.num_parameters() / 1e6, s.lr,
                    s.warmup, s.seed);
         if (s.tutorial_settings)
             fmt::print("the lesson as written: vocabularies of {} and {} ids ('I' and '我' are 0 = PAD; Beijing, Winter, "

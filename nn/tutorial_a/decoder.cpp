@@ -5,14 +5,14 @@
 
 namespace xtgrad::nn::tutorial_a {
 
-Decoder::Decoder(std::size_t vocab_size, std::size_t max_seq_len, std::size_t num_layers, std::size_t model_dim,
-                 std::size_t num_heads, std::size_t ffn_dim, float dropout, const Options& options)
-    : num_layers(num_layers) {
+Decoder::Decoder(const DecoderOptions& o) : num_layers(o.num_layers()) {
     decoder_layers = register_module("decoder_layers", std::make_shared<ModuleList<DecoderLayer>>());
     for (std::size_t i = 0; i < num_layers; ++i)
-        decoder_layers->push_back(std::make_shared<DecoderLayer>(model_dim, num_heads, ffn_dim, dropout, options));
-    seq_embedding = register_module("seq_embedding", std::make_shared<Embedding>(vocab_size + 1, model_dim, /*padding_idx=*/0));
-    pos_embedding = register_module("pos_embedding", std::make_shared<PositionalEncoding>(model_dim, max_seq_len));
+        decoder_layers->push_back(std::make_shared<DecoderLayer>(o.layer<DecoderLayerOptions>()));
+    seq_embedding = register_module(
+        "seq_embedding", std::make_shared<Embedding>(EmbeddingOptions(o.vocab_size() + 1, o.model_dim()).padding_idx(0)));
+    pos_embedding = register_module(
+        "pos_embedding", std::make_shared<PositionalEncoding>(PositionalEncodingOptions(o.model_dim(), o.max_seq_len())));
 }
 
 // inputs (B, Lt), inputs_len (B), enc_output (B, Ls, d) -> output (B, Lt, d) and the attention maps

@@ -2,13 +2,11 @@
 
 namespace xtgrad::nn::tutorial_a {
 
-DecoderLayer::DecoderLayer(std::size_t model_dim, std::size_t num_heads, std::size_t ffn_dim, float dropout,
-                           const Options& options) {
-    auto attention = [&] { return std::make_shared<MultiHeadAttention>(model_dim, num_heads, dropout, options); };
-    self_attention = register_module("self_attention", attention());
-    context_attention = register_module("context_attention", attention());  // the notebook reuses one module
-    feed_forward = register_module(
-        "feed_forward", std::make_shared<PositionalWiseFeedForward>(model_dim, ffn_dim, dropout, options.layer_norm));
+DecoderLayer::DecoderLayer(const DecoderLayerOptions& o) {
+    self_attention = register_module("self_attention", std::make_shared<MultiHeadAttention>(o.attention()));
+    // the notebook reuses one module
+    context_attention = register_module("context_attention", std::make_shared<MultiHeadAttention>(o.attention()));
+    feed_forward = register_module("feed_forward", std::make_shared<PositionalWiseFeedForward>(o.feed_forward()));
 }
 
 // dec_inputs (B, Lt, d), enc_outputs (B, Ls, d) -> output (B, Lt, d) and both attention maps

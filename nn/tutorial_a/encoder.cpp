@@ -5,13 +5,14 @@
 
 namespace xtgrad::nn::tutorial_a {
 
-Encoder::Encoder(std::size_t vocab_size, std::size_t max_seq_len, std::size_t num_layers, std::size_t model_dim,
-                 std::size_t num_heads, std::size_t ffn_dim, float dropout, const Options& options) {
+Encoder::Encoder(const EncoderOptions& o) {
     encoder_layers = register_module("encoder_layers", std::make_shared<ModuleList<EncoderLayer>>());
-    for (std::size_t i = 0; i < num_layers; ++i)
-        encoder_layers->push_back(std::make_shared<EncoderLayer>(model_dim, num_heads, ffn_dim, dropout, options));
-    seq_embedding = register_module("seq_embedding", std::make_shared<Embedding>(vocab_size + 1, model_dim, /*padding_idx=*/0));
-    pos_embedding = register_module("pos_embedding", std::make_shared<PositionalEncoding>(model_dim, max_seq_len));
+    for (std::size_t i = 0; i < o.num_layers(); ++i)
+        encoder_layers->push_back(std::make_shared<EncoderLayer>(o.layer<EncoderLayerOptions>()));
+    seq_embedding = register_module(
+        "seq_embedding", std::make_shared<Embedding>(EmbeddingOptions(o.vocab_size() + 1, o.model_dim()).padding_idx(0)));
+    pos_embedding = register_module(
+        "pos_embedding", std::make_shared<PositionalEncoding>(PositionalEncodingOptions(o.model_dim(), o.max_seq_len())));
 }
 
 // inputs (B, L), inputs_len (B) -> output (B, L, d), one attention map per layer

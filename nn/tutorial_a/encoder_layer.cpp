@@ -2,11 +2,9 @@
 
 namespace xtgrad::nn::tutorial_a {
 
-EncoderLayer::EncoderLayer(std::size_t model_dim, std::size_t num_heads, std::size_t ffn_dim, float dropout,
-                           const Options& options) {
-    attention = register_module("attention", std::make_shared<MultiHeadAttention>(model_dim, num_heads, dropout, options));
-    feed_forward = register_module(
-        "feed_forward", std::make_shared<PositionalWiseFeedForward>(model_dim, ffn_dim, dropout, options.layer_norm));
+EncoderLayer::EncoderLayer(const EncoderLayerOptions& o) {
+    attention = register_module("attention", std::make_shared<MultiHeadAttention>(o.attention()));
+    feed_forward = register_module("feed_forward", std::make_shared<PositionalWiseFeedForward>(o.feed_forward()));
 }
 
 // inputs (B, L, d) -> output (B, L, d), attention (B·h, L, L)

@@ -6,7 +6,9 @@
 #pragma once
 
 #include "nn/options.hpp"
+#include "nn/tutorial_a/multi_head_attention.hpp"
 #include "nn/tutorial_a/options.hpp"
+#include "nn/tutorial_a/positional_wise_feed_forward.hpp"
 
 #include <cstddef>
 
@@ -21,6 +23,15 @@ public:
     XTGRAD_ARG(std::size_t, ffn_dim) = 2048;  // the notebook's EncoderLayer default is 2018, a typo (errata)
     XTGRAD_ARG(float, dropout) = 0.f;
     XTGRAD_TUTORIAL_A_ERRATA_ARGS;
+
+public:
+    // The sub-layers' options: both attentions of a decoder layer take the same.
+    MultiHeadAttentionOptions attention() const {
+        return MultiHeadAttentionOptions(model_dim_, num_heads_).dropout(dropout_).errata(errata());
+    }
+    PositionalWiseFeedForwardOptions feed_forward() const {
+        return PositionalWiseFeedForwardOptions(model_dim_, ffn_dim_).dropout(dropout_).layer_norm(layer_norm_);
+    }
 };
 
 using EncoderLayerOptions = LayerOptionsOf<struct EncoderLayerTag>;
@@ -38,9 +49,25 @@ public:
     XTGRAD_ARG(std::size_t, ffn_dim) = 2048;
     XTGRAD_ARG(float, dropout) = 0.f;
     XTGRAD_TUTORIAL_A_ERRATA_ARGS;
+
+public:
+    // Every layer of the stack: layer<EncoderLayerOptions>() or layer<DecoderLayerOptions>().
+    template <class LayerOptions>
+    LayerOptions layer() const {
+        return LayerOptions(model_dim_, num_heads_).ffn_dim(ffn_dim_).dropout(dropout_).errata(errata());
+    }
 };
 
 using EncoderOptions = StackOptionsOf<struct EncoderTag>;
 using DecoderOptions = StackOptionsOf<struct DecoderTag>;
+
+// The notebook's positional arguments after the vocabulary sizes, set on the options of a
+// stack or of the Transformer (their positional constructors and TransformerOptions::stack).
+template <class StackOptions>
+StackOptions with_sizes(StackOptions o, std::size_t num_layers, std::size_t model_dim, std::size_t num_heads,
+                        std::size_t ffn_dim, float dropout, const Options& errata) {
+    o.num_layers(num_layers).model_dim(model_dim).num_heads(num_heads).ffn_dim(ffn_dim).dropout(dropout).errata(errata);
+    return o;
+}
 
 }  // namespace xtgrad::nn::tutorial_a

@@ -13,9 +13,10 @@ namespace {
 constexpr const char* kType = "MultiHeadAttention";
 }
 
-MultiHeadAttention::MultiHeadAttention(std::size_t model_dim, std::size_t num_heads, float dropout_p,
-                                       const Options& options)
-    : dim_per_head(num_heads ? model_dim / num_heads : 0), num_heads(num_heads), options(options) {
+MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionOptions& o)
+    : dim_per_head(o.num_heads() ? o.model_dim() / o.num_heads() : 0), num_heads(o.num_heads()), options(o.errata()) {
+    const std::size_t model_dim = o.model_dim();
+    const float dropout_p = o.dropout();
     if (num_heads == 0 || model_dim % num_heads != 0)
         fail("{}: model_dim {} is not divisible by num_heads {}: every head needs dim_per_head = model_dim / num_heads "
              "features",

@@ -46,10 +46,10 @@ public:
 
 class MultiHeadAttention : public Module {
 public:
-    explicit MultiHeadAttention(const MultiHeadAttentionOptions& o)
-        : MultiHeadAttention(o.model_dim(), o.num_heads(), o.dropout(), o.errata()) {}
+    explicit MultiHeadAttention(const MultiHeadAttentionOptions& o);
     MultiHeadAttention(std::size_t model_dim = 512, std::size_t num_heads = 8, float dropout = 0.f,
-                       const Options& options = {});
+                       const Options& options = {})
+        : MultiHeadAttention(MultiHeadAttentionOptions(model_dim, num_heads).dropout(dropout).errata(options)) {}
 
     // key, value (B, Lk, d), query (B, Lq, d), attn_mask (B, Lq, Lk) true = masked, or null.
     // Returns {output (B, Lq, d), attention (B·h, Lq, Lk)}.

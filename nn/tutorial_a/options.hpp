@@ -33,7 +33,8 @@ struct Options {
 };
 
 // The same switches as fields of a module's <Module>Options (nn/options.hpp), e.g.
-// MultiHeadAttentionOptions(512, 8).split(HeadSplit::literal); errata() bundles them.
+// MultiHeadAttentionOptions(512, 8).split(HeadSplit::literal); errata() bundles them, and
+// errata(Options) sets the three at once (the positional constructors' last argument).
 #define XTGRAD_TUTORIAL_A_ERRATA_ARGS                                          \
     XTGRAD_ARG(HeadSplit, split) = HeadSplit::transpose;                       \
     XTGRAD_ARG(ScaleRule, scale) = ScaleRule::sqrt_dk;                         \
@@ -41,6 +42,10 @@ struct Options {
                                                                                \
 public:                                                                        \
     Options errata() const { return {split_, scale_, layer_norm_}; }          \
+    auto& errata(const Options& o) {                                           \
+        split_ = o.split, scale_ = o.scale, layer_norm_ = o.layer_norm;        \
+        return *this;                                                          \
+    }                                                                          \
                                                                                \
 private:                                                                       \
     static_assert(true)

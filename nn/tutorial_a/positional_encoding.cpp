@@ -24,7 +24,8 @@ Array PositionalEncoding::sinusoid_table(std::size_t d, std::size_t max_seq_len)
     return table;
 }
 
-PositionalEncoding::PositionalEncoding(std::size_t d_model, std::size_t max_seq_len) : max_seq_len(max_seq_len) {
+PositionalEncoding::PositionalEncoding(const PositionalEncodingOptions& o) : max_seq_len(o.max_seq_len()) {
+    const std::size_t d_model = o.d_model();
     if (d_model == 0 || max_seq_len == 0)
         fail("{}: d_model ({}) and max_seq_len ({}) must be positive", kType, d_model, max_seq_len);
     // As the notebook: an nn.Embedding (which draws its N(0, 1) weight, so a seed's later draws

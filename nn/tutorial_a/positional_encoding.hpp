@@ -29,8 +29,9 @@ public:
 
 class PositionalEncoding : public Module {
 public:
-    explicit PositionalEncoding(const PositionalEncodingOptions& o) : PositionalEncoding(o.d_model(), o.max_seq_len()) {}
-    PositionalEncoding(std::size_t d_model, std::size_t max_seq_len);
+    explicit PositionalEncoding(const PositionalEncodingOptions& o);
+    PositionalEncoding(std::size_t d_model, std::size_t max_seq_len)
+        : PositionalEncoding(PositionalEncodingOptions(d_model, max_seq_len)) {}
 
     // input_len (B) or (B, 1), each ≤ max_seq_len -> (B, max(input_len), d_model)
     Tensor forward(const Ids& input_len) const;

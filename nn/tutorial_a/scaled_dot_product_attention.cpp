@@ -9,7 +9,8 @@ namespace {
 constexpr const char* kType = "ScaledDotProductAttention";
 }
 
-ScaledDotProductAttention::ScaledDotProductAttention(float attention_dropout) : attention_dropout(attention_dropout) {
+ScaledDotProductAttention::ScaledDotProductAttention(const ScaledDotProductAttentionOptions& o)
+    : attention_dropout(o.attention_dropout()) {
     if (!(attention_dropout >= 0.f && attention_dropout <= 1.f))
         fail("{}: attention_dropout must be in [0, 1], got {}", kType, attention_dropout);
 }

@@ -31,9 +31,9 @@ class ScaledDotProductAttentionOptions {
 
 class ScaledDotProductAttention : public Module {
 public:
-    explicit ScaledDotProductAttention(const ScaledDotProductAttentionOptions& o)
-        : ScaledDotProductAttention(o.attention_dropout()) {}
-    explicit ScaledDotProductAttention(float attention_dropout = 0.f);
+    explicit ScaledDotProductAttention(const ScaledDotProductAttentionOptions& o);
+    explicit ScaledDotProductAttention(float attention_dropout = 0.f)
+        : ScaledDotProductAttention(ScaledDotProductAttentionOptions().attention_dropout(attention_dropout)) {}
 
     // Returns {context (B*, Lq, dv), attention (B*, Lq, Lk)}. scale 0 = none; attn_mask may be null.
     AttentionResult forward(const Tensor& q, const Tensor& k, const Tensor& v, float scale = 0.f,

@@ -5,14 +5,11 @@
 
 namespace xtgrad::nn::tutorial_a {
 
-Transformer::Transformer(std::size_t src_vocab_size, std::size_t src_max_len, std::size_t tgt_vocab_size,
-                         std::size_t tgt_max_len, std::size_t num_layers, std::size_t model_dim, std::size_t num_heads,
-                         std::size_t ffn_dim, float dropout, const Options& options) {
-    encoder = register_module("encoder", std::make_shared<Encoder>(src_vocab_size, src_max_len, num_layers, model_dim,
-                                                                   num_heads, ffn_dim, dropout, options));
-    decoder = register_module("decoder", std::make_shared<Decoder>(tgt_vocab_size, tgt_max_len, num_layers, model_dim,
-                                                                   num_heads, ffn_dim, dropout, options));
-    linear = register_module("linear", std::make_shared<Linear>(model_dim, tgt_vocab_size, /*bias=*/false));
+Transformer::Transformer(const TransformerOptions& o) {
+    encoder = register_module("encoder", std::make_shared<Encoder>(o.stack<EncoderOptions>(o.src_vocab_size(), o.src_max_len())));
+    decoder = register_module("decoder", std::make_shared<Decoder>(o.stack<DecoderOptions>(o.tgt_vocab_size(), o.tgt_max_len())));
+    linear = register_module("linear",
+                             std::make_shared<Linear>(LinearOptions(o.model_dim(), o.tgt_vocab_size()).bias(false)));
 }
 
 // src_seq (B, Ls), tgt_seq (B, Lt) -> logits (B, Lt, tgt_vocab_size) and every attention map

@@ -49,16 +49,24 @@ public:
     XTGRAD_ARG(std::size_t, ffn_dim) = 2048;
     XTGRAD_ARG(float, dropout) = 0.2f;
     XTGRAD_TUTORIAL_A_ERRATA_ARGS;
+
+public:
+    // The two stacks' options: StackOptions is EncoderOptions or DecoderOptions.
+    template <class StackOptions>
+    StackOptions stack(std::size_t vocab_size, std::size_t max_seq_len) const {
+        return with_sizes(StackOptions(vocab_size, max_seq_len), num_layers_, model_dim_, num_heads_, ffn_dim_, dropout_,
+                          errata());
+    }
 };
 
 class Transformer : public Module {
 public:
-    explicit Transformer(const TransformerOptions& o)
-        : Transformer(o.src_vocab_size(), o.src_max_len(), o.tgt_vocab_size(), o.tgt_max_len(), o.num_layers(),
-                      o.model_dim(), o.num_heads(), o.ffn_dim(), o.dropout(), o.errata()) {}
+    explicit Transformer(const TransformerOptions& o);
     Transformer(std::size_t src_vocab_size, std::size_t src_max_len, std::size_t tgt_vocab_size, std::size_t tgt_max_len,
                 std::size_t num_layers = 6, std::size_t model_dim = 512, std::size_t num_heads = 8,
-                std::size_t ffn_dim = 2048, float dropout = 0.2f, const Options& options = {});
+                std::size_t ffn_dim = 2048, float dropout = 0.2f, const Options& options = {})
+        : Transformer(with_sizes(TransformerOptions(src_vocab_size, src_max_len, tgt_vocab_size, tgt_max_len), num_layers,
+                                 model_dim, num_heads, ffn_dim, dropout, options)) {}
 
     // src_seq (B, Ls), src_len (B), tgt_seq (B, Lt), tgt_len (B): ids with trailing 0 = PAD.
     TransformerOutput forward(const Ids& src_seq, const Ids& src_len, const Ids& tgt_seq, const Ids& tgt_len) const;

@@ -4,6 +4,10 @@
 
 namespace xtgrad::nn::tutorial_c::check {
 
+void d_model_positive(const char* type, std::size_t d_model) {
+    if (d_model == 0) fail("{}: d_model must be positive (the sinusoid position table needs a column), got 0", type);
+}
+
 void token_ids(const Module& m, const char* type, const char* what, const Ids& ids, std::size_t vocab_size,
                std::size_t max_len) {
     if (ids.dimension() != 2)

@@ -11,18 +11,19 @@ namespace {
 constexpr const char* kType = "tutorial_c::Decoder";
 }
 
-Decoder::Decoder(const Config& c) : config(c) {
-    output_token_emb = register_module("output_token_emb", std::make_shared<Embedding>(c.tgt_vocab_size, c.d_model));
+Decoder::Decoder(const DecoderOptions& o) : options(o) {
+    check::d_model_positive(kType, o.d_model());
+    output_token_emb = register_module("output_token_emb", std::make_shared<Embedding>(o.tgt_vocab_size(), o.d_model()));
     pos_emb = register_module(
-        "pos_emb", Embedding::from_pretrained(get_sinusoid_encoding_table(c.tgt_len + 1, c.d_model), /*freeze=*/true));
+        "pos_emb", Embedding::from_pretrained(get_sinusoid_encoding_table(o.tgt_len() + 1, o.d_model()), /*freeze=*/true));
     layers = register_module("layers", std::make_shared<ModuleList<DecoderLayer>>());
-    for (std::size_t i = 0; i < c.n_layers; ++i)
-        layers->push_back(std::make_shared<DecoderLayer>(c.d_model, c.n_heads, c.d_ff, c.d_k, c.d_v));
+    for (std::size_t i = 0; i < o.n_layers(); ++i)
+        layers->push_back(std::make_shared<DecoderLayer>(o.decoder_layer()));
 }
 
 DecoderOutput Decoder::forward(const Ids& dec_inputs, const Ids& enc_inputs, const Tensor& enc_outputs) const {
     auto scope = enter(dec_inputs, enc_inputs, enc_outputs);
-    check::token_ids(*this, kType, "dec_inputs", dec_inputs, config.tgt_vocab_size, config.tgt_len);
+    check::token_ids(*this, kType, "dec_inputs", dec_inputs, options.tgt_vocab_size(), options.tgt_len());
     if (enc_inputs.dimension() != 2 || enc_inputs.shape(0) != dec_inputs.shape(0) || enc_outputs.dim() != 3 ||
         enc_outputs.size(0) != enc_inputs.shape(0) || enc_outputs.size(1) != enc_inputs.shape(1))
         module_error(*this, kType,
@@ -33,7 +34,7 @@ DecoderOutput Decoder::forward(const Ids& dec_inputs, const Ids& enc_inputs, con
     // (B, Lt) -> (B, Lt, d)
     DecoderOutput out;
     out.dec_outputs = output_token_emb->forward(dec_inputs) +
-                      pos_emb->forward(positions(dec_inputs, config.positions, Side::decoder));
+                      pos_emb->forward(positions(dec_inputs, options.positions(), Side::decoder));
     const Mask dec_self_attn_mask = get_dec_self_attn_mask(dec_inputs);            // (B, Lt, Lt)
     const Mask dec_enc_attn_mask = get_attn_pad_mask(dec_inputs, enc_inputs);      // (B, Lt, Ls)
     for (const auto& layer : *layers) {

@@ -11,7 +11,7 @@
 //
 // Errata (docs/tutorial_c.md): the tutorial hard-codes pos_emb(LongTensor([[7,1,2,3,4,5,6]])),
 // so the start token 'S' gets position 7 and the last word position 6; xtgrad uses 1..len
-// (Config::positions = literal reproduces the tutorial's rows).
+// (positions(PositionScheme::literal) reproduces the tutorial's rows).
 #pragma once
 
 #include "nn/layers.hpp"
@@ -32,11 +32,11 @@ struct DecoderOutput {
 
 class Decoder : public Module {
 public:
-    explicit Decoder(const Config& config);
+    explicit Decoder(const DecoderOptions& options);
     // dec_inputs (B, Lt) and enc_inputs (B, Ls) ids (0 = PAD), enc_outputs (B, Ls, d).
     DecoderOutput forward(const Ids& dec_inputs, const Ids& enc_inputs, const Tensor& enc_outputs) const;
 
-    Config config;
+    DecoderOptions options;
     std::shared_ptr<Embedding> output_token_emb, pos_emb;
     std::shared_ptr<ModuleList<DecoderLayer>> layers;
 };

@@ -12,7 +12,7 @@
 // Errata (docs/tutorial_c.md): the tutorial looks up pos_emb(LongTensor([[1,2,3,4,5,6,0]])),
 // hard-coded for its one 7-word sentence: the 7th word gets position 0 (PAD's), and any
 // other length or batch breaks. xtgrad uses 1..len at real tokens and 0 at PAD
-// (positions.hpp); Config::positions = literal reproduces the tutorial's rows.
+// (positions.hpp); positions(PositionScheme::literal) reproduces the tutorial's rows.
 #pragma once
 
 #include "nn/layers.hpp"
@@ -32,10 +32,10 @@ struct EncoderOutput {
 
 class Encoder : public Module {
 public:
-    explicit Encoder(const Config& config);
+    explicit Encoder(const EncoderOptions& options);
     EncoderOutput forward(const Ids& enc_inputs) const;  // enc_inputs (B, Ls), 0 = PAD, Ls <= src_len
 
-    Config config;
+    EncoderOptions options;
     std::shared_ptr<Embedding> token_emb, pos_emb;
     std::shared_ptr<ModuleList<EncoderLayer>> layers;
 };

@@ -12,10 +12,10 @@ namespace {
 constexpr const char* kType = "tutorial_c::Transformer";
 }
 
-Transformer::Transformer(const Config& c) : config(c) {
-    encoder = register_module("encoder", std::make_shared<Encoder>(c));
-    decoder = register_module("decoder", std::make_shared<Decoder>(c));
-    projection = register_module("projection", std::make_shared<Linear>(c.d_model, c.tgt_vocab_size, /*bias=*/false));
+Transformer::Transformer(const TransformerOptions& o) : options(o) {
+    encoder = register_module("encoder", std::make_shared<Encoder>(o));
+    decoder = register_module("decoder", std::make_shared<Decoder>(o));
+    projection = register_module("projection", std::make_shared<Linear>(o.d_model(), o.tgt_vocab_size(), /*bias=*/false));
 }
 
 TransformerOutput Transformer::forward(const Ids& enc_inputs, const Ids& dec_inputs) const {
@@ -23,7 +23,7 @@ TransformerOutput Transformer::forward(const Ids& enc_inputs, const Ids& dec_inp
     auto [enc_outputs, enc_self_attns] = encoder->forward(enc_inputs);
     auto [dec_outputs, dec_self_attns, dec_enc_attns] = decoder->forward(dec_inputs, enc_inputs, enc_outputs);
     const Tensor dec_logits = projection->forward(dec_outputs);  // (B, Lt, V)
-    const long V = static_cast<long>(config.tgt_vocab_size);
+    const long V = static_cast<long>(options.tgt_vocab_size());
     return scope.output(TransformerOutput{reshape(dec_logits, {-1, V}), std::move(enc_self_attns),
                                           std::move(dec_self_attns), std::move(dec_enc_attns)});
 }
@@ -32,16 +32,16 @@ Ids Transformer::greedy_decode(const Ids& enc_inputs, std::int64_t start_id, std
                                std::size_t max_new_tokens) const {
     auto scope = path_scope();
     NoGradGuard no_grad;
-    const auto vocab = static_cast<std::int64_t>(config.tgt_vocab_size);
+    const auto vocab = static_cast<std::int64_t>(options.tgt_vocab_size());
     if (start_id < 0 || start_id >= vocab || end_id < 0 || end_id >= vocab)
         module_error(*this, kType,
                      fmt::format("greedy_decode: start_id {} and end_id {} must be ids of the target vocabulary of {}",
                                  start_id, end_id, vocab));
-    if (max_new_tokens == 0) max_new_tokens = config.tgt_len;
-    if (max_new_tokens > config.tgt_len)
+    if (max_new_tokens == 0) max_new_tokens = options.tgt_len();
+    if (max_new_tokens > options.tgt_len())
         module_error(*this, kType,
                      fmt::format("greedy_decode: max_new_tokens {} exceeds tgt_len {}, the longest decoder input",
-                                 max_new_tokens, config.tgt_len));
+                                 max_new_tokens, options.tgt_len()));
     const EncoderOutput enc = encoder->forward(enc_inputs);
     const std::size_t B = enc_inputs.shape(0);
 

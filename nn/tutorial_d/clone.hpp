@@ -9,6 +9,13 @@
 
 namespace xtgrad::nn::tutorial_d {
 
+// A shared_ptr that does not own `layer` (the aliasing constructor with no owner), for an
+// options object that only lends the layer to a constructor that copies it.
+template <class Layer>
+std::shared_ptr<const Layer> borrowed(const Layer& layer) {
+    return std::shared_ptr<const Layer>(std::shared_ptr<void>(), &layer);
+}
+
 // A deep copy of `layer`: built from its options, then given its values and its training mode.
 // deepcopy draws no random numbers, so the generator is put back after the copy's own
 // initialisation: the draws of a model stay torch's, clone for clone.

@@ -12,15 +12,17 @@ const TransformerDecoderLayer& given_layer(const TransformerDecoderOptions& o) {
 }
 }  // namespace
 
-TransformerDecoder::TransformerDecoder(const TransformerDecoderOptions& o)
-    : TransformerDecoder(given_layer(o), o.num_layers(), o.norm()) {}
-
-TransformerDecoder::TransformerDecoder(const TransformerDecoderLayer& decoder_layer, std::size_t num_layers,
-                                       std::shared_ptr<LayerNorm> final_norm) {
+TransformerDecoder::TransformerDecoder(const TransformerDecoderOptions& o) {
+    const TransformerDecoderLayer& decoder_layer = given_layer(o);
     layers = register_module("layers", std::make_shared<ModuleList<TransformerDecoderLayer>>());
-    for (std::size_t i = 0; i < num_layers; ++i) layers->push_back(deep_copy(decoder_layer));  // torch's _get_clones
-    if (final_norm) norm = register_module("norm", std::move(final_norm));
+    for (std::size_t i = 0; i < o.num_layers(); ++i) layers->push_back(deep_copy(decoder_layer));  // torch's _get_clones
+    if (o.norm()) norm = register_module("norm", o.norm());
 }
+
+// The options only borrow the layer for the constructor, which copies it: a non-owning pointer.
+TransformerDecoder::TransformerDecoder(const TransformerDecoderLayer& decoder_layer, std::size_t num_layers,
+                                       std::shared_ptr<LayerNorm> final_norm)
+    : TransformerDecoder(TransformerDecoderOptions(borrowed(decoder_layer), num_layers).norm(std::move(final_norm))) {}
 
 Tensor TransformerDecoder::forward(const Tensor& tgt, const Tensor& memory, const AttentionMask& tgt_mask,
                                    const AttentionMask& memory_mask, const AttentionMask& tgt_key_padding_mask,

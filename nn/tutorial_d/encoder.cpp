@@ -11,7 +11,7 @@ namespace xtgrad::nn::tutorial_d {
 PositionalEncodingAt positional_encoding_from_string(const std::string& name) {
     if (name == "encoder_input") return PositionalEncodingAt::encoder_input;
     if (name == "none") return PositionalEncodingAt::none;
-    fail("positional encoding placement should be encoder_input/none, not {}", name);
+    fail("TransformerEncoder: positional encoding placement should be encoder_input/none, not {}", name);
 }
 
 namespace {
@@ -22,16 +22,21 @@ const TransformerEncoderLayer& given_layer(const TransformerEncoderOptions& o) {
 }  // namespace
 
 TransformerEncoder::TransformerEncoder(const TransformerEncoderOptions& o)
-    : TransformerEncoder(given_layer(o), o.num_layers(), o.norm(), o.pe(), o.pe_max_len()) {}
+    : layer_options(given_layer(o).options), pe(o.pe()), pe_max_len(o.pe_max_len()) {
+    layers = register_module("layers", std::make_shared<ModuleList<TransformerEncoderLayer>>());
+    const TransformerEncoderLayer& encoder_layer = *o.encoder_layer();  // checked by given_layer above
+    for (std::size_t i = 0; i < o.num_layers(); ++i) layers->push_back(deep_copy(encoder_layer));  // torch's _get_clones
+    if (o.norm()) norm = register_module("norm", o.norm());
+}
 
+// The options only borrow the layer for the constructor, which copies it: a non-owning pointer.
 TransformerEncoder::TransformerEncoder(const TransformerEncoderLayer& encoder_layer, std::size_t num_layers,
                                        std::shared_ptr<LayerNorm> final_norm, PositionalEncodingAt pe,
                                        std::size_t pe_max_len)
-    : layer_options(encoder_layer.options), pe(pe), pe_max_len(pe_max_len) {
-    layers = register_module("layers", std::make_shared<ModuleList<TransformerEncoderLayer>>());
-    for (std::size_t i = 0; i < num_layers; ++i) layers->push_back(deep_copy(encoder_layer));  // torch's _get_clones
-    if (final_norm) norm = register_module("norm", std::move(final_norm));
-}
+    : TransformerEncoder(TransformerEncoderOptions(borrowed(encoder_layer), num_layers)
+                             .norm(std::move(final_norm))
+                             .pe(pe)
+                             .pe_max_len(pe_max_len)) {}
 
 Tensor TransformerEncoder::forward(const Tensor& src, const AttentionMask& mask,
                                    const AttentionMask& src_key_padding_mask) const {

@@ -17,7 +17,7 @@ Activation::Activation(const char* name) : Activation(activation_from_string(nam
 Activation activation_from_string(const std::string& name) {
     if (name == "relu") return Activation::relu;
     if (name == "gelu") return Activation::gelu;
-    fail("activation should be relu/gelu, not {}", name);
+    fail("TransformerEncoderLayer/TransformerDecoderLayer: activation should be relu/gelu, not {}", name);
 }
 
 const char* to_string(const Activation& a) { return a.name().c_str(); }

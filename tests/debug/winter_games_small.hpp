@@ -9,14 +9,8 @@
 
 namespace xtgrad::test {
 
-inline nn::tutorial_c::Config small_config() {
-    nn::tutorial_c::Config c;
-    c.d_model = 16;
-    c.d_ff = 32;
-    c.d_k = c.d_v = 8;
-    c.n_layers = 1;
-    c.n_heads = 2;
-    return c;
+inline nn::tutorial_c::TransformerOptions small_config() {
+    return nn::tutorial_c::TransformerOptions().d_model(16).d_ff(32).d_k(8).d_v(8).n_layers(1).n_heads(2);
 }
 
 struct WinterGames {

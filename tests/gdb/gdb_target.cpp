@@ -52,14 +52,9 @@ void make_printer_arrays() {
 int main() {
     using namespace xtgrad;
     gdb_target::make_printer_arrays();
-    nn::tutorial_c::Config c;
-    c.d_model = 16;
-    c.d_ff = 32;
-    c.d_k = c.d_v = 8;
-    c.n_layers = 2;
-    c.n_heads = 2;
     manual_seed(0);
-    nn::tutorial_c::Transformer model(c);
+    nn::tutorial_c::Transformer model(
+        nn::tutorial_c::TransformerOptions().d_model(16).d_ff(32).d_k(8).d_v(8).n_layers(2).n_heads(2));
     gdb_target::w_q = model.encoder->layers->operator[](0).enc_self_attn->W_Q->weight;
 
     // 'I like the 2022 Beijing Winter Games' -> '我 爱 2022 北京 冬 奥会 E'

@@ -34,11 +34,7 @@ void empty_result(const Tensor& y, const Shape& expected, const Tensor& input) {
     CHECK(Shape(grad.shape().begin(), grad.shape().end()) == input.shape());
 }
 
-tc::Config small_c() {
-    tc::Config c;
-    c.d_model = kD, c.d_ff = kFf, c.d_k = 3, c.d_v = 5, c.n_layers = 1, c.n_heads = kH;
-    return c;
-}
+tc::TransformerOptions small_c() { return tc::TransformerOptions().d_model(kD).d_ff(kFf).d_k(3).d_v(5).n_layers(1).n_heads(kH); }
 
 }  // namespace
 
@@ -143,7 +139,7 @@ TEST_CASE("empty inputs, tutorial C: every module passes batch 0; length 0 is na
 
     tc::Transformer model(small_c());
     tc::TransformerOutput out = model.forward(ids({0, 4}), ids({0, 3}));
-    CHECK(out.logits.shape() == Shape{0, small_c().tgt_vocab_size});
+    CHECK(out.logits.shape() == Shape{0, small_c().tgt_vocab_size()});
     CHECK(out.dec_enc_attns.at(0).shape() == Shape{0, kH, 3, 4});
     CHECK(model.greedy_decode(ids({0, 4}), 7, 8).shape(0) == 0);
     test::expect_error([&] { model.forward(ids({1, 0}), ids({1, 3})); },

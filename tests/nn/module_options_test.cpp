@@ -10,6 +10,9 @@
 #include "nn/tutorial_a/tutorial_a.hpp"
 #include "nn/tutorial_b/tutorial_b.hpp"
 #include "nn/tutorial_c/tutorial_c.hpp"
+#include "nn/tutorial_d/tutorial_d.hpp"
+
+#include <type_traits>
 
 TEST_SUITE_BEGIN("nn");
 
@@ -17,26 +20,9 @@ using namespace xtgrad;
 namespace ta = nn::tutorial_a;
 namespace tb = nn::tutorial_b;
 namespace tc = nn::tutorial_c;
+namespace td = nn::tutorial_d;
 
-namespace {
-
-// Builds both with the same seed; the state names and every initial value agree.
-template <class FromOptions, class Positional>
-void same_module(FromOptions&& from_options, Positional&& positional) {
-    manual_seed(3);
-    auto a = from_options();
-    manual_seed(3);
-    auto b = positional();
-    const nn::NamedTensors pa = a.named_parameters(), pb = b.named_parameters();
-    REQUIRE(test::names_of(pa) == test::names_of(pb));
-    CHECK_FALSE(pa.empty());
-    for (std::size_t i = 0; i < pa.size(); ++i) {
-        CAPTURE(pa[i].first);
-        CHECK(xt::all(xt::equal(pa[i].second.data(), pb[i].second.data())));
-    }
-}
-
-}  // namespace
+using test::same_module;
 
 TEST_CASE("module options: tutorial A, Options or the notebook's positional arguments build one module") {
     same_module([] { return ta::MultiHeadAttention(ta::MultiHeadAttentionOptions(8, 2).dropout(0.1f).split(ta::HeadSplit::literal)); },
@@ -97,6 +83,67 @@ TEST_CASE("module options: tutorial C and the shared feed-forward block") {
     CHECK(o.dropout() == 0.f);
     CHECK(o.layer_norm() == nn::LayerNormKind::torch);
     CHECK(o.conv_names().first == "w1");
+}
+
+TEST_CASE("module options: tutorial A's Options constructors are the real ones; the positional ones forward") {
+    same_module([] { return ta::Encoder(ta::EncoderOptions(9, 5).num_layers(1).model_dim(8).num_heads(2).ffn_dim(12)); },
+                [] { return ta::Encoder(9, 5, 1, 8, 2, 12); });
+    same_module([] { return ta::Decoder(ta::DecoderOptions(9, 5).num_layers(2).model_dim(8).num_heads(2).ffn_dim(12)); },
+                [] { return ta::Decoder(9, 5, 2, 8, 2, 12); });
+    same_module([] { return ta::PositionalEncoding(ta::PositionalEncodingOptions(8, 5)); }, [] { return ta::PositionalEncoding(8, 5); });
+    CHECK(ta::ScaledDotProductAttention(ta::ScaledDotProductAttentionOptions().attention_dropout(0.3f)).attention_dropout ==
+          ta::ScaledDotProductAttention(0.3f).attention_dropout);
+    // errata(Options) sets the three switches at once, as the positional constructors' last argument
+    ta::MultiHeadAttentionOptions o(8, 2);
+    CHECK(&o.errata({ta::HeadSplit::literal, ta::ScaleRule::literal, ta::LayerNormKind::custom}) == &o);
+    CHECK(o.split() == ta::HeadSplit::literal);
+    CHECK(o.scale() == ta::ScaleRule::literal);
+    CHECK(o.layer_norm() == ta::LayerNormKind::custom);
+    // a stack's options reach every layer
+    const ta::Encoder encoder(ta::EncoderOptions(9, 5).num_layers(1).model_dim(8).num_heads(2).ffn_dim(12).split(ta::HeadSplit::literal));
+    CHECK((*encoder.encoder_layers)[0].attention->options.split == ta::HeadSplit::literal);
+    test::expect_error([] { ta::Encoder(ta::EncoderOptions(9, 5).model_dim(8).num_heads(3)); },
+                       {"MultiHeadAttention", "model_dim 8", "num_heads 3"});
+}
+
+TEST_CASE("module options: tutorial C's TransformerOptions are the lesson's globals as chained setters") {
+    static_assert(std::is_same_v<tc::EncoderOptions, tc::TransformerOptions>);
+    static_assert(std::is_same_v<tc::DecoderOptions, tc::TransformerOptions>);
+    tc::TransformerOptions o;
+    CHECK(&o.d_model(8).d_ff(12).d_k(3).d_v(5).n_layers(1).n_heads(2) == &o);
+    CHECK(&o.src_vocab_size(7).tgt_vocab_size(6).src_len(6).tgt_len(5).positions(tc::PositionScheme::literal) == &o);
+    CHECK(o.d_model() == 8);
+    CHECK(o.positions() == tc::PositionScheme::literal);
+    // every layer of both stacks reads the same globals
+    CHECK(o.encoder_layer().d_ff() == 12);
+    CHECK(o.decoder_layer().d_v() == 5);
+    same_module([&] { return tc::EncoderLayer(o.encoder_layer()); }, [] { return tc::EncoderLayer(8, 2, 12, 3, 5); });
+    same_module([&] { return tc::DecoderLayer(o.decoder_layer()); }, [] { return tc::DecoderLayer(8, 2, 12, 3, 5); });
+    const tc::Transformer model(o);
+    CHECK(model.encoder->options.src_len() == 6);
+    CHECK(model.decoder->options.tgt_vocab_size() == 6);
+    CHECK(model.encoder->pos_emb->weight.shape() == Shape{7, 8});  // src_len + 1 rows
+    CHECK(model.projection->weight.shape() == Shape{6, 8});
+    test::expect_error([] { tc::Transformer(tc::TransformerOptions().d_model(8).d_ff(12).n_layers(1).n_heads(0)); },
+                       {"MultiHeadAttention", "n_heads"});
+    test::expect_error([] { tc::Encoder(tc::EncoderOptions().d_model(0).n_layers(0)); }, {"tutorial_c::Encoder", "d_model", "got 0"});
+    test::expect_error([] { tc::Decoder(tc::DecoderOptions().d_model(0).n_layers(0)); }, {"tutorial_c::Decoder", "d_model", "got 0"});
+}
+
+TEST_CASE("module options: tutorial D's stacks, the Options constructor is the real one; torch's positional arguments forward") {
+    manual_seed(4);
+    const auto enc_layer = std::make_shared<td::TransformerEncoderLayer>(td::TransformerEncoderLayerOptions(8, 2).dim_feedforward(12));
+    const auto dec_layer = std::make_shared<td::TransformerDecoderLayer>(td::TransformerDecoderLayerOptions(8, 2).dim_feedforward(12));
+    same_module([&] { return td::TransformerEncoder(td::TransformerEncoderOptions(enc_layer, 2).pe(td::PositionalEncodingAt::none)); },
+                [&] { return td::TransformerEncoder(*enc_layer, 2, nullptr, td::PositionalEncodingAt::none); });
+    same_module([&] { return td::TransformerDecoder(td::TransformerDecoderOptions(dec_layer, 2)); },
+                [&] { return td::TransformerDecoder(*dec_layer, 2); });
+    const td::TransformerEncoder encoder(*enc_layer, 1, nullptr, td::PositionalEncodingAt::none, 64);
+    CHECK(encoder.pe == td::PositionalEncodingAt::none);
+    CHECK(encoder.pe_max_len == 64);
+    CHECK(enc_layer.use_count() == 1);  // the positional constructor only borrowed the layer
+    test::expect_error([] { td::TransformerDecoder(td::TransformerDecoderOptions(nullptr, 2)); },
+                       {"TransformerDecoder", "decoder_layer is null"});
 }
 
 TEST_SUITE_END();

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "nn/module.hpp"
+#include "tests/test_util.hpp"
 #include "xtgrad.hpp"
 
 #include <string>
@@ -30,6 +31,24 @@ inline std::vector<std::string> names_of(const nn::NamedTensors& list) {
     std::vector<std::string> out;
     for (auto& [name, t] : list) out.push_back(name);
     return out;
+}
+
+// A module built from its Options and the same module from its positional constructor, each
+// after the same seed: the state names and every initial value agree (TEAM.md, module options).
+template <class FromOptions, class Positional>
+void same_module(FromOptions&& from_options, Positional&& positional) {
+    manual_seed(3);
+    auto a = from_options();
+    manual_seed(3);
+    auto b = positional();
+    const nn::NamedTensors pa = a.named_parameters(), pb = b.named_parameters();
+    REQUIRE(names_of(pa) == names_of(pb));
+    CHECK_FALSE(pa.empty());
+    for (std::size_t i = 0; i < pa.size(); ++i) {
+        CAPTURE(pa[i].first);
+        CHECK(pa[i].second.shape() == pb[i].second.shape());
+        CHECK(xt::all(xt::equal(pa[i].second.data(), pb[i].second.data())));
+    }
 }
 
 }  // namespace xtgrad::test

@@ -29,19 +29,18 @@ namespace {
 // Small sizes: d 8, 2 heads, d_k 3 and d_v 5 (not d / h, as the tutorial allows), d_ff 12.
 constexpr std::size_t kD = 8, kHeads = 2, kDk = 3, kDv = 5, kFf = 12;
 
-tc::Config small_config() {
-    tc::Config c;
-    c.src_vocab_size = 7;
-    c.tgt_vocab_size = 6;
-    c.src_len = 6;
-    c.tgt_len = 5;
-    c.d_model = kD;
-    c.d_ff = kFf;
-    c.d_k = kDk;
-    c.d_v = kDv;
-    c.n_layers = 1;
-    c.n_heads = kHeads;
-    return c;
+tc::TransformerOptions small_config() {
+    return tc::TransformerOptions()
+        .src_vocab_size(7)
+        .tgt_vocab_size(6)
+        .src_len(6)
+        .tgt_len(5)
+        .d_model(kD)
+        .d_ff(kFf)
+        .d_k(kDk)
+        .d_v(kDv)
+        .n_layers(1)
+        .n_heads(kHeads);
 }
 
 // Each gradcheck test seeds the default generator first, so the module's initial weights do
@@ -217,11 +216,10 @@ TEST_CASE("tutorial C: DecoderLayer gradcheck, attention maps of both attentions
 // ---- Encoder, Decoder, Transformer ------------------------------------------------------------
 
 TEST_CASE("tutorial C: Encoder adds the frozen sinusoid row of each position to the token embedding") {
-    tc::Config c = small_config();
-    c.n_layers = 0;  // just the embeddings
+    const tc::EncoderOptions c = small_config().n_layers(0);  // just the embeddings
     tc::Encoder encoder(c);
     CHECK_FALSE(encoder.pos_emb->weight.requires_grad());
-    CHECK(encoder.pos_emb->weight.shape() == Shape{c.src_len + 1, kD});
+    CHECK(encoder.pos_emb->weight.shape() == Shape{c.src_len() + 1, kD});
     const Tensor x = encoder.forward(kEnc).enc_outputs;
     // batch 1, token 1 (id 6) at position 2; token 3 is PAD (id 0) at position 0
     CHECK(x.data()(1, 1, 3) == encoder.token_emb->weight.data()(6, 3) + encoder.pos_emb->weight.data()(2, 3));
@@ -258,9 +256,7 @@ TEST_CASE("tutorial C: Transformer gradcheck over every trainable parameter; the
 }
 
 TEST_CASE("tutorial C: literal positions change only what the positions reach") {
-    tc::Config literal = small_config();
-    literal.positions = tc::PositionScheme::literal;
-    tc::Transformer a(small_config()), b(literal);
+    tc::Transformer a(small_config()), b(small_config().positions(tc::PositionScheme::literal));
     b.load_state_dict(a.state_dict());
     const Ids full_enc = {{3, 1, 5, 2, 4}}, full_dec = {{1, 4, 2, 3}};
     const Tensor la = a.forward(full_enc, full_dec).logits, lb = b.forward(full_enc, full_dec).logits;
@@ -312,10 +308,17 @@ TEST_CASE("tutorial C: state names are the tutorial's, in torch's order, pos_emb
     CHECK(names_where(tc::EncoderLayer(20, 4, 36, 5, 5), true) == meta_names("encoder_layer_c", "params"));
     CHECK(names_where(tc::DecoderLayer(20, 4, 36, 5, 5), true) == meta_names("decoder_layer_c", "params"));
     CHECK(names_where(tc::PoswiseFeedForwardNet(20, 36), true) == meta_names("ffn_conv1d__c_names", "params"));
-    tc::Config c;
-    c.src_vocab_size = 13, c.tgt_vocab_size = 11, c.src_len = 10, c.tgt_len = 9;
-    c.d_model = 20, c.d_ff = 36, c.d_k = 5, c.d_v = 5, c.n_layers = 2, c.n_heads = 4;
-    tc::Transformer model(c);
+    tc::Transformer model(tc::TransformerOptions()
+                              .src_vocab_size(13)
+                              .tgt_vocab_size(11)
+                              .src_len(10)
+                              .tgt_len(9)
+                              .d_model(20)
+                              .d_ff(36)
+                              .d_k(5)
+                              .d_v(5)
+                              .n_layers(2)
+                              .n_heads(4));
     CHECK(names_where(model, true) == meta_names("transformer_c", "params"));
     // the frozen tables: parameters without gradient (torch: requires_grad=False), the
     // fixture's "buffers"
@@ -329,19 +332,19 @@ TEST_CASE("tutorial C: state names are the tutorial's, in torch's order, pos_emb
     CHECK_FALSE(model.projection->bias.defined());
 }
 
-TEST_CASE("tutorial C: the default Config is the lesson's model on the Winter Games vocabularies") {
-    const tc::Config c;
-    CHECK(c.d_model == 512);
-    CHECK(c.d_ff == 2048);
-    CHECK(c.d_k == 64);
-    CHECK(c.d_v == 64);
-    CHECK(c.n_layers == 6);
-    CHECK(c.n_heads == 8);
-    CHECK(c.src_vocab_size == 8);  // PAD + 7 source words, one id each
-    CHECK(c.tgt_vocab_size == 9);  // PAD + 6 target words + S + E
-    CHECK(c.src_len == 7);
-    CHECK(c.tgt_len == 7);
-    CHECK(c.positions == tc::PositionScheme::sequential);
+TEST_CASE("tutorial C: the default TransformerOptions are the lesson's model on the Winter Games vocabularies") {
+    const tc::TransformerOptions c;
+    CHECK(c.d_model() == 512);
+    CHECK(c.d_ff() == 2048);
+    CHECK(c.d_k() == 64);
+    CHECK(c.d_v() == 64);
+    CHECK(c.n_layers() == 6);
+    CHECK(c.n_heads() == 8);
+    CHECK(c.src_vocab_size() == 8);  // PAD + 7 source words, one id each
+    CHECK(c.tgt_vocab_size() == 9);  // PAD + 6 target words + S + E
+    CHECK(c.src_len() == 7);
+    CHECK(c.tgt_len() == 7);
+    CHECK(c.positions() == tc::PositionScheme::sequential);
 }
 
 namespace {
@@ -364,9 +367,9 @@ TEST_CASE("tutorial C: make_batch maps the sentences through the lesson's vocabu
 
 TEST_CASE("tutorial C: make_batch with the fixed vocabularies gives PAD = 0 and one id per word") {
     const tc::Vocab in = tc::input_vocab(), out = tc::output_vocab();
-    const tc::Config c;
-    CHECK(in.size() == c.src_vocab_size);
-    CHECK(out.size() == c.tgt_vocab_size);
+    const tc::TransformerOptions c;
+    CHECK(in.size() == c.src_vocab_size());
+    CHECK(out.size() == c.tgt_vocab_size());
     const tc::Batch b = tc::make_batch(tc::sentences(), in, out);
     CHECK(row_of(b.enc_inputs) == std::vector<std::int64_t>{1, 2, 3, 4, 5, 6, 7});
     CHECK(row_of(b.dec_inputs) == std::vector<std::int64_t>{7, 1, 2, 3, 4, 5, 6});

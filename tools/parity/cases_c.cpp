@@ -33,21 +33,20 @@ void add_numbered(Outputs& out, const std::string& name, const std::vector<Tenso
 
 // transformer_c, and train_transformer_c (tools/parity/cases_train.cpp), whose config has no
 // d_k, d_v: then d_model / n_heads.
-c::Config transformer_c_config(const Fixture& f) {
-    c::Config cfg;
-    cfg.src_vocab_size = f.cfg_int("src_vocab_size");
-    cfg.tgt_vocab_size = f.cfg_int("tgt_vocab_size");
-    cfg.src_len = f.cfg_int("src_len");
-    cfg.tgt_len = f.cfg_int("tgt_len");
-    cfg.d_model = f.cfg_int("d_model");
-    cfg.d_ff = f.cfg_int("d_ff");
-    cfg.d_k = head_size(f, "d_k");
-    cfg.d_v = head_size(f, "d_v");
-    cfg.n_layers = f.cfg_int("n_layers");
-    cfg.n_heads = f.cfg_int("n_heads");
-    cfg.positions = f.option("c_positions", "sequential") == "literal" ? c::PositionScheme::literal
-                                                                      : c::PositionScheme::sequential;
-    return cfg;
+c::TransformerOptions transformer_c_config(const Fixture& f) {
+    return c::TransformerOptions()
+        .src_vocab_size(f.cfg_int("src_vocab_size"))
+        .tgt_vocab_size(f.cfg_int("tgt_vocab_size"))
+        .src_len(f.cfg_int("src_len"))
+        .tgt_len(f.cfg_int("tgt_len"))
+        .d_model(f.cfg_int("d_model"))
+        .d_ff(f.cfg_int("d_ff"))
+        .d_k(head_size(f, "d_k"))
+        .d_v(head_size(f, "d_v"))
+        .n_layers(f.cfg_int("n_layers"))
+        .n_heads(f.cfg_int("n_heads"))
+        .positions(f.option("c_positions", "sequential") == "literal" ? c::PositionScheme::literal
+                                                                      : c::PositionScheme::sequential);
 }
 
 void register_tutorial_c_runners() {
