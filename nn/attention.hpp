@@ -49,7 +49,7 @@ AttentionResult scaled_dot_product_attention_composed(const Tensor& q, const Ten
                                                       const AttentionOptions& options = {});
 
 enum class AttentionFusion { automatic, fused, composed };
-inline constexpr std::size_t kFusedMinScores = std::size_t{1} << 15;  // 128 KiB of scores
+inline constexpr std::size_t kFusedMinScores = std::size_t{1} << 12;  // 16 KiB of scores: a 64×64 block
 // Process-wide, as set_num_threads; tests force either path with it.
 void set_attention_fusion(AttentionFusion fusion);
 AttentionFusion attention_fusion();
