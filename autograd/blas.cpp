@@ -96,4 +96,17 @@ BlasThreadsScope::~BlasThreadsScope() {
     if (detail::backend_threads() != previous_) detail::backend_set_threads(previous_);
 }
 
+void for_each_slice(std::size_t count, double flops_per_slice, bool independent,
+                    const std::function<void(std::size_t)>& product) {
+    constexpr double kMinParallelFlops = 1 << 20;  // ~10-20 µs of GEMM
+    if (!independent || count < 2 || num_threads() < 2 || flops_per_slice * static_cast<double>(count) < kMinParallelFlops) {
+        for (std::size_t c = 0; c < count; ++c) product(c);
+        return;
+    }
+    BlasThreadsScope single(1);
+    parallel_for(count, 1, [&](std::size_t c0, std::size_t c1) {
+        for (std::size_t c = c0; c < c1; ++c) product(c);
+    });
+}
+
 }  // namespace xtgrad

@@ -86,6 +86,19 @@ Ids argmax(const Tensor& a, int dim, bool keepdim = false);
 Tensor softmax(const Tensor& a, int dim);
 Tensor log_softmax(const Tensor& a, int dim);
 
+// ---- the attention core (ops/attention.cpp), fused per (batch, head) block ----
+// q (..., Lq, d), k (..., Lk, d) with the same batch dims -> weights (..., Lq, Lk) = softmax over
+// the keys of (q kᵀ · scale, set to `fill` where `masked` is true, + additive): matmul_nt,
+// masked_fill, add and softmax as one node, bit for bit their results, keeping only q, k and the
+// weights. `masked` (null: none) and `additive` (undefined: none) broadcast to (..., Lq, Lk); the
+// additive mask gets a gradient if it requires one.
+Tensor attention_weights(const Tensor& q, const Tensor& k, float scale, const Mask* masked, float fill,
+                         const Tensor& additive = Tensor());
+// dropout(weights, p, training, gen) @ v as one node: weights (..., Lq, Lk), v (..., Lk, dv) with
+// the same batch dims -> (..., Lq, dv). The mask is drawn exactly as dropout draws it (so it
+// equals torch's) and kept as bytes; the dropped weights are recomputed in backward, not kept.
+Tensor dropout_matmul(const Tensor& weights, const Tensor& v, float p, bool training, Generator& gen);
+
 // ---- normalisation (ops/layer_norm.cpp, fused row kernels) ----
 // torch's layer norm over the last dim: (x - mean) / sqrt(var + eps) * weight + bias, biased
 // variance; weight and bias (d) may be undefined.

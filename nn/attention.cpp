@@ -6,10 +6,17 @@
 
 #include <fmt/format.h>
 
+#include <functional>
+#include <numeric>
+
 namespace xtgrad::nn {
 
-AttentionResult scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
-                                             const AttentionOptions& o) {
+namespace {
+
+AttentionFusion fusion = AttentionFusion::automatic;
+
+// The checks every path shares; errors name the caller (o.who), as before the fused ops.
+void check_attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& o) {
     if (q.dim() < 2 || k.dim() < 2 || v.dim() < 2)
         fail("{}: q, k, v need at least 2 dims, got {}, {}, {}", o.who, shape_str(q.shape()), shape_str(k.shape()),
              shape_str(v.shape()));
@@ -17,25 +24,63 @@ AttentionResult scaled_dot_product_attention(const Tensor& q, const Tensor& k, c
         fail("{}: query {} and key {} differ in the last dim (d_k)", o.who, shape_str(q.shape()), shape_str(k.shape()));
     if (k.size(-2) != v.size(-2))
         fail("{}: key {} and value {} differ in length", o.who, shape_str(k.shape()), shape_str(v.shape()));
+}
+
+// The scores' shape (..., Lq, Lk), or an Error when a mask does not fit it.
+Shape batch_of(const Tensor& t) {
+    const Shape s = t.shape();
+    return Shape(s.begin(), s.end() - 2);
+}
+
+Shape check_masks(const Tensor& q, const Tensor& k, const AttentionOptions& o) {
+    Shape scores = broadcast_shapes(batch_of(q), batch_of(k), "matmul_nt (batch dims)");
+    scores.push_back(q.size(-2));
+    scores.push_back(k.size(-2));
+    if (o.masked) {
+        const Shape ms(o.masked->shape().begin(), o.masked->shape().end());
+        if (!broadcasts_to(ms, scores))
+            fail("{}: mask of shape {} does not fit the attention scores {} (batch..., len_q, len_k)", o.who,
+                 shape_str(ms), shape_str(scores));
+    }
+    if (o.additive && !broadcasts_to(o.additive->shape(), scores))
+        fail("{}: float mask of shape {} does not fit the attention scores {}", o.who, shape_str(o.additive->shape()),
+             shape_str(scores));
+    return scores;
+}
+
+bool use_fused(const Tensor& q, const Tensor& k, const Tensor& v, const Shape& scores) {
+    if (fusion == AttentionFusion::composed) return false;
+    // The fused ops need one (batch, head) block per slice: batch dims that broadcast compose.
+    if (batch_of(q) != batch_of(k) || batch_of(k) != batch_of(v)) return false;
+    return fusion == AttentionFusion::fused || std::accumulate(scores.begin(), scores.end(), std::size_t{1}, std::multiplies<>()) >= kFusedMinScores;
+}
+
+}  // namespace
+
+void set_attention_fusion(AttentionFusion f) { fusion = f; }
+AttentionFusion attention_fusion() { return fusion; }
+
+AttentionResult scaled_dot_product_attention_composed(const Tensor& q, const Tensor& k, const Tensor& v,
+                                                      const AttentionOptions& o) {
+    check_attention(q, k, v, o);
+    check_masks(q, k, o);
     // scores (..., Lq, Lk) = q kᵀ · scale in one GEMM per slice: k is read transposed (a GEMM
     // flag, no transpose copy) and the scale is the GEMM's alpha (no extra pass over the scores)
     Tensor scores = matmul_nt(q, k, o.scale);
-    if (o.masked) {
-        const Shape ms(o.masked->shape().begin(), o.masked->shape().end());
-        if (!broadcasts_to(ms, scores.shape()))
-            fail("{}: mask of shape {} does not fit the attention scores {} (batch..., len_q, len_k)", o.who,
-                 shape_str(ms), shape_str(scores.shape()));
-        scores = masked_fill(scores, *o.masked, o.fill);
-    }
-    if (o.additive) {
-        if (!broadcasts_to(o.additive->shape(), scores.shape()))
-            fail("{}: float mask of shape {} does not fit the attention scores {}", o.who,
-                 shape_str(o.additive->shape()), shape_str(scores.shape()));
-        scores = scores + *o.additive;
-    }
+    if (o.masked) scores = masked_fill(scores, *o.masked, o.fill);
+    if (o.additive) scores = scores + *o.additive;
     Tensor weights = softmax(scores, -1);
     Tensor dropped = o.dropout > 0.f ? dropout(weights, o.dropout, o.training, o.gen ? *o.gen : default_generator()) : weights;
     return {matmul(dropped, v), weights};
+}
+
+AttentionResult scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                             const AttentionOptions& o) {
+    check_attention(q, k, v, o);
+    const Shape scores = check_masks(q, k, o);
+    if (!use_fused(q, k, v, scores)) return scaled_dot_product_attention_composed(q, k, v, o);
+    Tensor weights = attention_weights(q, k, o.scale, o.masked, o.fill, o.additive ? *o.additive : Tensor());
+    return {dropout_matmul(weights, v, o.dropout, o.training, o.gen ? *o.gen : default_generator()), weights};
 }
 
 Tensor split_heads(const Tensor& x, std::size_t heads) {

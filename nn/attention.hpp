@@ -35,8 +35,24 @@ struct AttentionOptions {
     const char* who = "scaled_dot_product_attention";  // named in errors (module type and path)
 };
 
+// Built of the fused attention ops (autograd/ops/attention.cpp: attention_weights, then
+// dropout_matmul) or of the separate ops they fuse (matmul_nt, masked_fill, add, softmax, dropout,
+// matmul); both give the same values and gradients bit for bit, so the choice changes only the
+// graph. `automatic` fuses from kFusedMinScores score elements on (where the (..., Lq, Lk)
+// intermediates cost memory and time) and composes below, so a small model's graph (the Winter
+// Games sentence that docs/debugging.md walks through) shows each step as its own node. Batch
+// dims of q, k, v that broadcast always compose.
 AttentionResult scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                              const AttentionOptions& options = {});
+// The composition alone: the plain reference the fused ops are tested against.
+AttentionResult scaled_dot_product_attention_composed(const Tensor& q, const Tensor& k, const Tensor& v,
+                                                      const AttentionOptions& options = {});
+
+enum class AttentionFusion { automatic, fused, composed };
+inline constexpr std::size_t kFusedMinScores = std::size_t{1} << 12;  // 16 KiB of scores: a 64×64 block
+// Process-wide, as set_num_threads; tests force either path with it.
+void set_attention_fusion(AttentionFusion fusion);
+AttentionFusion attention_fusion();
 
 // (B, L, h·d) -> (B, h, L, d): view (B, L, h, d), then swap L and h.
 Tensor split_heads(const Tensor& x, std::size_t heads);

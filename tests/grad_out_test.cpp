@@ -83,6 +83,24 @@ TEST_CASE("every kernel-writing op adds into a running gradient instead of overw
 
     const Tensor table = test::rnd({6, 3}, 16);
     CHECK(two_consumers_error("embedding", [](const Tensor& t) { return embedding(t, Ids{{1, 4}, {4, 0}}, 0); }, table) < 1e-5f);
+
+    // the fused attention core: every input of both nodes, with and without dropout
+    const Tensor aq = test::rnd({2, 3, 4}, 17), ak = test::rnd({2, 5, 4}, 18), aadd = test::rnd({3, 5}, 19);
+    const Tensor aw = test::rnd({2, 3, 5}, 20), av = test::rnd({2, 5, 2}, 21);
+    const auto weights = [&](const Tensor& q, const Tensor& k, const Tensor& add) {
+        return attention_weights(q, k, 0.5f, nullptr, 0.f, add);
+    };
+    const auto context = [&](const Tensor& w, const Tensor& v, float p) {
+        Generator g(3);  // the same mask for both calls
+        return dropout_matmul(w, v, p, true, g);
+    };
+    CHECK(two_consumers_error("attention_weights q", [&](const Tensor& t) { return weights(t, ak, aadd); }, aq) < 1e-5f);
+    CHECK(two_consumers_error("attention_weights k", [&](const Tensor& t) { return weights(aq, t, aadd); }, ak) < 1e-5f);
+    CHECK(two_consumers_error("attention_weights additive", [&](const Tensor& t) { return weights(aq, ak, t); }, aadd) < 1e-5f);
+    for (const float p : {0.f, 0.5f}) {
+        CHECK(two_consumers_error("dropout_matmul weights", [&](const Tensor& t) { return context(t, av, p); }, aw) < 1e-5f);
+        CHECK(two_consumers_error("dropout_matmul v", [&](const Tensor& t) { return context(aw, t, p); }, av) < 1e-5f);
+    }
 }
 
 TEST_CASE("a backward kernel overwrites a fresh buffer (garbage in it is never read) and adds to a running one") {

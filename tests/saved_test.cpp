@@ -83,4 +83,17 @@ TEST_CASE("ops save ids and masks under torch's names") {
     CHECK(mm.grad_fn()->saved_names() == std::vector<std::string>{"self", "mat2"});
 }
 
+TEST_CASE("the fused attention ops save q, k, the weights and the masks, never the scores or the dropped weights") {
+    const Mask masked{false, true, false};
+    const Tensor w = attention_weights(test::rnd({2, 4}, 1), test::rnd({3, 4}, 2), 0.5f, &masked, -1e9f);
+    CHECK(w.grad_fn()->saved_names() == std::vector<std::string>{"query", "key", "result", "mask"});
+    CHECK(w.grad_fn()->saved_mask("mask") == masked);  // as given: not broadcast to the scores
+    Generator g(0);
+    const Tensor c = dropout_matmul(w, test::rnd({3, 2}, 3), 0.5f, true, g);
+    CHECK(c.grad_fn()->saved_names() == std::vector<std::string>{"self", "mat2", "mask"});
+    CHECK(c.grad_fn()->saved_mask("mask").size() == 6);  // one byte per weight
+    const Tensor e = dropout_matmul(w, test::rnd({3, 2}, 3), 0.5f, false, g);
+    CHECK(e.grad_fn()->saved_names() == std::vector<std::string>{"self", "mat2"});
+}
+
 TEST_SUITE_END();

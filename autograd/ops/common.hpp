@@ -5,6 +5,7 @@
 #include "autograd/make_result.hpp"
 #include "autograd/tensor.hpp"
 
+#include <limits>
 
 namespace xtgrad::detail {
 
@@ -25,6 +26,12 @@ inline std::size_t prod(const Shape& s, std::size_t begin, std::size_t end) {
 
 inline void require_defined(const Tensor& t, const char* op, const char* what) {
     if (!t.defined()) fail("{}: {} is an undefined tensor", op, what);
+}
+
+// A size passed to the GEMM (BLAS takes int), or an Error naming the op.
+inline int to_blas_int(std::size_t v, const char* op) {
+    if (v > static_cast<std::size_t>(std::numeric_limits<int>::max())) fail("{}: dimension {} exceeds BLAS's int range", op, v);
+    return static_cast<int>(v);
 }
 
 }  // namespace xtgrad::detail

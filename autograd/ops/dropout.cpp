@@ -1,5 +1,6 @@
 // Inverted dropout: training keeps each element with probability 1 - p and scales it by
 // 1 / (1 - p), so eval mode is the identity and the expected activation is unchanged.
+#include "autograd/kernels.hpp"
 #include "autograd/ops.hpp"
 #include "autograd/ops/common.hpp"
 #include "autograd/parallel.hpp"
@@ -14,12 +15,9 @@
 
 namespace xtgrad {
 
-Tensor dropout(const Tensor& a, float p, bool training, Generator& gen) {
-    detail::require_defined(a, "dropout", "the input");
-    if (!(p >= 0.f && p <= 1.f)) fail("dropout: probability must be in [0, 1], got {}", p);
-    if (!training || p == 0.f) return a;
+DropoutMask draw_dropout_mask(const Shape& shape, float p, Generator& gen) {
     // What backward needs: one byte per element (true = kept), a quarter of a float mask.
-    Mask kept = Mask::from_shape(a.shape());
+    Mask kept = Mask::from_shape(shape);
     static_assert(sizeof(bool) == 1, "the bernoulli draws write one byte per element");
     std::uint8_t* bytes = reinterpret_cast<std::uint8_t*>(kept.data());  // 0 or 1: valid bools
     // torch 1.13 on the CPU: noise.bernoulli_(1 - p) (one double uniform per element, kept
@@ -29,7 +27,21 @@ Tensor dropout(const Tensor& a, float p, bool training, Generator& gen) {
     if (p < 1.f) fill_bernoulli(bytes, kept.size(), 1.0 - p_decimal, gen);  // p = 1: no draws, as torch
     else std::fill(kept.begin(), kept.end(), false);
     const float keep = p == 1.f ? 0.f : 1.f / static_cast<float>(1.0 - p_decimal);
-    const std::uint8_t* m = bytes;
+    return {std::move(kept), keep};
+}
+
+void check_dropout_probability(float p, const char* op) {
+    if (!(p >= 0.f && p <= 1.f)) fail("{}: probability must be in [0, 1], got {}", op, p);
+}
+
+Tensor dropout(const Tensor& a, float p, bool training, Generator& gen) {
+    detail::require_defined(a, "dropout", "the input");
+    check_dropout_probability(p, "dropout");
+    if (!training || p == 0.f) return a;
+    DropoutMask drawn = draw_dropout_mask(a.shape(), p, gen);
+    Mask kept = std::move(drawn.kept);
+    const float keep = drawn.keep;
+    const std::uint8_t* m = reinterpret_cast<const std::uint8_t*>(kept.data());
     const std::size_t n = kept.size();
     // x * 0 or x * 1/(1-p), as a float scale mask multiplied (bit for bit, -0 and NaN included).
     Array out = empty_array(a.shape());

@@ -7,7 +7,6 @@
 #include "autograd/ops.hpp"
 #include "autograd/ops/common.hpp"
 #include "autograd/broadcast.hpp"
-#include "autograd/parallel.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -42,11 +41,6 @@ std::vector<std::size_t> slice_offsets(const Shape& own, const Shape& batch) {
     return off;
 }
 
-int to_int(std::size_t v, const char* op) {
-    if (v > static_cast<std::size_t>(std::numeric_limits<int>::max())) fail("{}: dimension {} exceeds BLAS's int range", op, v);
-    return static_cast<int>(v);
-}
-
 // The beta of each product c writing slice off[c] of a gradient with `slices` slices: the
 // first product into a slice of a fresh buffer overwrites it (0), every other adds (1). A slice
 // no product writes (a broadcast operand against an empty batch) is zeroed here.
@@ -65,26 +59,6 @@ std::vector<float> slice_betas(GradOut& d, const std::vector<std::size_t>& off, 
     return betas;
 }
 
-// Runs product(c) for every slice c of a batched product. Big batches of small products
-// (attention: B·h products of L×d by d×L) are split over xtgrad's threads, each slice one
-// single-threaded GEMM: OpenBLAS threading each small product is 1.5-2x slower, and this
-// is ~2x torch's bmm (../shared/notes/xtensor-openblas-probe.md, section 3). Tiny batches
-// (Winter Games: 8 products of 7×64 by 64×7) stay serial: waking a worker costs more.
-// `independent` is false when slices write the same output (a broadcast operand's
-// gradient): those must run in order.
-void for_each_slice(std::size_t count, double flops_per_slice, bool independent,
-                    const std::function<void(std::size_t)>& product) {
-    constexpr double kMinParallelFlops = 1 << 20;  // ~10-20 µs of GEMM
-    if (!independent || count < 2 || num_threads() < 2 || flops_per_slice * static_cast<double>(count) < kMinParallelFlops) {
-        for (std::size_t c = 0; c < count; ++c) product(c);
-        return;
-    }
-    BlasThreadsScope single(1);
-    parallel_for(count, 1, [&](std::size_t c0, std::size_t c1) {
-        for (std::size_t c = c0; c < c1; ++c) product(c);
-    });
-}
-
 // The product behind matmul and matmul_nt, for every slice c of the broadcast batch:
 //   C[c] (M, N) = alpha · A[c] (M, K) · op(B[c])      op(B) = B (K, N), or Bᵀ for B (N, K)
 // backward:
@@ -100,12 +74,12 @@ Tensor product(const Tensor& a, const Tensor& b, bool b_t, float alpha, const ch
         fail("{}: cannot multiply {} by {}{}: inner dimensions {} and {} differ", op, shape_str(as),
              b_t ? "the transpose of " : "", shape_str(bs), K, Kb);
     const Shape abatch(as.begin(), as.end() - 2), bbatch(bs.begin(), bs.end() - 2);
-    const int m = to_int(M, op), n = to_int(N, op), k = to_int(K, op);
+    const int m = detail::to_blas_int(M, op), n = detail::to_blas_int(N, op), k = detail::to_blas_int(K, op);
     const char* node = b_t ? "MatmulNtBackward" : "MatmulBackward";
 
     if (bbatch.empty()) {
         // x (..., M, K) · op(W): fold the batch into M, one GEMM
-        const int rows = to_int(detail::prod(as, 0, as.size() - 1), op);
+        const int rows = detail::to_blas_int(detail::prod(as, 0, as.size() - 1), op);
         Shape out_shape = as;
         out_shape.back() = N;
         Array out = empty_array(out_shape);
@@ -209,7 +183,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
     Shape out_shape = xs;
     out_shape.back() = outf;
     Array out = empty_array(out_shape);
-    const int r = to_int(rows, "linear"), ni = to_int(in, "linear"), no = to_int(outf, "linear");
+    const int r = detail::to_blas_int(rows, "linear"), ni = detail::to_blas_int(in, "linear"), no = detail::to_blas_int(outf, "linear");
     // y (rows, out) = x (rows, in) Wᵀ
     gemm(false, true, r, no, ni, 1.f, x.ptr(), weight.ptr(), 0.f, out.data());
     if (bias.defined()) {

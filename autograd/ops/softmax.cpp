@@ -34,9 +34,10 @@ Rows rows_of(const Tensor& a, int dim, const char* op) {
 }
 
 // A row whose max is -inf: every value is -inf (fully masked), or NaN (max() skips NaN).
-[[noreturn]] void fully_masked(const char* op, std::size_t row, const Shape& shape, const float* xr, const Rows& r) {
-    for (std::size_t k = 0; k < r.len; ++k)
-        if (std::isnan(xr[k * r.inner]))
+[[noreturn]] void fully_masked(const char* op, std::size_t row, const Shape& shape, const float* xr, std::size_t len,
+                               std::size_t st) {
+    for (std::size_t k = 0; k < len; ++k)
+        if (std::isnan(xr[k * st]))
             fail("{}: row {} of a tensor of shape {} holds NaN (at position {} of the row), so its softmax is "
                  "NaN; the NaN comes from an earlier op (anomaly mode, AnomalyGuard, names it)", op, row,
                  shape_str(shape), k);
@@ -59,29 +60,33 @@ double exp_shifted(const float* x, float* y, std::size_t len, std::size_t st, fl
     return sum;
 }
 
+}  // namespace
+
+// One row of `len` values `st` apart (x and y may be the same buffer).
+void softmax_row(const float* xr, float* yr, std::size_t len, std::size_t st, bool log, const SoftmaxRowName& name) {
+    float mx = -std::numeric_limits<float>::infinity();
+    for (std::size_t k = 0; k < len; ++k) mx = std::max(mx, xr[k * st]);
+    if (mx == -std::numeric_limits<float>::infinity() && len > 0) fully_masked(name.op, name.row, name.shape, xr, len, st);
+    const double sum = exp_shifted(xr, yr, len, st, mx, !log);
+    if (log) {
+        const float lse = mx + static_cast<float>(std::log(sum));
+        for (std::size_t k = 0; k < len; ++k) yr[k * st] = xr[k * st] - lse;
+    } else {
+        const float inv = static_cast<float>(1.0 / sum);
+        for (std::size_t k = 0; k < len; ++k) yr[k * st] *= inv;
+    }
+}
+
+namespace {
+
 // y = x - max - log(sum(exp(x - max))) for log_softmax, or exp of the shifted values
 // normalised for softmax. x, y: (outer, len, inner), one row per (outer, inner). Rows are
 // independent, so they are split over xtgrad's pool (parallel_rows) with the same result for any
 // thread count.
 void softmax_rows(const float* x, float* y, const Rows& r, bool log, const char* op, const Shape& shape) {
-    const float neg_inf = -std::numeric_limits<float>::infinity();
     parallel_rows(r.count(), r.len, [&](std::size_t row0, std::size_t row1) {
-        for (std::size_t row = row0; row < row1; ++row) {
-            const float* xr = x + r.start(row);
-            float* yr = y + r.start(row);
-            const std::size_t st = r.inner;
-            float mx = neg_inf;
-            for (std::size_t k = 0; k < r.len; ++k) mx = std::max(mx, xr[k * st]);
-            if (mx == neg_inf && r.len > 0) fully_masked(op, row, shape, xr, r);
-            const double sum = exp_shifted(xr, yr, r.len, st, mx, !log);
-            if (log) {
-                const float lse = mx + static_cast<float>(std::log(sum));
-                for (std::size_t k = 0; k < r.len; ++k) yr[k * st] = xr[k * st] - lse;
-            } else {
-                const float inv = static_cast<float>(1.0 / sum);
-                for (std::size_t k = 0; k < r.len; ++k) yr[k * st] *= inv;
-            }
-        }
+        for (std::size_t row = row0; row < row1; ++row)
+            softmax_row(x + r.start(row), y + r.start(row), r.len, r.inner, log, {op, row, shape});
     });
 }
 

@@ -1,0 +1,167 @@
+// attention_weights and dropout_matmul (autograd/ops/attention.cpp): gradchecks, the plain
+// reference (the composition of separate ops they fuse), 1 vs 2 threads, bad input.
+#include "nn/attention.hpp"
+#include "tests/test_util.hpp"
+
+#include <limits>
+#include <string>
+#include <vector>
+
+TEST_SUITE_BEGIN("ops");
+
+using namespace xtgrad;
+using test::rnd;
+using V = std::vector<Tensor>;
+
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// (B, 1, Lq, Lk): query i of batch b does not see key j when (i + j + b) % 3 == 0, except key 1,
+// which every query sees (no row is fully masked).
+Mask some_masked(std::size_t B, std::size_t Lq, std::size_t Lk) {
+    Mask m = Mask::from_shape({B, 1, Lq, Lk});
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t i = 0; i < Lq; ++i)
+            for (std::size_t j = 0; j < Lk; ++j) m(b, 0, i, j) = j != 1 && (i + j + b) % 3 == 0;
+    return m;
+}
+
+// The inputs of one attention call and the options both paths read.
+struct Case {
+    Tensor q, k, v, additive;
+    Mask masked;
+    nn::AttentionOptions options(Generator& gen) const {
+        nn::AttentionOptions o;
+        o.scale = 0.35f;
+        o.masked = &masked;
+        o.fill = -kInf;
+        o.additive = &additive;
+        o.dropout = 0.3f;
+        o.training = true;
+        o.gen = &gen;
+        return o;
+    }
+};
+
+Case make_case(std::size_t B, std::size_t h, std::size_t Lq, std::size_t Lk, std::size_t d, std::uint64_t seed) {
+    return {rnd({B, h, Lq, d}, seed), rnd({B, h, Lk, d}, seed + 1), rnd({B, h, Lk, d + 1}, seed + 2),
+            rnd({Lq, Lk}, seed + 3, 0.5f), some_masked(B, Lq, Lk)};
+}
+
+// Context, weights and the gradients of q, k, v and the additive mask of one forward and
+// backward (a loss on the context and on the weights, as a user who returns them may add).
+std::vector<Array> run(const Case& c, bool fused) {
+    nn::set_attention_fusion(fused ? nn::AttentionFusion::fused : nn::AttentionFusion::composed);
+    Generator gen(42);
+    const nn::AttentionResult r = nn::scaled_dot_product_attention(c.q, c.k, c.v, c.options(gen));
+    nn::set_attention_fusion(nn::AttentionFusion::automatic);
+    const Tensor rc = rnd(r.context.shape(), 7), rw = rnd(r.weights.shape(), 8);
+    for (const Tensor* t : {&c.q, &c.k, &c.v, &c.additive}) Tensor(*t).zero_grad();
+    sum(r.context * rc + sum(r.weights * rw)).backward();
+    return {r.context.data(), r.weights.data(), c.q.grad_array(), c.k.grad_array(), c.v.grad_array(),
+            c.additive.grad_array()};
+}
+
+// "" when both runs are bit-identical; else which result differs.
+std::string differences(const std::vector<Array>& a, const std::vector<Array>& b) {
+    const char* names[] = {"context", "weights", "dq", "dk", "dv", "d additive"};
+    std::string diff;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (!(a[i] == b[i])) diff += (diff.empty() ? "" : ", ") + std::string(names[i]);
+    return diff;
+}
+
+}  // namespace
+
+TEST_CASE("attention_weights: gradcheck with a broadcast mask, an additive mask and a scale") {
+    const Mask masked = some_masked(2, 3, 5);
+    CHECK(gradcheck([&](const V& x) { return attention_weights(x[0], x[1], 0.5f, &masked, -kInf, x[2]); },
+                    {rnd({2, 2, 3, 4}, 1), rnd({2, 2, 5, 4}, 2), rnd({3, 5}, 3)}));
+    // a finite fill (tutorials B and C), a (Lq, Lk) mask, no additive mask, 3-D inputs
+    const Mask causal = Mask{{false, true, true}, {false, false, true}, {false, false, false}};
+    CHECK(gradcheck([&](const V& x) { return attention_weights(x[0], x[1], 1.f, &causal, -1e9f); },
+                    {rnd({4, 3, 2}, 4), rnd({4, 3, 2}, 5)}));
+    CHECK(attention_weights(rnd({4, 3, 2}, 4), rnd({4, 3, 2}, 5), 1.f, nullptr, 0.f).grad_fn()->op() ==
+          "AttentionWeightsBackward");
+}
+
+TEST_CASE("dropout_matmul: gradcheck in training mode with a fixed seed, and without dropout") {
+    const auto dropped = [](const V& x) {
+        Generator g(9);  // the same mask at every evaluation
+        return dropout_matmul(x[0], x[1], 0.4f, true, g);
+    };
+    CHECK(gradcheck(dropped, {rnd({2, 3, 5}, 1), rnd({2, 5, 4}, 2)}));
+    const auto plain = [](const V& x) { return dropout_matmul(x[0], x[1], 0.4f, false, default_generator()); };
+    CHECK(gradcheck(plain, {rnd({2, 2, 3, 5}, 3), rnd({2, 2, 5, 4}, 4)}));
+}
+
+TEST_CASE("the fused ops equal the composition of separate ops bit for bit, values and gradients") {
+    const Case c = make_case(2, 3, 6, 7, 4, 10);
+    CHECK(differences(run(c, true), run(c, false)) == "");
+    // and the dropout mask is the one dropout draws from the same generator
+    Generator g1(5), g2(5);
+    const Tensor w = softmax(rnd({2, 6, 7}, 11), -1), v = rnd({2, 7, 3}, 12);
+    CHECK(dropout_matmul(w, v, 0.5f, true, g1).data() == matmul(dropout(w, 0.5f, true, g2), v).data());
+}
+
+TEST_CASE("the fused ops give bit-identical results on 1 and 2 threads") {
+    // 2·8 blocks of 64×64 scores by d 32: well above for_each_slice's parallel threshold
+    const Case c = make_case(2, 8, 64, 64, 32, 20);
+    set_num_threads(1);
+    const std::vector<Array> one = run(c, true);
+    set_num_threads(2);
+    const std::vector<Array> two = run(c, true);
+    set_num_threads(1);
+    CHECK(differences(one, two) == "");
+}
+
+TEST_CASE("attention ops: bad shapes and probabilities are Errors naming the op and the shapes") {
+    const Tensor q = rnd({2, 3, 4}), k = rnd({2, 5, 4}), v = rnd({2, 5, 6});
+    test::expect_error([&] { attention_weights(q, rnd({3, 5, 4}), 1.f, nullptr, 0.f); },
+                       {"attention_weights", "(2,3,4)", "(3,5,4)", "batch dims"});
+    test::expect_error([&] { attention_weights(q, rnd({2, 5, 3}), 1.f, nullptr, 0.f); },
+                       {"attention_weights", "(2,3,4)", "(2,5,3)", "d_k"});
+    test::expect_error([&] { attention_weights(rnd({4}), k, 1.f, nullptr, 0.f); }, {"attention_weights", "(4)"});
+    const Mask wrong = Mask::from_shape({4, 5});
+    test::expect_error([&] { attention_weights(q, k, 1.f, &wrong, 0.f); },
+                       {"attention_weights", "mask", "(4,5)", "(2,3,5)"});
+    test::expect_error([&] { attention_weights(q, k, 1.f, nullptr, 0.f, rnd({2, 5, 3})); },
+                       {"attention_weights", "additive", "(2,5,3)", "(2,3,5)"});
+    const Tensor w = attention_weights(q, k, 1.f, nullptr, 0.f);
+    test::expect_error([&] { dropout_matmul(w, rnd({2, 4, 6}), 0.f, false, default_generator()); },
+                       {"dropout_matmul", "(2,3,5)", "(2,4,6)"});
+    test::expect_error([&] { dropout_matmul(w, rnd({1, 5, 6}), 0.f, false, default_generator()); },
+                       {"dropout_matmul", "(2,3,5)", "(1,5,6)", "batch dims"});
+    test::expect_error([&] { dropout_matmul(w, v, 1.5f, true, default_generator()); }, {"dropout_matmul", "1.5"});
+}
+
+TEST_CASE("attention_weights: a fully masked row or a NaN row errors as softmax does") {
+    const Tensor q = rnd({1, 2, 3}), k = rnd({1, 4, 3});
+    Mask all = Mask::from_shape({2, 4});
+    all.fill(false);
+    for (std::size_t j = 0; j < 4; ++j) all(1, j) = true;
+    test::expect_error([&] { attention_weights(q, k, 1.f, &all, -kInf); }, {"softmax", "row 1", "(1,2,4)", "entirely -inf"});
+    Tensor nan_q = rnd({1, 2, 3});
+    nan_q.data()(0, 0, 1) = std::numeric_limits<float>::quiet_NaN();
+    test::expect_error([&] { attention_weights(nan_q, k, 1.f, nullptr, 0.f); }, {"softmax", "row 0", "NaN"});
+}
+
+TEST_CASE("attention ops: empty batches and zero-length sequences") {
+    for (const Shape& qs : {Shape{0, 2, 3, 4}, Shape{1, 2, 0, 4}}) {
+        const Tensor q = rnd(qs), k = rnd({qs[0], 2, 5, 4}), v = rnd({qs[0], 2, 5, 3});
+        const Tensor w = attention_weights(q, k, 0.5f, nullptr, 0.f);
+        Generator g(1);
+        const Tensor y = dropout_matmul(w, v, 0.2f, true, g);
+        CHECK(y.shape() == Shape{qs[0], 2, qs[2], 3});
+        sum(y).backward();
+        CHECK(q.grad_array().shape() == q.shape());
+        CHECK(k.grad_array() == xt::zeros<float>(k.shape()));
+    }
+    // no keys: the weights are (.., Lq, 0) and the context zeros
+    const Tensor q = rnd({1, 2, 4}), k = rnd({1, 0, 4}), v = rnd({1, 0, 3});
+    const Tensor y = dropout_matmul(attention_weights(q, k, 1.f, nullptr, 0.f), v, 0.f, false, default_generator());
+    CHECK(y.data() == xt::zeros<float>({1, 2, 3}));
+}
+
+TEST_SUITE_END();
