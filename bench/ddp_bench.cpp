@@ -10,6 +10,7 @@
 // Adam; then one blocking allreduce of all the gradients alone (its cost without overlap).
 // One process without DDP is the plain step (--ddp forces the wrapper on).
 #include "autograd/blas.hpp"
+#include "bench/timing.hpp"
 #include "examples/common/cli.hpp"
 #include "examples/common/data_parallel.hpp"
 #include "nn/parallel/distributed.hpp"
@@ -25,14 +26,12 @@
 #include <optional>
 
 using namespace xtgrad;
+using bench::median;
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
 double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v[v.size() / 2];
-}
 
 }  // namespace
 

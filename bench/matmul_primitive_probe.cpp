@@ -7,6 +7,7 @@
 //   build/bench/matmul_primitive_probe [--reps R]
 #include "autograd/blas.hpp"
 #include "autograd/random.hpp"
+#include "bench/timing.hpp"
 #include "examples/common/cli.hpp"
 
 #include <CLI/CLI.hpp>
@@ -20,6 +21,9 @@
 #include <vector>
 
 using namespace xtgrad;
+using bench::median;
+using bench::ms_of;
+using bench::randn_buffer;
 
 namespace {
 
@@ -28,23 +32,6 @@ struct Case {
     int batch, M, N, K;
     bool trans_b;  // B read as (N, K) rows: a Linear weight, or the keys of q kᵀ
 };
-
-std::vector<float> randn_buffer(std::size_t n, std::uint64_t seed) {
-    Generator g(seed);
-    const Array a = randn({n}, g).data();
-    return {a.begin(), a.end()};
-}
-
-double ms_of(const std::function<void()>& f) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
 
 }  // namespace
 

@@ -6,6 +6,7 @@
 //   build/bench/skinny_bench [--threads N] [--reps R]
 #include "autograd/random.hpp"
 #include "autograd/skinny_gemm.hpp"
+#include "bench/timing.hpp"
 #include "examples/common/cli.hpp"
 
 #include <CLI/CLI.hpp>
@@ -17,6 +18,7 @@
 #include <vector>
 
 using namespace xtgrad;
+using bench::median;
 
 namespace {
 
@@ -33,11 +35,6 @@ void skinny(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, 
             float beta, float* C, int ldc) {
     if (!skinny_gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
         gemm_backend(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-}
-
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
 }
 
 }  // namespace

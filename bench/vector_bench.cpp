@@ -7,6 +7,7 @@
 #include "autograd/cpu_isa.hpp"
 #include "autograd/random.hpp"
 #include "autograd/vector_kernels.hpp"
+#include "bench/timing.hpp"
 #include "examples/common/cli.hpp"
 
 #include <CLI/CLI.hpp>
@@ -19,22 +20,8 @@
 #include <vector>
 
 using namespace xtgrad;
-
-namespace {
-
-std::vector<float> randn_buffer(std::size_t n, std::uint64_t seed) {
-    Generator g(seed);
-    const Array a = randn({n}, g).data();
-    return {a.begin(), a.end()};
-}
-
-double ms_of(const std::function<void()>& f) {
-    const auto t0 = std::chrono::steady_clock::now();
-    f();
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
-
-}  // namespace
+using bench::ms_of;
+using bench::randn_buffer;
 
 int run(int reps);
 
