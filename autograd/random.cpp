@@ -2,6 +2,7 @@
 
 #include "autograd/error.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <numbers>
@@ -20,8 +21,10 @@ std::uint64_t Generator::random64() {
     return (hi << 32) | engine_();
 }
 
-float Generator::uniform(float from, float to) {
-    const float x = static_cast<float>(engine_() & 0xFFFFFFu) * 0x1p-24f;
+float Generator::uniform(float from, float to) { return uniform_from_word(engine_(), from, to); }
+
+float Generator::uniform_from_word(std::uint32_t word, float from, float to) {
+    const float x = static_cast<float>(word & 0xFFFFFFu) * 0x1p-24f;
     // One rounding, as torch's build computes x * (to - from) + from (contracted into an FMA):
     // the unfused form differs from torch's weights by up to hundreds of ulps near 0, and would
     // depend on whether the compiler contracts (it does at -O2, not at -O0 or under ASan).
@@ -60,7 +63,7 @@ void Generator::set_state(const std::vector<std::uint8_t>& bytes) {
     std::istringstream in(std::string(bytes.begin(), bytes.end()));
     std::uint64_t seed = 0;
     std::string cached;
-    std::mt19937 engine;
+    Mt19937 engine;
     in >> seed >> cached >> engine;
     std::optional<double> next_normal;
     if (!in.fail() && cached != "-") {
@@ -83,7 +86,13 @@ void manual_seed(std::uint64_t seed) { default_generator().seed(seed); }
 void fill_uniform(float* data, std::size_t n, double from, double to, Generator& gen) {
     if (!(from <= to)) fail("uniform_: expects from <= to, got from={} to={}", from, to);
     const float lo = static_cast<float>(from), hi = static_cast<float>(to);
-    for (std::size_t i = 0; i < n; ++i) data[i] = gen.uniform(lo, hi);
+    constexpr std::size_t chunk = 4096;  // numbers per bulk draw: 16 KiB of words, in L1
+    alignas(64) std::uint32_t words[chunk];
+    for (std::size_t i0 = 0; i0 < n; i0 += chunk) {
+        const std::size_t m = std::min(chunk, n - i0);
+        gen.engine().generate(words, m);
+        for (std::size_t k = 0; k < m; ++k) data[i0 + k] = Generator::uniform_from_word(words[k], lo, hi);
+    }
 }
 
 namespace {
@@ -113,7 +122,7 @@ void fill_normal(float* data, std::size_t n, double mean, double stddev, Generat
         return;
     }
     const float m = static_cast<float>(mean), s = static_cast<float>(stddev);
-    for (std::size_t i = 0; i < n; ++i) data[i] = gen.uniform();
+    fill_uniform(data, n, 0.0, 1.0, gen);  // all n float uniforms first, as torch
     for (std::size_t i = 0; i + 16 <= n; i += 16) box_muller_16(data + i, m, s);
     if (n % 16 != 0) {
         float* tail = data + n - 16;
@@ -124,7 +133,22 @@ void fill_normal(float* data, std::size_t n, double mean, double stddev, Generat
 
 void fill_bernoulli(std::uint8_t* data, std::size_t n, double p, Generator& gen) {
     if (!(p >= 0.0 && p <= 1.0)) fail("bernoulli_: expects 0 <= p <= 1, got {}", p);
-    for (std::size_t i = 0; i < n; ++i) data[i] = gen.uniform_double() < p ? 1 : 0;
+    // torch keeps element i when u < p, u = r · 2^-53 with r the low 53 bits of random64 (two
+    // draws, the first the high half). u is exact, so u < p ⇔ r < p · 2^53 ⇔ r < ceil(p · 2^53):
+    // one integer compare per element on words drawn in bulk, the same mask bit for bit.
+    const std::uint64_t bound = static_cast<std::uint64_t>(std::ceil(std::ldexp(p, 53)));
+    constexpr std::size_t chunk = 2048;  // elements per bulk draw: 16 KiB of words, in L1
+    alignas(64) std::uint32_t words[2 * chunk];
+    for (std::size_t i0 = 0; i0 < n; i0 += chunk) {
+        const std::size_t m = std::min(chunk, n - i0);
+        gen.engine().generate(words, 2 * m);
+        // words: (m, 2) = (high, low) halves of each element's random64 -> data[i0 .. i0 + m)
+        std::uint8_t* __restrict d = data + i0;
+        for (std::size_t k = 0; k < m; ++k) {
+            const std::uint64_t r = (static_cast<std::uint64_t>(words[2 * k] & 0x1FFFFFu) << 32) | words[2 * k + 1];
+            d[k] = r < bound ? 1 : 0;
+        }
+    }
 }
 
 Tensor randn(const Shape& shape, Generator& gen, bool requires_grad) {

@@ -14,12 +14,12 @@
 //   bernoulli   double U < p (dropout keeps an element when U < 1 - p)
 #pragma once
 
+#include "autograd/mt19937.hpp"
 #include "autograd/tensor.hpp"
 
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <random>
 #include <vector>
 
 namespace xtgrad {
@@ -35,13 +35,16 @@ public:
     std::uint64_t random64();
     // at::uniform_real_distribution<float>(from, to), one 32-bit draw.
     float uniform(float from = 0.f, float to = 1.f);
+    // The same number from an engine output drawn elsewhere (the bulk fills).
+    static float uniform_from_word(std::uint32_t word, float from, float to);
     // at::uniform_real_distribution<double>(0, 1), one random64.
     double uniform_double();
     // at::normal_distribution<double>: Box-Muller, the second value cached for the next call.
     double normal_double(double mean = 0.0, double stddev = 1.0);
     float normal(float mean = 0.f, float stddev = 1.f) { return static_cast<float>(normal_double(mean, stddev)); }
-    // The raw engine, for std:: distributions (not torch's numbers).
-    std::mt19937& engine() { return engine_; }
+    // The raw engine (std::mt19937's numbers, with a bulk generate()), for std:: algorithms and
+    // distributions (not torch's numbers) and for the bulk fills below.
+    Mt19937& engine() { return engine_; }
 
     // The whole state as opaque bytes (torch.Generator.get_state / set_state), for
     // checkpoints: set_state(state()) continues the same sequence. The format belongs to
@@ -50,7 +53,7 @@ public:
     void set_state(const std::vector<std::uint8_t>& bytes);
 
 private:
-    std::mt19937 engine_;
+    Mt19937 engine_;
     std::uint64_t seed_ = 0;
     std::optional<double> next_normal_;
 };

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 
 #include <functional>
+#include <random>
 #include <string>
 
 TEST_SUITE_BEGIN("engine");
