@@ -98,6 +98,12 @@ Tensor attention_weights(const Tensor& q, const Tensor& k, float scale, const Ma
 // the same batch dims -> (..., Lq, dv). The mask is drawn exactly as dropout draws it (so it
 // equals torch's) and kept as bytes; the dropped weights are recomputed in backward, not kept.
 Tensor dropout_matmul(const Tensor& weights, const Tensor& v, float p, bool training, Generator& gen);
+// Both as one node, for callers that do not read the weights (torch's need_weights=False):
+// dropout_matmul(attention_weights(q, k, scale, masked, fill, additive), v, p, training, gen) bit
+// for bit, keeping q, k, v and the masks only; backward recomputes each block's weights instead
+// of keeping (..., Lq, Lk) of them (ops/attention_context.cpp).
+Tensor attention_context(const Tensor& q, const Tensor& k, const Tensor& v, float scale, const Mask* masked, float fill,
+                         const Tensor& additive, float p, bool training, Generator& gen);
 
 // ---- normalisation (ops/layer_norm.cpp, fused row kernels) ----
 // torch's layer norm over the last dim: (x - mean) / sqrt(var + eps) * weight + bias, biased

@@ -79,8 +79,13 @@ AttentionResult scaled_dot_product_attention(const Tensor& q, const Tensor& k, c
     check_attention(q, k, v, o);
     const Shape scores = check_masks(q, k, o);
     if (!use_fused(q, k, v, scores)) return scaled_dot_product_attention_composed(q, k, v, o);
+    Generator& gen = o.gen ? *o.gen : default_generator();
+    if (!o.need_weights)
+        return {attention_context(q, k, v, o.scale, o.masked, o.fill, o.additive ? *o.additive : Tensor(), o.dropout,
+                                  o.training, gen),
+                Tensor()};
     Tensor weights = attention_weights(q, k, o.scale, o.masked, o.fill, o.additive ? *o.additive : Tensor());
-    return {dropout_matmul(weights, v, o.dropout, o.training, o.gen ? *o.gen : default_generator()), weights};
+    return {dropout_matmul(weights, v, o.dropout, o.training, gen), weights};
 }
 
 Tensor split_heads(const Tensor& x, std::size_t heads) {

@@ -33,10 +33,14 @@ struct AttentionOptions {
     bool training = false;
     Generator* gen = nullptr;          // default_generator() if null
     const char* who = "scaled_dot_product_attention";  // named in errors (module type and path)
+    // torch's need_weights: false when the caller never reads AttentionResult::weights. The
+    // fused path then makes one node (attention_context) that keeps no weights for backward and
+    // leaves `weights` undefined; the composed path returns them anyway.
+    bool need_weights = true;
 };
 
 // Built of the fused attention ops (autograd/ops/attention.cpp: attention_weights, then
-// dropout_matmul) or of the separate ops they fuse (matmul_nt, masked_fill, add, softmax, dropout,
+// dropout_matmul; or attention_context alone without need_weights) or of the separate ops they fuse (matmul_nt, masked_fill, add, softmax, dropout,
 // matmul); both give the same values and gradients bit for bit, so the choice changes only the
 // graph. `automatic` fuses from kFusedMinScores score elements on (where the (..., Lq, Lk)
 // intermediates cost memory and time) and composes below, so a small model's graph (the Winter

@@ -34,6 +34,7 @@ Tensor MultiHeadAttention::scaled_dot_product_attention(const Tensor& Q, const T
     o.masked = mask ? &masked_out : nullptr;
     o.fill = -1e9f;
     o.who = kType;
+    o.need_weights = false;  // the tutorial returns the context only
     return nn::scaled_dot_product_attention(Q, K, V, o).context;
 }
 

@@ -226,7 +226,7 @@ MultiheadAttentionOutput multi_head_attention_forward(const Tensor& query, const
 
     const float dropout_p = o.training() ? o.dropout_p() : 0.f;  // torch: "if not training: dropout_p = 0.0"
     const AttentionResult a =
-        scaled_dot_product_attention(q, k, v, mask, dropout_p, o.training(), o.generator(), who.c_str());
+        scaled_dot_product_attention(q, k, v, mask, dropout_p, o.training(), o.generator(), who.c_str(), o.need_weights());
     expect_shape(who, "out_proj_weight", o.out_proj_weight(), {s.E, s.E}, false);
     const Tensor out = linear(merge_heads(a.context), o.out_proj_weight(), o.out_proj_bias());  // (N, L, E)
 

@@ -20,10 +20,12 @@
 namespace xtgrad::nn::tutorial_d {
 
 // q (..., Lq, E), k (..., Lk, E), v (..., Lk, Ev); attn_mask broadcasts to (..., Lq, Lk).
-// Returns the output (..., Lq, Ev) and the weights (..., Lq, Lk) (before dropout).
+// Returns the output (..., Lq, Ev) and the weights (..., Lq, Lk) (before dropout); without
+// need_weights the weights may be left undefined (AttentionOptions::need_weights).
 AttentionResult scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                              const AttentionMask& attn_mask = {}, float dropout_p = 0.f,
                                              bool training = false, Generator* gen = nullptr,
-                                             const char* who = "tutorial_d::scaled_dot_product_attention");
+                                             const char* who = "tutorial_d::scaled_dot_product_attention",
+                                             bool need_weights = true);
 
 }  // namespace xtgrad::nn::tutorial_d

@@ -1,5 +1,6 @@
-// attention_weights and dropout_matmul (autograd/ops/attention.cpp): gradchecks, the plain
-// reference (the composition of separate ops they fuse), 1 vs 2 threads, bad input.
+// attention_weights and dropout_matmul (autograd/ops/attention.cpp) and attention_context
+// (autograd/ops/attention_context.cpp): gradchecks, the plain reference (the composition of
+// separate ops they fuse), 1 vs 2 threads, bad input.
 #include "nn/attention.hpp"
 #include "tests/test_util.hpp"
 
@@ -72,6 +73,24 @@ std::string differences(const std::vector<Array>& a, const std::vector<Array>& b
     return diff;
 }
 
+// Context and the gradients of q, k, v and the additive mask with a loss on the context only
+// (the caller of need_weights=false): composed, the two fused nodes, or attention_context.
+enum class Path { composed, two_nodes, one_node };
+std::vector<Array> run_context(const Case& c, Path path) {
+    nn::set_attention_fusion(path == Path::composed ? nn::AttentionFusion::composed : nn::AttentionFusion::fused);
+    Generator gen(42);
+    nn::AttentionOptions o = c.options(gen);
+    o.need_weights = path != Path::one_node;
+    const nn::AttentionResult r = nn::scaled_dot_product_attention(c.q, c.k, c.v, o);
+    nn::set_attention_fusion(nn::AttentionFusion::automatic);
+    const std::string op = r.context.grad_fn()->op();
+    REQUIRE(op == (path == Path::one_node ? "AttentionContextBackward" : path == Path::two_nodes ? "DropoutMatmulBackward" : "MatmulBackward"));
+    CHECK(r.weights.defined() == (path != Path::one_node));
+    for (const Tensor* t : {&c.q, &c.k, &c.v, &c.additive}) Tensor(*t).zero_grad();
+    sum(r.context * rnd(r.context.shape(), 7)).backward();
+    return {r.context.data(), Array(), c.q.grad_array(), c.k.grad_array(), c.v.grad_array(), c.additive.grad_array()};
+}
+
 }  // namespace
 
 TEST_CASE("attention_weights: gradcheck with a broadcast mask, an additive mask and a scale") {
@@ -116,6 +135,41 @@ TEST_CASE("the fused ops give bit-identical results on 1 and 2 threads") {
     CHECK(differences(one, two) == "");
 }
 
+TEST_CASE("attention_context: gradcheck with masks, an additive mask and dropout, and without either") {
+    const Mask masked = some_masked(2, 3, 5);
+    const auto full = [&](const V& x) {
+        Generator g(9);  // the same dropout mask at every evaluation
+        return attention_context(x[0], x[1], x[2], 0.5f, &masked, -kInf, x[3], 0.3f, true, g);
+    };
+    CHECK(gradcheck(full, {rnd({2, 2, 3, 4}, 1), rnd({2, 2, 5, 4}, 2), rnd({2, 2, 5, 3}, 3), rnd({3, 5}, 4)}));
+    const auto plain = [](const V& x) {
+        return attention_context(x[0], x[1], x[2], 1.f, nullptr, 0.f, Tensor(), 0.3f, false, default_generator());
+    };
+    CHECK(gradcheck(plain, {rnd({4, 3, 2}, 5), rnd({4, 6, 2}, 6), rnd({4, 6, 3}, 7)}));
+}
+
+TEST_CASE("attention_context equals the two fused nodes and the composition bit for bit, and keeps no weights") {
+    const Case c = make_case(2, 3, 6, 7, 4, 10);
+    const std::vector<Array> one = run_context(c, Path::one_node);
+    CHECK(differences(one, run_context(c, Path::two_nodes)) == "");
+    CHECK(differences(one, run_context(c, Path::composed)) == "");
+    Generator gen(1);
+    const Tensor y = attention_context(c.q, c.k, c.v, 0.35f, &c.masked, -kInf, c.additive, 0.3f, true, gen);
+    // q, k, v, the two masks and dropout's bytes: nothing of shape (..., Lq, Lk) in floats
+    CHECK(y.grad_fn()->saved_names() == std::vector<std::string>{"query", "key", "value", "mask", "additive", "dropout_mask"});
+    CHECK(y.grad_fn()->saved_mask("dropout_mask").size() == 2 * 3 * 6 * 7);
+}
+
+TEST_CASE("attention_context gives bit-identical results on 1 and 2 threads") {
+    const Case c = make_case(2, 8, 64, 64, 32, 20);
+    set_num_threads(1);
+    const std::vector<Array> one = run_context(c, Path::one_node);
+    set_num_threads(2);
+    const std::vector<Array> two = run_context(c, Path::one_node);
+    set_num_threads(1);
+    CHECK(differences(one, two) == "");
+}
+
 TEST_CASE("attention ops: bad shapes and probabilities are Errors naming the op and the shapes") {
     const Tensor q = rnd({2, 3, 4}), k = rnd({2, 5, 4}), v = rnd({2, 5, 6});
     test::expect_error([&] { attention_weights(q, rnd({3, 5, 4}), 1.f, nullptr, 0.f); },
@@ -134,6 +188,15 @@ TEST_CASE("attention ops: bad shapes and probabilities are Errors naming the op 
     test::expect_error([&] { dropout_matmul(w, rnd({1, 5, 6}), 0.f, false, default_generator()); },
                        {"dropout_matmul", "(2,3,5)", "(1,5,6)", "batch dims"});
     test::expect_error([&] { dropout_matmul(w, v, 1.5f, true, default_generator()); }, {"dropout_matmul", "1.5"});
+    const auto context = [&](const Tensor& kk, const Tensor& vv, float p) {
+        return attention_context(q, kk, vv, 1.f, nullptr, 0.f, Tensor(), p, true, default_generator());
+    };
+    test::expect_error([&] { context(k, rnd({2, 4, 6}), 0.1f); }, {"attention_context", "(2,5,4)", "(2,4,6)", "length"});
+    test::expect_error([&] { context(rnd({2, 5, 3}), v, 0.1f); }, {"attention_context", "(2,3,4)", "(2,5,3)", "d_k"});
+    test::expect_error([&] { context(k, rnd({1, 5, 6}), 0.1f); }, {"attention_context", "(1,5,6)", "batch dims"});
+    test::expect_error([&] { context(k, v, -0.5f); }, {"attention_context", "-0.5"});
+    test::expect_error([&] { attention_context(q, k, v, 1.f, &wrong, 0.f, Tensor(), 0.f, false, default_generator()); },
+                       {"attention_context", "mask", "(4,5)", "(2,3,5)"});
 }
 
 TEST_CASE("attention_weights: a fully masked row or a NaN row errors as softmax does") {
@@ -157,6 +220,14 @@ TEST_CASE("attention ops: empty batches and zero-length sequences") {
         sum(y).backward();
         CHECK(q.grad_array().shape() == q.shape());
         CHECK(k.grad_array() == xt::zeros<float>(k.shape()));
+    }
+    for (const Shape& qs : {Shape{0, 2, 3, 4}, Shape{1, 2, 0, 4}}) {
+        const Tensor q = rnd(qs), k = rnd({qs[0], 2, 5, 4}), v = rnd({qs[0], 2, 5, 3});
+        Generator g(1);
+        const Tensor y = attention_context(q, k, v, 0.5f, nullptr, 0.f, Tensor(), 0.2f, true, g);
+        CHECK(y.shape() == Shape{qs[0], 2, qs[2], 3});
+        sum(y).backward();
+        CHECK(v.grad_array() == xt::zeros<float>(v.shape()));
     }
     // no keys: the weights are (.., Lq, 0) and the context zeros
     const Tensor q = rnd({1, 2, 4}), k = rnd({1, 0, 4}), v = rnd({1, 0, 3});

@@ -1,0 +1,141 @@
+#include "autograd/ops/attention_blocks.hpp"
+
+#include "autograd/blas.hpp"
+#include "autograd/broadcast.hpp"
+#include "autograd/kernels.hpp"
+#include "autograd/ops/common.hpp"
+
+#include <cstring>
+
+namespace xtgrad::attention_detail {
+
+BroadcastIndex broadcast_index(const Shape& from, const Shape& to) {
+    const std::size_t n = to.size(), lead = n - from.size();
+    std::vector<std::size_t> stride(n, 0);
+    for (std::size_t i = n, s = 1; i-- > lead;) {
+        const std::size_t d = from[i - lead];
+        stride[i] = d == 1 ? 0 : s;
+        s *= d;
+    }
+    BroadcastIndex r{{}, stride[n - 2], stride[n - 1]};
+    std::vector<std::size_t> idx(n - 2, 0);
+    r.block_offset.resize(detail::prod(to, 0, n - 2));
+    for (std::size_t& off : r.block_offset) {
+        off = 0;
+        for (std::size_t i = 0; i < n - 2; ++i) off += idx[i] * stride[i];
+        for (std::size_t i = n - 2; i-- > 0;) {  // odometer
+            if (++idx[i] < to[i]) break;
+            idx[i] = 0;
+        }
+    }
+    return r;
+}
+
+float* scratch(std::size_t n) {
+    thread_local std::vector<float> buffer;
+    if (buffer.size() < n) buffer.resize(n);
+    return buffer.data();
+}
+
+namespace {
+Shape batch_dims(const Shape& s) { return Shape(s.begin(), s.end() - 2); }
+}  // namespace
+
+void require_matrices(const Tensor& a, const Tensor& b, const char* op, const char* names) {
+    detail::require_defined(a, op, "the first operand");
+    detail::require_defined(b, op, "the second operand");
+    if (a.dim() < 2 || b.dim() < 2 || batch_dims(a.shape()) != batch_dims(b.shape()))
+        fail("{}: {} must be (..., L, d) with the same batch dims, got {} and {}", op, names, shape_str(a.shape()),
+             shape_str(b.shape()));
+}
+
+ScoreMasks score_masks(const Shape& scores, const Mask* masked, float fill, const Array* additive, const char* op) {
+    ScoreMasks m;
+    if (masked) {
+        const Shape masked_shape(masked->shape().begin(), masked->shape().end());
+        if (!broadcasts_to(masked_shape, scores))
+            fail("{}: mask of shape {} does not broadcast to the scores {}", op, shape_str(masked_shape),
+                 shape_str(scores));
+        m.masked = masked->data();
+        m.masked_at = broadcast_index(masked_shape, scores);
+        m.fill = fill;
+    }
+    if (additive) {
+        const Shape additive_shape = shape_of(*additive);
+        if (!broadcasts_to(additive_shape, scores))
+            fail("{}: additive mask of shape {} does not broadcast to the scores {}", op, shape_str(additive_shape),
+                 shape_str(scores));
+        m.additive = additive->data();
+        m.additive_at = broadcast_index(additive_shape, scores);
+    }
+    return m;
+}
+
+void weights_block(std::size_t c, const float* q, const float* k, float scale, const ScoreMasks& m, const Blocks& b,
+                   int d, float* w, const Shape& scores) {
+    gemm(false, true, static_cast<int>(b.Lq), static_cast<int>(b.Lk), d, scale, q, k, 0.f, w);
+    for (std::size_t i = 0; i < b.Lq; ++i) {
+        float* row = w + i * b.Lk;
+        if (m.masked)
+            for (std::size_t j = 0; j < b.Lk; ++j)
+                if (m.masked[m.masked_at.at(c, i, j)]) row[j] = m.fill;
+        if (m.additive)
+            for (std::size_t j = 0; j < b.Lk; ++j) row[j] += m.additive[m.additive_at.at(c, i, j)];
+        // "softmax" in errors, as the composition's softmax op named a fully masked row
+        softmax_row(row, row, b.Lk, 1, false, {"softmax", c * b.Lq + i, scores});
+    }
+}
+
+void weights_backward_block(std::size_t c, const float* dw, const float* w, const float* q, const float* k,
+                            float scale, const Blocks& b, int d, const WeightsGrads& out, float* ds) {
+    const std::size_t dk = static_cast<std::size_t>(d);
+    const int Lq = static_cast<int>(b.Lq), Lk = static_cast<int>(b.Lk);
+    softmax_backward(dw, w, GradOut::overwrite(ds, b.size()), b.Lq, b.Lk, 1, false);
+    if (out.d_additive) std::memcpy(out.d_additive + c * b.size(), ds, b.size() * sizeof(float));
+    if (out.masked)
+        for (std::size_t i = 0; i < b.Lq; ++i)
+            for (std::size_t j = 0; j < b.Lk; ++j)
+                if (out.masked[out.masked_at.at(c, i, j)]) ds[i * b.Lk + j] = 0.f;
+    if (out.dq) gemm(false, false, Lq, d, Lk, scale, ds, k, out.dq.beta(), out.dq.data() + c * b.Lq * dk);
+    if (out.dk) gemm(true, false, Lk, d, Lq, scale, ds, q, out.dk.beta(), out.dk.data() + c * b.Lk * dk);
+}
+
+namespace {
+// w (n) -> dropped (n) = w ⊙ (kept ? keep : 0), as dropout computes it.
+void drop_block(const float* w, const bool* kept, float keep, std::size_t n, float* dropped) {
+    for (std::size_t i = 0; i < n; ++i) dropped[i] = w[i] * (kept[i] ? keep : 0.f);
+}
+}  // namespace
+
+void context_block(const float* w, const bool* kept, float keep, const float* v, const Blocks& b, int dv, float* out,
+                   float* work) {
+    if (kept) {
+        drop_block(w, kept, keep, b.size(), work);
+        w = work;
+    }
+    gemm(false, false, static_cast<int>(b.Lq), dv, static_cast<int>(b.Lk), 1.f, w, v, 0.f, out);
+}
+
+void context_backward_block(const float* g, const float* w, const float* v, const bool* kept, float keep,
+                            const Blocks& b, int dv, float* dw, float dw_beta, float* dv_out, float dv_beta,
+                            float* work) {
+    const int Lq = static_cast<int>(b.Lq), Lk = static_cast<int>(b.Lk);
+    if (kept) {
+        drop_block(w, kept, keep, b.size(), work);
+        w = work;
+    }
+    if (dw && kept) {
+        float* d_dropped = work + b.size();
+        gemm(false, true, Lq, Lk, dv, 1.f, g, v, 0.f, d_dropped);
+        const auto scaled = [&](auto store) {
+            for (std::size_t i = 0; i < b.size(); ++i) store(dw[i], d_dropped[i] * (kept[i] ? keep : 0.f));
+        };
+        if (dw_beta == 0.f) scaled(Assign{});
+        else scaled(Add{});
+    } else if (dw) {
+        gemm(false, true, Lq, Lk, dv, 1.f, g, v, dw_beta, dw);
+    }
+    if (dv_out) gemm(true, false, Lk, dv, Lq, 1.f, w, g, dv_beta, dv_out);
+}
+
+}  // namespace xtgrad::attention_detail
