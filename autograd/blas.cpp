@@ -4,10 +4,12 @@
 #include "autograd/blas.hpp"
 
 #include "autograd/gemm_backend.hpp"
+#include "autograd/gemm_profile.hpp"
 #include "autograd/parallel.hpp"
 #include "autograd/skinny_gemm.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 
 namespace xtgrad {
@@ -52,18 +54,28 @@ void scale_only(int M, int N, float beta, float* C, int ldc) {
     }
 }
 
-}  // namespace
-
-void gemm_backend(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
-                  const float* B, int ldb, float beta, float* C, int ldc) {
-    if (M == 0 || N == 0) return;
-    if (K == 0) return scale_only(M, N, beta, C, ldc);
+// gemm_backend's work: split over the pool or one backend call.
+void split_or_call(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
+                   const float* B, int ldb, float beta, float* C, int ldc) {
     const double flops = 2.0 * M * N * K;
     const double bytes = 4.0 * (double(M) * K + double(K) * N + double(M) * N);
     if (!detail::backend_threads_itself() && detail::backend_threads() > 1 && num_threads() > 1 &&
         (flops >= kSplitFlops || bytes >= kSplitBytes) && std::max(M, N) >= 2 * kBlock)
         return split_product(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     detail::backend_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+}  // namespace
+
+void gemm_backend(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
+                  const float* B, int ldb, float beta, float* C, int ldc) {
+    if (M == 0 || N == 0) return;
+    if (K == 0) return scale_only(M, N, beta, C, ldc);
+    if (!gemm_profiling()) return split_or_call(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    const auto t0 = std::chrono::steady_clock::now();
+    split_or_call(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    detail::record_gemm(trans_a, trans_b, M, N, K,
+                        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
 }
 
 void gemm_ld(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,

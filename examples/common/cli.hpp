@@ -50,6 +50,7 @@ inline std::string cli_footer(const std::string& extra = "") {
            "  XTGRAD_BREAK_MODULE=PATH   the same for the nodes of a module path (e.g. encoder.layers.0)\n"
            "  XTGRAD_BREAK_TRAP=1        also raise SIGTRAP on a match (stops any debugger)\n"
            "  XTGRAD_ISA=baseline        xtgrad's own vector kernels without AVX-512 even where the CPU has it\n"
+           "  XTGRAD_GEMM_PROFILE=1      at exit, print each matrix-product shape's calls, time and GFLOP/s to stderr\n"
            "  OPENBLAS_NUM_THREADS,      ignored where --threads is an option: --threads sets the GEMM backend's\n"
            "  OMP_NUM_THREADS            threads (oneDNN or OpenBLAS) and xtgrad's own (set_blas_threads, set_num_threads)";
 }
