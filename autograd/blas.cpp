@@ -71,24 +71,32 @@ void gemm_backend(bool trans_a, bool trans_b, int M, int N, int K, float alpha, 
                   const float* B, int ldb, float beta, float* C, int ldc) {
     if (M == 0 || N == 0) return;
     if (K == 0) return scale_only(M, N, beta, C, ldc);
-    if (!gemm_profiling()) return split_or_call(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    const auto t0 = std::chrono::steady_clock::now();
     split_or_call(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    detail::record_gemm(trans_a, trans_b, M, N, K,
-                        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
 }
+
+namespace {
+// gemm_ld's routing: a product with a skinny side (a Linear or Conv1d layer on a 7-token
+// sentence, its weight gradient over 7 rows) streams the big operand once instead of packing it
+// (skinny_gemm.hpp), where that beats the backend (OpenBLAS; oneDNN handles these shapes well
+// itself); every other product goes to the backend.
+void route(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
+           int ldb, float beta, float* C, int ldc) {
+    if (detail::backend_prefers_skinny_kernels() &&
+        skinny_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
+        return;
+    split_or_call(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+}  // namespace
 
 void gemm_ld(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
              const float* B, int ldb, float beta, float* C, int ldc) {
     if (M == 0 || N == 0) return;
     if (K == 0) return scale_only(M, N, beta, C, ldc);
-    // A product with a skinny side (a Linear or Conv1d layer on a 7-token sentence, its weight
-    // gradient over 7 rows) streams the big operand once instead of packing it (skinny_gemm.hpp),
-    // where that beats the backend (OpenBLAS; oneDNN handles these shapes well itself).
-    if (detail::backend_prefers_skinny_kernels() &&
-        skinny_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
-        return;
-    gemm_backend(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (!gemm_profiling()) return route(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    const auto t0 = std::chrono::steady_clock::now();
+    route(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    detail::record_gemm(trans_a, trans_b, M, N, K,
+                        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
 }
 
 void gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A,

@@ -4,8 +4,8 @@
 //   XTGRAD_GEMM_PROFILE=1 build/bench/xtgrad_bench --config seed-d --threads 2   # table on stderr at exit
 //   set_gemm_profiling(true); train(); fmt::print("{}", gemm_profile_report());    # from code
 //
-// Each call of gemm_backend (autograd/blas.hpp: every product, split over the pool or not) is
-// timed on the thread that makes it. Batched attention products run one slice per call on each
+// Each call of gemm_ld (autograd/blas.hpp: every product of xtgrad's ops, whether it goes to the
+// backend, split over the pool or not, or to the skinny kernels) is timed on the thread that makes it. Batched attention products run one slice per call on each
 // pool thread, so their times add up the threads' times: compare GFLOP/s against one core's peak.
 // Off by default, when it costs each product one relaxed atomic load.
 #pragma once
