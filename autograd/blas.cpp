@@ -7,6 +7,7 @@
 #include "autograd/gemm_profile.hpp"
 #include "autograd/parallel.hpp"
 #include "autograd/skinny_gemm.hpp"
+#include "autograd/small_gemm.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -75,12 +76,14 @@ void gemm_backend(bool trans_a, bool trans_b, int M, int N, int K, float alpha, 
 }
 
 namespace {
-// gemm_ld's routing: a product with a skinny side (a Linear or Conv1d layer on a 7-token
-// sentence, its weight gradient over 7 rows) streams the big operand once instead of packing it
-// (skinny_gemm.hpp), where that beats the backend (OpenBLAS; oneDNN handles these shapes well
-// itself); every other product goes to the backend.
+// gemm_ld's routing: a small product (the attention core's slices on short sentences) is
+// cheaper than a library call's set-up (small_gemm.hpp); a product with a skinny side (a Linear
+// or Conv1d layer on a 7-token sentence, its weight gradient over 7 rows) streams the big
+// operand once instead of packing it (skinny_gemm.hpp), where that beats the backend (OpenBLAS;
+// oneDNN handles these shapes well itself); every other product goes to the backend.
 void route(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
            int ldb, float beta, float* C, int ldc) {
+    if (small_gemm_fits(M, N, K)) return small_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     if (detail::backend_prefers_skinny_kernels() &&
         skinny_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
         return;

@@ -1,12 +1,15 @@
 // matmul_primitive_probe: oneDNN's two doors to a matrix product, on one thread, at the
 // benchmark's shapes: dnnl_sgemm (what autograd/gemm_onednn.cpp calls, one call per slice of a
 // batched product) against the matmul primitive (one primitive per shape, created once, all
-// slices of a batch in one execute, or one execute per slice as a per-(batch, head) kernel would). Issue 12 asks for "its sgemm, or its matmul primitive where
-// that is faster"; this measures which (docs/performance.md has the table). Built with -Dgemm=onednn.
+// slices of a batch in one execute, or one execute per slice as a per-(batch, head) kernel would),
+// and, where the product is small enough for it, xtgrad's small_gemm (autograd/small_gemm.hpp)
+// one slice at a time. Issue 12 asks for "its sgemm, or its matmul primitive where that is
+// faster"; this measures which (docs/performance.md has the table). Built with -Dgemm=onednn.
 //
 //   build/bench/matmul_primitive_probe [--reps R]
 #include "autograd/blas.hpp"
 #include "autograd/random.hpp"
+#include "autograd/small_gemm.hpp"
 #include "bench/timing.hpp"
 #include "examples/common/cli.hpp"
 
@@ -18,6 +21,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <string>
 #include <vector>
 
 using namespace xtgrad;
@@ -30,7 +34,8 @@ namespace {
 struct Case {
     const char* what;
     int batch, M, N, K;
-    bool trans_b;  // B read as (N, K) rows: a Linear weight, or the keys of q kᵀ
+    bool trans_b;          // B read as (N, K) rows: a Linear weight, or the keys of q kᵀ
+    bool trans_a = false;  // A read as (K, M) rows: dk = dsᵀ·q of the attention backward
 };
 
 }  // namespace
@@ -53,6 +58,10 @@ int run(int reps) {
         {"attention context w v, 256 x 100x64x100", 256, 100, 64, 100, false},
         {"seed-d decoder scores, 256 x 20x20x64", 256, 20, 20, 64, true},
         {"seed-d decoder context, 256 x 20x64x20", 256, 20, 64, 20, false},
+        {"seed-d encoder scores, 256 x 10x10x64", 256, 10, 10, 64, true},
+        {"seed-d encoder context, 256 x 10x64x10", 256, 10, 64, 10, false},
+        {"seed-d decoder dk = dsT q, 256 x 20x64x20", 256, 20, 64, 20, false, true},
+        {"seed-d encoder dk = dsT q, 256 x 10x64x10", 256, 10, 64, 10, false, true},
         {"Linear forward x WT 6400x2048x512", 1, 6400, 2048, 512, true},
         {"Linear forward x WT 6400x512x2048", 1, 6400, 512, 2048, true},
         {"Winter Games x WT 7x512x512", 1, 7, 512, 512, true},
@@ -61,8 +70,8 @@ int run(int reps) {
     dnnl::engine engine(dnnl::engine::kind::cpu, 0);
     dnnl::stream stream(engine);
     fmt::print("one thread, {} runs each, median ms (GFLOP/s); primitive creation timed once\n", reps);
-    fmt::print("{:<46} {:>18} {:>18} {:>9} {:>10} {:>18}\n", "product", "dnnl_sgemm", "matmul primitive", "sgemm/mm",
-               "create ms", "primitive per slice");
+    fmt::print("{:<46} {:>18} {:>18} {:>9} {:>10} {:>18} {:>18}\n", "product", "dnnl_sgemm", "matmul primitive",
+               "sgemm/mm", "create ms", "primitive per slice", "small_gemm per slice");
     for (const Case& c : cases) {
         const std::size_t a_n = std::size_t(c.batch) * c.M * c.K, b_n = std::size_t(c.batch) * c.K * c.N,
                           c_n = std::size_t(c.batch) * c.M * c.N;
@@ -70,7 +79,8 @@ int run(int reps) {
         std::vector<float> C1(c_n), C2(c_n);
         const memory::dim bt = c.batch, M = c.M, N = c.N, K = c.K;
         // Row-major slices; B either (K, N) rows or (N, K) rows read transposed (strides say which).
-        const memory::desc a_md({bt, M, K}, memory::data_type::f32, memory::dims{M * K, K, 1});
+        const memory::dims a_strides = c.trans_a ? memory::dims{M * K, 1, M} : memory::dims{M * K, K, 1};
+        const memory::desc a_md({bt, M, K}, memory::data_type::f32, a_strides);
         const memory::desc b_md({bt, K, N}, memory::data_type::f32,
                                 c.trans_b ? memory::dims{K * N, 1, K} : memory::dims{K * N, N, 1});
         const memory::desc c_md({bt, M, N}, memory::data_type::f32, memory::dims{M * N, N, 1});
@@ -81,18 +91,24 @@ int run(int reps) {
         memory a_mem(a_md, engine, const_cast<float*>(A.data())), b_mem(b_md, engine, const_cast<float*>(B.data())),
             c_mem(c_md, engine, C2.data());
         // The same product as a batch of 1, executed once per slice (pointers moved per slice).
-        const memory::desc a1({1, M, K}, memory::data_type::f32, memory::dims{M * K, K, 1});
+        const memory::desc a1({1, M, K}, memory::data_type::f32, a_strides);
         const memory::desc b1({1, K, N}, memory::data_type::f32,
                               c.trans_b ? memory::dims{K * N, 1, K} : memory::dims{K * N, N, 1});
         const memory::desc c1({1, M, N}, memory::data_type::f32, memory::dims{M * N, N, 1});
         const dnnl::matmul per_slice(dnnl::matmul::primitive_desc(dnnl::matmul::desc(a1, b1, c1), engine));
         memory a1_mem(a1, engine, nullptr), b1_mem(b1, engine, nullptr), c1_mem(c1, engine, nullptr);
-        const auto by_sgemm = [&] {
+        // One slice at a time through `product` (gemm_backend or small_gemm).
+        const auto per_slice_with = [&](auto product, std::vector<float>& out) {
             for (int s = 0; s < c.batch; ++s)
-                gemm_backend(false, c.trans_b, c.M, c.N, c.K, 1.f, A.data() + std::size_t(s) * c.M * c.K,
-                             c.K, B.data() + std::size_t(s) * c.K * c.N, c.trans_b ? c.K : c.N, 0.f,
-                             C1.data() + std::size_t(s) * c.M * c.N, c.N);
+                product(c.trans_a, c.trans_b, c.M, c.N, c.K, 1.f, A.data() + std::size_t(s) * c.M * c.K,
+                        c.trans_a ? c.M : c.K, B.data() + std::size_t(s) * c.K * c.N, c.trans_b ? c.K : c.N, 0.f,
+                        out.data() + std::size_t(s) * c.M * c.N, c.N);
         };
+        const auto by_sgemm = [&] { per_slice_with(gemm_backend, C1); };
+        std::vector<float> C3(c_n);
+        const bool small = small_gemm_fits(c.M, c.N, c.K);
+        const auto by_small = [&] { per_slice_with(small_gemm, C3); };
+        if (small) by_small();
         const auto by_primitive = [&] {
             primitive.execute(stream, {{DNNL_ARG_SRC, a_mem}, {DNNL_ARG_WEIGHTS, b_mem}, {DNNL_ARG_DST, c_mem}});
             stream.wait();
@@ -109,17 +125,24 @@ int run(int reps) {
         by_sgemm();
         by_primitive();
         double worst = 0;
-        for (std::size_t i = 0; i < c_n; ++i) worst = std::max(worst, double(std::abs(C1[i] - C2[i])));
-        if (worst > 1e-3) fmt::print("  (the two results differ by {:.3g})\n", worst);
-        std::vector<double> t1, t2, t3;
+        for (std::size_t i = 0; i < c_n; ++i) {
+            worst = std::max(worst, double(std::abs(C1[i] - C2[i])));
+            if (small) worst = std::max(worst, double(std::abs(C1[i] - C3[i])));
+        }
+        if (worst > 1e-3) fmt::print("  (the results differ by {:.3g})\n", worst);
+        std::vector<double> t1, t2, t3, t4;
         for (int r = 0; r < reps; ++r) {  // alternate, so a busy machine slows all alike
             t1.push_back(ms_of(by_sgemm));
             t2.push_back(ms_of(by_primitive));
             t3.push_back(ms_of(by_slices));
+            if (small) t4.push_back(ms_of(by_small));
         }
         const double flop = 2.0 * c.batch * c.M * c.N * c.K, m1 = median(t1), m2 = median(t2), m3 = median(t3);
-        fmt::print("{:<46} {:>9.3f} ({:>5.0f}) {:>9.3f} ({:>5.0f}) {:>8.2f}x {:>10.2f} {:>9.3f} ({:>5.0f})\n", c.what, m1,
-                   flop / m1 / 1e6, m2, flop / m2 / 1e6, m1 / m2, create_ms, m3, flop / m3 / 1e6);
+        const std::string small_column =
+            small ? fmt::format("{:>9.3f} ({:>5.0f})", median(t4), flop / median(t4) / 1e6) : "-";
+        fmt::print("{:<46} {:>9.3f} ({:>5.0f}) {:>9.3f} ({:>5.0f}) {:>8.2f}x {:>10.2f} {:>9.3f} ({:>5.0f}) {:>18}\n",
+                   c.what, m1, flop / m1 / 1e6, m2, flop / m2 / 1e6, m1 / m2, create_ms, m3, flop / m3 / 1e6,
+                   small_column);
     }
     return 0;
 }

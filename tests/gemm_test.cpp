@@ -19,46 +19,8 @@ using namespace xtgrad;
 
 namespace {
 
-struct Case {
-    bool ta, tb;
-    int M, N, K;
-};
-
+using Case = test::GemmCase;
 using test::random_buffer;
-
-using Door = void (*)(bool, bool, int, int, int, float, const float*, int, const float*, int, float, float*, int);
-
-// Max |door(...) - reference| / (1 + |reference|), C's padding checked untouched; with
-// beta = 0, C starts as NaN (it must not be read).
-double worst_error(Door door, const Case& p, float alpha, float beta) {
-    const int a_rows = p.ta ? p.K : p.M, a_cols = p.ta ? p.M : p.K;
-    const int b_rows = p.tb ? p.N : p.K, b_cols = p.tb ? p.K : p.N;
-    const int lda = std::max(a_cols, 1) + 3, ldb = std::max(b_cols, 1) + 1, ldc = p.N + 2;
-    const std::vector<float> A = random_buffer(static_cast<std::size_t>(a_rows) * lda + 1, 11);
-    const std::vector<float> B = random_buffer(static_cast<std::size_t>(b_rows) * ldb + 1, 12);
-    std::vector<float> C = random_buffer(static_cast<std::size_t>(p.M) * ldc + 1, 13);
-    const std::vector<float> C0 = C;
-    if (beta == 0.f)
-        for (int m = 0; m < p.M; ++m)
-            for (int n = 0; n < p.N; ++n) C[static_cast<std::size_t>(m) * ldc + n] = std::numeric_limits<float>::quiet_NaN();
-    door(p.ta, p.tb, p.M, p.N, p.K, alpha, A.data(), lda, B.data(), ldb, beta, C.data(), ldc);
-    const std::vector<double> product = p.K == 0 ? std::vector<double>(static_cast<std::size_t>(p.M) * p.N, 0.0)
-                                                 : test::reference_gemm(p.ta, p.tb, p.M, p.N, p.K, A.data(), lda, B.data(), ldb);
-    double worst = 0;
-    for (int m = 0; m < p.M; ++m) {
-        for (int n = 0; n < ldc; ++n) {
-            const std::size_t i = static_cast<std::size_t>(m) * ldc + n;
-            if (n >= p.N) {  // padding between rows: never written
-                if (C[i] != C0[i]) worst = 1e30;
-                continue;
-            }
-            const double ref = alpha * product[static_cast<std::size_t>(m) * p.N + n] +
-                               (beta == 0.f ? 0.0 : beta * static_cast<double>(C0[i]));
-            worst = std::isfinite(C[i]) ? std::max(worst, std::abs(C[i] - ref) / (1 + std::abs(ref))) : 1e30;
-        }
-    }
-    return worst;
-}
 
 std::vector<Case> cases() {
     std::vector<Case> out;
@@ -90,16 +52,16 @@ TEST_CASE("gemm_ld and the backend equal a double-precision reference in every l
         set_num_threads(threads);
         set_blas_threads(threads);
         for (const Case& p : cases())
-            for (Door door : {Door(&gemm_ld), Door(&gemm_backend)}) {
+            for (test::GemmDoor door : {test::GemmDoor(&gemm_ld), test::GemmDoor(&gemm_backend)}) {
                 CAPTURE(p.ta);
                 CAPTURE(p.tb);
                 CAPTURE(p.M);
                 CAPTURE(p.N);
                 CAPTURE(p.K);
                 CAPTURE(threads);
-                CHECK(worst_error(door, p, 1.f, 0.f) < tolerance(p.K, 1.f));       // a fresh gradient: C not read
-                CHECK(worst_error(door, p, 0.5f, 1.f) < tolerance(p.K, 0.5f));     // accumulate into C
-                CHECK(worst_error(door, p, -2.f, 0.25f) < tolerance(p.K, -2.f));   // general alpha and beta
+                CHECK(test::gemm_error(door, p, 1.f, 0.f) < tolerance(p.K, 1.f));       // a fresh gradient: C not read
+                CHECK(test::gemm_error(door, p, 0.5f, 1.f) < tolerance(p.K, 0.5f));     // accumulate into C
+                CHECK(test::gemm_error(door, p, -2.f, 0.25f) < tolerance(p.K, -2.f));   // general alpha and beta
             }
     }
     set_num_threads(1);

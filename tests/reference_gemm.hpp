@@ -11,10 +11,24 @@
 
 namespace xtgrad::test {
 
+// A product's shape and layout: C (M, N) = op(A) (M, K) · op(B) (K, N), op transposing when ta / tb.
+struct GemmCase {
+    bool ta, tb;
+    int M, N, K;
+};
+
 // op(A) · op(B) in double, row-major (M, N); op transposes when ta / tb.
 // A: (M, K) or (K, M) with leading dimension lda; B: (K, N) or (N, K) with ldb.
 std::vector<double> reference_gemm(bool ta, bool tb, int M, int N, int K, const float* A, int lda,
                                    const float* B, int ldb);
+
+// A product with gemm_ld's signature: gemm_ld itself, gemm_backend, or one of xtgrad's own kernels.
+using GemmDoor = void (*)(bool, bool, int, int, int, float, const float*, int, const float*, int, float, float*, int);
+
+// Max |door(...) - reference| / (1 + |reference|) for one product of random operands with leading
+// dimensions wider than the matrices; 1e30 when the door wrote C's padding between rows or left
+// a non-finite value. With beta = 0, C starts as NaN (it must not be read).
+double gemm_error(GemmDoor door, const GemmCase& p, float alpha, float beta);
 
 // n standard-normal floats from Generator(seed): the operands (and a C to overwrite) of a test product.
 inline std::vector<float> random_buffer(std::size_t n, std::uint64_t seed) {
