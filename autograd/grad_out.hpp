@@ -57,6 +57,17 @@ public:
             body(data_, Add{});
     }
 
+    // The elements [offset, offset + n) alone, for a kernel that writes only those (linear_rows:
+    // the row block of a packed weight's gradient). A fresh buffer gets zeros everywhere else
+    // first, so the whole buffer is written once the part is.
+    GradOut part(std::size_t offset, std::size_t n) const {
+        if (fresh_) {
+            std::fill(data_, data_ + offset, 0.f);
+            std::fill(data_ + offset + n, data_ + size_, 0.f);
+        }
+        return {data_ + offset, n, fresh_};
+    }
+
     // The buffer, ready to be added into (scatter-adds): zero-filled if fresh. Afterwards the
     // buffer counts as a running sum.
     float* zeroed() {

@@ -54,6 +54,11 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 Tensor matmul_nt(const Tensor& a, const Tensor& b, float alpha = 1.f);
 // x (..., in) W(out, in)ᵀ + bias(out) -> (..., out); bias may be undefined (F.linear).
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
+// linear on the rows [first, first + count) of weight and bias -> (..., count): equals
+// linear(x, narrow(weight, 0, first, count), narrow(bias, 0, first, count)) without copying the
+// block (tutorial D's packed in_proj_weight (3E, E) gives q, k and v this way); backward writes
+// those rows of the weight's and bias's gradients.
+Tensor linear_rows(const Tensor& x, const Tensor& weight, const Tensor& bias, std::size_t first, std::size_t count);
 
 // ---- shape (ops/shape.cpp, ops/join.cpp) ----
 Tensor transpose(const Tensor& a, int dim0, int dim1);

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <optional>
 
 namespace xtgrad {
 
@@ -169,48 +170,68 @@ Tensor matmul_nt(const Tensor& a, const Tensor& b, float alpha) {
 }
 
 // x (..., in) · weight (out, in)ᵀ + bias (out) -> (..., out)
-Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-    detail::require_defined(x, "linear", "the input");
-    detail::require_defined(weight, "linear", "the weight");
+namespace {
+// linear and linear_rows: x (..., in) · W[first : first + count]ᵀ + bias[first : first + count]
+// -> (..., count), the block read in place (row stride `in`). `op` names the caller in errors.
+Tensor linear_block(const Tensor& x, const Tensor& weight, const Tensor& bias, std::size_t first,
+                    std::optional<std::size_t> rows_wanted, const char* op) {
+    detail::require_defined(x, op, "the input");
+    detail::require_defined(weight, op, "the weight");
     const Shape xs = x.shape(), ws = weight.shape();
-    if (ws.size() != 2) fail("linear: weight must be 2-D (out, in), got {}", shape_str(ws));
+    if (ws.size() != 2) fail("{}: weight must be 2-D (out, in), got {}", op, shape_str(ws));
     if (xs.empty() || xs.back() != ws[1])
-        fail("linear: input {} does not fit weight {}: last dim {} but in_features {}", shape_str(xs), shape_str(ws),
+        fail("{}: input {} does not fit weight {}: last dim {} but in_features {}", op, shape_str(xs), shape_str(ws),
              xs.empty() ? 0 : xs.back(), ws[1]);
     if (bias.defined() && (bias.dim() != 1 || bias.size(0) != ws[0]))
-        fail("linear: bias {} does not fit weight {}: expected ({})", shape_str(bias.shape()), shape_str(ws), ws[0]);
-    const std::size_t rows = detail::prod(xs, 0, xs.size() - 1), in = ws[1], outf = ws[0];
+        fail("{}: bias {} does not fit weight {}: expected ({})", op, shape_str(bias.shape()), shape_str(ws), ws[0]);
+    const std::size_t count = rows_wanted.value_or(ws[0]);
+    if (first > ws[0] || count > ws[0] - first)
+        fail("{}: rows [{}, {}) are not within the weight's {} rows (weight {})", op, first, first + count, ws[0],
+             shape_str(ws));
+    const std::size_t rows = detail::prod(xs, 0, xs.size() - 1), in = ws[1];
     Shape out_shape = xs;
-    out_shape.back() = outf;
+    out_shape.back() = count;
     Array out = empty_array(out_shape);
-    const int r = detail::to_blas_int(rows, "linear"), ni = detail::to_blas_int(in, "linear"), no = detail::to_blas_int(outf, "linear");
-    // y (rows, out) = x (rows, in) Wᵀ
-    gemm(false, true, r, no, ni, 1.f, x.ptr(), weight.ptr(), 0.f, out.data());
+    const int r = detail::to_blas_int(rows, op), ni = detail::to_blas_int(in, op), no = detail::to_blas_int(count, op);
+    const std::size_t w_offset = first * in;
+    // y (rows, count) = x (rows, in) W[first:first+count] (count, in)ᵀ
+    gemm(false, true, r, no, ni, 1.f, x.ptr(), weight.ptr() + w_offset, 0.f, out.data());
     if (bias.defined()) {
-        const float* bp = bias.ptr();
+        const float* bp = bias.ptr() + first;
         float* y = out.data();
-        for (std::size_t i = 0; i < rows; ++i, y += outf)
-            for (std::size_t j = 0; j < outf; ++j) y[j] += bp[j];
+        for (std::size_t i = 0; i < rows; ++i, y += count)
+            for (std::size_t j = 0; j < count; ++j) y[j] += bp[j];
     }
     std::vector<Tensor> inputs{x, weight};
     if (bias.defined()) inputs.push_back(bias);
     return make_result(std::move(out), "LinearBackward", inputs, {{"input", x}, {"weight", weight}},
-                       [xs, ws, r, ni, no](Node& self, const Array& g) {
-                           if (GradOut dx = self.grad_out(0, xs)) {  // dx (rows, in) = dy (rows, out) W (out, in)
-                               const float* w = self.saved("weight").data();
+                       [xs, ws, r, ni, no, first, w_offset](Node& self, const Array& g) {
+                           const std::size_t block = static_cast<std::size_t>(no) * static_cast<std::size_t>(ni);
+                           if (GradOut dx = self.grad_out(0, xs)) {  // dx (rows, in) = dy (rows, count) W[block]
+                               const float* w = self.saved("weight").data() + w_offset;
                                gemm(false, false, r, ni, no, 1.f, g.data(), w, dx.beta(), dx.data());
                            }
-                           if (GradOut dW = self.grad_out(1, ws)) {  // dW (out, in) = dyᵀ (out, rows) x (rows, in)
+                           if (GradOut dW = self.grad_out(1, ws)) {  // dW[block] (count, in) = dyᵀ (count, rows) x (rows, in)
+                               const GradOut part = dW.part(w_offset, block);
                                const float* x = self.saved("input").data();
-                               gemm(true, false, no, ni, r, 1.f, g.data(), x, dW.beta(), dW.data());
+                               gemm(true, false, no, ni, r, 1.f, g.data(), x, part.beta(), part.data());
                            }
-                           if (GradOut db_out = self.grad_out(2, {ws[0]})) {  // db (out) = sum of dy over rows
-                               float* db = db_out.zeroed();
+                           if (GradOut db_out = self.grad_out(2, {ws[0]})) {  // db[block] (count) = sum of dy over rows
+                               float* db = db_out.part(first, static_cast<std::size_t>(no)).zeroed();
                                const float* gy = g.data();
                                for (int i = 0; i < r; ++i, gy += no)
                                    for (int j = 0; j < no; ++j) db[j] += gy[j];
                            }
                        });
+}
+}  // namespace
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+    return linear_block(x, weight, bias, 0, std::nullopt, "linear");
+}
+
+Tensor linear_rows(const Tensor& x, const Tensor& weight, const Tensor& bias, std::size_t first, std::size_t count) {
+    return linear_block(x, weight, bias, first, count, "linear_rows");
 }
 
 }  // namespace xtgrad

@@ -26,13 +26,6 @@ void expect_inputs(const std::string& who, const Tensor& q, const Tensor& k, con
             fail("{}: {} must have a last (embedding) dimension, got {}", who, name, shape_or_none(*t));
 }
 
-// The row block [first·E, (first + count)·E) of a packed weight (3E, E) or bias (3E).
-Tensor rows(const Tensor& packed, std::size_t first, std::size_t count, std::size_t E) {
-    return packed.defined() ? narrow(packed, 0, first * E, count * E) : Tensor();
-}
-
-std::vector<Tensor> chunk_last(const Tensor& x, std::size_t chunks) { return chunk(x, chunks, -1); }
-
 }  // namespace
 
 InProjection in_projection_packed(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& w, const Tensor& b,
@@ -44,17 +37,12 @@ InProjection in_projection_packed(const Tensor& q, const Tensor& k, const Tensor
              shape_str(k.shape()), shape_str(v.shape()));
     expect_shape(who, "packed weights", w, {3 * E, E}, false);
     expect_shape(who, "packed bias", b, {3 * E}, true);
-    if (same_tensor(k, v)) {
-        if (same_tensor(q, k)) {  // self-attention: one product with the whole (3E, E) matrix
-            const std::vector<Tensor> qkv = chunk_last(linear(q, w, b), 3);
-            return {qkv[0], qkv[1], qkv[2]};
-        }
-        // encoder-decoder attention: k and v from one product with the rows E:3E
-        const std::vector<Tensor> kv = chunk_last(linear(k, rows(w, 1, 2, E), rows(b, 1, 2, E)), 2);
-        return {linear(q, rows(w, 0, 1, E), rows(b, 0, 1, E)), kv[0], kv[1]};
-    }
-    return {linear(q, rows(w, 0, 1, E), rows(b, 0, 1, E)), linear(k, rows(w, 1, 1, E), rows(b, 1, 1, E)),
-            linear(v, rows(w, 2, 1, E), rows(b, 2, 1, E))};
+    // torch's _in_projection_packed multiplies once by the whole (3E, E) matrix for self-attention
+    // (by its rows E:3E for k and v of encoder-decoder attention) and chunks the result; each of q,
+    // k, v is the product with its own row block of w (the same dot products), which linear_rows
+    // reads in place, without the chunk's and narrow's copies (docs/performance.md, session 7).
+    const auto project = [&](const Tensor& x, std::size_t block) { return linear_rows(x, w, b, block * E, E); };
+    return {project(q, 0), project(k, 1), project(v, 2)};
 }
 
 InProjection in_projection(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& w_q, const Tensor& w_k,
@@ -176,8 +164,10 @@ InProjection project(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
     const std::size_t E = q_in.size(2);
     expect_shape(who, "in_proj_bias", o.in_proj_bias(), {3 * E}, true);
     const Tensor& b = o.in_proj_bias();
-    return in_projection(q_in, k_in, v_in, o.q_proj_weight(), o.k_proj_weight(), o.v_proj_weight(), rows(b, 0, 1, E),
-                         rows(b, 1, 1, E), rows(b, 2, 1, E), who);
+    // separate weights, one packed bias (3E): its blocks (E values each, a copy of no consequence)
+    const auto bias_block = [&](std::size_t block) { return b.defined() ? narrow(b, 0, block * E, E) : Tensor(); };
+    return in_projection(q_in, k_in, v_in, o.q_proj_weight(), o.k_proj_weight(), o.v_proj_weight(), bias_block(0),
+                         bias_block(1), bias_block(2), who);
 }
 
 }  // namespace

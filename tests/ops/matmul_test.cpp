@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <stdexcept>
 
 TEST_SUITE_BEGIN("ops");
@@ -54,6 +55,39 @@ TEST_CASE("linear with and without bias") {
     CHECK(gradcheck([](const V& v) { return linear(v[0], v[1]); }, {x, w}));
     Tensor ref = matmul(x, transpose(w, 0, 1)) + b;
     CHECK(test::max_abs_diff(ref.data(), linear(x, w, b).data()) < 1e-5f);
+}
+
+TEST_CASE("linear_rows is linear on a row block of the weight, read in place") {
+    Tensor x = rnd({2, 3, 4}, 30), w = rnd({9, 4}, 31), b = rnd({9}, 32);
+    const Tensor block = linear_rows(x, w, b, 3, 3);
+    CHECK(block.shape() == Shape{2, 3, 3});
+    CHECK(test::max_abs_diff(block.data(), linear(x, narrow(w, 0, 3, 3), narrow(b, 0, 3, 3)).data()) < 1e-6f);
+    CHECK(gradcheck([](const V& v) { return linear_rows(v[0], v[1], v[2], 3, 3); }, {x, w, b}));
+    CHECK(gradcheck([](const V& v) { return linear_rows(v[0], v[1], Tensor(), 6, 3); }, {x, w}));
+    // q, k, v from one packed weight, as tutorial D's in-projection: the first block's backward
+    // finds the weight's gradient fresh (zeroes the other rows), the others add to theirs.
+    CHECK(gradcheck(
+        [](const V& v) {
+            return linear_rows(v[0], v[1], v[2], 0, 3) * linear_rows(v[0], v[1], v[2], 3, 3) +
+                   linear_rows(v[0], v[1], v[2], 6, 3);
+        },
+        {x, w, b}));
+    // rows nobody reads get a zero gradient
+    Tensor w2 = rnd({9, 4}, 33), b2 = rnd({9}, 34);
+    sum(linear_rows(x, w2, b2, 3, 3)).backward();
+    const auto max_abs = [](const Array& a, std::size_t begin, std::size_t end) {  // over flat elements [begin, end)
+        float m = 0.f;
+        for (std::size_t i = begin; i < end; ++i) m = std::max(m, std::abs(a.data()[i]));
+        return m;
+    };
+    CHECK(max_abs(w2.grad_array(), 0, 12) == 0.f);   // rows 0-2 of (9, 4)
+    CHECK(max_abs(w2.grad_array(), 24, 36) == 0.f);  // rows 6-8
+    CHECK(max_abs(w2.grad_array(), 12, 24) > 0.f);
+    CHECK(max_abs(b2.grad_array(), 6, 9) == 0.f);
+    CHECK(max_abs(b2.grad_array(), 3, 6) > 0.f);
+    test::expect_error([] { linear_rows(rnd({2, 4}), rnd({9, 4}), Tensor(), 7, 3); },
+                       {"linear_rows: rows [7, 10) are not within the weight's 9 rows (weight (9,4))"});
+    test::expect_error([] { linear_rows(rnd({2, 5}), rnd({9, 4}), Tensor(), 0, 3); }, {"linear_rows", "(2,5)", "(9,4)"});
 }
 
 TEST_CASE("matmul and linear name the shapes at fault") {
