@@ -34,9 +34,11 @@ struct InProjection {
 };
 
 // torch.nn.functional._in_projection_packed. q (..., E), k (..., E), v (..., E); w (3E, E),
-// rows 0:E project q, E:2E k, 2E:3E v; b (3E) or undefined. As torch: one product with the
-// whole w when q, k and v are one tensor (self-attention), chunked into three; one with
-// w[E:3E] when k and v are one tensor (encoder-decoder attention); three otherwise.
+// rows 0:E project q, E:2E k, 2E:3E v; b (3E) or undefined. torch makes one product with the
+// whole w when q, k and v are one tensor (self-attention) and chunks it into three, one with
+// w[E:3E] when k and v are one tensor (encoder-decoder attention), three otherwise; xtgrad
+// always makes three, each with its own row block read in place (linear_rows): the same dot
+// products, without the chunk's and narrow's copies.
 InProjection in_projection_packed(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& w,
                                   const Tensor& b = Tensor(), const std::string& who = "_in_projection_packed");
 
