@@ -139,13 +139,14 @@ void small_nt_dots(int M, int N, int K, float alpha, const float* A, int lda, co
 // reused: sized once.
 const float* packed_b(bool trans_b, int N, int K, const float* B, int ldb, int padded) {
     thread_local std::vector<float> panel;
-    panel.assign(static_cast<std::size_t>(K) * padded, 0.f);
+    if (panel.size() < static_cast<std::size_t>(K) * padded) panel.resize(static_cast<std::size_t>(K) * padded);
     for (int k = 0; k < K; ++k) {
         float* row = panel.data() + static_cast<std::ptrdiff_t>(k) * padded;
         if (trans_b)  // B stored (N, K): column k of B becomes row k
             for (int n = 0; n < N; ++n) row[n] = B[static_cast<std::ptrdiff_t>(n) * ldb + k];
         else
             std::copy_n(B + static_cast<std::ptrdiff_t>(k) * ldb, N, row);
+        std::fill(row + N, row + padded, 0.f);  // only the padding: every other element was just written
     }
     return panel.data();
 }
