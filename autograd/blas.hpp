@@ -46,10 +46,11 @@ private:
 // Runs product(c) for every slice c of a batched product (matmul's slices, attention's (batch,
 // head) blocks). Big batches of small products (attention: B·h products of L×d by d×L) are split
 // over xtgrad's threads, each slice one single-threaded GEMM: OpenBLAS threading each small
-// product is 1.5-2x slower, and this is ~2x torch's bmm (../shared/notes/xtensor-openblas-probe.md,
-// section 3). Tiny batches (Winter Games: 8 products of 7×64 by 64×7) stay serial: waking a
-// worker costs more. `independent` is false when slices write the same output (a broadcast
-// operand's gradient): those must run in order. Each slice's result is the same either way.
+// product is 1.5-2x slower, and this is ~2x torch's bmm (measured on 2 cores when this was
+// chosen; docs/performance.md, "Design choices"). Tiny batches (Winter Games: 8 products of
+// 7×64 by 64×7) stay serial: waking a worker costs more. `independent` is false when slices
+// write the same output (a broadcast operand's gradient): those must run in order. Each slice's
+// result is the same either way.
 void for_each_slice(std::size_t count, double flops_per_slice, bool independent,
                     const std::function<void(std::size_t)>& product);
 

@@ -1,7 +1,7 @@
 // xtgrad's own worker threads, for the few kernels it splits across cores itself (the
 // batched attention products, big elementwise loops). Not OpenMP: on a 2-core machine an
 // OpenMP runtime busy-waits next to OpenBLAS's threads, and every parallel region then waits
-// out a scheduler quantum (../shared/notes/xtensor-openblas-probe.md, section 6).
+// out a scheduler quantum, ~8 ms (docs/performance.md, "Design choices").
 //
 // The pool is persistent: a std::thread spawn + join costs ~25 µs, which is as long as a
 // small kernel. Workers sleep on a condition variable between jobs (after a short spin and

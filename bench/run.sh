@@ -13,7 +13,7 @@
 # build) and Debian's python3-torch for the PyTorch side. Each configuration runs in its own
 # process (so its peak RSS is its own). torch's 2-thread runs get OMP_WAIT_POLICY=PASSIVE: on
 # 2 cores its OpenMP threads otherwise spin next to OpenBLAS's and every op waits out a
-# scheduler quantum (../shared/notes/xtensor-openblas-probe.md, section 6). xtgrad needs none.
+# scheduler quantum, ~8 ms (docs/performance.md, "Design choices"). xtgrad needs none.
 # The JSON lines of every run are appended to --out as they finish. First, bench/ceiling_bench
 # measures the machine's ceiling (CPU, FMA peak, each built backend's best sgemm): the table
 # shows the phases' GFLOP/s as a fraction of that peak.

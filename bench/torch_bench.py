@@ -22,7 +22,7 @@ Phases: zero (optimizer.zero_grad()), fwd (forward + loss), bwd (backward), opt
 Threads: torch.set_num_threads(n) and OPENBLAS_NUM_THREADS=n (set here before torch loads
 OpenBLAS). On this 2-core machine run 2-thread runs with OMP_WAIT_POLICY=PASSIVE: without
 it every elementwise op waits out a scheduler quantum (~8 ms) next to OpenBLAS's threads
-(../shared/notes/xtensor-openblas-probe.md, section 6). bench/run.sh sets it.
+(docs/performance.md, "Design choices"). bench/run.sh sets it.
 """
 import argparse
 import json

@@ -7,7 +7,7 @@
 // the same linear map at every position, hence "position-wise". w1, w2 are the paper's names
 // (FFN(x) = max(0, x W1 + b1) W2 + b2). Each tutorial's class is this block with its own
 // constructor and state names: tutorial A's PositionalWiseFeedForward registers the
-// convolutions as w1/w2, tutorial C's PoswiseFeedForwardNet as conv1/conv2 (FORMAT.md
+// convolutions as w1/w2, tutorial C's PoswiseFeedForwardNet as conv1/conv2 (fixture
 // ffn_conv1d__c_names). Tutorial B's PositionWiseFeedForward (two Linear layers, no residual
 // inside) is another computation, in nn/tutorial_b.
 #pragma once

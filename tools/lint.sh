@@ -22,5 +22,13 @@ if [ -n "$unsuited" ]; then
   echo "lint: test files without TEST_SUITE_BEGIN(\"area\") (ops, engine, debug, nn, tutorial_a..d, optim, io, docs, examples, distributed):"
   echo "$unsuited" | sed 's/^/  /'; bad=1
 fi
+# 4. the repository stands alone: no tracked file points beside it (the fixture format is
+#    docs/fixtures.md). Fixture data (tests/fixtures/) is generated and skipped. The patterns
+#    are bracketed so that this file does not match itself.
+outside=$(git grep -nIE '[.][.]/shared|/work/[s]hared|FORMAT[.]md|TEAM[.]md' -- . ':!tests/fixtures/' || true)
+if [ -n "$outside" ]; then
+  echo "lint: references outside the repository (the sibling shared folder, FORMAT or TEAM notes); say it here, e.g. docs/fixtures.md:"
+  echo "$outside" | sed 's/^/  /'; bad=1
+fi
 [ "$bad" -eq 0 ] || exit 1
-echo "lint: ok (no keep_dims, no auto-held xtensor expressions, every test file in a suite)"
+echo "lint: ok (no keep_dims, no auto-held xtensor expressions, every test file in a suite, nothing points outside the repository)"

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes xtgrad's PyTorch parity fixtures (/work/shared/parity/FORMAT.md) and checks fixture folders.
+"""Writes xtgrad's PyTorch parity fixtures (docs/fixtures.md) and checks fixture folders.
 
   /usr/bin/python3 tools/make_fixtures.py --out tests/fixtures/small            # the suite: seed 0, small preset
   /usr/bin/python3 tools/make_fixtures.py --case mha_d__self --out /tmp/fx      # one case folder

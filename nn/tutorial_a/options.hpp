@@ -1,4 +1,4 @@
-// The choices of tutorial A's modules that are not sizes (FORMAT.md section 13).
+// The choices of tutorial A's modules that are not sizes (docs/fixtures.md, section Errata and variants).
 //
 // The defaults are what the notebook means; the `literal` values reproduce its code
 // exactly, kept only so docs/tutorial_a.md can show what the slips do to the numbers.

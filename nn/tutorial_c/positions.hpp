@@ -7,7 +7,7 @@
 // and they only fit batch 1 and length 7. The intent is 1..len:
 //   sequential: position t+1 at a real token t (t = 0 .. L-1), 0 at PAD (id 0)
 // (row 0 of C's table is [0,1,0,1,...], not zeros, so a PAD position still adds it; its key
-// is masked, FORMAT.md section 15.8). `literal` reproduces the tutorial's rows generalised
+// is masked, docs/fixtures.md, section Errata and variants). `literal` reproduces the tutorial's rows generalised
 // to length L, for every batch row: [1, 2, ..., L-1, 0] (encoder) and [L, 1, ..., L-1]
 // (decoder), kept for docs/tutorial_c.md, which shows what they do.
 #pragma once

@@ -5,7 +5,7 @@
 // conv1 Conv1d(d_model -> d_ff, kernel 1), conv2 Conv1d(d_ff -> d_model, kernel 1).
 //
 // The computation is the shared nn::ConvFeedForward (also tutorial A's
-// PositionalWiseFeedForward, FORMAT.md `ffn_conv1d__c_names`); this class gives it the
+// PositionalWiseFeedForward, fixture `ffn_conv1d__c_names`); this class gives it the
 // lesson's constructor and state names conv1.*, conv2.*, layer_norm.* (torch LayerNorm, no
 // dropout). The members keep the block's names: w1 is registered as conv1, w2 as conv2.
 #pragma once

@@ -9,7 +9,6 @@ Every ```sh, ```bash and ```console block is run, unless an HTML comment right b
     <!-- doc-check: covered by tests/gdb/run_gdb_test.sh -->     runs elsewhere (the file must exist)
     <!-- doc-check: skip: REASON -->                             not run, with the reason shown
     <!-- doc-check: needs python3-torch -->                      run only if `/usr/bin/python3 -c 'import torch'` works
-                                                                  (and ../shared exists, if the block uses it)
     <!-- doc-check: reduce "OLD" => "NEW": REASON -->            run with OLD replaced by NEW (OLD must occur)
     <!-- doc-check: expect "TEXT" -->  or  expect /REGEX/        the output (stdout + stderr) must contain it
     <!-- doc-check: expect-shown "TEXT" -->                      ... and TEXT must be shown on the page itself
@@ -18,13 +17,13 @@ Every ```sh, ```bash and ```console block is run, unless an HTML comment right b
 
 One comment may hold several directives, one per line. How a block runs: `bash -euo pipefail`
 in a fresh scratch folder that mirrors the repository (a symlink per top-level entry), where
-`build` is a symlink to BUILD_DIR and `../NAME` to the repository's `../NAME`; `/tmp/` in the
+`build` is a symlink to BUILD_DIR; `/tmp/` in the
 block is rewritten to the scratch folder's `tmp/`, so runs never collide. A ```console block's
 commands are its `$ ` lines (with `\\` continuations, `> ` stripped); its other lines are the output shown.
 Files a block writes (winter_games_out/, graph_out/) stay in the scratch folder, removed at the end.
-Exit status 1 if any block fails. A torch block that cannot run (no torch, or it uses
-../shared/ and the repository has no sibling shared/ folder, as in a clean CI checkout) is
-counted as skipped, with the reason, not failed.
+Exit status 1 if any block fails. A torch block that cannot run (no torch, as in a clean CI
+checkout) is counted as skipped, with the reason, not failed. Blocks use only the repository:
+tools/lint.sh refuses references to anything beside it.
 """
 import argparse
 import os
@@ -166,7 +165,7 @@ def check_snippet(block, plan):
     return [f'the block\'s lines do not appear, in order and verbatim, in {plan.snippet}']
 
 
-def make_scratch(root, block_text, build_dir):
+def make_scratch(root, build_dir):
     """A folder that looks like the repository, with build -> BUILD_DIR."""
     work = root / 'repo'
     work.mkdir(parents=True)
@@ -176,10 +175,6 @@ def make_scratch(root, block_text, build_dir):
             continue
         (work / entry.name).symlink_to(entry)
     (work / 'build').symlink_to(build_dir)
-    for name in sorted(set(re.findall(r'\.\./([\w.-]+)', block_text))):
-        sibling = REPO.parent / name
-        if sibling.exists() and not (root / name).exists():
-            (root / name).symlink_to(sibling.resolve())
     return work
 
 
@@ -188,7 +183,7 @@ def run_block(block, plan, build_dir, scratch_root, timeout):
     if problems:
         return False, '\n'.join(problems), 0.0
     root = Path(tempfile.mkdtemp(prefix='block', dir=scratch_root))
-    work = make_scratch(root, text, build_dir)
+    work = make_scratch(root, build_dir)
     text = text.replace('/tmp/', str(root / 'tmp') + '/')
     env = dict(os.environ, TMPDIR=str(root / 'tmp'))
     start = time.monotonic()
@@ -215,15 +210,12 @@ def run_block(block, plan, build_dir, scratch_root, timeout):
 
 
 def missing_reference(block, plan, torch):
-    """Why a needs-python3-torch block cannot run here, or None. Such blocks use the PyTorch
-    reference: torch itself, and for some the exporter in the repository's sibling ../shared/
-    folder, which a clean checkout (CI) may not have."""
+    """Why a needs-python3-torch block cannot run here, or None: such blocks run PyTorch
+    (tools/make_fixtures.py), which a clean checkout (CI) may not have."""
     if not plan.torch:
         return None
     if not torch:
         return 'no torch'
-    if '../shared/' in block.text and not (REPO.parent / 'shared').is_dir():
-        return f'no {REPO.parent / "shared"}: the reference exporter lives outside the repository'
     return None
 
 
@@ -313,7 +305,7 @@ def main():
         return 1 if counts['failed'] else 0
     torch_part = f'{counts["torch_run"]} need torch (run here)'
     if counts['torch_skipped']:
-        torch_part += f', {counts["torch_skipped"]} need torch: skipped (no torch or no ../shared)'
+        torch_part += f', {counts["torch_skipped"]} need torch: skipped (no torch)'
 
     print(f'doc blocks: {counts["run"]} run, {counts["covered"]} covered elsewhere, '
           f'{counts["skipped"]} skipped with a reason, {torch_part}, {counts["snippet"]} snippets match their test, '

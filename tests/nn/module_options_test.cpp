@@ -1,4 +1,4 @@
-// The options convention of tutorials A, B and C (TEAM.md, nn/options.hpp): every module has a
+// The options convention of tutorials A, B and C (nn/options.hpp; docs/architecture.md, "Module options"): every module has a
 // <Module>Options with its required sizes as constructor arguments and everything else (the
 // errata switches included) as chained setters whose defaults are the tutorial's; a module
 // built from its Options is the module its positional constructor builds (same names, same

@@ -34,7 +34,7 @@ inline std::vector<std::string> names_of(const nn::NamedTensors& list) {
 }
 
 // A module built from its Options and the same module from its positional constructor, each
-// after the same seed: the state names and every initial value agree (TEAM.md, module options).
+// after the same seed: the state names and every initial value agree (docs/architecture.md, "Module options").
 template <class FromOptions, class Positional>
 void same_module(FromOptions&& from_options, Positional&& positional) {
     manual_seed(3);

@@ -1,4 +1,4 @@
-// Runners for tutorial A's modules (FORMAT.md section 14, "Tutorial A"). Each rebuilds the
+// Runners for tutorial A's modules (docs/fixtures.md, section Config keys). Each rebuilds the
 // module from meta.json's config and options, calls it with the fixture's inputs in
 // call_order, and returns the output plus the aux outputs under their meta names.
 #include "nn/tutorial_a/tutorial_a.hpp"

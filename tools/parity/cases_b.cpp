@@ -1,4 +1,4 @@
-// Runners for tutorial B's modules (FORMAT.md section 14, "Tutorial B"). Each rebuilds the
+// Runners for tutorial B's modules (docs/fixtures.md, section Config keys). Each rebuilds the
 // module from meta.json's config and calls it with the fixture's inputs in call order.
 #include "nn/tutorial_b/tutorial_b.hpp"
 #include "tools/parity/models.hpp"

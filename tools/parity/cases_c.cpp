@@ -1,4 +1,4 @@
-// Runners for tutorial C's modules (FORMAT.md section 14, "Tutorial C"). Each rebuilds the
+// Runners for tutorial C's modules (docs/fixtures.md, section Config keys). Each rebuilds the
 // module from meta.json's config (and option c_positions) and calls it with the fixture's
 // inputs in call order. (C's PoswiseFeedForwardNet is the case ffn_conv1d__c_names, run by
 // tutorial A's ffn_conv1d runner: one class serves both.)

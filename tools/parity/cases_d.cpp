@@ -1,4 +1,4 @@
-// Runners for tutorial D's modules (FORMAT.md section 14, "Tutorial D"): each module is
+// Runners for tutorial D's modules (docs/fixtures.md, section Config keys): each module is
 // rebuilt from meta.json's config exactly as a user would build it, and called with the
 // fixture's inputs by name (absent masks are None).
 #include "nn/tutorial_d/tutorial_d.hpp"
@@ -19,11 +19,11 @@ AttentionMask mask_input(const Fixture& f, Inputs& in, const std::string& name) 
     return in.tensor(name);
 }
 
-// The layer keywords every D layer, stack and Transformer case shares (FORMAT.md section 14).
+// The layer keywords every D layer, stack and Transformer case shares (docs/fixtures.md, section Config keys).
 template <class Options>
 Options with_layer_keywords(const Fixture& f, Options o) {
     return o.dim_feedforward(static_cast<std::size_t>(f.cfg_int("dim_feedforward")))
-        .dropout(0.f)  // fixtures run without dropout (FORMAT.md section 12)
+        .dropout(0.f)  // fixtures run without dropout (docs/fixtures.md, section Seeding)
         .activation(activation_from_string(f.cfg_str("activation", "relu")))
         .layer_norm_eps(static_cast<float>(f.cfg_float("layer_norm_eps")))
         .batch_first(f.cfg_bool("batch_first"))

@@ -1,4 +1,4 @@
-// Runners for the optimizer fixtures (FORMAT.md section 6): K steps of SGD, Adam or AdamW on
+// Runners for the optimizer fixtures (docs/fixtures.md, section Optimizer cases): K steps of SGD, Adam or AdamW on
 // three parameters with given gradients; parameters and state compared after every step.
 // The training fixtures (section 7) are in cases_train.cpp.
 #include "autograd/error.hpp"

@@ -1,4 +1,4 @@
-// Runners for the building blocks every tutorial shares (FORMAT.md section 14, "Shared").
+// Runners for the building blocks every tutorial shares (docs/fixtures.md, section Config keys).
 #include "autograd/ops.hpp"
 #include "nn/layers.hpp"
 #include "tools/parity/module_runner.hpp"

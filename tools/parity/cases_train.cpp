@@ -1,4 +1,4 @@
-// Runners for the training fixtures (FORMAT.md section 7): K full steps of zero_grad,
+// Runners for the training fixtures (docs/fixtures.md, section Training-run cases): K full steps of zero_grad,
 // forward, cross-entropy, backward and Adam on tutorial B's and C's Transformers. The loss
 // of every step and every parameter after the last step are compared; parameters whose
 // float32 gradients are rounding noise (key biases) are compared with noise_driven_atol.

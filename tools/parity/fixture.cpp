@@ -90,7 +90,7 @@ std::string Fixture::option(const std::string& key, const std::string& fallback)
     return o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : fallback;
 }
 
-// FORMAT.md section 10: pass iff max|got - ref| <= atol + rtol * max|ref|, per tensor;
+// docs/fixtures.md, section Tolerances: pass iff max|got - ref| <= atol + rtol * max|ref|, per tensor;
 // infinities must sit in the same places with the same sign.
 void Report::compare(const std::string& name, const Array& got, const Array& ref, const Tolerance& tol,
                      double scale_override) {

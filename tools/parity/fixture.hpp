@@ -1,4 +1,4 @@
-// Parity fixtures (../shared/parity/FORMAT.md): a folder of .npy files and a meta.json
+// Parity fixtures (docs/fixtures.md): a folder of .npy files and a meta.json
 // holding one module's PyTorch reference. This is the reading and comparing half of the
 // `parity` tool; runners (tools/parity/cases_*.cpp) rebuild each module from the fixture's
 // config, run it and hand the tensors to a Report.

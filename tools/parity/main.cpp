@@ -1,4 +1,4 @@
-// parity: check xtgrad against PyTorch fixtures (../shared/parity/FORMAT.md).
+// parity: check xtgrad against PyTorch fixtures (docs/fixtures.md).
 //   parity DIR            one case folder: every tensor's max abs/rel error, exit 1 beyond tolerance
 //   parity --all ROOT     every case folder under ROOT; ends with "N passed, M failed"
 //   parity --list         the module ids this build can check
@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
     bool list = false, quiet = false;
     int threads = 1;
     CLI::App app{"Check xtgrad against PyTorch fixtures (a case folder: .npy files + meta.json, written by "
-                 "tools/make_fixtures.py; ../shared/parity/FORMAT.md). Exit 1 when a tensor is beyond tolerance.",
+                 "tools/make_fixtures.py; docs/fixtures.md). Exit 1 when a tensor is beyond tolerance.",
                  "parity"};
     app.add_option("DIR", dir, "one case folder: prints every tensor's max abs/rel error");
     app.add_option("--all", all, "every case folder under this suite folder; ends with \"N passed, M failed\"");

@@ -1,4 +1,4 @@
-// The common shape of a module fixture run (FORMAT.md sections 4-5): load the state, call
+// The common shape of a module fixture run (docs/fixtures.md, sections The loss and meta.json): load the state, call
 // forward with the fixture's inputs, compare output and aux outputs, backpropagate
 // loss = sum(output * R) and compare every input and parameter gradient.
 // A runner only says how to build the module and how to call it.
