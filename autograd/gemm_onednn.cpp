@@ -7,7 +7,8 @@
 // thread is ever started: every calling thread keeps its OpenMP thread count at 1 (the ICV is
 // per thread in libgomp, hence the thread_local), and blas.cpp splits a big product into row or
 // column blocks over xtgrad's own pool, one single-threaded dnnl_sgemm per block. One pool for
-// every kernel; measured against oneDNN's own 2-thread OpenMP GEMM in docs/performance.md.
+// every kernel; measured against oneDNN's own 2-thread OpenMP GEMM in docs/performance.md
+// ("Design choices").
 #include "autograd/gemm_backend.hpp"
 
 #include <oneapi/dnnl/dnnl.h>

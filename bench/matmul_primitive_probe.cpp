@@ -4,7 +4,7 @@
 // slices of a batch in one execute, or one execute per slice as a per-(batch, head) kernel would),
 // and, where the product is small enough for it, xtgrad's small_gemm (autograd/small_gemm.hpp)
 // one slice at a time. Issue 12 asks for "its sgemm, or its matmul primitive where that is
-// faster"; this measures which (docs/performance.md has the table). Built with -Dgemm=onednn.
+// faster"; this measures which (docs/performance.md, "Design choices", has the finding). Built with -Dgemm=onednn.
 //
 //   build/bench/matmul_primitive_probe [--reps R]
 #include "autograd/blas.hpp"
