@@ -92,6 +92,19 @@ void show_heatmaps(const tc::TransformerOutput& out, const Settings& s) {
     }
 }
 
+// Every map of every layer and head into the report, with the words on both axes; the decoder's
+// self-attention hides the later words (its subsequent mask).
+void report_attention(RunReport& report, const tc::TransformerOutput& out) {
+    const std::vector<std::string> src = tc::split(tc::sentences()[0]);
+    const std::vector<std::string> dec = tc::split(tc::sentences()[1]);
+    Mask later = Mask::from_shape({dec.size(), dec.size()});
+    for (std::size_t i = 0; i < dec.size(); ++i)
+        for (std::size_t j = 0; j < dec.size(); ++j) later(i, j) = j > i;
+    report.attention("encoder self-attention", out.enc_self_attns, src, src);
+    report.attention("decoder self-attention", out.dec_self_attns, dec, dec, 0, &later);
+    report.attention("decoder-encoder attention", out.dec_enc_attns, dec, src);
+}
+
 // Every check that needs no training, so a bad option never costs (or throws away) a run.
 void validate(const Settings& s) {
     const long layers = static_cast<long>(s.n_layers), heads = static_cast<long>(s.n_heads);
@@ -134,7 +147,7 @@ int main(int argc, char** argv) {
     examples::add_total_option(app, s.epochs, "epoch", "one step each: the corpus is one pair");
     app.add_option("--seed", s.seed, "seed of the initial weights (manual_seed)")->capture_default_str();
     cli::add_threads_option(app, s.threads);
-    app.add_option("--out", s.out, "folder for the checkpoint and the heatmaps (created; must be writable)")
+    app.add_option("--out", s.out, "folder for the checkpoint, the heatmaps and report.html (created; must be writable)")
         ->capture_default_str();
     examples::add_run_options(app, s.run, "epoch");
     app.add_option("--layer", s.layer, "layer of the heatmaps (-1 = last; checked before training)")->capture_default_str();
@@ -181,6 +194,10 @@ int main(int argc, char** argv) {
                                   {.optimizer = &opt, .schedule = &schedule, .generators = {{"default", &default_generator()}}},
                                   {{"seed", std::to_string(s.seed)}});
         run.check_options(s.epochs);
+        run.start_report(s.out, {.title = fmt::format("winter_games{}: lr {:g}, warm-up {}, seed {}",
+                                                      s.tutorial_settings ? " (the lesson's settings)" : "", s.lr,
+                                                      s.warmup, s.seed),
+                                 .graph_module = "encoder.layers.0"});
 
         const long done = run.start(s.epochs);
         fmt::print("tutorial C Transformer: d_model {}, d_ff {}, {} layers, {} heads, {:.1f} M parameters; "
@@ -202,7 +219,7 @@ int main(int argc, char** argv) {
         for (long epoch = done + 1; epoch <= s.epochs; ++epoch) {
             const double loss = run.step(epoch, [&] {
                 Tensor l = cross_entropy(model.forward(enc, dec).logits, target);
-                l.backward();
+                run.backward(l);
                 return l;
             });
             run.done(epoch, s.epochs);
@@ -226,6 +243,8 @@ int main(int argc, char** argv) {
             fmt::print("{} -> {}\n", tc::sentences()[0], python_list(words(predict, number_dict, -1, false)));
         fmt::print("\n{}\n  teacher-forced: {}\n  greedy:         {}   {}\n", tc::sentences()[0], teacher, greedy,
                    greedy == expected ? "(correct)" : "(wrong: expected " + expected + ")");
+        report_attention(run.report(), out);
+        run.report().finish();
         show_heatmaps(out, s);  // after the save: a display problem never costs the training
         fmt::print("\nsaved {}\n", ckpt);
         return s.check && greedy != expected ? cli::kRuntimeError : cli::kSuccess;
