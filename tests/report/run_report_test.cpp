@@ -15,6 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <filesystem>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -103,6 +105,48 @@ TEST_CASE("RunReport records the losses, per-module gradient norms, update ratio
     CHECK(st["act_mean"]["fc1"][1].get<double>() == doctest::Approx(fc1_mean).epsilon(1e-5));
     CHECK(st["act_zeros"]["(model)"].size() == 3);
     CHECK(st["grad_norm"].contains("fc2"));
+}
+
+TEST_CASE("RunReport: docs/report.md's loop writes the page") {
+    TempDir dir;
+    std::filesystem::create_directory(dir.file("out"));
+    struct InFolder {  // the snippet's relative path lands in dir; the old folder comes back even on a throw
+        std::filesystem::path was = std::filesystem::current_path();
+        explicit InFolder(const std::string& to) { std::filesystem::current_path(to); }
+        ~InFolder() { std::filesystem::current_path(was); }
+    };
+    std::optional<InFolder> in_dir(std::in_place, dir.file(""));
+    Mlp model;
+    optim::Adam opt(model.parameters(), {.lr = 1e-2});
+    const Tensor& x = kInput;
+    const Ids& y = kTarget;
+    const long steps = 4;
+    const double validation_loss = 0.5;
+    const std::vector<Tensor> weights{softmax(Tensor::from_vector({0.f, 1.f, 2.f, 3.f}, {1, 1, 2, 2}), -1)};
+    const std::vector<std::string> words{"a", "b"};
+    {
+        RunReport report("out/report.html", {.title = "my run"});
+        report.attach(model);                         // forward hooks and parameter groups, per module
+        for (long step = 1; step <= steps; ++step) {
+            report.begin_step(step);                  // the hooks record this step's activations
+            opt.zero_grad();
+            Tensor loss = cross_entropy(model.forward(x), y);
+            report.backward(loss);                    // loss.backward(); the first call keeps the graph for the page
+            report.gradients();                       // per-module gradient norms and the weights before the update
+            opt.step();
+            report.end_step({{"loss", loss.item()}, {"lr", opt.lr()}});  // update ratios; rewrites the page if due
+        }
+        report.log(steps, "val_loss", validation_loss);
+        report.attention("self-attention", weights, words, words);  // per layer: (B, heads, queries, keys)
+        report.finish();                              // the last page, which no longer reloads
+    }
+    in_dir.reset();
+    const json data = json::parse(report::read_data(dir.file("out/report.html")));
+    CHECK(data["live"] == false);
+    CHECK(data["scalars"]["loss"]["step"] == json({1, 2, 3, 4}));
+    CHECK(data["scalars"]["val_loss"]["value"] == json({0.5}));
+    CHECK(data["attention"].size() == 1);
+    CHECK(data["graph"].is_object());
 }
 
 TEST_CASE("RunReport samples module statistics every stats_every steps") {
