@@ -11,7 +11,8 @@ For the report of a short real run (winter_games on a small model, or --report F
   - clicking a node of the graph names its op and module in the detail panel;
   - a screenshot of the page (--screenshot).
 Then a generated 10,000-step report, whose title and token labels hold markup, loads in under
-2 s with its curves drawn from min/max buckets and its labels shown as text.
+2 s with its curves drawn from min/max buckets and its labels shown as text; and
+tools/report_compare puts both runs on one page, their loss curves overlaid.
 Prints one line per check and "report browser test: PASS" or "... FAIL" last; exits 1 on failure.
 """
 import argparse
@@ -159,6 +160,17 @@ def check_long_run(driver, build, scratch):
                                   f"(load event at {timing / 1000:.2f} s; limit {LOAD_LIMIT_S} s)")
 
 
+def check_comparison(driver, build, scratch, report):
+    path = os.path.join(scratch, "compare.html")
+    subprocess.run([os.path.join(build, "tools", "report_compare"), report, os.path.join(scratch, "long.html"),
+                    "-o", path, "--names", "short,long"], check=True, stdout=subprocess.DEVNULL)
+    load(driver, path)
+    errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    names = [p.get_attribute("data-name") for p in driver.find_elements(By.CSS_SELECTOR, "#loss-svg polyline.series")]
+    check(not errors and "short: loss" in names and "long: loss" in names,
+          f"report_compare: one page, the runs' curves overlaid ({', '.join(names)})" + (f"; errors {errors[:3]}" if errors else ""))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("build")
@@ -181,6 +193,7 @@ def main():
             print(f"report browser test ({driver.capabilities.get('browserVersion', '?')}): {report}")
             check_short_run(driver, report, args.screenshot, None if args.report else EPOCHS)
             check_long_run(driver, args.build, scratch)
+            check_comparison(driver, args.build, scratch, report)
         finally:
             driver.quit()
     except Exception as e:  # a crash is a failure with its reason, not a traceback without the summary
