@@ -6,7 +6,8 @@ chromedriver through Selenium (part of tools/test.sh; docs/report.md).
 
 For the report of a short real run (winter_games on a small model, or --report FILE):
   - the page loads from disk with no console error and no network request;
-  - the loss curve has one point per logged step (as many as the run's epochs);
+  - the loss curve has one point per logged step (as many as the run's epochs), and hovering it
+    reads out the values at a step;
   - choosing another layer and head in the attention selectors draws another map;
   - clicking a node of the graph names its op and module in the detail panel;
   - a screenshot of the page (--screenshot).
@@ -94,6 +95,15 @@ def check_short_run(driver, report, screenshot, epochs):
     steps = len(data["scalars"]["loss"]["step"])
     points = int(driver.find_element(By.CSS_SELECTOR, "#loss-svg polyline.series[data-name='loss']").get_attribute("data-points"))
     check(points == steps, f"loss curve: {points} points for {steps} logged steps")
+    ActionChains(driver).move_to_element(driver.find_element(By.ID, "loss-svg")).perform()
+    readout = [t.text for t in driver.find_elements(By.CSS_SELECTOR, "#loss-svg text") if t.text.startswith("step ")]
+    shown = None
+    if len(readout) == 1 and ": loss " in readout[0]:  # "step 6: loss 1.617"
+        head, value = readout[0].split(": loss ")
+        logged = data["scalars"]["loss"]
+        exact = logged["value"][logged["step"].index(int(head.split()[1]))]
+        shown = abs(float(value) - exact) <= 1e-3 * abs(exact)
+    check(bool(shown), f"hovering the loss curve reads out the logged value: {readout[:1]}")
     if epochs:  # our own run: we know how many epochs it had
         check(steps == epochs, f"the run logged {steps} steps, its --epochs was {epochs}")
 
