@@ -1,18 +1,15 @@
 #include "report/graph_svg.hpp"
 
+#include "autograd/run_program.hpp"
+
 #include <fmt/format.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
-#include <vector>
-
-extern char** environ;
 
 namespace xtgrad::report {
 
@@ -33,19 +30,6 @@ struct TempFile {
     TempFile& operator=(const TempFile&) = delete;
 };
 
-// Exit status of argv, or -1 if it could not be started.
-int run(const std::vector<std::string>& argv) {
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));  // exec does not write them
-    args.push_back(nullptr);
-    pid_t pid = 0;
-    if (::posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ) != 0) return -1;
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR) return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 }  // namespace
 
 Svg render_svg(const std::string& dot, std::size_t nodes) {
@@ -56,9 +40,9 @@ Svg render_svg(const std::string& dot, std::size_t nodes) {
     TempFile in, out;
     if (in.path.empty() || out.path.empty()) return {"", "no temporary file for Graphviz: the DOT file is downloadable"};
     std::ofstream(in.path) << dot;
-    const int status = run({"dot", "-Tsvg", in.path, "-o", out.path});
-    if (status < 0) return {"", "Graphviz's dot is not installed: the DOT file is downloadable"};
-    if (status != 0) return {"", fmt::format("Graphviz's dot failed (exit status {}): the DOT file is downloadable", status)};
+    const std::optional<int> status = run_program({"dot", "-Tsvg", in.path, "-o", out.path});
+    if (!status) return {"", "Graphviz's dot is not installed: the DOT file is downloadable"};
+    if (*status != 0) return {"", fmt::format("Graphviz's dot failed (exit status {}): the DOT file is downloadable", *status)};
     std::stringstream svg;
     svg << std::ifstream(out.path).rdbuf();
     const std::string text = svg.str();

@@ -1,6 +1,6 @@
-// Tests of examples/common/run_program.hpp: arguments reach the program unchanged, with no
+// Tests of autograd/run_program.hpp: arguments reach the program unchanged, with no
 // shell in between (examples/graph passes its --out path to Graphviz's dot this way).
-#include "examples/common/run_program.hpp"
+#include "autograd/run_program.hpp"
 #include "tests/io/io_test_util.hpp"
 
 #include <doctest/doctest.h>
@@ -13,7 +13,7 @@
 
 TEST_SUITE_BEGIN("io");
 
-using xtgrad::examples::run_program;
+using xtgrad::run_program;
 using xtgrad::test::read_bytes;
 using xtgrad::test::TempDir;
 
