@@ -223,8 +223,13 @@ void RunReport::end_step(const std::vector<std::pair<std::string, double>>& scal
     impl_->before.clear();
     impl_->in_step = impl_->sampled = false;
     const auto now = std::chrono::steady_clock::now();
-    if (!impl_->written || std::chrono::duration<double>(now - impl_->last_write).count() >= impl_->options.write_interval)
-        write();
+    if (!impl_->written || std::chrono::duration<double>(now - impl_->last_write).count() >= impl_->options.write_interval) {
+        try {
+            write();
+        } catch (const Error&) {  // a page that cannot be written never stops the training; finish() reports it
+            impl_->last_write = now;
+        }
+    }
 }
 
 void RunReport::log(long step, const std::string& name, double value) {

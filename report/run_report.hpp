@@ -76,7 +76,8 @@ public:
     // its weights to measure the update by.
     void gradients();
     // Closes the step: logs the scalars (e.g. {"loss", ...}, {"lr", ...}), measures
-    // |update| / |weight| per module, rewrites the page if write_interval has passed.
+    // |update| / |weight| per module, rewrites the page if write_interval has passed (if that
+    // write fails, training goes on and the next one tries again; write() and finish() throw).
     void end_step(const std::vector<std::pair<std::string, double>>& scalars);
     // A scalar at any step (validation loss at the end of an epoch, ...).
     void log(long step, const std::string& name, double value);

@@ -202,6 +202,17 @@ TEST_CASE("RunReport's page is rewritten atomically, live until finish()") {
     CHECK(json::parse(report::read_data(other))["live"] == false);
 }
 
+TEST_CASE("RunReport: a page that cannot be written never stops the steps; finish() says so") {
+    TempDir dir;
+    const std::string path = dir.file("gone/report.html");  // a folder that does not exist
+    RunReport report(path, {.write_interval = 0});
+    report.begin_step(1);
+    CHECK_NOTHROW(report.end_step({{"loss", 1.0}}));
+    report.begin_step(2);
+    CHECK_NOTHROW(report.end_step({{"loss", 0.5}}));
+    CHECK_THROWS_WITH_AS(report.finish(), doctest::Contains(path.c_str()), Error);
+}
+
 TEST_CASE("RunReport labels cannot end the page's script or add markup") {
     TempDir dir;
     const std::string path = dir.file("report.html");
