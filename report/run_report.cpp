@@ -256,8 +256,10 @@ void RunReport::attention(const std::string& kind, const std::vector<Tensor>& la
         if (queries.size() != q || keys.size() != k)
             fail("RunReport::attention: '{}' layer {}: {} query and {} key labels for weights {} of {} queries and {} keys",
                  kind, layer, queries.size(), keys.size(), shape_str(shape), q, k);
-        if (masked != nullptr && (masked->dimension() != 2 || masked->shape()[0] != q || masked->shape()[1] != k))
-            fail("RunReport::attention: '{}': mask {} is not (queries, keys) = ({},{})", kind, shape_str(masked->shape()), q, k);
+        const std::size_t md = masked == nullptr ? 0 : masked->dimension();
+        if (masked != nullptr && ((md != 2 && md != 3) || masked->shape()[md - 2] != q || masked->shape()[md - 1] != k))
+            fail("RunReport::attention: '{}': mask {} is neither (queries, keys) = ({},{}) nor (B, queries, keys)", kind,
+                 shape_str(masked->shape()), q, k);
         for (std::size_t h = 0; h < n_heads; ++h) {
             std::vector<std::vector<float>> rows(q, std::vector<float>(k));
             for (std::size_t i = 0; i < q; ++i)
@@ -267,7 +269,7 @@ void RunReport::attention(const std::string& kind, const std::vector<Tensor>& la
             if (masked != nullptr) {
                 std::vector<std::vector<int>> hidden(q, std::vector<int>(k));
                 for (std::size_t i = 0; i < q; ++i)
-                    for (std::size_t j = 0; j < k; ++j) hidden[i][j] = (*masked)(i, j) ? 1 : 0;
+                    for (std::size_t j = 0; j < k; ++j) hidden[i][j] = masked->data()[i * k + j] ? 1 : 0;  // batch element 0
                 map["masked"] = hidden;
             }
             kept.push_back(std::move(map));

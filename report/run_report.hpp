@@ -84,8 +84,10 @@ public:
 
     // Attention maps of one kind ("encoder self-attention"): one weights tensor per layer,
     // (B, heads, queries, keys) or (B·heads, queries, keys) with heads given; the first batch
-    // element is shown. queries/keys label the rows and columns; masked (queries, keys), if
-    // given, marks the cells the mask hid. Replaces earlier maps of that kind.
+    // element is shown. queries/keys label the rows and columns; masked (queries, keys) or
+    // (B, queries, keys), true = not attended, if given, marks the cells the mask hid (the
+    // tutorials' own masks: nn::key_padding_mask, nn::decoder_self_mask). Replaces earlier maps
+    // of that kind.
     void attention(const std::string& kind, const std::vector<Tensor>& layers, const std::vector<std::string>& queries,
                    const std::vector<std::string>& keys, std::size_t heads = 0, const Mask* masked = nullptr);
 

@@ -102,11 +102,9 @@ void report_attention(RunReport& report, const ta::Transformer& model, const Bat
         return w;
     };
     const std::vector<std::string> s = words(src), t = words(tgt);
-    Mask later = Mask::from_shape({t.size(), t.size()});
-    for (std::size_t i = 0; i < t.size(); ++i)
-        for (std::size_t j = 0; j < t.size(); ++j) later(i, j) = j > i;
+    const Mask dec_self = nn::decoder_self_mask(tgt, "reverse");  // the later positions (no padding: full length)
     report.attention("encoder self-attention", out.enc_self_attn, s, s, 4);
-    report.attention("decoder self-attention", out.dec_self_attn, t, t, 4, &later);
+    report.attention("decoder self-attention", out.dec_self_attn, t, t, 4, &dec_self);
     report.attention("decoder-encoder attention", out.ctx_attn, t, s, 4);
 }
 

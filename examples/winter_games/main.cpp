@@ -92,17 +92,18 @@ void show_heatmaps(const tc::TransformerOutput& out, const Settings& s) {
     }
 }
 
-// Every map of every layer and head into the report, with the words on both axes; the decoder's
-// self-attention hides the later words (its subsequent mask).
-void report_attention(RunReport& report, const tc::TransformerOutput& out) {
+// Every map of every layer and head into the report, with the words on both axes and the cells
+// the model's own masks hid: PAD keys (with --tutorial-settings, 'I' and '我' are id 0) and, in
+// the decoder's self-attention, the later words.
+void report_attention(RunReport& report, const tc::TransformerOutput& out, const tc::Batch& batch) {
     const std::vector<std::string> src = tc::split(tc::sentences()[0]);
     const std::vector<std::string> dec = tc::split(tc::sentences()[1]);
-    Mask later = Mask::from_shape({dec.size(), dec.size()});
-    for (std::size_t i = 0; i < dec.size(); ++i)
-        for (std::size_t j = 0; j < dec.size(); ++j) later(i, j) = j > i;
-    report.attention("encoder self-attention", out.enc_self_attns, src, src);
-    report.attention("decoder self-attention", out.dec_self_attns, dec, dec, 0, &later);
-    report.attention("decoder-encoder attention", out.dec_enc_attns, dec, src);
+    const Ids &enc_ids = batch.enc_inputs, &dec_ids = batch.dec_inputs;
+    const Mask enc_self = tc::get_attn_pad_mask(enc_ids, enc_ids), dec_enc = tc::get_attn_pad_mask(dec_ids, enc_ids);
+    const Mask dec_self = nn::decoder_self_mask(dec_ids, "winter_games");
+    report.attention("encoder self-attention", out.enc_self_attns, src, src, 0, &enc_self);
+    report.attention("decoder self-attention", out.dec_self_attns, dec, dec, 0, &dec_self);
+    report.attention("decoder-encoder attention", out.dec_enc_attns, dec, src, 0, &dec_enc);
 }
 
 // Every check that needs no training, so a bad option never costs (or throws away) a run.
@@ -243,7 +244,7 @@ int main(int argc, char** argv) {
             fmt::print("{} -> {}\n", tc::sentences()[0], python_list(words(predict, number_dict, -1, false)));
         fmt::print("\n{}\n  teacher-forced: {}\n  greedy:         {}   {}\n", tc::sentences()[0], teacher, greedy,
                    greedy == expected ? "(correct)" : "(wrong: expected " + expected + ")");
-        report_attention(run.report(), out);
+        report_attention(run.report(), out, batch);
         run.report().finish();
         show_heatmaps(out, s);  // after the save: a display problem never costs the training
         fmt::print("\nsaved {}\n", ckpt);

@@ -257,6 +257,14 @@ TEST_CASE("RunReport keeps every layer and head of an attention map, and replace
     CHECK_THROWS_WITH_AS(report.attention("self", {w}, {"q", "r"}, {"a", "b"}, 2),
                          "RunReport::attention: 'self' layer 0: 2 query and 2 key labels for weights (4,1,2) of 1 queries and 2 keys",
                          Error);
+    Mask batch_mask = Mask::from_shape({2, 1, 2});  // (B, queries, keys): batch element 0 is shown
+    batch_mask.fill(false);
+    batch_mask(0, 0, 1) = true;
+    report.attention("masked", {w}, {"q"}, {"a", "b"}, 2, &batch_mask);
+    CHECK(json::parse(report.data_json())["attention"][3]["masked"] == json({{0, 1}}));
+    Mask flat = Mask::from_shape({2});
+    CHECK_THROWS_WITH_AS(report.attention("masked", {w}, {"q"}, {"a", "b"}, 2, &flat),
+                         "RunReport::attention: 'masked': mask (2) is neither (queries, keys) = (1,2) nor (B, queries, keys)", Error);
     CHECK_THROWS_WITH_AS(report.attention("self", {w}, {"q"}, {"a", "b"}),
                          "RunReport::attention: 'self' layer 0: weights (4,1,2) need heads between 1 and 4 (got 0)", Error);
 }
