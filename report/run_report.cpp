@@ -48,6 +48,11 @@ ActivationStats stats_of(const Array& a) {
     return {mean, std::sqrt(std::max(0.0, sq / n - mean * mean)), zeros / n};
 }
 
+}  // namespace
+
+// The type of RunReport::Impl's curves: not in the anonymous namespace (-Wsubobject-linkage).
+namespace run_report_detail {
+
 // One curve per name, aligned with a list of steps (null where a step has no value).
 struct Series {
     std::vector<std::string> names;
@@ -69,7 +74,9 @@ struct Series {
     }
 };
 
-}  // namespace
+}  // namespace run_report_detail
+
+using run_report_detail::Series;
 
 struct RunReport::Impl {
     Options options;

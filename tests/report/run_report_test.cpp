@@ -29,9 +29,9 @@ using xtgrad::test::TempDir;
 
 namespace {
 
-class Mlp : public nn::Module {
+class ReportMlp : public nn::Module {
 public:
-    Mlp() {
+    ReportMlp() {
         fc1 = register_module("fc1", std::make_shared<nn::Linear>(2, 3));
         fc2 = register_module("fc2", std::make_shared<nn::Linear>(3, 2));
     }
@@ -42,27 +42,27 @@ public:
     std::shared_ptr<nn::Linear> fc1, fc2;
 };
 
-double squared(const Array& a) {
+double report_squared(const Array& a) {
     double s = 0;
     for (float v : a) s += static_cast<double>(v) * v;
     return s;
 }
 
-std::size_t count(const std::string& text, const std::string& what) {
+std::size_t occurrences(const std::string& text, const std::string& what) {
     std::size_t n = 0;
     for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
     return n;
 }
 
-const Tensor kInput = Tensor::from_vector({0.5f, -1.f, 1.5f, 2.f, -0.3f, 0.7f}, {3, 2});
-const Ids kTarget{1, 0, 1};
+const Tensor kReportInput = Tensor::from_vector({0.5f, -1.f, 1.5f, 2.f, -0.3f, 0.7f}, {3, 2});
+const Ids kReportTarget{1, 0, 1};
 
 }  // namespace
 
 TEST_CASE("RunReport records the losses, per-module gradient norms, update ratios and activations") {
     TempDir dir;
     manual_seed(1);
-    Mlp model;
+    ReportMlp model;
     optim::SGD opt(model.parameters(), {.lr = 0.1});
     RunReport report(dir.file("report.html"), {.title = "mlp", .write_interval = 0});
     report.attach(model);
@@ -74,13 +74,13 @@ TEST_CASE("RunReport records the losses, per-module gradient norms, update ratio
         Tensor hidden;
         const nn::HookHandle peek = model.fc1->register_forward_hook(
             [&](const nn::Module&, const std::vector<Tensor>&, const std::vector<Tensor>& out) { hidden = out[0]; });
-        Tensor loss = cross_entropy(model.forward(kInput), kTarget);
+        Tensor loss = cross_entropy(model.forward(kReportInput), kReportTarget);
         report.backward(loss);
         report.gradients();
         if (step == 2) {  // by hand: |grad| of fc1 (weight and bias), SGD's update lr * grad over |weight|
-            const double g2 = squared(std::as_const(model.fc1->weight).grad_array()) +
-                              squared(std::as_const(model.fc1->bias).grad_array());
-            const double w2 = squared(std::as_const(model.fc1->weight).data()) + squared(std::as_const(model.fc1->bias).data());
+            const double g2 = report_squared(std::as_const(model.fc1->weight).grad_array()) +
+                              report_squared(std::as_const(model.fc1->bias).grad_array());
+            const double w2 = report_squared(std::as_const(model.fc1->weight).data()) + report_squared(std::as_const(model.fc1->bias).data());
             fc1_grad = std::sqrt(g2), fc1_ratio = 0.1 * std::sqrt(g2 / w2);
             double sum = 0;
             for (float v : std::as_const(hidden).data()) sum += v;
@@ -116,10 +116,10 @@ TEST_CASE("RunReport: docs/report.md's loop writes the page") {
         ~InFolder() { std::filesystem::current_path(was); }
     };
     std::optional<InFolder> in_dir(std::in_place, dir.file(""));
-    Mlp model;
+    ReportMlp model;
     optim::Adam opt(model.parameters(), {.lr = 1e-2});
-    const Tensor& x = kInput;
-    const Ids& y = kTarget;
+    const Tensor& x = kReportInput;
+    const Ids& y = kReportTarget;
     const long steps = 4;
     const double validation_loss = 0.5;
     const std::vector<Tensor> weights{softmax(Tensor::from_vector({0.f, 1.f, 2.f, 3.f}, {1, 1, 2, 2}), -1)};
@@ -150,7 +150,7 @@ TEST_CASE("RunReport: docs/report.md's loop writes the page") {
 }
 
 TEST_CASE("RunReport samples module statistics every stats_every steps") {
-    Mlp model;
+    ReportMlp model;
     optim::SGD opt(model.parameters(), {.lr = 0.1});
     TempDir dir;
     RunReport report(dir.file("r.html"), {.stats_every = 2});
@@ -158,7 +158,7 @@ TEST_CASE("RunReport samples module statistics every stats_every steps") {
     for (long step = 1; step <= 5; ++step) {
         report.begin_step(step);
         opt.zero_grad();
-        Tensor loss = cross_entropy(model.forward(kInput), kTarget);
+        Tensor loss = cross_entropy(model.forward(kReportInput), kReportTarget);
         report.backward(loss);
         report.gradients();
         opt.step();
@@ -178,7 +178,7 @@ TEST_CASE("RunReport's page is rewritten atomically, live until finish()") {
         report.begin_step(1);
         report.end_step({{"loss", 2.0}});  // the first end_step writes
         const std::string live = read_bytes(path);
-        CHECK(count(live, "http-equiv=\"refresh\"") == 1);
+        CHECK(occurrences(live, "http-equiv=\"refresh\"") == 1);
         CHECK(json::parse(report::read_data(path))["live"] == true);
         report.begin_step(2);
         report.end_step({{"loss", 1.0}});  // within write_interval: not rewritten
@@ -186,7 +186,7 @@ TEST_CASE("RunReport's page is rewritten atomically, live until finish()") {
         report.finish();
     }
     const std::string done = read_bytes(path);
-    CHECK(count(done, "http-equiv=\"refresh\"") == 0);
+    CHECK(occurrences(done, "http-equiv=\"refresh\"") == 0);
     const json data = json::parse(report::read_data(path));
     CHECK(data["live"] == false);
     CHECK(data["scalars"]["loss"]["value"] == json({2.0, 1.0}));
@@ -228,9 +228,9 @@ TEST_CASE("RunReport labels cannot end the page's script or add markup") {
     report.finish();
     const std::string page = read_bytes(path);
     const std::string template_page = report::page_html("{}", false);
-    CHECK(count(page, "</script>") == count(template_page, "</script>"));
-    CHECK(count(page, "<script") == count(template_page, "<script"));
-    CHECK(count(page, "<!--") == count(template_page, "<!--"));
+    CHECK(occurrences(page, "</script>") == occurrences(template_page, "</script>"));
+    CHECK(occurrences(page, "<script") == occurrences(template_page, "<script"));
+    CHECK(occurrences(page, "<!--") == occurrences(template_page, "<!--"));
     const json data = json::parse(report::read_data(path));
     CHECK(data["title"] == evil);
     const json& map = data["attention"][0];
@@ -271,10 +271,10 @@ TEST_CASE("RunReport keeps every layer and head of an attention map, and replace
 
 TEST_CASE("RunReport draws the first step's backward graph with each node's op, module and gradient") {
     TempDir dir;
-    Mlp model;
+    ReportMlp model;
     RunReport report(dir.file("report.html"));
     report.begin_step(1);
-    Tensor loss = cross_entropy(model.forward(kInput), kTarget);
+    Tensor loss = cross_entropy(model.forward(kReportInput), kReportTarget);
     report.backward(loss);
     CHECK(model.fc1->weight.has_grad());
     const json graph = json::parse(report.data_json())["graph"];
@@ -298,12 +298,12 @@ TEST_CASE("RunReport draws the first step's backward graph with each node's op, 
 }
 
 TEST_CASE("RunReport made with an empty path is off, but backward still runs") {
-    Mlp model;
+    ReportMlp model;
     RunReport report("");
     CHECK(!report.enabled());
     report.attach(model);
     report.begin_step(1);
-    Tensor loss = cross_entropy(model.forward(kInput), kTarget);
+    Tensor loss = cross_entropy(model.forward(kReportInput), kReportTarget);
     report.backward(loss);
     CHECK(model.fc1->weight.has_grad());
     CHECK(!model.fc1->has_forward_hooks());
