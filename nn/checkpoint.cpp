@@ -154,6 +154,8 @@ LoadedRun load_run(const std::string& path, Module& module, RunState& run) {
     } catch (const Error& e) {
         if (std::string_view(e.what()).starts_with("load '")) throw;
         fail("load '{}': {}", path, e.what());
+    } catch (const nlohmann::json::exception& e) {  // RunFields checks types first: a gap there, still an Error
+        fail("load '{}': {}", path, e.what());
     }
 
     // All or nothing: the model, optimizer and schedule are put back if any part does not fit;

@@ -110,8 +110,9 @@ json RunFields::param_groups(const optim::Optimizer& optimizer) const {
             fail_field(field(name), "of a kind this program does not read");
         }
     }
-    if (group.value("nesterov", false) == true &&
-        !(group.at("momentum").get<double>() > 0 && group.at("dampening").get<double>() == 0))
+    // SGD's (checked above: a boolean, and numbers beside it); another optimizer's extra keys are ignored.
+    if (own.contains("nesterov") && group["nesterov"].get<bool>() &&
+        !(group["momentum"].get<double>() > 0 && group["dampening"].get<double>() == 0))
         fail_field(field("nesterov"), "true needs momentum > 0 and dampening 0");
     return groups;
 }

@@ -161,8 +161,8 @@ long TrainingRun::start(long total) {
 void TrainingRun::apply_lr(const std::map<std::string, std::string>& file) {
     const auto mine = metadata_.find(kLrKey);
     if (mine == metadata_.end()) return;
-    const double lr = std::stod(mine->second);
-    run_.optimizer->set_lr(lr);
+    // With a schedule the lr comes from its function of the command's --lr at the next step.
+    if (!run_.schedule) run_.optimizer->set_lr(std::stod(mine->second));
     const auto theirs = file.find(kLrKey);
     if (theirs != file.end() && theirs->second != mine->second)
         fmt::print("--lr {} replaces the run's {} from {} {} on\n", mine->second, theirs->second, unit_, run_.epoch + 1);

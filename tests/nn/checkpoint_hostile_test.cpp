@@ -124,6 +124,21 @@ TEST_CASE("run checkpoint: hyperparameters of the wrong type, missing or out of 
     expect_refused([](NamedArrays&, auto& meta) { meta.erase("optimizer.param_groups"); }, {"without the metadata entry 'optimizer.param_groups'"});
 }
 
+TEST_CASE("run checkpoint: keys Adam does not keep (torch's foreach, SGD's nesterov) are ignored, whatever their type") {
+    test::TempDir dir;
+    const std::string path = dir.file("run.safetensors");
+    Run source;
+    source.steps(2);
+    save_run(path, source.net, source.state);
+    SafetensorsFile file = load_safetensors(path);
+    file.metadata["optimizer.param_groups"] =
+        replaced(file.metadata["optimizer.param_groups"], "[{", R"([{"nesterov":"x","foreach":null,)");
+    save_safetensors(path, file.tensors, file.metadata);
+    Run target;
+    CHECK_NOTHROW(load_run(path, target.net, target.state));
+    CHECK(target.state.epoch == 2);
+}
+
 TEST_CASE("run checkpoint: missing Adam moments or optimizer entries are refused, not resumed from zeros") {
     expect_refused([](NamedArrays& t, auto&) { erase_entries(t, "state.1.exp_avg_sq"); },
                    {"parameter 1 has optimizer state without 'optimizer.state.1.exp_avg_sq'"});
