@@ -45,7 +45,7 @@ built="safetensors npy writers"
 # fuzzer's coverage follows their branches (the executable's copies are the ones it calls).
 if [ -n "$lib_dir" ]; then
   lib_dir=$(cd "$lib_dir" && pwd)
-  run_flags=("${flags[@]}" -DXTENSOR_USE_XSIMD -include fuzz/source_location_clang14.hpp)
+  run_flags=("${flags[@]}" -DXTENSOR_USE_XSIMD)
   run_objects=()
   for src in nn/checkpoint.cpp nn/run_fields.cpp; do
     obj="$out/obj/run_$(echo "$src" | tr / _).o"

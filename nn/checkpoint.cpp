@@ -126,11 +126,9 @@ FileRun read_run_fields(const std::string& path, const SafetensorsFile& file, co
         out.generators.emplace_back().set_state(from_hex(fields.text(key), fmt::format("load '{}': metadata entry '{}'", path, key)));
     }
     if (run.optimizer) {
-        const nlohmann::json groups = fields.param_groups(*run.optimizer);
-        out.optimizer.param_groups = groups.dump();
+        out.optimizer.param_groups = fields.param_groups();
         for (const auto& [name, a] : file.tensors)
             if (name.rfind(kOptimizerPrefix, 0) == 0) out.optimizer.tensors.emplace_back(name.substr(kOptimizerPrefix.size()), a);
-        detail::check_optimizer_entries(path, *run.optimizer, groups[0], out.optimizer.tensors, out.epoch);
     }
     if (run.schedule) out.schedule = fields.schedule();
     return out;
@@ -163,7 +161,10 @@ LoadedRun load_run(const std::string& path, Module& module, RunState& run) {
     RunSnapshot before(module, run);
     try {
         load_model(module, file.tensors, true, true, path);
-        if (run.optimizer) run.optimizer->load_state_dict(loaded.optimizer);
+        if (run.optimizer) {
+            run.optimizer->load_state_dict(loaded.optimizer);  // checks every hyperparameter and entry
+            detail::check_optimizer_entries(path, loaded.optimizer.tensors, loaded.epoch);
+        }
         if (run.schedule) run.schedule->load_state_dict(loaded.schedule);
     } catch (const std::exception& e) {
         before.restore(module, path);

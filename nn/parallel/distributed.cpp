@@ -104,7 +104,7 @@ void broadcast_from_rank0(const NamedTensors& tensors) {
              fmt::join(ranks, ", "), why.empty() ? " (their errors say how)" : fmt::format(": on rank {}, {}", rank, why));
     for (const auto& [name, t] : tensors) {
         Tensor v = t;
-        distributed::broadcast(v.ptr(), v.numel() * sizeof(float), 0, "DistributedDataParallel: broadcast of the parameters");
+        distributed::broadcast(v.mutable_ptr(), v.numel() * sizeof(float), 0, "DistributedDataParallel: broadcast of the parameters");
     }
 }
 

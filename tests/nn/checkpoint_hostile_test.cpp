@@ -106,14 +106,14 @@ TEST_CASE("run checkpoint: hyperparameters of the wrong type, missing or out of 
             meta["optimizer.param_groups"] = replaced(meta["optimizer.param_groups"], from, to);
         };
     };
-    expect_refused(group_edit("\"lr\":", "\"lr\":\"x\",\"was\":"), {"optimizer.param_groups [0].lr", "finite number >= 0"});
-    expect_refused(group_edit("\"eps\":", "\"eps\":-1e-8,\"was\":"), {"[0].eps", "finite number >= 0, got -1e-08"});
-    expect_refused(group_edit("\"betas\":", "\"betas\":[0.9,1.5],\"was\":"), {"[0].betas", "in [0, 1)"});
-    expect_refused(group_edit("\"betas\":", "\"was\":"), {"[0].betas", "missing"});
-    expect_refused(group_edit("\"amsgrad\":false", "\"amsgrad\":true"), {"[0].amsgrad", "not supported"});
-    expect_refused(group_edit("\"params\":[0,1]", "\"params\":[0,7]"), {"[0].params", "entry 1 must be 1"});
-    expect_refused(group_edit("[{", "[{},{"), {"optimizer.param_groups", "a list of one group"});
-    expect_refused(group_edit("[{", "[{\"lr\""), {"optimizer.param_groups", "not valid JSON"});
+    expect_refused(group_edit("\"lr\":", "\"lr\":\"x\",\"was\":"), {"run.safetensors", "the param group's 'lr' must be a number"});
+    expect_refused(group_edit("\"eps\":", "\"eps\":-1e-8,\"was\":"), {"run.safetensors", "eps must be a finite number >= 0, got -1e-08"});
+    expect_refused(group_edit("\"betas\":", "\"betas\":[0.9,1.5],\"was\":"), {"run.safetensors", "betas must be in [0, 1)"});
+    expect_refused(group_edit("\"betas\":", "\"was\":"), {"run.safetensors", "betas must be two numbers"});
+    expect_refused(group_edit("\"amsgrad\":false", "\"amsgrad\":true"), {"run.safetensors", "amsgrad is not implemented"});
+    expect_refused(group_edit("\"params\":[0,1]", "\"params\":[0]"), {"saved group has 1 parameters, this optimizer has 2"});
+    expect_refused(group_edit("[{", "[{},{"), {"run.safetensors", "param_groups must be a list of one group"});
+    expect_refused(group_edit("[{", "[{\"lr\""), {"metadata entry 'optimizer.param_groups'", "not valid JSON"});
     expect_refused([](NamedArrays&, auto& meta) { meta["schedule"] = R"({"last_epoch":"2","_last_lr":[0.01]})"; },
                    {"metadata entry 'schedule'", "last_epoch must be a whole number >= 0"});
     expect_refused([](NamedArrays&, auto& meta) { meta["schedule"] = R"({"last_epoch":2,"_last_lr":[-1]})"; },
@@ -141,9 +141,9 @@ TEST_CASE("run checkpoint: keys Adam does not keep (torch's foreach, SGD's neste
 
 TEST_CASE("run checkpoint: missing Adam moments or optimizer entries are refused, not resumed from zeros") {
     expect_refused([](NamedArrays& t, auto&) { erase_entries(t, "state.1.exp_avg_sq"); },
-                   {"parameter 1 has optimizer state without 'optimizer.state.1.exp_avg_sq'"});
+                   {"run.safetensors", "parameter 1 took 2 steps but 'state.1.exp_avg_sq' is missing"});
     expect_refused([](NamedArrays& t, auto&) { erase_entries(t, "state.0.exp_avg"); },
-                   {"parameter 0 has optimizer state without 'optimizer.state.0.exp_avg'"});
+                   {"run.safetensors", "parameter 0 took 2 steps but 'state.0.exp_avg' is missing"});
     expect_refused([](NamedArrays& t, auto&) { erase_entries(t, "optimizer."); },
                    {"the run did 2 epochs or steps but holds no optimizer state"});
 }
