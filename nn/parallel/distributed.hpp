@@ -18,6 +18,13 @@
 // all of them and copies the averaged gradients back into .grad: the wait before the
 // optimizer step happens inside backward, as in torch.
 //
+// Misuse is an Error, never diverging replicas: construction checks that every process built
+// the same model (tensor names, shapes, which parameters require grad) and fails on every rank
+// if one differs; a second backward that would add onto gradients already averaged (two
+// backward passes after one ddp.forward, without zero_grad) is refused, as are a parameter
+// frozen after construction and a gradient whose shape is not its parameter's. Uneven shares of
+// a batch: set_gradient_weight (below).
+//
 // Differences from torch: the wrapper is not itself a Module (parameter names, and so
 // checkpoints, stay the model's own, without torch's "module." prefix; save ddp.module());
 // buffers are broadcast once, at construction (the tutorials' buffers are constants).
