@@ -13,14 +13,14 @@ namespace {
 using json = nlohmann::json;
 
 // At most 80 characters of a value from the file, for error messages.
-std::string shown(std::string_view text) {
+std::string shown_field(std::string_view text) {
     constexpr std::size_t kShown = 80;
     return text.size() <= kShown ? std::string(text) : fmt::format("{}... ({} bytes)", text.substr(0, kShown), text.size());
 }
 
 // The deepest nesting of lists and objects in JSON text (strings skipped), counted without
 // recursion so that hostile text cannot exhaust the stack here either.
-int nesting(std::string_view text) {
+int json_nesting(std::string_view text) {
     int depth = 0, deepest = 0;
     bool in_string = false, escaped = false;
     for (char c : text) {
@@ -39,7 +39,7 @@ int nesting(std::string_view text) {
     return deepest;
 }
 
-bool finite_number(const json& v) { return v.is_number() && std::isfinite(v.get<double>()); }
+bool finite_json_number(const json& v) { return v.is_number() && std::isfinite(v.get<double>()); }
 
 }  // namespace
 
@@ -58,18 +58,18 @@ long RunFields::whole_number(const std::string& key, long min, long max) const {
     long n = 0;
     const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
     if (value.empty() || ec != std::errc() || end != value.data() + value.size() || n < min || n > max)
-        fail_field(key, fmt::format("'{}' is not a whole number in [{}, {}]", shown(value), min, max));
+        fail_field(key, fmt::format("'{}' is not a whole number in [{}, {}]", shown_field(value), min, max));
     return n;
 }
 
 json RunFields::parsed_json(const std::string& key) const {
     const std::string& value = text(key);
-    if (nesting(value) > kMaxNesting)
+    if (json_nesting(value) > kMaxNesting)
         fail_field(key, fmt::format("the JSON nests lists and objects more than {} deep", kMaxNesting));
     try {
         return json::parse(value);
     } catch (const json::exception& e) {
-        fail_field(key, fmt::format("not valid JSON ({})", shown(e.what())));
+        fail_field(key, fmt::format("not valid JSON ({})", shown_field(e.what())));
     }
 }
 
@@ -85,7 +85,7 @@ std::string RunFields::schedule() const {
     if (last == state.end() || !last->is_number_integer() || last->get<long>() < 0)
         fail_field("schedule", "last_epoch must be a whole number >= 0");
     const auto lr = state.find("_last_lr");
-    if (lr == state.end() || !lr->is_array() || lr->size() != 1 || !finite_number((*lr)[0]) || (*lr)[0].get<double>() < 0)
+    if (lr == state.end() || !lr->is_array() || lr->size() != 1 || !finite_json_number((*lr)[0]) || (*lr)[0].get<double>() < 0)
         fail_field("schedule", "_last_lr must be a list of one finite number >= 0");
     return state.dump();
 }

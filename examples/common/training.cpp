@@ -80,10 +80,10 @@ TrainingRun::TrainingRun(const RunOptions& options, std::string unit, std::strin
 
 namespace {
 
-const std::string kRunKey = "xtgrad.run";
+const std::string kRunCheckpointKey = "xtgrad.run";
 
 // The metadata of the file at `path` if it is a safetensors file, else nothing.
-std::optional<std::map<std::string, std::string>> metadata_of(const std::string& path) {
+std::optional<std::map<std::string, std::string>> safetensors_metadata_of(const std::string& path) {
     try {
         return load_safetensors_metadata(path);
     } catch (const Error&) {
@@ -116,8 +116,8 @@ void TrainingRun::check_save_init() const {
         cli::usage_error("--save-init '{}': not a regular file (a {}); only a regular file or a new path is written",
                          path, fs::is_directory(st) ? "folder" : fs::is_fifo(st) ? "fifo"
                                 : fs::is_character_file(st) ? "character device" : "special file");
-    const auto meta = metadata_of(path);
-    if (meta && meta->count(kRunKey) != 0)
+    const auto meta = safetensors_metadata_of(path);
+    if (meta && meta->count(kRunCheckpointKey) != 0)
         cli::usage_error("--save-init '{}' holds a training run ({} {}); the initial weights never overwrite one (give "
                          "--save-init another file)", path, meta->count("epoch") ? meta->at("epoch") : "?",
                          "epochs or steps done");
@@ -142,7 +142,7 @@ long TrainingRun::start(long total) {
     }
     if (options_.resume.empty()) return 0;
     const std::map<std::string, std::string> file = load_safetensors_metadata(options_.resume);
-    if (file.count(kRunKey) != 0) check_same_options(file);
+    if (file.count(kRunCheckpointKey) != 0) check_same_options(file);
     const nn::LoadedRun loaded = nn::load_run(options_.resume, model_, run_);
     if (!loaded.has_run_state) {
         fmt::print("resumed from {} (model only: weights loaded; fresh optimizer, {} 0)\n", options_.resume, unit_);
