@@ -53,6 +53,11 @@ if bash tests/run_examples.sh build-ci; then total_passed=$((total_passed + 1));
 # rank that dies or stops fails the job with an error instead of a hang; the examples' MPI mode.
 echo "== data-parallel over MPI, 2 processes on localhost (build-ci)"
 if bash tests/distributed/run_mpi_test.sh build-ci; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
+# The run report page (docs/report.md) in headless Chromium: a short real run's page loads from
+# disk with no console error and no request, its curves, selectors and graph work; a 10,000-step
+# page loads in < 2 s. Debian's python3, whose packages (python3-selenium) apt installed.
+echo "== report page in headless Chromium (build-ci)"
+if /usr/bin/python3 tests/report/browser_test.py build-ci; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
 # The learning tools on the release (-O3) build: gdb follows a gradient with the pretty-printers,
 # and the commands of docs/debugging.md run (the graph example renders with Graphviz).
 echo "== gdb test (build-ci)"
@@ -64,16 +69,21 @@ if bash tests/debug/run_doc_commands.sh build-ci; then total_passed=$((total_pas
 echo "== README.md and docs/*.md command blocks (build-ci)"
 if python3 tests/docs/run_doc_blocks.py build-ci; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
 # The loaders against hostile files: each libFuzzer target (clang 14, ASan + UBSan) runs for a
-# fixed time from the seeds xtgrad's writers make (docs/reliability.md says how to run longer).
+# fixed time from the seeds xtgrad's writers make (docs/reliability.md says how to run longer):
+# the safetensors and npy loaders 45 s each; the writers' round trip and load_run (run-checkpoint
+# metadata and optimizer state, linked against build-ci's library) 25 s each.
 fuzz_seconds=${XTGRAD_FUZZ_SECONDS:-45}
-echo "== libFuzzer targets, ${fuzz_seconds} s each (build-ci/fuzz)"
-if bash fuzz/build.sh build-ci/fuzz >build-ci/fuzz-build.log 2>&1; then
-  for target in safetensors npy; do
-    if bash fuzz/run.sh build-ci/fuzz "$target" "$fuzz_seconds"; then total_passed=$((total_passed + 1))
+fuzz_new_seconds=${XTGRAD_FUZZ_NEW_SECONDS:-25}
+echo "== libFuzzer targets, ${fuzz_seconds} s / ${fuzz_new_seconds} s each (build-ci/fuzz)"
+if bash fuzz/build.sh build-ci/fuzz build-ci >build-ci/fuzz-build.log 2>&1; then
+  for target in safetensors npy writers run_checkpoint; do
+    seconds=$fuzz_seconds
+    case $target in writers|run_checkpoint) seconds=$fuzz_new_seconds ;; esac
+    if bash fuzz/run.sh build-ci/fuzz "$target" "$seconds"; then total_passed=$((total_passed + 1))
     else total_failed=$((total_failed + 1)); fi
   done
 else
-  tail -n 20 build-ci/fuzz-build.log; echo "fuzz build FAILED"; total_failed=$((total_failed + 2))
+  tail -n 20 build-ci/fuzz-build.log; echo "fuzz build FAILED"; total_failed=$((total_failed + 4))
 fi
 # The sanitizer build is out of tree (a folder outside the checkout), as users build: the suite
 # must pass whatever the build folder (recorded source locations are relative to the project).

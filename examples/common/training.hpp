@@ -1,17 +1,22 @@
 // What the training examples share around their own loop: the run options (--resume,
-// --save-init, --save-every, --detect-anomaly), the checks made before any training starts,
-// checkpoints that hold the whole run (nn::save_run), and a step that stops on a non-finite
-// loss or gradient norm instead of training on garbage.
+// --save-init, --save-every, --detect-anomaly, --no-report), the checks made before any training
+// starts, checkpoints that hold the whole run (nn::save_run), a step that stops on a non-finite
+// loss or gradient norm instead of training on garbage, and the run's report page
+// (OUT/report.html, report/run_report.hpp).
 #pragma once
 
 #include "autograd/anomaly.hpp"
 #include "autograd/error.hpp"
 #include "examples/common/cli.hpp"
+#include "examples/common/file_identity.hpp"
 #include "nn/checkpoint.hpp"
+#include "report/run_report.hpp"
 
 #include <cmath>
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +33,7 @@ struct RunOptions {
     std::string resume, save_init;
     long save_every = 0;
     bool detect_anomaly = false;
+    bool no_report = false;
     bool writes = true;  // false on the ranks other than 0 of a data-parallel run: they never write a file
 };
 // unit: "epoch" or "step", the count that --epochs / --steps totals.
@@ -48,7 +54,8 @@ public:
     void check_options(long total) const;
     // Writes --save-init (the seeded initial state_dict), then loads --resume. Returns the
     // count already done (0 for a fresh run or a model-only file); total must be >= it, and
-    // the run's metadata (e.g. the seed of the data) must equal this command's.
+    // the run's metadata (the options that define the run: seed, sizes, dropout...) must equal
+    // this command's, except "lr": the command's learning rate applies from the next step on.
     long start(long total);
     // schedule.step, zero_grad, forward_backward() (returns the loss tensor after its backward),
     // then opt.step only if the loss and the gradient norm are finite and no op threw.
@@ -60,7 +67,21 @@ public:
     void save_now();
     const std::string& checkpoint() const { return checkpoint_; }
 
+    // The metadata key of the learning rate, the one option a resumed run may change.
+    static constexpr const char* kLrKey = "lr";
+
+    // The report page OUT/report.html, updated every few seconds while training (off with
+    // --no-report, without an output folder, or on a rank other than 0): attaches the model.
+    void start_report(const std::string& out, RunReport::Options options);
+    // The report (off until start_report): steps are logged by step(); attention maps by the example.
+    RunReport& report() { return *report_; }
+    // What forward_backward calls instead of loss.backward(): the report keeps the first graph.
+    void backward(const Tensor& loss) { report_->backward(loss); }
+
 private:
+    void check_save_init() const;
+    void check_same_options(const std::map<std::string, std::string>& file) const;
+    void apply_lr(const std::map<std::string, std::string>& file);
     // Throws the Error that ends the run at step n: what went wrong, that nothing was saved
     // after it, and (--detect-anomaly) what anomaly mode finds re-running the step.
     [[noreturn]] void stop(long n, const std::string& what, const std::vector<std::vector<std::uint8_t>>& rng,
@@ -71,6 +92,8 @@ private:
     nn::RunState run_;
     std::map<std::string, std::string> metadata_;
     long last_saved_ = -1;
+    std::unique_ptr<RunReport> report_ = std::make_unique<RunReport>("");
+    std::optional<FileStamp> checkpoint_before_;  // the checkpoint file as this run found it
 };
 
 // "NaN", "Inf", "-Inf"
@@ -82,6 +105,7 @@ double TrainingRun::step(long n, ForwardBackward&& forward_backward) {
     for (const auto& [name, gen] : run_.generators) rng.push_back(gen->state());
     if (run_.schedule) run_.schedule->step();
     run_.optimizer->zero_grad();
+    report_->begin_step(n);
     const std::function<void()> rerun = [&] { forward_backward(); };
     double loss = 0, norm = 0;
     try {
@@ -96,7 +120,9 @@ double TrainingRun::step(long n, ForwardBackward&& forward_backward) {
                                                                     non_finite_name(norm));
         stop(n, what, rng, rerun);
     }
+    report_->gradients();
     run_.optimizer->step();
+    report_->end_step({{"loss", loss}, {"lr", run_.optimizer->lr()}});
     return loss;
 }
 

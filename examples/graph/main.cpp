@@ -8,18 +8,18 @@
 // writes DIR/encoder_layer.dot: the nodes of --module, clustered by sub-module, parameters
 // by name, each labelled with its output shape, |value| and |grad|. If Graphviz's `dot` is
 // installed it also renders DIR/encoder_layer.svg. --trace prints the trace table.
+#include "autograd/run_program.hpp"
 #include "examples/common/cli.hpp"
-#include "examples/common/run_program.hpp"
 #include "nn/tutorial_c/tutorial_c.hpp"
 #include "xtgrad.hpp"
 
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
+#include <limits>
 #include <optional>
 
 using namespace xtgrad;
-using xtgrad::examples::run_program;
 namespace tc = xtgrad::nn::tutorial_c;
 
 int main(int argc, char** argv) {
@@ -29,7 +29,9 @@ int main(int argc, char** argv) {
     CLI::App app{"Draw the backward graph of one layer of tutorial C's Transformer (Graphviz DOT).", "graph"};
     app.add_option("--out", out, "output folder")->capture_default_str();
     app.add_option("--module", module, "module path to draw (\"\" for the whole model)")->capture_default_str();
-    app.add_option("--depth", depth, "stop this many nodes below the module's top (-1: no limit)")->capture_default_str();
+    app.add_option("--depth", depth, "stop this many nodes below the module's top (-1: no limit)")
+        ->capture_default_str()
+        ->check(CLI::Range(-1, std::numeric_limits<int>::max()));
     app.add_flag("--trace", trace, "print the backward as a table");
     app.add_flag("--no-render", no_render, "write the .dot only");
     if (std::optional<int> status = cli::parse_or_exit(app, argc, argv)) return *status;
@@ -56,8 +58,9 @@ int main(int argc, char** argv) {
         write_dot(dot, loss, o);
         fmt::print("wrote {}\n", dot);
         if (no_render) return 0;
-        // No shell: --out may hold any character (examples/common/run_program.hpp).
-        const std::optional<int> status = run_program({"dot", "-Tsvg", dot, "-o", svg});
+        // No shell: --out may hold any character (autograd/run_program.hpp), and may start with '-'
+        // (e.g. "-rf"): file_argument keeps it a file for dot.
+        const std::optional<int> status = run_program({"dot", "-Tsvg", file_argument(dot), "-o", file_argument(svg)});
         if (!status) {
             fmt::print("Graphviz's dot is not installed; render with: dot -Tsvg {} -o {}\n", dot, svg);
             return 0;

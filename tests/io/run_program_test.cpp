@@ -1,6 +1,6 @@
-// Tests of examples/common/run_program.hpp: arguments reach the program unchanged, with no
+// Tests of autograd/run_program.hpp: arguments reach the program unchanged, with no
 // shell in between (examples/graph passes its --out path to Graphviz's dot this way).
-#include "examples/common/run_program.hpp"
+#include "autograd/run_program.hpp"
 #include "tests/io/io_test_util.hpp"
 
 #include <doctest/doctest.h>
@@ -13,7 +13,7 @@
 
 TEST_SUITE_BEGIN("io");
 
-using xtgrad::examples::run_program;
+using xtgrad::run_program;
 using xtgrad::test::read_bytes;
 using xtgrad::test::TempDir;
 
@@ -62,6 +62,27 @@ TEST_CASE("run_program: dot renders a file whose path holds a quote (skipped wit
     }
     REQUIRE(run_program({"dot", "-Tsvg", dot, "-o", svg}) == 0);
     CHECK(read_bytes(svg).find("<svg") != std::string::npos);
+}
+
+TEST_CASE("file_argument: a path starting with '-' reaches dot as a file, never as an option") {
+    using xtgrad::file_argument;
+    CHECK(file_argument("-rf/x.dot") == "./-rf/x.dot");
+    CHECK(file_argument("-o") == "./-o");
+    CHECK(file_argument("out/x.dot") == "out/x.dot");
+    CHECK(file_argument("/abs/-x") == "/abs/-x");
+    if (!run_program({"dot", "-V"}).has_value()) return;  // the rest needs Graphviz
+    TempDir dir;
+    const std::filesystem::path cwd = std::filesystem::current_path();
+    std::filesystem::current_path(dir.file(""));
+    std::filesystem::create_directory("-Tpng");
+    {
+        std::ofstream out("-Tpng/g.dot");
+        out << "digraph { a -> b }\n";
+    }
+    const std::optional<int> status = run_program({"dot", "-Tsvg", file_argument("-Tpng/g.dot"), "-o", file_argument("-Tpng/g.svg")});
+    std::filesystem::current_path(cwd);
+    CHECK(status == 0);
+    CHECK(read_bytes(dir.file("-Tpng/g.svg")).find("<svg") != std::string::npos);
 }
 
 TEST_SUITE_END();
