@@ -3,18 +3,18 @@
 
 namespace ex00 {
 
-Grads by_hand_mul_add() {
+Grads by_hand_sum_times() {
     Grads g;
-    g.da = -3;  // ∂(a·b)/∂a = b
-    g.db = 2;   // ∂(a·b)/∂b = a
-    g.dc = 1;   // ∂c/∂c = 1
+    g.da = 10;  // c: the sum passes the product's c to both of its inputs
+    g.db = 10;
+    g.dc = -1;  // a + b
     return g;
 }
 
-Grads by_hand_used_twice() {
+Grads by_hand_square_times() {
     Grads g;
-    g.da = -3 + 1;  // the sum over both uses of a: b from a·b, 1 from + a
-    g.db = 2;
+    g.da = 2 * 2 * -3;  // a·b from each of a's two uses, summed: 2ab
+    g.db = 2 * 2;       // a·a
     return g;
 }
 

@@ -3,7 +3,7 @@
 set breakpoint pending on
 set confirm off
 break xtgrad::debug::before_node
-run -ts=00_scalar -tc=*c
+run -tc=learn*lesson*0*
 print node
 print grad_out
 continue
