@@ -5,7 +5,11 @@
 #include "autograd/node.hpp"
 #include "autograd/tensor.hpp"
 
+#include "autograd/parallel.hpp"
+
+#include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string_view>
 
@@ -23,13 +27,12 @@ std::size_t first_nan(const float* p, std::size_t n) {
     return npos;
 }
 
-std::size_t first_non_finite(const float* p, std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i)
-        if (!std::isfinite(p[i])) return i;
-    return npos;
+std::size_t non_finite_at(const float* p, std::size_t n) {
+    const std::size_t i = detail::first_non_finite(p, n);
+    return i == n ? npos : i;
 }
 
-std::string where_text(const std::string& module_path, const std::source_location& where) {
+std::string where_text(const std::string& module_path, const SourceLocation& where) {
     const std::string module = module_path.empty() ? "outside any module" : "in module '" + module_path + "'";
     return fmt::format("it ran {}; the node was created at {}", module, detail::describe_location(where));
 }
@@ -41,21 +44,41 @@ void set_anomaly_detection(bool on) { anomaly_enabled = on; }
 
 namespace detail {
 
-std::string describe_location(const std::source_location& where) {
+std::size_t first_non_finite(const float* p, std::size_t n) {
+    // A float is NaN or ±Inf exactly when its 8 exponent bits are all ones. OR-ing that test over
+    // a block is an integer reduction the compiler vectorises (a float one it may not reorder).
+    std::atomic<bool> found{false};
+    parallel_for(n, std::size_t{1} << 16, [&](std::size_t i0, std::size_t i1) {
+        std::uint32_t bad = 0;
+        for (std::size_t i = i0; i < i1; ++i) {
+            std::uint32_t bits;
+            std::memcpy(&bits, p + i, sizeof bits);
+            bad |= static_cast<std::uint32_t>((bits & 0x7f800000u) == 0x7f800000u);
+        }
+        if (bad != 0) found.store(true, std::memory_order_relaxed);
+    });
+    if (!found.load()) return n;
+    for (std::size_t i = 0; i < n; ++i)  // the rare case: find the first one
+        if (!std::isfinite(p[i])) return i;
+    return n;
+}
+
+
+std::string describe_location(const SourceLocation& where) {
     // Relative to the project root: meson.build maps the build folder's path away.
-    return fmt::format("{}:{} ({})", where.file_name(), where.line(), where.function_name());
+    return fmt::format("{}:{} ({})", where.file_name(), where.line_number(), where.function_name());
 }
 
 void check_forward_anomaly(const Array& out, const char* op, const std::vector<Tensor>& inputs,
-                           const std::source_location& where) {
-    const std::size_t bad = first_non_finite(out.data(), out.size());
+                           const SourceLocation& where) {
+    const std::size_t bad = non_finite_at(out.data(), out.size());
     if (bad == npos) return;
     const std::size_t nan = first_nan(out.data() + bad, out.size() - bad);
     if (nan == npos) {
         // Only infinities: deliberate in a -inf mask fill and in whatever is computed from it.
         if (std::strcmp(op, "MaskedFillBackward") == 0) return;
         for (const Tensor& in : inputs)
-            if (in.defined() && first_non_finite(in.ptr(), in.numel()) != npos) return;
+            if (in.defined() && non_finite_at(in.ptr(), in.numel()) != npos) return;
     }
     const std::size_t at = nan == npos ? bad : bad + nan;
     fail("anomaly mode: {} produced {} in forward (element {} of its output of shape {}) from {}; {}", op,
@@ -68,7 +91,7 @@ void check_backward_anomaly(const Node& node) {
         const ImplPtr& in = node.inputs()[i];
         if (!in || !in->incoming) continue;
         const Array& g = *in->incoming;
-        const std::size_t bad = first_non_finite(g.data(), g.size());
+        const std::size_t bad = non_finite_at(g.data(), g.size());
         if (bad == npos) continue;
         const float v = g.data()[bad];
         fail("anomaly mode: {} produced {} in backward: the gradient of its input {}{} {} holds it at element {}; {}",

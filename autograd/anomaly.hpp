@@ -21,8 +21,8 @@
 #pragma once
 
 #include "autograd/array.hpp"
+#include "autograd/source_location.hpp"
 
-#include <source_location>
 #include <string>
 #include <vector>
 
@@ -48,10 +48,13 @@ private:
 namespace detail {
 // Called by make_result (forward) and the engine (after each node) in anomaly mode.
 void check_forward_anomaly(const Array& out, const char* op, const std::vector<Tensor>& inputs,
-                           const std::source_location& where);
+                           const SourceLocation& where);
 void check_backward_anomaly(const Node& node);
 // "autograd/ops/elementwise.cpp:27 (xtgrad::Tensor xtgrad::log(const Tensor&))"
-std::string describe_location(const std::source_location& where);
+std::string describe_location(const SourceLocation& where);
+// The index of the first NaN or ±Inf in p[0, n), or n if there is none. Fast enough to run on
+// every optimizer step (an integer scan of the exponent bits, split over xtgrad's threads).
+std::size_t first_non_finite(const float* p, std::size_t n);
 }  // namespace detail
 
 }  // namespace xtgrad

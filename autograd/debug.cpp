@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <unordered_set>
+#include <utility>
 
 namespace xtgrad::debug {
 
@@ -33,10 +34,28 @@ Filter& filter() {
         Filter g{env_or_empty("XTGRAD_BREAK_OP"), env_or_empty("XTGRAD_BREAK_MODULE")};
         g.armed = !g.op.empty() || !g.module.empty();
         const std::string trap = env_or_empty("XTGRAD_BREAK_TRAP");
-        g.trap = !trap.empty() && trap != "0";
+        if (trap != "" && trap != "0" && trap != "1")
+            fail("XTGRAD_BREAK_TRAP: '{}' is neither 1 (raise SIGTRAP at a match) nor 0", trap.substr(0, 40));
+        g.trap = trap == "1";
         return g;
     }();
     return f;
+}
+
+// True when SIGTRAP stops the program somewhere useful: a debugger (any ptrace tracer) is
+// attached, or the program installed a handler. Otherwise SIGTRAP's default action kills the
+// process with no message.
+bool trap_is_caught() {
+    struct sigaction current {};
+    if (sigaction(SIGTRAP, nullptr, &current) == 0 && current.sa_handler != SIG_DFL) return true;
+    std::FILE* status = std::fopen("/proc/self/status", "r");
+    if (status == nullptr) return false;
+    char line[256];
+    long tracer = 0;
+    while (std::fgets(line, sizeof line, status) != nullptr)
+        if (std::sscanf(line, "TracerPid: %ld", &tracer) == 1) break;
+    std::fclose(status);
+    return tracer != 0;
 }
 
 bool under(const std::string& path, const std::string& prefix) {
@@ -208,7 +227,16 @@ void before_node(const Node& node, const Array& grad_out) {
     state.grad_out = &grad_out;
     if (!filter().armed || !matches(node)) return;
     ++state.matches;
-    if (filter().trap) std::raise(SIGTRAP);
+    if (filter().trap) {
+        if (trap_is_caught()) {
+            std::raise(SIGTRAP);
+        } else {
+            static bool told = false;
+            if (!std::exchange(told, true))
+                std::fprintf(stderr, "xtgrad: XTGRAD_BREAK_TRAP is set but no debugger is attached; not raising SIGTRAP "
+                                     "(it would kill the program). Run it under gdb to stop at %s\n", node.op().c_str());
+        }
+    }
     matched_node(node, grad_out);
     asm volatile("" ::: "memory");  // not a tail call: keep this frame in gdb's backtrace
 }

@@ -30,8 +30,13 @@
 
 #include <string>
 
-// Never inlined, cloned or optimised away across calls: gdb can break on and call them.
+// Never inlined, cloned or optimised away across calls: gdb can break on and call them. The
+// library is built by g++ (noipa); a user's clang, which lacks noipa, only reads the declarations.
+#if defined(__clang__)
+#define XTGRAD_DEBUG_ENTRY [[gnu::noinline]]
+#else
 #define XTGRAD_DEBUG_ENTRY [[gnu::noinline, gnu::noipa]]
+#endif
 
 namespace xtgrad::debug {
 

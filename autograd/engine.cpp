@@ -24,6 +24,12 @@ double l2_norm(const Array& a) {
 
 namespace {
 
+std::string tensor_label(const TensorImpl& t) {
+    std::string label = t.name.empty() ? "a tensor " + shape_str(t.shape()) : "'" + t.name + "' " + shape_str(t.shape());
+    if (t.grad_fn) label += ", the output of " + t.grad_fn->op();
+    return label;
+}
+
 struct TraceState {
     bool on;
     std::FILE* out = stderr;
@@ -71,9 +77,12 @@ std::vector<ImplPtr> topological_order(const ImplPtr& root) {
 }
 
 // Hooks see the gradient arriving in this pass (before it is added into .grad), as PyTorch's.
+// The hooks are copied first: a hook may register another (it runs from the next pass on), and
+// the vector it grows must not be the one being walked.
 void apply_hooks(TensorImpl& t) {
     Array& g = *t.incoming;
-    for (auto& hook : t.hooks) {
+    const std::vector<std::function<Array(const Array&)>> hooks = t.hooks;
+    for (const auto& hook : hooks) {
         Array replaced = hook(g);
         if (replaced.shape() != g.shape())
             fail("register_hook: a hook on '{}' returned shape {} for a gradient of shape {}", t.name,
@@ -83,11 +92,17 @@ void apply_hooks(TensorImpl& t) {
 }
 
 // A leaf, or a non-leaf that retain_grad(), adds this pass's gradient into .grad.
+// A .grad of another shape (set through grad_array() or a hook) is refused, not broadcast into.
 void keep_grad(TensorImpl& t) {
-    if (!t.grad)
+    if (!t.grad) {
         t.grad = t.incoming;  // shared: grad_fn only reads it, then the pass lets go of it
-    else
-        *t.grad += *t.incoming;
+        return;
+    }
+    if (t.grad->shape() != t.incoming->shape())
+        fail("backward: cannot add a gradient of shape {} into the .grad of {}, which has shape {} (was it "
+             "replaced through grad_array() or a hook?)", shape_str(t.incoming->shape()), tensor_label(t),
+             shape_str(t.grad->shape()));
+    *t.grad += *t.incoming;
 }
 
 // A leaf's gradient for this pass is complete: its hooks see it, then it goes into .grad.
@@ -109,6 +124,9 @@ namespace detail {
 
 namespace {
 thread_local BackwardObserver* observer = nullptr;
+// The passes running on this thread, outermost first: a hook may start another backward.
+thread_local std::vector<const BackwardPass*> running_passes;
+
 }  // namespace
 
 BackwardObserver* backward_observer() { return observer; }
@@ -131,12 +149,28 @@ BackwardPass::BackwardPass(const ImplPtr& root_ptr, const Array& grad_output, bo
             for (const ImplPtr& in : t->grad_fn->inputs())
                 if (in && in->requires_grad && !in->grad_fn) ++leaf_uses_[in.get()];
 
+    refuse_overlap_with_running_passes();
+    running_passes.push_back(this);
     root.incoming = std::make_shared<Array>(grad_output);
     if (observer) observer->begin();
 }
 
+void BackwardPass::refuse_overlap_with_running_passes() const {
+    if (running_passes.empty()) return;  // the usual case: no other pass, nothing to compare
+    std::unordered_set<const TensorImpl*> mine;
+    for (const ImplPtr& t : order_) mine.insert(t.get());
+    for (const BackwardPass* outer : running_passes)
+        for (const ImplPtr& t : outer->order_)
+            if (mine.count(t.get()) != 0)
+                fail("backward: called while another backward pass is running on this thread (from a tensor hook, a "
+                     "post-accumulate hook or a debugger stop), on a graph that shares {} with it; re-entrant backward "
+                     "on the same graph is not supported: build what the hook needs from detach()ed tensors",
+                     tensor_label(*t));
+}
+
 // A pass that stopped early (an Error in a node) leaves no half-summed gradient behind.
 BackwardPass::~BackwardPass() {
+    std::erase(running_passes, this);
     for (std::size_t i = 0; i < remaining_; ++i) order_[i]->incoming.reset();
     if (pending_ != nullptr) (*pending_)->incoming.reset();
 }

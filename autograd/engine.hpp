@@ -67,6 +67,9 @@ private:
     std::size_t step_ = 0;
     bool retain_graph_;
     bool ended_ = false;
+    // Refuses a pass started while another runs on this thread (from a hook, a node's backward or
+    // a debugger stop) if the two graphs share a tensor: both would sum into its gradient.
+    void refuse_overlap_with_running_passes() const;
 };
 
 // The seed gradient of backward() without an argument: ones, for a one-element tensor.

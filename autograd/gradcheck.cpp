@@ -101,7 +101,7 @@ GradcheckResult gradcheck(const GradcheckFn& f, std::vector<Tensor> inputs, cons
         Tensor& x = inputs[i];
         if (!x.requires_grad()) continue;
         const Array analytic = x.has_grad() ? x.grad_array() : Array(xt::zeros<float>(x.shape()));
-        float* p = x.ptr();
+        float* p = x.mutable_ptr();
         for (std::size_t j = 0; j < x.numel(); ++j) {
             const float v = p[j];
             p[j] = static_cast<float>(v + opt.eps);

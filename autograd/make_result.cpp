@@ -15,13 +15,13 @@ bool records_graph(const std::vector<Tensor>& inputs) {
 }
 
 Tensor make_result(Array out, const char* op, const std::vector<Tensor>& inputs, std::vector<SavedRecord> saved,
-                   Node::BackwardFn backward, std::source_location where) {
+                   Node::BackwardFn backward, SourceLocation where) {
     return attach_grad_fn(Tensor(std::move(out)), op, inputs, std::move(saved), std::move(backward), where);
 }
 
 Tensor attach_grad_fn(Tensor result, const char* op, const std::vector<Tensor>& inputs,
-                      std::vector<SavedRecord> saved, Node::BackwardFn backward, std::source_location where) {
-    if (anomaly_detection_enabled()) detail::check_forward_anomaly(std::as_const(result).data(), op, inputs, where);
+                      std::vector<SavedRecord> saved, Node::BackwardFn backward, SourceLocation where) {
+    if (anomaly_detection_enabled()) detail::check_forward_anomaly(result.data(), op, inputs, where);
     if (!records_graph(inputs)) return result;
     std::vector<ImplPtr> edges;
     edges.reserve(inputs.size());

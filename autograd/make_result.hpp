@@ -16,21 +16,21 @@
 #pragma once
 
 #include "autograd/node.hpp"
+#include "autograd/source_location.hpp"
 #include "autograd/tensor.hpp"
 
-#include <source_location>
 #include <vector>
 
 namespace xtgrad {
 
 Tensor make_result(Array out, const char* op, const std::vector<Tensor>& inputs, std::vector<SavedRecord> saved,
-                   Node::BackwardFn backward, std::source_location where = std::source_location::current());
+                   Node::BackwardFn backward, SourceLocation where = SourceLocation::current());
 
 // The same for an output tensor that already exists (so the node can save the output itself as
 // "result", e.g. exp's backward reuses exp(x)). Returns `result`.
 Tensor attach_grad_fn(Tensor result, const char* op, const std::vector<Tensor>& inputs,
                       std::vector<SavedRecord> saved, Node::BackwardFn backward,
-                      std::source_location where = std::source_location::current());
+                      SourceLocation where = SourceLocation::current());
 
 // True when an op with these inputs records a node (grad mode on, some input requires grad).
 bool records_graph(const std::vector<Tensor>& inputs);

@@ -13,7 +13,7 @@
 namespace xtgrad {
 
 Node::Node(std::string op, std::vector<ImplPtr> inputs, std::vector<SavedRecord> saved, BackwardFn fn,
-           std::source_location where)
+           SourceLocation where)
     : op_(std::move(op)), inputs_(std::move(inputs)), saved_(std::move(saved)), fn_(std::move(fn)),
       module_path_(current_module_path()), where_(where) {}
 

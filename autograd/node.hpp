@@ -13,10 +13,10 @@
 #include "autograd/array.hpp"
 #include "autograd/grad_out.hpp"
 #include "autograd/saved.hpp"
+#include "autograd/source_location.hpp"
 
 #include <functional>
 #include <memory>
-#include <source_location>
 #include <string>
 #include <vector>
 
@@ -34,7 +34,7 @@ public:
     // `where` is the make_result() call that built the node (file:line of the op's code), for
     // anomaly errors, the debugger and graph pictures; the module path says which layer ran it.
     Node(std::string op, std::vector<ImplPtr> inputs, std::vector<SavedRecord> saved, BackwardFn fn,
-         std::source_location where = std::source_location::current());
+         SourceLocation where = SourceLocation::current());
     ~Node();  // iterative: freeing a long chain of nodes does not recurse
     Node(const Node&) = delete;
     Node& operator=(const Node&) = delete;
@@ -43,7 +43,7 @@ public:
     const std::vector<ImplPtr>& inputs() const { return inputs_; }
     const std::string& module_path() const { return module_path_; }  // "" outside modules
     bool released() const { return released_; }
-    const std::source_location& where() const { return where_; }
+    const SourceLocation& where() const { return where_; }
 
     // Does input i want a gradient? (Backward functions skip the work for inputs that don't.)
     bool needs_grad(std::size_t i) const;
@@ -87,7 +87,7 @@ private:
     std::vector<SavedRecord> saved_;
     BackwardFn fn_;
     std::string module_path_;
-    std::source_location where_;
+    SourceLocation where_;
     bool released_ = false;
 };
 

@@ -7,6 +7,8 @@
 // and a waiting worker never holds a core another thread (OpenBLAS's) wants.
 #include "autograd/parallel.hpp"
 
+#include "autograd/error.hpp"
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -123,7 +125,9 @@ std::unique_ptr<Pool> pool;
 }  // namespace
 
 void set_num_threads(int n) {
-    n = std::max(1, n);
+    if (n < 1 || n > kMaxThreads)
+        fail("set_num_threads: {} threads asked for; xtgrad's pool takes 1 to {} (the calling thread included)", n,
+             kMaxThreads);
     std::lock_guard<std::mutex> lock(config_mutex);
     if (n == configured_threads) return;
     pool.reset();

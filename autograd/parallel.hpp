@@ -22,7 +22,9 @@ namespace xtgrad {
 
 // Threads xtgrad's own kernels use, the calling thread included (default 1: serial). The
 // benchmark sets it with --threads, next to set_blas_threads(). Call it while no
-// parallel_for is running (it replaces the pool).
+// parallel_for is running (it replaces the pool). n outside [1, kMaxThreads] is an Error:
+// a typo's 100000 would otherwise spawn 100000 threads.
+inline constexpr int kMaxThreads = 256;
 void set_num_threads(int n);
 int num_threads();
 

@@ -40,7 +40,9 @@ void run_post_accumulate_grad_hooks(TensorImpl& leaf) {
     if (r.empty()) return;
     const auto it = r.find(&leaf);
     if (it == r.end() || it->second.leaf.lock().get() != &leaf) return;
-    for (auto& hook : it->second.hooks) hook(leaf);
+    // A copy: a hook that registers another hook grows (and may move) the registry being walked.
+    const std::vector<std::function<void(TensorImpl&)>> hooks = it->second.hooks;
+    for (const auto& hook : hooks) hook(leaf);
 }
 
 }  // namespace detail

@@ -44,8 +44,8 @@ void Saved::modified(const Node& node, const char* name) const {
         who += shape_str(shape_of(values_->array));
         if (t->grad_fn) who += ", the output of " + t->grad_fn->op() + ",";
     }
-    fail("{}: {} it saved for backward (as '{}') was modified by an inplace operation (data(), ptr(), an "
-         "optimizer step): it is at version {}, the backward expected version {}; write into a copy, or after "
+    fail("{}: {} it saved for backward (as '{}') was modified by an inplace operation (mutable_data(), "
+         "mutable_ptr(), an optimizer step): it is at version {}, the backward expected version {}; write into a copy, or after "
          "backward", node.op(), who, name, values_->version, version_);
 }
 

@@ -78,7 +78,7 @@ TensorValues& Tensor::values_of() const {
 }
 
 const Array& Tensor::data() const { return values_of().array; }
-Array& Tensor::data() {
+Array& Tensor::mutable_data() {
     TensorValues& v = values_of();
     ++v.version;
     return v.array;

@@ -3,7 +3,8 @@
 // A Tensor is a cheap, value-semantic handle made of two shared parts, as flashlight's Variable:
 // copies share both, so `Tensor b = a;` is the same tensor, not a new one.
 //   TensorValues  the values (an xt::xarray<float>, row-major, always contiguous) and a version
-//                 counter that every mutable access bumps (data(), ptr(), optimizer steps)
+//                 counter that every in-place write bumps (mutable_data(), mutable_ptr(): optimizer
+//                 steps, init, loading, fills); reads (data(), ptr(), item(), printing) never do
 //   TensorImpl    the autograd part: shape, grad, requires_grad, grad_fn (the Node that produced
 //                 it; null for leaves: inputs and parameters), hooks, name
 //
@@ -36,7 +37,7 @@ namespace xtgrad {
 struct TensorValues {
     explicit TensorValues(Array a) : array(std::move(a)) {}
     Array array;
-    std::uint64_t version = 0;  // +1 on every mutable access (PyTorch's version counter)
+    std::uint64_t version = 0;  // +1 on every in-place write (PyTorch's version counter)
 };
 using ValuesPtr = std::shared_ptr<TensorValues>;
 
@@ -83,15 +84,18 @@ public:
 
     bool defined() const { return impl_ != nullptr; }
 
-    // Values.
-    // Throws an Error if the values were freed (a Tensor made from a graph pointer, above).
+    // Reading the values. Reads never change anything, so reading after forward (printing, item(),
+    // gdb's `call`) never breaks the next backward. Throws an Error if the values were freed (a
+    // Tensor made from a graph pointer, above).
     const Array& data() const;
-    // Mutable, for in-place updates outside the graph (optimizers). Bumps the version: a
-    // backward that saved these values and runs after the write throws.
-    Array& data();
     const float* ptr() const { return data().data(); }
-    float* ptr() { return data().data(); }
-    std::uint64_t version() const;  // how many mutable accesses the values have had
+    // Writing the values in place (optimizers, init, loading, fills). Bumps the version counter,
+    // so a backward that saved these values before the write throws, naming its op. The write is
+    // counted when the accessor is called: call it where you write, and do not keep the reference
+    // for writes after a later forward (those the counter cannot see, as with torch's data_ptr()).
+    Array& mutable_data();
+    float* mutable_ptr() { return mutable_data().data(); }
+    std::uint64_t version() const;  // how many in-place writes the values have had
     Shape shape() const;
     std::size_t dim() const;
     std::size_t size(int axis) const;  // negative axes count from the end
@@ -129,8 +133,9 @@ public:
     TensorImpl* impl() const { return impl_.get(); }
     const ImplPtr& impl_ptr() const { return impl_; }
     const ImplPtr& graph_ptr() const { return impl_; }
-    // The values part; null for an undefined tensor or one whose values were freed.
-    const ValuesPtr& values_ptr() const { return values_; }
+    // The values part, read-only (writes go through mutable_data(), which counts them); null for
+    // an undefined tensor or one whose values were freed.
+    std::shared_ptr<const TensorValues> values_ptr() const { return values_; }
 
 private:
     TensorImpl& checked() const;

@@ -24,6 +24,10 @@ void check_attention(const Tensor& q, const Tensor& k, const Tensor& v, const At
         fail("{}: query {} and key {} differ in the last dim (d_k)", o.who, shape_str(q.shape()), shape_str(k.shape()));
     if (k.size(-2) != v.size(-2))
         fail("{}: key {} and value {} differ in length", o.who, shape_str(k.shape()), shape_str(v.shape()));
+    // Checked on every path: the composed one only calls dropout for p > 0, which let NaN and
+    // negative probabilities through while the fused one refused them.
+    if (!(o.dropout >= 0.f && o.dropout <= 1.f))
+        fail("{}: dropout probability must be in [0, 1], got {}", o.who, o.dropout);
 }
 
 // The scores' shape (..., Lq, Lk), or an Error when a mask does not fit it.

@@ -6,13 +6,13 @@
 
 namespace xtgrad::nn::init {
 
-void uniform_(Tensor& t, double lo, double hi, Generator& gen) { fill_uniform(t.data().data(), t.numel(), lo, hi, gen); }
+void uniform_(Tensor& t, double lo, double hi, Generator& gen) { fill_uniform(t.mutable_data().data(), t.numel(), lo, hi, gen); }
 
 void normal_(Tensor& t, double mean, double stddev, Generator& gen) {
-    fill_normal(t.data().data(), t.numel(), mean, stddev, gen);
+    fill_normal(t.mutable_data().data(), t.numel(), mean, stddev, gen);
 }
 
-void constant_(Tensor& t, float value) { t.data().fill(value); }
+void constant_(Tensor& t, float value) { t.mutable_data().fill(value); }
 
 std::pair<std::size_t, std::size_t> fans(const Tensor& w) {
     if (w.dim() < 2) fail("init: fan in/out need a weight with at least 2 dims, got {} for '{}'", shape_str(w.shape()), w.name());

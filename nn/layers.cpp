@@ -44,7 +44,7 @@ Embedding::Embedding(const EmbeddingOptions& o)
     weight = register_parameter("weight", Tensor::zeros({o.num_embeddings(), dim}));
     init::normal_(weight);
     if (padding_idx >= 0)
-        for (std::size_t j = 0; j < dim; ++j) weight.data()(static_cast<std::size_t>(padding_idx), j) = 0.f;
+        for (std::size_t j = 0; j < dim; ++j) weight.mutable_data()(static_cast<std::size_t>(padding_idx), j) = 0.f;
 }
 
 Embedding::Embedding(const Tensor& table, std::optional<long> padding_idx)

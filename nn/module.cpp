@@ -134,7 +134,7 @@ void Module::load_state_dict(const NamedTensors& state, bool strict) {
     NoGradGuard no_grad;
     for (const auto& [name, value] : state) {
         auto it = mine.find(name);
-        if (it != mine.end()) it->second.data() = value.data();  // copy values, keep the tensor
+        if (it != mine.end()) it->second.mutable_data() = value.data();  // copy values, keep the tensor
     }
 }
 

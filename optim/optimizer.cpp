@@ -1,5 +1,6 @@
 #include "optim/optimizer.hpp"
 
+#include "autograd/anomaly.hpp"
 #include "autograd/error.hpp"
 #include "autograd/parallel.hpp"
 #include "autograd/vector_kernels.hpp"
@@ -22,6 +23,24 @@ Optimizer::Optimizer(std::vector<Tensor> params, double lr) : lr_(lr) {
                  "e.g. model.parameters(), which lists a tied tensor once", p.name(), shape_str(p.shape()));
         if (!p.is_leaf()) fail("optimizer: '{}' is not a leaf tensor (it is the output of {})", p.name(), p.grad_fn()->op());
         if (p.requires_grad()) params_.push_back(p);  // frozen tables are passed in by tutorials; skip them
+    }
+}
+
+void Optimizer::check_gradients(const char* who) const {
+    for (std::size_t i = 0; i < params_.size(); ++i) {
+        const Tensor& p = params_[i];
+        if (!p.has_grad()) continue;
+        const Array& g = p.grad_array();
+        if (g.shape() != p.data().shape())
+            fail("{}.step: the gradient of parameter {} '{}' has shape {}, the parameter has shape {}; nothing was "
+                 "updated (was .grad replaced through grad_array() or a hook?)", who, i, p.name(),
+                 shape_str(g.shape()), shape_str(p.shape()));
+        if (!check_finite_) continue;
+        const std::size_t bad = xtgrad::detail::first_non_finite(g.data(), g.size());
+        if (bad != g.size())
+            fail("{}.step: the gradient of parameter {} '{}' {} holds {} at element {}; nothing was updated (a NaN or "
+                 "infinite loss, or a backward that made one: set_anomaly_detection(true) finds the op)", who, i,
+                 p.name(), shape_str(p.shape()), g.data()[bad], bad);
     }
 }
 
@@ -68,6 +87,44 @@ std::pair<std::size_t, std::string> split_state_name(const std::string& name) {
 // torch keeps step as a float32 tensor: exact up to 2^24 steps
 constexpr long kMaxExactStep = 1L << 24;
 
+// param_groups is a file's text: parsed with a bound on its nesting (a valid one nests 3 deep:
+// list, group, betas), since json's dump() and destructor recurse and a 200 000-deep list would
+// overflow the stack, and with nlohmann's exceptions turned into Errors.
+constexpr int kMaxParamGroupsNesting = 8;
+
+nlohmann::json parse_param_groups(const std::string& text) {
+    using Event = nlohmann::json::parse_event_t;
+    const nlohmann::json::parser_callback_t bounded = [](int depth, Event event, nlohmann::json&) {
+        if ((event == Event::object_start || event == Event::array_start) && depth >= kMaxParamGroupsNesting)
+            fail("optimizer state: param_groups nests lists and objects more than {} deep", kMaxParamGroupsNesting);
+        return true;
+    };
+    try {
+        return nlohmann::json::parse(text, bounded);
+    } catch (const nlohmann::json::exception& e) {
+        fail("optimizer state: param_groups is not JSON ({})", std::string(e.what()).substr(0, 200));
+    }
+}
+
+// A value of the group as text for a message: short, whatever the file holds.
+std::string shown(const nlohmann::json& v) { return v.dump().substr(0, 80); }
+
+double number_field(const nlohmann::json& group, const char* key) {
+    const auto it = group.find(key);
+    if (it == group.end()) fail("optimizer state: the param group has no '{}'", key);
+    if (!it->is_number()) fail("optimizer state: the param group's '{}' must be a number, got {}", key, shown(*it));
+    const double v = it->get<double>();
+    if (!std::isfinite(v)) fail("optimizer state: the param group's '{}' must be finite, got {}", key, v);
+    return v;
+}
+
+bool bool_field(const nlohmann::json& group, const char* key, bool missing) {
+    const auto it = group.find(key);
+    if (it == group.end()) return missing;
+    if (!it->is_boolean()) fail("optimizer state: the param group's '{}' must be true or false, got {}", key, shown(*it));
+    return it->get<bool>();
+}
+
 }  // namespace
 
 OptimizerState Optimizer::state_dict() const {
@@ -94,14 +151,9 @@ OptimizerState Optimizer::state_dict() const {
 
 void Optimizer::load_state_dict(const OptimizerState& in) {
     // Everything is checked on copies first, so a bad state changes nothing.
-    nlohmann::json groups;
-    try {
-        groups = nlohmann::json::parse(in.param_groups);
-    } catch (const nlohmann::json::exception& e) {
-        fail("optimizer state: param_groups is not JSON ({})", e.what());
-    }
+    const nlohmann::json groups = parse_param_groups(in.param_groups);
     if (!groups.is_array() || groups.size() != 1 || !groups[0].is_object())
-        fail("optimizer state: param_groups must be a list of one group, got {}", groups.dump().substr(0, 200));
+        fail("optimizer state: param_groups must be a list of one group, got {}", shown(groups));
     const nlohmann::json& group = groups[0];
     if (!group.contains("params") || !group["params"].is_array() || group["params"].size() != params_.size())
         fail("optimizer state: the saved group has {} parameters, this optimizer has {}",
@@ -127,32 +179,57 @@ void Optimizer::load_state_dict(const OptimizerState& in) {
             fail("optimizer state: unexpected entry '{}' (this optimizer keeps step, {})", name, fmt::join(keys, ", "));
         }
     }
-    for (const auto& [i, s] : states)
+    const double lr = number_field(group, "lr");
+    if (!(lr >= 0)) fail("optimizer state: the group's lr must be >= 0, got {}", lr);
+    const std::vector<std::string> required = required_state_keys(group);
+    for (const auto& [i, s] : states) {
         if (s.step == 0) fail("optimizer state: parameter {} has buffers but no 'state.{}.step'", i, i);
-    const double lr = group.value("lr", -1.0);
-    if (!(lr >= 0)) fail("optimizer state: the group's lr must be a number >= 0, got {}", group.value("lr", nlohmann::json()).dump());
-    try {
-        read_options(group);
-    } catch (const nlohmann::json::exception& e) {
-        fail("optimizer state: the group's hyperparameters do not fit this optimizer ({})", e.what());
+        // A parameter that took steps without its moments would resume from zeros: a different run.
+        for (const std::string& key : required)
+            if (s.buffers.count(key) == 0)
+                fail("optimizer state: parameter {} took {} steps but 'state.{}.{}' is missing", i, s.step, i, key);
     }
+    read_options(group);  // checks every hyperparameter before it changes one
     lr_ = lr;
     state_.clear();
     for (auto& [i, s] : states) state_[params_[i].impl()] = std::move(s);
 }
 
-SGD::SGD(std::vector<Tensor> params, const SGDOptions& o) : Optimizer(std::move(params), o.lr), options(o) {
+namespace {
+// torch.optim.SGD's checks, for the constructor and for a loaded state alike.
+void check_options(const SGDOptions& o, const char* who) {
+    if (!(o.lr >= 0) || !std::isfinite(o.lr)) fail("{}: lr must be a finite number >= 0, got {}", who, o.lr);
+    if (!(o.momentum >= 0) || !std::isfinite(o.momentum)) fail("{}: momentum must be a finite number >= 0, got {}", who, o.momentum);
+    if (!std::isfinite(o.dampening)) fail("{}: dampening must be finite, got {}", who, o.dampening);
+    if (!(o.weight_decay >= 0) || !std::isfinite(o.weight_decay))
+        fail("{}: weight_decay must be a finite number >= 0, got {}", who, o.weight_decay);
     if (o.nesterov && (o.momentum <= 0 || o.dampening != 0))
-        fail("SGD: nesterov needs momentum > 0 and dampening 0 (got momentum {}, dampening {})", o.momentum, o.dampening);
+        fail("{}: nesterov needs momentum > 0 and dampening 0 (got momentum {}, dampening {})", who, o.momentum, o.dampening);
+}
+
+// torch.optim.Adam's checks.
+void check_options(const AdamOptions& o, const char* who) {
+    if (!(o.lr >= 0) || !std::isfinite(o.lr)) fail("{}: lr must be a finite number >= 0, got {}", who, o.lr);
+    if (!(o.betas.first >= 0 && o.betas.first < 1 && o.betas.second >= 0 && o.betas.second < 1))
+        fail("{}: betas must be in [0, 1), got ({}, {})", who, o.betas.first, o.betas.second);
+    if (!(o.eps >= 0) || !std::isfinite(o.eps)) fail("{}: eps must be a finite number >= 0, got {}", who, o.eps);
+    if (!(o.weight_decay >= 0) || !std::isfinite(o.weight_decay))
+        fail("{}: weight_decay must be a finite number >= 0, got {}", who, o.weight_decay);
+}
+}  // namespace
+
+SGD::SGD(std::vector<Tensor> params, const SGDOptions& o) : Optimizer(std::move(params), o.lr), options(o) {
+    check_options(o, "SGD");
 }
 
 void SGD::step() {
+    check_gradients("SGD");
     const float lr = static_cast<float>(lr_), mom = static_cast<float>(options.momentum),
                 one_minus_damp = static_cast<float>(1 - options.dampening), wd = static_cast<float>(options.weight_decay);
     for (Tensor& p : params_) {
         if (!p.has_grad()) continue;
         ParamState& s = state_of(p);
-        float* w = p.ptr();
+        float* w = p.mutable_ptr();
         const float* g = p.grad_array().data();
         const std::size_t n = p.numel();
         float* buf = mom != 0 ? buffer(s, "momentum_buffer", p).data() : nullptr;
@@ -179,23 +256,30 @@ void SGD::write_options(nlohmann::json& g) const {
 
 void SGD::read_options(const nlohmann::json& g) {
     SGDOptions o = options;
-    o.momentum = g.at("momentum").get<double>();
-    o.dampening = g.at("dampening").get<double>();
-    o.weight_decay = g.at("weight_decay").get<double>();
-    o.nesterov = g.at("nesterov").get<bool>();
+    o.lr = number_field(g, "lr");
+    o.momentum = number_field(g, "momentum");
+    o.dampening = number_field(g, "dampening");
+    o.weight_decay = number_field(g, "weight_decay");
+    o.nesterov = bool_field(g, "nesterov", false);
+    if (bool_field(g, "maximize", false)) fail("optimizer state: maximize is not implemented");
+    check_options(o, "optimizer state");
     options = o;
+}
+
+std::vector<std::string> SGD::required_state_keys(const nlohmann::json& g) const {
+    if (number_field(g, "momentum") == 0) return {};  // plain SGD keeps no buffer
+    return {"momentum_buffer"};
 }
 
 std::vector<std::string> SGD::state_keys() const { return {"momentum_buffer"}; }
 
 Adam::Adam(std::vector<Tensor> params, const AdamOptions& o, bool decoupled)
     : Optimizer(std::move(params), o.lr), options(o), decoupled_(decoupled) {
-    if (!(o.betas.first >= 0 && o.betas.first < 1 && o.betas.second >= 0 && o.betas.second < 1))
-        fail("Adam: betas must be in [0, 1), got ({}, {})", o.betas.first, o.betas.second);
-    if (!(o.eps >= 0)) fail("Adam: eps must be >= 0, got {}", o.eps);
+    check_options(o, decoupled ? "AdamW" : "Adam");
 }
 
 void Adam::step() {
+    check_gradients(decoupled_ ? "AdamW" : "Adam");
     const double b1 = options.betas.first, b2 = options.betas.second;
     for (Tensor& p : params_) {
         if (!p.has_grad()) continue;
@@ -214,7 +298,7 @@ void Adam::step() {
                                       .step_size = step_size,
                                       .inv_sqrt_bc2 = inv_sqrt_bc2,
                                       .eps = static_cast<float>(options.eps)};
-        float* w = p.ptr();
+        float* w = p.mutable_ptr();
         const float* g = p.grad_array().data();
         float* m = buffer(s, "exp_avg", p).data();
         float* v = buffer(s, "exp_avg_sq", p).data();
@@ -236,16 +320,21 @@ void Adam::write_options(nlohmann::json& g) const {
 
 void Adam::read_options(const nlohmann::json& g) {
     AdamOptions o = options;
-    const nlohmann::json& betas = g.at("betas");
-    if (!betas.is_array() || betas.size() != 2) fail("optimizer state: betas must be two numbers, got {}", betas.dump());
-    o.betas = {betas[0].get<double>(), betas[1].get<double>()};
-    if (!(o.betas.first >= 0 && o.betas.first < 1 && o.betas.second >= 0 && o.betas.second < 1))
-        fail("optimizer state: betas must be in [0, 1), got {}", betas.dump());
-    o.eps = g.at("eps").get<double>();
-    o.weight_decay = g.at("weight_decay").get<double>();
-    if (g.value("amsgrad", false)) fail("optimizer state: amsgrad is not implemented");
+    const auto betas = g.find("betas");
+    if (betas == g.end() || !betas->is_array() || betas->size() != 2 || !(*betas)[0].is_number() ||
+        !(*betas)[1].is_number())
+        fail("optimizer state: betas must be two numbers, got {}", betas == g.end() ? "nothing" : shown(*betas));
+    o.betas = {(*betas)[0].get<double>(), (*betas)[1].get<double>()};
+    o.lr = number_field(g, "lr");
+    o.eps = number_field(g, "eps");
+    o.weight_decay = number_field(g, "weight_decay");
+    if (bool_field(g, "amsgrad", false)) fail("optimizer state: amsgrad is not implemented");
+    if (bool_field(g, "maximize", false)) fail("optimizer state: maximize is not implemented");
+    check_options(o, "optimizer state");
     options = o;
 }
+
+std::vector<std::string> Adam::required_state_keys(const nlohmann::json&) const { return state_keys(); }
 
 std::vector<std::string> Adam::state_keys() const { return {"exp_avg", "exp_avg_sq"}; }
 

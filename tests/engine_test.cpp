@@ -1,5 +1,6 @@
 #include "autograd/ops.hpp"
 #include "autograd/debug.hpp"
+#include "autograd/format.hpp"
 #include "autograd/grad_mode.hpp"
 #include "autograd/gradcheck.hpp"
 #include "optim/optimizer.hpp"
@@ -10,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <utility>
 
 TEST_SUITE_BEGIN("engine");
@@ -37,7 +39,7 @@ std::vector<Tensor> lean_inputs() {
 
 TEST_CASE("an intermediate's values are freed once no Tensor and no backward needs them") {
     const std::vector<Tensor> in = lean_inputs();
-    std::weak_ptr<TensorValues> h_values, a_values, leaf_values;
+    std::weak_ptr<const TensorValues> h_values, a_values, leaf_values;
     Tensor loss;
     {
         Tensor h = linear(in[0], in[1]);
@@ -90,7 +92,7 @@ TEST_CASE("a kept intermediate keeps its values; retain_grad still gives its gra
     CHECK(test::max_abs_diff(h.data(), h_before) == 0.f);
     REQUIRE(h.has_grad());
     CHECK(test::max_abs_diff(h.grad_array(), in[3].data()) == 0.f);  // d loss / d h = c
-    std::weak_ptr<TensorValues> values = h.values_ptr();
+    std::weak_ptr<const TensorValues> values = h.values_ptr();
     Tensor copy = h;
     h = Tensor();
     CHECK_FALSE(values.expired());  // a copy is the same tensor
@@ -114,7 +116,7 @@ TEST_CASE("a Tensor made from a graph pointer: shape always, values while a clos
     Tensor a(a_impl);  // saved by MulBackward: the values come back
     Tensor x = in[0];
     const Array expected = linear(x, in[1]).data() + in[2].data();
-    CHECK(test::max_abs_diff(std::as_const(a).data(), expected) == 0.f);  // a read: no new version
+    CHECK(test::max_abs_diff(a.data(), expected) == 0.f);  // a read: no new version
     Tensor a2(a.graph_ptr());  // the same two parts
     CHECK(a2.values_ptr() == a.values_ptr());
     CHECK(a2.impl_ptr() == a.impl_ptr());
@@ -131,7 +133,7 @@ TEST_CASE("a Tensor made from a graph pointer: shape always, values while a clos
 
 TEST_CASE("relu(linear(x, w)): the product is freed before backward, relu keeps only its output") {
     Tensor x = test::rnd({3, 5}, 1), w = test::rnd({4, 5}, 2);
-    std::weak_ptr<TensorValues> product;
+    std::weak_ptr<const TensorValues> product;
     Tensor y;
     {
         Tensor h = linear(x, w);
@@ -159,20 +161,25 @@ TEST_CASE("writing through data() after a backward saved the values makes that b
     Tensor x = Tensor::from_vector({0.5f, -1.f, 2.f}, {3}, true);
     Tensor y = exp(x).set_name("y");
     Tensor l = sum(y * y);
-    y.data().fill(0.f);  // today: a silent zero gradient
+    y.mutable_data().fill(0.f);  // today: a silent zero gradient
     test::expect_error([&] { l.backward(); }, {"MulBackward", "'y' (3), the output of ExpBackward,",
                                                "modified by an inplace operation", "version 1", "version 0"});
 }
 
-TEST_CASE("ptr() and an optimizer step count as writes; reads through a const Tensor do not") {
+TEST_CASE("mutable_ptr() and an optimizer step count as writes; reads never do, const or not") {
     Tensor x = test::rnd({2, 3}, 1), w = test::rnd({4, 3}, 2);
     w.requires_grad_().set_name("w");
     const std::uint64_t v0 = w.version();
-    (void)std::as_const(w).data();
-    (void)std::as_const(w).ptr();
-    CHECK(w.version() == v0);
     Tensor loss = sum(linear(x, w) * 2.f);
+    // A learner reading a tensor after forward, through a non-const handle, to print one value:
+    // no read counts as a write, so the backward below still runs.
+    (void)w.data();
     (void)w.ptr();
+    (void)w.data()(0, 0);
+    (void)fmt::format("{}", w);
+    (void)sum(w).item();
+    CHECK(w.version() == v0);
+    (void)w.mutable_ptr();
     CHECK(w.version() == v0 + 1);
     test::expect_error([&] { loss.backward(); }, {"LinearBackward", "'w' (4,3)", "modified by an inplace operation"});
 
@@ -184,17 +191,36 @@ TEST_CASE("ptr() and an optimizer step count as writes; reads through a const Te
     test::expect_error([&] { loss3.backward(); }, {"LinearBackward", "'w'", "version"});
 }
 
+// No write path escapes the count at compile time: data(), ptr() and values_ptr() hand out only
+// read-only values, whatever the constness of the handle; writing takes mutable_data()/mutable_ptr().
+static_assert(std::is_same_v<decltype(std::declval<Tensor&>().data()), const Array&>);
+static_assert(std::is_same_v<decltype(std::declval<Tensor&>().ptr()), const float*>);
+static_assert(std::is_same_v<decltype(std::declval<Tensor&>().values_ptr()), std::shared_ptr<const TensorValues>>);
+static_assert(std::is_same_v<decltype(std::declval<Tensor&>().mutable_data()), Array&>);
+
+TEST_CASE("reading a saved tensor after forward, as a learner would, never breaks backward") {
+    Tensor x = Tensor::from_vector({1, 2, 3}, {3}, true).set_name("x");
+    Tensor y = x * x;  // MulBackward saves x twice
+    const float first = x.data()(0);  // a non-const handle: a read
+    Tensor l = sum(y);
+    fmt::print("{}\n", y);           // printing
+    CHECK(l.item() == doctest::Approx(14.f));
+    l.backward();
+    CHECK(first == 1.f);
+    CHECK(x.grad_array()(2) == doctest::Approx(6.f));  // d sum(x²) / dx = 2x
+}
+
 TEST_CASE("a write after backward, or into a tensor no backward saved, is fine") {
     Tensor x = Tensor::from_vector({1, 2}, {2}, true);
     Tensor h = x + 1.f;  // AddBackward saves nothing
     Tensor l = sum(h * 3.f);
-    h.data().fill(7.f);
+    h.mutable_data().fill(7.f);
     l.backward();
     CHECK(x.grad_array()(0) == doctest::Approx(3.f));
     Tensor y = exp(x);
     Tensor l2 = sum(y);
     l2.backward();
-    y.data().fill(0.f);  // the graph is gone
+    y.mutable_data().fill(0.f);  // the graph is gone
     CHECK(x.grad_array()(1) == doctest::Approx(3.f + std::exp(2.f)));
 }
 

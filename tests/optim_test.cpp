@@ -4,6 +4,7 @@
 #include "tests/test_util.hpp"
 
 #include <cmath>
+#include <limits>
 
 TEST_SUITE_BEGIN("optim");
 
@@ -85,8 +86,8 @@ void check_round_trip(Make make, int split, int total) {
     for (int i = 0; i < split; ++i) resumed.step(*o2, i >= 1);
     const OptimizerState saved = o2->state_dict();
     Quadratic copy;
-    copy.a.data() = resumed.a.data();
-    copy.b.data() = resumed.b.data();
+    copy.a.mutable_data() = resumed.a.data();
+    copy.b.mutable_data() = resumed.b.data();
     std::unique_ptr<Optimizer> o3 = make(copy);
     o3->set_lr(123);  // load_state_dict restores the lr too
     o3->load_state_dict(saved);
@@ -162,13 +163,108 @@ TEST_CASE("optimizer load_state_dict: what does not fit is an Error naming the e
     test::expect_error(load(with([](OptimizerState& s) { s.param_groups = R"([{"lr": 0.1, "params": [0]}])"; })),
                        {"saved group has 1 parameters, this optimizer has 2"});
     test::expect_error(load(with([](OptimizerState& s) { s.param_groups = R"([{"lr": 0.1, "params": [0, 1]}])"; })),
-                       {"hyperparameters do not fit"});  // an SGD group into Adam: no betas
+                       {"betas must be two numbers, got nothing"});  // an SGD group into Adam: no betas
     test::expect_error(load(with([](OptimizerState& s) {
                            s.param_groups = R"([{"lr": 0.1, "params": [0, 1], "betas": [1.5, 0.9], "eps": 1e-8, "weight_decay": 0}])";
                        })),
                        {"betas must be in [0, 1)"});
     CHECK(target.lr() == 0.5);  // nothing changed
     CHECK(target.state(fresh.a, "exp_avg") == nullptr);
+}
+
+TEST_CASE("optimizer load_state_dict: every field of a file is typed, bounded and checked as the constructor checks it") {
+    Quadratic q;
+    Adam opt({q.a, q.b}, {.lr = 0.05});
+    q.step(opt, true);
+    const OptimizerState good = opt.state_dict();
+    Quadratic fresh;
+    Adam target({fresh.a, fresh.b}, {.lr = 0.5, .eps = 1e-6});
+    auto group = [&](const std::string& fields) {
+        OptimizerState s = good;
+        s.param_groups = R"([{"params": [0, 1], )" + fields + "}]";
+        return [&target, s] { target.load_state_dict(s); };
+    };
+    const std::string rest = R"("betas": [0.9, 0.999], "weight_decay": 0)";
+    // A string where a number belongs: an xtgrad::Error, not nlohmann's type_error.
+    test::expect_error(group(R"("lr": "x", "eps": 1e-8, )" + rest), {"'lr' must be a number", "\"x\""});
+    test::expect_error(group(R"("lr": 0.1, "eps": -1e-8, )" + rest), {"eps must be a finite number >= 0", "-1e-08"});
+    test::expect_error(group(R"("lr": 0.1, "eps": 1e-8, "betas": ["a", 0.9], "weight_decay": 0)"), {"betas must be two numbers"});
+    test::expect_error(group(R"("lr": 0.1, "eps": 1e-8, "betas": [0.9, 0.999], "weight_decay": -1)"),
+                       {"weight_decay must be a finite number >= 0"});
+    test::expect_error(group(R"("lr": 0.1, "eps": 1e-8, "amsgrad": 1, )" + rest), {"'amsgrad' must be true or false"});
+    test::expect_error(group(R"("lr": 0.1, )" + rest), {"has no 'eps'"});
+
+    // 200 000 nested lists: refused at the nesting bound, without recursing (it used to overflow the stack).
+    OptimizerState deep = good;
+    deep.param_groups = std::string(200000, '[') + std::string(200000, ']');
+    test::expect_error([&] { target.load_state_dict(deep); }, {"param_groups nests lists and objects more than 8 deep"});
+
+    // A parameter that took steps must bring its moments: without them it would resume from zeros.
+    for (const char* missing : {"state.0.exp_avg", "state.0.exp_avg_sq"}) {
+        OptimizerState s = good;
+        std::erase_if(s.tensors, [&](const auto& entry) { return entry.first == missing; });
+        test::expect_error([&] { target.load_state_dict(s); },
+                           {"parameter 0 took 1 steps but", missing, "is missing"});
+    }
+    CHECK(target.lr() == 0.5);  // nothing changed by any of them
+    CHECK(target.options.eps == 1e-6);
+    CHECK(target.state(fresh.a, "exp_avg") == nullptr);
+
+    // SGD keeps a momentum buffer only with momentum: then it must be there.
+    Quadratic p;
+    SGD sgd({p.a, p.b}, {.lr = 0.01, .momentum = 0.9});
+    p.step(sgd, true);
+    OptimizerState s = sgd.state_dict();
+    std::erase_if(s.tensors, [](const auto& entry) { return entry.first == "state.1.momentum_buffer"; });
+    Quadratic p2;
+    SGD target_sgd({p2.a, p2.b}, {.lr = 0.01, .momentum = 0.9});
+    test::expect_error([&] { target_sgd.load_state_dict(s); }, {"'state.1.momentum_buffer' is missing"});
+    SGD plain({p2.a, p2.b}, {.lr = 0.01});
+    p2.step(plain, true);
+    Quadratic p3;
+    SGD plain_target({p3.a, p3.b}, {.lr = 0.5});
+    CHECK_NOTHROW(plain_target.load_state_dict(plain.state_dict()));  // momentum 0: no buffer needed
+}
+
+TEST_CASE("optimizer options: out-of-range values are refused as torch refuses them") {
+    Quadratic q;
+    test::expect_error([&] { (void)Adam({q.a}, {.lr = 0.1, .eps = -1}); }, {"Adam: eps must be a finite number >= 0"});
+    test::expect_error([&] { (void)AdamW({q.a}, {.lr = 0.1, .weight_decay = -0.1}); }, {"AdamW: weight_decay"});
+    test::expect_error([&] { (void)Adam({q.a}, {.lr = std::nan("")}); }, {"learning rate must be >= 0"});
+    test::expect_error([&] { (void)SGD({q.a}, {.lr = 0.1, .momentum = -0.5}); }, {"SGD: momentum must be a finite number >= 0"});
+}
+
+TEST_CASE("a step refuses a gradient of the wrong shape or with NaN, and changes nothing") {
+    for (int kind = 0; kind < 2; ++kind) {
+        Quadratic q;
+        std::unique_ptr<Optimizer> opt;
+        if (kind == 0) opt = std::make_unique<Adam>(std::vector<Tensor>{q.a, q.b}, AdamOptions{.lr = 0.1});
+        else opt = std::make_unique<SGD>(std::vector<Tensor>{q.a, q.b}, SGDOptions{.lr = 0.1, .momentum = 0.9});
+        const char* who = kind == 0 ? "Adam.step" : "SGD.step";
+        q.a.set_name("a");
+        q.b.set_name("b");
+        q.step(*opt, true);
+        const Array a_before = q.a.data(), b_before = q.b.data();
+        const long steps = opt->step_count(q.a);
+
+        opt->zero_grad();
+        (sum(q.a * q.a) + sum(q.b * q.b * q.b)).backward();
+        q.b.grad_array() = Array{1.f};  // shape (1) for a (2) parameter: would read past the buffer
+        test::expect_error([&] { opt->step(); }, {who, "parameter 1 'b' has shape (1)", "nothing was updated"});
+
+        q.b.grad_array() = Array(xt::zeros<float>(q.b.shape()));
+        q.a.grad_array()(1) = std::numeric_limits<float>::quiet_NaN();
+        test::expect_error([&] { opt->step(); }, {who, "parameter 0 'a'", "holds nan at element 1", "nothing was updated"});
+        CHECK(test::max_abs_diff(q.a.data(), a_before) == 0.f);
+        CHECK(test::max_abs_diff(q.b.data(), b_before) == 0.f);
+        CHECK(opt->step_count(q.a) == steps);
+
+        q.a.grad_array()(1) = std::numeric_limits<float>::infinity();
+        test::expect_error([&] { opt->step(); }, {"holds inf at element 1"});
+        opt->set_check_finite(false);  // torch's behaviour, on request
+        CHECK_NOTHROW(opt->step());
+        CHECK(opt->step_count(q.a) == steps + 1);
+    }
 }
 
 TEST_CASE("LRScheduler: the schedule's position round-trips") {

@@ -76,3 +76,11 @@ TEST_CASE("row kernels give bit-identical results on 1 and 2 threads") {
 }
 
 TEST_SUITE_END();
+
+TEST_CASE("set_num_threads refuses 0 and more than kMaxThreads, and keeps the pool it had") {
+    set_num_threads(2);
+    test::expect_error([] { set_num_threads(100000); }, {"set_num_threads: 100000 threads", "1 to 256"});
+    test::expect_error([] { set_num_threads(0); }, {"set_num_threads: 0 threads"});
+    CHECK(num_threads() == 2);
+    set_num_threads(1);
+}

@@ -57,7 +57,7 @@ TEST_CASE("a saved value written in place, or freed by backward, throws when rea
     Tensor a = test::rnd({3}, 1);
     const Tensor b = test::rnd({3}, 2);
     const Tensor y = a * b;
-    a.data().fill(0.f);
+    a.mutable_data().fill(0.f);
     test::expect_error([&] { (void)y.grad_fn()->saved("self"); },
                        {"MulBackward", "(as 'self')", "modified by an inplace operation", "expected version"});
     (void)y.grad_fn()->saved("other");  // untouched: fine

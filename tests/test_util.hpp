@@ -13,7 +13,7 @@ namespace xtgrad::test {
 inline Tensor rnd(const Shape& shape, std::uint64_t seed = 0, float scale = 1.f) {
     Generator g(seed + 100);
     Tensor t = randn(shape, g);
-    t.data() *= scale;
+    t.mutable_data() *= scale;
     t.requires_grad_(true);
     return t;
 }

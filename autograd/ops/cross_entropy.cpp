@@ -54,8 +54,10 @@ Tensor cross_entropy(const Tensor& logits, const Ids& target, long ignore_index,
             for (std::size_t c = 0; c < C; ++c) p[c] = static_cast<float>(p[c] / s);
             const std::int64_t t = target.data()[i];
             if (t == ignore_index) continue;
-            const double nll = lse - x[t], smooth = lse - sum_x / static_cast<double>(C);
-            row_loss[i] = (1.0 - eps) * nll + eps * smooth;
+            // The smoothing term only when it is used: a -inf logit makes it +inf, and 0 · inf
+            // would be NaN where torch's loss is finite (at ε = 0) or +inf.
+            const double nll = lse - x[t];
+            row_loss[i] = eps == 0.f ? nll : (1.0 - eps) * nll + eps * (lse - sum_x / static_cast<double>(C));
         }
     });
     double total = 0;

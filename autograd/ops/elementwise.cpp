@@ -83,10 +83,14 @@ Tensor mul(const Tensor& a, float b) {
 
 Tensor neg(const Tensor& a) { return mul(a, -1.f); }
 
+// d x^p / dx = p x^(p-1), and 0 for p = 0 (torch's pow_backward): the formula would give
+// 0 · 0^-1 = 0 · ∞ = NaN at x = 0.
 Tensor pow(const Tensor& a, float p) {
     return unary<Reads::input>(
         a, "PowBackward", [p](const Array& x) { return Array(xt::pow(x, p)); },
-        [p](const Array& g, const Array& x) { return Array(g * p * xt::pow(x, p - 1.f)); });
+        [p](const Array& g, const Array& x) {
+            return p == 0.f ? Array(xt::zeros<float>(g.shape())) : Array(g * p * xt::pow(x, p - 1.f));
+        });
 }
 
 Tensor exp(const Tensor& a) {
@@ -113,9 +117,10 @@ Tensor tanh(const Tensor& a) {
         [](const Array& g, const Array& y) { return Array(g * (1.f - y * y)); });
 }
 
+// A NaN input stays NaN (as torch's relu), so a NaN unit shows in the loss instead of becoming 0.
 Tensor relu(const Tensor& a) {
     return unary<Reads::output>(
-        a, "ReluBackward", [](const Array& x) { return Array(xt::maximum(x, 0.f)); },
+        a, "ReluBackward", [](const Array& x) { return Array(xt::where(x <= 0.f, 0.f, x)); },
         [](const Array& g, const Array& y) { return Array(xt::where(y > 0.f, g, 0.f)); });
 }
 

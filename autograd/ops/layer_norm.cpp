@@ -11,6 +11,7 @@
 #include "autograd/parallel.hpp"
 
 #include <cmath>
+#include <limits>
 
 namespace xtgrad {
 
@@ -27,7 +28,10 @@ void layer_norm_forward(const float* x, const float* w, const float* b, float* y
             const float m = static_cast<float>(s / static_cast<double>(d));
             double v = 0;
             for (std::size_t j = 0; j < d; ++j) v += static_cast<double>(xr[j] - m) * (xr[j] - m);
-            const float rs = 1.f / std::sqrt(static_cast<float>(v / static_cast<double>(d)) + eps);
+            // A variance past float's range (values of ±3e38) would give rstd 0 and finite zeros:
+            // NaN instead, as torch's float computation gives, so the NaN guards see it.
+            const float var = static_cast<float>(v / static_cast<double>(d));
+            const float rs = std::isinf(var) ? std::numeric_limits<float>::quiet_NaN() : 1.f / std::sqrt(var + eps);
             for (std::size_t j = 0; j < d; ++j) {
                 const float xh = (xr[j] - m) * rs;
                 yr[j] = w ? xh * w[j] + (b ? b[j] : 0.f) : xh + (b ? b[j] : 0.f);

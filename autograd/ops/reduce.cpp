@@ -77,31 +77,57 @@ Tensor mean(const Tensor& a, const std::vector<int>& dims, bool keepdim) {
     return sum_scaled(a, dims, keepdim, true, "mean", "MeanBackward");
 }
 
-// var = sum((x - mean)^2) / (n - unbiased);  dvar/dx = 2 (x - mean) / (n - unbiased)
-Tensor var(const Tensor& a, const std::vector<int>& dims, bool unbiased, bool keepdim) {
-    detail::require_defined(a, "var", "the input");
+namespace {
+// x - mean and sum((x - mean)^2) / (n - unbiased) over `axes`, shared by var and stddev.
+struct Spread {
+    Array centered;  // (in_shape)
+    Array var;       // (reduced shape, keepdim as asked)
+    float denom;
+};
+Spread spread_of(const Tensor& a, const std::vector<std::size_t>& axes, bool unbiased, bool keepdim, const char* op) {
     const Shape in_shape = a.shape();
-    const std::vector<std::size_t> axes = reduce_axes(dims, in_shape, "var");
     const std::size_t n = count_of(in_shape, axes);
     if (n <= (unbiased ? 1u : 0u))
-        fail("var: {} element(s) along the reduced dims of {} are too few for the {} estimate", n,
+        fail("{}: {} element(s) along the reduced dims of {} are too few for the {} estimate", op, n,
              shape_str(in_shape), unbiased ? "unbiased" : "biased");
     const float denom = static_cast<float>(n - (unbiased ? 1 : 0));
     Array m = sum_keepdim(a.data(), axes);
     m /= static_cast<float>(n);
     Array centered = a.data() - xt::broadcast(m, in_shape);
-    Array out = sum_keepdim(Array(centered * centered), axes);
-    out /= denom;
-    out.reshape(reduced_shape(in_shape, axes, keepdim));
+    Array var = sum_keepdim(Array(centered * centered), axes);
+    var /= denom;
+    var.reshape(reduced_shape(in_shape, axes, keepdim));
+    return {std::move(centered), std::move(var), denom};
+}
+}  // namespace
+
+// var = sum((x - mean)^2) / (n - unbiased);  dvar/dx = 2 (x - mean) / (n - unbiased)
+Tensor var(const Tensor& a, const std::vector<int>& dims, bool unbiased, bool keepdim) {
+    detail::require_defined(a, "var", "the input");
+    const Shape in_shape = a.shape();
+    const std::vector<std::size_t> axes = reduce_axes(dims, in_shape, "var");
+    Spread s = spread_of(a, axes, unbiased, keepdim, "var");
     // torch's VarBackward saves self and recomputes the mean; this saves x - mean ("centered")
-    return make_result(std::move(out), "VarBackward", {a}, {{"centered", std::move(centered)}},
-                       [in_shape, axes, denom](Node& self, const Array& g) {
+    return make_result(std::move(s.var), "VarBackward", {a}, {{"centered", std::move(s.centered)}},
+                       [in_shape, axes, denom = s.denom](Node& self, const Array& g) {
                            self.accumulate(0, Array(spread(g, in_shape, axes, 2.f / denom) * self.saved("centered")));
                        });
 }
 
+// std = sqrt(var);  dstd/dx = (x - mean) / ((n - unbiased) std), and 0 where std is 0 (a constant
+// row), as torch's std_backward: composing sqrt and var would give 0 · ∞ = NaN there.
 Tensor stddev(const Tensor& a, const std::vector<int>& dims, bool unbiased, bool keepdim) {
-    return sqrt(var(a, dims, unbiased, keepdim));
+    detail::require_defined(a, "std", "the input");
+    const Shape in_shape = a.shape();
+    const std::vector<std::size_t> axes = reduce_axes(dims, in_shape, "std");
+    Spread s = spread_of(a, axes, unbiased, keepdim, "std");
+    Tensor result{Array(xt::sqrt(s.var))};
+    return attach_grad_fn(result, "StdBackward", {a}, {{"centered", std::move(s.centered)}, {"result", result}},
+                       [in_shape, axes, denom = s.denom](Node& self, const Array& g) {
+                           const Array& result = self.saved("result");
+                           const Array per_row = xt::where(xt::equal(result, 0.f), 0.f, g / (result * denom));
+                           self.accumulate(0, Array(spread(per_row, in_shape, axes, 1.f) * self.saved("centered")));
+                       });
 }
 
 namespace {

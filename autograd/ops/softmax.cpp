@@ -120,7 +120,7 @@ Tensor softmax_op(const Tensor& a, int dim, bool log) {
     const char* op = log ? "log_softmax" : "softmax";
     const Rows r = rows_of(a, dim, op);
     Tensor y(empty_array(a.shape()));
-    softmax_rows(a.ptr(), y.ptr(), r, log, op, a.shape());
+    softmax_rows(a.ptr(), y.mutable_ptr(), r, log, op, a.shape());
     return attach_grad_fn(y, log ? "LogSoftmaxBackward" : "SoftmaxBackward", {a}, {{"result", y}},
                           [r, log](Node& self, const Array& g) {
                               const float* y = self.saved("result").data();

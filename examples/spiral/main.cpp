@@ -30,8 +30,8 @@ void make_spirals(Tensor& points, Ids& labels, Generator& gen) {
             const float r = static_cast<float>(i) / per_class;
             const float t = static_cast<float>(c) * 4.f + 4.f * r + gen.normal(0.f, 0.2f);
             const std::size_t row = c * per_class + i;
-            points.data()(row, 0) = r * std::sin(t);
-            points.data()(row, 1) = r * std::cos(t);
+            points.mutable_data()(row, 0) = r * std::sin(t);
+            points.mutable_data()(row, 1) = r * std::cos(t);
             labels(row) = static_cast<std::int64_t>(c);
         }
 }

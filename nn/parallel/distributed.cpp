@@ -57,7 +57,7 @@ void broadcast_from_rank0(const NamedTensors& tensors) {
              root.empty() ? 0 : root[0]);
     for (const auto& [name, t] : tensors) {
         Tensor v = t;
-        distributed::broadcast(v.ptr(), v.numel() * sizeof(float), 0, "DistributedDataParallel: broadcast of the parameters");
+        distributed::broadcast(v.mutable_ptr(), v.numel() * sizeof(float), 0, "DistributedDataParallel: broadcast of the parameters");
     }
 }
 

@@ -31,7 +31,7 @@ PositionalEncoding::PositionalEncoding(const PositionalEncodingOptions& o) : max
     // As the notebook: an nn.Embedding (which draws its N(0, 1) weight, so a seed's later draws
     // match torch's), whose weight is then replaced by the frozen table.
     position_encoding = register_module("position_encoding", std::make_shared<Embedding>(max_seq_len + 1, d_model));
-    position_encoding->weight.data() = sinusoid_table(d_model, max_seq_len);
+    position_encoding->weight.mutable_data() = sinusoid_table(d_model, max_seq_len);
     position_encoding->weight.requires_grad_(false);
 }
 

@@ -1,5 +1,7 @@
 #include "nn/tutorial_d/transformer.hpp"
 
+#include "autograd/shape_limits.hpp"
+
 #include "autograd/error.hpp"
 #include "autograd/ops.hpp"
 #include "nn/init.hpp"
@@ -76,8 +78,12 @@ Tensor Transformer::forward(const Tensor& src, const Tensor& tgt, const Attentio
 }
 
 Tensor Transformer::generate_square_subsequent_mask(std::size_t sz) {
+    // sz² floats must be a size xtensor can hold (1 << 32 would wrap): the readers' element limit
+    const std::string problem = shape_problem({sz, sz}, sizeof(float));
+    if (!problem.empty()) fail("Transformer::generate_square_subsequent_mask({}): {}", sz, problem);
     // the tutorial: (triu(ones) == 1).T marks j <= i as kept; the rest (j > i) becomes -inf
-    Array mask = xt::zeros<float>({sz, sz});
+    Array mask = empty_array({sz, sz});
+    mask.fill(0.f);
     for (std::size_t i = 0; i < sz; ++i)
         for (std::size_t j = i + 1; j < sz; ++j) mask(i, j) = -std::numeric_limits<float>::infinity();
     return Tensor(std::move(mask));

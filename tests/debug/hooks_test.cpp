@@ -1,4 +1,5 @@
 // Tensor hooks and retain_grad (autograd/tensor.hpp), as torch's register_hook / retain_grad.
+#include "autograd/post_accumulate_hooks.hpp"
 #include "test_util.hpp"
 
 using namespace xtgrad;
@@ -107,3 +108,71 @@ TEST_CASE("a retained non-leaf's hook sees the incoming gradient, before it is a
 }
 
 TEST_SUITE_END();
+
+// ---- hooks that do what a careless user's would (docs/reliability.md, "Hooks and gradients") ----
+
+TEST_CASE("a hook that calls backward on its own graph is refused; on an unrelated graph it runs") {
+    Tensor x = Tensor::from_vector({1, 2}, {2}, true).set_name("x");
+    Tensor h = (x * 3.f).set_name("h");
+    Tensor loss = sum(h * h);
+    h.register_hook([&](const Array& g) {
+        loss.backward();  // re-entrant, on the graph being walked
+        return g;
+    });
+    test::expect_error([&] { loss.backward(true); },
+                       {"backward: called while another backward pass is running", "re-entrant"});
+
+    // The outer pass was left clean: a second backward without the hook works.
+    Tensor y = Tensor::from_vector({1, 2}, {2}, true);
+    Tensor z = Tensor::from_vector({5}, {1}, true);
+    Tensor hy = y * 2.f;
+    hy.register_hook([&](const Array& g) {
+        sum(z * z).backward();  // another graph: allowed, as torch allows it
+        return g;
+    });
+    sum(hy).backward();
+    CHECK(y.grad_array()(0) == doctest::Approx(2.f));
+    CHECK(z.grad_array()(0) == doctest::Approx(10.f));
+}
+
+TEST_CASE("a hook that registers hooks while it runs: no use after free, the new one runs next pass") {
+    Tensor x = Tensor::from_vector({1, 2}, {2}, true);
+    int added_ran = 0;
+    int registrations = 0;
+    x.register_hook([&](const Array& g) {
+        // Enough registrations to reallocate the vector being walked, every pass.
+        for (int i = 0; i < 64; ++i, ++registrations)
+            x.register_hook([&](const Array& g2) {
+                ++added_ran;
+                return g2;
+            });
+        return g;
+    });
+    sum(x * 2.f).backward();
+    CHECK(registrations == 64);
+    CHECK(added_ran == 0);  // registered during this pass: from the next one on
+    sum(x * 2.f).backward();
+    CHECK(added_ran == 64);
+    CHECK(x.grad_array()(0) == doctest::Approx(4.f));
+}
+
+TEST_CASE("a post-accumulate hook that registers another while it runs is safe") {
+    Tensor w = Tensor::from_vector({1, 2, 3}, {3}, true);
+    int inner = 0;
+    register_post_accumulate_grad_hook(w, [&](TensorImpl&) {
+        for (int i = 0; i < 16; ++i) register_post_accumulate_grad_hook(w, [&](TensorImpl&) { ++inner; });
+    });
+    sum(w * w).backward();
+    CHECK(inner == 0);
+    w.zero_grad();
+    sum(w * w).backward();
+    CHECK(inner == 16);
+}
+
+TEST_CASE("a .grad replaced with another shape is refused when the next backward adds into it") {
+    Tensor w = Tensor::from_vector({1, 2, 3}, {3}, true).set_name("w");
+    sum(w * w).backward();
+    w.grad_array() = Array{1.f, 2.f};  // a user's mistake: shape (2) for a (3) parameter
+    test::expect_error([&] { sum(w * w).backward(); },
+                       {"cannot add a gradient of shape (3)", "'w' (3)", "has shape (2)", "grad_array()"});
+}

@@ -88,4 +88,16 @@ TEST_CASE("set_trap_on_match raises SIGTRAP on each match (what stops a debugger
     CHECK(traps == 2);
 }
 
+TEST_CASE("set_trap_on_match without a debugger or a handler does not kill the program with SIGTRAP") {
+    const bool defaulted = std::signal(SIGTRAP, SIG_DFL) != SIG_ERR;  // the default action: terminate, core
+    REQUIRE(defaulted);
+    debug::set_trap_on_match(true);
+    debug::break_on_op("MulBackward");
+    Tensor x = Tensor::from_vector({1, 2}, {2}, true);
+    sum(x * x * 3.f).backward();  // was killed here; now a message on stderr, once
+    debug::set_trap_on_match(false);
+    debug::clear_breaks();
+    CHECK(x.grad_array()(1) == doctest::Approx(12.f));
+}
+
 TEST_SUITE_END();

@@ -219,7 +219,7 @@ std::vector<double> layer_norm_dx(const Array& x, const Array& g, const Array& w
 
 TEST_CASE("derivations: LayerNorm (torch's) dx = r (dx̂ - mean(dx̂) - x̂ mean(dx̂ ⊙ x̂))") {
     nn::LayerNorm ln(6);
-    ln.weight.data() = rnd({6}, 24).data();
+    ln.weight.mutable_data() = rnd({6}, 24).data();
     Tensor x = rnd({3, 6}, 25);
     const Array g = backprop(ln.forward(x), 26);
     CHECK(worst(layer_norm_dx(x.data(), g, ln.weight.data(), 1e-5, false), x.grad_array()) < kTol);
@@ -227,7 +227,7 @@ TEST_CASE("derivations: LayerNorm (torch's) dx = r (dx̂ - mean(dx̂) - x̂ mean
 
 TEST_CASE("derivations: tutorial A's LayerNorm — unbiased std, eps added to the std") {
     nn::LayerNormUnbiased ln(6);
-    ln.gamma.data() = rnd({6}, 27).data();
+    ln.gamma.mutable_data() = rnd({6}, 27).data();
     Tensor x = rnd({3, 6}, 28);
     const Array g = backprop(ln.forward(x), 29);
     CHECK(worst(layer_norm_dx(x.data(), g, ln.gamma.data(), 1e-6, true), x.grad_array()) < 1e-4);

@@ -3,6 +3,8 @@
 #include "nn/attention.hpp"
 #include "tests/test_util.hpp"
 
+#include <limits>
+
 TEST_SUITE_BEGIN("nn");
 
 using namespace xtgrad;
@@ -24,3 +26,16 @@ TEST_CASE("scaled_dot_product_attention fuses from kFusedMinScores score element
 }
 
 TEST_SUITE_END();
+
+TEST_CASE("scaled_dot_product_attention: a NaN or negative dropout is refused on both paths") {
+    Tensor q = test::rnd({1, 2, 4}, 1), k = test::rnd({1, 3, 4}, 2), v = test::rnd({1, 3, 4}, 3);
+    for (float p : {std::numeric_limits<float>::quiet_NaN(), -0.1f, 1.5f}) {
+        nn::AttentionOptions o;
+        o.dropout = p;
+        o.training = true;
+        test::expect_error([&] { (void)nn::scaled_dot_product_attention_composed(q, k, v, o); },
+                           {"scaled_dot_product_attention", "dropout"});
+        test::expect_error([&] { (void)nn::scaled_dot_product_attention(q, k, v, o); },
+                           {"scaled_dot_product_attention", "dropout"});
+    }
+}

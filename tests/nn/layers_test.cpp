@@ -111,7 +111,7 @@ TEST_CASE("building blocks pass gradcheck") {
     Conv1d conv(3, 2, 3, 1);
     CHECK(gradcheck([&](const V& x) { return conv.forward(x[0]); }, {rnd({2, 3, 5}, 2), conv.weight, conv.bias}));
     LayerNorm ln(5);
-    ln.weight.data() = rnd({5}, 3).data();
+    ln.weight.mutable_data() = rnd({5}, 3).data();
     CHECK(gradcheck([&](const V& x) { return ln.forward(x[0]); }, {rnd({3, 5}, 4), ln.weight, ln.bias}));
     LayerNormUnbiased lnu(5);
     CHECK(gradcheck([&](const V& x) { return lnu.forward(x[0]); }, {rnd({3, 5}, 5), lnu.gamma, lnu.beta}));
@@ -192,7 +192,7 @@ TEST_CASE("tied parameters: an optimizer given the same tensor twice throws; sav
     TiedModel a, b;
     test::expect_error([&] { optim::SGD({a.w, a.w_tied}, {}); }, {"optimizer", "given twice", "(2,2)"});
     CHECK_NOTHROW(optim::SGD(a.parameters(), {}));
-    a.w.data().fill(3.f);
+    a.w.mutable_data().fill(3.f);
     b.load_state_dict(a.state_dict());
     CHECK(b.w.impl() == b.w_tied.impl());
     CHECK(b.w_tied.data()(1, 1) == 3.f);
@@ -200,7 +200,7 @@ TEST_CASE("tied parameters: an optimizer given the same tensor twice throws; sav
     const fs::path dir = fs::temp_directory_path() / "xtgrad_tied_test";
     fs::create_directories(dir);
     const std::string path = (dir / "tied.safetensors").string();
-    a.lin->weight.data().fill(5.f);
+    a.lin->weight.mutable_data().fill(5.f);
     save(a, path);
     TiedModel c;
     load(c, path);
@@ -216,7 +216,7 @@ TEST_CASE("zero-sized Linear layers are valid and empty, as in PyTorch") {
     nn::Linear from_nothing(0, 3);
     CHECK(from_nothing.weight.shape() == Shape{3, 0});
     for (float b : from_nothing.bias.data()) CHECK(b == 0.f);
-    from_nothing.bias.data() = Array{1.f, 2.f, 3.f};
+    from_nothing.bias.mutable_data() = Array{1.f, 2.f, 3.f};
     Tensor x = Tensor::zeros({2, 0}, true);
     Tensor y = from_nothing.forward(x);
     REQUIRE(y.shape() == Shape{2, 3});

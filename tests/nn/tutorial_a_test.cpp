@@ -312,7 +312,7 @@ TEST_CASE("tutorial A: Encoder outputs at real tokens ignore whatever the PAD ro
     ta::Encoder encoder(6, 7, 2, kD, kHeads, kFf);
     const Ids len = lengths_of(kSrc);
     const Array before = encoder.forward(kSrc, len).output.data();
-    for (std::size_t j = 0; j < kD; ++j) encoder.seq_embedding->weight.data()(0, j) = 3.f + j;  // a loaded PAD row
+    for (std::size_t j = 0; j < kD; ++j) encoder.seq_embedding->weight.mutable_data()(0, j) = 3.f + j;  // a loaded PAD row
     const Array after = encoder.forward(kSrc, len).output.data();
     for (std::size_t t = 0; t < 2; ++t)  // batch 1 has 2 real tokens
         for (std::size_t j = 0; j < kD; ++j) CHECK(after(1, t, j) == doctest::Approx(before(1, t, j)).epsilon(1e-5));

@@ -92,8 +92,8 @@ TEST_CASE("tutorial B: MultiHeadAttention keeps where the mask is True and ignor
     // changing the masked key and value changes nothing
     Tensor K2 = Tensor(K.data()), V2 = Tensor(Vv.data());
     for (std::size_t j = 0; j < kD; ++j) {
-        K2.data()(0, 3, j) += 5.f;
-        V2.data()(0, 3, j) -= 3.f;
+        K2.mutable_data()(0, 3, j) += 5.f;
+        V2.mutable_data()(0, 3, j) -= 3.f;
     }
     CHECK(test::max_abs_diff(masked.data(), mha.forward(Q, K2, V2, keep_first3).data()) < 1e-6f);
     // all-True keeps everything: the same as no mask

@@ -112,3 +112,9 @@ TEST_CASE("tutorial D: layer options: required d_model and nhead, the tutorial's
 }
 
 TEST_SUITE_END();
+
+TEST_CASE("tutorial D: generate_square_subsequent_mask of a size whose square overflows is an Error") {
+    test::expect_error([] { (void)Transformer::generate_square_subsequent_mask(std::size_t{1} << 32); },
+                       {"generate_square_subsequent_mask(4294967296)", "too large"});
+    CHECK(Transformer::generate_square_subsequent_mask(0).numel() == 0);
+}

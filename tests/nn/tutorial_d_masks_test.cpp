@@ -60,7 +60,7 @@ TEST_CASE("tutorial D: masks behave as documented: bool true = masked, float add
             }
         // the padded values do not reach the output
         Tensor v2 = Tensor(v.data());
-        for (std::size_t e = 0; e < 8; ++e) v2.data()(4, 0, e) += 100.f;
+        for (std::size_t e = 0; e < 8; ++e) v2.mutable_data()(4, 0, e) += 100.f;
         const Tensor a = m.forward(q, k, v, pad).attn_output, b = m.forward(q, k, v2, pad).attn_output;
         CHECK(test::max_abs_diff(a.data(), b.data()) < 1e-5f);
     }

@@ -91,7 +91,7 @@ TEST_CASE("tutorial D: Transformer passes gradcheck and its tgt_mask makes the d
         Tensor tgt2 = Tensor(tgt.data());
         const int seq_axis = batch_first ? 1 : 0;
         for (std::size_t n = 0; n < 2; ++n)
-            for (std::size_t e = 0; e < 8; ++e) (batch_first ? tgt2.data()(n, 3, e) : tgt2.data()(3, n, e)) += 5.f;
+            for (std::size_t e = 0; e < 8; ++e) (batch_first ? tgt2.mutable_data()(n, 3, e) : tgt2.mutable_data()(3, n, e)) += 5.f;
         const Tensor a = narrow(model.forward(src, tgt, {}, causal), seq_axis, 0, 3);
         const Tensor b = narrow(model.forward(src, tgt2, {}, causal), seq_axis, 0, 3);
         CHECK(test::max_abs_diff(a.data(), b.data()) < 1e-5f);
@@ -131,7 +131,7 @@ TEST_CASE("tutorial D: TransformerEncoder/Decoder clone the given layer as torch
         CHECK(test::max_abs_diff(clone.norm1->bias.data(), layer.norm1->bias.data()) == 0.f);
     }
     // the clones are independent: changing one leaves the others and the prototype
-    (*encoder.layers)[1].linear1->weight.data().fill(0.f);
+    (*encoder.layers)[1].linear1->weight.mutable_data().fill(0.f);
     CHECK(xt::amax(xt::abs((*encoder.layers)[0].linear1->weight.data()))() > 0.f);
     CHECK(xt::amax(xt::abs(layer.linear1->weight.data()))() > 0.f);
     CHECK(!encoder.norm);

@@ -50,7 +50,7 @@ inline V with_parameters(V inputs, const nn::Module& m) {
 inline void randomize(nn::Module& m, std::uint64_t seed) {
     Generator g(seed);
     for (Tensor& p : m.parameters())
-        for (float& v : p.data()) v += 0.1f * g.normal();
+        for (float& v : p.mutable_data()) v += 0.1f * g.normal();
 }
 
 inline Mask padding_mask(std::size_t N, std::size_t L, std::size_t real_len_of_row0) {

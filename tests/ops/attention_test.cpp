@@ -206,7 +206,7 @@ TEST_CASE("attention_weights: a fully masked row or a NaN row errors as softmax 
     for (std::size_t j = 0; j < 4; ++j) all(1, j) = true;
     test::expect_error([&] { attention_weights(q, k, 1.f, &all, -kInf); }, {"softmax", "row 1", "(1,2,4)", "entirely -inf"});
     Tensor nan_q = rnd({1, 2, 3});
-    nan_q.data()(0, 0, 1) = std::numeric_limits<float>::quiet_NaN();
+    nan_q.mutable_data()(0, 0, 1) = std::numeric_limits<float>::quiet_NaN();
     test::expect_error([&] { attention_weights(nan_q, k, 1.f, nullptr, 0.f); }, {"softmax", "row 0", "NaN"});
 }
 

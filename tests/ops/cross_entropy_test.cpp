@@ -1,6 +1,8 @@
 // cross_entropy (autograd/ops/cross_entropy.cpp).
 #include "tests/test_util.hpp"
 
+#include <limits>
+
 #include <cmath>
 #include <random>
 #include <string>
@@ -37,3 +39,18 @@ TEST_CASE("cross_entropy rejects bad targets") {
 }
 
 TEST_SUITE_END();
+
+TEST_CASE("cross_entropy: a -inf logit gives torch's loss, not NaN (0 · inf of the unused smoothing term)") {
+    const float inf = std::numeric_limits<float>::infinity();
+    // logits (1, 3) = [-inf, 1, 2], target 2: loss = log(e + e²) - 2 = log(1 + 1/e) ≈ 0.313262
+    Tensor logits = Tensor::from_vector({-inf, 1.f, 2.f}, {1, 3}, true);
+    Tensor loss = cross_entropy(logits, Ids{2});
+    CHECK(loss.item() == doctest::Approx(std::log1p(std::exp(-1.0))).epsilon(1e-6));
+    loss.backward();
+    CHECK(logits.grad_array()(0, 0) == 0.f);  // p = 0 there
+    CHECK(std::isfinite(logits.grad_array()(0, 2)));
+    // with smoothing the mean over classes includes -log p = +inf: the loss is +inf, as torch's
+    CHECK(std::isinf(cross_entropy(logits, Ids{2}, -100, 0.1f).item()));
+    // the target's own logit at -inf: +inf, never NaN
+    CHECK(std::isinf(cross_entropy(logits, Ids{0}).item()));
+}

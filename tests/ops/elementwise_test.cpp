@@ -1,6 +1,9 @@
 // gradcheck of the elementwise and activation ops, broadcasting included.
 #include "tests/test_util.hpp"
 
+#include <cmath>
+#include <limits>
+
 TEST_SUITE_BEGIN("ops");
 
 using namespace xtgrad;
@@ -43,3 +46,19 @@ TEST_CASE("binary ops name both shapes when they do not broadcast") {
 }
 
 TEST_SUITE_END();
+
+TEST_CASE("relu keeps NaN (torch's relu does): a NaN unit reaches the loss and its guards") {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    Tensor x = Tensor::from_vector({-1.f, nan, 2.f}, {3}, true);
+    Tensor y = relu(x);
+    CHECK(y.data()(0) == 0.f);
+    CHECK(std::isnan(y.data()(1)));
+    CHECK(y.data()(2) == 2.f);
+    CHECK(std::isnan(sum(y).item()));
+}
+
+TEST_CASE("pow(x, 0): gradient 0 everywhere, x = 0 included (torch's pow_backward), not 0 · inf") {
+    Tensor x = Tensor::from_vector({0.f, 2.f, -3.f}, {3}, true);
+    sum(pow(x, 0.f)).backward();
+    for (std::size_t i = 0; i < 3; ++i) CHECK(x.grad_array()(i) == 0.f);
+}

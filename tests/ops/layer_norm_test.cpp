@@ -24,3 +24,9 @@ TEST_CASE("layer_norm: torch's formula, gradcheck with and without affine terms"
 }
 
 TEST_SUITE_END();
+
+TEST_CASE("layer_norm: a variance past float's range gives NaN as torch's does, not finite zeros") {
+    Tensor x = Tensor::from_vector({3e38f, -3e38f, 0.f, 1.f}, {1, 4});
+    Tensor y = layer_norm(x, {}, {}, 1e-5f);
+    for (std::size_t j = 0; j < 4; ++j) CHECK(std::isnan(y.data()(0, j)));
+}

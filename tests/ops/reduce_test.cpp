@@ -1,5 +1,7 @@
 #include "tests/test_util.hpp"
 
+#include <cmath>
+
 TEST_SUITE_BEGIN("ops");
 
 using namespace xtgrad;
@@ -53,3 +55,17 @@ TEST_CASE("reductions reject bad axes and empty means") {
 }
 
 TEST_SUITE_END();
+
+TEST_CASE("std of a constant row: gradient 0 (torch's std_backward), not 0 · inf = NaN; gradcheck elsewhere") {
+    Tensor x = Tensor::from_vector({2.f, 2.f, 2.f, 1.f, 4.f, 7.f}, {2, 3}, true);
+    Tensor s = stddev(x, {-1}, true, false);
+    CHECK(s.grad_fn()->op() == "StdBackward");
+    CHECK(s.data()(0) == 0.f);
+    sum(s).backward();
+    for (std::size_t j = 0; j < 3; ++j) CHECK(x.grad_array()(0, j) == 0.f);
+    for (std::size_t j = 0; j < 3; ++j) CHECK(std::isfinite(x.grad_array()(1, j)));
+    for (bool unbiased : {true, false})
+        for (bool keepdim : {true, false})
+            CHECK(gradcheck([=](const V& v) { return stddev(v[0], {1}, unbiased, keepdim); }, {rnd({3, 4}, 7)}));
+    CHECK(gradcheck([](const V& v) { return stddev(v[0], {0, 2}, true, false); }, {rnd({2, 3, 4}, 8)}));
+}

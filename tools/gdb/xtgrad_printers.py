@@ -520,14 +520,13 @@ class _InputPrinter:
 
 
 def _location(node):
-    impl = node["where_"]["_M_impl"]
-    if _ptr(impl) == 0:
+    where = node["where_"]  # xtgrad::SourceLocation {file, function, line}
+    if _ptr(where["file"]) == 0:
         return "?"
-    impl = impl.dereference()
-    path = impl["_M_file_name"].string()
+    path = where["file"].string()
     while path.startswith("../"):
         path = path[3:]
-    return "%s:%d" % (path, int(impl["_M_line"]))
+    return "%s:%d" % (path, int(where["line"]))
 
 
 def _saved_records(node):
