@@ -1,8 +1,7 @@
 // A test of your own against the installed xtgrad: doctest's main, your module, and gradcheck of
 // its input and every parameter. Copy this file anywhere, then build and run it:
 //
-//   g++ -std=c++20 -g my_test.cpp -o my_test $(pkg-config --cflags --libs xtgrad) \
-//       -Wl,-rpath,$(pkg-config --variable=libdir xtgrad) && ./my_test
+//   g++ -std=c++20 -g my_test.cpp -o my_test $(pkg-config --cflags --libs xtgrad) -Wl,-rpath,$(pkg-config --variable=libdir xtgrad) && ./my_test
 //
 // (exercises/README.md, "Your own test"; pkg-config must find xtgrad: PKG_CONFIG_PATH).
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
