@@ -2,7 +2,7 @@
 # Installs what xtgrad needs to build and test, from Debian 12's packages only.
 # Skips apt entirely when everything is already there (fast on a prepared machine).
 set -euo pipefail
-packages=(g++ meson ninja-build pkg-config cmake libxtensor-dev libxsimd-dev libxtensor-blas-dev
+packages=(g++ meson ninja-build pkg-config cmake ccache libxtensor-dev libxsimd-dev libxtensor-blas-dev
           libopenblas-dev libdnnl-dev doctest-dev libfmt-dev nlohmann-json3-dev libcli11-dev
           gdb python3 librsvg2-bin fonts-noto-cjk graphviz
           clang-14 libclang-rt-14-dev   # the fuzz targets (fuzz/build.sh)
