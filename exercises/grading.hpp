@@ -5,9 +5,9 @@
 //   GRADE_SCALAR("dL/da", got, want, 1e-5);
 //   GRADE_GRADCHECK(gradcheck(f, {x}));
 //
-// A failure reads, for example:
-//   d loss / d x: 6 of 6 elements off; worst at (1,2): expected 0.249, got 0 (off by 0.249,
-//   tolerance 0.0001); every element is 0: is the TODO still there?
+// A failure reads, for example (exercise 01 as shipped):
+//   d loss / d x: 6 of 6 elements off; worst at (1,0): expected 0.75, got 0 (off by 0.75,
+//   tolerance 1e-06); every element is 0: is the TODO still there?
 #pragma once
 
 #include "xtgrad.hpp"
