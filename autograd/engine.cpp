@@ -233,13 +233,4 @@ void run_backward(const ImplPtr& root, const Array& grad_output, bool retain_gra
     while (pass.next() != nullptr) pass.run_next();
 }
 
-void Tensor::backward(bool retain_graph) const {
-    run_backward(graph_ptr(), detail::loss_seed(*this, "backward"), retain_graph);
-}
-
-void Tensor::backward(const Array& grad_output, bool retain_graph) const {
-    if (!defined()) fail("backward: the tensor is undefined");
-    run_backward(graph_ptr(), grad_output, retain_graph);
-}
-
 }  // namespace xtgrad

@@ -60,7 +60,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor
 // those rows of the weight's and bias's gradients.
 Tensor linear_rows(const Tensor& x, const Tensor& weight, const Tensor& bias, std::size_t first, std::size_t count);
 
-// ---- shape (ops/shape.cpp, ops/join.cpp) ----
+// ---- shape (ops/shape.cpp; cat, split, chunk, narrow, slice, index_select in ops/select.cpp) ----
 Tensor transpose(const Tensor& a, int dim0, int dim1);
 Tensor permute(const Tensor& a, const std::vector<int>& dims);
 Tensor reshape(const Tensor& a, const std::vector<long>& shape);  // one entry may be -1

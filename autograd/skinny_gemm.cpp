@@ -4,6 +4,8 @@
 
 #include "autograd/parallel.hpp"
 
+#include "autograd/simd_batch.hpp"
+
 #include <xsimd/xsimd.hpp>
 
 #if defined(__AVX__)
@@ -21,8 +23,8 @@
 namespace xtgrad {
 namespace {
 
-using Batch = xsimd::batch<float>;
-constexpr int L = static_cast<int>(Batch::size);
+using simd::Batch;
+using simd::L;
 
 // Below this many multiply-adds a product is not worth waking a second thread for.
 constexpr long kParallelWork = 1L << 18;

@@ -2,6 +2,8 @@
 // (8 with AVX2), NR = 2L columns and MR rows of C per tile.
 #include "autograd/small_gemm.hpp"
 
+#include "autograd/simd_batch.hpp"
+
 #include <xsimd/xsimd.hpp>
 
 #include <algorithm>
@@ -13,8 +15,8 @@
 namespace xtgrad {
 namespace {
 
-using Batch = xsimd::batch<float>;
-constexpr int L = static_cast<int>(Batch::size);
+using simd::Batch;
+using simd::L;
 constexpr int NR = 2 * L;
 // 6 rows x 2 batches = 12 accumulators, + 2 batches of B + 1 broadcast of A = 15 of AVX2's 16
 // registers: the classic outer-product micro-kernel, every loaded B batch used 6 times.

@@ -1,6 +1,7 @@
 #include "autograd/tensor.hpp"
 
 #include "autograd/anomaly.hpp"
+#include "autograd/engine.hpp"
 #include "autograd/error.hpp"
 #include "autograd/grad_mode.hpp"
 
@@ -135,6 +136,16 @@ void Tensor::retain_grad() {
 void Tensor::register_hook(std::function<Array(const Array&)> hook) {
     if (!requires_grad()) fail("register_hook: '{}' does not require grad, so no gradient will reach it", name());
     impl_->hooks.push_back(std::move(hook));
+}
+
+// Backpropagation itself is the engine's (autograd/engine.hpp): these only seed it.
+void Tensor::backward(bool retain_graph) const {
+    run_backward(graph_ptr(), detail::loss_seed(*this, "backward"), retain_graph);
+}
+
+void Tensor::backward(const Array& grad_output, bool retain_graph) const {
+    if (!defined()) fail("backward: the tensor is undefined");
+    run_backward(graph_ptr(), grad_output, retain_graph);
 }
 
 Tensor Tensor::detach() const {

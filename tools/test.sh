@@ -34,8 +34,7 @@ build_and_test() {
 build_and_test build-ci --buildtype=release
 # The other GEMM backend (meson option gemm; build-ci has the default, oneDNN): only the library,
 # the suite and the parity tool, which run every product through it (tests/gemm_test.cpp
-# checks it against a double reference). Only autograd/gemm_*.cpp and the link differ, so the
-# rest of this build is ccache hits (~2 minutes on 2 cores).
+# checks it against a double reference).
 ninja_targets=(tests/xtgrad_tests tools/parity)
 build_and_test build-ci-openblas --buildtype=release -Dgemm=openblas
 ninja_targets=()

@@ -10,7 +10,7 @@
 namespace xtgrad::nn::tutorial_a {
 
 namespace {
-constexpr const char* kType = "MultiHeadAttention";
+constexpr const char* kMultiHeadAttentionType = "MultiHeadAttention";
 }
 
 MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionOptions& o)
@@ -20,10 +20,10 @@ MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionOptions& o)
     if (num_heads == 0 || model_dim % num_heads != 0)
         fail("{}: model_dim {} is not divisible by num_heads {}: every head needs dim_per_head = model_dim / num_heads "
              "features",
-             kType, model_dim, num_heads);
+             kMultiHeadAttentionType, model_dim, num_heads);
     if (options.scale == ScaleRule::literal && dim_per_head < num_heads)
         fail("{}: the literal scale (dim_per_head // num_heads) ** -0.5 divides by zero for dim_per_head {} < num_heads {}",
-             kType, dim_per_head, num_heads);
+             kMultiHeadAttentionType, dim_per_head, num_heads);
     linear_k = register_module("linear_k", std::make_shared<Linear>(model_dim, dim_per_head * num_heads));
     linear_v = register_module("linear_v", std::make_shared<Linear>(model_dim, dim_per_head * num_heads));
     linear_q = register_module("linear_q", std::make_shared<Linear>(model_dim, dim_per_head * num_heads));
@@ -71,14 +71,14 @@ AttentionResult MultiHeadAttention::forward(const Tensor& key, const Tensor& val
                                             const Mask* attn_mask) const {
     auto scope = enter(key, value, query, attn_mask);
     const std::size_t d = dim_per_head * num_heads;
-    check::features(*this, kType, "key", key, d);
-    check::features(*this, kType, "value", value, d);
-    check::features(*this, kType, "query", query, d);
+    check::features(*this, kMultiHeadAttentionType, "key", key, d);
+    check::features(*this, kMultiHeadAttentionType, "value", value, d);
+    check::features(*this, kMultiHeadAttentionType, "query", query, d);
     if (key.size(0) != value.size(0) || key.size(0) != query.size(0) || key.size(1) != value.size(1))
-        module_error(*this, kType,
+        module_error(*this, kMultiHeadAttentionType,
                      fmt::format("key {} and value {} must have the same shape, and query {} the same batch",
                                  shape_str(key.shape()), shape_str(value.shape()), shape_str(query.shape())));
-    if (attn_mask) check::mask(*this, kType, "attn_mask", *attn_mask, {query.size(0), query.size(1), key.size(1)});
+    if (attn_mask) check::mask(*this, kMultiHeadAttentionType, "attn_mask", *attn_mask, {query.size(0), query.size(1), key.size(1)});
 
     const Tensor& residual = query;
     Tensor k = split(linear_k->forward(key));      // (B·h, Lk, dk)

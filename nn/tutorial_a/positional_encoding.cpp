@@ -9,7 +9,7 @@
 namespace xtgrad::nn::tutorial_a {
 
 namespace {
-constexpr const char* kType = "PositionalEncoding";
+constexpr const char* kPositionalEncodingType = "PositionalEncoding";
 }
 
 Array PositionalEncoding::sinusoid_table(std::size_t d, std::size_t max_seq_len) {
@@ -27,7 +27,7 @@ Array PositionalEncoding::sinusoid_table(std::size_t d, std::size_t max_seq_len)
 PositionalEncoding::PositionalEncoding(const PositionalEncodingOptions& o) : max_seq_len(o.max_seq_len()) {
     const std::size_t d_model = o.d_model();
     if (d_model == 0 || max_seq_len == 0)
-        fail("{}: d_model ({}) and max_seq_len ({}) must be positive", kType, d_model, max_seq_len);
+        fail("{}: d_model ({}) and max_seq_len ({}) must be positive", kPositionalEncodingType, d_model, max_seq_len);
     // As the notebook: an nn.Embedding (which draws its N(0, 1) weight, so a seed's later draws
     // match torch's), whose weight is then replaced by the frozen table.
     position_encoding = register_module("position_encoding", std::make_shared<Embedding>(max_seq_len + 1, d_model));
@@ -36,12 +36,12 @@ PositionalEncoding::PositionalEncoding(const PositionalEncodingOptions& o) : max
 }
 
 Ids PositionalEncoding::positions(const Ids& input_len) const {
-    const std::size_t B = check::lengths(*this, kType, "input_len", input_len);
+    const std::size_t B = check::lengths(*this, kPositionalEncodingType, "input_len", input_len);
     std::int64_t longest = 0;
     for (std::size_t b = 0; b < B; ++b) {
         const std::int64_t len = input_len.data()[b];
         if (len < 0 || len > static_cast<std::int64_t>(max_seq_len))
-            module_error(*this, kType,
+            module_error(*this, kPositionalEncodingType,
                          fmt::format("input_len[{}] = {} does not fit the positional table of max_seq_len {} "
                                      "(lengths {})",
                                      b, len, max_seq_len, shape_str(input_len.shape())));

@@ -8,14 +8,14 @@
 namespace xtgrad::nn::tutorial_b {
 
 namespace {
-constexpr const char* kType = "tutorial_b::MultiHeadAttention";
+constexpr const char* kMultiHeadAttentionType = "tutorial_b::MultiHeadAttention";
 }
 
 MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionOptions& o)
     : d_model(o.d_model()), num_heads(o.num_heads()), d_k(num_heads ? d_model / num_heads : 0) {
     // the tutorial's `assert d_model % num_heads == 0`
     if (num_heads == 0 || d_model == 0 || d_model % num_heads != 0)
-        fail("{}: d_model must be divisible by num_heads, got d_model {} and num_heads {}", kType, d_model, num_heads);
+        fail("{}: d_model must be divisible by num_heads, got d_model {} and num_heads {}", kMultiHeadAttentionType, d_model, num_heads);
     W_q = register_module("W_q", std::make_shared<Linear>(d_model, d_model));
     W_k = register_module("W_k", std::make_shared<Linear>(d_model, d_model));
     W_v = register_module("W_v", std::make_shared<Linear>(d_model, d_model));
@@ -33,7 +33,7 @@ Tensor MultiHeadAttention::scaled_dot_product_attention(const Tensor& Q, const T
     o.scale = 1.f / std::sqrt(static_cast<float>(d_k));
     o.masked = mask ? &masked_out : nullptr;
     o.fill = -1e9f;
-    o.who = kType;
+    o.who = kMultiHeadAttentionType;
     o.need_weights = false;  // the tutorial returns the context only
     return nn::scaled_dot_product_attention(Q, K, V, o).context;
 }
@@ -59,12 +59,12 @@ Tensor MultiHeadAttention::attend(const Tensor& Q, const Tensor& K, const Tensor
 }
 
 void MultiHeadAttention::check_inputs(const Tensor& Q, const Tensor& K, const Tensor& V, const Mask* mask) const {
-    check_qkv(*this, kType, Q, K, V, d_model);
+    check_qkv(*this, kMultiHeadAttentionType, Q, K, V, d_model);
     if (!mask) return;
     const Shape scores{Q.size(0), num_heads, Q.size(1), K.size(1)};
     const Shape ms(mask->shape().begin(), mask->shape().end());
     if (ms.size() != 4 || !broadcasts_to(ms, scores))
-        module_error(*this, kType,
+        module_error(*this, kMultiHeadAttentionType,
                      fmt::format("mask {} does not fit the scores {} (batch, heads, len_q, len_k); B's masks are "
                                  "src_mask (B, 1, 1, Lk) and tgt_mask (B, 1, Lq, Lq), True = keep",
                                  shape_str(ms), shape_str(scores)));

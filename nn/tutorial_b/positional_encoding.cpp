@@ -8,7 +8,7 @@
 namespace xtgrad::nn::tutorial_b {
 
 namespace {
-constexpr const char* kType = "tutorial_b::PositionalEncoding";
+constexpr const char* kPositionalEncodingType = "tutorial_b::PositionalEncoding";
 
 // Every step in float32, as torch: the Python float -(ln 10000 / d) becomes a float32 factor.
 Array sinusoid_buffer(std::size_t d_model, std::size_t max_seq_length) {
@@ -29,8 +29,8 @@ Array sinusoid_buffer(std::size_t d_model, std::size_t max_seq_length) {
 PositionalEncoding::PositionalEncoding(const PositionalEncodingOptions& o) {
     const std::size_t d_model = o.d_model(), max_seq_length = o.max_seq_length();
     if (d_model == 0 || d_model % 2 != 0)
-        fail("{}: d_model must be even and positive (sin and cos columns alternate), got {}", kType, d_model);
-    if (max_seq_length == 0) fail("{}: max_seq_length must be positive", kType);
+        fail("{}: d_model must be even and positive (sin and cos columns alternate), got {}", kPositionalEncodingType, d_model);
+    if (max_seq_length == 0) fail("{}: max_seq_length must be positive", kPositionalEncodingType);
     pe = register_buffer("pe", Tensor(sinusoid_buffer(d_model, max_seq_length)));
 }
 
@@ -38,9 +38,9 @@ Tensor PositionalEncoding::forward(const Tensor& x) const {
     auto scope = enter(x);
     const std::size_t max_len = pe.size(1), d_model = pe.size(2);
     if (x.dim() != 3 || x.size(2) != d_model)
-        module_error(*this, kType, fmt::format("expected x (batch, len, d_model={}), got {}", d_model, shape_str(x.shape())));
+        module_error(*this, kPositionalEncodingType, fmt::format("expected x (batch, len, d_model={}), got {}", d_model, shape_str(x.shape())));
     if (x.size(1) > max_len)
-        module_error(*this, kType,
+        module_error(*this, kPositionalEncodingType,
                      fmt::format("sequence length {} of x {} is longer than max_seq_length {}", x.size(1),
                                  shape_str(x.shape()), max_len));
     // pe[:, :L] (1, L, d) broadcasts over the batch

@@ -5,7 +5,7 @@
 namespace xtgrad::nn::tutorial_b {
 
 namespace {
-constexpr const char* kType = "tutorial_b::Transformer";
+constexpr const char* kTransformerType = "tutorial_b::Transformer";
 }
 
 Transformer::Transformer(const TransformerOptions& o) {
@@ -30,10 +30,10 @@ Transformer::Transformer(const TransformerOptions& o) {
 
 void Transformer::check_ids(const char* which, const Ids& ids, std::size_t vocab_size) const {
     if (ids.dimension() != 2)
-        module_error(*this, kType, fmt::format("{} must be (batch, len) ids, got {}", which, shape_str(ids.shape())));
+        module_error(*this, kTransformerType, fmt::format("{} must be (batch, len) ids, got {}", which, shape_str(ids.shape())));
     for (std::size_t i = 0; i < ids.size(); ++i)
         if (ids.data()[i] < 0 || ids.data()[i] >= static_cast<std::int64_t>(vocab_size))
-            module_error(*this, kType,
+            module_error(*this, kTransformerType,
                          fmt::format("{} {} holds id {} at ({}, {}), outside its vocabulary of {} ids", which,
                                      shape_str(ids.shape()), ids.data()[i], i / ids.shape(1), i % ids.shape(1),
                                      vocab_size));
@@ -44,7 +44,7 @@ Tensor Transformer::forward(const Ids& src, const Ids& tgt) const {
     check_ids("src", src, encoder_embedding->weight.size(0));
     check_ids("tgt", tgt, decoder_embedding->weight.size(0));
     if (src.shape(0) != tgt.shape(0))
-        module_error(*this, kType,
+        module_error(*this, kTransformerType,
                      fmt::format("src {} and tgt {} differ in batch size", shape_str(src.shape()), shape_str(tgt.shape())));
     const auto [src_mask, tgt_mask] = generate_mask(src, tgt);
     // The tutorial's order of dropout draws: both embeddings, then the encoder, then the decoder.

@@ -8,11 +8,11 @@
 namespace xtgrad::nn::tutorial_c {
 
 namespace {
-constexpr const char* kType = "tutorial_c::Decoder";
+constexpr const char* kDecoderType = "tutorial_c::Decoder";
 }
 
 Decoder::Decoder(const DecoderOptions& o) : options(o) {
-    check::d_model_positive(kType, o.d_model());
+    check::d_model_positive(kDecoderType, o.d_model());
     output_token_emb = register_module("output_token_emb", std::make_shared<Embedding>(o.tgt_vocab_size(), o.d_model()));
     pos_emb = register_module(
         "pos_emb", Embedding::from_pretrained(get_sinusoid_encoding_table(o.tgt_len() + 1, o.d_model()), /*freeze=*/true));
@@ -23,10 +23,10 @@ Decoder::Decoder(const DecoderOptions& o) : options(o) {
 
 DecoderOutput Decoder::forward(const Ids& dec_inputs, const Ids& enc_inputs, const Tensor& enc_outputs) const {
     auto scope = enter(dec_inputs, enc_inputs, enc_outputs);
-    check::token_ids(*this, kType, "dec_inputs", dec_inputs, options.tgt_vocab_size(), options.tgt_len());
+    check::token_ids(*this, kDecoderType, "dec_inputs", dec_inputs, options.tgt_vocab_size(), options.tgt_len());
     if (enc_inputs.dimension() != 2 || enc_inputs.shape(0) != dec_inputs.shape(0) || enc_outputs.dim() != 3 ||
         enc_outputs.size(0) != enc_inputs.shape(0) || enc_outputs.size(1) != enc_inputs.shape(1))
-        module_error(*this, kType,
+        module_error(*this, kDecoderType,
                      fmt::format("expected enc_inputs (B, Ls) and enc_outputs (B, Ls, d) with the batch B of dec_inputs "
                                  "{}, got enc_inputs {} and enc_outputs {}",
                                  shape_str(dec_inputs.shape()), shape_str(enc_inputs.shape()),

@@ -8,10 +8,10 @@
 namespace xtgrad::nn::tutorial_c {
 
 namespace {
-constexpr const char* kType = "tutorial_c::MultiHeadAttention";
+constexpr const char* kMultiHeadAttentionType = "tutorial_c::MultiHeadAttention";
 
 std::size_t checked_positive(std::size_t v, const char* name) {
-    if (v == 0) fail("{}: {} must be positive", kType, name);
+    if (v == 0) fail("{}: {} must be positive", kMultiHeadAttentionType, name);
     return v;
 }
 }  // namespace
@@ -51,11 +51,11 @@ MultiHeadAttentionOutput MultiHeadAttention::forward(const Tensor& Q, const Tens
 }
 
 void MultiHeadAttention::check_inputs(const Tensor& Q, const Tensor& K, const Tensor& V, const Mask& attn_mask) const {
-    check_qkv(*this, kType, Q, K, V, d_model);
+    check_qkv(*this, kMultiHeadAttentionType, Q, K, V, d_model);
     const Shape expected{Q.size(0), Q.size(1), K.size(1)};
     const Shape ms(attn_mask.shape().begin(), attn_mask.shape().end());
     if (ms != expected)
-        module_error(*this, kType,
+        module_error(*this, kMultiHeadAttentionType,
                      fmt::format("attn_mask {} must be (batch, len_q, len_k) = {}", shape_str(ms), shape_str(expected)));
 }
 

@@ -9,7 +9,7 @@
 namespace xtgrad::nn::tutorial_c {
 
 namespace {
-constexpr const char* kType = "tutorial_c::Transformer";
+constexpr const char* kTransformerType = "tutorial_c::Transformer";
 }
 
 Transformer::Transformer(const TransformerOptions& o) : options(o) {
@@ -34,12 +34,12 @@ Ids Transformer::greedy_decode(const Ids& enc_inputs, std::int64_t start_id, std
     NoGradGuard no_grad;
     const auto vocab = static_cast<std::int64_t>(options.tgt_vocab_size());
     if (start_id < 0 || start_id >= vocab || end_id < 0 || end_id >= vocab)
-        module_error(*this, kType,
+        module_error(*this, kTransformerType,
                      fmt::format("greedy_decode: start_id {} and end_id {} must be ids of the target vocabulary of {}",
                                  start_id, end_id, vocab));
     if (max_new_tokens == 0) max_new_tokens = options.tgt_len();
     if (max_new_tokens > options.tgt_len())
-        module_error(*this, kType,
+        module_error(*this, kTransformerType,
                      fmt::format("greedy_decode: max_new_tokens {} exceeds tgt_len {}, the longest decoder input",
                                  max_new_tokens, options.tgt_len()));
     const EncoderOutput enc = encoder->forward(enc_inputs);

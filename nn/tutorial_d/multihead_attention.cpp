@@ -7,7 +7,7 @@
 namespace xtgrad::nn::tutorial_d {
 
 namespace {
-const char* const kType = "MultiheadAttention";
+const char* const kMultiheadAttentionType = "MultiheadAttention";
 }
 
 MultiheadAttention::MultiheadAttention(std::size_t embed_dim, std::size_t num_heads, float dropout, bool bias,
@@ -33,13 +33,13 @@ MultiheadAttention::MultiheadAttention(const MultiheadAttentionOptions& o)
       batch_first(o.batch_first()),
       add_zero_attn(o.add_zero_attn()) {
     if (embed_dim == 0 || num_heads == 0)
-        module_error(*this, kType, fmt::format("embed_dim and num_heads must be greater than 0, got embed_dim={} and "
+        module_error(*this, kMultiheadAttentionType, fmt::format("embed_dim and num_heads must be greater than 0, got embed_dim={} and "
                                                "num_heads={}", embed_dim, num_heads));
     if (head_dim * num_heads != embed_dim)
-        module_error(*this, kType, fmt::format("embed_dim must be divisible by num_heads, got embed_dim={} and "
+        module_error(*this, kMultiheadAttentionType, fmt::format("embed_dim must be divisible by num_heads, got embed_dim={} and "
                                                "num_heads={}", embed_dim, num_heads));
     if (!(dropout >= 0.f && dropout <= 1.f))
-        module_error(*this, kType, fmt::format("dropout must be in [0, 1], got {}", dropout));
+        module_error(*this, kMultiheadAttentionType, fmt::format("dropout must be in [0, 1], got {}", dropout));
 
     const std::size_t E = embed_dim;
     // torch's order of draws: out_proj (a Linear) draws its default init in __init__, then
@@ -74,10 +74,10 @@ MultiheadAttention::Output MultiheadAttention::forward(const Tensor& query, cons
     auto scope = enter(query, key, value, key_padding_mask, need_weights, attn_mask, average_attn_weights);
     // The widths the functional cannot know: it sees only the weights.
     if (key.defined() && key.dim() == 3 && key.size(2) != kdim)
-        module_error(*this, kType, fmt::format("key {} must end in kdim {}", shape_str(key.shape()), kdim));
+        module_error(*this, kMultiheadAttentionType, fmt::format("key {} must end in kdim {}", shape_str(key.shape()), kdim));
     if (value.defined() && value.dim() == 3 && value.size(2) != vdim)
-        module_error(*this, kType, fmt::format("value {} must end in vdim {}", shape_str(value.shape()), vdim));
-    const std::string who = path().empty() ? kType : fmt::format("{} '{}'", kType, path());
+        module_error(*this, kMultiheadAttentionType, fmt::format("value {} must end in vdim {}", shape_str(value.shape()), vdim));
+    const std::string who = path().empty() ? kMultiheadAttentionType : fmt::format("{} '{}'", kMultiheadAttentionType, path());
     return scope.output(multi_head_attention_forward(
         query, key, value,
         MultiheadAttentionForwardFuncOptions(embed_dim, num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v,

@@ -29,9 +29,9 @@ struct PairOutput {
     Mask unused;  // not a tensor: left out
 };
 
-class TwoLayers : public Module {
+class HookedTwoLayers : public Module {
 public:
-    TwoLayers() {
+    HookedTwoLayers() {
         fc1 = register_module("fc1", std::make_shared<nn::Linear>(3, 4));
         fc2 = register_module("fc2", std::make_shared<nn::Linear>(4, 2));
     }
@@ -82,7 +82,7 @@ TEST_CASE("forward hook captures a Linear's output and its input, once per forwa
 }
 
 TEST_CASE("forward pre-hook runs before forward with the tensor inputs; ids and masks are left out") {
-    TwoLayers model;
+    HookedTwoLayers model;
     std::vector<std::string> events;
     std::vector<Tensor> pre_inputs;
     auto pre = model.register_forward_pre_hook([&](const Module&, const std::vector<Tensor>& in) {
@@ -103,7 +103,7 @@ TEST_CASE("forward pre-hook runs before forward with the tensor inputs; ids and 
 }
 
 TEST_CASE("hooks see the tensor fields of output structs, tuples and vectors") {
-    TwoLayers model;
+    HookedTwoLayers model;
     std::vector<Tensor> outputs;
     auto h = model.register_forward_hook(
         [&](const Module&, const std::vector<Tensor>&, const std::vector<Tensor>& out) { outputs = out; });
@@ -129,7 +129,7 @@ TEST_CASE("hooks see the tensor fields of output structs, tuples and vectors") {
 }
 
 TEST_CASE("a forward overload calling another of the same module runs its hooks once") {
-    TwoLayers model;
+    HookedTwoLayers model;
     int pre = 0, post = 0;
     auto a = model.register_forward_pre_hook([&](const Module&, const std::vector<Tensor>&) { ++pre; });
     auto b = model.register_forward_hook([&](const Module&, const std::vector<Tensor>&, const std::vector<Tensor>&) { ++post; });
@@ -139,7 +139,7 @@ TEST_CASE("a forward overload calling another of the same module runs its hooks 
 }
 
 TEST_CASE("hooks of a module run only for that module's own forward") {
-    TwoLayers model;
+    HookedTwoLayers model;
     int fc1_calls = 0, fc2_calls = 0;
     Shape fc2_output;
     auto a = model.fc1->register_forward_hook([&](const Module&, const std::vector<Tensor>&, const std::vector<Tensor>&) { ++fc1_calls; });
@@ -203,7 +203,7 @@ TEST_CASE("a hook outliving its module, and a handle outliving it, are harmless"
 }
 
 TEST_CASE("a hook that throws: the Error names the module and the kind of hook") {
-    TwoLayers model;
+    HookedTwoLayers model;
     {
         auto h = model.fc1->register_forward_hook([](const Module&, const std::vector<Tensor>&, const std::vector<Tensor>&) {
             throw std::runtime_error("boom");
@@ -216,7 +216,7 @@ TEST_CASE("a hook that throws: the Error names the module and the kind of hook")
             if (in.at(0).size(-1) != 3) fail("my check: want 3 features, got {}", shape_str(in.at(0).shape()));
         });
         test::expect_error([&] { model.forward(input({2, 5}), Mask{true}); },
-                           {"forward pre-hook of module '<root>' (", "TwoLayers) threw: my check: want 3 features, got (2,5)"});
+                           {"forward pre-hook of module '<root>' (", "HookedTwoLayers) threw: my check: want 3 features, got (2,5)"});
     }
     CHECK(std::string(current_module_path()).empty());  // the failed forward left no module scope behind
     CHECK(model.forward(input({2, 3}), Mask{true}).y.shape() == Shape{2, 2});

@@ -26,7 +26,7 @@ using V = std::vector<Tensor>;
 namespace {
 
 // Small sizes: d 8, 2 heads (d_k 4), d_ff 12.
-constexpr std::size_t kD = 8, kHeads = 2, kFf = 12;
+constexpr std::size_t kDB = 8, kHeadsB = 2, kFfB = 12;
 
 // Each gradcheck test seeds the default generator first, so the module's initial weights do
 // not depend on which tests ran before it: gradcheck results are the same in a filtered run.
@@ -62,8 +62,8 @@ Ids single(std::int64_t id) {
 }
 
 // ids (B, L) with trailing PAD (0), row 0 full length, as tutorial B's batches.
-const Ids kSrc = {{3, 1, 5, 2, 4}, {2, 6, 0, 0, 0}};  // (2, 5), vocab 7
-const Ids kTgt = {{1, 4, 2, 3}, {5, 2, 1, 0}};        // (2, 4), vocab 6
+const Ids kSrcB = {{3, 1, 5, 2, 4}, {2, 6, 0, 0, 0}};  // (2, 5), vocab 7
+const Ids kTgtB = {{1, 4, 2, 3}, {5, 2, 1, 0}};        // (2, 4), vocab 6
 
 }  // namespace
 
@@ -71,27 +71,27 @@ const Ids kTgt = {{1, 4, 2, 3}, {5, 2, 1, 0}};        // (2, 4), vocab 6
 
 TEST_CASE("tutorial B: MultiHeadAttention gradcheck with src_mask, tgt_mask and no mask") {
     manual_seed(1);
-    tb::MultiHeadAttention mha(kD, kHeads);
+    tb::MultiHeadAttention mha(kDB, kHeadsB);
     CHECK(mha.d_k == 4);
-    Tensor Q = rnd({2, 4, kD}, 1), K = rnd({2, 5, kD}, 2), Vv = rnd({2, 5, kD}, 3);
-    const tb::Masks masks = tb::generate_mask(kSrc, kTgt);
+    Tensor Q = rnd({2, 4, kDB}, 1), K = rnd({2, 5, kDB}, 2), Vv = rnd({2, 5, kDB}, 3);
+    const tb::Masks masks = tb::generate_mask(kSrcB, kTgtB);
     const Mask& src_mask = masks.src_mask;
     const Mask& tgt_mask = masks.tgt_mask;
-    CHECK(mha.forward(Q, K, Vv, src_mask).shape() == Shape{2, 4, kD});
+    CHECK(mha.forward(Q, K, Vv, src_mask).shape() == Shape{2, 4, kDB});
     CHECK(gradcheck([&](const V& x) { return mha.forward(x[0], x[1], x[2], src_mask); }, with_parameters(mha, {Q, K, Vv})));
-    Tensor X = rnd({2, 4, kD}, 4);
+    Tensor X = rnd({2, 4, kDB}, 4);
     CHECK(gradcheck([&](const V& x) { return mha.forward(x[0], x[0], x[0], tgt_mask); }, with_parameters(mha, {X})));
     CHECK(gradcheck([&](const V& x) { return mha.forward(x[0], x[1], x[2]); }, {Q, K, Vv}));
 }
 
 TEST_CASE("tutorial B: MultiHeadAttention keeps where the mask is True and ignores masked keys") {
-    tb::MultiHeadAttention mha(kD, kHeads);
-    Tensor Q = rnd({1, 3, kD}, 5), K = rnd({1, 4, kD}, 6), Vv = rnd({1, 4, kD}, 7);
+    tb::MultiHeadAttention mha(kDB, kHeadsB);
+    Tensor Q = rnd({1, 3, kDB}, 5), K = rnd({1, 4, kDB}, 6), Vv = rnd({1, 4, kDB}, 7);
     const Mask keep_first3 = {{{{true, true, true, false}}}};  // (1, 1, 1, 4): key 3 is PAD
     const Tensor masked = mha.forward(Q, K, Vv, keep_first3);
     // changing the masked key and value changes nothing
     Tensor K2 = Tensor(K.data()), V2 = Tensor(Vv.data());
-    for (std::size_t j = 0; j < kD; ++j) {
+    for (std::size_t j = 0; j < kDB; ++j) {
         K2.mutable_data()(0, 3, j) += 5.f;
         V2.mutable_data()(0, 3, j) -= 3.f;
     }
@@ -102,8 +102,8 @@ TEST_CASE("tutorial B: MultiHeadAttention keeps where the mask is True and ignor
 }
 
 TEST_CASE("tutorial B: a fully masked query row attends uniformly (finite -1e9 fill, no NaN)") {
-    tb::MultiHeadAttention mha(kD, kHeads);
-    Tensor X = rnd({1, 3, kD}, 8);
+    tb::MultiHeadAttention mha(kDB, kHeadsB);
+    Tensor X = rnd({1, 3, kDB}, 8);
     const Mask none = {{{{false, false, false}}}};
     const Tensor y = mha.forward(X, X, X, none);
     for (float v : y.data()) CHECK(std::isfinite(v));
@@ -111,29 +111,29 @@ TEST_CASE("tutorial B: a fully masked query row attends uniformly (finite -1e9 f
     const Tensor v_mean = mean(mha.W_v->forward(X), {1}, true);  // (1, 1, d)
     const Tensor expected = mha.W_o->forward(v_mean);
     for (std::size_t i = 0; i < 3; ++i)
-        for (std::size_t j = 0; j < kD; ++j) CHECK(y.data()(0, i, j) == doctest::Approx(expected.data()(0, 0, j)).epsilon(1e-4));
+        for (std::size_t j = 0; j < kDB; ++j) CHECK(y.data()(0, i, j) == doctest::Approx(expected.data()(0, 0, j)).epsilon(1e-4));
 }
 
 TEST_CASE("tutorial B: MultiHeadAttention rejects bad sizes and masks, naming the module") {
     test::expect_error([] { tb::MultiHeadAttention(10, 4); }, {"MultiHeadAttention", "divisible", "10", "4"});
     test::expect_error([] { tb::MultiHeadAttention(8, 0); }, {"MultiHeadAttention", "num_heads 0"});
-    tb::Transformer model(7, 6, kD, kHeads, 1, kFf, 10, 0.f);
+    tb::Transformer model(7, 6, kDB, kHeadsB, 1, kFfB, 10, 0.f);
     const tb::MultiHeadAttention& mha = *model.encoder_layers->operator[](0).self_attn;
-    Tensor Q = rnd({2, 4, kD}), K = rnd({2, 5, kD});
+    Tensor Q = rnd({2, 4, kDB}), K = rnd({2, 5, kDB});
     test::expect_error([&] { mha.forward(Q, K, K, Mask::from_shape({2, 5})); },
                       {"MultiHeadAttention 'encoder_layers.0.self_attn'", "mask (2,5)", "(2,2,4,5)"});
     test::expect_error([&] { mha.forward(Q, K, K, Mask::from_shape({2, 1, 1, 4})); }, {"mask (2,1,1,4)", "(2,2,4,5)"});
     test::expect_error([&] { mha.forward(rnd({2, 4, 6}), K, K); }, {"encoder_layers.0.self_attn", "d_model=8", "(2,4,6)"});
-    test::expect_error([&] { mha.forward(Q, K, rnd({2, 3, kD})); }, {"self_attn", "(2,5,8)", "(2,3,8)"});
-    test::expect_error([&] { mha.forward(Q, rnd({1, 5, kD}), rnd({1, 5, kD})); }, {"batch", "(2,4,8)", "(1,5,8)"});
+    test::expect_error([&] { mha.forward(Q, K, rnd({2, 3, kDB})); }, {"self_attn", "(2,5,8)", "(2,3,8)"});
+    test::expect_error([&] { mha.forward(Q, rnd({1, 5, kDB}), rnd({1, 5, kDB})); }, {"batch", "(2,4,8)", "(1,5,8)"});
 }
 
 // ---- PositionWiseFeedForward ----------------------------------------------------------------
 
 TEST_CASE("tutorial B: PositionWiseFeedForward is fc2(relu(fc1(x))), gradcheck") {
     manual_seed(2);
-    tb::PositionWiseFeedForward ffn(kD, kFf);
-    Tensor x = rnd({2, 3, kD}, 9);
+    tb::PositionWiseFeedForward ffn(kDB, kFfB);
+    Tensor x = rnd({2, 3, kDB}, 9);
     const Tensor ref = linear(relu(linear(x, ffn.fc1->weight, ffn.fc1->bias)), ffn.fc2->weight, ffn.fc2->bias);
     CHECK(test::max_abs_diff(ffn.forward(x).data(), ref.data()) == 0.f);
     CHECK(gradcheck([&](const V& v) { return ffn.forward(v[0]); }, with_parameters(ffn, {x}), kReluSafe));
@@ -168,10 +168,10 @@ TEST_CASE("tutorial B: the float32 pe buffer matches PyTorch's") {
 
 TEST_CASE("tutorial B: PositionalEncoding rejects an odd d_model and too long sequences") {
     test::expect_error([] { tb::PositionalEncoding(7, 10); }, {"PositionalEncoding", "even", "7"});
-    tb::Transformer model(7, 6, kD, kHeads, 1, kFf, 4, 0.f);
-    test::expect_error([&] { model.positional_encoding->forward(rnd({1, 5, kD})); },
+    tb::Transformer model(7, 6, kDB, kHeadsB, 1, kFfB, 4, 0.f);
+    test::expect_error([&] { model.positional_encoding->forward(rnd({1, 5, kDB})); },
                       {"PositionalEncoding 'positional_encoding'", "length 5", "max_seq_length 4"});
-    test::expect_error([&] { model.forward(kSrc, kTgt); }, {"positional_encoding", "length 5", "max_seq_length 4"});
+    test::expect_error([&] { model.forward(kSrcB, kTgtB); }, {"positional_encoding", "length 5", "max_seq_length 4"});
     test::expect_error([&] { model.positional_encoding->forward(rnd({1, 3, 6})); }, {"d_model=8", "(1,3,6)"});
 }
 
@@ -179,9 +179,9 @@ TEST_CASE("tutorial B: PositionalEncoding rejects an odd d_model and too long se
 
 TEST_CASE("tutorial B: EncoderLayer is post-norm, gradcheck") {
     manual_seed(0);  // a seed whose ReLU inputs stay clear of the kink (see kReluSafe)
-    tb::EncoderLayer layer(kD, kHeads, kFf, 0.f);
-    const Mask src_mask = tb::generate_mask(kSrc, kTgt).src_mask;
-    Tensor x = rnd({2, 5, kD}, 11);
+    tb::EncoderLayer layer(kDB, kHeadsB, kFfB, 0.f);
+    const Mask src_mask = tb::generate_mask(kSrcB, kTgtB).src_mask;
+    Tensor x = rnd({2, 5, kDB}, 11);
     const Tensor h = layer.norm1->forward(x + layer.self_attn->forward(x, x, x, src_mask));
     const Tensor ref = layer.norm2->forward(h + layer.feed_forward->forward(h));
     CHECK(test::max_abs_diff(layer.forward(x, src_mask).data(), ref.data()) == 0.f);
@@ -190,21 +190,21 @@ TEST_CASE("tutorial B: EncoderLayer is post-norm, gradcheck") {
 
 TEST_CASE("tutorial B: DecoderLayer gradcheck (self, cross and FFN sub-layers)") {
     manual_seed(4);
-    tb::DecoderLayer layer(kD, kHeads, kFf, 0.f);
-    const tb::Masks masks = tb::generate_mask(kSrc, kTgt);
+    tb::DecoderLayer layer(kDB, kHeadsB, kFfB, 0.f);
+    const tb::Masks masks = tb::generate_mask(kSrcB, kTgtB);
     const Mask& src_mask = masks.src_mask;
     const Mask& tgt_mask = masks.tgt_mask;
-    Tensor x = rnd({2, 4, kD}, 12), enc = rnd({2, 5, kD}, 13);
-    CHECK(layer.forward(x, enc, src_mask, tgt_mask).shape() == Shape{2, 4, kD});
+    Tensor x = rnd({2, 4, kDB}, 12), enc = rnd({2, 5, kDB}, 13);
+    CHECK(layer.forward(x, enc, src_mask, tgt_mask).shape() == Shape{2, 4, kDB});
     CHECK(gradcheck([&](const V& v) { return layer.forward(v[0], v[1], src_mask, tgt_mask); },
                     with_parameters(layer, {x, enc}), kReluSafe));
     test::expect_error([&] { layer.forward(x, enc, tgt_mask, src_mask); }, {"MultiHeadAttention 'self_attn'", "mask (2,1,1,5)", "(2,2,4,4)"});
 }
 
 TEST_CASE("tutorial B: dropout acts in training mode only") {
-    tb::EncoderLayer layer(kD, kHeads, kFf, 0.5f);
-    const Mask src_mask = tb::generate_mask(kSrc, kTgt).src_mask;
-    Tensor x = rnd({2, 5, kD}, 14);
+    tb::EncoderLayer layer(kDB, kHeadsB, kFfB, 0.5f);
+    const Mask src_mask = tb::generate_mask(kSrcB, kTgtB).src_mask;
+    Tensor x = rnd({2, 5, kDB}, 14);
     layer.eval();
     const Tensor a = layer.forward(x, src_mask), b = layer.forward(x, src_mask);
     CHECK(test::max_abs_diff(a.data(), b.data()) == 0.f);
@@ -226,26 +226,26 @@ TEST_CASE("tutorial B: generate_mask keeps real keys, and the past of real queri
 
 TEST_CASE("tutorial B: Transformer gradcheck over every parameter, logits shape") {
     manual_seed(5);
-    tb::Transformer model(7, 6, kD, kHeads, 1, kFf, 10, 0.f);
+    tb::Transformer model(7, 6, kDB, kHeadsB, 1, kFfB, 10, 0.f);
     model.eval();
-    CHECK(model.forward(kSrc, kTgt).shape() == Shape{2, 4, 6});
-    CHECK(gradcheck([&](const V&) { return model.forward(kSrc, kTgt); }, with_parameters(model), kReluSafe));
+    CHECK(model.forward(kSrcB, kTgtB).shape() == Shape{2, 4, 6});
+    CHECK(gradcheck([&](const V&) { return model.forward(kSrcB, kTgtB); }, with_parameters(model), kReluSafe));
     // encode + decode is forward
-    const auto [src_mask, tgt_mask] = model.generate_mask(kSrc, kTgt);
-    const Tensor halves = model.decode(kTgt, model.encode(kSrc, src_mask), src_mask, tgt_mask);
-    CHECK(test::max_abs_diff(halves.data(), model.forward(kSrc, kTgt).data()) == 0.f);
+    const auto [src_mask, tgt_mask] = model.generate_mask(kSrcB, kTgtB);
+    const Tensor halves = model.decode(kTgtB, model.encode(kSrcB, src_mask), src_mask, tgt_mask);
+    CHECK(test::max_abs_diff(halves.data(), model.forward(kSrcB, kTgtB).data()) == 0.f);
 }
 
 TEST_CASE("tutorial B: Transformer rejects ids out of range and mismatched batches") {
-    tb::Transformer model(7, 6, kD, kHeads, 1, kFf, 10, 0.f);
+    tb::Transformer model(7, 6, kDB, kHeadsB, 1, kFfB, 10, 0.f);
     test::expect_error([&] { model.forward(Ids{{1, 7}}, single(1)); }, {"Transformer", "src (1,2)", "id 7", "vocabulary of 7"});
     test::expect_error([&] { model.forward(single(1), single(-1)); }, {"Transformer", "tgt (1,1)", "id -1"});
-    test::expect_error([&] { model.forward(kSrc, Ids{{1, 2}}); }, {"Transformer", "batch", "(2,5)", "(1,2)"});
-    test::expect_error([&] { model.forward(Ids{1, 2}, kTgt); }, {"Transformer", "src", "(batch, len)", "(2)"});
+    test::expect_error([&] { model.forward(kSrcB, Ids{{1, 2}}); }, {"Transformer", "batch", "(2,5)", "(1,2)"});
+    test::expect_error([&] { model.forward(Ids{1, 2}, kTgtB); }, {"Transformer", "src", "(batch, len)", "(2)"});
 }
 
 TEST_CASE("tutorial B: state names are the tutorial's, in torch's order") {
-    CHECK(trainable_names(tb::MultiHeadAttention(kD, kHeads)) ==
+    CHECK(trainable_names(tb::MultiHeadAttention(kDB, kHeadsB)) ==
           std::vector<std::string>{"W_q.weight", "W_q.bias", "W_k.weight", "W_k.bias", "W_v.weight", "W_v.bias",
                                    "W_o.weight", "W_o.bias"});
     CHECK(trainable_names(tb::MultiHeadAttention(20, 4)) == meta_names("mha_b", "params"));

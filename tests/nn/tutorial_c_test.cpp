@@ -27,7 +27,7 @@ using V = std::vector<Tensor>;
 namespace {
 
 // Small sizes: d 8, 2 heads, d_k 3 and d_v 5 (not d / h, as the tutorial allows), d_ff 12.
-constexpr std::size_t kD = 8, kHeads = 2, kDk = 3, kDv = 5, kFf = 12;
+constexpr std::size_t kDC = 8, kHeadsC = 2, kDk = 3, kDv = 5, kFfC = 12;
 
 tc::TransformerOptions small_config() {
     return tc::TransformerOptions()
@@ -35,12 +35,12 @@ tc::TransformerOptions small_config() {
         .tgt_vocab_size(6)
         .src_len(6)
         .tgt_len(5)
-        .d_model(kD)
-        .d_ff(kFf)
+        .d_model(kDC)
+        .d_ff(kFfC)
         .d_k(kDk)
         .d_v(kDv)
         .n_layers(1)
-        .n_heads(kHeads);
+        .n_heads(kHeadsC);
 }
 
 // Each gradcheck test seeds the default generator first, so the module's initial weights do
@@ -60,7 +60,7 @@ std::string fixture_path(const std::string& case_name, const std::string& file) 
     return std::string(XTGRAD_FIXTURE_DIR) + "/small/" + case_name + "/" + file;
 }
 
-std::vector<std::string> meta_names(const std::string& case_name, const char* list) {
+std::vector<std::string> meta_names_c(const std::string& case_name, const char* list) {
     std::ifstream in(fixture_path(case_name, "meta.json"));
     REQUIRE(in);
     const nlohmann::json meta = nlohmann::json::parse(in);  // a named json: the loop below refers into it
@@ -70,7 +70,7 @@ std::vector<std::string> meta_names(const std::string& case_name, const char* li
 }
 
 // One token id as a (1, 1) batch (a braced Ids{{1}} is ambiguous for xtensor).
-Ids single(std::int64_t id) {
+Ids single_token(std::int64_t id) {
     Ids out = Ids::from_shape({1, 1});
     out(0, 0) = id;
     return out;
@@ -106,7 +106,7 @@ TEST_CASE("tutorial C: get_attn_pad_mask, get_attn_subsequent_mask, the decoder 
           Mask{{{false, false, true}, {false, false, true}}, {{false, true, true}, {false, true, true}}});
     CHECK(tc::get_attn_subsequent_mask(q) == Mask{{{false, true}, {false, false}}, {{false, true}, {false, false}}});
     CHECK(tc::get_dec_self_attn_mask(q) == Mask{{{false, true}, {false, false}}, {{false, true}, {false, true}}});
-    test::expect_error([&] { tc::get_attn_pad_mask(q, single(1)); }, {"get_attn_pad_mask", "(2,2)", "(1,1)", "batch"});
+    test::expect_error([&] { tc::get_attn_pad_mask(q, single_token(1)); }, {"get_attn_pad_mask", "(2,2)", "(1,1)", "batch"});
     test::expect_error([] { tc::get_attn_subsequent_mask(Ids{1, 2}); }, {"get_attn_subsequent_mask", "(2)"});
 }
 
@@ -124,35 +124,35 @@ TEST_CASE("tutorial C: positions: 1..len at real tokens, 0 at PAD; and the tutor
 
 TEST_CASE("tutorial C: ScaledDotProductAttention divides by sqrt(d_k), fills -1e9, gradcheck") {
     tc::ScaledDotProductAttention sdpa(kDk);
-    Tensor Q = rnd({2, kHeads, 3, kDk}, 1), K = rnd({2, kHeads, 4, kDk}, 2), Vv = rnd({2, kHeads, 4, kDv}, 3);
-    Mask mask = Mask::from_shape({2, kHeads, 3, 4});
+    Tensor Q = rnd({2, kHeadsC, 3, kDk}, 1), K = rnd({2, kHeadsC, 4, kDk}, 2), Vv = rnd({2, kHeadsC, 4, kDv}, 3);
+    Mask mask = Mask::from_shape({2, kHeadsC, 3, 4});
     mask.fill(false);
-    for (std::size_t h = 0; h < kHeads; ++h)
+    for (std::size_t h = 0; h < kHeadsC; ++h)
         for (std::size_t i = 0; i < 3; ++i) mask(1, h, i, 3) = true;  // batch 1: key 3 is PAD
     const nn::AttentionResult a = sdpa.forward(Q, K, Vv, mask);
-    CHECK(a.context.shape() == Shape{2, kHeads, 3, kDv});
-    CHECK(a.weights.shape() == Shape{2, kHeads, 3, 4});
+    CHECK(a.context.shape() == Shape{2, kHeadsC, 3, kDv});
+    CHECK(a.weights.shape() == Shape{2, kHeadsC, 3, 4});
     CHECK(a.weights.data()(1, 1, 2, 3) == 0.f);  // exp(-1e9 - max) underflows to 0
     const Tensor ref = softmax(matmul(Q, transpose(K, -2, -1)) / std::sqrt(static_cast<float>(kDk)), -1);
     CHECK(a.weights.data()(0, 1, 2, 3) == doctest::Approx(ref.data()(0, 1, 2, 3)));
     CHECK(gradcheck([&](const V& x) { return sdpa.forward(x[0], x[1], x[2], mask).context; }, {Q, K, Vv}));
     test::expect_error([&] { sdpa.forward(Q, K, Vv, Mask::from_shape({2, 3, 4})); },
                       {"ScaledDotProductAttention", "attn_mask (2,3,4)", "(2,2,3,4)"});
-    test::expect_error([&] { sdpa.forward(rnd({2, kHeads, 3, 4}), K, Vv, mask); }, {"ScaledDotProductAttention", "d_k=3"});
+    test::expect_error([&] { sdpa.forward(rnd({2, kHeadsC, 3, 4}), K, Vv, mask); }, {"ScaledDotProductAttention", "d_k=3"});
 }
 
 TEST_CASE("tutorial C: MultiHeadAttention with d_k, d_v != d/h: LayerNorm(linear(context) + Q), gradcheck") {
     manual_seed(1);
-    tc::MultiHeadAttention mha(kD, kHeads, kDk, kDv);
-    CHECK(mha.W_Q->weight.shape() == Shape{kHeads * kDk, kD});
-    CHECK(mha.W_V->weight.shape() == Shape{kHeads * kDv, kD});
-    CHECK(mha.linear->weight.shape() == Shape{kD, kHeads * kDv});
-    Tensor Q = rnd({2, 4, kD}, 4), K = rnd({2, 5, kD}, 5);
+    tc::MultiHeadAttention mha(kDC, kHeadsC, kDk, kDv);
+    CHECK(mha.W_Q->weight.shape() == Shape{kHeadsC * kDk, kDC});
+    CHECK(mha.W_V->weight.shape() == Shape{kHeadsC * kDv, kDC});
+    CHECK(mha.linear->weight.shape() == Shape{kDC, kHeadsC * kDv});
+    Tensor Q = rnd({2, 4, kDC}, 4), K = rnd({2, 5, kDC}, 5);
     const Mask enc_mask = tc::get_attn_pad_mask(kDec, kEnc);  // (2, 4, 5)
     const auto [output, attn] = mha.forward(Q, K, K, enc_mask);
-    CHECK(output.shape() == Shape{2, 4, kD});
-    CHECK(attn.shape() == Shape{2, kHeads, 4, 5});
-    for (std::size_t h = 0; h < kHeads; ++h) CHECK(attn.data()(1, h, 0, 2) == 0.f);  // a PAD key of batch 1
+    CHECK(output.shape() == Shape{2, 4, kDC});
+    CHECK(attn.shape() == Shape{2, kHeadsC, 4, 5});
+    for (std::size_t h = 0; h < kHeadsC; ++h) CHECK(attn.data()(1, h, 0, 2) == 0.f);  // a PAD key of batch 1
     CHECK(gradcheck([&](const V& x) { return mha.forward(x[0], x[1], x[1], enc_mask).output; },
                     with_parameters(mha, {Q, K})));
 }
@@ -161,51 +161,51 @@ TEST_CASE("tutorial C: MultiHeadAttention rejects bad shapes and masks, naming t
     test::expect_error([] { tc::MultiHeadAttention(8, 2, 0, 4); }, {"MultiHeadAttention", "d_k must be positive"});
     tc::Transformer model(small_config());
     const tc::MultiHeadAttention& mha = *model.decoder->layers->operator[](0).dec_enc_attn;
-    Tensor Q = rnd({2, 4, kD}), K = rnd({2, 5, kD});
+    Tensor Q = rnd({2, 4, kDC}), K = rnd({2, 5, kDC});
     test::expect_error([&] { mha.forward(Q, K, K, Mask::from_shape({2, 5, 4})); },
                       {"MultiHeadAttention 'decoder.layers.0.dec_enc_attn'", "attn_mask (2,5,4)", "(2,4,5)"});
     test::expect_error([&] { mha.forward(Q, K, K, Mask::from_shape({2, 1, 4, 5})); }, {"attn_mask (2,1,4,5)"});
     test::expect_error([&] { mha.forward(Q, rnd({2, 5, 6}), K, Mask::from_shape({2, 4, 5})); }, {"d_model=8", "(2,5,6)"});
-    test::expect_error([&] { mha.forward(Q, K, rnd({2, 3, kD}), Mask::from_shape({2, 4, 5})); }, {"(2,5,8)", "(2,3,8)"});
+    test::expect_error([&] { mha.forward(Q, K, rnd({2, 3, kDC}), Mask::from_shape({2, 4, 5})); }, {"(2,5,8)", "(2,3,8)"});
 }
 
 // ---- PoswiseFeedForwardNet and the layers -----------------------------------------------------
 
 TEST_CASE("tutorial C: PoswiseFeedForwardNet is the shared ConvFeedForward with conv1/conv2 names, gradcheck") {
     manual_seed(0);  // a seed whose ReLU inputs stay clear of the kink (see kReluSafe)
-    tc::PoswiseFeedForwardNet ffn(kD, kFf);
+    tc::PoswiseFeedForwardNet ffn(kDC, kFfC);
     CHECK(names_of(ffn.named_parameters()) == std::vector<std::string>{"conv1.weight", "conv1.bias", "conv2.weight",
                                                                        "conv2.bias", "layer_norm.weight",
                                                                        "layer_norm.bias"});
-    CHECK(ffn.w2->weight.shape() == Shape{kD, kFf, 1});  // conv2: d_ff -> d_model
+    CHECK(ffn.w2->weight.shape() == Shape{kDC, kFfC, 1});  // conv2: d_ff -> d_model
     static_assert(!std::is_base_of_v<nn::tutorial_a::PositionalWiseFeedForward, tc::PoswiseFeedForwardNet>,
                   "tutorial C's class is not tutorial A's");
     test::expect_error([&] { ffn.forward(rnd({2, 3, 5})); }, {"tutorial_c::PoswiseFeedForwardNet", "(batch, len, 8)", "(2,3,5)"});
-    Tensor x = rnd({2, 3, kD}, 6);
+    Tensor x = rnd({2, 3, kDC}, 6);
     CHECK(gradcheck([&](const V& v) { return ffn.forward(v[0]); }, with_parameters(ffn, {x}), kReluSafe));
 }
 
 TEST_CASE("tutorial C: EncoderLayer = pos_ffn(enc_self_attn(x, x, x)), gradcheck") {
     manual_seed(3);
-    tc::EncoderLayer layer(kD, kHeads, kFf, kDk, kDv);
+    tc::EncoderLayer layer(kDC, kHeadsC, kFfC, kDk, kDv);
     const Mask mask = tc::get_attn_pad_mask(kEnc, kEnc);
-    Tensor x = rnd({2, 5, kD}, 7);
+    Tensor x = rnd({2, 5, kDC}, 7);
     const auto [enc_outputs, attn] = layer.forward(x, mask);
     const Tensor ref = layer.pos_ffn->forward(layer.enc_self_attn->forward(x, x, x, mask).output);
     CHECK(test::max_abs_diff(enc_outputs.data(), ref.data()) == 0.f);
-    CHECK(attn.shape() == Shape{2, kHeads, 5, 5});
+    CHECK(attn.shape() == Shape{2, kHeadsC, 5, 5});
     CHECK(gradcheck([&](const V& v) { return layer.forward(v[0], mask).enc_outputs; }, with_parameters(layer, {x}), kReluSafe));
 }
 
 TEST_CASE("tutorial C: DecoderLayer gradcheck, attention maps of both attentions") {
     manual_seed(3);  // a seed whose ReLU inputs stay clear of the kink (see kReluSafe)
-    tc::DecoderLayer layer(kD, kHeads, kFf, kDk, kDv);
+    tc::DecoderLayer layer(kDC, kHeadsC, kFfC, kDk, kDv);
     const Mask self_mask = tc::get_dec_self_attn_mask(kDec), enc_mask = tc::get_attn_pad_mask(kDec, kEnc);
-    Tensor x = rnd({2, 4, kD}, 8), enc = rnd({2, 5, kD}, 9);
+    Tensor x = rnd({2, 4, kDC}, 8), enc = rnd({2, 5, kDC}, 9);
     const tc::DecoderLayerOutput out = layer.forward(x, enc, self_mask, enc_mask);
-    CHECK(out.dec_outputs.shape() == Shape{2, 4, kD});
-    CHECK(out.dec_self_attn.shape() == Shape{2, kHeads, 4, 4});
-    CHECK(out.dec_enc_attn.shape() == Shape{2, kHeads, 4, 5});
+    CHECK(out.dec_outputs.shape() == Shape{2, 4, kDC});
+    CHECK(out.dec_self_attn.shape() == Shape{2, kHeadsC, 4, 4});
+    CHECK(out.dec_enc_attn.shape() == Shape{2, kHeadsC, 4, 5});
     CHECK(out.dec_self_attn.data()(0, 0, 1, 2) == 0.f);  // no look at a later position
     CHECK(gradcheck([&](const V& v) { return layer.forward(v[0], v[1], self_mask, enc_mask).dec_outputs; },
                     with_parameters(layer, {x, enc}), kReluSafe));
@@ -219,7 +219,7 @@ TEST_CASE("tutorial C: Encoder adds the frozen sinusoid row of each position to 
     const tc::EncoderOptions c = small_config().n_layers(0);  // just the embeddings
     tc::Encoder encoder(c);
     CHECK_FALSE(encoder.pos_emb->weight.requires_grad());
-    CHECK(encoder.pos_emb->weight.shape() == Shape{c.src_len() + 1, kD});
+    CHECK(encoder.pos_emb->weight.shape() == Shape{c.src_len() + 1, kDC});
     const Tensor x = encoder.forward(kEnc).enc_outputs;
     // batch 1, token 1 (id 6) at position 2; token 3 is PAD (id 0) at position 0
     CHECK(x.data()(1, 1, 3) == encoder.token_emb->weight.data()(6, 3) + encoder.pos_emb->weight.data()(2, 3));
@@ -231,9 +231,9 @@ TEST_CASE("tutorial C: Encoder and Decoder gradcheck; the decoder's gradient rea
     tc::Encoder encoder(small_config());
     CHECK(gradcheck([&](const V&) { return encoder.forward(kEnc).enc_outputs; }, with_parameters(encoder), kReluSafe));
     tc::Decoder decoder(small_config());
-    Tensor enc_outputs = rnd({2, 5, kD}, 10);
+    Tensor enc_outputs = rnd({2, 5, kDC}, 10);
     const tc::DecoderOutput out = decoder.forward(kDec, kEnc, enc_outputs);
-    CHECK(out.dec_outputs.shape() == Shape{2, 4, kD});
+    CHECK(out.dec_outputs.shape() == Shape{2, 4, kDC});
     CHECK(out.dec_enc_attns[0].data()(1, 0, 0, 3) == 0.f);  // source PAD of batch 1 is masked
     CHECK(gradcheck([&](const V& v) { return decoder.forward(kDec, kEnc, v[0]).dec_outputs; },
                     with_parameters(decoder, {enc_outputs}), kReluSafe));
@@ -245,9 +245,9 @@ TEST_CASE("tutorial C: Transformer gradcheck over every trainable parameter; the
     const tc::TransformerOutput out = model.forward(kEnc, kDec);
     CHECK(out.logits.shape() == Shape{2 * 4, 6});  // (B·Lt, V)
     REQUIRE(out.enc_self_attns.size() == 1);
-    CHECK(out.enc_self_attns[0].shape() == Shape{2, kHeads, 5, 5});
-    CHECK(out.dec_self_attns[0].shape() == Shape{2, kHeads, 4, 4});
-    CHECK(out.dec_enc_attns[0].shape() == Shape{2, kHeads, 4, 5});
+    CHECK(out.enc_self_attns[0].shape() == Shape{2, kHeadsC, 5, 5});
+    CHECK(out.dec_self_attns[0].shape() == Shape{2, kHeadsC, 4, 4});
+    CHECK(out.dec_enc_attns[0].shape() == Shape{2, kHeadsC, 4, 5});
     CHECK(gradcheck([&](const V&) { return model.forward(kEnc, kDec).logits; }, with_parameters(model), kReluSafe));
     sum(model.forward(kEnc, kDec).logits).backward();
     CHECK_FALSE(model.encoder->pos_emb->weight.has_grad());
@@ -288,12 +288,12 @@ TEST_CASE("tutorial C: greedy_decode feeds its own predictions back and agrees w
 
 TEST_CASE("tutorial C: Encoder, Decoder and Transformer reject bad ids and lengths") {
     tc::Transformer model(small_config());
-    test::expect_error([&] { model.forward(Ids{{1, 7}}, single(1)); },
+    test::expect_error([&] { model.forward(Ids{{1, 7}}, single_token(1)); },
                       {"Encoder 'encoder'", "enc_inputs (1,2)", "id 7", "vocabulary of 7"});
-    test::expect_error([&] { model.forward(single(1), single(6)); }, {"Decoder 'decoder'", "dec_inputs (1,1)", "id 6"});
-    test::expect_error([&] { model.forward(Ids{{1, 2, 3, 4, 5, 6, 1}}, single(1)); },
+    test::expect_error([&] { model.forward(single_token(1), single_token(6)); }, {"Decoder 'decoder'", "dec_inputs (1,1)", "id 6"});
+    test::expect_error([&] { model.forward(Ids{{1, 2, 3, 4, 5, 6, 1}}, single_token(1)); },
                       {"Encoder 'encoder'", "(1,7)", "length 7 > max length 6"});
-    test::expect_error([&] { model.forward(single(1), Ids{{1, 2, 3, 4, 5, 1}}); }, {"Decoder 'decoder'", "length 6 > max length 5"});
+    test::expect_error([&] { model.forward(single_token(1), Ids{{1, 2, 3, 4, 5, 1}}); }, {"Decoder 'decoder'", "length 6 > max length 5"});
     test::expect_error([&] { model.forward(kEnc, Ids{{1, 2}}); }, {"Decoder 'decoder'", "(1,2)", "(2,5)"});
     test::expect_error([&] { model.forward(Ids{1, 2}, kDec); }, {"Encoder", "(batch, len)", "(2)"});
     test::expect_error([&] { model.greedy_decode(kEnc, 1, 5, 9); }, {"Transformer", "max_new_tokens 9", "tgt_len 5"});
@@ -301,13 +301,13 @@ TEST_CASE("tutorial C: Encoder, Decoder and Transformer reject bad ids and lengt
 }
 
 TEST_CASE("tutorial C: state names are the tutorial's, in torch's order, pos_emb frozen") {
-    CHECK(names_of(tc::MultiHeadAttention(kD, kHeads, kDk, kDv).named_parameters()) ==
+    CHECK(names_of(tc::MultiHeadAttention(kDC, kHeadsC, kDk, kDv).named_parameters()) ==
           std::vector<std::string>{"W_Q.weight", "W_Q.bias", "W_K.weight", "W_K.bias", "W_V.weight", "W_V.bias",
                                    "linear.weight", "linear.bias", "layer_norm.weight", "layer_norm.bias"});
-    CHECK(names_where(tc::MultiHeadAttention(20, 4, 5, 7), true) == meta_names("mha_c__dk_dv", "params"));
-    CHECK(names_where(tc::EncoderLayer(20, 4, 36, 5, 5), true) == meta_names("encoder_layer_c", "params"));
-    CHECK(names_where(tc::DecoderLayer(20, 4, 36, 5, 5), true) == meta_names("decoder_layer_c", "params"));
-    CHECK(names_where(tc::PoswiseFeedForwardNet(20, 36), true) == meta_names("ffn_conv1d__c_names", "params"));
+    CHECK(names_where(tc::MultiHeadAttention(20, 4, 5, 7), true) == meta_names_c("mha_c__dk_dv", "params"));
+    CHECK(names_where(tc::EncoderLayer(20, 4, 36, 5, 5), true) == meta_names_c("encoder_layer_c", "params"));
+    CHECK(names_where(tc::DecoderLayer(20, 4, 36, 5, 5), true) == meta_names_c("decoder_layer_c", "params"));
+    CHECK(names_where(tc::PoswiseFeedForwardNet(20, 36), true) == meta_names_c("ffn_conv1d__c_names", "params"));
     tc::Transformer model(tc::TransformerOptions()
                               .src_vocab_size(13)
                               .tgt_vocab_size(11)
@@ -319,10 +319,10 @@ TEST_CASE("tutorial C: state names are the tutorial's, in torch's order, pos_emb
                               .d_v(5)
                               .n_layers(2)
                               .n_heads(4));
-    CHECK(names_where(model, true) == meta_names("transformer_c", "params"));
+    CHECK(names_where(model, true) == meta_names_c("transformer_c", "params"));
     // the frozen tables: parameters without gradient (torch: requires_grad=False), the
     // fixture's "buffers"
-    CHECK(names_where(model, false) == meta_names("transformer_c", "buffers"));
+    CHECK(names_where(model, false) == meta_names_c("transformer_c", "buffers"));
     CHECK(names_where(model, false) == std::vector<std::string>{"encoder.pos_emb.weight", "decoder.pos_emb.weight"});
     const std::vector<std::string> state = names_of(model.state_dict());
     CHECK(state.front() == "encoder.token_emb.weight");
