@@ -86,6 +86,41 @@ private:
     int error_ = 0;
 };
 
+// What a non-regular file is, for the error that refuses to replace it.
+const char* file_kind(mode_t mode) {
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISFIFO(mode)) return "a fifo";
+    if (S_ISSOCK(mode)) return "a socket";
+    if (S_ISLNK(mode)) return "a symbolic link";
+    return "not a regular file";
+}
+
+// The file a save really replaces: `path` itself when it is a regular file or does not exist
+// yet, or the regular file a symbolic link (chain) names — the link is kept and the file it
+// points to is replaced, as `cp` writes through a link. rename() would replace anything
+// (a device such as /dev/null, a fifo, a socket, an empty directory), so everything else,
+// and a link that points nowhere, is refused.
+std::string replaceable_target(const std::string& path) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) {
+        const int err = errno;
+        if (err == ENOENT) return path;  // a new file (a missing folder fails when the temporary is created)
+        fail("cannot write '{}': {}", path, errno_text(err));
+    }
+    if (S_ISREG(st.st_mode)) return path;
+    if (!S_ISLNK(st.st_mode))
+        fail("cannot write '{}': it is {}; only a regular file or a new path is replaced", path, file_kind(st.st_mode));
+    std::error_code ec;
+    const std::filesystem::path resolved = std::filesystem::canonical(path, ec);
+    if (ec) fail("cannot write '{}': it is a symbolic link to nothing that exists ({})", path, ec.message());
+    if (::stat(resolved.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
+        fail("cannot write '{}': it is a symbolic link to '{}', which is {}; only a regular file is replaced", path,
+             resolved.string(), file_kind(st.st_mode));
+    return resolved.string();
+}
+
 // The temporary file beside the target. Removed on destruction unless commit() renamed it
 // into place, so every early exit (error or exception) cleans up.
 class TempFile {
@@ -106,6 +141,7 @@ public:
     void commit() {
         if (::fsync(fd_) != 0) fail_errno("fsync of the temporary file failed");
         if (::close(std::exchange(fd_, -1)) != 0) fail_errno("closing the temporary file failed");
+        (void)replaceable_target(target_);  // again: something may have taken its place while we wrote
         if (::rename(path_.c_str(), target_.c_str()) != 0) fail_errno("renaming the temporary file over it failed");
         committed_ = true;
         sync_directory();
@@ -198,8 +234,9 @@ void remove_stale_temporaries(const std::string& target) {
 
 void write_file_atomically(const std::string& path,
                            const std::function<void(std::ostream&)>& write) {
-    remove_stale_temporaries(path);
-    TempFile temp(path);
+    const std::string target = replaceable_target(path);
+    remove_stale_temporaries(target);
+    TempFile temp(target);
     FdStreamBuf buffer(temp.fd());
     std::ostream out(&buffer);
     try {

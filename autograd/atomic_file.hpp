@@ -22,6 +22,10 @@ namespace xtgrad {
 // A process killed mid-save (kill -9) cannot remove its temporary, so every save first removes
 // the temporaries of `path` whose writer is gone (its pid no longer exists and nobody holds the
 // flock a writer keeps on its temporary).
+// Only a regular file or a new path is replaced: a directory, a device (/dev/null), a fifo or
+// a socket at `path` is an Error naming it, checked before writing and again before the
+// rename. A symbolic link is followed: the regular file it names is replaced and the link
+// kept; a link to anything else, or to nothing, is refused.
 void write_file_atomically(const std::string& path,
                            const std::function<void(std::ostream&)>& write);
 

@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets of the file loaders with Debian's clang 14 under ASan + UBSan,
-# and their seed corpora (files written by xtgrad's own writers, plus the committed files of
-# other writers in tests/data). See docs/reliability.md.
-#   fuzz/build.sh [OUT_DIR]     (default build-fuzz; run under the build lock)
+# Builds the libFuzzer targets of the file loaders and writers with Debian's clang 14 under
+# ASan + UBSan, and their seed corpora (files written by xtgrad's own writers, plus the
+# committed files of other writers in tests/data). See docs/reliability.md.
+#   safetensors, npy   the loaders on arbitrary bytes
+#   writers            save_npy / save_safetensors of arbitrary arrays, read back: must be equal
+#   run_checkpoint     nn::load_run (metadata and optimizer state) on arbitrary bytes, all or nothing;
+#                      needs a meson build of the library (LIB_BUILD_DIR), skipped without one
+#   fuzz/build.sh [OUT_DIR [LIB_BUILD_DIR]]     (default build-fuzz; run under the build lock)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-build-fuzz}
+lib_dir=${2:-}
 cxx=${CXX_FUZZ:-clang++-14}
-mkdir -p "$out/obj" "$out/seeds/safetensors" "$out/seeds/npy"
+mkdir -p "$out/obj" "$out/seeds/safetensors" "$out/seeds/npy" "$out/seeds/writers" "$out/seeds/run_checkpoint"
 
 # Only the loaders and what they use: no BLAS, no xsimd (its allocator would need the same
 # define in every file; these three files do not compute).
@@ -23,7 +28,7 @@ for src in "${loaders[@]}"; do
   "$cxx" "${flags[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj"
   objects+=("$obj")
 done
-for target in safetensors npy; do
+for target in safetensors npy writers; do
   "$cxx" "${flags[@]}" -fsanitize=fuzzer "fuzz/${target}_fuzzer.cpp" "${objects[@]}" "${libs[@]}" -o "$out/${target}_fuzzer"
 done
 # The seed writer is an ordinary program (no -fsanitize=fuzzer: it has its own main).
@@ -31,4 +36,27 @@ done
 "$out/make_seeds" "$out/seeds/safetensors" "$out/seeds/npy"
 cp tests/data/safetensors/*.safetensors "$out/seeds/safetensors/"
 cp tests/data/npy/*.npy "$out/seeds/npy/"
-echo "built $out/safetensors_fuzzer and $out/npy_fuzzer; seeds in $out/seeds"
+cat tests/data/npy/*.npy | head -c 512 >"$out/seeds/writers/npy_bytes"  # any bytes are a recipe
+printf '\x02\x03\x04\x00\x00\x80\x7f\x01\x00\x00\xc0\x7f' >"$out/seeds/writers/inf_nan"
+built="safetensors npy writers"
+
+# load_run needs the whole library (modules, optimizers): the release build's libxtgrad.so,
+# with the two files that read run checkpoints compiled here again, instrumented, so that the
+# fuzzer's coverage follows their branches (the executable's copies are the ones it calls).
+if [ -n "$lib_dir" ]; then
+  lib_dir=$(cd "$lib_dir" && pwd)
+  run_flags=("${flags[@]}" -DXTENSOR_USE_XSIMD)
+  run_objects=()
+  for src in nn/checkpoint.cpp nn/run_fields.cpp; do
+    obj="$out/obj/run_$(echo "$src" | tr / _).o"
+    "$cxx" "${run_flags[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj"
+    run_objects+=("$obj")
+  done
+  link=("$lib_dir/libxtgrad.so" "-Wl,-rpath,$lib_dir" -Wl,-rpath-link,/usr/lib/x86_64-linux-gnu/openmpi/lib "${libs[@]}")
+  "$cxx" "${run_flags[@]}" -fsanitize=fuzzer fuzz/run_checkpoint_fuzzer.cpp "${run_objects[@]}" "${link[@]}" \
+    -o "$out/run_checkpoint_fuzzer"
+  "$cxx" "${run_flags[@]}" fuzz/make_run_seeds.cpp "${run_objects[@]}" "${link[@]}" -o "$out/make_run_seeds"
+  "$out/make_run_seeds" "$out/seeds/run_checkpoint"
+  built="$built run_checkpoint"
+fi
+echo "built the fuzz targets $built in $out; seeds in $out/seeds"

@@ -3,7 +3,7 @@
 # it grew in earlier runs (OUT_DIR/corpus/TARGET). Exits 1 if libFuzzer found a crash, a
 # sanitizer report, an uncaught exception, a leak or a hang (the reproducer is written to
 # OUT_DIR/findings/), 0 otherwise; the last line gives the executions.
-#   fuzz/run.sh OUT_DIR TARGET SECONDS      TARGET: safetensors | npy
+#   fuzz/run.sh OUT_DIR TARGET SECONDS      TARGET: safetensors | npy | writers | run_checkpoint
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=$1 target=$2 seconds=$3

@@ -1,7 +1,11 @@
 #include "nn/checkpoint.hpp"
 
 #include "autograd/error.hpp"
+#include "nn/run_fields.hpp"
 #include "nn/safetensors.hpp"
+
+#include <limits>
+#include <string_view>
 
 namespace xtgrad::nn {
 
@@ -31,24 +35,6 @@ std::vector<std::uint8_t> from_hex(const std::string& text, const std::string& w
     for (std::size_t i = 0; i < out.size(); ++i)
         out[i] = static_cast<std::uint8_t>(nibble(text[2 * i]) << 4 | nibble(text[2 * i + 1]));
     return out;
-}
-
-const std::string& required(const std::map<std::string, std::string>& meta, const std::string& key, const std::string& path) {
-    auto it = meta.find(key);
-    if (it == meta.end()) fail("load '{}': a run checkpoint without the metadata entry '{}'", path, key);
-    return it->second;
-}
-
-long parse_epoch(const std::string& text, const std::string& path) {
-    std::size_t used = 0;
-    long epoch = -1;
-    try {
-        epoch = std::stol(text, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    if (used != text.size() || epoch < 0) fail("load '{}': epoch '{}' is not a whole number >= 0", path, text);
-    return epoch;
 }
 
 }  // namespace
@@ -100,6 +86,56 @@ std::map<std::string, std::string> load(Module& module, const std::string& path,
     return file.metadata;
 }
 
+namespace {
+
+// What load_run changes, as it was before: put back whole if anything fails.
+class RunSnapshot {
+public:
+    RunSnapshot(const Module& module, const RunState& run) : run_(run) {
+        for (const auto& [name, t] : module.state_dict()) model_.emplace_back(name, t.data());
+        if (run.optimizer) optimizer_ = run.optimizer->state_dict();
+        if (run.schedule) schedule_ = run.schedule->state_dict();
+    }
+    void restore(Module& module, const std::string& path) {
+        load_model(module, model_, false, true, path);
+        if (run_.optimizer) run_.optimizer->load_state_dict(optimizer_);
+        if (run_.schedule) run_.schedule->load_state_dict(schedule_);
+    }
+
+private:
+    const RunState& run_;
+    NamedArrays model_;
+    optim::OptimizerState optimizer_;
+    std::string schedule_;
+};
+
+// A run file's run state, read and checked (through RunFields) before anything is changed.
+struct FileRun {
+    long epoch = 0;
+    std::vector<Generator> generators;  // in the order of RunState::generators
+    optim::OptimizerState optimizer;
+    std::string schedule;
+};
+
+FileRun read_run_fields(const std::string& path, const SafetensorsFile& file, const RunState& run) {
+    const detail::RunFields fields(path, file.metadata);
+    FileRun out;
+    out.epoch = fields.whole_number("epoch", 0, std::numeric_limits<long>::max());
+    for (const auto& [name, gen] : run.generators) {
+        const std::string key = fmt::format("generator.{}", name);
+        out.generators.emplace_back().set_state(from_hex(fields.text(key), fmt::format("load '{}': metadata entry '{}'", path, key)));
+    }
+    if (run.optimizer) {
+        out.optimizer.param_groups = fields.param_groups();
+        for (const auto& [name, a] : file.tensors)
+            if (name.rfind(kOptimizerPrefix, 0) == 0) out.optimizer.tensors.emplace_back(name.substr(kOptimizerPrefix.size()), a);
+    }
+    if (run.schedule) out.schedule = fields.schedule();
+    return out;
+}
+
+}  // namespace
+
 LoadedRun load_run(const std::string& path, Module& module, RunState& run) {
     SafetensorsFile file = load_safetensors(path);
     LoadedRun out;
@@ -109,37 +145,35 @@ LoadedRun load_run(const std::string& path, Module& module, RunState& run) {
         out.metadata = std::move(file.metadata);
         return out;
     }
-    // Read and check everything the run needs before anything changes.
-    const long epoch = parse_epoch(required(file.metadata, "epoch", path), path);
-    std::vector<std::vector<std::uint8_t>> generator_states;
-    for (const auto& [name, gen] : run.generators) {
-        const std::string key = fmt::format("generator.{}", name);
-        generator_states.push_back(from_hex(required(file.metadata, key, path), key));
-    }
-    optim::OptimizerState opt_state;
-    if (run.optimizer) {
-        opt_state.param_groups = required(file.metadata, "optimizer.param_groups", path);
-        for (const auto& [name, a] : file.tensors)
-            if (name.rfind(kOptimizerPrefix, 0) == 0) opt_state.tensors.emplace_back(name.substr(kOptimizerPrefix.size()), a);
-    }
-    const std::string schedule = run.schedule ? required(file.metadata, "schedule", path) : "";
-
-    // The model first (all or nothing); if the run state then does not fit, the model's
-    // previous values are put back.
-    NamedArrays previous;
-    for (const auto& [name, t] : module.state_dict()) previous.emplace_back(name, t.data());
-    load_model(module, file.tensors, true, true, path);
+    // Read and check every field the run needs, through RunFields, before anything changes.
+    FileRun loaded;
     try {
-        std::vector<Generator> checked;
-        for (const auto& bytes : generator_states) checked.emplace_back().set_state(bytes);
-        if (run.optimizer) run.optimizer->load_state_dict(opt_state);
-        if (run.schedule) run.schedule->load_state_dict(schedule);
-        for (std::size_t i = 0; i < checked.size(); ++i) *run.generators[i].second = checked[i];
+        loaded = read_run_fields(path, file, run);
     } catch (const Error& e) {
-        load_model(module, previous, false, true, path);
+        if (std::string_view(e.what()).starts_with("load '")) throw;
+        fail("load '{}': {}", path, e.what());
+    } catch (const nlohmann::json::exception& e) {  // RunFields checks types first: a gap there, still an Error
         fail("load '{}': {}", path, e.what());
     }
-    run.epoch = epoch;
+
+    // All or nothing: the model, optimizer and schedule are put back if any part does not fit;
+    // the generators and the epoch change only after everything else did.
+    RunSnapshot before(module, run);
+    try {
+        load_model(module, file.tensors, true, true, path);
+        if (run.optimizer) {
+            run.optimizer->load_state_dict(loaded.optimizer);  // checks every hyperparameter and entry
+            detail::check_optimizer_entries(path, loaded.optimizer.tensors, loaded.epoch);
+        }
+        if (run.schedule) run.schedule->load_state_dict(loaded.schedule);
+    } catch (const std::exception& e) {
+        before.restore(module, path);
+        const std::string why = e.what();
+        if (why.rfind("load '", 0) == 0) throw Error(why);
+        fail("load '{}': {}", path, why);
+    }
+    for (std::size_t i = 0; i < loaded.generators.size(); ++i) *run.generators[i].second = loaded.generators[i];
+    run.epoch = loaded.epoch;
     out.metadata = std::move(file.metadata);
     return out;
 }

@@ -47,8 +47,12 @@ void save_run(const std::string& path, const Module& module, const RunState& run
 // Loads the model (strict), then, if the file is a run checkpoint, the run state into `run`:
 // optimizer, schedule, every generator named in `run` (the file must hold each one) and the
 // epoch. A model-only file (one PyTorch wrote, a --save-init file) loads the model alone and
-// leaves `run` as it is; the result says which. A file that does not fit is an Error; the
-// model then keeps its previous values (the run state may be partly loaded: do not go on).
+// leaves `run` as it is; the result says which. All or nothing: a file that does not fit is
+// an Error naming the file and the entry, and the model, the optimizer, the schedule, the
+// generators and the epoch then keep their previous values. Every metadata field is read
+// through one bounded, type-checked path (nn/run_fields.hpp): JSON nesting is limited before
+// parsing, the optimizer's hyperparameters must be present, typed and in range (eps >= 0, ...),
+// and a parameter's optimizer state must be complete (no silently zeroed Adam moments).
 struct LoadedRun {
     bool has_run_state = false;
     std::map<std::string, std::string> metadata;

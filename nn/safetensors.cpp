@@ -317,4 +317,11 @@ SafetensorsFile load_safetensors(const std::string& path) {
     return result;
 }
 
+std::map<std::string, std::string> load_safetensors_metadata(const std::string& path) {
+    const FileReader file(path);
+    const json root = parse_header(path, read_header(file));
+    const auto it = root.find(kMetadataKey);
+    return it == root.end() ? std::map<std::string, std::string>{} : parse_metadata(path, *it);
+}
+
 }  // namespace xtgrad

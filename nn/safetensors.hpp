@@ -36,4 +36,8 @@ void save_safetensors(const std::string& path, const NamedArrays& tensors,
 // failure is an Error naming the file, the tensor and the numbers at fault.
 SafetensorsFile load_safetensors(const std::string& path);
 
+// The metadata alone, from the header (checked as load_safetensors checks it); the tensors'
+// data is not read. For a quick look at what a file holds (is it a run? of which options?).
+std::map<std::string, std::string> load_safetensors_metadata(const std::string& path);
+
 }  // namespace xtgrad

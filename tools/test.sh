@@ -73,16 +73,21 @@ if bash tests/debug/run_doc_commands.sh build-ci; then total_passed=$((total_pas
 echo "== README.md, docs/**/*.md and exercises/README.md command blocks (build-ci)"
 if python3 tests/docs/run_doc_blocks.py build-ci; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
 # The loaders against hostile files: each libFuzzer target (clang 14, ASan + UBSan) runs for a
-# fixed time from the seeds xtgrad's writers make (docs/reliability.md says how to run longer).
+# fixed time from the seeds xtgrad's writers make (docs/reliability.md says how to run longer):
+# the safetensors and npy loaders 45 s each; the writers' round trip and load_run (run-checkpoint
+# metadata and optimizer state, linked against build-ci's library) 25 s each.
 fuzz_seconds=${XTGRAD_FUZZ_SECONDS:-45}
-echo "== libFuzzer targets, ${fuzz_seconds} s each (build-ci/fuzz)"
-if bash fuzz/build.sh build-ci/fuzz >build-ci/fuzz-build.log 2>&1; then
-  for target in safetensors npy; do
-    if bash fuzz/run.sh build-ci/fuzz "$target" "$fuzz_seconds"; then total_passed=$((total_passed + 1))
+fuzz_new_seconds=${XTGRAD_FUZZ_NEW_SECONDS:-25}
+echo "== libFuzzer targets, ${fuzz_seconds} s / ${fuzz_new_seconds} s each (build-ci/fuzz)"
+if bash fuzz/build.sh build-ci/fuzz build-ci >build-ci/fuzz-build.log 2>&1; then
+  for target in safetensors npy writers run_checkpoint; do
+    seconds=$fuzz_seconds
+    case $target in writers|run_checkpoint) seconds=$fuzz_new_seconds ;; esac
+    if bash fuzz/run.sh build-ci/fuzz "$target" "$seconds"; then total_passed=$((total_passed + 1))
     else total_failed=$((total_failed + 1)); fi
   done
 else
-  tail -n 20 build-ci/fuzz-build.log; echo "fuzz build FAILED"; total_failed=$((total_failed + 2))
+  tail -n 20 build-ci/fuzz-build.log; echo "fuzz build FAILED"; total_failed=$((total_failed + 4))
 fi
 # The sanitizer build is out of tree (a folder outside the checkout), as users build: the suite
 # must pass whatever the build folder (recorded source locations are relative to the project).

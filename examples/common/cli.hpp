@@ -17,7 +17,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <exception>
 #include <optional>
 #include <stdexcept>
@@ -51,9 +53,28 @@ inline std::string cli_footer(const std::string& extra = "") {
            "  XTGRAD_BREAK_TRAP=1        also raise SIGTRAP on a match (stops any debugger)\n"
            "  XTGRAD_ISA=baseline        xtgrad's own vector kernels without AVX-512 even where the CPU has it\n"
            "  XTGRAD_GEMM_PROFILE=1      at exit, print each matrix-product shape's calls, time and GFLOP/s to stderr\n"
+           "  XTGRAD_DIST_TIMEOUT=300    under mpirun: seconds a collective may wait for the other processes\n"
+           "                             (a positive number, or with a unit: 90s, 5m, 1h)\n"
            "  OPENBLAS_NUM_THREADS,      ignored where --threads is an option: --threads sets the GEMM backend's\n"
            "  OMP_NUM_THREADS            threads (oneDNN or OpenBLAS) and xtgrad's own (set_blas_threads, set_num_threads)";
 }
+
+// Real-valued options: CLI11's PositiveNumber and Range let NaN through (every comparison with
+// NaN is false) and PositiveNumber lets inf through, so these check finiteness first; a value
+// outside is a usage error (exit 2) naming the option's value.
+inline CLI::Validator finite_range(double min, double max, bool min_excluded = false) {
+    return CLI::Validator(
+        [=](std::string& text) -> std::string {
+            double v = 0;
+            if (!CLI::detail::lexical_cast(text, v)) return "'" + text + "' is not a number";
+            if (!std::isfinite(v)) return "'" + text + "' is not a finite number";
+            if (v < min || v > max || (min_excluded && v == min))
+                return fmt::format("{} is not in {}{:g}, {:g}]", text, min_excluded ? "(" : "[", min, max);
+            return {};
+        },
+        fmt::format("FINITE in {}{:g}, {:g}]", min_excluded ? "(" : "[", min, max));
+}
+inline CLI::Validator positive_finite() { return finite_range(0, std::numeric_limits<double>::max(), true); }
 
 // --threads N (1..256), with the same meaning in every program.
 inline CLI::Option* add_threads_option(CLI::App& app, int& threads) {

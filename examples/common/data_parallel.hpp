@@ -34,11 +34,18 @@ public:
     // Threads per process, so that the processes on one host share its cores instead of
     // oversubscribing them: the requested count divided by the processes on this host.
     int threads(int requested) const;
-    // This rank's rows of a global batch (DistributedSampler without shuffling: rank r takes
-    // rows r, r + N, ...). The whole batch when not data-parallel.
+    // This rank's rows of a global batch: rank r of N takes rows r, r + N, ... — all of them
+    // and none twice, so shares differ by one row when N does not divide the batch (no padding:
+    // the processes together see exactly the batch one process would). A batch of fewer rows
+    // than processes is an Error. The whole batch when not data-parallel.
     Ids shard(const Ids& global_batch) const;
-    // The mean of a value over the processes (each rank's loss -> the global loss).
-    double mean(double value) const;
+    // This rank's part of a global count (local / the sum over the ranks): the weight of its
+    // loss, a mean over `local` items (rows, or counted tokens), in the global mean. Give it to
+    // DistributedDataParallel::set_gradient_weight and to mean(). Error if the sum is 0.
+    double share(std::size_t local) const;
+    // The global loss: the sum over the ranks of weight x value (weight: share(); equal shares by
+    // default, 1 / world size).
+    double mean(double value, double weight = -1) const;
     // Writes a checkpoint on rank 0 only (atomically, nn::save), then every rank waits for it.
     void save(const nn::Module& module, const std::string& path) const;
     // For main's catch: prints "<program>[ rank r]: what" on stderr and returns 2; under MPI it

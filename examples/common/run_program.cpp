@@ -24,4 +24,6 @@ std::optional<int> run_program(const std::vector<std::string>& argv) {
     return WEXITSTATUS(status);
 }
 
+std::string file_argument(const std::string& path) { return path.starts_with('-') ? "./" + path : path; }
+
 }  // namespace xtgrad::examples

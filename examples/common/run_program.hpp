@@ -14,4 +14,8 @@ namespace xtgrad::examples {
 // signal ended it), or nullopt if it could not be started (e.g. it is not installed).
 std::optional<int> run_program(const std::vector<std::string>& argv);
 
+// A file path as an argument to another program: one that starts with '-' ("-rf/x.dot") would be
+// read as an option, so it gets a "./" in front (the same file).
+std::string file_argument(const std::string& path);
+
 }  // namespace xtgrad::examples

@@ -1,5 +1,7 @@
 #include "examples/common/training.hpp"
 
+#include "examples/common/file_identity.hpp"
+#include "nn/safetensors.hpp"
 
 #include <filesystem>
 #include <unistd.h>
@@ -73,13 +75,64 @@ TrainingRun::TrainingRun(const RunOptions& options, std::string unit, std::strin
     : options_(options), unit_(std::move(unit)), checkpoint_(std::move(checkpoint)), model_(model), run_(std::move(run)),
       metadata_(std::move(metadata)) {
     if (!run_.optimizer) fail("TrainingRun: needs an optimizer");
+    checkpoint_before_ = stamp_of(checkpoint_);
 }
+
+namespace {
+
+const std::string kRunCheckpointKey = "xtgrad.run";
+
+// The metadata of the file at `path` if it is a safetensors file, else nothing.
+std::optional<std::map<std::string, std::string>> safetensors_metadata_of(const std::string& path) {
+    try {
+        return load_safetensors_metadata(path);
+    } catch (const Error&) {
+        return std::nullopt;
+    }
+}
+
+}  // namespace
 
 void TrainingRun::check_options(long total) const {
     if (options_.resume.empty() && total < 1) cli::usage_error("--{}s must be >= 1 (got {}); 0 only with --resume", unit_, total);
     if (!options_.resume.empty()) require_regular_file(options_.resume, "--resume");
-    if (!options_.save_init.empty()) require_writable_parent(options_.save_init, "--save-init");
+    if (!options_.save_init.empty()) check_save_init();
     if (checkpoint_.empty() && options_.save_every > 0) cli::usage_error("--save-every needs --out (where to save)");
+}
+
+// --save-init is written before --resume is read: it must never land on a run's file.
+void TrainingRun::check_save_init() const {
+    const std::string& path = options_.save_init;
+    require_writable_parent(path, "--save-init");
+    if (same_file(path, options_.resume))
+        cli::usage_error("--save-init '{}' is the --resume file '{}': the initial weights would replace the run it "
+                         "resumes (give --save-init another file)", path, options_.resume);
+    if (same_file(path, checkpoint_))
+        cli::usage_error("--save-init '{}' is this run's checkpoint '{}': give --save-init another file", path, checkpoint_);
+    std::error_code ec;
+    const fs::file_status st = fs::status(path, ec);  // through symbolic links, as the writer goes
+    if (!fs::exists(st)) return;
+    if (!fs::is_regular_file(st))
+        cli::usage_error("--save-init '{}': not a regular file (a {}); only a regular file or a new path is written",
+                         path, fs::is_directory(st) ? "folder" : fs::is_fifo(st) ? "fifo"
+                                : fs::is_character_file(st) ? "character device" : "special file");
+    const auto meta = safetensors_metadata_of(path);
+    if (meta && meta->count(kRunCheckpointKey) != 0)
+        cli::usage_error("--save-init '{}' holds a training run ({} {}); the initial weights never overwrite one (give "
+                         "--save-init another file)", path, meta->count("epoch") ? meta->at("epoch") : "?",
+                         "epochs or steps done");
+}
+
+// Each option recorded in the run must equal this command's, except the learning rate, which
+// a resumed run may change (docs/checkpoints.md). Checked before the file is loaded, so that a
+// model of other sizes is a usage error naming the option rather than a shape mismatch.
+void TrainingRun::check_same_options(const std::map<std::string, std::string>& file) const {
+    for (const auto& [key, value] : metadata_) {
+        const auto it = file.find(key);
+        if (key == kLrKey || it == file.end() || it->second == value) continue;
+        cli::usage_error("--resume {}: that run has --{} {}, this command --{} {} (pass the same options to continue "
+                         "it; only --lr may change)", options_.resume, key, it->second, key, value);
+    }
 }
 
 long TrainingRun::start(long total) {
@@ -88,22 +141,31 @@ long TrainingRun::start(long total) {
         fmt::print("saved the initial weights to {}\n", options_.save_init);
     }
     if (options_.resume.empty()) return 0;
+    const std::map<std::string, std::string> file = load_safetensors_metadata(options_.resume);
+    if (file.count(kRunCheckpointKey) != 0) check_same_options(file);
     const nn::LoadedRun loaded = nn::load_run(options_.resume, model_, run_);
     if (!loaded.has_run_state) {
         fmt::print("resumed from {} (model only: weights loaded; fresh optimizer, {} 0)\n", options_.resume, unit_);
         return 0;
     }
-    for (const auto& [key, value] : metadata_) {
-        auto it = loaded.metadata.find(key);
-        if (it != loaded.metadata.end() && it->second != value)
-            cli::usage_error("--resume {}: that run has {} {}, this command {} (pass the same options to continue it)",
-                             options_.resume, key, it->second, value);
-    }
     if (total < run_.epoch)
         cli::usage_error("--{}s {} is fewer than the {} {}s already done in {} (--{}s is the total)", unit_, total,
                          run_.epoch, unit_, options_.resume, unit_);
     fmt::print("resumed from {} ({} {} done)\n", options_.resume, unit_, run_.epoch);
+    apply_lr(file);
     return run_.epoch;
+}
+
+// The command's --lr (metadata "lr", written with fmt's shortest round-trip form) replaces the
+// run's from the next step on; said when it differs.
+void TrainingRun::apply_lr(const std::map<std::string, std::string>& file) {
+    const auto mine = metadata_.find(kLrKey);
+    if (mine == metadata_.end()) return;
+    // With a schedule the lr comes from its function of the command's --lr at the next step.
+    if (!run_.schedule) run_.optimizer->set_lr(std::stod(mine->second));
+    const auto theirs = file.find(kLrKey);
+    if (theirs != file.end() && theirs->second != mine->second)
+        fmt::print("--lr {} replaces the run's {} from {} {} on\n", mine->second, theirs->second, unit_, run_.epoch + 1);
 }
 
 void TrainingRun::save_now() {
@@ -120,9 +182,11 @@ void TrainingRun::done(long n, long total) {
 void TrainingRun::stop(long n, const std::string& what, const std::vector<std::vector<std::uint8_t>>& rng,
                                   const std::function<void()>& rerun) {
     std::string msg = fmt::format("{} {}: {}; training stopped before the optimizer step. ", unit_, n, what);
+    // What is said about the checkpoint file is checked against the file itself.
+    const bool unchanged = checkpoint_before_ && stamp_of(checkpoint_) == checkpoint_before_;
     msg += last_saved_ >= 0 ? fmt::format("The last good checkpoint, {} ({} {}), is kept.", checkpoint_, unit_, last_saved_)
                             : fmt::format("This run saved no checkpoint{}.",
-                                          !checkpoint_.empty() && fs::exists(checkpoint_) ? fmt::format("; {} is left as it was", checkpoint_) : std::string());
+                                          unchanged ? fmt::format("; {} is left as it was", checkpoint_) : std::string());
     if (!options_.detect_anomaly) throw Error(fmt::format("{}\nRun with --detect-anomaly to find the op where it is born.", msg));
     for (std::size_t i = 0; i < rng.size(); ++i) run_.generators[i].second->set_state(rng[i]);  // the same dropout masks
     run_.optimizer->zero_grad();

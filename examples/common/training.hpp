@@ -7,11 +7,13 @@
 #include "autograd/anomaly.hpp"
 #include "autograd/error.hpp"
 #include "examples/common/cli.hpp"
+#include "examples/common/file_identity.hpp"
 #include "nn/checkpoint.hpp"
 
 #include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,7 +50,8 @@ public:
     void check_options(long total) const;
     // Writes --save-init (the seeded initial state_dict), then loads --resume. Returns the
     // count already done (0 for a fresh run or a model-only file); total must be >= it, and
-    // the run's metadata (e.g. the seed of the data) must equal this command's.
+    // the run's metadata (the options that define the run: seed, sizes, dropout...) must equal
+    // this command's, except "lr": the command's learning rate applies from the next step on.
     long start(long total);
     // schedule.step, zero_grad, forward_backward() (returns the loss tensor after its backward),
     // then opt.step only if the loss and the gradient norm are finite and no op threw.
@@ -60,7 +63,13 @@ public:
     void save_now();
     const std::string& checkpoint() const { return checkpoint_; }
 
+    // The metadata key of the learning rate, the one option a resumed run may change.
+    static constexpr const char* kLrKey = "lr";
+
 private:
+    void check_save_init() const;
+    void check_same_options(const std::map<std::string, std::string>& file) const;
+    void apply_lr(const std::map<std::string, std::string>& file);
     // Throws the Error that ends the run at step n: what went wrong, that nothing was saved
     // after it, and (--detect-anomaly) what anomaly mode finds re-running the step.
     [[noreturn]] void stop(long n, const std::string& what, const std::vector<std::vector<std::uint8_t>>& rng,
@@ -71,6 +80,7 @@ private:
     nn::RunState run_;
     std::map<std::string, std::string> metadata_;
     long last_saved_ = -1;
+    std::optional<FileStamp> checkpoint_before_;  // the checkpoint file as this run found it
 };
 
 // "NaN", "Inf", "-Inf"

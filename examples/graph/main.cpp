@@ -16,6 +16,7 @@
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
+#include <limits>
 #include <optional>
 
 using namespace xtgrad;
@@ -29,7 +30,9 @@ int main(int argc, char** argv) {
     CLI::App app{"Draw the backward graph of one layer of tutorial C's Transformer (Graphviz DOT).", "graph"};
     app.add_option("--out", out, "output folder")->capture_default_str();
     app.add_option("--module", module, "module path to draw (\"\" for the whole model)")->capture_default_str();
-    app.add_option("--depth", depth, "stop this many nodes below the module's top (-1: no limit)")->capture_default_str();
+    app.add_option("--depth", depth, "stop this many nodes below the module's top (-1: no limit)")
+        ->capture_default_str()
+        ->check(CLI::Range(-1, std::numeric_limits<int>::max()));
     app.add_flag("--trace", trace, "print the backward as a table");
     app.add_flag("--no-render", no_render, "write the .dot only");
     if (std::optional<int> status = cli::parse_or_exit(app, argc, argv)) return *status;
@@ -57,7 +60,9 @@ int main(int argc, char** argv) {
         fmt::print("wrote {}\n", dot);
         if (no_render) return 0;
         // No shell: --out may hold any character (examples/common/run_program.hpp).
-        const std::optional<int> status = run_program({"dot", "-Tsvg", dot, "-o", svg});
+        // --out may start with '-' (e.g. "-rf"): examples::file_argument keeps it a file for dot.
+        const std::optional<int> status =
+            run_program({"dot", "-Tsvg", examples::file_argument(dot), "-o", examples::file_argument(svg)});
         if (!status) {
             fmt::print("Graphviz's dot is not installed; render with: dot -Tsvg {} -o {}\n", dot, svg);
             return 0;

@@ -21,6 +21,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -48,11 +49,11 @@ int main(int argc, char** argv) {
     size("--heads", heads, "attention heads", 1024);
     size("--layers", layers, "encoder and decoder layers", 1024);
     size("--d-ff", d_ff, "feed-forward size", 1 << 20);
-    app.add_option("--dropout", dropout_p, "dropout probability")->capture_default_str()->check(CLI::Range(0.0f, 0.99f));
+    app.add_option("--dropout", dropout_p, "dropout probability")->capture_default_str()->check(cli::finite_range(0, 0.99));
     app.add_option("--lr", lr, "Adam learning rate (the tutorial's 1e-4; an absurd one, e.g. 1e30, makes step 2 "
                                "fail: how tests/examples/run_cli_tests.sh checks the stop)")
         ->capture_default_str()
-        ->check(CLI::PositiveNumber);
+        ->check(cli::positive_finite());
     examples::add_total_option(app, steps, "step", "the tutorial runs 10");
     app.add_option("--seed", seed, "torch.manual_seed(seed) before the model is built; the random batch comes next from the same generator")
         ->capture_default_str();
@@ -71,10 +72,17 @@ int main(int argc, char** argv) {
         examples::require_model_budget(static_cast<double>(layers) * (12 * d * d + 4 * d * static_cast<double>(d_ff)) +
                                            3 * v * d,
                                        "the model size options");
-        const double activations = static_cast<double>(batch) * static_cast<double>(len) * (v + d * 16 * static_cast<double>(layers));
+        // Activations kept for backward: per token the logits and ~16 d-sized tensors per layer, and
+        // attention's scores, (batch, heads, len, len) per attention — 3 per encoder/decoder layer
+        // pair (encoder self, decoder self, cross) — kept ~3 times (scores, softmax, dropout).
+        const double b = static_cast<double>(batch), l = static_cast<double>(len);
+        const double per_token = b * l * (v + d * 16 * static_cast<double>(layers));
+        const double scores = b * static_cast<double>(heads) * l * l * 3 * 3 * static_cast<double>(layers);
+        const double activations = per_token + scores;
         if (activations * 4 > 64.0 * (1ull << 30))
-            cli::usage_error("--batch {} x --len {}: one step would need about {:.3g} GiB of activations (the limit is 64 GiB)",
-                             batch, len, activations * 4 / (1ull << 30));
+            cli::usage_error("--batch {} x --len {}: one step would need about {:.3g} GiB of activations, {:.3g} GiB of "
+                             "them attention scores ({} heads x len^2 per sequence; the limit is 64 GiB)",
+                             batch, len, activations * 4 / (1ull << 30), scores * 4 / (1ull << 30), heads);
         examples::require_writable_folder(out, "--out");
         cli::apply_threads(dp.threads(threads));
         manual_seed(seed);
@@ -87,11 +95,19 @@ int main(int argc, char** argv) {
         const Ids tgt = dp.shard(randint({batch, len}, 1, static_cast<std::int64_t>(vocab), default_generator()));
         examples::TrainingRun run(run_options, "step", fmt::format("{}/random_copy.safetensors", out), model,
                                   {.optimizer = &opt, .generators = {{"default", &default_generator()}}},
-                                  {{"seed", std::to_string(seed)}});
+                                  {{"seed", std::to_string(seed)}, {"batch", std::to_string(batch)},
+                                   {"len", std::to_string(len)}, {"vocab", std::to_string(vocab)},
+                                   {"d-model", std::to_string(d_model)}, {"heads", std::to_string(heads)},
+                                   {"layers", std::to_string(layers)}, {"d-ff", std::to_string(d_ff)},
+                                   {"dropout", fmt::format("{}", dropout_p)}, {"lr", fmt::format("{}", lr)}});
         run.check_options(steps);
         const long done = run.start(steps);
         const nn::tutorial_b::ShiftedTargets shifted = nn::tutorial_b::shift_targets(tgt);
         const Ids tgt_in = shifted.input, target = shifted.target;  // tgt[:, :-1], tgt[:, 1:] flattened
+        // This process's part of the loss's mean (its target tokens over all), so that uneven shares of
+        // a batch average to the gradient and loss of one process.
+        const double share = dp.share(static_cast<std::size_t>(std::count_if(target.begin(), target.end(), [](std::int64_t t) { return t != 0; })));
+        ddp.set_gradient_weight(share);
         fmt::print("tutorial B Transformer: {:.1f} M parameters, batch {} x {}, vocab {}; ln {} = {:.3f}\n",
                    model.num_parameters() / 1e6, batch, len, vocab, vocab, std::log(static_cast<double>(vocab)));
         model.train();
@@ -105,7 +121,7 @@ int main(int argc, char** argv) {
             });
             run.done(step, steps);
             const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            fmt::print("Epoch: {}, Loss: {:.4f}   ({:.2f} s)\n", step, dp.mean(loss), sec);
+            fmt::print("Epoch: {}, Loss: {:.4f}   ({:.2f} s)\n", step, dp.mean(loss, share), sec);
             std::fflush(stdout);
         }
         if (done == steps) run.save_now();

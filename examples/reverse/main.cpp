@@ -15,6 +15,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+
 using namespace xtgrad;
 namespace ta = xtgrad::nn::tutorial_a;
 
@@ -130,6 +132,11 @@ int main(int argc, char** argv) {
         for (long step = done + 1; step <= steps; ++step) {
             Batch b = make_batch(64, gen);
             for (Ids* part : {&b.src, &b.src_len, &b.tgt_in, &b.tgt_len, &b.target}) *part = dp.shard(*part);
+            // This process's part of the loss's mean (its counted target tokens over all): shares of
+            // different sizes average to the gradient and loss of one process.
+            const double share = dp.share(static_cast<std::size_t>(
+                std::count_if(b.target.begin(), b.target.end(), [](std::int64_t t) { return t != 0; })));
+            ddp.set_gradient_weight(share);
             const double loss = run.step(step, [&] {
                 Tensor logits = ddp.forward(b.src, b.src_len, b.tgt_in, b.tgt_len).logits;
                 Ids target = b.target;
@@ -139,7 +146,7 @@ int main(int argc, char** argv) {
                 return l;
             });
             run.done(step, steps);
-            if (step == 1 || step % 50 == 0) fmt::print("step {:4d}  loss {:.4f}\n", step, dp.mean(loss));
+            if (step == 1 || step % 50 == 0) fmt::print("step {:4d}  loss {:.4f}\n", step, dp.mean(loss, share));
         }
         if (done == steps) run.save_now();
         model.eval();

@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
     app.add_option("--lr", lr, "Adam learning rate (> 0; an absurd one, e.g. 1e30, makes epoch 2's loss NaN: "
                                 "how tests/examples/run_cli_tests.sh checks the stop)")
         ->capture_default_str()
-        ->check(CLI::PositiveNumber);
+        ->check(cli::positive_finite());
     cli::add_threads_option(app, threads);
     app.add_option("--out", out, "folder to save the run in (spiral.safetensors); none by default");
     examples::add_run_options(app, run_options, "epoch");
@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
         MLP model;
         optim::Adam opt(model.parameters(), {.lr = lr});
         examples::TrainingRun run(run_options, "epoch", out.empty() ? std::string() : fmt::format("{}/spiral.safetensors", out), model,
-                                  {.optimizer = &opt, .generators = {}}, {{"seed", std::to_string(seed)}});
+                                  {.optimizer = &opt, .generators = {}}, {{"seed", std::to_string(seed)}, {"lr", fmt::format("{}", lr)}});
         run.check_options(epochs);
         const long done = run.start(epochs);
         fmt::print("spiral: {} points, 3 classes, MLP 2-64-3 ({} parameters)\n", x.size(0), model.num_parameters());

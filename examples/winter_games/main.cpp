@@ -128,7 +128,7 @@ int main(int argc, char** argv) {
     app.add_option("--lr", s.lr, "Adam learning rate (> 0; an absurd one, e.g. 1e4, drives the loss or the gradients to "
                                  "NaN/Inf in a few epochs: how tests/examples/run_cli_tests.sh checks the stop)")
         ->capture_default_str()
-        ->check(CLI::PositiveNumber);
+        ->check(cli::positive_finite());
     app.add_option("--warmup", s.warmup, "epochs of linear learning-rate warm-up (0 = none)")->capture_default_str()
         ->check(CLI::Range(0L, 1L << 40));
     examples::add_total_option(app, s.epochs, "epoch", "one step each: the corpus is one pair");
@@ -179,7 +179,12 @@ int main(int argc, char** argv) {
         const std::string ckpt = fmt::format("{}/winter_games.safetensors", s.out);
         examples::TrainingRun run(s.run, "epoch", ckpt, model,
                                   {.optimizer = &opt, .schedule = &schedule, .generators = {{"default", &default_generator()}}},
-                                  {{"seed", std::to_string(s.seed)}});
+                                  {{"seed", std::to_string(s.seed)}, {"d-model", std::to_string(s.d_model)},
+                                   {"d-ff", std::to_string(s.d_ff)}, {"d-k", std::to_string(s.d_k)},
+                                   {"d-v", std::to_string(s.d_v)}, {"layers", std::to_string(s.n_layers)},
+                                   {"heads", std::to_string(s.n_heads)}, {"warmup", std::to_string(s.warmup)},
+                                   {"tutorial-settings", s.tutorial_settings ? "1" : "0"},
+                                   {"literal-positions", s.literal_positions ? "1" : "0"}, {"lr", fmt::format("{}", s.lr)}});
         run.check_options(s.epochs);
 
         const long done = run.start(s.epochs);

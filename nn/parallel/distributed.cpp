@@ -39,22 +39,69 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// Rank 0's tensor values to every process, after checking that every process has the same
-// tensors (a different model on one rank would otherwise corrupt or hang the broadcasts).
+// A number for a name, the same in every process (FNV-1a).
+std::uint64_t name_hash(const std::string& name) {
+    std::uint64_t h = 14695981039346656037ull;
+    for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
+    return h;
+}
+
+// What every process must agree on about each tensor: its name, shape and whether it is
+// trained (requires_grad). Four numbers per tensor, after the tensor count.
+constexpr std::size_t kWordsPerTensor = 4;
+std::vector<std::uint64_t> model_signature(const NamedTensors& tensors) {
+    std::vector<std::uint64_t> words{tensors.size()};
+    for (const auto& [name, t] : tensors) {
+        std::uint64_t shape = t.dim();
+        for (std::size_t d : t.shape()) shape = shape * 1000003ull + d;
+        words.insert(words.end(), {name_hash(name), shape, t.numel(), t.requires_grad() ? 1ull : 0ull});
+    }
+    return words;
+}
+
+// Why this process's tensors differ from rank 0's signature (empty if they do not).
+std::string difference_from_rank0(const NamedTensors& tensors, const std::vector<std::uint64_t>& mine,
+                                  const std::vector<std::uint64_t>& root) {
+    if (root[0] != mine[0])
+        return fmt::format("this process has {} parameters and buffers, rank 0 has {}", mine[0], root[0]);
+    for (std::size_t i = 0; i < tensors.size(); ++i) {
+        const std::size_t at = 1 + i * kWordsPerTensor;
+        const auto& [name, t] = tensors[i];
+        if (root[at] != mine[at]) return fmt::format("tensor #{} is '{}' here but has another name on rank 0", i, name);
+        if (root[at + 1] != mine[at + 1] || root[at + 2] != mine[at + 2])
+            return fmt::format("'{}' has shape {} here but another shape on rank 0", name, shape_str(t.shape()));
+        if (root[at + 3] != mine[at + 3])
+            return fmt::format("'{}' {} here but {} on rank 0 (requires_grad {} / {}; freeze the same parameters in "
+                               "every process)", name, mine[at + 3] ? "is trained" : "is frozen",
+                               root[at + 3] ? "trained" : "frozen", mine[at + 3] != 0, root[at + 3] != 0);
+    }
+    return {};
+}
+
+// Checks that every process built the same model (names, shapes, frozen parameters), then
+// gives every process rank 0's values. A difference on any rank is an Error on every rank
+// (the ranks that differ say how), so that no process goes on to collectives the others
+// never join (wrong gradients, MPI_ERR_TRUNCATE or a hang).
 void broadcast_from_rank0(const NamedTensors& tensors) {
-    std::vector<std::uint64_t> sizes{tensors.size()};
-    for (const auto& [name, t] : tensors) sizes.push_back(t.numel());
-    std::vector<std::uint64_t> root = sizes;
-    std::uint64_t count = root.size();
-    distributed::broadcast(&count, sizeof count, 0, "DistributedDataParallel: broadcast of the parameter count");
-    root.resize(count);
+    const std::vector<std::uint64_t> mine = model_signature(tensors);
+    std::uint64_t count = mine.size();
+    distributed::broadcast(&count, sizeof count, 0, "DistributedDataParallel: broadcast of the model's signature length");
+    std::vector<std::uint64_t> root(count);
+    if (distributed::get_rank() == 0) root = mine;
     distributed::broadcast(root.data(), count * sizeof(std::uint64_t), 0,
-                           "DistributedDataParallel: broadcast of the parameter sizes");
-    if (root != sizes)
-        fail("DistributedDataParallel: rank {} has {} parameters and buffers ({} values) but rank 0 has {} "
-             "(every process must build the same model)", distributed::get_rank(), tensors.size(),
-             [&] { std::uint64_t n = 0; for (std::size_t i = 1; i < sizes.size(); ++i) n += sizes[i]; return n; }(),
-             root.empty() ? 0 : root[0]);
+                           "DistributedDataParallel: broadcast of the model's signature");
+    if (root.size() < mine.size()) root.resize(mine.size(), ~0ull);  // rank 0 has fewer tensors: a difference
+    const std::string why = difference_from_rank0(tensors, mine, root);
+    const int world = distributed::get_world_size(), rank = distributed::get_rank();
+    std::vector<float> differs(static_cast<std::size_t>(world), 0.f);
+    differs[static_cast<std::size_t>(rank)] = why.empty() ? 0.f : 1.f;
+    distributed::all_reduce(differs.data(), differs.size(), "DistributedDataParallel: comparing the models");
+    std::vector<int> ranks;
+    for (int r = 0; r < world; ++r)
+        if (differs[static_cast<std::size_t>(r)] != 0.f) ranks.push_back(r);
+    if (!ranks.empty())
+        fail("DistributedDataParallel: every process must build the same model, but rank(s) {} differ from rank 0{}",
+             fmt::join(ranks, ", "), why.empty() ? " (their errors say how)" : fmt::format(": on rank {}, {}", rank, why));
     for (const auto& [name, t] : tensors) {
         Tensor v = t;
         distributed::broadcast(v.mutable_ptr(), v.numel() * sizeof(float), 0, "DistributedDataParallel: broadcast of the parameters");
@@ -65,7 +112,8 @@ void broadcast_from_rank0(const NamedTensors& tensors) {
 
 std::vector<Tensor> output_tensors(const Tensor& t) { return {t}; }
 
-Reducer::Reducer(const Module& module, const DDPOptions& options) : find_unused_(options.find_unused_parameters) {
+Reducer::Reducer(const Module& module, const DDPOptions& options)
+    : weight_(1.0 / distributed::get_world_size()), find_unused_(options.find_unused_parameters) {
     if (!(options.bucket_cap_mb > 0) || !(options.first_bucket_cap_mb > 0))
         fail("DistributedDataParallel: bucket caps must be positive, got bucket_cap_mb {} and first_bucket_cap_mb {}",
              options.bucket_cap_mb, options.first_bucket_cap_mb);
@@ -96,7 +144,14 @@ Reducer::Reducer(const Module& module, const DDPOptions& options) : find_unused_
         buckets_.push_back(std::move(b));
     }
     ready_.assign(params_.size(), false);
+    averaged_.resize(params_.size());
     stats_.buckets = buckets_.size();
+}
+
+void Reducer::set_gradient_weight(double weight) {
+    if (!(weight >= 0 && weight <= 1))
+        fail("DistributedDataParallel::set_gradient_weight: the weight must be in [0, 1], got {}", weight);
+    weight_ = weight;
 }
 
 void Reducer::install_hooks() {
@@ -115,6 +170,7 @@ std::vector<std::string> Reducer::unready_names() const {
 }
 
 void Reducer::prepare_for_forward() {
+    if (phase_ == Phase::reduced) phase_ = Phase::idle;
     if (phase_ == Phase::reducing && gradients_seen_ > 0)
         fail("DistributedDataParallel: the previous backward did not produce gradients for {} of {} parameters "
              "({}), so their buckets were never averaged; every parameter must take part in the loss, or "
@@ -127,6 +183,11 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
         phase_ = Phase::skip;
         return;
     }
+    for (const Tensor& p : params_)
+        if (!p.requires_grad())
+            fail("DistributedDataParallel: parameter '{}' was frozen (requires_grad false) after the wrapper was "
+                 "built; freeze parameters before constructing DistributedDataParallel, the same in every process",
+                 p.name());
     phase_ = Phase::reducing;
     std::fill(ready_.begin(), ready_.end(), false);
     ready_count_ = gradients_seen_ = 0;
@@ -162,6 +223,15 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
 
 void Reducer::on_gradient(std::size_t param) {
     // A backward not armed by ddp.forward (no_sync, or the module called directly) stays local, as torch.
+    // But one that adds into a gradient this reducer averaged (a second backward after one
+    // ddp.forward, without zero_grad) would mix in a gradient the other processes never see:
+    // torch lets it pass and the replicas drift apart; here it is refused.
+    const bool onto_averaged = phase_ == Phase::reduced && params_[param].impl()->grad &&
+                               params_[param].impl()->grad == averaged_[param].lock();
+    if (onto_averaged || (phase_ == Phase::reducing && ready_[param]))
+        fail("DistributedDataParallel: parameter '{}' received a second gradient after one forward (two backward "
+             "passes after one ddp.forward? the first one's gradients were already averaged; use no_sync() to "
+             "accumulate, or call ddp.forward again)", params_[param].name());
     if (phase_ != Phase::reducing) return;
     if (ready_[param])
         fail("DistributedDataParallel: parameter '{}' received a second gradient in one step (two backward "
@@ -175,8 +245,9 @@ void Reducer::mark_ready(std::size_t param) {
     Bucket& b = buckets_[bucket_of_[param]];
     float* slot = b.buffer.data() + offset_of_[param];
     const std::size_t n = params_[param].numel();
-    const float scale = 1.f / static_cast<float>(distributed::get_world_size());
+    const float scale = static_cast<float>(weight_);
     if (params_[param].has_grad()) {
+        check_gradient_shape(param);
         const float* g = params_[param].grad_array().data();
         for (std::size_t k = 0; k < n; ++k) slot[k] = g[k] * scale;
     } else {
@@ -190,6 +261,17 @@ void Reducer::mark_ready(std::size_t param) {
     for (std::size_t k = 0; k < next_launch_; ++k) buckets_[k].work.is_completed();
     stats_.hook_seconds += seconds_since(t0);
     if (next_launch_ == buckets_.size()) finalize();
+}
+
+// A gradient set through grad_array() or by a hook may have another shape than its parameter:
+// copying it into (or out of) the bucket would read or write past it.
+void Reducer::check_gradient_shape(std::size_t param) const {
+    const Tensor& p = params_[param];
+    const Array& g = p.grad_array();
+    if (shape_of(g) != p.shape())
+        fail("DistributedDataParallel: the gradient of parameter '{}' has shape {}, the parameter has shape {} (a "
+             "gradient set through grad_array() or a hook must keep the parameter's shape)", p.name(),
+             shape_str(shape_of(g)), shape_str(p.shape()));
 }
 
 // In index order only: every process must start the same collectives in the same order.
@@ -214,10 +296,12 @@ void Reducer::finalize() {
                 if (std::all_of(slot, slot + n, [](float v) { return v == 0.f; })) continue;
                 p.impl()->grad = std::make_shared<Array>(empty_array(p.shape()));
             }
+            check_gradient_shape(b.params[k]);
             std::copy(slot, slot + n, p.grad_array().data());
+            averaged_[b.params[k]] = p.impl()->grad;
         }
     }
-    phase_ = Phase::idle;
+    phase_ = Phase::reduced;
     stats_.wait_seconds += seconds_since(t0);
     ++stats_.steps;
 }

@@ -18,6 +18,13 @@
 // all of them and copies the averaged gradients back into .grad: the wait before the
 // optimizer step happens inside backward, as in torch.
 //
+// Misuse is an Error, never diverging replicas: construction checks that every process built
+// the same model (tensor names, shapes, which parameters require grad) and fails on every rank
+// if one differs; a second backward that would add onto gradients already averaged (two
+// backward passes after one ddp.forward, without zero_grad) is refused, as are a parameter
+// frozen after construction and a gradient whose shape is not its parameter's. Uneven shares of
+// a batch: set_gradient_weight (below).
+//
 // Differences from torch: the wrapper is not itself a Module (parameter names, and so
 // checkpoints, stay the model's own, without torch's "module." prefix; save ddp.module());
 // buffers are broadcast once, at construction (the tutorials' buffers are constants).
@@ -76,6 +83,7 @@ public:
     // After it: arms the hooks for one backward over the graphs of `outputs`.
     void prepare_for_backward(const std::vector<Tensor>& outputs);
     void set_sync(bool on) { sync_ = on; }  // read at forward: a backward syncs if its forward did
+    void set_gradient_weight(double weight);
     bool sync() const { return sync_; }
     const std::vector<std::vector<std::size_t>>& bucket_params() const { return assignment_; }
     const ReducerStats& stats() const { return stats_; }
@@ -88,11 +96,13 @@ private:
         std::size_t pending = 0;           // gradients not yet copied in this step
         distributed::Work work;
     };
-    enum class Phase { idle, skip, reducing };  // no forward armed; a no_sync forward; reducing
+    // no forward armed; a no_sync forward; reducing; reduced (until the next forward)
+    enum class Phase { idle, skip, reducing, reduced };
     void on_gradient(std::size_t param);
     void mark_ready(std::size_t param);
     void launch_ready_buckets();
     void finalize();
+    void check_gradient_shape(std::size_t param) const;
     std::vector<std::string> unready_names() const;
 
     std::vector<Tensor> params_;       // trainable parameters, in registration order
@@ -100,8 +110,10 @@ private:
     std::vector<std::vector<std::size_t>> assignment_;
     std::vector<Bucket> buckets_;
     std::vector<bool> ready_;
+    std::vector<std::weak_ptr<Array>> averaged_;  // each parameter's .grad as the last reduction left it
     std::size_t next_launch_ = 0, ready_count_ = 0, gradients_seen_ = 0;
     Phase phase_ = Phase::idle;
+    double weight_;  // of this process's gradient in the average: 1 / world size unless set
     bool sync_ = true;
     bool find_unused_;
     ReducerStats stats_;
@@ -133,6 +145,13 @@ public:
         if (is_grad_enabled() && module_.is_training()) reducer_->prepare_for_backward(detail::output_tensors(out));
         return out;
     }
+
+    // The weight of this process's gradient in the average, from the next backward on: 1 / world
+    // size by default (equal shares). With uneven shares of a batch, set it to this process's
+    // part of what the loss averages over (its rows, or its counted tokens, over the global
+    // count; the weights of all processes sum to 1), and the averaged gradient is the one a
+    // single process computes on the whole batch (examples::DataParallel::share computes it).
+    void set_gradient_weight(double weight) { reducer_->set_gradient_weight(weight); }
 
     M& module() { return module_; }
     const M& module() const { return module_; }

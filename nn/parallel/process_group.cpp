@@ -2,9 +2,13 @@
 
 #include "autograd/error.hpp"
 
+#include <charconv>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #if XTGRAD_WITH_MPI
 #define OMPI_SKIP_MPICXX 1  // the C API only: OpenMPI's deprecated C++ bindings warn
@@ -18,10 +22,7 @@ namespace {
 struct State {
     bool initialized = false;  // MPI is in use
     int rank = 0, world = 1, local_world = 1;
-    std::chrono::duration<double> timeout{[] {
-        const char* env = std::getenv("XTGRAD_DIST_TIMEOUT");
-        return env != nullptr && *env != '\0' ? std::strtod(env, nullptr) : 300.0;
-    }()};
+    std::optional<std::chrono::duration<double>> timeout;  // XTGRAD_DIST_TIMEOUT's, read when first needed
 };
 
 State& state() {
@@ -41,8 +42,31 @@ bool is_initialized() { return state().initialized; }
 int get_rank() { return state().rank; }
 int get_world_size() { return state().world; }
 int get_local_world_size() { return state().local_world; }
-std::chrono::duration<double> timeout() { return state().timeout; }
-void set_timeout(std::chrono::duration<double> t) { state().timeout = t; }
+std::chrono::duration<double> parse_timeout(std::string_view text) {
+    double value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    const std::string_view unit = ec == std::errc() ? text.substr(static_cast<std::size_t>(end - text.data())) : "";
+    const double scale = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : 0;
+    if (ec != std::errc() || scale == 0 || !std::isfinite(value) || !(value > 0) || !std::isfinite(value * scale))
+        fail("XTGRAD_DIST_TIMEOUT='{}': not a positive finite time (seconds, e.g. 300, or with a unit: 90s, 5m, 1h)",
+             text);
+    return std::chrono::duration<double>(value * scale);
+}
+
+std::chrono::duration<double> timeout() {
+    State& s = state();
+    if (!s.timeout) {
+        const char* env = std::getenv("XTGRAD_DIST_TIMEOUT");
+        s.timeout = env != nullptr ? parse_timeout(env) : std::chrono::duration<double>(300.0);
+    }
+    return *s.timeout;
+}
+
+void set_timeout(std::chrono::duration<double> t) {
+    if (!std::isfinite(t.count()) || !(t.count() > 0))
+        fail("distributed::set_timeout: the timeout must be a positive finite time, got {} s", t.count());
+    state().timeout = t;
+}
 
 #if XTGRAD_WITH_MPI
 
@@ -74,6 +98,7 @@ bool mpi_available() { return true; }
 void init_process_group() {
     State& s = state();
     if (s.initialized || !launched_by_mpirun()) return;
+    (void)timeout();  // a bad XTGRAD_DIST_TIMEOUT is an Error before any collective
     int provided = 0;
     check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
     // Errors come back as codes (and become xtgrad::Errors) instead of aborting inside MPI.
@@ -126,6 +151,15 @@ Work all_reduce_async(float* data, std::size_t count, const char* what) {
     return Work(r);
 }
 
+void all_reduce(double* data, std::size_t count, const char* what) {
+    if (!is_initialized() || get_world_size() == 1) return;
+    auto r = std::make_shared<Work::Request>();
+    r->what = what;
+    check(MPI_Iallreduce(MPI_IN_PLACE, data, mpi_count(count, what), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r->request),
+          what);
+    Work(r).wait();
+}
+
 void broadcast(void* data, std::size_t bytes, int root, const char* what) {
     if (!is_initialized() || get_world_size() == 1) return;
     auto r = std::make_shared<Work::Request>();
@@ -157,6 +191,7 @@ void destroy_process_group() {}
 bool Work::is_completed() { return true; }
 void Work::wait() {}
 Work all_reduce_async(float*, std::size_t, const char*) { return Work{}; }
+void all_reduce(double*, std::size_t, const char*) {}
 void broadcast(void*, std::size_t, int, const char*) {}
 void barrier(const char*) {}
 void abort(int code) { std::exit(code); }

@@ -12,7 +12,7 @@
 // mpirun, the world is one process and every collective is the identity.
 //
 // No collective waits forever: each one is non-blocking underneath and wait() polls it until
-// timeout() (default 300 s, XTGRAD_DIST_TIMEOUT=seconds), then throws an Error naming the
+// timeout() (default 300 s, XTGRAD_DIST_TIMEOUT), then throws an Error naming the
 // operation, so a process whose peer died or hung fails with a message instead of hanging.
 // (When a peer process exits, mpirun itself also stops the whole job.)
 #pragma once
@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <string_view>
 
 namespace xtgrad::distributed {
 
@@ -35,8 +36,12 @@ int get_rank();               // 0 outside MPI
 int get_world_size();         // 1 outside MPI
 int get_local_world_size();   // processes on this host (for threads per process)
 
+// XTGRAD_DIST_TIMEOUT is a positive finite number of seconds, with or without a unit
+// ("300", "90s", "5m", "1h"); anything else ("nan", "0", "-1", "5 min", "") is an Error naming
+// the variable and its value, at init_process_group() or the first wait.
 std::chrono::duration<double> timeout();
-void set_timeout(std::chrono::duration<double> t);
+void set_timeout(std::chrono::duration<double> t);  // positive and finite, else an Error
+std::chrono::duration<double> parse_timeout(std::string_view text);  // XTGRAD_DIST_TIMEOUT's syntax
 
 // A collective in flight (torch's Work). wait() returns once it completed, or throws an
 // Error after timeout(); is_completed() only checks (and lets MPI progress).
@@ -56,6 +61,7 @@ private:
 // Sum over all processes, in place. `what` names the operation in errors.
 Work all_reduce_async(float* data, std::size_t count, const char* what = "all_reduce");
 void all_reduce(float* data, std::size_t count, const char* what = "all_reduce");
+void all_reduce(double* data, std::size_t count, const char* what = "all_reduce");  // counts, weights
 // Root's bytes to every process.
 void broadcast(void* data, std::size_t bytes, int root, const char* what = "broadcast");
 void barrier(const char* what = "barrier");

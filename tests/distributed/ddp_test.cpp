@@ -8,6 +8,7 @@
 #include "nn/parallel/distributed_sampler.hpp"
 #include "test_util.hpp"
 
+#include <cmath>
 #include <set>
 
 TEST_SUITE_BEGIN("distributed");
@@ -173,8 +174,54 @@ TEST_CASE("DistributedDataParallel: a backward not armed by ddp.forward stays lo
     Tensor loss = sum(ddp.forward(x));
     loss.backward(true);
     CHECK(ddp.stats().steps == 1);
-    loss.backward();  // a second backward of the same forward: reduced once only
+}
+
+TEST_CASE("DistributedDataParallel: a second backward after one forward is an Error, not a gradient left unaveraged") {
+    TwoLayers model;
+    DistributedDataParallel ddp(model);
+    const Tensor x = test::rnd({5, 3}, 4);
+    Tensor loss = sum(ddp.forward(x));
+    loss.backward(true);
+    test::expect_error([&] { loss.backward(); }, {"DistributedDataParallel", "received a second gradient after one forward", "no_sync()"});
+    // the same through another graph, onto the averaged gradients
+    test::expect_error([&] { sum(model.forward(x)).backward(); }, {"second gradient"});
+    // after zero_grad, a backward of the module called directly is local again (nothing averaged is touched)
+    model.zero_grad();
+    sum(model.forward(x)).backward();
     CHECK(ddp.stats().steps == 1);
+    // the next ddp.forward starts a new step
+    model.zero_grad();
+    sum(ddp.forward(x)).backward();
+    CHECK(ddp.stats().steps == 2);
+}
+
+TEST_CASE("DistributedDataParallel: a gradient of the wrong shape (set by a hook) is an Error naming the parameter") {
+    TwoLayers model;
+    register_post_accumulate_grad_hook(model.fc2->bias, [](TensorImpl& t) { t.grad = std::make_shared<Array>(empty_array({7})); });
+    DistributedDataParallel ddp(model);
+    test::expect_error([&] { sum(ddp.forward(test::rnd({5, 3}, 5))).backward(); }, {"fc2.bias", "(7)"});
+}
+
+TEST_CASE("DistributedDataParallel: a parameter frozen after the wrapper was built is an Error naming it") {
+    TwoLayers model;
+    DistributedDataParallel ddp(model);
+    model.fc1->bias.requires_grad_(false);
+    test::expect_error([&] { ddp.forward(test::rnd({5, 3}, 6)); }, {"fc1.bias", "frozen", "after the wrapper was built"});
+}
+
+TEST_CASE("DistributedDataParallel: set_gradient_weight scales this process's part; out of [0, 1] is refused") {
+    TwoLayers model;
+    const Tensor x = test::rnd({5, 3}, 7);
+    sum(model.forward(x)).backward();
+    const std::vector<Array> plain = grads_of(model);
+    model.zero_grad();
+    DistributedDataParallel ddp(model);
+    ddp.set_gradient_weight(0.25);
+    sum(ddp.forward(x)).backward();
+    const std::vector<Array> g = grads_of(model);
+    for (std::size_t i = 0; i < g.size(); ++i) CHECK(test::max_abs_diff(g[i], Array(plain[i] * 0.25f)) < 1e-7f);
+    for (double bad : {-0.1, 1.5, std::nan("")})
+        test::expect_error([&] { ddp.set_gradient_weight(bad); }, {"set_gradient_weight", "[0, 1]"});
 }
 
 TEST_CASE("register_post_accumulate_grad_hook sees the complete gradient in .grad, once per backward") {
@@ -187,6 +234,19 @@ TEST_CASE("register_post_accumulate_grad_hook sees the complete gradient in .gra
     Tensor y = x * 2.f;
     test::expect_error([&] { register_post_accumulate_grad_hook(y, [](TensorImpl&) {}); },
                        {"register_post_accumulate_grad_hook", "leaf"});
+}
+
+TEST_CASE("XTGRAD_DIST_TIMEOUT: positive finite seconds, with or without a unit; anything else names the variable and value") {
+    using std::chrono::duration;
+    CHECK(distributed::parse_timeout("300") == duration<double>(300));
+    CHECK(distributed::parse_timeout("0.5") == duration<double>(0.5));
+    CHECK(distributed::parse_timeout("90s") == duration<double>(90));
+    CHECK(distributed::parse_timeout("5m") == duration<double>(300));
+    CHECK(distributed::parse_timeout("2h") == duration<double>(7200));
+    for (const char* bad : {"nan", "inf", "0", "-1", "", "5 m", "5min", "m", "+5", " 5", "1e400", "5mm"})
+        test::expect_error([&] { distributed::parse_timeout(bad); },
+                           {"XTGRAD_DIST_TIMEOUT='", "not a positive finite time"});
+    test::expect_error([] { distributed::set_timeout(duration<double>(std::nan(""))); }, {"set_timeout", "positive finite"});
 }
 
 TEST_SUITE_END();

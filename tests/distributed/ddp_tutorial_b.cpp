@@ -8,7 +8,8 @@
 // difference of the final parameters from the reference file (the attention key biases apart:
 // see below). --micro-batches M splits each
 // rank's share into M backward passes, all but the last under no_sync(). --exit-rank/--hang-rank
-// make one rank die (std::_Exit) or stop (sleep) at --fault-step: the fault tests.
+// make one rank die (std::_Exit) or stop (sleep) at --fault-step: the fault tests; --freeze-rank
+// freezes a parameter on one rank only, which DistributedDataParallel must refuse on every rank.
 #include "examples/common/data_parallel.hpp"
 #include "nn/checkpoint.hpp"
 #include "nn/parallel/distributed.hpp"
@@ -42,6 +43,8 @@ int main(int argc, char** argv) {
     app.add_option("--exit-rank", exit_rank, "this rank exits (status 3) at --fault-step");
     app.add_option("--hang-rank", hang_rank, "this rank stops (sleeps) at --fault-step");
     app.add_option("--fault-step", fault_step)->capture_default_str();
+    int freeze_rank = -1;
+    app.add_option("--freeze-rank", freeze_rank, "this rank alone freezes the first parameter before wrapping (a misuse)");
     CLI11_PARSE(app, argc, argv);
     const examples::DataParallel dp("ddp_tutorial_b");
     try {
@@ -50,9 +53,13 @@ int main(int argc, char** argv) {
         Generator gen(1);
         const Ids src = dp.shard(randint({batch, len}, 1, static_cast<std::int64_t>(vocab), gen));
         const Ids tgt = dp.shard(randint({batch, len}, 1, static_cast<std::int64_t>(vocab), gen));
+        if (dp.rank() == freeze_rank) model.parameters().front().requires_grad_(false);
         nn::parallel::DistributedDataParallel ddp(model);
         optim::Adam opt(model.parameters(), {.lr = 1e-4, .betas = {0.9, 0.98}, .eps = 1e-9});
+        // Uneven shares (a batch N does not divide): each process's gradient and loss weigh by its rows.
         const std::size_t rows = src.shape()[0], per = rows / static_cast<std::size_t>(micro_batches);
+        const double share = dp.share(rows);
+        ddp.set_gradient_weight(share);
         if (per * static_cast<std::size_t>(micro_batches) != rows)
             fail("ddp_tutorial_b: {} rows per rank do not split into {} micro-batches", rows, micro_batches);
         for (long step = 1; step <= steps; ++step) {
@@ -76,7 +83,7 @@ int main(int argc, char** argv) {
             }
             pass(micro_batches - 1);  // this backward averages the sum over the processes
             opt.step();
-            fmt::print("step {} loss {:.6f}\n", step, dp.mean(loss_sum));
+            fmt::print("step {} loss {:.6f}\n", step, dp.mean(loss_sum, share));
         }
         if (!out.empty()) dp.save(model, out);
         if (!compare.empty()) {

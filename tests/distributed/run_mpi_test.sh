@@ -27,10 +27,10 @@ mpi() { timeout "$1" mpirun -np 2 --oversubscribe --bind-to none "${@:2}"; }
 
 # 1. The same run, alone and as 2 processes.
 "$prog" --batch 8 --steps 5 --out "$out/ref.safetensors" >"$out/ref.log" 2>&1 || { bad "single-process run"; cat "$out/ref.log"; }
-# same_losses LOG: every "step K loss L" of LOG within 1e-4 of the reference's
+# same_losses LOG [REFERENCE_LOG]: every "step K loss L" of LOG within 1e-4 of the reference's
 same_losses() {
   awk 'FNR == NR && /^step/ {ref[$2] = $4; next} /^step/ {n++; d = $4 - ref[$2]; if (d < 0) d = -d; if (d > max) max = d}
-       END {printf "%d steps, max |loss - reference| = %.2g\n", n, max; exit !(n == 5 && max <= 1e-4)}' "$out/ref.log" "$1"
+       END {printf "%d steps, max |loss - reference| = %.2g\n", n, max; exit !(n == 5 && max <= 1e-4)}' "${2:-$out/ref.log}" "$1"
 }
 weights_close() { awk '/^max \|parameter - reference\|/ {print $NF; found = 1; exit !($NF <= 1e-5)} END {exit !found}' "$1"; }
 for mode in "plain" "no_sync"; do
@@ -44,6 +44,18 @@ for mode in "plain" "no_sync"; do
     bad "2 processes ($mode) against 1 process"; cat "$log"
   fi
 done
+
+# 1b. A global batch the processes do not divide (7 rows over 2): uneven shares, weighted by their
+# rows, give the losses and parameters of one process (no row is repeated).
+"$prog" --batch 7 --steps 5 --out "$out/ref7.safetensors" >"$out/ref7.log" 2>&1 || { bad "single-process run at batch 7"; cat "$out/ref7.log"; }
+log="$out/mpi_uneven.log"
+if mpi 300 "$prog" --batch 7 --steps 5 --compare "$out/ref7.safetensors" >"$log" 2>&1 \
+   && losses=$(same_losses "$log" "$out/ref7.log") \
+   && w=$(weights_close "$log"); then
+  ok "2 processes = 1 process at global batch 7 (shares of 4 and 3 rows): $losses; parameters within $w"
+else
+  bad "2 processes against 1 process at global batch 7"; cat "$log"
+fi
 
 # 2. Faults: the job ends with an error well before the timeout.
 # expect_failure NAME PATTERN ARGS...: mpirun fails (not by timeout) and its output has PATTERN
@@ -61,6 +73,13 @@ expect_failure "rank 1 exits at step 2" "exited\|exit code\|non-zero status" \
   "$prog" --batch 8 --steps 5 --exit-rank 1 --fault-step 2
 XTGRAD_DIST_TIMEOUT=5 expect_failure "rank 1 stops at step 2" "did not complete within 5 s" \
   -x XTGRAD_DIST_TIMEOUT "$prog" --batch 8 --steps 5 --hang-rank 1 --fault-step 2
+
+XTGRAD_DIST_TIMEOUT=nan expect_failure "XTGRAD_DIST_TIMEOUT=nan is refused, not a busy wait forever" \
+  "XTGRAD_DIST_TIMEOUT='nan': not a positive finite time" -x XTGRAD_DIST_TIMEOUT "$build/examples/random_copy" --steps 1
+expect_failure "rank 1 alone freezes a parameter" "rank(s) 1 differ from rank 0" \
+  "$prog" --batch 8 --steps 2 --freeze-rank 1
+grep -q "is frozen here but trained on rank 0" "$out/fault.log" && ok "  ...rank 1 names the parameter and the flags" \
+  || { bad "  ...rank 1 does not say which parameter"; cat "$out/fault.log"; }
 
 # 3. The examples, data-parallel: one "data-parallel" line, the progress printed once.
 log="$out/random_copy.log"

@@ -6,6 +6,7 @@
 #   tests/examples/run_cli_tests.sh BUILD_DIR
 set -uo pipefail
 build=$(cd "$1" && pwd)
+src=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 cd "$out"
@@ -55,7 +56,7 @@ for prog in reverse spiral; do
   else bad "$prog: resumed final checkpoint differs"; fi
 done
 expect 2 "random_copy --resume with another --seed (other data)" "${rc[@]}" --steps 4 --seed 1 --out rsplit --resume random_copy_split/random_copy.safetensors
-says "that run has seed 0, this command 1"
+says "that run has --seed 0, this command --seed 1"
 expect 2 "winter_games --resume, --epochs below the epochs done" "${wg[@]}" --epochs 3 --out split --resume winter_games_split/winter_games.safetensors
 says "--epochs 3 is fewer than the 4 epochs already done"
 
@@ -80,7 +81,45 @@ says "model only: weights loaded; fresh optimizer, epoch 0"
 expect 0 "random_copy --save-init" "${rc[@]}" --steps 1 --out rinit --save-init rinit/init.safetensors
 [ -s rinit/init.safetensors ] && ok "  ...wrote it" || bad "  ...no file"
 
+echo "== a run's files are never replaced by a lesser file or a device (issue 26)"
+mkfifo "$out/save_fifo"
+expect 2 "--save-init onto a fifo" "${rc[@]}" --steps 1 --out dev --save-init "$out/save_fifo"
+says "not a regular file (a fifo)"; trained_nothing
+if [ "$(id -u)" -eq 0 ] && mknod "$out/null" c 1 3; then  # a /dev/null of our own: the system's is never a target
+  expect 2 "--save-init onto a character device" "${rc[@]}" --steps 1 --out dev --save-init "$out/null"
+  says "not a regular file (a character device)"
+  if [ -c "$out/null" ]; then ok "  ...still a character device"; else bad "  ...the device was replaced"; fi
+fi
+"${rc[@]}" --steps 2 --out keep >/dev/null 2>&1; cp keep/random_copy.safetensors keep/before.safetensors
+expect 2 "--save-init onto the --resume file" "${rc[@]}" --steps 3 --out keep --resume keep/random_copy.safetensors --save-init keep/random_copy.safetensors
+says "is the --resume file"
+ln keep/random_copy.safetensors keep/hardlink.safetensors
+expect 2 "--save-init onto the run's checkpoint under another name (a hard link)" "${rc[@]}" --steps 3 --out keep --save-init keep/hardlink.safetensors
+says "is this run's checkpoint"
+expect 2 "--save-init onto the run's checkpoint as ./keep/../keep/..." "${rc[@]}" --steps 3 --out keep --save-init ./keep/../keep/random_copy.safetensors
+expect 2 "--save-init onto another run's checkpoint" "${rc[@]}" --steps 1 --out other --save-init keep/random_copy.safetensors
+says "holds a training run (2 epochs or steps done)"
+if cmp -s keep/before.safetensors keep/random_copy.safetensors; then ok "  ...the trained run is untouched"; else bad "  ...the trained run was overwritten"; fi
+
+echo "== --resume: the options that define a run must match it; --lr may change, and says so"
+for option in "--batch 3" "--dropout 0.2" "--heads 4" "--len 9" "--seed 1"; do
+  expect 2 "random_copy --resume with $option" "${rc[@]}" --steps 3 --out keep2 --resume keep/before.safetensors $option
+  says "that run has ${option%% *}"
+done
+expect 2 "winter_games --resume with --heads 1 (a usage error, before the shapes are compared)" "${wg[@]}" --epochs 5 --out split2 --heads 1 --resume winter_games_split/winter_games.safetensors
+says "that run has --heads 2, this command --heads 1"
+expect 0 "random_copy --resume with --lr 2e-3" "${rc[@]}" --steps 3 --out keep3 --resume keep/before.safetensors --lr 2e-3
+says "--lr 0.002 replaces the run's 0.001 from step 3 on"
+
 echo "== every option is checked before training (exit 2)"
+for option in "--lr nan" "--lr inf" "--lr -1" "--dropout nan" "--dropout -0.1" "--dropout inf"; do
+  expect 2 "random_copy $option" "${rc[@]}" $option
+done
+expect 2 "winter_games --lr nan" "${wg[@]}" --lr nan
+expect 2 "spiral --lr nan" "$build/examples/spiral" --lr nan
+expect 2 "random_copy --len 65536: attention's scores do not fit" "${rc[@]}" --len 65536
+says "of them attention scores"; trained_nothing
+expect 2 "graph --depth -2" "$build/examples/graph" --depth -2
 mkfifo "$out/fifo"
 expect 2 "--resume a fifo does not hang" "${wg[@]}" --resume "$out/fifo"
 says "not a regular file (a fifo)"; trained_nothing
@@ -175,6 +214,20 @@ done
 for prog in examples/winter_games examples/random_copy examples/reverse examples/spiral bench/xtgrad_bench bench/skinny_bench bench/ddp_bench tools/parity; do
   if "$build/$prog" --help | grep -A1 -- "--threads" | grep -q "(oneDNN or OpenBLAS) and for xtgrad's own kernels"; then ok "$prog --threads: the shared meaning"; else bad "$prog --threads"; fi
 done
+echo "== paths that start with '-' and short fixture lists (issue 26)"
+if command -v dot >/dev/null; then
+  expect 0 "graph --out -rf: a folder named -rf, never an option of dot" "$build/examples/graph" --out -rf
+  if [ -s ./-rf/encoder_layer.svg ]; then ok "  ...rendered -rf/encoder_layer.svg"; else bad "  ...no -rf/encoder_layer.svg"; fi
+fi
+cp -r "$src/tests/fixtures/small/adam" short_lr
+python3 - short_lr/meta.json <<'PY'
+import json, sys
+meta = json.load(open(sys.argv[1]))
+meta["optimizer"]["lr_per_step"] = meta["optimizer"]["lr_per_step"][:2]
+json.dump(meta, open(sys.argv[1], "w"))
+PY
+expect 1 "parity: a fixture whose lr_per_step is shorter than its steps" "$build/tools/parity" short_lr
+says "lr_per_step has 2 entries for 5 steps"
 expect 2 "parity with neither DIR nor --all" "$build/tools/parity"
 expect 1 "parity on a folder that is no fixture" "$build/tools/parity" "$out/init"
 

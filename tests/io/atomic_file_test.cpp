@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -205,11 +206,51 @@ TEST_CASE("write_file_atomically: a missing directory throws and creates nothing
     CHECK(dir.entries().empty());
 }
 
-TEST_CASE("write_file_atomically: a failed rename removes the temporary") {
+TEST_CASE("write_file_atomically: only a regular file or a new path is replaced") {
     TempDir dir;
-    std::filesystem::create_directory(dir.file("target"));  // a directory cannot be replaced by a file
-    CHECK_THROWS_WITH_AS(write_text(dir.file("target"), "data"),
-                         doctest::Contains("renaming the temporary file over it failed"), Error);
+    std::filesystem::create_directory(dir.file("folder"));
+    REQUIRE(::mkfifo(dir.file("pipe").c_str(), 0600) == 0);
+    // A character device with /dev/null's numbers, made here: the system's /dev/null is never written.
+    REQUIRE(::mknod(dir.file("null").c_str(), S_IFCHR | 0666, ::makedev(1, 3)) == 0);
+    const auto expect_refused = [&](const std::string& name, const std::string& kind) {
+        test::expect_error([&] { write_text(dir.file(name), "data"); },
+                           {("cannot write '" + dir.file(name) + "': it is " + kind).c_str(), "only a regular file"});
+    };
+    expect_refused("folder", "a directory");
+    expect_refused("pipe", "a fifo");
+    expect_refused("null", "a character device");
+    struct stat st {};
+    REQUIRE(::lstat(dir.file("null").c_str(), &st) == 0);
+    CHECK(S_ISCHR(st.st_mode));
+    REQUIRE(::lstat(dir.file("pipe").c_str(), &st) == 0);
+    CHECK(S_ISFIFO(st.st_mode));
+    CHECK(dir.entries() == std::set<std::string>{"folder", "pipe", "null"});  // no temporary either
+}
+
+TEST_CASE("write_file_atomically: a symbolic link is followed to a regular file and kept; any other link is refused") {
+    TempDir dir;
+    write_text(dir.file("real"), "old");
+    std::filesystem::create_symlink(dir.file("real"), dir.file("link"));
+    write_text(dir.file("link"), "new");
+    CHECK(std::filesystem::is_symlink(dir.file("link")));
+    CHECK(read_bytes(dir.file("real")) == "new");
+    std::filesystem::create_symlink(dir.file("nowhere"), dir.file("dangling"));
+    test::expect_error([&] { write_text(dir.file("dangling"), "x"); }, {"a symbolic link to nothing that exists"});
+    REQUIRE(::mkfifo(dir.file("pipe").c_str(), 0600) == 0);
+    std::filesystem::create_symlink(dir.file("pipe"), dir.file("to_pipe"));
+    test::expect_error([&] { write_text(dir.file("to_pipe"), "x"); }, {"which is a fifo"});
+    CHECK(std::filesystem::is_symlink(dir.file("to_pipe")));
+    CHECK(dir.entries() == std::set<std::string>{"real", "link", "dangling", "pipe", "to_pipe"});
+}
+
+TEST_CASE("write_file_atomically: a target replaced by a directory while writing is refused, the temporary removed") {
+    TempDir dir;
+    const std::string path = dir.file("target");
+    CHECK_THROWS_WITH_AS(write_file_atomically(path, [&](std::ostream& out) {
+                             out << "data";
+                             std::filesystem::create_directory(path);
+                         }),
+                         doctest::Contains("it is a directory"), Error);
     CHECK(dir.entries() == std::set<std::string>{"target"});
 }
 

@@ -64,4 +64,25 @@ TEST_CASE("run_program: dot renders a file whose path holds a quote (skipped wit
     CHECK(read_bytes(svg).find("<svg") != std::string::npos);
 }
 
+TEST_CASE("file_argument: a path starting with '-' reaches dot as a file, never as an option") {
+    using xtgrad::examples::file_argument;
+    CHECK(file_argument("-rf/x.dot") == "./-rf/x.dot");
+    CHECK(file_argument("-o") == "./-o");
+    CHECK(file_argument("out/x.dot") == "out/x.dot");
+    CHECK(file_argument("/abs/-x") == "/abs/-x");
+    if (!run_program({"dot", "-V"}).has_value()) return;  // the rest needs Graphviz
+    TempDir dir;
+    const std::filesystem::path cwd = std::filesystem::current_path();
+    std::filesystem::current_path(dir.file(""));
+    std::filesystem::create_directory("-Tpng");
+    {
+        std::ofstream out("-Tpng/g.dot");
+        out << "digraph { a -> b }\n";
+    }
+    const std::optional<int> status = run_program({"dot", "-Tsvg", file_argument("-Tpng/g.dot"), "-o", file_argument("-Tpng/g.svg")});
+    std::filesystem::current_path(cwd);
+    CHECK(status == 0);
+    CHECK(read_bytes(dir.file("-Tpng/g.svg")).find("<svg") != std::string::npos);
+}
+
 TEST_SUITE_END();

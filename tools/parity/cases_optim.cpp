@@ -36,8 +36,17 @@ void run_optimizer_case(const Fixture& f, Report& r) {
     std::unique_ptr<optim::Optimizer> opt = make_optimizer(spec, params);
     const Tolerance tol = f.tolerance();
     const long steps = spec.at("steps");
+    // Per-step lists must cover every step: indexing past one would read beyond the array.
+    const json& lr_per_step = spec.at("lr_per_step");
+    if (steps < 0 || !lr_per_step.is_array() || lr_per_step.size() < static_cast<std::size_t>(steps))
+        xtgrad::fail("parity: optimizer.lr_per_step has {} entries for {} steps", lr_per_step.is_array() ? lr_per_step.size() : 0,
+                     steps);
+    for (const json& counts : spec.at("step_count_after_step"))
+        if (!counts.is_array() || counts.size() < static_cast<std::size_t>(steps))
+            xtgrad::fail("parity: optimizer.step_count_after_step has a list of {} entries for {} steps",
+                         counts.is_array() ? counts.size() : 0, steps);
     for (long k = 1; k <= steps; ++k) {
-        opt->set_lr(spec.at("lr_per_step")[k - 1]);
+        opt->set_lr(lr_per_step[static_cast<std::size_t>(k - 1)]);
         const std::string step = "step" + std::to_string(k);
         for (std::size_t i = 0; i < params.size(); ++i) {
             params[i].zero_grad();

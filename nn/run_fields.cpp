@@ -1,0 +1,100 @@
+#include "nn/run_fields.hpp"
+
+#include "autograd/error.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <string_view>
+
+namespace xtgrad::nn::detail {
+
+namespace {
+
+using json = nlohmann::json;
+
+// At most 80 characters of a value from the file, for error messages.
+std::string shown_field(std::string_view text) {
+    constexpr std::size_t kShown = 80;
+    return text.size() <= kShown ? std::string(text) : fmt::format("{}... ({} bytes)", text.substr(0, kShown), text.size());
+}
+
+// The deepest nesting of lists and objects in JSON text (strings skipped), counted without
+// recursion so that hostile text cannot exhaust the stack here either.
+int json_nesting(std::string_view text) {
+    int depth = 0, deepest = 0;
+    bool in_string = false, escaped = false;
+    for (char c : text) {
+        if (in_string) {
+            if (escaped) escaped = false;
+            else if (c == '\\') escaped = true;
+            else if (c == '"') in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            deepest = std::max(deepest, ++depth);
+        } else if (c == ']' || c == '}') {
+            --depth;
+        }
+    }
+    return deepest;
+}
+
+bool finite_json_number(const json& v) { return v.is_number() && std::isfinite(v.get<double>()); }
+
+}  // namespace
+
+void RunFields::fail_field(const std::string& key, const std::string& why) const {
+    fail("load '{}': metadata entry '{}': {}", path_, key, why);
+}
+
+const std::string& RunFields::text(const std::string& key) const {
+    const auto it = metadata_.find(key);
+    if (it == metadata_.end()) fail("load '{}': a run checkpoint without the metadata entry '{}'", path_, key);
+    return it->second;
+}
+
+long RunFields::whole_number(const std::string& key, long min, long max) const {
+    const std::string& value = text(key);
+    long n = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+    if (value.empty() || ec != std::errc() || end != value.data() + value.size() || n < min || n > max)
+        fail_field(key, fmt::format("'{}' is not a whole number in [{}, {}]", shown_field(value), min, max));
+    return n;
+}
+
+json RunFields::parsed_json(const std::string& key) const {
+    const std::string& value = text(key);
+    if (json_nesting(value) > kMaxNesting)
+        fail_field(key, fmt::format("the JSON nests lists and objects more than {} deep", kMaxNesting));
+    try {
+        return json::parse(value);
+    } catch (const json::exception& e) {
+        fail_field(key, fmt::format("not valid JSON ({})", shown_field(e.what())));
+    }
+}
+
+const std::string& RunFields::param_groups() const {
+    (void)parsed_json("optimizer.param_groups");  // nesting and syntax, with the file and entry named
+    return text("optimizer.param_groups");
+}
+
+std::string RunFields::schedule() const {
+    const nlohmann::json state = parsed_json("schedule");
+    if (!state.is_object()) fail_field("schedule", "must be an object");
+    const auto last = state.find("last_epoch");
+    if (last == state.end() || !last->is_number_integer() || last->get<long>() < 0)
+        fail_field("schedule", "last_epoch must be a whole number >= 0");
+    const auto lr = state.find("_last_lr");
+    if (lr == state.end() || !lr->is_array() || lr->size() != 1 || !finite_json_number((*lr)[0]) || (*lr)[0].get<double>() < 0)
+        fail_field("schedule", "_last_lr must be a list of one finite number >= 0");
+    return state.dump();
+}
+
+void check_optimizer_entries(const std::string& path, const std::vector<std::pair<std::string, Array>>& entries,
+                             long epoch) {
+    if (epoch > 0 && entries.empty())
+        fail("load '{}': the run did {} epochs or steps but holds no optimizer state (no 'optimizer.state.*' entry)",
+             path, epoch);
+}
+
+}  // namespace xtgrad::nn::detail

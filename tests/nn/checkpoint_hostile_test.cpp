@@ -1,0 +1,161 @@
+// HostileRun checkpoints from a hostile or careless writer (issue 26): every metadata field goes
+// through one bounded, type-checked path, and a file that does not fit changes nothing — the
+// model, the optimizer, the schedule, the generators and the epoch are compared before and
+// after each refused load.
+#include "nn/checkpoint.hpp"
+#include "nn/layers.hpp"
+#include "nn/safetensors.hpp"
+#include "tests/io/io_test_util.hpp"
+#include "tests/test_util.hpp"
+
+#include <functional>
+
+TEST_SUITE_BEGIN("nn");
+
+using namespace xtgrad;
+using namespace xtgrad::nn;
+
+namespace {
+
+struct HostileNet : Module {
+    std::shared_ptr<Linear> fc = register_module("fc", std::make_shared<Linear>(3, 2));
+};
+
+// A run: model, Adam, a warm-up schedule and a generator, trained a few steps.
+struct HostileRun {
+    Generator gen{3};
+    HostileNet net;
+    optim::Adam opt{net.parameters(), {.lr = 0.01}};
+    optim::LRScheduler schedule{opt, optim::linear_warmup(0.01, 3)};
+    RunState state{.optimizer = &opt, .schedule = &schedule, .generators = {{"data", &gen}}};
+    void steps(int n) {
+        for (int s = 0; s < n; ++s) {
+            schedule.step();
+            opt.zero_grad();
+            sum(net.fc->forward(randn({4, 3}, gen))).backward();
+            opt.step();
+        }
+        state.epoch += n;
+    }
+};
+
+// Everything load_run may change, as text and bytes, to compare before and after.
+struct RunObserved {
+    std::vector<Array> model, optimizer;
+    std::string param_groups, schedule;
+    std::vector<std::uint8_t> generator;
+    long epoch;
+    explicit RunObserved(const HostileRun& r) : schedule(r.schedule.state_dict()), generator(r.gen.state()), epoch(r.state.epoch) {
+        for (const auto& [name, t] : r.net.state_dict()) model.push_back(t.data());
+        const optim::OptimizerState o = r.opt.state_dict();
+        for (const auto& [name, a] : o.tensors) optimizer.push_back(a);
+        param_groups = o.param_groups;
+    }
+    bool operator==(const RunObserved&) const = default;
+};
+
+// A good run file rewritten by `edit` (its tensors and metadata), then loaded into another run:
+// the load must fail with every part of `message`, and change nothing in that run.
+void expect_load_refused(const std::function<void(NamedArrays&, std::map<std::string, std::string>&)>& edit,
+                    std::initializer_list<const char*> message) {
+    test::TempDir dir;
+    const std::string path = dir.file("run.safetensors");
+    HostileRun source;
+    source.steps(2);
+    save_run(path, source.net, source.state);
+    SafetensorsFile file = load_safetensors(path);
+    edit(file.tensors, file.metadata);
+    save_safetensors(path, file.tensors, file.metadata);
+
+    manual_seed(9);
+    HostileRun target;
+    target.steps(1);
+    const RunObserved before(target);
+    test::expect_error([&] { load_run(path, target.net, target.state); }, message);
+    CHECK(RunObserved(target) == before);
+}
+
+std::string with_replaced(std::string text, const std::string& from, const std::string& to) {
+    const std::size_t at = text.find(from);
+    REQUIRE_MESSAGE(at != std::string::npos, from << " is not in " << text);
+    return text.replace(at, from.size(), to);
+}
+
+Array zero_array(const Shape& shape) {
+    Array a = empty_array(shape);
+    a.fill(0.f);
+    return a;
+}
+
+void erase_entries_named(NamedArrays& tensors, const std::string& part) {
+    std::erase_if(tensors, [&](const auto& entry) { return entry.first.find(part) != std::string::npos; });
+}
+
+}  // namespace
+
+TEST_CASE("run checkpoint: a deeply nested param_groups is refused before parsing, naming the entry") {
+    expect_load_refused([](NamedArrays&, auto& meta) { meta["optimizer.param_groups"] = std::string(200'000, '[') + std::string(200'000, ']'); },
+                   {"run.safetensors", "metadata entry 'optimizer.param_groups'", "nests lists and objects more than 4 deep"});
+    expect_load_refused([](NamedArrays&, auto& meta) { meta["schedule"] = std::string(100'000, '{'); },
+                   {"metadata entry 'schedule'", "more than 4 deep"});
+}
+
+TEST_CASE("run checkpoint: hyperparameters of the wrong type, missing or out of range are Errors naming the field") {
+    const auto group_edit = [](std::string from, std::string to) {
+        return [=](NamedArrays&, std::map<std::string, std::string>& meta) {
+            meta["optimizer.param_groups"] = with_replaced(meta["optimizer.param_groups"], from, to);
+        };
+    };
+    expect_load_refused(group_edit("\"lr\":", "\"lr\":\"x\",\"was\":"), {"run.safetensors", "the param group's 'lr' must be a number"});
+    expect_load_refused(group_edit("\"eps\":", "\"eps\":-1e-8,\"was\":"), {"run.safetensors", "eps must be a finite number >= 0, got -1e-08"});
+    expect_load_refused(group_edit("\"betas\":", "\"betas\":[0.9,1.5],\"was\":"), {"run.safetensors", "betas must be in [0, 1)"});
+    expect_load_refused(group_edit("\"betas\":", "\"was\":"), {"run.safetensors", "betas must be two numbers"});
+    expect_load_refused(group_edit("\"amsgrad\":false", "\"amsgrad\":true"), {"run.safetensors", "amsgrad is not implemented"});
+    expect_load_refused(group_edit("\"params\":[0,1]", "\"params\":[0]"), {"saved group has 1 parameters, this optimizer has 2"});
+    expect_load_refused(group_edit("[{", "[{},{"), {"run.safetensors", "param_groups must be a list of one group"});
+    expect_load_refused(group_edit("[{", "[{\"lr\""), {"metadata entry 'optimizer.param_groups'", "not valid JSON"});
+    expect_load_refused([](NamedArrays&, auto& meta) { meta["schedule"] = R"({"last_epoch":"2","_last_lr":[0.01]})"; },
+                   {"metadata entry 'schedule'", "last_epoch must be a whole number >= 0"});
+    expect_load_refused([](NamedArrays&, auto& meta) { meta["schedule"] = R"({"last_epoch":2,"_last_lr":[-1]})"; },
+                   {"'schedule'", "_last_lr"});
+    for (const char* epoch : {" 2", "2x", "-1", "1e3", "", "99999999999999999999"})
+        expect_load_refused([&](NamedArrays&, auto& meta) { meta["epoch"] = epoch; }, {"metadata entry 'epoch'", "not a whole number"});
+    expect_load_refused([](NamedArrays&, auto& meta) { meta["generator.data"] = "zz"; }, {"run.safetensors", "'generator.data'", "not lowercase hex"});
+    expect_load_refused([](NamedArrays&, auto& meta) { meta.erase("optimizer.param_groups"); }, {"without the metadata entry 'optimizer.param_groups'"});
+}
+
+TEST_CASE("run checkpoint: keys Adam does not keep (torch's foreach, SGD's nesterov) are ignored, whatever their type") {
+    test::TempDir dir;
+    const std::string path = dir.file("run.safetensors");
+    HostileRun source;
+    source.steps(2);
+    save_run(path, source.net, source.state);
+    SafetensorsFile file = load_safetensors(path);
+    file.metadata["optimizer.param_groups"] =
+        with_replaced(file.metadata["optimizer.param_groups"], "[{", R"([{"nesterov":"x","foreach":null,)");
+    save_safetensors(path, file.tensors, file.metadata);
+    HostileRun target;
+    CHECK_NOTHROW(load_run(path, target.net, target.state));
+    CHECK(target.state.epoch == 2);
+}
+
+TEST_CASE("run checkpoint: missing Adam moments or optimizer entries are refused, not resumed from zeros") {
+    expect_load_refused([](NamedArrays& t, auto&) { erase_entries_named(t, "state.1.exp_avg_sq"); },
+                   {"run.safetensors", "parameter 1 took 2 steps but 'state.1.exp_avg_sq' is missing"});
+    expect_load_refused([](NamedArrays& t, auto&) { erase_entries_named(t, "state.0.exp_avg"); },
+                   {"run.safetensors", "parameter 0 took 2 steps but 'state.0.exp_avg' is missing"});
+    expect_load_refused([](NamedArrays& t, auto&) { erase_entries_named(t, "optimizer."); },
+                   {"the run did 2 epochs or steps but holds no optimizer state"});
+}
+
+TEST_CASE("run checkpoint: a failure after the model was read puts the model, optimizer and schedule back") {
+    // a moment of the wrong shape is found by the optimizer, after the model is loaded
+    expect_load_refused([](NamedArrays& t, auto&) {
+        for (auto& [name, a] : t)
+            if (name == "optimizer.state.0.exp_avg") a = zero_array(Shape{5});
+    }, {"run.safetensors", "'state.0.exp_avg' has shape (5)"});
+    // a model tensor of the wrong shape
+    expect_load_refused([](NamedArrays& t, auto&) { t[0].second = zero_array(Shape{1}); }, {"run.safetensors", "fc.weight"});
+}
+
+TEST_SUITE_END();
