@@ -41,3 +41,6 @@
 // Optimizers and learning-rate schedules.
 #include "optim/optimizer.hpp"
 #include "optim/schedule.hpp"
+
+// The run report: one self-contained HTML page per training run.
+#include "report/run_report.hpp"

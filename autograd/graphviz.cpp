@@ -6,6 +6,7 @@
 #include "autograd/node.hpp"
 #include "autograd/trace_table.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <deque>
 #include <ostream>
@@ -34,6 +35,30 @@ std::string quoted(const std::string& s) {
         q += c == '\n' ? std::string("\\n") : std::string(1, c);
     }
     return q + "\"";
+}
+
+// "name: float (2,3) min -1 max 2 mean 0.5"; ids and masks by shape (and how many are true).
+std::string saved_summary(const Node& node, const std::string& name) {
+    const std::vector<std::string> kinds = {"float", "int64", "bool"};
+    for (const std::string& kind : kinds) {
+        try {
+            if (kind == "float") {
+                const Array& a = node.saved(name.c_str());
+                if (a.size() == 0) return fmt::format("{}: float {} (empty)", name, shape_str(a.shape()));
+                double lo = a.data()[0], hi = lo, sum = 0;
+                for (float v : a) lo = std::min<double>(lo, v), hi = std::max<double>(hi, v), sum += v;
+                return fmt::format("{}: float {} min {:.4g} max {:.4g} mean {:.4g}", name, shape_str(a.shape()), lo, hi,
+                                   sum / static_cast<double>(a.size()));
+            }
+            if (kind == "int64") return fmt::format("{}: int64 {}", name, shape_str(node.saved_ids(name.c_str()).shape()));
+            const Mask& m = node.saved_mask(name.c_str());
+            std::size_t on = 0;
+            for (bool b : m) on += b;
+            return fmt::format("{}: bool {} ({} true)", name, shape_str(m.shape()), on);
+        } catch (const Error&) {  // another kind (or freed): try the next
+        }
+    }
+    return name + ": not readable";
 }
 
 class DotWriter {
@@ -94,6 +119,26 @@ private:
         return it->second;
     }
 
+    // The gradient norm of t from its own grad or the trace; -1 if neither knows it.
+    double grad_norm(const TensorImpl& t) const {
+        double g = -1;
+        if (t.grad) return l2_norm(*t.grad);
+        if (o_.trace && t.grad_fn && o_.trace->grad_norm_of(t.grad_fn.get(), g)) return g;
+        return -1;
+    }
+
+    void record(const TensorImpl* t, std::string kind, std::string op, std::string module_path) {
+        if (o_.nodes == nullptr) return;
+        DotNode n{.id = id_of(t), .kind = std::move(kind), .op = std::move(op), .module_path = std::move(module_path),
+                  .shape = shape_str(t->shape()), .input_shapes = {}, .saved = {}, .grad_norm = grad_norm(*t)};
+        if (n.kind == "op") {
+            const Node& node = *t->grad_fn;
+            for (const ImplPtr& in : node.inputs()) n.input_shapes.push_back(in ? shape_str(in->shape()) : "none");
+            for (const std::string& name : node.saved_names()) n.saved.push_back(saved_summary(node, name));
+        }
+        o_.nodes->push_back(std::move(n));
+    }
+
     std::string summaries(const TensorImpl& t) const {
         std::string s;
         if (o_.values) {
@@ -116,6 +161,7 @@ private:
     void draw_node(const TensorImpl* t) {
         const Node& node = *t->grad_fn;
         const std::string id = id_of(t);
+        record(t, "op", node.op(), node.module_path());
         add(node.module_path(), id + " [shape=box, style=\"rounded,filled\", fillcolor=\"#eeeeee\"" +
                                     std::string(t == root_.get() ? ", penwidth=2" : "") + ", label=" +
                                     quoted(node.op() + "\n" + shape_str(t->shape()) + summaries(*t)) + "];");
@@ -132,12 +178,14 @@ private:
         const std::string id = id_of(t), shape = shape_str(t->shape());
         if (t->grad_fn == nullptr) {
             const bool param = !t->name.empty();
+            record(t, param ? "parameter" : "input", "", t->name);
             add(param ? parent_of(t->name) : "",
                 id + " [shape=ellipse, style=filled, fillcolor=" + (param ? "\"#cfe2ff\"" : "white") +
                     ", label=" + quoted((param ? t->name : std::string("input")) + "\n" + shape + summaries(*t)) + "];");
             return;
         }
         const Node& node = *t->grad_fn;
+        record(t, "stub", node.op(), node.module_path());
         const std::string label =
             in_prefix(node) ? fmt::format("... {}\n{}", node.op(), shape)
                             : fmt::format("from {}\n{} {}", node.module_path().empty() ? "outside" : node.module_path(),

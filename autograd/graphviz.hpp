@@ -19,10 +19,25 @@
 #include "autograd/tensor.hpp"
 
 #include <string>
+#include <vector>
 
 namespace xtgrad {
 
 class TraceTable;
+
+// What a drawn node stands for, for pictures that show more than the label on click
+// (report/run_report.hpp): `id` is the DOT node id, which Graphviz's SVG keeps as the <title>
+// of the node's group.
+struct DotNode {
+    std::string id;
+    std::string kind;                      // "op", "parameter", "input" or "stub"
+    std::string op;                        // the backward node's op ("" for leaves)
+    std::string module_path;               // the op's module, or the parameter's name
+    std::string shape;                     // output shape, "(2,3)"
+    std::vector<std::string> input_shapes;
+    std::vector<std::string> saved;        // "self: float (2,3) min -1 max 2 mean 0.5", one per saved value
+    double grad_norm = -1;                 // L2 norm of the gradient that reached it; -1: unknown
+};
 
 struct DotOptions {
     int max_depth = -1;                 // -1: no limit
@@ -32,6 +47,7 @@ struct DotOptions {
     const TraceTable* trace = nullptr;  // gradient norms of nodes (with grads = true)
     bool clusters = true;               // group by module path
     std::string title{};                // (the {} let designated initializers skip fields quietly)
+    std::vector<DotNode>* nodes = nullptr;  // if set, filled with one entry per drawn node
 };
 
 std::string to_dot(const Tensor& root, const DotOptions& options = {});

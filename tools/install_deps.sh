@@ -4,9 +4,10 @@
 set -euo pipefail
 packages=(g++ meson ninja-build pkg-config cmake ccache libxtensor-dev libxsimd-dev libxtensor-blas-dev
           libopenblas-dev libdnnl-dev doctest-dev libfmt-dev nlohmann-json3-dev libcli11-dev
-          gdb python3 librsvg2-bin fonts-noto-cjk graphviz
+          gdb valgrind python3 librsvg2-bin fonts-noto-cjk graphviz
           clang-14 libclang-rt-14-dev   # the fuzz targets (fuzz/build.sh)
-          libopenmpi-dev openmpi-bin)   # data-parallel training (docs/distributed.md)
+          libopenmpi-dev openmpi-bin    # data-parallel training (docs/distributed.md)
+          chromium chromium-driver python3-selenium)   # the report page's browser test (docs/report.md)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -62,6 +62,11 @@ if bash tests/run_examples.sh build-ci; then total_passed=$((total_passed + 1));
 # rank that dies or stops fails the job with an error instead of a hang; the examples' MPI mode.
 echo "== data-parallel over MPI, 2 processes on localhost (build-ci)"
 if bash tests/distributed/run_mpi_test.sh build-ci; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
+# The run report page (docs/report.md) in headless Chromium: a short real run's page loads from
+# disk with no console error and no request, its curves, selectors and graph work; a 10,000-step
+# page loads in < 2 s. Debian's python3, whose packages (python3-selenium) apt installed.
+echo "== report page in headless Chromium (build-ci)"
+if /usr/bin/python3 tests/report/browser_test.py build-ci; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
 # The learning tools on the release (-O3) build: gdb follows a gradient with the pretty-printers,
 # and the commands of docs/debugging.md run (the graph example renders with Graphviz).
 echo "== gdb test (build-ci)"

@@ -58,6 +58,10 @@ void add_run_options(CLI::App& app, RunOptions& o, const std::string& unit) {
     app.add_flag("--detect-anomaly", o.detect_anomaly,
                  "when a loss or gradient norm is not finite, re-run that step in anomaly mode (AnomalyGuard) to "
                  "name the op and the module where the NaN/Inf is born");
+    app.add_flag("--no-report", o.no_report,
+                 "do not write OUT/report.html, the run's page (loss and learning rate per step, per-module gradient "
+                 "norms and update ratios, activations, attention maps, the backward graph; docs/report.md), which is "
+                 "otherwise rewritten every few seconds while training");
 }
 
 void add_total_option(CLI::App& app, long& total, const std::string& unit, const std::string& what) {
@@ -154,6 +158,12 @@ long TrainingRun::start(long total) {
     fmt::print("resumed from {} ({} {} done)\n", options_.resume, unit_, run_.epoch);
     apply_lr(file);
     return run_.epoch;
+}
+
+void TrainingRun::start_report(const std::string& out, RunReport::Options options) {
+    if (out.empty() || options_.no_report || !options_.writes) return;
+    report_ = std::make_unique<RunReport>(out + "/report.html", std::move(options));
+    report_->attach(model_);
 }
 
 // The command's --lr (metadata "lr", written with fmt's shortest round-trip form) replaces the

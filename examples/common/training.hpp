@@ -1,7 +1,8 @@
 // What the training examples share around their own loop: the run options (--resume,
-// --save-init, --save-every, --detect-anomaly), the checks made before any training starts,
-// checkpoints that hold the whole run (nn::save_run), and a step that stops on a non-finite
-// loss or gradient norm instead of training on garbage.
+// --save-init, --save-every, --detect-anomaly, --no-report), the checks made before any training
+// starts, checkpoints that hold the whole run (nn::save_run), a step that stops on a non-finite
+// loss or gradient norm instead of training on garbage, and the run's report page
+// (OUT/report.html, report/run_report.hpp).
 #pragma once
 
 #include "autograd/anomaly.hpp"
@@ -9,10 +10,12 @@
 #include "examples/common/cli.hpp"
 #include "examples/common/file_identity.hpp"
 #include "nn/checkpoint.hpp"
+#include "report/run_report.hpp"
 
 #include <cmath>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +33,7 @@ struct RunOptions {
     std::string resume, save_init;
     long save_every = 0;
     bool detect_anomaly = false;
+    bool no_report = false;
     bool writes = true;  // false on the ranks other than 0 of a data-parallel run: they never write a file
 };
 // unit: "epoch" or "step", the count that --epochs / --steps totals.
@@ -66,6 +70,14 @@ public:
     // The metadata key of the learning rate, the one option a resumed run may change.
     static constexpr const char* kLrKey = "lr";
 
+    // The report page OUT/report.html, updated every few seconds while training (off with
+    // --no-report, without an output folder, or on a rank other than 0): attaches the model.
+    void start_report(const std::string& out, RunReport::Options options);
+    // The report (off until start_report): steps are logged by step(); attention maps by the example.
+    RunReport& report() { return *report_; }
+    // What forward_backward calls instead of loss.backward(): the report keeps the first graph.
+    void backward(const Tensor& loss) { report_->backward(loss); }
+
 private:
     void check_save_init() const;
     void check_same_options(const std::map<std::string, std::string>& file) const;
@@ -80,6 +92,7 @@ private:
     nn::RunState run_;
     std::map<std::string, std::string> metadata_;
     long last_saved_ = -1;
+    std::unique_ptr<RunReport> report_ = std::make_unique<RunReport>("");
     std::optional<FileStamp> checkpoint_before_;  // the checkpoint file as this run found it
 };
 
@@ -92,6 +105,7 @@ double TrainingRun::step(long n, ForwardBackward&& forward_backward) {
     for (const auto& [name, gen] : run_.generators) rng.push_back(gen->state());
     if (run_.schedule) run_.schedule->step();
     run_.optimizer->zero_grad();
+    report_->begin_step(n);
     const std::function<void()> rerun = [&] { forward_backward(); };
     double loss = 0, norm = 0;
     try {
@@ -106,7 +120,9 @@ double TrainingRun::step(long n, ForwardBackward&& forward_backward) {
                                                                     non_finite_name(norm));
         stop(n, what, rng, rerun);
     }
+    report_->gradients();
     run_.optimizer->step();
+    report_->end_step({{"loss", loss}, {"lr", run_.optimizer->lr()}});
     return loss;
 }
 

@@ -8,8 +8,8 @@
 // writes DIR/encoder_layer.dot: the nodes of --module, clustered by sub-module, parameters
 // by name, each labelled with its output shape, |value| and |grad|. If Graphviz's `dot` is
 // installed it also renders DIR/encoder_layer.svg. --trace prints the trace table.
+#include "autograd/run_program.hpp"
 #include "examples/common/cli.hpp"
-#include "examples/common/run_program.hpp"
 #include "nn/tutorial_c/tutorial_c.hpp"
 #include "xtgrad.hpp"
 
@@ -20,7 +20,6 @@
 #include <optional>
 
 using namespace xtgrad;
-using xtgrad::examples::run_program;
 namespace tc = xtgrad::nn::tutorial_c;
 
 int main(int argc, char** argv) {
@@ -59,10 +58,9 @@ int main(int argc, char** argv) {
         write_dot(dot, loss, o);
         fmt::print("wrote {}\n", dot);
         if (no_render) return 0;
-        // No shell: --out may hold any character (examples/common/run_program.hpp).
-        // --out may start with '-' (e.g. "-rf"): examples::file_argument keeps it a file for dot.
-        const std::optional<int> status =
-            run_program({"dot", "-Tsvg", examples::file_argument(dot), "-o", examples::file_argument(svg)});
+        // No shell: --out may hold any character (autograd/run_program.hpp), and may start with '-'
+        // (e.g. "-rf"): file_argument keeps it a file for dot.
+        const std::optional<int> status = run_program({"dot", "-Tsvg", file_argument(dot), "-o", file_argument(svg)});
         if (!status) {
             fmt::print("Graphviz's dot is not installed; render with: dot -Tsvg {} -o {}\n", dot, svg);
             return 0;

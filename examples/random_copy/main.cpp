@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
     app.add_option("--seed", seed, "torch.manual_seed(seed) before the model is built; the random batch comes next from the same generator")
         ->capture_default_str();
     cli::add_threads_option(app, threads);
-    app.add_option("--out", out, "folder for the checkpoint (created; must be writable)")->capture_default_str();
+    app.add_option("--out", out, "folder for the checkpoint and report.html (created; must be writable)")->capture_default_str();
     examples::add_run_options(app, run_options, "step");
     return cli::run_main(app, argc, argv, [&] {
       // Under mpirun each rank trains on its share of the batch; rank 0 alone prints and writes.
@@ -101,6 +101,9 @@ int main(int argc, char** argv) {
                                    {"layers", std::to_string(layers)}, {"d-ff", std::to_string(d_ff)},
                                    {"dropout", fmt::format("{}", dropout_p)}, {"lr", fmt::format("{}", lr)}});
         run.check_options(steps);
+        run.start_report(out, {.title = fmt::format("random_copy: batch {} x {}, vocab {}, lr {:g}, seed {}", batch, len,
+                                                    vocab, lr, seed),
+                               .graph_module = "encoder_layers.0"});
         const long done = run.start(steps);
         const nn::tutorial_b::ShiftedTargets shifted = nn::tutorial_b::shift_targets(tgt);
         const Ids tgt_in = shifted.input, target = shifted.target;  // tgt[:, :-1], tgt[:, 1:] flattened
@@ -116,7 +119,7 @@ int main(int argc, char** argv) {
             const double loss = run.step(step, [&] {
                 Tensor logits = ddp.forward(src, tgt_in);
                 Tensor l = cross_entropy(reshape(logits, {-1, static_cast<long>(vocab)}), target, /*ignore_index=*/0);
-                l.backward();
+                run.backward(l);
                 return l;
             });
             run.done(step, steps);
@@ -125,6 +128,7 @@ int main(int argc, char** argv) {
             std::fflush(stdout);
         }
         if (done == steps) run.save_now();
+        run.report().finish();
         fmt::print("saved {}\n", run.checkpoint());
         return cli::kSuccess;
       } catch (const std::exception& e) {

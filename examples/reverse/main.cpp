@@ -92,6 +92,24 @@ Ids greedy(const ta::Transformer& model, const Ids& src, const Ids& src_len) {
     return out;
 }
 
+// The attention maps of the first test string (full length, so no padding) into the report.
+void report_attention(RunReport& report, const ta::Transformer& model, const Batch& test) {
+    if (!report.enabled()) return;
+    NoGradGuard no_grad;
+    const Ids src = row(test.src, 0), tgt = row(test.tgt_in, 0);
+    const ta::TransformerOutput out = model.forward(src, Ids{test.src_len(0)}, tgt, Ids{test.tgt_len(0)});
+    auto words = [](const Ids& ids) {
+        std::vector<std::string> w;
+        for (std::int64_t id : ids) w.push_back(id == kBos ? "<s>" : id == kEos ? "</s>" : id == 0 ? "PAD" : std::to_string(id));
+        return w;
+    };
+    const std::vector<std::string> s = words(src), t = words(tgt);
+    const Mask dec_self = nn::decoder_self_mask(tgt, "reverse");  // the later positions (no padding: full length)
+    report.attention("encoder self-attention", out.enc_self_attn, s, s, 4);
+    report.attention("decoder self-attention", out.dec_self_attn, t, t, 4, &dec_self);
+    report.attention("decoder-encoder attention", out.ctx_attn, t, s, 4);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -104,7 +122,7 @@ int main(int argc, char** argv) {
     examples::add_total_option(app, steps, "step", "batches of 64");
     app.add_option("--seed", seed, "seed of the initial weights (manual_seed) and, + 1, of the batches")->capture_default_str();
     cli::add_threads_option(app, threads);
-    app.add_option("--out", out, "folder to save the run in (reverse.safetensors); none by default");
+    app.add_option("--out", out, "folder to save the run (reverse.safetensors) and its report.html in; none by default");
     examples::add_run_options(app, run_options, "step");
     return cli::run_main(app, argc, argv, [&] {
       // Under mpirun each rank trains on its share of every batch; rank 0 alone prints and writes.
@@ -126,6 +144,7 @@ int main(int argc, char** argv) {
                                    .generators = {{"default", &default_generator()}, {"data", &gen}}},
                                   {{"seed", std::to_string(seed)}});
         run.check_options(steps);
+        run.start_report(out, {.title = fmt::format("reverse: seed {}", seed), .graph_module = "encoder.encoder_layers.0"});
         const long done = run.start(steps);
         fmt::print("tutorial A Transformer (2 layers, d 64, 4 heads): {} parameters\n", model.num_parameters());
         model.train();
@@ -142,7 +161,7 @@ int main(int argc, char** argv) {
                 Ids target = b.target;
                 target.reshape({target.size()});
                 Tensor l = cross_entropy(reshape(logits, {-1, kVocab}), target, /*ignore_index=*/0);
-                l.backward();
+                run.backward(l);
                 return l;
             });
             run.done(step, steps);
@@ -161,6 +180,8 @@ int main(int argc, char** argv) {
             if (i < 5) fmt::print("  {:<14} -> {:<14} {}\n", show(src), show(decoded), ok ? "ok" : "wrong");
         }
         fmt::print("greedy decoding: {}/200 test strings reversed exactly\n", right);
+        report_attention(run.report(), model, test);
+        run.report().finish();
         return cli::kSuccess;
       } catch (const std::exception& e) {
         if (dp.active()) dp.fail(e);  // ends the whole job (MPI_Abort): the other ranks never wait

@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
         ->capture_default_str()
         ->check(cli::positive_finite());
     cli::add_threads_option(app, threads);
-    app.add_option("--out", out, "folder to save the run in (spiral.safetensors); none by default");
+    app.add_option("--out", out, "folder to save the run (spiral.safetensors) and its report.html in; none by default");
     examples::add_run_options(app, run_options, "epoch");
     return cli::run_main(app, argc, argv, [&] {
         if (!out.empty()) examples::require_writable_folder(out, "--out");
@@ -76,6 +76,7 @@ int main(int argc, char** argv) {
         examples::TrainingRun run(run_options, "epoch", out.empty() ? std::string() : fmt::format("{}/spiral.safetensors", out), model,
                                   {.optimizer = &opt, .generators = {}}, {{"seed", std::to_string(seed)}, {"lr", fmt::format("{}", lr)}});
         run.check_options(epochs);
+        run.start_report(out, {.title = fmt::format("spiral: lr {:g}, seed {}", lr, seed)});
         const long done = run.start(epochs);
         fmt::print("spiral: {} points, 3 classes, MLP 2-64-3 ({} parameters)\n", x.size(0), model.num_parameters());
         fmt::print("first weights: {}\n", narrow(model.fc1->weight, 0, 0, 2));
@@ -87,7 +88,7 @@ int main(int argc, char** argv) {
             run.step(epoch, [&] {
                 logits = model.forward(x);
                 loss = cross_entropy(logits, y);
-                loss.backward();
+                run.backward(loss);
                 return loss;
             });
             run.done(epoch, epochs);
@@ -101,6 +102,7 @@ int main(int argc, char** argv) {
             if (epoch == 1) fmt::print("loss tensor: {}\n", loss);
         }
         if (done == epochs) run.save_now();
+        run.report().finish();
         return cli::kSuccess;
     });
 }

@@ -92,6 +92,20 @@ void show_heatmaps(const tc::TransformerOutput& out, const Settings& s) {
     }
 }
 
+// Every map of every layer and head into the report, with the words on both axes and the cells
+// the model's own masks hid: PAD keys (with --tutorial-settings, 'I' and '我' are id 0) and, in
+// the decoder's self-attention, the later words.
+void report_attention(RunReport& report, const tc::TransformerOutput& out, const tc::Batch& batch) {
+    const std::vector<std::string> src = tc::split(tc::sentences()[0]);
+    const std::vector<std::string> dec = tc::split(tc::sentences()[1]);
+    const Ids &enc_ids = batch.enc_inputs, &dec_ids = batch.dec_inputs;
+    const Mask enc_self = tc::get_attn_pad_mask(enc_ids, enc_ids), dec_enc = tc::get_attn_pad_mask(dec_ids, enc_ids);
+    const Mask dec_self = nn::decoder_self_mask(dec_ids, "winter_games");
+    report.attention("encoder self-attention", out.enc_self_attns, src, src, 0, &enc_self);
+    report.attention("decoder self-attention", out.dec_self_attns, dec, dec, 0, &dec_self);
+    report.attention("decoder-encoder attention", out.dec_enc_attns, dec, src, 0, &dec_enc);
+}
+
 // Every check that needs no training, so a bad option never costs (or throws away) a run.
 void validate(const Settings& s) {
     const long layers = static_cast<long>(s.n_layers), heads = static_cast<long>(s.n_heads);
@@ -134,7 +148,7 @@ int main(int argc, char** argv) {
     examples::add_total_option(app, s.epochs, "epoch", "one step each: the corpus is one pair");
     app.add_option("--seed", s.seed, "seed of the initial weights (manual_seed)")->capture_default_str();
     cli::add_threads_option(app, s.threads);
-    app.add_option("--out", s.out, "folder for the checkpoint and the heatmaps (created; must be writable)")
+    app.add_option("--out", s.out, "folder for the checkpoint, the heatmaps and report.html (created; must be writable)")
         ->capture_default_str();
     examples::add_run_options(app, s.run, "epoch");
     app.add_option("--layer", s.layer, "layer of the heatmaps (-1 = last; checked before training)")->capture_default_str();
@@ -186,6 +200,10 @@ int main(int argc, char** argv) {
                                    {"tutorial-settings", s.tutorial_settings ? "1" : "0"},
                                    {"literal-positions", s.literal_positions ? "1" : "0"}, {"lr", fmt::format("{}", s.lr)}});
         run.check_options(s.epochs);
+        run.start_report(s.out, {.title = fmt::format("winter_games{}: lr {:g}, warm-up {}, seed {}",
+                                                      s.tutorial_settings ? " (the lesson's settings)" : "", s.lr,
+                                                      s.warmup, s.seed),
+                                 .graph_module = "encoder.layers.0"});
 
         const long done = run.start(s.epochs);
         fmt::print("tutorial C Transformer: d_model {}, d_ff {}, {} layers, {} heads, {:.1f} M parameters; "
@@ -207,7 +225,7 @@ int main(int argc, char** argv) {
         for (long epoch = done + 1; epoch <= s.epochs; ++epoch) {
             const double loss = run.step(epoch, [&] {
                 Tensor l = cross_entropy(model.forward(enc, dec).logits, target);
-                l.backward();
+                run.backward(l);
                 return l;
             });
             run.done(epoch, s.epochs);
@@ -231,6 +249,8 @@ int main(int argc, char** argv) {
             fmt::print("{} -> {}\n", tc::sentences()[0], python_list(words(predict, number_dict, -1, false)));
         fmt::print("\n{}\n  teacher-forced: {}\n  greedy:         {}   {}\n", tc::sentences()[0], teacher, greedy,
                    greedy == expected ? "(correct)" : "(wrong: expected " + expected + ")");
+        report_attention(run.report(), out, batch);
+        run.report().finish();
         show_heatmaps(out, s);  // after the save: a display problem never costs the training
         fmt::print("\nsaved {}\n", ckpt);
         return s.check && greedy != expected ? cli::kRuntimeError : cli::kSuccess;

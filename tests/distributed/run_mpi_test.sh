@@ -111,4 +111,19 @@ if mpi 300 "$build/examples/reverse" --steps 400 >"$log" 2>&1 \
 else
   bad "mpirun -np 2 reverse"; cat "$log"
 fi
+# 4. Memory errors on the multi-process path (the bucket copies, the allreduce, the hooks that
+# launch it) under valgrind's memcheck: the suite's ASan build covers one process only.
+# tests/distributed/openmpi.supp silences OpenMPI's own internals, never a frame of xtgrad's.
+if command -v valgrind >/dev/null; then
+  log="$out/valgrind.log"
+  if mpi 300 valgrind -q --error-exitcode=3 --suppressions="$(dirname "$0")/openmpi.supp" \
+       "$prog" --batch 8 --steps 2 --out "$out/vg.safetensors" >"$log" 2>&1 \
+     && ! grep -q '^==[0-9]*== [A-Z]' "$log"; then
+    ok "mpirun -np 2 under valgrind memcheck: no error in 2 data-parallel steps"
+  else
+    bad "mpirun -np 2 under valgrind memcheck"; grep -A20 '^==[0-9]*== [A-Z]' "$log" | head -n 60
+  fi
+else
+  echo "  skip: valgrind is not installed (tools/install_deps.sh installs it)"
+fi
 exit $fail

@@ -1,6 +1,6 @@
-// Tests of examples/common/run_program.hpp: arguments reach the program unchanged, with no
+// Tests of autograd/run_program.hpp: arguments reach the program unchanged, with no
 // shell in between (examples/graph passes its --out path to Graphviz's dot this way).
-#include "examples/common/run_program.hpp"
+#include "autograd/run_program.hpp"
 #include "tests/io/io_test_util.hpp"
 
 #include <doctest/doctest.h>
@@ -13,7 +13,7 @@
 
 TEST_SUITE_BEGIN("io");
 
-using xtgrad::examples::run_program;
+using xtgrad::run_program;
 using xtgrad::test::read_bytes;
 using xtgrad::test::TempDir;
 
@@ -65,7 +65,7 @@ TEST_CASE("run_program: dot renders a file whose path holds a quote (skipped wit
 }
 
 TEST_CASE("file_argument: a path starting with '-' reaches dot as a file, never as an option") {
-    using xtgrad::examples::file_argument;
+    using xtgrad::file_argument;
     CHECK(file_argument("-rf/x.dot") == "./-rf/x.dot");
     CHECK(file_argument("-o") == "./-o");
     CHECK(file_argument("out/x.dot") == "out/x.dot");

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace xtgrad::examples {
+namespace xtgrad {
 
 // Runs argv[0] (looked up on PATH like execvp) with the arguments argv[1..], inheriting stdin,
 // stdout and stderr, and waits for it. Returns its exit status (128 + the signal number if a
@@ -18,4 +18,4 @@ std::optional<int> run_program(const std::vector<std::string>& argv);
 // read as an option, so it gets a "./" in front (the same file).
 std::string file_argument(const std::string& path);
 
-}  // namespace xtgrad::examples
+}  // namespace xtgrad

@@ -1,4 +1,4 @@
-#include "run_program.hpp"
+#include "autograd/run_program.hpp"
 
 #include <spawn.h>
 #include <sys/wait.h>
@@ -7,7 +7,7 @@
 
 extern char** environ;
 
-namespace xtgrad::examples {
+namespace xtgrad {
 
 std::optional<int> run_program(const std::vector<std::string>& argv) {
     if (argv.empty()) return std::nullopt;
@@ -26,4 +26,4 @@ std::optional<int> run_program(const std::vector<std::string>& argv) {
 
 std::string file_argument(const std::string& path) { return path.starts_with('-') ? "./" + path : path; }
 
-}  // namespace xtgrad::examples
+}  // namespace xtgrad

@@ -1,0 +1,84 @@
+#include "report/page.hpp"
+
+#include "autograd/atomic_file.hpp"
+#include "autograd/error.hpp"
+#include "report/run_report.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <ostream>
+#include <sstream>
+
+namespace xtgrad {
+
+namespace report {
+
+extern const char* const kPageHtml;  // report/page.html, generated into the build
+
+namespace {
+
+const std::string kDataOpen = R"(<script type="application/json" id="xtgrad-report-data">)";
+const std::string kDataPlaceholder = "XTGRAD_REPORT_DATA";
+const std::string kLivePlaceholder = "<!--XTGRAD_REPORT_LIVE-->";
+
+// '<' only occurs inside JSON strings, where \u003c means the same character.
+std::string script_safe(const std::string& json) {
+    std::string out;
+    out.reserve(json.size());
+    for (char c : json) {
+        if (c == '<') out += "\\u003c";
+        else out += c;
+    }
+    return out;
+}
+
+void replace_once(std::string& s, const std::string& what, const std::string& with) {
+    const std::size_t at = s.find(what);
+    if (at == std::string::npos) fail("report page: the template has no {}", what);
+    s.replace(at, what.size(), with);
+}
+
+}  // namespace
+
+std::string page_html(const std::string& data, bool live) {
+    std::string page = kPageHtml;
+    // While the run is live, the page reloads itself (also if its script fails).
+    replace_once(page, kLivePlaceholder, live ? R"(<meta http-equiv="refresh" content="5">)" : "");
+    replace_once(page, kDataOpen + kDataPlaceholder, kDataOpen + script_safe(data));
+    return page;
+}
+
+std::string read_data(const std::string& html_path) {
+    std::ifstream in(html_path, std::ios::binary);
+    if (!in) fail("report::read_data: cannot open '{}'", html_path);
+    std::stringstream buf;
+    buf << in.rdbuf();
+    const std::string html = buf.str();
+    const std::size_t start = html.find(kDataOpen);
+    const std::size_t end = start == std::string::npos ? start : html.find("</script>", start);
+    if (end == std::string::npos) fail("report::read_data: '{}' is not an xtgrad report page (no report data)", html_path);
+    return html.substr(start + kDataOpen.size(), end - start - kDataOpen.size());
+}
+
+void write_comparison(const std::string& path, const std::vector<std::pair<std::string, std::string>>& named_data) {
+    nlohmann::json runs = nlohmann::json::array();
+    for (const auto& [name, data] : named_data) {
+        nlohmann::json run;
+        try {
+            run = nlohmann::json::parse(data);
+        } catch (const nlohmann::json::exception& e) {
+            fail("report::write_comparison: the data of '{}' is not JSON: {}", name, e.what());
+        }
+        if (!run.is_object() || !run.contains("scalars"))
+            fail("report::write_comparison: the data of '{}' is not a report's (no scalars)", name);
+        run["name"] = name;
+        runs.push_back(std::move(run));
+    }
+    const std::string page = page_html(nlohmann::json{{"format", "xtgrad-report 1"}, {"runs", runs}}.dump(), false);
+    write_file_atomically(path, [&](std::ostream& out) { out << page; });
+}
+
+}  // namespace report
+
+}  // namespace xtgrad

@@ -1,0 +1,116 @@
+// RunReport: one self-contained HTML page per training run (TensorBoard and torchviz in one
+// file, with no server and no network): the loss and learning-rate curves, per-module gradient
+// norms and update/weight ratios, activation statistics from forward hooks, every attention map
+// of every layer and head, and the backward graph of one step, clickable node by node.
+//
+//   RunReport report("out/report.html", {.title = "my run"});
+//   report.attach(model);                        // per-module statistics from here on
+//   for (long step = 1; step <= steps; ++step) {
+//       report.begin_step(step);                 // forward hooks record this step's activations
+//       opt.zero_grad();
+//       Tensor loss = cross_entropy(model.forward(x), y);
+//       report.backward(loss);                   // loss.backward(); the first one also keeps its graph
+//       report.gradients();                      // per-module gradient norms, before the update
+//       opt.step();
+//       report.end_step({{"loss", loss.item()}, {"lr", opt.lr()}});  // update ratios; rewrites the page if due
+//   }
+//   report.attention("encoder self-attention", weights, words, words);
+//   report.finish();                             // the page stops reloading itself
+//
+// The page is rewritten atomically (autograd/atomic_file.hpp) at most every
+// Options::write_interval seconds while the run is live, and reloads itself every few seconds
+// until finish(). A RunReport made with an empty path is off: every call does nothing (and
+// backward() only runs backward), so a program has one code path whether or not it reports.
+// Everything recorded is on the page as JSON and downloadable from it as CSV or JSON; curves
+// longer than ~2000 points are drawn from min/max buckets, so a 10,000-step page stays fast.
+// Labels (titles, token words, module names) are text: nothing given to a RunReport can end
+// the page's script or inject markup (docs/reliability.md).
+#pragma once
+
+#include "autograd/array.hpp"
+#include "autograd/tensor.hpp"
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace xtgrad {
+
+namespace nn {
+class Module;
+}
+
+class RunReport {
+public:
+    struct Options {
+        std::string title = "xtgrad run";
+        double write_interval = 3.0;  // seconds between rewrites while live (0: every end_step)
+        long stats_every = 1;         // per-module statistics every this many steps (>= 1)
+        std::string graph_module{};   // draw only this module's part of the graph ("": all)
+        int graph_depth = -1;         // nodes below the graph's top (-1: no limit)
+    };
+
+    RunReport(std::string path, Options options);
+    explicit RunReport(std::string path) : RunReport(std::move(path), Options{}) {}
+    ~RunReport();  // writes a last page (not live) if finish() was not called; never throws
+    RunReport(const RunReport&) = delete;
+    RunReport& operator=(const RunReport&) = delete;
+
+    bool enabled() const { return !path_.empty(); }
+    const std::string& path() const { return path_; }
+
+    // Per-module statistics from this model on: forward hooks on it and every sub-module
+    // (activation mean, std, fraction of zeros of each module's first output) and its
+    // parameters grouped by module path (gradient norms, update/weight ratios).
+    void attach(nn::Module& model);
+
+    // Opens step `step` (steps increase): the hooks record activations until end_step.
+    void begin_step(long step);
+    // loss.backward(); on the first call also keeps the graph long enough to draw it (with
+    // each node's gradient norm) into the page.
+    void backward(const Tensor& loss);
+    // After backward, before the optimizer's step: each module's gradient norm, and a copy of
+    // its weights to measure the update by.
+    void gradients();
+    // Closes the step: logs the scalars (e.g. {"loss", ...}, {"lr", ...}), measures
+    // |update| / |weight| per module, rewrites the page if write_interval has passed (if that
+    // write fails, training goes on and the next one tries again; write() and finish() throw).
+    void end_step(const std::vector<std::pair<std::string, double>>& scalars);
+    // A scalar at any step (validation loss at the end of an epoch, ...).
+    void log(long step, const std::string& name, double value);
+
+    // Attention maps of one kind ("encoder self-attention"): one weights tensor per layer,
+    // (B, heads, queries, keys) or (B·heads, queries, keys) with heads given; the first batch
+    // element is shown. queries/keys label the rows and columns; masked (queries, keys) or
+    // (B, queries, keys), true = not attended, if given, marks the cells the mask hid (the
+    // tutorials' own masks: nn::key_padding_mask, nn::decoder_self_mask). Replaces earlier maps
+    // of that kind.
+    void attention(const std::string& kind, const std::vector<Tensor>& layers, const std::vector<std::string>& queries,
+                   const std::vector<std::string>& keys, std::size_t heads = 0, const Mask* masked = nullptr);
+
+    // Writes the page now (live until finish()).
+    void write();
+    // The run is over: writes the page for the last time, not live.
+    void finish();
+
+    // The page's data, as embedded (for tests and tools/report_compare).
+    std::string data_json() const;
+
+private:
+    struct Impl;
+    std::string path_;
+    std::unique_ptr<Impl> impl_;
+};
+
+// The pages' data and HTML, shared with tools/report_compare.
+namespace report {
+// The JSON data a report page embeds; throws an Error naming the file if it has none.
+std::string read_data(const std::string& html_path);
+// A page comparing runs (curves overlaid), from the data of each, written atomically.
+void write_comparison(const std::string& path, const std::vector<std::pair<std::string, std::string>>& named_data);
+}  // namespace report
+
+}  // namespace xtgrad

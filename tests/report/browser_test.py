@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+"""The report page (report/page.html) in a real browser: Debian's headless Chromium, driven by
+chromedriver through Selenium (part of tools/test.sh; docs/report.md).
+
+    tests/report/browser_test.py BUILD_DIR [--report FILE] [--screenshot PNG] [--keep DIR]
+
+For the report of a short real run (winter_games on a small model, or --report FILE):
+  - the page loads from disk with no console error and no network request;
+  - the loss curve has one point per logged step (as many as the run's epochs), and hovering it
+    reads out the values at a step;
+  - choosing another layer and head in the attention selectors draws another map;
+  - clicking a node of the graph names its op and module in the detail panel;
+  - a screenshot of the page (--screenshot).
+Then a generated 10,000-step report, whose title and token labels hold markup, loads in under
+2 s with its curves drawn from min/max buckets and its labels shown as text; and
+tools/report_compare puts both runs on one page, their loss curves overlaid.
+Prints one line per check and "report browser test: PASS" or "... FAIL" last; exits 1 on failure.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.parse
+
+from selenium import webdriver
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import Select
+
+EPOCHS = 12
+LOAD_LIMIT_S = 2.0
+failures = []
+
+
+def check(ok, what):
+    print(("  ok   " if ok else "  FAIL ") + what, flush=True)
+    if not ok:
+        failures.append(what)
+
+
+def browser(profile):
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium") or "/usr/bin/chromium"
+    # As root in a container, with no network: no sandbox, no GPU, and none of the background
+    # connections (updates, sync, QUIC probes) a fresh profile would try.
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage", "--window-size=1400,2400", f"--user-data-dir={profile}"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    service = Service(shutil.which("chromedriver") or "/usr/bin/chromedriver")
+    return webdriver.Chrome(service=service, options=options)
+
+
+def requests(driver):
+    """(url, url of the document that asked) of each request since the last call (the performance
+    log's Network events)."""
+    found = []
+    for entry in driver.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        if message["method"] == "Network.requestWillBeSent":
+            found.append((message["params"]["request"]["url"], message["params"].get("documentURL", "")))
+    return found
+
+
+def load(driver, path):
+    url = "file://" + urllib.parse.quote(os.path.abspath(path))
+    driver.get("about:blank")  # chromedriver's start page loads its own chrome:// resources: let it go
+    requests(driver), driver.get_log("browser")
+    start = time.perf_counter()
+    driver.get(url)  # returns after the load event: the page's script has run
+    return url, time.perf_counter() - start
+
+
+def page_data(driver):
+    return driver.execute_script("return JSON.parse(document.getElementById('xtgrad-report-data').textContent)")
+
+
+def check_short_run(driver, report, screenshot, epochs):
+    url, _ = load(driver, report)
+    errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    check(not errors, "no console error" + ("" if not errors else f": {errors[:3]}"))
+    # Anything the page asked for but itself, and any request to the network from anywhere.
+    elsewhere = [u for u, document in requests(driver)
+                 if (document == url and u != url and not u.startswith(("data:", "blob:")))
+                 or u.startswith(("http:", "https:", "ws:", "wss:", "ftp:"))]
+    check(not elsewhere, "no network request (only the page's own file)" + ("" if not elsewhere else f": {elsewhere[:5]}"))
+
+    data = page_data(driver)
+    steps = len(data["scalars"]["loss"]["step"])
+    points = int(driver.find_element(By.CSS_SELECTOR, "#loss-svg polyline.series[data-name='loss']").get_attribute("data-points"))
+    check(points == steps, f"loss curve: {points} points for {steps} logged steps")
+    ActionChains(driver).move_to_element(driver.find_element(By.ID, "loss-svg")).perform()
+    readout = [t.text for t in driver.find_elements(By.CSS_SELECTOR, "#loss-svg text") if t.text.startswith("step ")]
+    shown = None
+    if len(readout) == 1 and ": loss " in readout[0]:  # "step 6: loss 1.617"
+        head, value = readout[0].split(": loss ")
+        logged = data["scalars"]["loss"]
+        exact = logged["value"][logged["step"].index(int(head.split()[1]))]
+        shown = abs(float(value) - exact) <= 1e-3 * abs(exact)
+    check(bool(shown), f"hovering the loss curve reads out the logged value: {readout[:1]}")
+    if epochs:  # our own run: we know how many epochs it had
+        check(steps == epochs, f"the run logged {steps} steps, its --epochs was {epochs}")
+
+    svg = driver.find_element(By.ID, "attn-svg")
+    before = (svg.get_attribute("data-map"), [c.get_attribute("fill") for c in svg.find_elements(By.CSS_SELECTOR, "rect.cell")])
+    layers = Select(driver.find_element(By.ID, "attn-layer"))
+    layers.select_by_index(len(layers.options) - 1)
+    heads = Select(driver.find_element(By.ID, "attn-head"))
+    heads.select_by_index(len(heads.options) - 1)
+    svg = driver.find_element(By.ID, "attn-svg")
+    after = (svg.get_attribute("data-map"), [c.get_attribute("fill") for c in svg.find_elements(By.CSS_SELECTOR, "rect.cell")])
+    check(after[0] != before[0] and after[1] != before[1],
+          f"attention selectors: {before[0]} -> {after[0]}, the cells' colours changed")
+    kinds = Select(driver.find_element(By.ID, "attn-kind"))
+    masked_kind = next((o.text for o in kinds.options if "decoder self" in o.text), None)
+    if masked_kind:
+        kinds.select_by_visible_text(masked_kind)
+        marks = driver.find_elements(By.CSS_SELECTOR, "#attn-svg path.masked")
+        check(len(marks) > 0, f"{masked_kind}: {len(marks)} masked cells marked")
+
+    nodes = data["graph"]["nodes"]
+    target = None
+    for element in driver.find_elements(By.CSS_SELECTOR, "#graph-view g.node"):
+        node_id = element.find_element(By.TAG_NAME, "title").get_attribute("textContent")
+        if nodes.get(node_id, {}).get("kind") == "op" and nodes[node_id]["module"]:
+            target = (element, nodes[node_id])
+            break
+    check(target is not None, "the graph has a drawn op node inside a module")
+    if target:
+        element, node = target
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
+        shape = element.find_element(By.CSS_SELECTOR, "polygon, ellipse, path")
+        ActionChains(driver).move_to_element(shape).click().perform()
+        op = driver.find_element(By.CSS_SELECTOR, "#node-detail dd[data-field='op']").text
+        module = driver.find_element(By.CSS_SELECTOR, "#node-detail dd[data-field='module']").text
+        check(op == node["op"] and module == node["module"], f"clicked graph node: the panel says op {op!r}, module {module!r}")
+
+    if screenshot:
+        driver.execute_script("window.scrollTo(0, 0)")
+        driver.save_screenshot(screenshot)
+        check(os.path.getsize(screenshot) > 20000, f"screenshot {screenshot} ({os.path.getsize(screenshot)} bytes)")
+
+
+def check_long_run(driver, build, scratch):
+    path = os.path.join(scratch, "long.html")
+    subprocess.run([os.path.join(build, "tests", "long_report"), path], check=True, stdout=subprocess.DEVNULL)
+    _, seconds = load(driver, path)
+    timing = driver.execute_script("const n = performance.getEntriesByType('navigation')[0]; return n.loadEventEnd")
+    errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    data = page_data(driver)
+    line = driver.find_element(By.CSS_SELECTOR, "#loss-svg polyline.series[data-name='loss']")
+    points = int(line.get_attribute("data-points"))
+    steps = len(data["scalars"]["loss"]["step"])
+    check(steps == 10000 and 0 < points <= 2000 and line.get_attribute("data-bucketed") == "true",
+          f"10,000-step report: {steps} steps drawn as {points} min/max points")
+    check(not errors, "10,000-step report: no console error")
+    title = driver.find_element(By.ID, "title").text
+    labels = [t.get_attribute("textContent") for t in driver.find_elements(By.CSS_SELECTOR, "#attn-svg text")]
+    injected = driver.find_elements(By.CSS_SELECTOR, "main b, header b")
+    check(title.endswith("</script><!--") and "</script>" in labels and "<b>bold</b>" in labels and not injected,
+          "labels with markup (</script>, <!--, <b>) are shown as text, no element made from them")
+    size = os.path.getsize(path) / 1e6
+    check(seconds < LOAD_LIMIT_S, f"10,000-step report ({size:.1f} MB) loads in {seconds:.2f} s "
+                                  f"(load event at {timing / 1000:.2f} s; limit {LOAD_LIMIT_S} s)")
+
+
+def check_comparison(driver, build, scratch, report):
+    path = os.path.join(scratch, "compare.html")
+    subprocess.run([os.path.join(build, "tools", "report_compare"), report, os.path.join(scratch, "long.html"),
+                    "-o", path, "--names", "short,long"], check=True, stdout=subprocess.DEVNULL)
+    load(driver, path)
+    errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    names = [p.get_attribute("data-name") for p in driver.find_elements(By.CSS_SELECTOR, "#loss-svg polyline.series")]
+    check(not errors and "short: loss" in names and "long: loss" in names,
+          f"report_compare: one page, the runs' curves overlaid ({', '.join(names)})" + (f"; errors {errors[:3]}" if errors else ""))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("build")
+    parser.add_argument("--report", help="check this report page instead of a fresh winter_games run")
+    parser.add_argument("--screenshot", help="save a screenshot of the page here (PNG)")
+    parser.add_argument("--keep", help="write the scratch files here and keep them")
+    args = parser.parse_args()
+    scratch = args.keep or tempfile.mkdtemp(prefix="xtgrad_report_")
+    os.makedirs(scratch, exist_ok=True)
+    try:
+        report = args.report
+        if not report:
+            out = os.path.join(scratch, "winter_games")
+            subprocess.run([os.path.join(args.build, "examples", "winter_games"), "--d-model", "32", "--d-ff", "64",
+                            "--d-k", "8", "--d-v", "8", "--layers", "2", "--heads", "2", "--epochs", str(EPOCHS),
+                            "--lr", "1e-3", "--out", out, "--quiet"], check=True, stdout=subprocess.DEVNULL)
+            report = os.path.join(out, "report.html")
+        driver = browser(os.path.join(scratch, "profile"))
+        try:
+            print(f"report browser test ({driver.capabilities.get('browserVersion', '?')}): {report}")
+            check_short_run(driver, report, args.screenshot, None if args.report else EPOCHS)
+            check_long_run(driver, args.build, scratch)
+            check_comparison(driver, args.build, scratch, report)
+        finally:
+            driver.quit()
+    except Exception as e:  # a crash is a failure with its reason, not a traceback without the summary
+        failures.append(repr(e))
+        print(f"  FAIL {e!r}")
+    finally:
+        if not args.keep:
+            shutil.rmtree(scratch, ignore_errors=True)
+    print("report browser test: " + ("PASS" if not failures else f"FAIL ({len(failures)} checks)"))
+    return 0 if not failures else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+// Writes the report of a long run, for tests/report/browser_test.py's load-time check: a small
+// MLP trained for --steps steps (10,000 by default) with every per-module statistic recorded,
+// a validation loss every 100 steps, and attention maps of 2 layers x 4 heads; its title and
+// token labels hold markup, which the page must show as text (docs/reliability.md).
+//
+//   build/tests/long_report OUT.html [--steps N]
+#include "autograd/ops.hpp"
+#include "autograd/random.hpp"
+#include "nn/layers.hpp"
+#include "optim/optimizer.hpp"
+#include "report/run_report.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+using namespace xtgrad;
+
+namespace {
+
+class Mlp : public nn::Module {
+public:
+    Mlp() {
+        fc1 = register_module("fc1", std::make_shared<nn::Linear>(4, 16));
+        fc2 = register_module("fc2", std::make_shared<nn::Linear>(16, 16));
+        fc3 = register_module("fc3", std::make_shared<nn::Linear>(16, 3));
+    }
+    Tensor forward(const Tensor& x) const {
+        auto scope = enter(x);
+        return scope.output(fc3->forward(relu(fc2->forward(relu(fc1->forward(x))))));
+    }
+    std::shared_ptr<nn::Linear> fc1, fc2, fc3;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 2 && !(argc == 4 && std::string(argv[2]) == "--steps")) {
+        fmt::print(stderr, "usage: long_report OUT.html [--steps N]\n");
+        return 2;
+    }
+    const long steps = argc == 4 ? std::atol(argv[3]) : 10000;
+    try {
+        manual_seed(0);
+        Mlp model;
+        optim::Adam opt(model.parameters(), {.lr = 1e-3});
+        RunReport report(argv[1], {.title = fmt::format("long run: {} steps </script><!--", steps), .write_interval = 1e9});
+        report.attach(model);
+        const Tensor x = randn({32, 4}, default_generator());
+        Ids y = Ids::from_shape({32});
+        for (std::size_t i = 0; i < 32; ++i) y(i) = static_cast<std::int64_t>(i % 3);
+        for (long step = 1; step <= steps; ++step) {
+            report.begin_step(step);
+            opt.zero_grad();
+            Tensor loss = cross_entropy(model.forward(x), y);
+            report.backward(loss);
+            report.gradients();
+            opt.step();
+            report.end_step({{"loss", loss.item()}, {"lr", 1e-3}});
+            if (step % 100 == 0) report.log(step, "val_loss", loss.item() * 1.1);
+        }
+        const std::vector<std::string> words{"a", "</script>", "<b>bold</b>", "d", "e", "f"};
+        const Tensor scores = softmax(randn({1, 4, 6, 6}, default_generator()), -1);
+        report.attention("self-attention", {scores, scores}, words, words);
+        report.finish();
+        fmt::print("wrote {} ({} steps)\n", argv[1], steps);
+        return 0;
+    } catch (const std::exception& e) {
+        fmt::print(stderr, "long_report: {}\n", e.what());
+        return 1;
+    }
+}
