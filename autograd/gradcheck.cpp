@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <ostream>
+#include <unordered_set>
 
 namespace xtgrad {
 
@@ -26,6 +27,44 @@ std::vector<std::size_t> unravel(std::size_t flat, const Shape& shape) {
     return idx;
 }
 
+// The caller's autograd state, put back when gradcheck returns or throws: gradcheck's own
+// backward must leave no trace, as torch's gradcheck (it computes with autograd.grad, which
+// writes no .grad). Every tensor the output's graph reaches has its .grad set aside before the
+// backward and restored afterwards (so parameters a function captures are kept too), and an
+// input gradcheck switched requires_grad on for is switched off again.
+class KeepCallerState {
+public:
+    KeepCallerState() = default;
+    KeepCallerState(const KeepCallerState&) = delete;
+    KeepCallerState& operator=(const KeepCallerState&) = delete;
+    ~KeepCallerState() {
+        for (auto& [impl, grad] : grads_) impl->grad = std::move(grad);
+        for (const ImplPtr& impl : switched_on_) impl->requires_grad = false;
+    }
+    void switch_on(Tensor& t) {
+        t.requires_grad_(true);
+        switched_on_.push_back(t.impl_ptr());
+    }
+    // Sets aside the .grad of every tensor y's graph reaches, y included.
+    void set_aside_grads(const Tensor& y) {
+        std::vector<ImplPtr> stack{y.impl_ptr()};
+        while (!stack.empty()) {
+            ImplPtr t = std::move(stack.back());
+            stack.pop_back();
+            if (t == nullptr || !seen_.insert(t.get()).second) continue;
+            grads_.emplace_back(t, std::move(t->grad));
+            t->grad = nullptr;
+            if (t->grad_fn)
+                for (const ImplPtr& in : t->grad_fn->inputs()) stack.push_back(in);
+        }
+    }
+
+private:
+    std::vector<std::pair<ImplPtr, std::shared_ptr<Array>>> grads_;
+    std::vector<ImplPtr> switched_on_;
+    std::unordered_set<const TensorImpl*> seen_;
+};
+
 }  // namespace
 
 std::string GradcheckResult::message() const {
@@ -39,15 +78,16 @@ std::string GradcheckResult::message() const {
 std::ostream& operator<<(std::ostream& os, const GradcheckResult& r) { return os << r.message(); }
 
 GradcheckResult gradcheck(const GradcheckFn& f, std::vector<Tensor> inputs, const GradcheckOptions& opt) {
+    KeepCallerState keep;
     bool any = false;
     for (const Tensor& t : inputs) any = any || t.requires_grad();
-    for (Tensor& t : inputs) {
-        if (!any) t.requires_grad_(true);
-        t.zero_grad();
-    }
+    if (!any)
+        for (Tensor& t : inputs) keep.switch_on(t);
 
-    // analytic: one backward with upstream gradient R
+    // analytic: one backward with upstream gradient R, into .grad slots set aside for it
     Tensor y = f(inputs);
+    keep.set_aside_grads(y);
+    for (const Tensor& t : inputs) keep.set_aside_grads(t);
     Generator gen(opt.seed);
     const Array r = randn(y.shape(), gen).data();
     GradcheckResult res;

@@ -47,7 +47,8 @@ std::ostream& operator<<(std::ostream& os, const GradcheckResult& r);
 
 using GradcheckFn = std::function<Tensor(const std::vector<Tensor>&)>;
 
-// Inputs that require grad are checked; if none does, all are.
+// Inputs that require grad are checked; if none does, all are. The caller's state is left as it
+// was: every .grad (the inputs', and those of parameters f uses) and every requires_grad flag.
 GradcheckResult gradcheck(const GradcheckFn& f, std::vector<Tensor> inputs, const GradcheckOptions& options = {});
 
 }  // namespace xtgrad

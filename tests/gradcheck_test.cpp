@@ -54,4 +54,33 @@ TEST_CASE("gradcheck reports the worst element with its index and input name") {
     CHECK(r.checked == 4);
 }
 
+TEST_CASE("gradcheck leaves the caller's gradients and requires_grad flags as it found them") {
+    // A learner's leaf after their own backward, a parameter the function captures, and an input
+    // that does not require grad: torch's gradcheck (autograd.grad) writes none of their .grad.
+    Tensor x = rnd({2, 3}, 5);
+    Tensor w = rnd({3, 2}, 6);
+    sum(matmul(x, w)).backward();
+    const Array x_grad = x.grad_array(), w_grad = w.grad_array();
+    Tensor c = rnd({2, 3}, 7);
+    c.requires_grad_(false);
+    CHECK(gradcheck([w](const V& v) { return matmul(v[0] * v[1], w); }, {x, c}));
+    REQUIRE(x.has_grad());
+    CHECK((x.grad_array() == x_grad));
+    REQUIRE(w.has_grad());
+    CHECK((w.grad_array() == w_grad));
+    CHECK_FALSE(c.has_grad());
+
+    // No input requires grad: all are checked, then switched back off, gradient-free.
+    Tensor a = rnd({3}, 8), b = rnd({3}, 9);
+    a.requires_grad_(false);
+    b.requires_grad_(false);
+    GradcheckResult r = gradcheck([](const V& v) { return v[0] * v[1]; }, {a, b});
+    CHECK(r.passed);
+    CHECK(r.checked == 6);
+    CHECK_FALSE(a.requires_grad());
+    CHECK_FALSE(b.requires_grad());
+    CHECK_FALSE(a.has_grad());
+    CHECK_FALSE(b.has_grad());
+}
+
 TEST_SUITE_END();

@@ -47,6 +47,15 @@ if bash tests/install_consumer/run.sh "$prefix" build-ci/consumer; then
 else
   echo "install consumer FAILED"; total_failed=$((total_failed + 1))
 fi
+# The exercises (exercises/README.md): the solutions pass, and as shipped each exercise fails
+# with its expected message; in tree, then a copy built against the install with its Makefile.
+echo "== exercises, in tree and against the install (build-ci)"
+if bash exercises/check.sh build-ci/exercises/exercises_solved build-ci/exercises/exercises &&
+   bash exercises/check_installed.sh "$prefix" build-ci/exercises-installed; then
+  total_passed=$((total_passed + 1))
+else
+  echo "exercises FAILED"; total_failed=$((total_failed + 1))
+fi
 echo "== examples (build-ci)"
 if bash tests/run_examples.sh build-ci; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
 # Data-parallel training (docs/distributed.md): 2 processes under mpirun match 1 process; a
@@ -64,9 +73,9 @@ echo "== gdb test (build-ci)"
 if bash tests/gdb/run_gdb_test.sh build-ci; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
 echo "== docs/debugging.md commands (build-ci)"
 if bash tests/debug/run_doc_commands.sh build-ci; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
-# Every command block of README.md and docs/*.md runs, or its comment says what runs it
+# Every command block of README.md, docs/**/*.md and exercises/README.md runs, or its comment says what runs it
 # (docs/architecture.md, "Docs that stay true"); blocks that need python3-torch are skipped without it.
-echo "== README.md and docs/*.md command blocks (build-ci)"
+echo "== README.md, docs/**/*.md and exercises/README.md command blocks (build-ci)"
 if python3 tests/docs/run_doc_blocks.py build-ci; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
 # The loaders against hostile files: each libFuzzer target (clang 14, ASan + UBSan) runs for a
 # fixed time from the seeds xtgrad's writers make (docs/reliability.md says how to run longer):

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Keeps the docs true: every command block of README.md and docs/*.md runs, or says who runs it.
+"""Keeps the docs true: every command block of README.md, docs/**/*.md and exercises/README.md runs, or says who runs it.
 
     python3 tests/docs/run_doc_blocks.py BUILD_DIR [--list] [--only TEXT] [FILE.md ...]
 
@@ -232,7 +232,7 @@ def have_torch():
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('build_dir')
-    ap.add_argument('files', nargs='*', help='markdown files (default: README.md and docs/*.md)')
+    ap.add_argument('files', nargs='*', help='markdown files (default: README.md, docs/**/*.md, exercises/README.md)')
     ap.add_argument('--list', action='store_true', help='list the blocks and how each is covered, run nothing')
     ap.add_argument('--only', help='run only blocks whose FILE:LINE contains this text')
     ap.add_argument('--timeout', type=int, default=900, help='seconds per block (default 900)')
@@ -240,7 +240,8 @@ def main():
     build_dir = Path(args.build_dir).resolve()
     if not args.list and not (build_dir / 'build.ninja').is_file():
         sys.exit(f'run_doc_blocks: {args.build_dir} is not a meson build folder')
-    files = [Path(f).resolve() for f in args.files] or [REPO / 'README.md'] + sorted((REPO / 'docs').glob('*.md'))
+    files = [Path(f).resolve() for f in args.files] or ([REPO / 'README.md'] + sorted((REPO / 'docs').rglob('*.md'))
+                                                         + [REPO / 'exercises' / 'README.md'])
 
     torch = None if args.list else have_torch()
     counts = dict(run=0, covered=0, skipped=0, torch_run=0, torch_skipped=0, snippet=0, failed=0)

@@ -1,0 +1,28 @@
+// Exercise 01: sigmoid as an op of its own. Lesson 1 writes `square` this way, line by line.
+#include "exercise.hpp"
+
+#include "autograd/make_result.hpp"
+
+namespace ex01 {
+
+using namespace xtgrad;
+
+Tensor sigmoid(const Tensor& x) {
+    // TODO 1 (forward): the values σ(x). xtensor evaluates expressions such as
+    //   1.f / (1.f + xt::exp(-x.data()))
+    // into an Array.
+    Array y = xt::zeros<float>(x.shape());
+
+    // The node: inputs {x}; saved values by name (what backward reads); the backward closure.
+    // Tip: σ'(x) = σ(x)(1 − σ(x)), so saving the result, not the input, is enough. Save it
+    // with attach_grad_fn (make_result.hpp), or save {"result", Tensor(y)} here.
+    return make_result(std::move(y), "SigmoidBackward", {x}, {},
+                       [](Node& self, const Array& g) {
+                           // TODO 2 (backward): if (self.needs_grad(0)) self.accumulate(0, Array(...));
+                           // with g the gradient of the output.
+                           (void)self;
+                           (void)g;
+                       });
+}
+
+}  // namespace ex01

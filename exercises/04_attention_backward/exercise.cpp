@@ -1,0 +1,26 @@
+// Exercise 04: attention's backward, in the order the engine would run the composition:
+//   out = A v        ->  dA and dv
+//   A = softmax(S)   ->  dS (exercise 02's formula, per row)
+//   S[masked] = −∞   ->  what happens to dS there? (look at A where masked)
+//   S = q kᵀ · scale ->  dq and dk
+// Plain loops are fine: the arrays are small. Index them as q(i, j).
+#include "exercise.hpp"
+
+namespace ex04 {
+
+using namespace xtgrad;
+
+AttentionGrads attention_backward(const Array& q, const Array& k, const Array& v, const Mask& masked, float scale,
+                                  const Array& A, const Array& g) {
+    AttentionGrads out{xt::zeros<float>(q.shape()), xt::zeros<float>(k.shape()), xt::zeros<float>(v.shape())};
+    // TODO 1: dv = Aᵀ g and dA = g vᵀ.
+    // TODO 2: dS = softmax backward of dA, row by row.
+    // TODO 3: dq = dS k · scale and dk = dSᵀ q · scale.
+    (void)masked;
+    (void)scale;
+    (void)A;
+    (void)g;
+    return out;
+}
+
+}  // namespace ex04

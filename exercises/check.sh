@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The exercises cannot pass vacuously: with the reference solutions every test passes, and as
+# shipped every exercise fails with the message its expected_failure.txt holds (each line of it
+# must appear in that exercise's output).
+# usage: exercises/check.sh SOLVED_PROGRAM SHIPPED_PROGRAM
+set -euo pipefail
+solved=$1; shipped=$2
+here=$(cd "$(dirname "$0")" && pwd)
+status=0
+for dir in "$here"/*/; do
+  name=$(basename "$dir")
+  [ -f "$dir/test.cpp" ] || continue
+  before=$status
+  for f in exercise.cpp solution.cpp HINTS.md expected_failure.txt; do
+    [ -f "$dir/$f" ] || { echo "FAIL $name: no $f"; status=1; }
+  done
+  grep -q "'$name'" "$here/meson.build" || { echo "FAIL $name: not listed in exercises/meson.build"; status=1; }
+  out=$("$solved" --no-intro=true -ts="$name" 2>&1) || { echo "FAIL $name: the solution fails:"; echo "$out" | tail -n 20; status=1; continue; }
+  summary=$(echo "$out" | grep "test cases:" || true)
+  if echo "$summary" | grep -qE "test cases: +0 "; then echo "FAIL $name: no test case ran"; status=1; continue; fi
+  if out=$("$shipped" --no-intro=true -ts="$name" 2>&1); then
+    echo "FAIL $name: passes as shipped, with its TODOs"; status=1; continue
+  fi
+  while IFS= read -r want; do
+    [ -n "$want" ] || continue
+    if ! grep -qF -- "$want" <<<"$out"; then
+      echo "FAIL $name: as shipped, the output lacks: $want"; echo "$out" | tail -n 30; status=1
+    fi
+  done <"$dir/expected_failure.txt"
+  [ "$status" -ne "$before" ] || echo "ok   $name: solved passes ($(echo "$summary" | sed -E 's/.*test cases: *([0-9]+).*/\1/') test cases), shipped fails as expected"
+done
+exit "$status"

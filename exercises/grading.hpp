@@ -1,0 +1,84 @@
+// How the exercises' tests say what is wrong: not "CHECK failed" but which value, which
+// element, what was expected and how far off it is.
+//
+//   GRADE_CLOSE("d loss / d x", got, want, 1e-4);   // arrays of the same shape
+//   GRADE_SCALAR("dL/da", got, want, 1e-5);
+//   GRADE_GRADCHECK(gradcheck(f, {x}));
+//
+// A failure reads, for example (exercise 01 as shipped):
+//   d loss / d x: 6 of 6 elements off; worst at (1,0): expected 0.75, got 0 (off by 0.75,
+//   tolerance 1e-06); every element is 0: is the TODO still there?
+#pragma once
+
+#include "xtgrad.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace grading {
+
+// Row-major index of a flat position, as "(i,j)".
+inline std::string index_str(std::size_t flat, const std::vector<std::size_t>& shape) {
+    std::vector<std::size_t> idx(shape.size());
+    for (std::size_t d = shape.size(); d-- > 0;) {
+        idx[d] = shape[d] ? flat % shape[d] : 0;
+        flat = shape[d] ? flat / shape[d] : 0;
+    }
+    return xtgrad::shape_str(idx);
+}
+
+// "" when every element of got is within tol of want; otherwise one sentence about the worst.
+inline std::string mismatch(const std::string& what, const xtgrad::Array& got, const xtgrad::Array& want,
+                            double tol) {
+    const std::vector<std::size_t> gs(got.shape().begin(), got.shape().end());
+    const std::vector<std::size_t> ws(want.shape().begin(), want.shape().end());
+    if (gs != ws)
+        return fmt::format("{}: shape {} where {} was expected", what, xtgrad::shape_str(gs), xtgrad::shape_str(ws));
+    std::size_t off = 0, worst = 0;
+    double worst_err = -1;
+    bool all_zero = true;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        const double g = got.data()[i], w = want.data()[i];
+        double err = std::abs(g - w);
+        if (std::isnan(err)) err = std::numeric_limits<double>::infinity();
+        if (err > tol) ++off;
+        if (err > worst_err) worst_err = err, worst = i;
+        all_zero = all_zero && g == 0;
+    }
+    if (off == 0) return "";
+    return fmt::format("{}: {} of {} elements off; worst at {}: expected {:.6g}, got {:.6g} (off by {:.3g}, "
+                       "tolerance {:g}){}",
+                       what, off, got.size(), index_str(worst, gs), want.data()[worst], got.data()[worst],
+                       worst_err, tol, all_zero ? "; every element is 0: is the TODO still there?" : "");
+}
+
+inline std::string mismatch(const std::string& what, double got, double want, double tol) {
+    const double err = std::abs(got - want);
+    if (err <= tol) return "";
+    return fmt::format("{}: expected {:.6g}, got {:.6g} (off by {:.3g}, tolerance {:g})", what, want, got, err, tol);
+}
+
+// A tensor's gradient, or zeros of its shape if backward left none (a backward that wrote nothing).
+inline xtgrad::Array grad_or_zeros(const xtgrad::Tensor& t) {
+    return t.has_grad() ? t.grad_array() : xtgrad::Array(xt::zeros<float>(t.shape()));
+}
+
+}  // namespace grading
+
+#define GRADE_CLOSE(what, got, want, tol)                                \
+    do {                                                                 \
+        const std::string grade_msg_ = grading::mismatch(what, got, want, tol); \
+        CHECK_MESSAGE(grade_msg_.empty(), grade_msg_);                   \
+    } while (0)
+
+#define GRADE_SCALAR(what, got, want, tol) GRADE_CLOSE(what, static_cast<double>(got), static_cast<double>(want), tol)
+
+#define GRADE_GRADCHECK(result)                                          \
+    do {                                                                 \
+        const xtgrad::GradcheckResult grade_r_ = (result);               \
+        CHECK_MESSAGE(grade_r_.passed, grade_r_.message());              \
+    } while (0)
