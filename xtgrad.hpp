@@ -6,6 +6,7 @@
 
 // The tensor, its ops and autograd.
 #include "autograd/anomaly.hpp"
+#include "autograd/autocast.hpp"
 #include "autograd/cpu_isa.hpp"
 #include "autograd/gemm_profile.hpp"
 #include "autograd/debug.hpp"
