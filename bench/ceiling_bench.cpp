@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -126,6 +127,9 @@ int main(int argc, char** argv) {
                                             ? nlohmann::ordered_json(fma_peak_avx2())
                                             : nlohmann::ordered_json(nullptr);
         r["gemm_backend"] = gemm_backend_name();
+        r["gemm_kernel"] = gemm_backend_kernel();
+        // OPENBLAS_CORETYPE pins OpenBLAS's kernel; bench/run.sh runs an OpenBLAS build both ways
+        r["openblas_env"] = std::getenv("OPENBLAS_CORETYPE") ? "pinned" : "own detection";
         // The benchmark's big products (seed-b at batch 64: 6400 rows), a square one, and seed-d's 640 rows.
         const GemmShape shapes[] = {{"2048x2048x2048", 2048, 2048, 2048, false},
                                     {"6400x2048x512 (FFN up, x·Wᵀ)", 6400, 2048, 512, true},
@@ -154,7 +158,7 @@ int main(int argc, char** argv) {
         fmt::print("CPU: {}, {} cores\n", r["cpu"].get<std::string>(), r["cores"].get<unsigned>());
         fmt::print("FMA peak per core: AVX-512 {} GFLOP/s, AVX2 {} GFLOP/s\n", num(r["fma_avx512_gflops_per_core"]),
                    num(r["fma_avx2_gflops_per_core"]));
-        fmt::print("sgemm ({}), best of {}:\n", gemm_backend_name(), reps);
+        fmt::print("sgemm ({}, kernel {}), best of {}:\n", gemm_backend_name(), gemm_backend_kernel(), reps);
         for (const auto& g : gemms)
             fmt::print("  {:<36} {} thread(s) {:6.0f} GFLOP/s\n", g["shape"].get<std::string>(), g["threads"].get<int>(),
                        g["gflops"].get<double>());

@@ -116,6 +116,8 @@ for option in "--lr nan" "--lr inf" "--lr -1" "--dropout nan" "--dropout -0.1" "
   expect 2 "random_copy $option" "${rc[@]}" $option
 done
 expect 2 "winter_games --lr nan" "${wg[@]}" --lr nan
+expect 2 "winter_games --autocast fp16 (only bf16)" "${wg[@]}" --autocast fp16
+says "--autocast"; trained_nothing
 expect 2 "spiral --lr nan" "$build/examples/spiral" --lr nan
 expect 2 "random_copy --len 65536: attention's scores do not fit" "${rc[@]}" --len 65536
 says "of them attention scores"; trained_nothing
