@@ -1,13 +1,11 @@
-#include "autograd/autocast.hpp"
+#include <xtgrad/autograd/autocast.hpp>
 
-#include "autograd/blas.hpp"
-#include "autograd/error.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/gemm/blas.hpp>
 
 #include <cstring>
 
 namespace xtgrad {
-
-const char* dtype_name(DType dtype) { return dtype == DType::bf16 ? "bf16" : "fp32"; }
 
 namespace detail {
 std::string bf16_unsupported_reason(const char* backend, bool cpu_has_avx512_bf16) {

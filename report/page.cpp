@@ -1,8 +1,8 @@
-#include "report/page.hpp"
+#include <xtgrad/report/page.hpp>
 
-#include "autograd/atomic_file.hpp"
-#include "autograd/error.hpp"
-#include "report/run_report.hpp"
+#include <xtgrad/io/atomic_file.hpp>
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/report/run_report.hpp>
 
 #include <nlohmann/json.hpp>
 

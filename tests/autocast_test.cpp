@@ -14,10 +14,10 @@
 #include "tests/reference_gemm.hpp"
 #include "tests/test_util.hpp"
 
-#include "autograd/blas.hpp"
-#include "autograd/npy.hpp"
-#include "nn/tutorial_b/transformer.hpp"
-#include "optim/optimizer.hpp"
+#include <xtgrad/gemm/blas.hpp>
+#include <xtgrad/io/npy.hpp>
+#include <xtgrad/nn/tutorial_b/transformer.hpp>
+#include <xtgrad/optim/optimizer.hpp>
 
 #include <nlohmann/json.hpp>
 

@@ -5,9 +5,10 @@
 // For K = 1 and no padding, cols is x[b] itself: no copy, one GEMM per item, the same
 // product as a Linear layer. Inside an autocast scope (autograd/autocast.hpp) every GEMM,
 // forward and backward, takes bf16 operands.
-#include "autograd/blas.hpp"
-#include "autograd/ops.hpp"
-#include "autograd/ops/common.hpp"
+#include <xtgrad/autograd/autocast.hpp>
+#include <xtgrad/gemm/blas.hpp>
+#include <xtgrad/autograd/ops.hpp>
+#include <xtgrad/autograd/ops/common.hpp>
 
 #include <algorithm>
 

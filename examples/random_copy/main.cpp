@@ -14,10 +14,10 @@
 #include "examples/common/cli.hpp"
 #include "examples/common/training.hpp"
 #include "examples/common/data_parallel.hpp"
-#include "nn/parallel/distributed.hpp"
-#include "nn/tutorial_b/transformer.hpp"
-#include "optim/optimizer.hpp"
-#include "xtgrad.hpp"
+#include <xtgrad/nn/parallel/distributed.hpp>
+#include <xtgrad/nn/tutorial_b/transformer.hpp>
+#include <xtgrad/optim/optimizer.hpp>
+#include <xtgrad/xtgrad.hpp>
 
 #include <CLI/CLI.hpp>
 

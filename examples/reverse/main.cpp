@@ -7,11 +7,11 @@
 #include "examples/common/cli.hpp"
 #include "examples/common/training.hpp"
 #include "examples/common/data_parallel.hpp"
-#include "nn/parallel/distributed.hpp"
-#include "nn/tutorial_a/tutorial_a.hpp"
-#include "optim/optimizer.hpp"
-#include "optim/schedule.hpp"
-#include "xtgrad.hpp"
+#include <xtgrad/nn/parallel/distributed.hpp>
+#include <xtgrad/nn/tutorial_a/tutorial_a.hpp>
+#include <xtgrad/optim/optimizer.hpp>
+#include <xtgrad/optim/schedule.hpp>
+#include <xtgrad/xtgrad.hpp>
 
 #include <CLI/CLI.hpp>
 

@@ -7,9 +7,9 @@
 // --trace prints every backward node of the first step (the same as XTGRAD_TRACE=1).
 #include "examples/common/cli.hpp"
 #include "examples/common/training.hpp"
-#include "nn/layers.hpp"
-#include "optim/optimizer.hpp"
-#include "xtgrad.hpp"
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/optim/optimizer.hpp>
+#include <xtgrad/xtgrad.hpp>
 
 #include <CLI/CLI.hpp>
 

@@ -1,7 +1,7 @@
-#include "nn/tutorial_b/multi_head_attention.hpp"
+#include <xtgrad/nn/tutorial_b/multi_head_attention.hpp>
 
-#include "autograd/broadcast.hpp"
-#include "autograd/error.hpp"
+#include <xtgrad/autograd/broadcast.hpp>
+#include <xtgrad/autograd/error.hpp>
 
 #include <cmath>
 

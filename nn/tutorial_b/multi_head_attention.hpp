@@ -15,10 +15,10 @@
 // broadcasting errors (d_model divisible by num_heads, input and mask shapes).
 #pragma once
 
-#include "nn/attention.hpp"
-#include "nn/layers.hpp"
-#include "nn/module.hpp"
-#include "nn/options.hpp"
+#include <xtgrad/nn/attention.hpp>
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/nn/module.hpp>
+#include <xtgrad/nn/options.hpp>
 
 #include <memory>
 

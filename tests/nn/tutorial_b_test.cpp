@@ -1,7 +1,7 @@
 // Tutorial B modules: gradcheck, behaviour, state names and bad-input tests (parity with
 // PyTorch runs in tests/parity_test.cpp). Select them with -tc='tutorial B*'.
-#include "nn/tutorial_b/tutorial_b.hpp"
-#include "autograd/npy.hpp"
+#include <xtgrad/nn/tutorial_b/tutorial_b.hpp>
+#include <xtgrad/io/npy.hpp>
 #include "tests/test_util.hpp"
 #include "tests/nn/module_test_util.hpp"
 

@@ -4,11 +4,11 @@
 // token labels hold markup, which the page must show as text (docs/reliability.md).
 //
 //   build/tests/long_report OUT.html [--steps N]
-#include "autograd/ops.hpp"
-#include "autograd/random.hpp"
-#include "nn/layers.hpp"
-#include "optim/optimizer.hpp"
-#include "report/run_report.hpp"
+#include <xtgrad/autograd/ops.hpp>
+#include <xtgrad/random/random.hpp>
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/optim/optimizer.hpp>
+#include <xtgrad/report/run_report.hpp>
 
 #include <fmt/format.h>
 

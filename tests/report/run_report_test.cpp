@@ -2,13 +2,13 @@
 // and live until finish(), labels that cannot break the page, the graph's node data, the
 // comparison page, and errors for bad input. (The page itself is tested in Chromium:
 // tests/report/browser_test.py.)
-#include "report/run_report.hpp"
+#include <xtgrad/report/run_report.hpp>
 
-#include "autograd/error.hpp"
-#include "autograd/ops.hpp"
-#include "nn/layers.hpp"
-#include "optim/optimizer.hpp"
-#include "report/page.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/ops.hpp>
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/optim/optimizer.hpp>
+#include <xtgrad/report/page.hpp>
 #include "tests/io/io_test_util.hpp"
 
 #include <doctest/doctest.h>
