@@ -265,7 +265,10 @@ nlohmann::ordered_json run(const std::string& config, const Options& o) {
     r["autocast"] = o.autocast.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(o.autocast);
     r["gemm_backend"] = gemm_backend_name();
     r["gemm_kernel"] = gemm_backend_kernel();
-    r["openblas_env"] = std::getenv("OPENBLAS_CORETYPE") ? "pinned" : "own detection";  // bench/run.sh runs both
+    // OPENBLAS_CORETYPE pins an OpenBLAS build's kernel (bench/run.sh runs such a build both ways)
+    r["openblas_env"] = std::string(gemm_backend_name()) != "openblas" ? nlohmann::ordered_json(nullptr)
+                        : std::getenv("OPENBLAS_CORETYPE")           ? nlohmann::ordered_json("pinned")
+                                                                     : nlohmann::ordered_json("own detection");
     r["batch"] = config == "seed-b" ? nlohmann::ordered_json(o.batch) : nlohmann::ordered_json(nullptr);
     r["params"] = w.params;
     r["steps"] = o.steps;

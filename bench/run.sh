@@ -48,6 +48,13 @@ for m in machines:
         best.setdefault(g["threads"], []).append(f"{g['shape'].split(' ')[0]} {g['gflops']:.0f}")
     for t, v in sorted(best.items()):
         print(f"sgemm {m['gemm_backend']} ({kernel(m)}), {t} thread(s), best GFLOP/s: " + ", ".join(v))
+    if m.get("bf16_gemm"):  # where autocast runs: the bf16 ceiling (docs/autocast.md)
+        print(f"bf16 dot-product peak per core (vdpbf16ps): {m['bf16_dot_gflops_per_core']:.0f} GFLOP/s")
+        best16 = {}
+        for g in m["bf16_gemm"]:
+            best16.setdefault(g["threads"], []).append(f"{g['shape'].split(' ')[0]} {g['gflops']:.0f}")
+        for t, v in sorted(best16.items()):
+            print(f"gemm with bf16 operands, {t} thread(s), best GFLOP/s: " + ", ".join(v))
 if machines:
     print()
 rows = [r for r in rows if r["framework"] != "machine"]
