@@ -46,6 +46,25 @@ else bad "random_copy"; cat "$out/b.log"; fi
 if "$build/examples/tutorial_d_walkthrough" >"$out/d.log" 2>&1 && grep -q "tgt_mask) (20,32,512)" "$out/d.log"; then
   ok "tutorial_d_walkthrough: $(grep -c '(' "$out/d.log") shapes printed"
 else bad "tutorial_d_walkthrough"; cat "$out/d.log"; fi
+# ... and its values at the small size: the masks, the merged mask, the weights and the outputs
+d_values_ok=1
+for line in '        [0.0000, 0.0000,   -inf,   -inf],' \
+            '        [False, False, False,  True]])' \
+            '         [0.0000, 0.0000, 0.0000,   -inf]]], shape=(2,4,4))' \
+            '          [0.1831, 0.4553, 0.3616, 0.0000]],' \
+            '          [0.2784, 0.2996, 0.4220, 0.0000]]]], shape=(2,2,4,4))' \
+            '         [0.2307, 0.3774, 0.3918, 0.0000]]], shape=(2,4,4))' \
+            '         [ 0.0206,  0.1140,  0.2057,  0.0498,  0.5977,  0.0586, -0.0961,  0.4008]]], shape=(4,2,8))'; do
+  grep -qxF -- "$line" "$out/d.log" || { bad "tutorial_d_walkthrough values: no line '$line'"; d_values_ok=0; }
+done
+# every printed weight row (per head and averaged) sums to 1
+rows=$(awk '/^attn_output_weights (per head|\(N, L, S\), the default)/ {on = 1; next} /^attn_output \(/ {on = 0}
+            on { gsub(/[][,]|tensor\(|shape=.*/, " "); n = split($0, v, " "); if (n == 4) { t = v[1] + v[2] + v[3] + v[4];
+                 if (t < 0.999 || t > 1.001) bad++; rows++ } }
+            END { print (bad ? "bad" : rows + 0) }' "$out/d.log")
+[ "$rows" = 24 ] || { bad "tutorial_d_walkthrough: $rows weight rows summing to 1, expected 24"; d_values_ok=0; }
+if [ "$d_values_ok" = 1 ]; then ok "tutorial_d_walkthrough values: masks, merged mask, per-head and averaged weights (24 rows sum to 1), outputs"
+else cat "$out/d.log"; fi
 
 # The command-line promises: resume, option checks, exit codes, the non-finite stop
 if bash "$(dirname "$0")/examples/run_cli_tests.sh" "$build"; then ok "tests/examples/run_cli_tests.sh"
