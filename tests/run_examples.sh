@@ -32,8 +32,16 @@ acc=$("$build/examples/spiral" | awk '/epoch  300/ {print $NF}' | tr -d '%')
 if awk "BEGIN {exit !($acc > 95)}"; then ok "spiral accuracy $acc%"; else bad "spiral accuracy $acc%"; fi
 
 # Tutorial A reverses digit strings: at least 90% exact after 400 steps
-right=$("$build/examples/reverse" | awk '/greedy decoding:/ {split($3, a, "/"); print a[1]}')
-if [ "${right:-0}" -ge 180 ]; then ok "reverse: $right/200 exact"; else bad "reverse: ${right:-0}/200 exact"; fi
+"$build/examples/reverse" --out "$out/rev" >"$out/rev.log" 2>&1 || true
+right=$(awk '/greedy decoding:/ {split($3, a, "/"); print a[1]}' "$out/rev.log")
+if [ "${right:-0}" -ge 180 ]; then ok "reverse: $right/200 exact"; else bad "reverse: ${right:-0}/200 exact"; cat "$out/rev.log"; fi
+# ... and its heatmaps: axis titles, the PAD keys hatched as masked, the decoder's later keys too
+ctx="$out/rev/ctx_attn_layer1_head0.svg"; dec="$out/rev/dec_self_attn_layer1_head0.svg"
+if [ "$(ls "$out"/rev/*_attn_layer1_head*.svg 2>/dev/null | wc -l)" = 12 ] && [ "$(grep -c 'class="axis-title"' "$ctx")" = 2 ] \
+   && grep -q '>keys: source digits (PAD masked)</text>' "$ctx" && [ "$(grep -o 'class="masked"' "$ctx" | wc -l)" -ge 7 ] \
+   && [ "$(grep -o 'class="masked"' "$dec" | wc -l)" -ge 21 ] && rsvg-convert "$ctx" -o "$out/ctx.png"; then
+  ok "reverse heatmaps: 12 SVGs with axis titles; $(grep -o 'class="masked"' "$ctx" | wc -l) masked cells in ctx_attn, $(grep -o 'class="masked"' "$dec" | wc -l) in dec_self_attn"
+else bad "reverse heatmaps"; ls "$out/rev"; fi
 
 # Tutorial B's run on a tiny configuration: the loss falls
 "$build/examples/random_copy" --batch 4 --len 16 --vocab 50 --layers 1 --d-model 32 --heads 4 --d-ff 64 --steps 5 --lr 1e-3 --dropout 0 \
@@ -43,7 +51,7 @@ if [ -n "$first" ] && [ -n "$last" ] && awk "BEGIN {exit !($last < $first)}"; th
 else bad "random_copy"; cat "$out/b.log"; fi
 
 # Tutorial D walk-through: every stage at the tutorial's shapes
-if "$build/examples/tutorial_d_walkthrough" >"$out/d.log" 2>&1 && grep -q "tgt_mask) (20,32,512)" "$out/d.log"; then
+if "$build/examples/tutorial_d_walkthrough" --out "$out/d" >"$out/d.log" 2>&1 && grep -q "tgt_mask) (20,32,512)" "$out/d.log"; then
   ok "tutorial_d_walkthrough: $(grep -c '(' "$out/d.log") shapes printed"
 else bad "tutorial_d_walkthrough"; cat "$out/d.log"; fi
 # ... and its values at the small size: the masks, the merged mask, the weights and the outputs
@@ -63,6 +71,11 @@ rows=$(awk '/^attn_output_weights (per head|\(N, L, S\), the default)/ {on = 1; 
                  if (t < 0.999 || t > 1.001) bad++; rows++ } }
             END { print (bad ? "bad" : rows + 0) }' "$out/d.log")
 [ "$rows" = 24 ] || { bad "tutorial_d_walkthrough: $rows weight rows summing to 1, expected 24"; d_values_ok=0; }
+# its heatmap: sequence 1's causal mask (6 cells) and its PAD key (1 more) hatched as masked
+svg="$out/d/mha_seq1_head0.svg"
+if [ "$(grep -o 'class="masked"' "$svg" 2>/dev/null | wc -l)" = 7 ] && [ "$(grep -c 'class="axis-title"' "$svg")" = 2 ]; then
+  ok "tutorial_d_walkthrough heatmap: 7 masked cells, axis titles"
+else bad "tutorial_d_walkthrough heatmap ($svg)"; fi
 if [ "$d_values_ok" = 1 ]; then ok "tutorial_d_walkthrough values: masks, merged mask, per-head and averaged weights (24 rows sum to 1), outputs"
 else cat "$out/d.log"; fi
 

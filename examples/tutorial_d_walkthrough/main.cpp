@@ -6,6 +6,8 @@
 #include "nn/tutorial_d/tutorial_d.hpp"
 #include "xtgrad.hpp"
 
+#include <filesystem>
+
 using namespace xtgrad;
 using namespace xtgrad::nn::tutorial_d;
 
@@ -25,7 +27,7 @@ std::string mask_str(const Mask& m) {
 
 // Tutorial D's masks and attention weights as values, at a size small enough to read:
 // 4 positions, a batch of 2 whose second sequence ends in one padding token, 2 heads of 4.
-void values_at_a_small_size(Generator& gen) {
+void values_at_a_small_size(Generator& gen, const std::string& out) {
     constexpr std::size_t L = 4, N = 2, E = 8, heads = 2;
     fmt::print("== 遮挡机制 (masks), values: L = S = {}, N = {}\n", L, N);
     Tensor causal = Transformer::generate_square_subsequent_mask(L);
@@ -48,6 +50,18 @@ void values_at_a_small_size(Generator& gen) {
     auto averaged = attention.forward(src, src, src, padding, true, causal).attn_output_weights;
     fmt::print("attn_output_weights (N, L, S), the default: the mean of the heads\n{}\n", to_string(averaged));
     fmt::print("attn_output (L, N, E)\n{}\n", to_string(output));
+
+    // The heatmap of sequence 1, head 0: the causal mask and the padded key hatched, not 0.
+    const std::vector<std::string> words = {"w0", "w1", "w2", "PAD"};
+    const Mask hidden = xt::isinf(merged.to_additive().data());
+    nn::AttentionMap map = nn::select_attention_map(per_head, heads, 1, 0, words, words, hidden, "tutorial_d_walkthrough");
+    map.title = "MultiheadAttention, sequence 1, head 0";
+    map.query_axis = "queries (positions)";
+    map.key_axis = "keys (positions; PAD masked)";
+    std::filesystem::create_directories(out);
+    const std::string path = out + "/mha_seq1_head0.svg";
+    nn::write_attention_svg(path, map);
+    fmt::print("heatmap of sequence 1, head 0 -> {}\n{}", path, nn::attention_text(map));
 }
 }  // namespace
 
@@ -55,6 +69,8 @@ int main(int argc, char** argv) {
     CLI::App app{"Build each module of tutorial D at the tutorial's shapes and print each stage's shape; "
                  "show the masks, attention weights and outputs at a small size.",
                  "tutorial_d_walkthrough"};
+    std::string out = "tutorial_d_out";
+    app.add_option("--out", out, "folder for the attention heatmap (SVG)")->capture_default_str();
     if (std::optional<int> status = cli::parse_or_exit(app, argc, argv)) return *status;
     try {
         manual_seed(0);
@@ -74,7 +90,7 @@ int main(int argc, char** argv) {
         show("attn_output_weights (N, L, S), averaged over the heads", attn_output_weights);
         show("in_proj_weight [3E, E]", multihead_attn.in_proj_weight);
 
-        values_at_a_small_size(gen);
+        values_at_a_small_size(gen, out);
 
         fmt::print("== Encoder (d_model 512, nhead 8, dim_feedforward 2048)\n");
         TransformerEncoderLayer encoder_layer(512, 8);
