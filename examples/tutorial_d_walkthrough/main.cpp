@@ -3,8 +3,8 @@
 // the values: masks, per-head and averaged attention weights, outputs (docs/tutorial_d.md
 // shows the same code beside the tutorial's PyTorch).
 #include "examples/common/cli.hpp"
-#include "nn/tutorial_d/tutorial_d.hpp"
-#include "xtgrad.hpp"
+#include <xtgrad/nn/tutorial_d/tutorial_d.hpp>
+#include <xtgrad/xtgrad.hpp>
 
 #include <filesystem>
 
