@@ -15,7 +15,7 @@ constexpr std::int64_t kStart = 7, kEnd = 8;  // tutorial C's 'S' and 'E'
 struct Model {
     explicit Model(std::uint64_t seed) : seeded((manual_seed(seed), 0)) { model.eval(); }
     int seeded;
-    tc::Transformer model{tc::TransformerOptions().d_model(16).d_ff(32).d_k(8).d_v(8).n_layers(2).n_heads(2)};
+    tc::Transformer model{tc::Config().d_model(16).d_ff(32).d_k(8).d_v(8).n_layers(2).n_heads(2)};
 };
 
 const Ids kEnc{{1, 2, 3, 4, 5, 6, 7}};        // 'I like the 2022 Beijing Winter Games'
