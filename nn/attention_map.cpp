@@ -54,7 +54,7 @@ bool AttentionMap::nearly_uniform() const {
     for (std::size_t r = 0; r < weights.shape()[0]; ++r) {
         float lo = 2.f, hi = 0.f;
         for (std::size_t c = 0; c < weights.shape()[1]; ++c)
-            if (const float v = weights(r, c); v > 1e-4f) lo = std::min(lo, v), hi = std::max(hi, v);
+            if (const float v = weights(r, c); v > 1e-4f && !is_masked(r, c)) lo = std::min(lo, v), hi = std::max(hi, v);
         if (hi > 0.f && hi > 1.25f * lo) return false;
     }
     return true;
@@ -65,9 +65,46 @@ void check_attention_map(const AttentionMap& map, const char* who) {
     if (w.dimension() != 2 || w.shape()[0] != map.query_words.size() || w.shape()[1] != map.key_words.size())
         fail("{}: attention weights of shape {} do not fit {} query words (rows) and {} key words (columns)", who,
              shape_str(w.shape()), map.query_words.size(), map.key_words.size());
+    if (map.has_mask() && map.masked.shape() != w.shape())
+        fail("{}: the mask of '{}' has shape {}, the attention weights {}: one flag per (query, key) cell", who,
+             map.title, shape_str(map.masked.shape()), shape_str(w.shape()));
     for (float v : w)
         if (!std::isfinite(v))
             fail("{}: the attention weights of '{}' hold {}: a map of probabilities must be finite", who, map.title, v);
+}
+
+AttentionMap select_attention_map(const Tensor& weights, std::size_t heads, std::size_t batch, std::size_t head,
+                                  const std::vector<std::string>& query_words, const std::vector<std::string>& key_words,
+                                  const Mask& masked, const char* who) {
+    const Shape s = weights.shape();
+    const bool per_head = s.size() == 4, flat_heads = s.size() == 3 && heads > 0;
+    if (s.size() != 4 && s.size() != 3)
+        fail("{}: attention weights of shape {}: expected (batch, heads, queries, keys), (batch·heads, queries, keys) "
+             "or (batch, queries, keys)", who, shape_str(s));
+    const std::size_t batches = per_head || !flat_heads ? s[0] : s[0] / heads;
+    const std::size_t head_count = per_head ? s[1] : flat_heads ? heads : 1;
+    if (flat_heads && s[0] % heads != 0)
+        fail("{}: {} rows of attention weights (shape {}) are not a whole number of batches of {} heads", who, s[0],
+             shape_str(s), heads);
+    if (batch >= batches) fail("{}: batch element {} is out of range: the weights (shape {}) hold {}", who, batch, shape_str(s), batches);
+    if (head >= head_count) fail("{}: head {} is out of range: the weights (shape {}) hold {} heads", who, head, shape_str(s), head_count);
+    const std::size_t lq = s[s.size() - 2], lk = s[s.size() - 1];
+    const std::size_t offset = ((per_head || flat_heads) ? (batch * head_count + head) : batch) * lq * lk;
+    AttentionMap map;
+    map.weights = empty_array({lq, lk});
+    std::copy_n(weights.data().data() + offset, lq * lk, map.weights.data());
+    map.query_words = query_words;
+    map.key_words = key_words;
+    if (masked.dimension() != 0) {
+        const std::size_t md = masked.dimension();
+        if ((md != 2 && md != 3) || masked.shape()[md - 2] != lq || masked.shape()[md - 1] != lk || (md == 3 && batch >= masked.shape()[0]))
+            fail("{}: a mask of shape {} does not fit ({}, {}) maps of batch element {}: expected (queries, keys) or "
+                 "(batch, queries, keys)", who, shape_str(masked.shape()), lq, lk, batch);
+        map.masked = Mask::from_shape({lq, lk});
+        std::copy_n(masked.data() + (md == 3 ? batch * lq * lk : 0), lq * lk, map.masked.data());
+    }
+    check_attention_map(map, who);
+    return map;
 }
 
 std::string attention_legend(const AttentionMap& map) {
@@ -75,6 +112,8 @@ std::string attention_legend(const AttentionMap& map) {
     std::string text = map.scale == AttentionScale::probability
                            ? std::string("colour scale 0..1 (probabilities)")
                            : fmt::format("colour scale stretched to this map's {:.3f}..{:.3f} (auto)", lo, hi);
+    if (map.has_mask() && std::find(map.masked.begin(), map.masked.end(), true) != map.masked.end())
+        text += "; × masked (hidden by the model's mask)";
     if (map.nearly_uniform()) text += "; nearly uniform: every query spreads its attention evenly";
     return text;
 }
@@ -82,7 +121,7 @@ std::string attention_legend(const AttentionMap& map) {
 void write_attention_svg(const std::string& path, const AttentionMap& map) {
     check_attention_map(map, "write_attention_svg");
     const auto rows = static_cast<int>(map.query_words.size()), cols = static_cast<int>(map.key_words.size());
-    const int cell = 48, left = 110, top = 80, bottom = 120, bar_gap = 24, bar_width = 18, bar_labels = 56;
+    const int cell = 48, left = 140, top = 80, bottom = 110, bar_gap = 24, bar_width = 18, bar_labels = 56;
     const int grid_right = left + cell * cols;
     const int width = grid_right + bar_gap + bar_width + bar_labels, height = top + cell * std::max(rows, 1) + bottom;
     const auto [lo, hi] = map.colour_range();
@@ -95,12 +134,23 @@ void write_attention_svg(const std::string& path, const AttentionMap& map) {
             << "\n"
             << fmt::format(R"svg(<text x="{}" y="54" font-size="12" text-anchor="middle" fill="#555">{}</text>)svg",
                            width / 2, escape(attention_legend(map)))
+            << "\n"
+            << R"svg(<defs><pattern id="masked" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="8" height="8" fill="#e0e0e0"/><line x1="0" y1="0" x2="0" y2="8" stroke="#a0a0a0" stroke-width="3"/></pattern></defs>)svg"
             << "\n";
-        // The cells, each with its value (dark text on the light end of viridis).
+        // The cells, each with its value (dark text on the light end of viridis); a masked cell
+        // hatched grey with "×", so a hidden key never reads as a learned weight of 0.
         for (int r = 0; r < rows; ++r)
             for (int c = 0; c < cols; ++c) {
                 const float v = map.weights(r, c), t = position(map, v);
                 const int x = left + cell * c, y = top + cell * r;
+                if (map.is_masked(static_cast<std::size_t>(r), static_cast<std::size_t>(c))) {
+                    out << fmt::format(R"svg(<rect class="masked" x="{}" y="{}" width="{}" height="{}" fill="url(#masked)"><title>masked ({:.4f})</title></rect>)svg",
+                                       x, y, cell, cell, v)
+                        << fmt::format(R"svg(<text x="{}" y="{}" font-size="16" text-anchor="middle" dominant-baseline="middle" fill="#555">×</text>)svg",
+                                       x + cell / 2, y + cell / 2)
+                        << "\n";
+                    continue;
+                }
                 out << fmt::format(R"svg(<rect x="{}" y="{}" width="{}" height="{}" fill="{}"><title>{:.4f}</title></rect>)svg",
                                    x, y, cell, cell, viridis(t), v)
                     << fmt::format(R"svg(<text x="{}" y="{}" font-size="12" text-anchor="middle" dominant-baseline="middle" fill="{}">{:.2f}</text>)svg",
@@ -118,6 +168,14 @@ void write_attention_svg(const std::string& path, const AttentionMap& map) {
                                x, y, x, y, escape(map.key_words[c]))
                 << "\n";
         }
+        // The axis titles: keys under the rotated key words, queries left of the query words.
+        const int grid_bottom = top + cell * rows;
+        out << fmt::format(R"svg(<text class="axis-title" x="{}" y="{}" font-size="14" font-weight="bold" text-anchor="middle">{}</text>)svg",
+                           left + cell * cols / 2, grid_bottom + bottom - 16, escape(map.key_axis))
+            << "\n"
+            << fmt::format(R"svg(<text class="axis-title" x="18" y="{}" font-size="14" font-weight="bold" text-anchor="middle" transform="rotate(-90 18 {})">{}</text>)svg",
+                           top + cell * rows / 2, top + cell * rows / 2, escape(map.query_axis))
+            << "\n";
         // The colour bar: 20 steps from hi (top) to lo (bottom), labelled at both ends and the middle.
         const int bar_x = grid_right + bar_gap, bar_h = cell * std::max(rows, 1), steps = 20;
         for (int i = 0; i < steps; ++i) {
@@ -138,14 +196,14 @@ void write_attention_svg(const std::string& path, const AttentionMap& map) {
 std::string attention_text(const AttentionMap& map) {
     check_attention_map(map, "attention_text");
     static const char* shades[] = {"  ", "░░", "▒▒", "▓▓", "██"};
-    std::string out;
+    std::string out = fmt::format("{:>10}  {}\n", "", map.query_axis);
     for (std::size_t r = 0; r < map.query_words.size(); ++r) {
         out += fmt::format("{:>10} │", map.query_words[r]);
         for (std::size_t c = 0; c < map.key_words.size(); ++c)
-            out += shades[std::min(4, static_cast<int>(position(map, map.weights(r, c)) * 5.f))];
+            out += map.is_masked(r, c) ? "××" : shades[std::min(4, static_cast<int>(position(map, map.weights(r, c)) * 5.f))];
         out += "│\n";
     }
-    std::string keys = "keys: ";
+    std::string keys = map.key_axis + ": ";
     for (std::size_t c = 0; c < map.key_words.size(); ++c) keys += (c ? " " : "") + map.key_words[c];
     return out + "           " + keys + "\n           " + attention_legend(map) + "\n";
 }

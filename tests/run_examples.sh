@@ -49,8 +49,16 @@ acc=$("$build/examples/spiral" | awk '/epoch  300/ {print $NF}' | tr -d '%')
 if awk "BEGIN {exit !($acc > 95)}"; then ok "spiral accuracy $acc%"; else bad "spiral accuracy $acc%"; fi
 
 # Tutorial A reverses digit strings: at least 90% exact after 400 steps
-right=$("$build/examples/reverse" | awk '/greedy decoding:/ {split($3, a, "/"); print a[1]}')
-if [ "${right:-0}" -ge 180 ]; then ok "reverse: $right/200 exact"; else bad "reverse: ${right:-0}/200 exact"; fi
+"$build/examples/reverse" --out "$out/rev" >"$out/rev.log" 2>&1 || true
+right=$(awk '/greedy decoding:/ {split($3, a, "/"); print a[1]}' "$out/rev.log")
+if [ "${right:-0}" -ge 180 ]; then ok "reverse: $right/200 exact"; else bad "reverse: ${right:-0}/200 exact"; cat "$out/rev.log"; fi
+# ... and its heatmaps: axis titles, the PAD keys hatched as masked, the decoder's later keys too
+ctx="$out/rev/ctx_attn_layer1_head0.svg"; dec="$out/rev/dec_self_attn_layer1_head0.svg"
+if [ "$(ls "$out"/rev/*_attn_layer1_head*.svg 2>/dev/null | wc -l)" = 12 ] && [ "$(grep -c 'class="axis-title"' "$ctx")" = 2 ] \
+   && grep -q '>keys: source digits (PAD masked)</text>' "$ctx" && [ "$(grep -o 'class="masked"' "$ctx" | wc -l)" -ge 7 ] \
+   && [ "$(grep -o 'class="masked"' "$dec" | wc -l)" -ge 21 ] && rsvg-convert "$ctx" -o "$out/ctx.png"; then
+  ok "reverse heatmaps: 12 SVGs with axis titles; $(grep -o 'class="masked"' "$ctx" | wc -l) masked cells in ctx_attn, $(grep -o 'class="masked"' "$dec" | wc -l) in dec_self_attn"
+else bad "reverse heatmaps"; ls "$out/rev"; fi
 
 # Tutorial B's run on a tiny configuration: the loss falls
 "$build/examples/random_copy" --batch 4 --len 16 --vocab 50 --layers 1 --d-model 32 --heads 4 --d-ff 64 --steps 5 --lr 1e-3 --dropout 0 \
@@ -84,9 +92,33 @@ if (cd "$out/cwd" && rm -rf spiral_out && "$bin/spiral" --epochs 3 --no-report >
 else bad "spiral --no-report"; fi
 
 # Tutorial D walk-through: every stage at the tutorial's shapes
-if "$build/examples/tutorial_d_walkthrough" >"$out/d.log" 2>&1 && grep -q "tgt_mask) (20,32,512)" "$out/d.log"; then
+if "$build/examples/tutorial_d_walkthrough" --out "$out/d" >"$out/d.log" 2>&1 && grep -q "tgt_mask) (20,32,512)" "$out/d.log"; then
   ok "tutorial_d_walkthrough: $(grep -c '(' "$out/d.log") shapes printed"
 else bad "tutorial_d_walkthrough"; cat "$out/d.log"; fi
+# ... and its values at the small size: the masks, the merged mask, the weights and the outputs
+d_values_ok=1
+for line in '        [0.0000, 0.0000,   -inf,   -inf],' \
+            '        [False, False, False,  True]])' \
+            '         [0.0000, 0.0000, 0.0000,   -inf]]], shape=(2,4,4))' \
+            '          [0.1831, 0.4553, 0.3616, 0.0000]],' \
+            '          [0.2784, 0.2996, 0.4220, 0.0000]]]], shape=(2,2,4,4))' \
+            '         [0.2307, 0.3774, 0.3918, 0.0000]]], shape=(2,4,4))' \
+            '         [ 0.0206,  0.1140,  0.2057,  0.0498,  0.5977,  0.0586, -0.0961,  0.4008]]], shape=(4,2,8))'; do
+  grep -qxF -- "$line" "$out/d.log" || { bad "tutorial_d_walkthrough values: no line '$line'"; d_values_ok=0; }
+done
+# every printed weight row (per head and averaged) sums to 1
+rows=$(awk '/^attn_output_weights (per head|\(N, L, S\), the default)/ {on = 1; next} /^attn_output \(/ {on = 0}
+            on { gsub(/[][,]|tensor\(|shape=.*/, " "); n = split($0, v, " "); if (n == 4) { t = v[1] + v[2] + v[3] + v[4];
+                 if (t < 0.999 || t > 1.001) bad++; rows++ } }
+            END { print (bad ? "bad" : rows + 0) }' "$out/d.log")
+[ "$rows" = 24 ] || { bad "tutorial_d_walkthrough: $rows weight rows summing to 1, expected 24"; d_values_ok=0; }
+# its heatmap: sequence 1's causal mask (6 cells) and its PAD key (1 more) hatched as masked
+svg="$out/d/mha_seq1_head0.svg"
+if [ "$(grep -o 'class="masked"' "$svg" 2>/dev/null | wc -l)" = 7 ] && [ "$(grep -c 'class="axis-title"' "$svg")" = 2 ]; then
+  ok "tutorial_d_walkthrough heatmap: 7 masked cells, axis titles"
+else bad "tutorial_d_walkthrough heatmap ($svg)"; fi
+if [ "$d_values_ok" = 1 ]; then ok "tutorial_d_walkthrough values: masks, merged mask, per-head and averaged weights (24 rows sum to 1), outputs"
+else cat "$out/d.log"; fi
 
 # The command-line promises: resume, option checks, exit codes, the non-finite stop
 if bash "$(dirname "$0")/examples/run_cli_tests.sh" "$build"; then ok "tests/examples/run_cli_tests.sh"

@@ -110,6 +110,55 @@ void report_attention(RunReport& report, const ta::Transformer& model, const Bat
     report.attention("decoder-encoder attention", out.ctx_attn, t, s, 4);
 }
 
+// Heatmaps (SVG) of the last layer's every head for the first padded test string: the
+// encoder's self-attention (PAD keys masked), the decoder's (later and PAD keys masked) and the
+// decoder-encoder attention, whose trained heads read the source backwards (an anti-diagonal).
+void write_heatmaps(const ta::Transformer& model, const Batch& test, std::size_t heads, const std::string& out) {
+    NoGradGuard no_grad;
+    // A batch of two: a short string (padded: shown) and a full-length one (the batch's padded
+    // length must be its longest string's, as tutorial A's encoder checks).
+    std::size_t i = 0, j = 0;
+    while (i + 1 < test.src_len.size() && static_cast<std::size_t>(test.src_len(i)) == kMaxLen) ++i;
+    while (j + 1 < test.src_len.size() && static_cast<std::size_t>(test.src_len(j)) != kMaxLen) ++j;
+    Ids src = Ids::from_shape({2, kMaxLen}), tgt = Ids::from_shape({2, kMaxLen + 1});
+    for (std::size_t c = 0; c < kMaxLen; ++c) src(0, c) = test.src(i, c), src(1, c) = test.src(j, c);
+    for (std::size_t c = 0; c <= kMaxLen; ++c) tgt(0, c) = test.tgt_in(i, c), tgt(1, c) = test.tgt_in(j, c);
+    const ta::TransformerOutput o =
+        model.forward(src, Ids{test.src_len(i), test.src_len(j)}, tgt, Ids{test.tgt_len(i), test.tgt_len(j)});
+    auto words = [](const Ids& ids) {
+        std::vector<std::string> w;
+        for (std::int64_t id : ids) w.push_back(id == kBos ? "<s>" : id == kEos ? "</s>" : id == 0 ? "PAD" : std::to_string(id));
+        return w;
+    };
+    const std::vector<std::string> s = words(row(src, 0)), t = words(row(tgt, 0));
+    struct Kind {
+        const char* name;
+        const std::vector<Tensor>& layers;
+        const std::vector<std::string>& queries;
+        const std::vector<std::string>& keys;
+        Mask masked;
+        const char* query_axis;
+        const char* key_axis;
+    };
+    const Kind kinds[] = {
+        {"enc_self_attn", o.enc_self_attn, s, s, nn::key_padding_mask(src, src, "reverse"), "queries: source digits",
+         "keys: source digits (PAD masked)"},
+        {"dec_self_attn", o.dec_self_attn, t, t, nn::decoder_self_mask(tgt, "reverse"), "queries: decoder inputs",
+         "keys: decoder inputs (later and PAD masked)"},
+        {"ctx_attn", o.ctx_attn, t, s, nn::key_padding_mask(tgt, src, "reverse"), "queries: decoder inputs",
+         "keys: source digits (PAD masked)"}};
+    const std::size_t layer = o.ctx_attn.size() - 1;
+    for (const Kind& k : kinds)
+        for (std::size_t h = 0; h < heads; ++h) {
+            nn::AttentionMap map = nn::select_attention_map(k.layers[layer], heads, 0, h, k.queries, k.keys, k.masked, "reverse");
+            map.title = fmt::format("{}, layer {}, head {}", k.name, layer, h);
+            map.query_axis = k.query_axis;
+            map.key_axis = k.key_axis;
+            nn::write_attention_svg(fmt::format("{}/{}_layer{}_head{}.svg", out, k.name, layer, h), map);
+        }
+    fmt::print("attention heatmaps of '{}' (3 kinds x {} heads, layer {}) -> {}/*.svg\n", show(row(src, 0)), heads, layer, out);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -182,6 +231,7 @@ int main(int argc, char** argv) {
         }
         fmt::print("greedy decoding: {}/200 test strings reversed exactly\n", right);
         report_attention(run.report(), model, test);
+        if (!out.empty() && dp.rank() == 0) write_heatmaps(model, test, 4, out);
         run.report().finish();
         return cli::kSuccess;
       } catch (const std::exception& e) {

@@ -7,7 +7,11 @@
 #include <xtensor/xbroadcast.hpp>
 #include <xtensor/xoperation.hpp>
 
+#include <cstdio>
 #include <limits>
+#include <mutex>
+#include <set>
+#include <utility>
 
 namespace xtgrad::nn::tutorial_d {
 
@@ -17,7 +21,27 @@ constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
 std::vector<long> as_longs(const Shape& s) { return std::vector<long>(s.begin(), s.end()); }
 }  // namespace
 
+namespace {
+WarningHandler& warning_handler() {
+    static WarningHandler handler;
+    return handler;
+}
+}  // namespace
+
+WarningHandler set_warning_handler(WarningHandler handler) { return std::exchange(warning_handler(), std::move(handler)); }
+
+void warn(const std::string& message) {
+    if (warning_handler()) return warning_handler()(message);
+    static std::mutex mutex;
+    static std::set<std::string> shown;
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (shown.insert(message).second) std::fprintf(stderr, "UserWarning: %s\n", message.c_str());
+}
+
 AttentionMask::AttentionMask(Mask masked) : kind_(Kind::boolean), masked_(std::move(masked)) {}
+
+AttentionMask::AttentionMask(const ByteMask& bytes)
+    : kind_(Kind::boolean), from_bytes_(true), masked_(xt::not_equal(bytes, std::uint8_t{0})) {}
 
 AttentionMask::AttentionMask(Tensor additive)
     : kind_(additive.defined() ? Kind::additive : Kind::none), additive_(std::move(additive)) {}

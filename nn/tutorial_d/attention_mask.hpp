@@ -4,24 +4,42 @@
 // Tutorial D, "遮挡机制": a mask is either
 //   boolean   true = this key is not attended: its score becomes -inf before the softmax
 //   float     additive: added to the scores (0 keeps, -inf masks, other values are biases)
-// and None when absent. torch also accepts uint8 (deprecated: it converts it to bool);
-// xtgrad's masks are xtgrad::Mask (bool) or a float Tensor, so there is nothing to convert.
+// and None when absent. A byte mask (ByteMask, torch's uint8: nonzero = masked) is taken as
+// torch 1.13 takes it: as attn_mask, converted to bool with torch's deprecation warning
+// ("Byte tensor for attn_mask in nn.MultiheadAttention is deprecated. Use bool tensor
+// instead."); as key_padding_mask, refused with torch's error (1.13 no longer converts it).
 // A query whose keys are all masked with -inf has no finite score: torch returns NaN for
 // it, xtgrad's softmax throws an Error naming the row.
 #pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
 
 #include <xtgrad/autograd/tensor.hpp>
 
 namespace xtgrad::nn::tutorial_d {
 
+using ByteMask = xt::xarray<std::uint8_t>;
+
+// torch's warnings.warn for the deprecated byte masks: by default printed to stderr as
+// "UserWarning: MESSAGE", once per message per process (Python's default filter shows a
+// warning once per place). A handler, when set, receives every one instead. Returns the
+// previous handler (empty: the default).
+using WarningHandler = std::function<void(const std::string&)>;
+WarningHandler set_warning_handler(WarningHandler handler);
+void warn(const std::string& message);
+
 class AttentionMask {
 public:
     AttentionMask() = default;           // None
     AttentionMask(Mask masked);          // boolean: true = masked out (implicit, as torch takes either)
+    AttentionMask(const ByteMask& bytes);  // uint8, deprecated: nonzero = masked out (see above)
     AttentionMask(Tensor additive);      // float, added to the scores; never differentiated
 
     bool defined() const { return kind_ != Kind::none; }
     bool is_bool() const { return kind_ == Kind::boolean; }
+    bool from_bytes() const { return from_bytes_; }  // made from a ByteMask (now boolean)
     Shape shape() const;
     std::size_t dim() const { return shape().size(); }
     const Mask& masked() const;       // the boolean mask (is_bool() only)
@@ -45,6 +63,7 @@ public:
 private:
     enum class Kind { none, boolean, additive };
     Kind kind_ = Kind::none;
+    bool from_bytes_ = false;
     Mask masked_;
     Tensor additive_;
 };

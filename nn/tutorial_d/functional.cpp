@@ -126,6 +126,7 @@ Sizes check_inputs(const Tensor& query, const Tensor& key, const Tensor& value,
 // so that row n·h + head lands on [n][head].
 AttentionMask checked_attn_mask(const AttentionMask& m, const Sizes& s, const std::string& who) {
     if (!m.defined()) return {};
+    if (m.from_bytes()) warn("Byte tensor for attn_mask in nn.MultiheadAttention is deprecated. Use bool tensor instead.");
     if (m.dim() == 2) {
         if (m.shape() != Shape{s.L, s.S})
             fail("{}: The shape of the 2D attn_mask is {}, but should be {}.", who, shape_str(m.shape()),
@@ -144,6 +145,9 @@ AttentionMask checked_attn_mask(const AttentionMask& m, const Sizes& s, const st
 }
 
 AttentionMask checked_key_padding_mask(const AttentionMask& m, const Sizes& s, const std::string& who) {
+    if (m.from_bytes())  // torch 1.13's check (it converted and warned before 1.12)
+        fail("{}: only bool and floating types of key_padding_mask are supported (got a uint8 ByteMask of shape {}: "
+             "pass a Mask, e.g. bytes != 0)", who, shape_str(m.shape()));
     if (m.defined() && m.shape() != Shape{s.N, s.S})
         fail("{}: expecting key_padding_mask shape of {}, but got {}", who, shape_str(Shape{s.N, s.S}),
              shape_str(m.shape()));

@@ -15,6 +15,9 @@ Every ```sh, ```bash and ```console block is run, unless an HTML comment right b
     <!-- doc-check: snippet-of FILE -->                          (any language) the block's lines, without
                                                                   #include and using lines, appear verbatim in FILE
 
+Line numbers the docs quote (`autograd/ops/softmax.cpp:124`, `line 42 of FILE`) are checked too, by
+tests/docs/line_refs.py: the line exists, a `created at` line creates that node, and gdb's echo of a
+source line matches the file.
 One comment may hold several directives, one per line. How a block runs: `bash -euo pipefail`
 in a fresh scratch folder that mirrors the repository (a symlink per top-level entry), where
 `build` is a symlink to BUILD_DIR; `/tmp/` in the
@@ -34,6 +37,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import line_refs  # noqa: E402  (beside this file)
 
 REPO = Path(__file__).resolve().parents[2]
 RUN_LANGS = {'sh', 'bash', 'console', 'shell'}
@@ -245,6 +251,12 @@ def main():
 
     torch = None if args.list else have_torch()
     counts = dict(run=0, covered=0, skipped=0, torch_run=0, torch_skipped=0, snippet=0, failed=0)
+    # Line numbers quoted in the docs (tests/docs/line_refs.py): checked first, they need no build.
+    line_refs_checked, line_ref_errors = line_refs.check(files)
+    line_ref_errors = line_refs.self_test() + line_ref_errors
+    for e in line_ref_errors:
+        print(f'  FAIL  {e}', flush=True)
+    counts['failed'] += len(line_ref_errors)
     scratch_root = tempfile.mkdtemp(prefix='xtgrad-doc-blocks-')
     try:
         for path in files:
@@ -310,6 +322,7 @@ def main():
 
     print(f'doc blocks: {counts["run"]} run, {counts["covered"]} covered elsewhere, '
           f'{counts["skipped"]} skipped with a reason, {torch_part}, {counts["snippet"]} snippets match their test, '
+          f'{line_refs_checked - len(line_ref_errors)} of {line_refs_checked} quoted line numbers right, '
           f'{counts["failed"]} failed')
     return 1 if counts['failed'] else 0
 

@@ -11,6 +11,8 @@
 namespace gdb_target {
 xtgrad::Tensor loss;       // the loss of the step
 xtgrad::Tensor w_q;        // encoder.layers.0.enc_self_attn.W_Q.weight
+xtgrad::nn::Module* model = nullptr;                                 // the whole Transformer, by its base
+xtgrad::nn::tutorial_c::MultiHeadAttention* attention = nullptr;    // encoder.layers.0.enc_self_attn
 
 // Arrays the printer test prints and compares with PyTorch's repr of the same values
 // (tests/gdb/expected_reprs.txt, written by tools/gdb/make_repr_fixture.py: keep the two in step).
@@ -55,7 +57,9 @@ int main() {
     manual_seed(0);
     nn::tutorial_c::Transformer model(
         nn::tutorial_c::Config().d_model(16).d_ff(32).d_k(8).d_v(8).n_layers(2).n_heads(2));
-    gdb_target::w_q = model.encoder->layers->operator[](0).enc_self_attn->W_Q->weight;
+    gdb_target::model = &model;
+    gdb_target::attention = model.encoder->layers->operator[](0).enc_self_attn.get();
+    gdb_target::w_q = gdb_target::attention->W_Q->weight;
 
     // 'I like the 2022 Beijing Winter Games' -> '我 爱 2022 北京 冬 奥会 E'
     const Ids enc{{1, 2, 3, 4, 5, 6, 7}}, dec{{7, 1, 2, 3, 4, 5, 6}}, target{1, 2, 3, 4, 5, 6, 8};

@@ -11,6 +11,8 @@
 #      PyTorch's own repr of the same values (tools/gdb/make_repr_fixture.py).
 #   5. docs/gdb/walk_graph.gdb: xt-node, xt-input, xt-saved, xt-grad, xt-up from user code,
 #      from the engine's frame and from inside an op's backward kernel.
+#   6. docs/gdb/engine_stops.gdb: at each stop of `break before_node` the walk starts at the stop's
+#      node, with its gradient, by itself; `print` of a module: its path and parameters.
 # Passes on any build type; tools/test.sh runs it on the release (-O3) build.
 #
 #   tests/gdb/run_gdb_test.sh BUILD_DIR
@@ -162,6 +164,32 @@ expect "$log" "two levels down: the scores' product" '^\[xt 2\] input 0 of Maske
 expect "$log" "xt-up twice: back at the softmax" '^\[xt 0\] `node` of this frame'
 expect "$log" "kernel frame: xt-node falls back on the engine's state" \
   '^\[xt 0\] the node the engine is running \(xtgrad::debug::state\)$'
+refuse "$log" "no command raised a Python error" 'Traceback|Python Exception|Error occurred in Python'
+
+echo "== gdb test 6: docs/gdb/engine_stops.gdb (a walk at every engine stop; modules)"
+log=$out/stops.log
+run_gdb docs/gdb/engine_stops.gdb "$log"
+expect "$log" "at the first stop, the walk starts at the frame's node by itself" \
+  '^\[xt 0\] CrossEntropyBackward, `node` of this frame \(xtgrad::debug::before_node\)$'
+expect "$log" "... and xt-grad shows d loss / d loss at once (before_node's grad_out)" \
+  '^gradient arriving at CrossEntropyBackward \(\) \(the engine is at this node\):$'
+expect "$log" "... as torch prints it" '^tensor\(1\.\)$'
+expect "$log" "after continue, the walk restarts at the new stop's node" \
+  '^\[xt 0\] ReshapeBackward, `node` of this frame \(xtgrad::debug::before_node\)$'
+expect "$log" "... with the gradient arriving there" '^gradient arriving at ReshapeBackward \(7,9\) \(the engine is at this node\):$'
+expect "$log" "xt-input goes down from the new node" '^\[xt 1\] input 0 of ReshapeBackward$'
+expect "$log" "after a walk down, continue restarts at the next stop's node" \
+  '^\[xt 0\] LinearBackward, `node` of this frame \(xtgrad::debug::before_node\)$'
+expect "$log" "... and its gradient" '^gradient arriving at LinearBackward \(1,7,9\) \(the engine is at this node\):$'
+expect "$log" "a module prints its type, path and parameter count" \
+  '^\$1 = xtgrad::nn::tutorial_c::MultiHeadAttention "encoder\.layers\.0\.enc_self_attn", 10 parameters \(1,120 values\), training = \{$'
+expect "$log" "... each parameter by its dotted name, with its shape" '^  W_Q\.weight = \(16,16\) float32 requires_grad leaf grad=none,$'
+expect "$log" "... down its children" '^  layer_norm\.bias = \(16\) float32 requires_grad leaf grad=none$'
+expect "$log" "the root, through a Module pointer, by its dynamic type" \
+  '^\$2 = xtgrad::nn::tutorial_c::Transformer \(the root module\), 89 parameters \(11,808 values\), training = \{$'
+expect "$log" "... with the full dotted paths" '^  decoder\.layers\.1\.dec_enc_attn\.W_V\.weight = \(16,16\) float32 requires_grad leaf grad=none,$'
+expect "$log" "... a frozen parameter without requires_grad" '^  encoder\.pos_emb\.weight = \(8,16\) float32 leaf grad=none,$'
+refuse "$log" "no RTTI warnings while walking a module's children" 'RTTI symbol not found'
 refuse "$log" "no command raised a Python error" 'Traceback|Python Exception|Error occurred in Python'
 
 if [ "$failed" -ne 0 ]; then

@@ -9,6 +9,9 @@
 #include <algorithm>
 #include <regex>
 
+#include <xtensor/xstrided_view.hpp>
+#include <xtensor/xview.hpp>
+
 TEST_SUITE_BEGIN("nn");
 
 using namespace xtgrad;
@@ -103,6 +106,72 @@ TEST_CASE("attention maps: the SVG and the terminal view put every cell on the s
     REQUIRE(fills.size() == 9);
     CHECK(fills[8] == "#fde725");  // 1.0: viridis' yellow end, whatever the other values
     CHECK(fills[6] == "#440154");  // 0.0: its dark end
+}
+
+TEST_CASE("attention maps: axis titles, and masked cells drawn apart from weights of 0") {
+    Array w = {{1.f, 0.f, 0.f}, {0.4f, 0.6f, 0.f}, {0.2f, 0.3f, 0.5f}};
+    AttentionMap m = map_of(w);
+    m.masked = Mask{{false, true, true}, {false, false, true}, {false, false, false}};  // causal
+    m.query_axis = "queries: target words";
+    m.key_axis = "keys: source words";
+    test::TempDir dir;
+    nn::write_attention_svg(dir.file("m.svg"), m);
+    const std::string svg = test::read_bytes(dir.file("m.svg"));
+    CHECK(svg.find(R"(class="axis-title")") != std::string::npos);
+    CHECK(svg.find(">queries: target words</text>") != std::string::npos);
+    CHECK(svg.find(">keys: source words</text>") != std::string::npos);
+    // Three masked cells, hatched with their own pattern and an ×: never a viridis colour and a value.
+    const std::regex masked_cell(R"svg(<rect class="masked"[^>]*fill="url\(#masked\)"><title>masked \(0\.0000\)</title></rect>)svg");
+    CHECK(std::distance(std::sregex_iterator(svg.begin(), svg.end(), masked_cell), std::sregex_iterator()) == 3);
+    CHECK(svg.find(R"(<pattern id="masked")") != std::string::npos);
+    CHECK(cell_fills(svg).size() == 6);  // only the attended cells get a colour
+    CHECK(svg.find("× masked (hidden by the model's mask)") != std::string::npos);
+    const std::string text = nn::attention_text(m);
+    CHECK(text.find("q0 │██××××│") != std::string::npos);
+    CHECK(text.find("q1 │▒▒▓▓××│") != std::string::npos);
+    CHECK(text.find("queries: target words") != std::string::npos);
+    CHECK(text.find("keys: source words: k0 k1 k2") != std::string::npos);
+    // A masked weight of 0 is not attention spread evenly: rows 0 and 1 are judged on their
+    // attended cells only.
+    AttentionMap even = map_of(Array{{0.5f, 0.5f, 0.f}, {1.f / 3, 1.f / 3, 1.f / 3}});
+    even.masked = Mask{{false, false, true}, {false, false, false}};
+    CHECK(even.nearly_uniform());
+    // A mask of the wrong shape is an error naming both shapes.
+    m.masked = Mask{{false, true}};
+    test::expect_error([&] { nn::write_attention_svg(dir.file("bad.svg"), m); },
+                       {"write_attention_svg", "mask", "(1,2)", "(3,3)"});
+}
+
+TEST_CASE("attention maps: select_attention_map reads tutorial A's, B/C/D's and D's averaged layouts") {
+    // Every value names its place: batch b, head h, query i, key j -> b·1000 + h·100 + i·10 + j.
+    const std::size_t B = 2, H = 3, L = 2;
+    Array per_head = empty_array({B, H, L, L});
+    for (std::size_t b = 0; b < B; ++b)
+        for (std::size_t h = 0; h < H; ++h)
+            for (std::size_t i = 0; i < L; ++i)
+                for (std::size_t j = 0; j < L; ++j) per_head(b, h, i, j) = static_cast<float>(b * 1000 + h * 100 + i * 10 + j);
+    const std::vector<std::string> words = {"a", "b"};
+    const nn::AttentionMap d = nn::select_attention_map(Tensor(per_head), 0, 1, 2, words, words, {}, "test");
+    CHECK(d.weights(1, 0) == 1210.f);
+    // Tutorial A: (B·heads, L, L), row b·heads + head.
+    const Tensor flat(xt::eval(xt::reshape_view(per_head, {B * H, L, L})));
+    const nn::AttentionMap a = nn::select_attention_map(flat, H, 1, 2, words, words, {}, "test");
+    CHECK(a.weights == d.weights);
+    // Tutorial D's averaged weights: (B, L, L); a (B, L, L) mask gives the batch element's.
+    const Tensor averaged(xt::eval(xt::view(per_head, xt::all(), 0, xt::all(), xt::all())));
+    const Mask masks = Mask{{{false, true}, {false, false}}, {{false, false}, {true, false}}};
+    const nn::AttentionMap avg = nn::select_attention_map(averaged, 0, 1, 0, words, words, masks, "test");
+    CHECK(avg.weights(0, 1) == 1001.f);
+    CHECK(avg.masked == Mask{{false, false}, {true, false}});
+    test::expect_error([&] { nn::select_attention_map(flat, H, 2, 0, words, words, {}, "reverse"); },
+                       {"reverse", "batch element 2", "(6,2,2)", "hold 2"});
+    test::expect_error([&] { nn::select_attention_map(Tensor(per_head), 0, 0, 3, words, words, {}, "reverse"); },
+                       {"reverse", "head 3", "3 heads"});
+    test::expect_error([&] { nn::select_attention_map(flat, 4, 0, 0, words, words, {}, "reverse"); },
+                       {"reverse", "6 rows", "batches of 4 heads"});
+    const Mask one_cell = xt::zeros<bool>({1, 1});
+    test::expect_error([&] { nn::select_attention_map(averaged, 0, 0, 0, words, words, one_cell, "reverse"); },
+                       {"reverse", "mask of shape (1,1)", "(2, 2)"});
 }
 
 TEST_CASE("showgraph: tutorial C's choice (last layer, head 0, first sentence) and its errors") {

@@ -98,6 +98,40 @@ TEST_CASE("tutorial D: masks behave as documented: bool true = masked, float add
     }
 }
 
+TEST_CASE("tutorial D: a uint8 attn_mask is taken as bool with torch 1.13's deprecation warning; a uint8 key_padding_mask is refused") {
+    MultiheadAttention m(8, 2);
+    randomize(m, 4);
+    const std::size_t L = 4, S = 5, N = 2;
+    Tensor q = rnd({L, N, 8}, 16), k = rnd({S, N, 8}, 17), v = rnd({S, N, 8}, 18);
+    std::vector<std::string> warnings;
+    const WarningHandler previous = set_warning_handler([&](const std::string& w) { warnings.push_back(w); });
+    ByteMask bytes = xt::zeros<std::uint8_t>({L, S});
+    bytes(0, 1) = 1, bytes(2, 4) = 255, bytes(3, 0) = 7;  // any nonzero byte masks, as torch's .to(torch.bool)
+    Mask b = xt::zeros<bool>({L, S});
+    b(0, 1) = b(2, 4) = b(3, 0) = true;
+    const auto with_bytes = m.forward(q, k, v, {}, true, bytes, false);
+    const auto with_bool = m.forward(q, k, v, {}, true, b, false);
+    CHECK(test::max_abs_diff(with_bytes.attn_output.data(), with_bool.attn_output.data()) == 0.f);
+    CHECK(test::max_abs_diff(with_bytes.attn_output_weights.data(), with_bool.attn_output_weights.data()) == 0.f);
+    CHECK(with_bytes.attn_output_weights.data()(1, 1, 2, 4) == 0.f);
+    REQUIRE(warnings.size() == 1);  // the bool call warns nothing
+    CHECK(warnings[0] == "Byte tensor for attn_mask in nn.MultiheadAttention is deprecated. Use bool tensor instead.");
+    // Through the layers too: an encoder layer's src_mask reaches the same check.
+    TransformerEncoderLayer layer(TransformerEncoderLayerOptions(8, 2).dim_feedforward(16).dropout(0.f));
+    layer.eval();
+    ByteMask square = xt::zeros<std::uint8_t>({L, L});
+    square(0, 3) = 1;
+    Mask square_bool = xt::zeros<bool>({L, L});
+    square_bool(0, 3) = true;
+    CHECK(test::max_abs_diff(layer.forward(q, square).data(), layer.forward(q, square_bool).data()) == 0.f);
+    CHECK(warnings.size() == 2);
+    // torch 1.13 refuses a uint8 key_padding_mask (it converted it before 1.12, as the tutorial shows).
+    ByteMask padding = xt::zeros<std::uint8_t>({N, S});
+    expect_error([&] { m.forward(q, k, v, padding); },
+                 {"only bool and floating types of key_padding_mask are supported", "uint8", "(2,5)"});
+    set_warning_handler(previous);
+}
+
 TEST_CASE("tutorial D: generate_square_subsequent_mask is 0 on and below the diagonal, -inf above") {
     const Tensor m = Transformer::generate_square_subsequent_mask(4);
     REQUIRE(m.shape() == Shape{4, 4});

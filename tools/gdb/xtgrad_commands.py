@@ -9,13 +9,19 @@
 #   xt-grad          the gradient arriving at this node (d loss / d its output)
 #   xt-up            back to the node you came from
 #
+# After the program runs on (`continue`, `next`) to a stop in another node, the walk restarts at
+# that node by itself: xt-grad, xt-saved, xt-input then start from it.
+#
 # They read memory only (as the printers, tools/gdb/xtgrad_printers.py, which must be loaded
 # first), so they work in any build and from any frame. $xt_node and $xt_grad hold the node and
 # the gradient the last command showed, for `print`.
 
 import gdb
 
-_walk = {"stack": []}  # [(node address, output TensorImpl address or 0, how we got there)]
+# stack: [(node address, output TensorImpl address or 0, how we got there)]; frame_grad: (node
+# address, Array value) of the gradient an engine frame holds for its node (before_node's
+# grad_out, a backward closure's g); stale: the program ran since the walk started.
+_walk = {"stack": [], "frame_grad": None, "stale": False}
 
 
 class _Stop(Exception):
@@ -110,6 +116,25 @@ def _engine_state():
         return None
 
 
+def _frame_grad(frame, block):
+    """The float Array argument of the frame whose Node it is (the engine's grad_out, a backward
+    closure's g): the gradient arriving at that node, there from the frame's first line."""
+    while block is not None and not block.is_global:
+        for symbol in block:
+            if not symbol.is_argument:
+                continue
+            tag = _tag(symbol.type)
+            if tag.startswith("xt::xarray_container<") and "<float" in tag:
+                try:
+                    return _deref(symbol.value(frame))
+                except gdb.error:
+                    return None
+        if block.function is not None:
+            break
+        block = block.superblock
+    return None
+
+
 def _from_frames():
     """(node address, 0, how) of the first frame, from the selected one outwards, that has a Node
     argument or local (`node`, a backward closure's `self`, Node::run's `this`); else the node the
@@ -130,6 +155,8 @@ def _from_frames():
                     value = _deref(symbol.value(frame))
                     _remember("node", value.type)
                     where = "this frame" if level == 0 else "frame %s" % (frame.level() if hasattr(frame, "level") else level)
+                    grad = _frame_grad(frame, block)
+                    _walk["frame_grad"] = None if grad is None else (int(value.address), grad)
                     return int(value.address), 0, "`%s` of %s (%s)" % (symbol.name, where, frame.name())
                 except (gdb.error, _Stop):
                     continue
@@ -150,6 +177,8 @@ def _arriving_grad(node_address, output_address):
     state = _engine_state()
     if state is not None and int(state["node"]) == node_address and int(state["grad_out"]) != 0:
         return state["grad_out"].dereference(), "the engine is at this node"
+    if _walk["frame_grad"] is not None and _walk["frame_grad"][0] == node_address:
+        return _walk["frame_grad"][1], "the engine is at this node"
     if output_address:
         impl = _impl_at(output_address)
         grad = p.grad_of(impl)
@@ -161,9 +190,25 @@ def _arriving_grad(node_address, output_address):
 
 
 def _current():
-    if not _walk["stack"]:
-        raise _Stop("no node yet: start with xt-node")
+    """The walk's node. After the program ran (a stop at another node: `continue`, `next`), the
+    walk restarts at the node of the new stop's frames; a walk from a tensor in user code stays."""
+    if _walk["stale"] or not _walk["stack"]:
+        _walk["stale"] = False
+        try:
+            node, output, how = _from_frames()
+        except _Stop:
+            if not _walk["stack"]:
+                raise
+        else:
+            if not _walk["stack"] or _walk["stack"][0][0] != node:
+                _walk["stack"] = [(node, output, how)]
+                gdb.write("[xt 0] %s, %s\n" % (_p().std_string(_node_at(node)["op_"]), how))
     return _walk["stack"][-1]
+
+
+def _on_stop(event):
+    _walk["stale"] = True
+    _walk["frame_grad"] = None
 
 
 def _show(entry):
@@ -205,7 +250,7 @@ class XtNode(_Command):
             how = "node of %s" % argument
         else:
             node, output, how = _from_frames()
-        _walk["stack"] = [(node, output, how)]
+        _walk["stack"], _walk["stale"] = [(node, output, how)], False
         _show(_walk["stack"][-1])
 
 
@@ -304,3 +349,9 @@ class XtUp(_Command):
 
 for _command in (XtNode, XtInput, XtSaved, XtGrad, XtUp):
     _command()
+
+# One stop handler, also when the script is sourced again or carried by several objfiles.
+if getattr(gdb, "_xtgrad_stop_handler", None) is not None:
+    gdb.events.stop.disconnect(gdb._xtgrad_stop_handler)
+gdb._xtgrad_stop_handler = _on_stop
+gdb.events.stop.connect(_on_stop)

@@ -407,10 +407,10 @@ def _grad_suffixes(impl):
     return ("requires_grad=True",) if bool(impl["requires_grad"]) else ()
 
 
-def _impl_summary(impl, values=None):
+def _impl_summary(impl, values=None, named=True):
     """One line about a TensorImpl (a gdb.Value, not a pointer); `values`: an Array value to use
-    instead of the impl's own (a Tensor handle's)."""
-    name = _std_string(impl["name"])
+    instead of the impl's own (a Tensor handle's); named=False leaves out its name."""
+    name = _std_string(impl["name"]) if named else ""
     parts = ['"%s"' % name] if name else []
     if values is None:
         values = _values_of(impl)
@@ -507,6 +507,16 @@ class TensorPrinter(_ImplPrinterBase):
     def _values(self):  # the handle's own values: a non-leaf's are alive while the handle is
         values = _shared_get(self.value["values_"])
         return None if values is None else values.dereference()["array"]
+
+
+class _ParameterPrinter:
+    """A module's parameter: shape, dtype, flags (its dotted name is the label)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def to_string(self):
+        return _safely(lambda: _impl_summary(self.value, named=False))
 
 
 class _InputPrinter:
@@ -630,6 +640,101 @@ class NodePrinter:
         return _children(items)
 
 
+# ---- modules ----
+_MODULE = "xtgrad::nn::Module"
+_is_module_cache = {}
+
+
+def _is_module(value_type):
+    """Whether a struct type is xtgrad::nn::Module or derives from it (cached by tag)."""
+    tag = value_type.tag
+    if tag not in _is_module_cache:
+        _is_module_cache[tag] = False  # a recursive look-up ends here
+        try:
+            found = tag == _MODULE or any(f.is_base_class and _is_module(f.type.strip_typedefs())
+                                          for f in value_type.fields())
+        except (gdb.error, TypeError):
+            found = False
+        _is_module_cache[tag] = found
+    return _is_module_cache[tag]
+
+
+def _module_base(value):
+    """The xtgrad::nn::Module part of a module value."""
+    return value.cast(gdb.lookup_type(_MODULE)) if value.type.strip_typedefs().tag != _MODULE else value
+
+
+def _module_field(address, name):
+    """A field of the Module at `address`, read by its offset: dereferencing a Module pointer
+    would make gdb look up the dynamic type and warn about classes without RTTI symbols."""
+    module_type = gdb.lookup_type(_MODULE)
+    field = next(f for f in module_type.fields() if f.name == name)
+    return gdb.Value(address + field.bitpos // 8).cast(field.type.pointer()).dereference()
+
+
+def _module_parameters(module, prefix=""):
+    """[(dotted name relative to the module, TensorImpl value)] in torch's order: a module's own
+    parameters, then its children's, recursively (named_parameters(); a tied tensor once)."""
+    out, seen, stack = [], set(), [(prefix, int(module.address))]
+    while stack:
+        at, address = stack.pop()
+        for pair in _vector_items(_module_field(address, "params_")):
+            impl = _shared_get(pair["second"]["impl_"])
+            if impl is None or _ptr(impl) in seen:
+                continue
+            seen.add(_ptr(impl))
+            out.append((at + _std_string(pair["first"]), impl.dereference()))
+        children = []
+        for pair in _vector_items(_module_field(address, "children_")):
+            child = _shared_get(pair["second"])
+            if child is not None:
+                children.append((at + _std_string(pair["first"]) + ".", _ptr(child)))
+        stack.extend(reversed(children))
+    return out
+
+
+class ModulePrinter:
+    """xtgrad::nn::tutorial_c::MultiHeadAttention "encoder.layers.0.enc_self_attn", 6 parameters
+    (1,088 values), training = {W_Q.weight = (16,16) float32 requires_grad leaf grad=none, ...}"""
+
+    def __init__(self, value):
+        self.value = value
+
+    def _type_name(self):
+        try:
+            return str(self.value.dynamic_type.strip_typedefs().unqualified())
+        except gdb.error:
+            return str(self.value.type.strip_typedefs().unqualified())
+
+    def to_string(self):
+        def text():
+            base = _module_base(self.value)
+            path = _std_string(base["path_"])
+            params = _module_parameters(base)
+            count = 0
+            for _, impl in params:
+                values = _values_of(impl)
+                shape = _ArrayView(values).shape if values is not None else \
+                    [int(d) for d in _vector_items(impl["shape_at_creation"])]
+                size = 1
+                for d in shape:
+                    size *= d
+                count += size
+            return '%s %s, %d parameter%s (%s values), %s' % (
+                self._type_name(), '"%s"' % path if path else "(the root module)", len(params),
+                "" if len(params) == 1 else "s", "{:,}".format(count),
+                "training" if bool(base["training_"]) else "eval")
+        return _safely(text)
+
+    def children(self):
+        try:
+            items = [(name, impl.cast(impl.type.const().volatile()), ())
+                     for name, impl in _module_parameters(_module_base(self.value))]
+        except (gdb.error, gdb.MemoryError, _Unreadable):
+            items = []
+        return _children(items)
+
+
 _PRINTERS = [
     (r"^xtgrad::Tensor$", TensorPrinter),
     (r"^xtgrad::TensorImpl$", TensorImplPrinter),
@@ -649,6 +754,8 @@ def _lookup(value):
     if tag is None:
         return None
     qualifiers = str(value_type).split(" ")
+    if tag == "xtgrad::TensorImpl" and "volatile" in qualifiers:  # a module's parameter
+        return _ParameterPrinter(value)
     for pattern, printer in _PRINTERS:
         if re.match(pattern, tag):
             if printer is ArrayPrinter and "volatile" in qualifiers:
@@ -656,6 +763,9 @@ def _lookup(value):
             if printer is TensorImplPrinter and qualifiers[0] == "const" and _printing and _printing[-1][1].startswith("input"):
                 return _InputPrinter(value)
             return printer(value)
+    if value_type.strip_typedefs().code == gdb.TYPE_CODE_STRUCT and not tag.startswith(("std::", "xt::", "__gnu")) and \
+            _is_module(value_type.strip_typedefs().unqualified()):
+        return ModulePrinter(value)
     return None
 
 

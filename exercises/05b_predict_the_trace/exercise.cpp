@@ -1,0 +1,23 @@
+// Exercise 05b: write your predictions, then run the grader:
+//   ninja -C build exercises/exercises && build/exercises/exercises -ts=05b_predict_the_trace
+// Predict first: running examples/spiral --trace with the changes is how you check afterwards.
+#include "exercise.hpp"
+
+namespace ex05b {
+
+std::vector<TraceLine> predicted_trace() {
+    // TODO: one {op, grad shape} per node, from the loss down, e.g. {"LinearBackward", {300, 3}}.
+    return {};
+}
+
+std::string op_replacing_relu() {
+    // TODO: the op name on the line where ReluBackward was.
+    return "";
+}
+
+double loss_node_grad_norm() {
+    // TODO: d loss / d loss, as the engine seeds it.
+    return 0;
+}
+
+}  // namespace ex05b

@@ -1,0 +1,79 @@
+// Exercise 08's grader: your decoding against the model's own (nn::tutorial_c::Transformer's
+// forward and greedy_decode), on small models with random weights, where the two disagree.
+#include "exercise.hpp"
+#include "grading.hpp"
+
+using namespace xtgrad;
+namespace tc = xtgrad::nn::tutorial_c;
+
+TEST_SUITE_BEGIN("08_greedy_decoding");
+
+namespace {
+
+constexpr std::int64_t kStart = 7, kEnd = 8;  // tutorial C's 'S' and 'E'
+
+struct Model {
+    explicit Model(std::uint64_t seed) : seeded((manual_seed(seed), 0)) { model.eval(); }
+    int seeded;
+    tc::Transformer model{tc::Config().d_model(16).d_ff(32).d_k(8).d_v(8).n_layers(2).n_heads(2)};
+};
+
+const Ids kEnc{{1, 2, 3, 4, 5, 6, 7}};        // 'I like the 2022 Beijing Winter Games'
+const Ids kDec{{7, 1, 2, 3, 4, 5, 6}};        // 'S 我 爱 2022 北京 冬 奥会'
+
+std::string words_str(const std::vector<std::int64_t>& w) { return fmt::format("[{}]", fmt::join(w, ", ")); }
+
+}  // namespace
+
+TEST_CASE("08_greedy_decoding: teacher forcing reads the argmax of every position of one forward") {
+    for (std::uint64_t seed : {0, 1, 2}) {
+        Model m(seed);
+        const Ids want = argmax(m.model.forward(kEnc, kDec).logits, -1);
+        const std::vector<std::int64_t> expected(want.begin(), want.end());
+        const std::vector<std::int64_t> mine = ex08::teacher_forced(m.model, kEnc, kDec);
+        if (mine != expected)
+            FAIL(fmt::format("teacher_forced, model of seed {}: you returned {}, the argmax of each of the {} positions "
+                             "is {}", seed, words_str(mine), expected.size(), words_str(expected)));
+    }
+}
+
+TEST_CASE("08_greedy_decoding: greedy decoding feeds each word back, step by step") {
+    for (std::uint64_t seed : {0, 1, 2}) {
+        Model m(seed);
+        const Ids ref = m.model.greedy_decode(kEnc, kStart, kEnd, 7);
+        std::vector<std::int64_t> expected;
+        for (std::int64_t w : ref) {
+            expected.push_back(w);
+            if (w == kEnd) break;
+        }
+        const std::vector<std::int64_t> mine = ex08::greedy(m.model, kEnc, kStart, kEnd, 7);
+        if (mine == expected) continue;
+        std::size_t step = 0;
+        while (step < mine.size() && step < expected.size() && mine[step] == expected[step]) ++step;
+        FAIL(fmt::format("greedy, model of seed {}: you returned {}, the model decodes {}: they part at word {} "
+                         "(after [{}{}])", seed, words_str(mine), words_str(expected), step, kStart,
+                         step ? ", " + fmt::format("{}", fmt::join(expected.begin(), expected.begin() + static_cast<long>(step), ", ")) : ""));
+    }
+}
+
+TEST_CASE("08_greedy_decoding: where the two part, and why") {
+    // With the reference words fed in, every position is right or wrong on its own; greedily, one
+    // wrong word is fed back and every later position sees it. Find a model where they differ.
+    bool differ = false;
+    for (std::uint64_t seed : {0, 1, 2}) {
+        Model m(seed);
+        const std::vector<std::int64_t> forced = ex08::teacher_forced(m.model, kEnc, kDec);
+        const std::vector<std::int64_t> greedy = ex08::greedy(m.model, kEnc, kStart, kEnd, 7);
+        REQUIRE_MESSAGE(!forced.empty(), "teacher_forced returned no words: write it first");
+        REQUIRE_MESSAGE(!greedy.empty(), "greedy returned no words: write it first");
+        // Both start from 'S' alone: the first word is the same.
+        CHECK_MESSAGE(forced[0] == greedy[0], fmt::format("seed {}: the first word differs ({} teacher-forced, {} greedy), "
+                                                          "yet both come from the decoder input [S] alone", seed,
+                                                          forced[0], greedy[0]));
+        differ = differ || std::vector<std::int64_t>(forced.begin(), forced.begin() + static_cast<long>(std::min(forced.size(), greedy.size()))) !=
+                               std::vector<std::int64_t>(greedy.begin(), greedy.begin() + static_cast<long>(std::min(forced.size(), greedy.size())));
+    }
+    CHECK_MESSAGE(differ, "teacher forcing and greedy decoding agree on every model: feed the model's own words back");
+}
+
+TEST_SUITE_END();
