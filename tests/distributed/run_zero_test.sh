@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# ZeroRedundancyOptimizer over MPI (docs/distributed.md; part of tools/test.sh):
+#   1. the same losses as plain DDP with Adam, on 2 and 3 processes, tutorial B and the Winter Games;
+#   2. checkpoints independent of the world size: a run saved by 2 processes is byte for byte plain
+#      Adam's file, and resumes on 1, 2 and 3 processes with the losses of an uninterrupted run there;
+#   3. memory: each process holds about 1/N of Adam's state; peak RSS per process beside plain DDP's.
+#   tests/distributed/run_zero_test.sh BUILD_DIR
+# Skips (exit 0) when the build has no MPI or mpirun is missing.
+set -uo pipefail
+build=$1
+prog="$build/tests/zero_run"
+if ! command -v mpirun >/dev/null || ! grep -q XTGRAD_WITH_MPI "$build/compile_commands.json"; then
+  echo "  skip: built without MPI or no mpirun (meson -Dmpi=enabled, libopenmpi-dev openmpi-bin)"
+  exit 0
+fi
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+fail=0
+ok() { echo "  ok   $1"; }
+bad() { echo "  FAIL $1"; fail=1; }
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=none  # containers often forbid the CMA copy
+# mpi NP ARGS...: 3 processes on 2 cores need --oversubscribe; one thread each
+mpi() { local np=$1; shift; timeout 300 mpirun -np "$np" --oversubscribe --bind-to none "$prog" "$@"; }
+
+# same_losses LOG REFERENCE_LOG TOLERANCE FIRST_STEP: the steps >= FIRST_STEP of LOG (at least one)
+# are the reference's within TOLERANCE
+same_losses() {
+  awk -v tol="$3" -v first="$4" 'FNR == NR && /^step/ {ref[$2] = $4; next}
+       /^step/ && $2 >= first {n++; if (!($2 in ref)) miss = 1; d = $4 - ref[$2]; if (d < 0) d = -d; if (d > max) max = d}
+       END {printf "%d steps, max |loss - reference| = %.2g\n", n, max; exit !(n > 0 && !miss && max <= tol)}' "$2" "$1"
+}
+
+# 1. ZeRO against plain DDP (both Adam), the same process count.
+for case in "2 b" "2 c" "3 b"; do
+  set -- $case; np=$1 model=$2
+  if mpi "$np" --model "$model" --optimizer adam --steps 6 >"$out/adam.log" 2>&1 \
+     && mpi "$np" --model "$model" --optimizer zero --steps 6 >"$out/zero.log" 2>&1 \
+     && losses=$(same_losses "$out/zero.log" "$out/adam.log" 1e-6 1); then
+    ok "$np processes, model $model: ZeroRedundancyOptimizer = DDP with Adam: $losses"
+  else
+    bad "$np processes, model $model: ZeroRedundancyOptimizer against DDP with Adam"; cat "$out/adam.log" "$out/zero.log"
+  fi
+done
+
+# 2. A run saved by 2 processes at step 3; the consolidated file is plain Adam's byte for byte.
+if mpi 2 --optimizer zero --steps 3 --save "$out/zero2.safetensors" >/dev/null 2>&1 \
+   && mpi 2 --optimizer adam --steps 3 --save "$out/adam2.safetensors" >/dev/null 2>&1 \
+   && cmp -s "$out/zero2.safetensors" "$out/adam2.safetensors"; then
+  ok "the checkpoint 2 ZeRO processes consolidate is byte for byte plain DDP's with Adam"
+else
+  bad "consolidated checkpoint against plain Adam's"
+fi
+# ...resumed on M = 1, 2, 3 processes: steps 4-6 as an uninterrupted M-process run (exactly for M = 2).
+for m in 1 2 3; do
+  tol=1e-6; [ "$m" = 2 ] && tol=0
+  if mpi "$m" --optimizer zero --steps 6 >"$out/straight$m.log" 2>&1 \
+     && mpi "$m" --optimizer zero --steps 6 --resume "$out/zero2.safetensors" >"$out/resumed$m.log" 2>&1 \
+     && ! grep -q '^step [123] ' "$out/resumed$m.log" \
+     && losses=$(same_losses "$out/resumed$m.log" "$out/straight$m.log" "$tol" 4); then
+    ok "saved by 2 processes, resumed on $m: steps 4-6 as an uninterrupted $m-process run (tolerance $tol): $losses"
+  else
+    bad "saved by 2 processes, resumed on $m"; cat "$out/straight$m.log" "$out/resumed$m.log"
+  fi
+done
+# ...and saved by 3 processes, resumed on 2.
+if mpi 3 --optimizer zero --steps 6 --save-at 3 --save "$out/zero3.safetensors" >/dev/null 2>&1 \
+   && mpi 2 --optimizer zero --steps 6 --resume "$out/zero3.safetensors" >"$out/resumed32.log" 2>&1 \
+   && losses=$(same_losses "$out/resumed32.log" "$out/straight2.log" 1e-6 4); then
+  ok "saved by 3 processes, resumed on 2: $losses"
+else
+  bad "saved by 3 processes, resumed on 2"; cat "$out/resumed32.log"
+fi
+
+# 3. Memory at a size where Adam's state is a large part of a process (15.6 M parameters).
+big=(--model b --vocab 20000 --d-model 256 --batch 2 --steps 2)
+if mpi 2 "${big[@]}" --optimizer adam >"$out/mem_adam.log" 2>&1 && mpi 2 "${big[@]}" --optimizer zero >"$out/mem_zero.log" 2>&1; then
+  report=$(awk '/^memory/ {f = FILENAME ~ /zero/ ? "zero" : "adam"; s[f, $3] = $5; r[f, $3] = $7}
+    END {for (k = 0; k < 2; k++) printf "rank %d: Adam state %.1f MB (DDP) vs %.1f MB (ZeRO), peak RSS %.0f vs %.0f MiB; ", k,
+                                  s["adam", k] / 1e6, s["zero", k] / 1e6, r["adam", k] / 1024, r["zero", k] / 1024
+         # each ZeRO shard is at most 0.6 of the whole state, and each process peaks lower
+         bad = 0; for (k = 0; k < 2; k++) if (!(s["zero", k] <= 0.6 * s["adam", k] && r["zero", k] < r["adam", k])) bad = 1
+         exit bad}' "$out/mem_adam.log" "$out/mem_zero.log") \
+    && ok "memory per process: $report" || bad "memory per process: $report"
+else
+  bad "memory runs"; cat "$out/mem_adam.log" "$out/mem_zero.log"
+fi
+exit $fail
