@@ -6,8 +6,9 @@
 //   zero_run --model b --optimizer zero --steps 3 --save FILE           # tutorial B, random tokens
 //   zero_run --model b --optimizer adam --steps 6 --resume FILE         # continues step 4..6
 //
-// Rank 0 prints "step K loss L" (the global loss, 9 decimals), then one line per rank with the
-// bytes of optimizer state it holds and its peak RSS ("memory rank R state_bytes B peak_rss_kib K").
+// Rank 0 prints "parameters P" (trained), "step K loss L" (the global loss, 9 decimals), then one
+// line per rank with the bytes of optimizer state it holds and its peak RSS
+// ("memory rank R state_bytes B peak_rss_kib K").
 // --kill-rank R --kill-step K: rank R kills itself (SIGKILL) in the middle of step K, after its
 // forward, before its gradients are shared: the fault test.
 #include "examples/common/data_parallel.hpp"
@@ -107,6 +108,9 @@ int main(int argc, char** argv) {
         } else {
             opt = std::make_unique<optim::Adam>(model->parameters(), adam);
         }
+        std::size_t trained = 0;
+        for (const Tensor& p : opt->params()) trained += p.numel();
+        fmt::print("parameters {}\n", trained);  // what the gradient allreduce moves, in float32s
         nn::RunState run{.optimizer = opt.get(), .generators = {{"default", &default_generator()}}};
         if (!resume.empty()) nn::load_run(resume, *model, run);  // every rank reads the file
         // Wrapped after the resume: the construction broadcasts rank 0's (loaded) parameters.
