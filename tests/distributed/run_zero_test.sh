@@ -3,7 +3,10 @@
 #   1. the same losses as plain DDP with Adam, on 2 and 3 processes, tutorial B and the Winter Games;
 #   2. checkpoints independent of the world size: a run saved by 2 processes is byte for byte plain
 #      Adam's file, and resumes on 1, 2 and 3 processes with the losses of an uninterrupted run there;
-#   3. memory: each process holds about 1/N of Adam's state; peak RSS per process beside plain DDP's.
+#   3. memory: each process holds about 1/N of Adam's state; peak RSS per process beside plain DDP's;
+#   4. a process killed mid-step: mpirun ends the job at once naming it; with mpirun's recovery
+#      mode (the survivors keep running, as when a host vanishes) every survivor exits with an
+#      Error naming the lost rank within the timeout; either way the last checkpoint resumes.
 #   tests/distributed/run_zero_test.sh BUILD_DIR
 # Skips (exit 0) when the build has no MPI or mpirun is missing.
 set -uo pipefail
@@ -21,7 +24,8 @@ bad() { echo "  FAIL $1"; fail=1; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none  # containers often forbid the CMA copy
 # mpi NP ARGS...: 3 processes on 2 cores need --oversubscribe; one thread each
-mpi() { local np=$1; shift; timeout 300 mpirun -np "$np" --oversubscribe --bind-to none "$prog" "$@"; }
+mpirun_extra=()  # mpirun's own options for the next call
+mpi() { local np=$1; shift; timeout 300 mpirun -np "$np" --oversubscribe --bind-to none "${mpirun_extra[@]}" "$prog" "$@"; }
 
 # same_losses LOG REFERENCE_LOG TOLERANCE FIRST_STEP: the steps >= FIRST_STEP of LOG (at least one)
 # are the reference's within TOLERANCE
@@ -84,5 +88,34 @@ if mpi 2 "${big[@]}" --optimizer adam >"$out/mem_adam.log" 2>&1 && mpi 2 "${big[
     && ok "memory per process: $report" || bad "memory per process: $report"
 else
   bad "memory runs"; cat "$out/mem_adam.log" "$out/mem_zero.log"
+fi
+
+# 4. Rank 2 of 3 killed (SIGKILL) in step 4, after the checkpoint of step 3.
+kill=(--steps 6 --save-at 3 --kill-rank 2 --kill-step 4)
+start=$SECONDS
+mpi 3 "${kill[@]}" --save "$out/killed.safetensors" >"$out/killed.log" 2>&1; rc=$?
+if [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && grep -q "process rank 2 .*signal 9" "$out/killed.log"; then
+  ok "rank 2 killed in step 4: mpirun ends the job after $((SECONDS - start)) s (exit status $rc): \"$(grep -o 'process rank 2 .*' "$out/killed.log")\""
+else
+  bad "rank 2 killed in step 4 (exit status $rc, 124 = hung)"; cat "$out/killed.log"
+fi
+# The survivors on their own (mpirun's orte_enable_recovery; its exit status is then 0, so the
+# output is what tells): each names rank 2 after XTGRAD_DIST_TIMEOUT (5 s) and the probe (5 s).
+start=$SECONDS
+mpirun_extra=(-x XTGRAD_DIST_TIMEOUT --mca orte_enable_recovery 1)
+XTGRAD_DIST_TIMEOUT=5 mpi 3 "${kill[@]}" --save "$out/killed.safetensors" >"$out/survivors.log" 2>&1
+mpirun_extra=()
+took=$((SECONDS - start))
+named=$(grep -c "^zero_run rank [01] of 3: .*did not complete within 5 s on rank [01] of 3: lost rank 2 (" "$out/survivors.log")
+if [ "$named" -eq 2 ] && [ "$took" -lt 60 ]; then
+  ok "rank 2 killed, survivors left running: ranks 0 and 1 each exit with an Error naming lost rank 2 after $took s: \"$(grep -m1 -o 'did not complete.*' "$out/survivors.log")\""
+else
+  bad "survivors of a killed rank ($named of 2 named it, $took s)"; cat "$out/survivors.log"
+fi
+if mpi 2 --steps 6 --resume "$out/killed.safetensors" >"$out/after_kill.log" 2>&1 \
+   && losses=$(same_losses "$out/after_kill.log" "$out/straight2.log" 1e-6 4); then
+  ok "the checkpoint of step 3 resumes on 2 processes after the kill: $losses"
+else
+  bad "resume after the kill"; cat "$out/after_kill.log"
 fi
 exit $fail
