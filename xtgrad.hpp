@@ -1,46 +1,54 @@
 // The whole public API in one include: installed as <xtgrad/xtgrad.hpp>.
 // Tensor and ops, autograd and the learning tools, nn building blocks and the four tutorials'
-// modules, optimizers and schedules, checkpoints. What this header reaches is exactly what
-// `meson install` installs (tools/public_headers.py); the other headers are internal.
+// modules, data-parallel training, optimizers and schedules, checkpoints, files, the run report.
+// What this header reaches is exactly what `meson install` installs (tools/public_headers.py);
+// docs/api.md says which of those headers are the API and which are installed only because an
+// API header includes them.
 #pragma once
 
 // The tensor, its ops and autograd.
-#include "autograd/anomaly.hpp"
-#include "autograd/cpu_isa.hpp"
-#include "autograd/gemm_profile.hpp"
-#include "autograd/debug.hpp"
-#include "autograd/engine.hpp"
-#include "autograd/error.hpp"
-#include "autograd/format.hpp"
-#include "autograd/grad_mode.hpp"
-#include "autograd/gradcheck.hpp"
-#include "autograd/graphviz.hpp"
-#include "autograd/make_result.hpp"
-#include "autograd/npy.hpp"
-#include "autograd/ops.hpp"
-#include "autograd/parallel.hpp"
-#include "autograd/random.hpp"
-#include "autograd/tensor.hpp"
-#include "autograd/trace_table.hpp"
+#include <xtgrad/autograd/anomaly.hpp>
+#include <xtgrad/autograd/debug.hpp>
+#include <xtgrad/autograd/engine.hpp>
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/format.hpp>
+#include <xtgrad/autograd/grad_mode.hpp>
+#include <xtgrad/autograd/gradcheck.hpp>
+#include <xtgrad/autograd/graphviz.hpp>
+#include <xtgrad/autograd/make_result.hpp>
+#include <xtgrad/autograd/ops.hpp>
+#include <xtgrad/autograd/tensor.hpp>
+#include <xtgrad/autograd/trace_table.hpp>
 
-// nn: modules, building blocks, initialisation, checkpoints.
-#include "nn/attention.hpp"
-#include "nn/attention_map.hpp"
-#include "nn/checkpoint.hpp"
-#include "nn/init.hpp"
-#include "nn/layers.hpp"
-#include "nn/module.hpp"
-#include "nn/safetensors.hpp"
+// The machine: threads, the CPU's vector width, the GEMM profile, the generator.
+#include <xtgrad/gemm/gemm_profile.hpp>
+#include <xtgrad/random/random.hpp>
+#include <xtgrad/simd/cpu_isa.hpp>
+#include <xtgrad/threads/parallel.hpp>
+
+// Files: npy arrays and safetensors state dicts.
+#include <xtgrad/io/npy.hpp>
+#include <xtgrad/io/safetensors.hpp>
+
+// nn: modules, building blocks, initialisation, checkpoints, data-parallel training.
+#include <xtgrad/nn/attention.hpp>
+#include <xtgrad/nn/attention_map.hpp>
+#include <xtgrad/nn/checkpoint.hpp>
+#include <xtgrad/nn/init.hpp>
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/nn/module.hpp>
+#include <xtgrad/nn/parallel/distributed.hpp>
+#include <xtgrad/nn/parallel/distributed_sampler.hpp>
 
 // The four tutorials' modules, each in its namespace (xtgrad::nn::tutorial_a ... _d).
-#include "nn/tutorial_a/tutorial_a.hpp"
-#include "nn/tutorial_b/tutorial_b.hpp"
-#include "nn/tutorial_c/tutorial_c.hpp"
-#include "nn/tutorial_d/tutorial_d.hpp"
+#include <xtgrad/nn/tutorial_a/tutorial_a.hpp>
+#include <xtgrad/nn/tutorial_b/tutorial_b.hpp>
+#include <xtgrad/nn/tutorial_c/tutorial_c.hpp>
+#include <xtgrad/nn/tutorial_d/tutorial_d.hpp>
 
 // Optimizers and learning-rate schedules.
-#include "optim/optimizer.hpp"
-#include "optim/schedule.hpp"
+#include <xtgrad/optim/optimizer.hpp>
+#include <xtgrad/optim/schedule.hpp>
 
 // The run report: one self-contained HTML page per training run.
-#include "report/run_report.hpp"
+#include <xtgrad/report/run_report.hpp>

@@ -1,11 +1,11 @@
-#include "autograd/anomaly.hpp"
+#include <xtgrad/autograd/anomaly.hpp>
 
-#include "autograd/error.hpp"
-#include "autograd/grad_mode.hpp"
-#include "autograd/node.hpp"
-#include "autograd/tensor.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/grad_mode.hpp>
+#include <xtgrad/autograd/node.hpp>
+#include <xtgrad/autograd/tensor.hpp>
 
-#include "autograd/parallel.hpp"
+#include <xtgrad/threads/parallel.hpp>
 
 #include <atomic>
 #include <cmath>

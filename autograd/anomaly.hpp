@@ -20,8 +20,8 @@
 // when it is off (the default) the cost is one branch per op and per backward node.
 #pragma once
 
-#include "autograd/array.hpp"
-#include "autograd/source_location.hpp"
+#include <xtgrad/autograd/array.hpp>
+#include <xtgrad/autograd/source_location.hpp>
 
 #include <string>
 #include <vector>

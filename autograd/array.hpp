@@ -7,7 +7,7 @@
 // keep dimensions go through the helpers in autograd/reduce_kernels.hpp, never a lazy reducer that keeps dimensions.
 #pragma once
 
-#include "autograd/sizes.hpp"
+#include <xtgrad/autograd/sizes.hpp>
 
 #include <xsimd/memory/xsimd_aligned_allocator.hpp>
 #include <xtensor/xarray.hpp>

@@ -1,8 +1,8 @@
-#include "autograd/broadcast.hpp"
+#include <xtgrad/autograd/broadcast.hpp>
 
-#include "autograd/error.hpp"
+#include <xtgrad/autograd/error.hpp>
 
-#include "autograd/reduce_kernels.hpp"
+#include <xtgrad/autograd/reduce_kernels.hpp>
 
 #include <algorithm>
 

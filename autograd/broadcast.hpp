@@ -1,7 +1,7 @@
 // NumPy/PyTorch broadcasting: shapes are right-aligned; a dimension of 1 stretches.
 #pragma once
 
-#include "autograd/array.hpp"
+#include <xtgrad/autograd/array.hpp>
 
 namespace xtgrad {
 

@@ -1,9 +1,9 @@
-#include "autograd/debug.hpp"
+#include <xtgrad/autograd/debug.hpp>
 
-#include "autograd/anomaly.hpp"
-#include "autograd/error.hpp"
-#include "autograd/format.hpp"
-#include "autograd/node.hpp"
+#include <xtgrad/autograd/anomaly.hpp>
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/format.hpp>
+#include <xtgrad/autograd/node.hpp>
 
 #include <csignal>
 #include <cstdio>

@@ -25,8 +25,8 @@
 // BackwardPass, so it visits the nodes in exactly the order backward() does.
 #pragma once
 
-#include "autograd/engine.hpp"
-#include "autograd/tensor.hpp"
+#include <xtgrad/autograd/engine.hpp>
+#include <xtgrad/autograd/tensor.hpp>
 
 #include <string>
 

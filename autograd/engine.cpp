@@ -1,11 +1,11 @@
-#include "autograd/engine.hpp"
+#include <xtgrad/autograd/engine.hpp>
 
-#include "autograd/anomaly.hpp"
-#include "autograd/debug.hpp"
-#include "autograd/error.hpp"
-#include "autograd/node.hpp"
-#include "autograd/post_accumulate_hooks.hpp"
-#include "autograd/tensor.hpp"
+#include <xtgrad/autograd/anomaly.hpp>
+#include <xtgrad/autograd/debug.hpp>
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/node.hpp>
+#include <xtgrad/autograd/post_accumulate_hooks.hpp>
+#include <xtgrad/autograd/tensor.hpp>
 
 #include <cmath>
 #include <cstdlib>

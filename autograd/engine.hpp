@@ -17,7 +17,7 @@
 // place to break in gdb (docs/debugging.md).
 #pragma once
 
-#include "autograd/array.hpp"
+#include <xtgrad/autograd/array.hpp>
 
 #include <cstdio>
 #include <functional>

@@ -1,6 +1,6 @@
-#include "autograd/format.hpp"
+#include <xtgrad/autograd/format.hpp>
 
-#include "autograd/error.hpp"
+#include <xtgrad/autograd/error.hpp>
 
 #include <cmath>
 #include <ostream>

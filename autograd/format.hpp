@@ -4,7 +4,7 @@
 // Large tensors are abbreviated with "..." (the first and last 3 entries of each dim).
 #pragma once
 
-#include "autograd/tensor.hpp"
+#include <xtgrad/autograd/tensor.hpp>
 
 #include <fmt/format.h>
 

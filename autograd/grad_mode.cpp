@@ -1,8 +1,8 @@
 // Grad mode and the module scope (autograd/grad_mode.hpp), thread-local like PyTorch's; and
 // the module context that fail() adds to an Error raised inside a module (autograd/error.hpp).
-#include "autograd/grad_mode.hpp"
+#include <xtgrad/autograd/grad_mode.hpp>
 
-#include "autograd/error.hpp"
+#include <xtgrad/autograd/error.hpp>
 
 #include <string>
 

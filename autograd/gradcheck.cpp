@@ -1,8 +1,8 @@
-#include "autograd/gradcheck.hpp"
+#include <xtgrad/autograd/gradcheck.hpp>
 
-#include "autograd/error.hpp"
-#include "autograd/grad_mode.hpp"
-#include "autograd/random.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/grad_mode.hpp>
+#include <xtgrad/random/random.hpp>
 
 #include <cmath>
 #include <ostream>

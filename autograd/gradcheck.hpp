@@ -13,7 +13,7 @@
 // tolerance still catches a missing factor of 2 and a transposed gradient.
 #pragma once
 
-#include "autograd/tensor.hpp"
+#include <xtgrad/autograd/tensor.hpp>
 
 #include <cstdint>
 #include <functional>

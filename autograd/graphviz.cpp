@@ -1,10 +1,10 @@
-#include "autograd/graphviz.hpp"
+#include <xtgrad/autograd/graphviz.hpp>
 
-#include "autograd/atomic_file.hpp"
-#include "autograd/engine.hpp"
-#include "autograd/error.hpp"
-#include "autograd/node.hpp"
-#include "autograd/trace_table.hpp"
+#include <xtgrad/io/atomic_file.hpp>
+#include <xtgrad/autograd/engine.hpp>
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/node.hpp>
+#include <xtgrad/autograd/trace_table.hpp>
 
 #include <algorithm>
 #include <cctype>

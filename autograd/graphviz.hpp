@@ -16,7 +16,7 @@
 // (leaves, retain_grad()) or, for every node, from a TraceTable collected during backward.
 #pragma once
 
-#include "autograd/tensor.hpp"
+#include <xtgrad/autograd/tensor.hpp>
 
 #include <string>
 #include <vector>

@@ -4,8 +4,8 @@
 // buffer, add into a running sum; an empty GradOut is skipped.
 #pragma once
 
-#include "autograd/grad_out.hpp"
-#include "autograd/ops.hpp"
+#include <xtgrad/autograd/grad_out.hpp>
+#include <xtgrad/autograd/ops.hpp>
 
 #include <cstddef>
 

@@ -1,7 +1,7 @@
-#include "autograd/make_result.hpp"
+#include <xtgrad/autograd/make_result.hpp>
 
-#include "autograd/anomaly.hpp"
-#include "autograd/grad_mode.hpp"
+#include <xtgrad/autograd/anomaly.hpp>
+#include <xtgrad/autograd/grad_mode.hpp>
 
 #include <utility>
 

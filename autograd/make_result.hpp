@@ -15,9 +15,9 @@
 // mode (autograd/anomaly.hpp) every output is checked here, whether or not a node is built.
 #pragma once
 
-#include "autograd/node.hpp"
-#include "autograd/source_location.hpp"
-#include "autograd/tensor.hpp"
+#include <xtgrad/autograd/node.hpp>
+#include <xtgrad/autograd/source_location.hpp>
+#include <xtgrad/autograd/tensor.hpp>
 
 #include <vector>
 

@@ -1,10 +1,10 @@
-#include "autograd/node.hpp"
+#include <xtgrad/autograd/node.hpp>
 
-#include "autograd/broadcast.hpp"
-#include "autograd/engine.hpp"
-#include "autograd/error.hpp"
-#include "autograd/grad_mode.hpp"
-#include "autograd/tensor.hpp"
+#include <xtgrad/autograd/broadcast.hpp>
+#include <xtgrad/autograd/engine.hpp>
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/grad_mode.hpp>
+#include <xtgrad/autograd/tensor.hpp>
 
 #include <cstring>
 #include <string>

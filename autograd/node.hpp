@@ -10,10 +10,10 @@
 // (autograd/engine.cpp) runs them in reverse topological order.
 #pragma once
 
-#include "autograd/array.hpp"
-#include "autograd/grad_out.hpp"
-#include "autograd/saved.hpp"
-#include "autograd/source_location.hpp"
+#include <xtgrad/autograd/array.hpp>
+#include <xtgrad/autograd/grad_out.hpp>
+#include <xtgrad/autograd/saved.hpp>
+#include <xtgrad/autograd/source_location.hpp>
 
 #include <functional>
 #include <memory>

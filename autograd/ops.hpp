@@ -5,7 +5,7 @@
 // negative (counted from the end). Every op returns a new contiguous tensor.
 #pragma once
 
-#include "autograd/tensor.hpp"
+#include <xtgrad/autograd/tensor.hpp>
 
 #include <cstdint>
 #include <vector>
@@ -45,7 +45,7 @@ Tensor operator*(float a, const Tensor& b);
 Tensor operator/(const Tensor& a, float b);
 Tensor operator/(float a, const Tensor& b);
 
-// ---- matrix products (ops/matmul.cpp, through autograd/blas.cpp: oneDNN or OpenBLAS) ----
+// ---- matrix products (ops/matmul.cpp, through gemm/blas.cpp: oneDNN or OpenBLAS) ----
 // a (..., M, K) @ b (..., K, N) -> (..., M, N); batch dims broadcast.
 Tensor matmul(const Tensor& a, const Tensor& b);
 // alpha · a (..., M, K) @ b (..., N, K)ᵀ -> (..., M, N): matmul(a, transpose(b, -2, -1)) * alpha

@@ -1,7 +1,7 @@
-#include "autograd/post_accumulate_hooks.hpp"
+#include <xtgrad/autograd/post_accumulate_hooks.hpp>
 
-#include "autograd/error.hpp"
-#include "autograd/tensor.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/tensor.hpp>
 
 #include <memory>
 #include <unordered_map>

@@ -1,4 +1,4 @@
-#include "autograd/reduce_kernels.hpp"
+#include <xtgrad/autograd/reduce_kernels.hpp>
 
 #include <algorithm>
 

@@ -2,7 +2,7 @@
 // return garbage; the immediate one crashed reducing to 0-d), so xtgrad reduces here.
 #pragma once
 
-#include "autograd/array.hpp"
+#include <xtgrad/autograd/array.hpp>
 
 namespace xtgrad {
 

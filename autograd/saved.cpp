@@ -1,8 +1,8 @@
-#include "autograd/saved.hpp"
+#include <xtgrad/autograd/saved.hpp>
 
-#include "autograd/error.hpp"
-#include "autograd/node.hpp"
-#include "autograd/tensor.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/node.hpp>
+#include <xtgrad/autograd/tensor.hpp>
 
 #include <string>
 #include <utility>

@@ -12,7 +12,7 @@
 //   - integer ids (embedding's and max's indices) or a boolean mask (dropout, masked_fill).
 #pragma once
 
-#include "autograd/array.hpp"
+#include <xtgrad/autograd/array.hpp>
 
 #include <cstdint>
 #include <memory>

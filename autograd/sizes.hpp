@@ -3,7 +3,7 @@
 // out-of-range writes.
 #pragma once
 
-#include "autograd/error.hpp"
+#include <xtgrad/autograd/error.hpp>
 
 #include <cstddef>
 #include <limits>

@@ -1,9 +1,9 @@
-#include "autograd/tensor.hpp"
+#include <xtgrad/autograd/tensor.hpp>
 
-#include "autograd/anomaly.hpp"
-#include "autograd/engine.hpp"
-#include "autograd/error.hpp"
-#include "autograd/grad_mode.hpp"
+#include <xtgrad/autograd/anomaly.hpp>
+#include <xtgrad/autograd/engine.hpp>
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/grad_mode.hpp>
 
 #include <malloc.h>
 

@@ -22,8 +22,8 @@
 // plain xtensor arrays: they never carry gradients.
 #pragma once
 
-#include "autograd/array.hpp"
-#include "autograd/node.hpp"
+#include <xtgrad/autograd/array.hpp>
+#include <xtgrad/autograd/node.hpp>
 
 #include <cstdint>
 #include <functional>

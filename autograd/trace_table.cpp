@@ -1,8 +1,8 @@
-#include "autograd/trace_table.hpp"
+#include <xtgrad/autograd/trace_table.hpp>
 
-#include "autograd/error.hpp"
-#include "autograd/node.hpp"
-#include "autograd/tensor.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/node.hpp>
+#include <xtgrad/autograd/tensor.hpp>
 
 #include <algorithm>
 

@@ -14,7 +14,7 @@
 // steps it came from and whether it was added onto a gradient from an earlier backward.
 #pragma once
 
-#include "autograd/engine.hpp"
+#include <xtgrad/autograd/engine.hpp>
 
 #include <cstdio>
 #include <memory>

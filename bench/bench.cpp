@@ -24,11 +24,11 @@
 // FLOPs below (backward = 2 x forward); peak RSS of the process (getrusage ru_maxrss).
 // With several configs the binary runs itself once per config, so each peak RSS is its own.
 #include "examples/common/cli.hpp"
-#include "nn/tutorial_b/transformer.hpp"
-#include "nn/tutorial_c/tutorial_c.hpp"
-#include "nn/tutorial_d/tutorial_d.hpp"
-#include "optim/optimizer.hpp"
-#include "xtgrad.hpp"
+#include <xtgrad/nn/tutorial_b/transformer.hpp>
+#include <xtgrad/nn/tutorial_c/tutorial_c.hpp>
+#include <xtgrad/nn/tutorial_d/tutorial_d.hpp>
+#include <xtgrad/optim/optimizer.hpp>
+#include <xtgrad/xtgrad.hpp>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>

@@ -6,8 +6,8 @@
 // before the table and divides the GEMM-heavy phases by it.
 //
 //   build/bench/ceiling_bench [--json] [--reps N]
-#include "autograd/blas.hpp"
-#include "autograd/parallel.hpp"
+#include <xtgrad/gemm/blas.hpp>
+#include <xtgrad/threads/parallel.hpp>
 #include "examples/common/cli.hpp"
 
 #include <CLI/CLI.hpp>

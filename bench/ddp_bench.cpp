@@ -9,15 +9,15 @@
 // gradient hooks (copy into buckets, launch allreduces), the wait for the last allreduces, and
 // Adam; then one blocking allreduce of all the gradients alone (its cost without overlap).
 // One process without DDP is the plain step (--ddp forces the wrapper on).
-#include "autograd/blas.hpp"
+#include <xtgrad/gemm/blas.hpp>
 #include "bench/timing.hpp"
 #include "examples/common/cli.hpp"
 #include "examples/common/data_parallel.hpp"
-#include "nn/parallel/distributed.hpp"
-#include "nn/parallel/process_group.hpp"
-#include "nn/tutorial_b/transformer.hpp"
-#include "optim/optimizer.hpp"
-#include "xtgrad.hpp"
+#include <xtgrad/nn/parallel/distributed.hpp>
+#include <xtgrad/nn/parallel/process_group.hpp>
+#include <xtgrad/nn/tutorial_b/transformer.hpp>
+#include <xtgrad/optim/optimizer.hpp>
+#include <xtgrad/xtgrad.hpp>
 
 #include <CLI/CLI.hpp>
 

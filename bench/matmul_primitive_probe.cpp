@@ -1,15 +1,15 @@
 // matmul_primitive_probe: oneDNN's two doors to a matrix product, on one thread, at the
-// benchmark's shapes: dnnl_sgemm (what autograd/gemm_onednn.cpp calls, one call per slice of a
+// benchmark's shapes: dnnl_sgemm (what gemm/gemm_onednn.cpp calls, one call per slice of a
 // batched product) against the matmul primitive (one primitive per shape, created once, all
 // slices of a batch in one execute, or one execute per slice as a per-(batch, head) kernel would),
-// and, where the product is small enough for it, xtgrad's small_gemm (autograd/small_gemm.hpp)
+// and, where the product is small enough for it, xtgrad's small_gemm (gemm/small_gemm.hpp)
 // one slice at a time. Issue 12 asks for "its sgemm, or its matmul primitive where that is
 // faster"; this measures which (docs/performance.md, "Design choices", has the finding). Built with -Dgemm=onednn.
 //
 //   build/bench/matmul_primitive_probe [--reps R]
-#include "autograd/blas.hpp"
-#include "autograd/random.hpp"
-#include "autograd/small_gemm.hpp"
+#include <xtgrad/gemm/blas.hpp>
+#include <xtgrad/random/random.hpp>
+#include <xtgrad/gemm/small_gemm.hpp>
 #include "bench/timing.hpp"
 #include "examples/common/cli.hpp"
 

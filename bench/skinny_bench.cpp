@@ -1,11 +1,11 @@
 // skinny_bench: a Linear layer's three products on a 7-token sentence, the GEMM backend (oneDNN
-// or OpenBLAS, as built) against xtgrad's skinny kernels (autograd/skinny_gemm.hpp), as in the Winter Games step: the weights
+// or OpenBLAS, as built) against xtgrad's skinny kernels (gemm/skinny_gemm.hpp), as in the Winter Games step: the weights
 // of tutorial C's model do not fit any cache, so each product cycles through 64 MiB of weights.
 // Runs alternate between the two, so a busy machine slows both alike; prints min and median.
 //
 //   build/bench/skinny_bench [--threads N] [--reps R]
-#include "autograd/random.hpp"
-#include "autograd/skinny_gemm.hpp"
+#include <xtgrad/random/random.hpp>
+#include <xtgrad/gemm/skinny_gemm.hpp>
 #include "bench/timing.hpp"
 #include "examples/common/cli.hpp"
 

@@ -2,7 +2,7 @@
 // skinny_bench, ddp_bench): a random buffer, a timed call, a median.
 #pragma once
 
-#include "autograd/random.hpp"
+#include <xtgrad/random/random.hpp>
 
 #include <algorithm>
 #include <chrono>

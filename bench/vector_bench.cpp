@@ -1,12 +1,12 @@
-// vector_bench: xtgrad's own vector kernels (autograd/vector_kernels.hpp) in each instruction set
-// the CPU has (autograd/cpu_isa.hpp): softmax's exp over attention-score rows (compute-bound) and
+// vector_bench: xtgrad's own vector kernels (simd/vector_kernels.hpp) in each instruction set
+// the CPU has (simd/cpu_isa.hpp): softmax's exp over attention-score rows (compute-bound) and
 // the Adam update over the Winter Games model's 44 M parameters (memory-bound). Runs alternate
 // between the sets, so a busy machine slows both alike; prints min and median per set.
 //
 //   build/bench/vector_bench [--reps R]
-#include "autograd/cpu_isa.hpp"
-#include "autograd/random.hpp"
-#include "autograd/vector_kernels.hpp"
+#include <xtgrad/simd/cpu_isa.hpp>
+#include <xtgrad/random/random.hpp>
+#include <xtgrad/simd/vector_kernels.hpp>
 #include "bench/timing.hpp"
 #include "examples/common/cli.hpp"
 

@@ -10,7 +10,7 @@
 //   tolerance 1e-06); every element is 0: is the TODO still there?
 #pragma once
 
-#include "xtgrad.hpp"
+#include <xtgrad/xtgrad.hpp>
 
 #include <doctest/doctest.h>
 

@@ -20,7 +20,7 @@ flags=(-std=c++20 -O1 -g -I. -fno-omit-frame-pointer
        -fsanitize=address,undefined -fno-sanitize-recover=all
        $(pkg-config --cflags xtensor fmt nlohmann_json))
 libs=($(pkg-config --libs fmt))
-loaders=(autograd/atomic_file.cpp autograd/grad_mode.cpp autograd/npy.cpp nn/safetensors.cpp)
+loaders=(io/atomic_file.cpp autograd/grad_mode.cpp io/npy.cpp io/safetensors.cpp)
 
 objects=()
 for src in "${loaders[@]}"; do

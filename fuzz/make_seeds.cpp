@@ -1,8 +1,8 @@
 // Writes the fuzzers' seed corpora with xtgrad's own writers: small safetensors and .npy files
 // of every shape class (scalar, empty, vector, matrix, rank 5) and dtype the writers produce.
 //   make_seeds SAFETENSORS_DIR NPY_DIR
-#include "autograd/npy.hpp"
-#include "nn/safetensors.hpp"
+#include <xtgrad/io/npy.hpp>
+#include <xtgrad/io/safetensors.hpp>
 
 #include <cstdio>
 #include <string>

@@ -1,7 +1,7 @@
 // libFuzzer target: read_npy and the three converters on arbitrary bytes. Any outcome but an
 // array or an xtgrad::Error (a crash, a sanitizer report, another exception, a hang) is a finding.
-#include "autograd/error.hpp"
-#include "autograd/npy.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/io/npy.hpp>
 #include "fuzz/fuzz_input.hpp"
 
 #include <cstddef>

@@ -2,9 +2,9 @@
 // from: a small model, Adam, a warm-up schedule and a named generator, trained two steps.
 #pragma once
 
-#include "nn/checkpoint.hpp"
-#include "nn/layers.hpp"
-#include "optim/schedule.hpp"
+#include <xtgrad/nn/checkpoint.hpp>
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/optim/schedule.hpp>
 
 #include <memory>
 

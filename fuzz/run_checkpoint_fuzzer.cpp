@@ -3,7 +3,7 @@
 // A load either succeeds or throws xtgrad::Error and then leaves the run exactly as it was
 // (model, optimizer, schedule, generator, epoch: all or nothing). Any other outcome — a crash,
 // a sanitizer report, another exception, a changed run after an Error — is a finding.
-#include "autograd/error.hpp"
+#include <xtgrad/autograd/error.hpp>
 #include "fuzz/fuzz_input.hpp"
 #include "fuzz/run_checkpoint.hpp"
 

@@ -1,8 +1,8 @@
 // libFuzzer target: load_safetensors on arbitrary bytes. Any outcome but a loaded file or an
 // xtgrad::Error (a crash, a sanitizer report, another exception, a hang) is a finding.
-#include "autograd/error.hpp"
+#include <xtgrad/autograd/error.hpp>
 #include "fuzz/fuzz_input.hpp"
-#include "nn/safetensors.hpp"
+#include <xtgrad/io/safetensors.hpp>
 
 #include <cstddef>
 #include <cstdint>

@@ -5,9 +5,9 @@
 // shapes, names, order, metadata and bits. A writer may refuse its input only with an
 // xtgrad::Error, and only for a reason it documents (a name that is not UTF-8, a duplicate or
 // reserved name); anything else (a difference, a crash, a sanitizer report) is a finding.
-#include "autograd/error.hpp"
-#include "autograd/npy.hpp"
-#include "nn/safetensors.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/io/npy.hpp>
+#include <xtgrad/io/safetensors.hpp>
 
 #include <stdlib.h>
 #include <unistd.h>

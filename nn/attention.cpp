@@ -1,8 +1,8 @@
-#include "nn/attention.hpp"
+#include <xtgrad/nn/attention.hpp>
 
-#include "autograd/broadcast.hpp"
-#include "autograd/error.hpp"
-#include "nn/module.hpp"
+#include <xtgrad/autograd/broadcast.hpp>
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/nn/module.hpp>
 
 #include <fmt/format.h>
 

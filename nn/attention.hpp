@@ -10,8 +10,8 @@
 // residual and norm go and how masks are spelled; they all call this function.
 #pragma once
 
-#include "autograd/ops.hpp"
-#include "autograd/random.hpp"
+#include <xtgrad/autograd/ops.hpp>
+#include <xtgrad/random/random.hpp>
 
 #include <limits>
 

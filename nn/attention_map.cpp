@@ -1,7 +1,7 @@
-#include "nn/attention_map.hpp"
+#include <xtgrad/nn/attention_map.hpp>
 
-#include "autograd/atomic_file.hpp"
-#include "autograd/error.hpp"
+#include <xtgrad/io/atomic_file.hpp>
+#include <xtgrad/autograd/error.hpp>
 
 #include <algorithm>
 #include <array>

@@ -9,8 +9,8 @@
 // weights all lie within 25 % of each other row by row is called "nearly uniform".
 #pragma once
 
-#include "autograd/array.hpp"
-#include "autograd/tensor.hpp"
+#include <xtgrad/autograd/array.hpp>
+#include <xtgrad/autograd/tensor.hpp>
 
 #include <string>
 #include <vector>

@@ -1,8 +1,8 @@
-#include "nn/checkpoint.hpp"
+#include <xtgrad/nn/checkpoint.hpp>
 
-#include "autograd/error.hpp"
-#include "nn/run_fields.hpp"
-#include "nn/safetensors.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/nn/run_fields.hpp>
+#include <xtgrad/io/safetensors.hpp>
 
 #include <limits>
 #include <string_view>

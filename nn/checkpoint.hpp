@@ -12,10 +12,10 @@
 //               generators' states (hex). docs/checkpoints.md lists every entry.
 #pragma once
 
-#include "autograd/random.hpp"
-#include "nn/module.hpp"
-#include "optim/optimizer.hpp"
-#include "optim/schedule.hpp"
+#include <xtgrad/random/random.hpp>
+#include <xtgrad/nn/module.hpp>
+#include <xtgrad/optim/optimizer.hpp>
+#include <xtgrad/optim/schedule.hpp>
 
 #include <map>
 #include <string>

@@ -1,6 +1,6 @@
-#include "nn/conv_feed_forward.hpp"
+#include <xtgrad/nn/conv_feed_forward.hpp>
 
-#include "autograd/error.hpp"
+#include <xtgrad/autograd/error.hpp>
 
 namespace xtgrad::nn {
 

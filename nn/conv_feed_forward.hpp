@@ -12,9 +12,9 @@
 // inside) is another computation, in nn/tutorial_b.
 #pragma once
 
-#include "nn/layer_norm_choice.hpp"
-#include "nn/layers.hpp"
-#include "nn/options.hpp"
+#include <xtgrad/nn/layer_norm_choice.hpp>
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/nn/options.hpp>
 
 #include <functional>
 #include <memory>

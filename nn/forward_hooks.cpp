@@ -1,7 +1,7 @@
-#include "nn/forward_hooks.hpp"
+#include <xtgrad/nn/forward_hooks.hpp>
 
-#include "autograd/error.hpp"
-#include "nn/module.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/nn/module.hpp>
 
 #include <cxxabi.h>
 

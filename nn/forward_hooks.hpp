@@ -20,8 +20,8 @@
 // scope costs what the module path scope always cost, plus one pointer test.
 #pragma once
 
-#include "autograd/grad_mode.hpp"
-#include "autograd/tensor.hpp"
+#include <xtgrad/autograd/grad_mode.hpp>
+#include <xtgrad/autograd/tensor.hpp>
 
 #include <cstdint>
 #include <functional>

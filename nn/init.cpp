@@ -1,6 +1,6 @@
-#include "nn/init.hpp"
+#include <xtgrad/nn/init.hpp>
 
-#include "autograd/error.hpp"
+#include <xtgrad/autograd/error.hpp>
 
 #include <cmath>
 

@@ -1,10 +1,10 @@
 // Initialisers (torch.nn.init) and PyTorch's default initialisation of each layer. The bounds
 // are computed in double with torch's formulas and drawn as torch draws them, so a seed gives
-// torch's weights (autograd/random.hpp, docs/random.md).
+// torch's weights (random/random.hpp, docs/random.md).
 #pragma once
 
-#include "autograd/random.hpp"
-#include "autograd/tensor.hpp"
+#include <xtgrad/random/random.hpp>
+#include <xtgrad/autograd/tensor.hpp>
 
 namespace xtgrad::nn::init {
 

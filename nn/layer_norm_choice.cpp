@@ -1,6 +1,6 @@
-#include "nn/layer_norm_choice.hpp"
+#include <xtgrad/nn/layer_norm_choice.hpp>
 
-#include "nn/layers.hpp"
+#include <xtgrad/nn/layers.hpp>
 
 namespace xtgrad::nn {
 

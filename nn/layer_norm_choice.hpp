@@ -4,7 +4,7 @@
 // register as `layer_norm`; their state names differ (weight/bias against gamma/beta).
 #pragma once
 
-#include "nn/module.hpp"
+#include <xtgrad/nn/module.hpp>
 
 #include <functional>
 #include <memory>

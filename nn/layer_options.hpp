@@ -6,9 +6,9 @@
 // Only what xtgrad's layers implement is an option (Conv1d: stride 1, no dilation or groups).
 #pragma once
 
-#include "autograd/ops.hpp"
-#include "autograd/random.hpp"
-#include "nn/options.hpp"
+#include <xtgrad/autograd/ops.hpp>
+#include <xtgrad/random/random.hpp>
+#include <xtgrad/nn/options.hpp>
 
 #include <cstddef>
 #include <optional>

@@ -1,7 +1,7 @@
-#include "nn/layers.hpp"
+#include <xtgrad/nn/layers.hpp>
 
-#include "autograd/error.hpp"
-#include "nn/init.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/nn/init.hpp>
 
 #include <cmath>
 

@@ -4,10 +4,10 @@
 // positional constructors, torch's Python signatures, forward to it.
 #pragma once
 
-#include "autograd/ops.hpp"
-#include "autograd/random.hpp"
-#include "nn/layer_options.hpp"
-#include "nn/module.hpp"
+#include <xtgrad/autograd/ops.hpp>
+#include <xtgrad/random/random.hpp>
+#include <xtgrad/nn/layer_options.hpp>
+#include <xtgrad/nn/module.hpp>
 
 namespace xtgrad::nn {
 

@@ -1,6 +1,6 @@
-#include "nn/module.hpp"
+#include <xtgrad/nn/module.hpp>
 
-#include "autograd/error.hpp"
+#include <xtgrad/autograd/error.hpp>
 
 #include <map>
 #include <set>

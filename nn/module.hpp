@@ -10,9 +10,9 @@
 // in registration order, recursively.
 #pragma once
 
-#include "autograd/grad_mode.hpp"
-#include "autograd/tensor.hpp"
-#include "nn/forward_hooks.hpp"
+#include <xtgrad/autograd/grad_mode.hpp>
+#include <xtgrad/autograd/tensor.hpp>
+#include <xtgrad/nn/forward_hooks.hpp>
 
 #include <memory>
 #include <string>

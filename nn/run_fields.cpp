@@ -1,6 +1,6 @@
-#include "nn/run_fields.hpp"
+#include <xtgrad/nn/run_fields.hpp>
 
-#include "autograd/error.hpp"
+#include <xtgrad/autograd/error.hpp>
 
 #include <charconv>
 #include <cmath>

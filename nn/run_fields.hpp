@@ -5,7 +5,7 @@
 // the optimizer's hyperparameters are then checked by Optimizer::load_state_dict.
 #pragma once
 
-#include "autograd/array.hpp"
+#include <xtgrad/autograd/array.hpp>
 
 #include <nlohmann/json.hpp>
 

@@ -1,9 +1,9 @@
-#include "optim/optimizer.hpp"
+#include <xtgrad/optim/optimizer.hpp>
 
-#include "autograd/anomaly.hpp"
-#include "autograd/error.hpp"
-#include "autograd/parallel.hpp"
-#include "autograd/vector_kernels.hpp"
+#include <xtgrad/autograd/anomaly.hpp>
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/threads/parallel.hpp>
+#include <xtgrad/simd/vector_kernels.hpp>
 
 #include <nlohmann/json.hpp>
 

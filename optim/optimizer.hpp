@@ -9,7 +9,7 @@
 // a parameter (the step is memory-bound for the Winter Games model).
 #pragma once
 
-#include "autograd/tensor.hpp"
+#include <xtgrad/autograd/tensor.hpp>
 
 #include <nlohmann/json_fwd.hpp>
 

@@ -1,7 +1,7 @@
-#include "optim/schedule.hpp"
+#include <xtgrad/optim/schedule.hpp>
 
-#include "autograd/error.hpp"
-#include "optim/optimizer.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/optim/optimizer.hpp>
 
 #include <nlohmann/json.hpp>
 

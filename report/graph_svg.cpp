@@ -1,6 +1,6 @@
-#include "report/graph_svg.hpp"
+#include <xtgrad/report/graph_svg.hpp>
 
-#include "autograd/run_program.hpp"
+#include <xtgrad/io/run_program.hpp>
 
 #include <fmt/format.h>
 #include <unistd.h>

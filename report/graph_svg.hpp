@@ -11,7 +11,7 @@ struct Svg {
     std::string note;  // why not drawn ("" when drawn)
 };
 
-// Runs `dot -Tsvg` (autograd/run_program.hpp: no shell; temporary files in the system's temp folder). A graph of more
+// Runs `dot -Tsvg` (io/run_program.hpp: no shell; temporary files in the system's temp folder). A graph of more
 // than kMaxDrawnNodes nodes is not drawn (dot would take minutes): the note says to draw one
 // module (RunReport::Options::graph_module).
 inline constexpr std::size_t kMaxDrawnNodes = 2000;

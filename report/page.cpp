@@ -1,8 +1,8 @@
-#include "report/page.hpp"
+#include <xtgrad/report/page.hpp>
 
-#include "autograd/atomic_file.hpp"
-#include "autograd/error.hpp"
-#include "report/run_report.hpp"
+#include <xtgrad/io/atomic_file.hpp>
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/report/run_report.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -43,8 +43,11 @@ void replace_once(std::string& s, const std::string& what, const std::string& wi
 
 std::string page_html(const std::string& data, bool live) {
     std::string page = kPageHtml;
-    // While the run is live, the page reloads itself (also if its script fails).
-    replace_once(page, kLivePlaceholder, live ? R"(<meta http-equiv="refresh" content="5">)" : "");
+    // While the run is live, the page reloads itself every 5 s, from a script of its own so that it
+    // reloads even if the page's script fails. Not <meta http-equiv="refresh">: Chromium reloads
+    // the address the page was opened with, which drops the selection kept in its #... since.
+    replace_once(page, kLivePlaceholder,
+                 live ? R"(<script id="xtgrad-live-reload">setTimeout(() => location.reload(), 5000);</script>)" : "");
     replace_once(page, kDataOpen + kDataPlaceholder, kDataOpen + script_safe(data));
     return page;
 }

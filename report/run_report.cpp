@@ -1,13 +1,13 @@
-#include "report/run_report.hpp"
+#include <xtgrad/report/run_report.hpp>
 
-#include "autograd/atomic_file.hpp"
-#include "autograd/engine.hpp"
-#include "autograd/error.hpp"
-#include "autograd/graphviz.hpp"
-#include "autograd/trace_table.hpp"
-#include "nn/module.hpp"
-#include "report/graph_svg.hpp"
-#include "report/page.hpp"
+#include <xtgrad/io/atomic_file.hpp>
+#include <xtgrad/autograd/engine.hpp>
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/graphviz.hpp>
+#include <xtgrad/autograd/trace_table.hpp>
+#include <xtgrad/nn/module.hpp>
+#include <xtgrad/report/graph_svg.hpp>
+#include <xtgrad/report/page.hpp>
 
 #include <nlohmann/json.hpp>
 

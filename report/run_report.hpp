@@ -17,7 +17,7 @@
 //   report.attention("encoder self-attention", weights, words, words);
 //   report.finish();                             // the page stops reloading itself
 //
-// The page is rewritten atomically (autograd/atomic_file.hpp) at most every
+// The page is rewritten atomically (io/atomic_file.hpp) at most every
 // Options::write_interval seconds while the run is live, and reloads itself every few seconds
 // until finish(). A RunReport made with an empty path is off: every call does nothing (and
 // backward() only runs backward), so a program has one code path whether or not it reports.
@@ -27,8 +27,8 @@
 // the page's script or inject markup (docs/reliability.md).
 #pragma once
 
-#include "autograd/array.hpp"
-#include "autograd/tensor.hpp"
+#include <xtgrad/autograd/array.hpp>
+#include <xtgrad/autograd/tensor.hpp>
 
 #include <chrono>
 #include <map>

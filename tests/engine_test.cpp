@@ -1,9 +1,9 @@
-#include "autograd/ops.hpp"
-#include "autograd/debug.hpp"
-#include "autograd/format.hpp"
-#include "autograd/grad_mode.hpp"
-#include "autograd/gradcheck.hpp"
-#include "optim/optimizer.hpp"
+#include <xtgrad/autograd/ops.hpp>
+#include <xtgrad/autograd/debug.hpp>
+#include <xtgrad/autograd/format.hpp>
+#include <xtgrad/autograd/grad_mode.hpp>
+#include <xtgrad/autograd/gradcheck.hpp>
+#include <xtgrad/optim/optimizer.hpp>
 #include "test_util.hpp"
 
 #include <doctest/doctest.h>

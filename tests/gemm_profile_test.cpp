@@ -1,7 +1,7 @@
-// The GEMM profile (autograd/gemm_profile.hpp): shapes, calls and times of the products made
+// The GEMM profile (gemm/gemm_profile.hpp): shapes, calls and times of the products made
 // while it is on, nothing while it is off, and its report.
-#include "autograd/blas.hpp"
-#include "autograd/gemm_profile.hpp"
+#include <xtgrad/gemm/blas.hpp>
+#include <xtgrad/gemm/gemm_profile.hpp>
 #include "tests/test_util.hpp"
 
 #include <doctest/doctest.h>

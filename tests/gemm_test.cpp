@@ -1,11 +1,11 @@
-// The GEMM door (autograd/blas.hpp) on whichever backend this build links (meson option gemm:
+// The GEMM door (gemm/blas.hpp) on whichever backend this build links (meson option gemm:
 // oneDNN or OpenBLAS; tools/test.sh builds and runs both), against a double-precision reference
 // (xtensor-blas): odd sizes, all four transpose layouts, padded leading dimensions, alpha and
 // beta, K = 0, 1 x N and N x 1, and products big enough (in FLOPs or in bytes) to be split over two threads.
 #include "tests/reference_gemm.hpp"
 #include "tests/test_util.hpp"
 
-#include "autograd/blas.hpp"
+#include <xtgrad/gemm/blas.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -1,10 +1,10 @@
 // The gradient-write contract (autograd/grad_out.hpp): a backward kernel overwrites a fresh
 // gradient buffer and adds into a running one. Each kernel-writing op is checked both ways: its
 // input used twice (the second write finds a running sum) must get the sum of both gradients.
-#include "autograd/kernels.hpp"
-#include "autograd/make_result.hpp"
-#include "autograd/ops.hpp"
-#include "autograd/random.hpp"
+#include <xtgrad/autograd/kernels.hpp>
+#include <xtgrad/autograd/make_result.hpp>
+#include <xtgrad/autograd/ops.hpp>
+#include <xtgrad/random/random.hpp>
 #include "test_util.hpp"
 
 #include <doctest/doctest.h>

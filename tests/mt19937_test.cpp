@@ -1,7 +1,7 @@
 // Mt19937 against std::mt19937, and the bulk fills (bernoulli, uniform) against the one-number-
 // at-a-time definitions of random.hpp: the same numbers, the same state text, bit for bit.
-#include "autograd/mt19937.hpp"
-#include "autograd/random.hpp"
+#include <xtgrad/random/mt19937.hpp>
+#include <xtgrad/random/random.hpp>
 #include "tests/test_util.hpp"
 
 #include <doctest/doctest.h>

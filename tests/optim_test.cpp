@@ -1,6 +1,6 @@
 // Optimizers and schedules (their PyTorch parity runs in parity_test.cpp).
-#include "optim/optimizer.hpp"
-#include "optim/schedule.hpp"
+#include <xtgrad/optim/optimizer.hpp>
+#include <xtgrad/optim/schedule.hpp>
 #include "tests/test_util.hpp"
 
 #include <cmath>

@@ -1,6 +1,6 @@
 // Every module against PyTorch: each committed fixture under tests/fixtures/small (written
 // by tools/make_fixtures.py) is run through the same runners as the `parity` tool.
-#include "nn/attention.hpp"
+#include <xtgrad/nn/attention.hpp>
 #include "tools/parity/fixture.hpp"
 
 #include <doctest/doctest.h>

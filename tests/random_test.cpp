@@ -1,6 +1,6 @@
 // Same seed, same numbers as PyTorch 1.13 on the CPU: the committed fixtures under
 // tests/fixtures/rng (tools/make_rng_fixtures.py) against xtgrad's generator, init and dropout.
-#include "autograd/npy.hpp"
+#include <xtgrad/io/npy.hpp>
 #include "tests/test_util.hpp"
 #include "tools/parity/fixture.hpp"
 
@@ -32,7 +32,7 @@ struct Draw {
     const char* file;
     std::function<Array()> floats;  // or
     std::function<Ids()> ids;
-    long ulps = 0;                  // torch's AVX2 normal fill (autograd/random.hpp)
+    long ulps = 0;                  // torch's AVX2 normal fill (random/random.hpp)
 };
 
 std::vector<Draw> draws() {

@@ -3,8 +3,8 @@
 // float kernels). In its own translation unit: <cblas.h> and xtensor-blas cannot share one.
 #pragma once
 
-#include "autograd/ops.hpp"
-#include "autograd/random.hpp"
+#include <xtgrad/autograd/ops.hpp>
+#include <xtgrad/random/random.hpp>
 
 #include <cstdint>
 #include <vector>

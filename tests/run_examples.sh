@@ -41,6 +41,30 @@ if [ "${right:-0}" -ge 180 ]; then ok "reverse: $right/200 exact"; else bad "rev
 first=$(awk '/^Epoch: 1,/ {print $4}' "$out/b.log"); last=$(awk '/^Epoch: 5,/ {print $4}' "$out/b.log")
 if [ -n "$first" ] && [ -n "$last" ] && awk "BEGIN {exit !($last < $first)}"; then ok "random_copy loss $first -> $last"
 else bad "random_copy"; cat "$out/b.log"; fi
+# Every training example writes its report: random_copy's has every attention map (3 kinds x 1 layer
+# x 4 heads, 16 x 15 tokens), the decoder's self-attention with its masked cells; reverse and spiral
+# write theirs into their default folders (run here from an empty folder).
+report_maps() {  # report.html -> "kinds maps masked-cells"
+  python3 -c '
+import json, re, sys
+page = open(sys.argv[1], encoding="utf-8").read()
+data = json.loads(re.search(r"<script type=\"application/json\" id=\"xtgrad-report-data\">(.*?)</script>", page, re.S).group(1))
+maps = data["attention"]
+masked = sum(sum(map(sum, m["masked"])) for m in maps if m["masked"])
+print(len({m["kind"] for m in maps}), len(maps), masked)' "$1"
+}
+maps=$(report_maps "$out/b/report.html" 2>&1 || true)
+if [ "$maps" = "3 12 420" ]; then ok "random_copy report: 3 kinds, 12 maps, the decoder's 420 later positions masked (4 heads x 105)"
+else bad "random_copy report's attention maps: '$maps' (want '3 12 420')"; fi
+mkdir -p "$out/cwd"; bin=$(cd "$build" && pwd)/examples
+if (cd "$out/cwd" && "$bin/spiral" --epochs 3 >/dev/null && "$bin/reverse" --steps 3 >/dev/null) &&
+   [ -s "$out/cwd/spiral_out/report.html" ] && [ -s "$out/cwd/reverse_out/report.html" ] &&
+   [ "$(report_maps "$out/cwd/reverse_out/report.html" | cut -d' ' -f1)" = 3 ]; then
+  ok "spiral and reverse write spiral_out/report.html and reverse_out/report.html by default"
+else bad "spiral/reverse default reports"; ls -R "$out/cwd"; fi
+if (cd "$out/cwd" && rm -rf spiral_out && "$bin/spiral" --epochs 3 --no-report >/dev/null) &&
+   [ ! -e "$out/cwd/spiral_out/report.html" ]; then ok "spiral --no-report writes no report"
+else bad "spiral --no-report"; fi
 
 # Tutorial D walk-through: every stage at the tutorial's shapes
 if "$build/examples/tutorial_d_walkthrough" >"$out/d.log" 2>&1 && grep -q "tgt_mask) (20,32,512)" "$out/d.log"; then

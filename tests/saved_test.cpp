@@ -1,6 +1,6 @@
 // Saved values by name (autograd/saved.hpp, Node::saved): what an op's backward reads, under
 // the names torch gives them (grad_fn._saved_result, ...), read back by the same records.
-#include "autograd/ops.hpp"
+#include <xtgrad/autograd/ops.hpp>
 #include "test_util.hpp"
 
 #include <doctest/doctest.h>

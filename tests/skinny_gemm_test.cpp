@@ -1,12 +1,12 @@
-// The skinny kernels (autograd/skinny_gemm.hpp) against a double-precision reference (xtensor-blas), called
+// The skinny kernels (gemm/skinny_gemm.hpp) against a double-precision reference (xtensor-blas), called
 // directly and through gemm_ld's routing (which sends small products to small_gemm, and skinny ones
 // to these kernels where the backend prefers them): every layout with the skinny side on M, N or K, tails of the SIMD width,
 // leading dimensions wider than the matrix, alpha/beta, and 1 or 2 threads.
 #include "tests/reference_gemm.hpp"
 #include "tests/test_util.hpp"
 
-#include "autograd/blas.hpp"
-#include "autograd/skinny_gemm.hpp"
+#include <xtgrad/gemm/blas.hpp>
+#include <xtgrad/gemm/skinny_gemm.hpp>
 
 #include <cmath>
 #include <limits>

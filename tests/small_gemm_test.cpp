@@ -1,12 +1,12 @@
-// small_gemm (autograd/small_gemm.hpp) against a double-precision reference (xtensor-blas): every
+// small_gemm (gemm/small_gemm.hpp) against a double-precision reference (xtensor-blas): every
 // layout, rows around the tile height (6), columns around the tile width (16) and its multiples
 // (the in-place path for B), the attention core's shapes, alpha/beta, padded leading dimensions;
 // and gemm_ld sends exactly the products small_gemm_fits accepts to it.
 #include "tests/reference_gemm.hpp"
 #include "tests/test_util.hpp"
 
-#include "autograd/blas.hpp"
-#include "autograd/small_gemm.hpp"
+#include <xtgrad/gemm/blas.hpp>
+#include <xtgrad/gemm/small_gemm.hpp>
 
 #include <vector>
 

@@ -1,7 +1,7 @@
 // Shared helpers of the test suite.
 #pragma once
 
-#include "xtgrad.hpp"
+#include <xtgrad/xtgrad.hpp>
 
 #include <doctest/doctest.h>
 

@@ -1,10 +1,10 @@
-// The vector kernels (autograd/vector_kernels.hpp) in every instruction set this build and CPU
-// have (autograd/cpu_isa.hpp): against a double-precision reference, and against each other.
+// The vector kernels (simd/vector_kernels.hpp) in every instruction set this build and CPU
+// have (simd/cpu_isa.hpp): against a double-precision reference, and against each other.
 #include "tests/reference_gemm.hpp"
 #include "tests/test_util.hpp"
 
-#include "autograd/cpu_isa.hpp"
-#include "autograd/vector_kernels.hpp"
+#include <xtgrad/simd/cpu_isa.hpp>
+#include <xtgrad/simd/vector_kernels.hpp>
 
 #include <cmath>
 #include <cstring>

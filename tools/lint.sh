@@ -30,5 +30,12 @@ if [ -n "$outside" ]; then
   echo "lint: references outside the repository (the sibling shared folder, FORMAT or TEAM notes); say it here, e.g. docs/fixtures.md:"
   echo "$outside" | sed 's/^/  /'; bad=1
 fi
+# 5. one include root: a library header is included as <xtgrad/folder/name.hpp>, in the tree as
+#    by users of the installed library (README.md, "Layout"); quotes are for the examples', tools'
+#    and tests' own helpers only.
+check '#\s*include\s+"(autograd|nn|optim|report|gemm|simd|threads|io|random)/|#\s*include\s+"xtgrad[.]hpp"' \
+  "include library headers as <xtgrad/...> (one include root, every installed header in docs/api.md)"
+# 6. the public API is decided, not accidental: docs/api.md names every installed header once
+python3 tools/public_headers.py --check-doc . docs/api.md || bad=1
 [ "$bad" -eq 0 ] || exit 1
-echo "lint: ok (no keep_dims, no auto-held xtensor expressions, every test file in a suite, nothing points outside the repository)"
+echo "lint: ok (no keep_dims, no auto-held xtensor expressions, every test file in a suite, nothing points outside the repository, one include root, every installed header in docs/api.md)"

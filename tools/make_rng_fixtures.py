@@ -108,7 +108,7 @@ def write_init(root, case, seed):
         write_npy(folder, 'param.' + name, t)
         params.append(dict(name=name, shape=list(t.shape)))
         if name in normal_filled and t.numel() >= 16:
-            ulps['param.' + name] = 4       # torch's AVX2 normal_ fill (autograd/random.hpp)
+            ulps['param.' + name] = 4       # torch's AVX2 normal_ fill (random/random.hpp)
     dump(dict(case=case, module=cdef.module, kind='init', seed=seed, config=spec.config, options=cdef.options,
               torch_version=torch.__version__, ulps=ulps, params=params,
               doc='trainable parameters of the model built right after torch.manual_seed(seed); exact except '

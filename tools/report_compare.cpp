@@ -4,9 +4,9 @@
 //
 // Each input is a run's report.html (RunReport, OUT/report.html of the examples) or the JSON
 // downloaded from one ("data (JSON)").
-#include "autograd/error.hpp"
+#include <xtgrad/autograd/error.hpp>
 #include "examples/common/cli.hpp"
-#include "report/run_report.hpp"
+#include <xtgrad/report/run_report.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

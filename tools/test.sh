@@ -38,7 +38,7 @@ build_and_test build-ci --buildtype=release
 ninja_targets=(tests/xtgrad_tests tools/parity)
 build_and_test build-ci-openblas --buildtype=release -Dgemm=openblas
 ninja_targets=()
-echo "== meson install, then a user's program built with pkg-config and with CMake, at two -march (build-ci)"
+echo "== meson install, then a user's program built with pkg-config and with CMake (two -march, g++ and clang++), and a data-parallel one under mpirun (build-ci)"
 prefix="$PWD/build-ci/prefix"
 rm -rf "$prefix"
 meson configure build-ci -Dprefix="$prefix" >/dev/null && meson install -C build-ci --quiet >/dev/null

@@ -3,10 +3,10 @@
 //   exact: gelu(x) = x Φ(x) = 0.5 x (1 + erf(x / √2)),  gelu'(x) = Φ(x) + x φ(x)
 //   tanh:  gelu(x) ≈ 0.5 x (1 + tanh(u)),  u = √(2/π) (x + 0.044715 x³)
 //          gelu'(x) = 0.5 (1 + t) + 0.5 x (1 - t²) √(2/π) (1 + 3·0.044715 x²),  t = tanh(u)
-#include "autograd/ops.hpp"
-#include "autograd/kernels.hpp"
-#include "autograd/ops/common.hpp"
-#include "autograd/parallel.hpp"
+#include <xtgrad/autograd/ops.hpp>
+#include <xtgrad/autograd/kernels.hpp>
+#include <xtgrad/autograd/ops/common.hpp>
+#include <xtgrad/threads/parallel.hpp>
 
 #include <cmath>
 

@@ -11,11 +11,11 @@
 // over xtgrad's pool (for_each_slice) with the same result for any thread count. Every step is
 // the same arithmetic as the composition's (the same GEMM calls, softmax rows and masks), so the
 // results are bit for bit those of the composition.
-#include "autograd/blas.hpp"
-#include "autograd/kernels.hpp"
-#include "autograd/ops.hpp"
-#include "autograd/ops/attention_blocks.hpp"
-#include "autograd/ops/common.hpp"
+#include <xtgrad/gemm/blas.hpp>
+#include <xtgrad/autograd/kernels.hpp>
+#include <xtgrad/autograd/ops.hpp>
+#include <xtgrad/autograd/ops/attention_blocks.hpp>
+#include <xtgrad/autograd/ops/common.hpp>
 
 #include <vector>
 

@@ -1,9 +1,9 @@
-#include "autograd/ops/attention_blocks.hpp"
+#include <xtgrad/autograd/ops/attention_blocks.hpp>
 
-#include "autograd/blas.hpp"
-#include "autograd/broadcast.hpp"
-#include "autograd/kernels.hpp"
-#include "autograd/ops/common.hpp"
+#include <xtgrad/gemm/blas.hpp>
+#include <xtgrad/autograd/broadcast.hpp>
+#include <xtgrad/autograd/kernels.hpp>
+#include <xtgrad/autograd/ops/common.hpp>
 
 #include <cstring>
 

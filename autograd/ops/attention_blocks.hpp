@@ -4,8 +4,8 @@
 // and masks), so every fused node gives the composition's results bit for bit.
 #pragma once
 
-#include "autograd/grad_out.hpp"
-#include "autograd/tensor.hpp"
+#include <xtgrad/autograd/grad_out.hpp>
+#include <xtgrad/autograd/tensor.hpp>
 
 #include <cstddef>
 #include <vector>

@@ -10,11 +10,11 @@
 // forward never materialises the weights either: each block's live in a thread's scratch buffer.
 // The block steps are those of the two nodes (attention_blocks.hpp), so values and gradients are
 // theirs bit for bit, on any thread count.
-#include "autograd/blas.hpp"
-#include "autograd/kernels.hpp"
-#include "autograd/ops.hpp"
-#include "autograd/ops/attention_blocks.hpp"
-#include "autograd/ops/common.hpp"
+#include <xtgrad/gemm/blas.hpp>
+#include <xtgrad/autograd/kernels.hpp>
+#include <xtgrad/autograd/ops.hpp>
+#include <xtgrad/autograd/ops/attention_blocks.hpp>
+#include <xtgrad/autograd/ops/common.hpp>
 
 #include <vector>
 

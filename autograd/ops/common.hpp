@@ -1,9 +1,9 @@
 // Helpers shared by the op implementations (not part of the public API).
 #pragma once
 
-#include "autograd/error.hpp"
-#include "autograd/make_result.hpp"
-#include "autograd/tensor.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/make_result.hpp>
+#include <xtgrad/autograd/tensor.hpp>
 
 #include <limits>
 

@@ -4,9 +4,9 @@
 //   y[b] = W (Cout, Cin·K) · cols + bias
 // For K = 1 and no padding, cols is x[b] itself: no copy, one GEMM per item, the same
 // product as a Linear layer.
-#include "autograd/blas.hpp"
-#include "autograd/ops.hpp"
-#include "autograd/ops/common.hpp"
+#include <xtgrad/gemm/blas.hpp>
+#include <xtgrad/autograd/ops.hpp>
+#include <xtgrad/autograd/ops/common.hpp>
 
 #include <algorithm>
 

@@ -3,9 +3,9 @@
 //   loss_i = (1 - ε) (-log p[i, t_i]) + ε · mean_c(-log p[i, c]),   p = softmax(logits_i)
 //   loss   = mean of loss_i over rows with t_i != ignore_index
 // Backward of a kept row: (p - (1 - ε) onehot(t_i) - ε / C) / n_kept; ignored rows get 0.
-#include "autograd/ops.hpp"
-#include "autograd/ops/common.hpp"
-#include "autograd/parallel.hpp"
+#include <xtgrad/autograd/ops.hpp>
+#include <xtgrad/autograd/ops/common.hpp>
+#include <xtgrad/threads/parallel.hpp>
 
 #include <cmath>
 #include <memory>

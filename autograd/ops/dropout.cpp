@@ -1,10 +1,10 @@
 // Inverted dropout: training keeps each element with probability 1 - p and scales it by
 // 1 / (1 - p), so eval mode is the identity and the expected activation is unchanged.
-#include "autograd/kernels.hpp"
-#include "autograd/ops.hpp"
-#include "autograd/ops/common.hpp"
-#include "autograd/parallel.hpp"
-#include "autograd/random.hpp"
+#include <xtgrad/autograd/kernels.hpp>
+#include <xtgrad/autograd/ops.hpp>
+#include <xtgrad/autograd/ops/common.hpp>
+#include <xtgrad/threads/parallel.hpp>
+#include <xtgrad/random/random.hpp>
 
 #include <fmt/format.h>
 

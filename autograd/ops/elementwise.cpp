@@ -1,9 +1,9 @@
 // Arithmetic: add, sub, mul, div (broadcasting), neg, scalar forms, pow, exp, log, sqrt.
 // Backward of a broadcast binary op returns the gradient in the output's shape; Node::accumulate
 // sums it back to each input's shape (the single place where broadcasting is undone).
-#include "autograd/ops.hpp"
-#include "autograd/ops/common.hpp"
-#include "autograd/broadcast.hpp"
+#include <xtgrad/autograd/ops.hpp>
+#include <xtgrad/autograd/ops/common.hpp>
+#include <xtgrad/autograd/broadcast.hpp>
 
 #include <xtensor/xmath.hpp>
 

@@ -2,8 +2,8 @@
 //   weight (V, d), ids (...) -> out (..., d);  dweight[ids[i]] += dout[i]
 // The row padding_idx is read in forward like any row but never receives a gradient, so a
 // padding row never trains (torch.nn.Embedding's padding_idx).
-#include "autograd/ops.hpp"
-#include "autograd/ops/common.hpp"
+#include <xtgrad/autograd/ops.hpp>
+#include <xtgrad/autograd/ops/common.hpp>
 
 #include <algorithm>
 

@@ -5,10 +5,10 @@
 // Backward (docs/derivations.md#layernorm), per row with dxhat = g * weight:
 //   dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
 //   dweight += Σ_rows g * xhat;  dbias += Σ_rows g
-#include "autograd/kernels.hpp"
-#include "autograd/ops.hpp"
-#include "autograd/ops/common.hpp"
-#include "autograd/parallel.hpp"
+#include <xtgrad/autograd/kernels.hpp>
+#include <xtgrad/autograd/ops.hpp>
+#include <xtgrad/autograd/ops/common.hpp>
+#include <xtgrad/threads/parallel.hpp>
 
 #include <cmath>
 #include <limits>

@@ -1,8 +1,8 @@
 // masked_fill, triu, tril: ops that replace some elements by a constant. The gradient of a
 // replaced element is 0 (it no longer depends on the input); the others pass through.
-#include "autograd/ops.hpp"
-#include "autograd/ops/common.hpp"
-#include "autograd/broadcast.hpp"
+#include <xtgrad/autograd/ops.hpp>
+#include <xtgrad/autograd/ops/common.hpp>
+#include <xtgrad/autograd/broadcast.hpp>
 
 #include <xtensor/xbroadcast.hpp>
 

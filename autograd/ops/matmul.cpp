@@ -1,12 +1,12 @@
-// matmul, matmul_nt and linear: every product is one GEMM on raw buffers through autograd/blas.cpp
+// matmul, matmul_nt and linear: every product is one GEMM on raw buffers through gemm/blas.cpp
 // (oneDNN or OpenBLAS), with transposes passed as flags, never materialised. Gradients are
 // written straight into the gradient buffers (GradOut, autograd/grad_out.hpp): beta = 0 for
 // the first write into a fresh buffer, beta = 1 after. Batched products with many slices run
 // on xtgrad's threads (for_each_slice).
-#include "autograd/blas.hpp"
-#include "autograd/ops.hpp"
-#include "autograd/ops/common.hpp"
-#include "autograd/broadcast.hpp"
+#include <xtgrad/gemm/blas.hpp>
+#include <xtgrad/autograd/ops.hpp>
+#include <xtgrad/autograd/ops/common.hpp>
+#include <xtgrad/autograd/broadcast.hpp>
 
 #include <algorithm>
 #include <functional>

@@ -1,8 +1,8 @@
 // Reductions: sum, mean, var, std over axes (keepdim), max / argmax along one axis.
 // Axis sums go through sum_keepdim (autograd/reduce_kernels.cpp), never xtensor's reducers.
-#include "autograd/ops.hpp"
-#include "autograd/ops/common.hpp"
-#include "autograd/reduce_kernels.hpp"
+#include <xtgrad/autograd/ops.hpp>
+#include <xtgrad/autograd/ops/common.hpp>
+#include <xtgrad/autograd/reduce_kernels.hpp>
 
 #include <xtensor/xbroadcast.hpp>
 #include <xtensor/xmath.hpp>

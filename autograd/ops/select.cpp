@@ -2,8 +2,8 @@
 // cat (whose backward picks). One gather kernel and one scatter-add kernel serve them all:
 // viewing a tensor as (outer, len, inner) around the axis, position k of the output is the
 // row index[k] of the input.
-#include "autograd/ops.hpp"
-#include "autograd/ops/common.hpp"
+#include <xtgrad/autograd/ops.hpp>
+#include <xtgrad/autograd/ops/common.hpp>
 
 #include <algorithm>
 

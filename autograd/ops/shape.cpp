@@ -1,9 +1,9 @@
 // Shape ops that move or reinterpret elements: permute, transpose, reshape/view, contiguous,
 // unsqueeze, squeeze, expand. Every result is a new contiguous tensor; permute is a
 // hand-written copy (xt::transpose copies are ~6x slower, docs/performance.md).
-#include "autograd/ops.hpp"
-#include "autograd/ops/common.hpp"
-#include "autograd/broadcast.hpp"
+#include <xtgrad/autograd/ops.hpp>
+#include <xtgrad/autograd/ops/common.hpp>
+#include <xtgrad/autograd/broadcast.hpp>
 
 #include <xtensor/xbroadcast.hpp>
 

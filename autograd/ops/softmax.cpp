@@ -6,11 +6,11 @@
 // masked with -inf) has no softmax (0/0): PyTorch silently returns NaN there; xtgrad
 // throws an Error naming the row, so a fully masked attention row is never silent garbage.
 // A row whose only non--inf values are NaN gets an Error that says NaN.
-#include "autograd/ops.hpp"
-#include "autograd/kernels.hpp"
-#include "autograd/ops/common.hpp"
-#include "autograd/parallel.hpp"
-#include "autograd/vector_kernels.hpp"
+#include <xtgrad/autograd/ops.hpp>
+#include <xtgrad/autograd/kernels.hpp>
+#include <xtgrad/autograd/ops/common.hpp>
+#include <xtgrad/threads/parallel.hpp>
+#include <xtgrad/simd/vector_kernels.hpp>
 
 #include <cmath>
 #include <limits>
@@ -48,7 +48,7 @@ Rows rows_of(const Tensor& a, int dim, const char* op) {
 
 // Σ_k exp(x[k·st] - mx) over a row, each exp also written to y[k·st] when `store`. A contiguous
 // row (st = 1: the last axis, attention scores) goes to the vector kernel (xsimd::exp, ~6x
-// std::exp, AVX-512 where the CPU has it: autograd/vector_kernels.hpp); strided rows use std::exp.
+// std::exp, AVX-512 where the CPU has it: simd/vector_kernels.hpp); strided rows use std::exp.
 double exp_shifted(const float* x, float* y, std::size_t len, std::size_t st, float mx, bool store) {
     if (st == 1) return vec::exp_shifted_sum(x, y, len, mx, store);
     double sum = 0;

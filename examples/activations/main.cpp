@@ -8,8 +8,8 @@
 // (its outputs: shape, mean, standard deviation), indented by depth: the order in which the
 // forward runs, what each module takes and makes. docs/debugging.md, "Capture activations".
 #include "examples/common/cli.hpp"
-#include "nn/tutorial_b/tutorial_b.hpp"
-#include "xtgrad.hpp"
+#include <xtgrad/nn/tutorial_b/tutorial_b.hpp>
+#include <xtgrad/xtgrad.hpp>
 
 #include <algorithm>
 #include <cmath>

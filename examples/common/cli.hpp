@@ -9,10 +9,10 @@
 //     kernels (set_blas_threads and set_num_threads), the calling thread included.
 #pragma once
 
-#include "autograd/blas.hpp"
-#include "autograd/cpu_isa.hpp"
-#include "autograd/error.hpp"
-#include "autograd/parallel.hpp"
+#include <xtgrad/gemm/blas.hpp>
+#include <xtgrad/simd/cpu_isa.hpp>
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/threads/parallel.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>

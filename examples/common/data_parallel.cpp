@@ -1,10 +1,10 @@
 #include "examples/common/data_parallel.hpp"
 
-#include "autograd/error.hpp"
+#include <xtgrad/autograd/error.hpp>
 #include "examples/common/cli.hpp"
-#include "nn/checkpoint.hpp"
-#include "nn/parallel/distributed_sampler.hpp"
-#include "nn/parallel/process_group.hpp"
+#include <xtgrad/nn/checkpoint.hpp>
+#include <xtgrad/nn/parallel/distributed_sampler.hpp>
+#include <xtgrad/nn/parallel/process_group.hpp>
 
 #include <fmt/format.h>
 

@@ -10,7 +10,7 @@
 // other ranks' stdout goes to /dev/null (their stderr stays: a failing rank is heard).
 #pragma once
 
-#include "autograd/array.hpp"
+#include <xtgrad/autograd/array.hpp>
 
 #include <exception>
 #include <string>

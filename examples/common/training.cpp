@@ -1,7 +1,7 @@
 #include "examples/common/training.hpp"
 
 #include "examples/common/file_identity.hpp"
-#include "nn/safetensors.hpp"
+#include <xtgrad/io/safetensors.hpp>
 
 #include <filesystem>
 #include <unistd.h>

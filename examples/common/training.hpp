@@ -5,12 +5,12 @@
 // (OUT/report.html, report/run_report.hpp).
 #pragma once
 
-#include "autograd/anomaly.hpp"
-#include "autograd/error.hpp"
+#include <xtgrad/autograd/anomaly.hpp>
+#include <xtgrad/autograd/error.hpp>
 #include "examples/common/cli.hpp"
 #include "examples/common/file_identity.hpp"
-#include "nn/checkpoint.hpp"
-#include "report/run_report.hpp"
+#include <xtgrad/nn/checkpoint.hpp>
+#include <xtgrad/report/run_report.hpp>
 
 #include <cmath>
 #include <functional>

@@ -8,10 +8,10 @@
 // writes DIR/encoder_layer.dot: the nodes of --module, clustered by sub-module, parameters
 // by name, each labelled with its output shape, |value| and |grad|. If Graphviz's `dot` is
 // installed it also renders DIR/encoder_layer.svg. --trace prints the trace table.
-#include "autograd/run_program.hpp"
+#include <xtgrad/io/run_program.hpp>
 #include "examples/common/cli.hpp"
-#include "nn/tutorial_c/tutorial_c.hpp"
-#include "xtgrad.hpp"
+#include <xtgrad/nn/tutorial_c/tutorial_c.hpp>
+#include <xtgrad/xtgrad.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
         write_dot(dot, loss, o);
         fmt::print("wrote {}\n", dot);
         if (no_render) return 0;
-        // No shell: --out may hold any character (autograd/run_program.hpp), and may start with '-'
+        // No shell: --out may hold any character (io/run_program.hpp), and may start with '-'
         // (e.g. "-rf"): file_argument keeps it a file for dot.
         const std::optional<int> status = run_program({"dot", "-Tsvg", file_argument(dot), "-o", file_argument(svg)});
         if (!status) {

@@ -14,18 +14,63 @@
 #include "examples/common/cli.hpp"
 #include "examples/common/training.hpp"
 #include "examples/common/data_parallel.hpp"
-#include "nn/parallel/distributed.hpp"
-#include "nn/tutorial_b/transformer.hpp"
-#include "optim/optimizer.hpp"
-#include "xtgrad.hpp"
+#include <xtgrad/nn/parallel/distributed.hpp>
+#include <xtgrad/nn/tutorial_b/transformer.hpp>
+#include <xtgrad/optim/optimizer.hpp>
+#include <xtgrad/xtgrad.hpp>
 
 #include <CLI/CLI.hpp>
+#include <xtensor/xview.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 
 using namespace xtgrad;
+
+namespace {
+
+// Every attention map of every layer and head into the report, for the first sequence of the
+// batch (its first 32 tokens at most, so that the page stays light at the tutorial's length 100).
+// Tutorial B's attention returns the context only: the modules keep their weights for this one
+// forward (MultiHeadAttention::keep_attention_weights).
+void report_attention(RunReport& report, nn::tutorial_b::Transformer& model, const Ids& src, const Ids& tgt_in) {
+    if (!report.enabled()) return;
+    const std::size_t n = std::min<std::size_t>(32, src.shape(1)), m = std::min<std::size_t>(32, tgt_in.shape(1));
+    const Ids s = xt::view(src, xt::range(0, 1), xt::range(0, n)), t = xt::view(tgt_in, xt::range(0, 1), xt::range(0, m));
+    std::vector<nn::tutorial_b::MultiHeadAttention*> all;
+    for (const auto& layer : *model.encoder_layers) all.push_back(layer->self_attn.get());
+    for (const auto& layer : *model.decoder_layers) {
+        all.push_back(layer->self_attn.get());
+        all.push_back(layer->cross_attn.get());
+    }
+    for (auto* a : all) a->keep_attention_weights(true);
+    {
+        NoGradGuard no_grad;
+        model.eval();  // no dropout in the maps
+        (void)model.forward(s, t);
+        model.train();
+    }
+    std::vector<Tensor> enc, dec, cross;
+    for (const auto& layer : *model.encoder_layers) enc.push_back(layer->self_attn->attention_weights());
+    for (const auto& layer : *model.decoder_layers) {
+        dec.push_back(layer->self_attn->attention_weights());
+        cross.push_back(layer->cross_attn->attention_weights());
+    }
+    for (auto* a : all) a->keep_attention_weights(false);
+    auto words = [](const Ids& ids) {
+        std::vector<std::string> w;
+        for (std::int64_t id : ids) w.push_back(std::to_string(id));
+        return w;
+    };
+    const std::vector<std::string> sw = words(s), tw = words(t);
+    const Mask dec_self = nn::decoder_self_mask(t, "random_copy");  // the later positions (random tokens: no padding)
+    report.attention("encoder self-attention", enc, sw, sw);
+    report.attention("decoder self-attention", dec, tw, tw, 0, &dec_self);
+    report.attention("decoder-encoder attention", cross, tw, sw);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     std::size_t batch = 64, len = 100, vocab = 5000, d_model = 512, heads = 8, layers = 6, d_ff = 2048;
@@ -128,6 +173,7 @@ int main(int argc, char** argv) {
             std::fflush(stdout);
         }
         if (done == steps) run.save_now();
+        report_attention(run.report(), model, src, tgt_in);
         run.report().finish();
         fmt::print("saved {}\n", run.checkpoint());
         return cli::kSuccess;

@@ -7,11 +7,11 @@
 #include "examples/common/cli.hpp"
 #include "examples/common/training.hpp"
 #include "examples/common/data_parallel.hpp"
-#include "nn/parallel/distributed.hpp"
-#include "nn/tutorial_a/tutorial_a.hpp"
-#include "optim/optimizer.hpp"
-#include "optim/schedule.hpp"
-#include "xtgrad.hpp"
+#include <xtgrad/nn/parallel/distributed.hpp>
+#include <xtgrad/nn/tutorial_a/tutorial_a.hpp>
+#include <xtgrad/optim/optimizer.hpp>
+#include <xtgrad/optim/schedule.hpp>
+#include <xtgrad/xtgrad.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -116,13 +116,14 @@ int main(int argc, char** argv) {
     long steps = 400;
     std::uint64_t seed = 0;
     int threads = 1;
-    std::string out;
+    std::string out = "reverse_out";
     examples::RunOptions run_options;
     CLI::App app{"Train tutorial A's Transformer to reverse digit strings.", "reverse"};
     examples::add_total_option(app, steps, "step", "batches of 64");
     app.add_option("--seed", seed, "seed of the initial weights (manual_seed) and, + 1, of the batches")->capture_default_str();
     cli::add_threads_option(app, threads);
-    app.add_option("--out", out, "folder to save the run (reverse.safetensors) and its report.html in; none by default");
+    app.add_option("--out", out, "folder for the run (reverse.safetensors) and report.html (created; must be writable; "
+                                "--out '' writes nothing)")->capture_default_str();
     examples::add_run_options(app, run_options, "step");
     return cli::run_main(app, argc, argv, [&] {
       // Under mpirun each rank trains on its share of every batch; rank 0 alone prints and writes.

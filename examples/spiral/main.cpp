@@ -7,9 +7,9 @@
 // --trace prints every backward node of the first step (the same as XTGRAD_TRACE=1).
 #include "examples/common/cli.hpp"
 #include "examples/common/training.hpp"
-#include "nn/layers.hpp"
-#include "optim/optimizer.hpp"
-#include "xtgrad.hpp"
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/optim/optimizer.hpp>
+#include <xtgrad/xtgrad.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
     bool trace = false;
     std::uint64_t seed = 0;
     int threads = 1;
-    std::string out;
+    std::string out = "spiral_out";
     examples::RunOptions run_options;
     CLI::App app{"Train a two-layer MLP to tell three spirals apart.", "spiral"};
     examples::add_total_option(app, epochs, "epoch", "full-batch steps");
@@ -61,7 +61,8 @@ int main(int argc, char** argv) {
         ->capture_default_str()
         ->check(cli::positive_finite());
     cli::add_threads_option(app, threads);
-    app.add_option("--out", out, "folder to save the run (spiral.safetensors) and its report.html in; none by default");
+    app.add_option("--out", out, "folder for the run (spiral.safetensors) and report.html (created; must be writable; "
+                                "--out '' writes nothing)")->capture_default_str();
     examples::add_run_options(app, run_options, "epoch");
     return cli::run_main(app, argc, argv, [&] {
         if (!out.empty()) examples::require_writable_folder(out, "--out");

@@ -2,8 +2,8 @@
 // tutorial's shapes and prints each stage's shape, as the tutorial does (docs/tutorial_d.md
 // shows the same code beside the tutorial's PyTorch).
 #include "examples/common/cli.hpp"
-#include "nn/tutorial_d/tutorial_d.hpp"
-#include "xtgrad.hpp"
+#include <xtgrad/nn/tutorial_d/tutorial_d.hpp>
+#include <xtgrad/xtgrad.hpp>
 
 using namespace xtgrad;
 using namespace xtgrad::nn::tutorial_d;

@@ -15,11 +15,11 @@
 #include "examples/common/cli.hpp"
 #include "examples/common/progress.hpp"
 #include "examples/common/training.hpp"
-#include "nn/checkpoint.hpp"
-#include "nn/tutorial_c/tutorial_c.hpp"
-#include "optim/optimizer.hpp"
-#include "optim/schedule.hpp"
-#include "xtgrad.hpp"
+#include <xtgrad/nn/checkpoint.hpp>
+#include <xtgrad/nn/tutorial_c/tutorial_c.hpp>
+#include <xtgrad/optim/optimizer.hpp>
+#include <xtgrad/optim/schedule.hpp>
+#include <xtgrad/xtgrad.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/ranges.h>

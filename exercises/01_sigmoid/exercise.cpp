@@ -1,7 +1,7 @@
 // Exercise 01: sigmoid as an op of its own. Lesson 1 writes `square` this way, line by line.
 #include "exercise.hpp"
 
-#include "autograd/make_result.hpp"
+#include <xtgrad/autograd/make_result.hpp>
 
 namespace ex01 {
 

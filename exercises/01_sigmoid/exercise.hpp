@@ -1,7 +1,7 @@
 // Exercise 01: your first op, forward and backward, with make_result (docs/learn/01_first_op.md).
 #pragma once
 
-#include "xtgrad.hpp"
+#include <xtgrad/xtgrad.hpp>
 
 namespace ex01 {
 

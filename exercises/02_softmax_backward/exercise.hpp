@@ -1,7 +1,7 @@
 // Exercise 02: softmax's backward without its Jacobian (docs/learn/02_softmax.md).
 #pragma once
 
-#include "xtgrad.hpp"
+#include <xtgrad/xtgrad.hpp>
 
 namespace ex02 {
 

@@ -3,7 +3,7 @@
 //   μ = mean(x),  s = √(Σ(x − μ)² / (d − 1))  (unbiased),  y = γ (x − μ) / (s + ε) + β
 #pragma once
 
-#include "xtgrad.hpp"
+#include <xtgrad/xtgrad.hpp>
 
 namespace ex03 {
 

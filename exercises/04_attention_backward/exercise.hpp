@@ -3,7 +3,7 @@
 // q (Lq, d), k (Lk, d), v (Lk, dv), masked (Lq, Lk): true = the query may not look at that key.
 #pragma once
 
-#include "xtgrad.hpp"
+#include <xtgrad/xtgrad.hpp>
 
 namespace ex04 {
 

@@ -1,7 +1,7 @@
 // Exercise 05: the spiral MLP's forward and its training step (docs/learn/05_mlp_spiral.md).
 #pragma once
 
-#include "xtgrad.hpp"
+#include <xtgrad/xtgrad.hpp>
 
 #include <cstdint>
 #include <memory>

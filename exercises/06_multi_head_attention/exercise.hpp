@@ -2,7 +2,7 @@
 // (docs/learn/06_multi_head_attention.md).
 #pragma once
 
-#include "xtgrad.hpp"
+#include <xtgrad/xtgrad.hpp>
 
 namespace ex06 {
 

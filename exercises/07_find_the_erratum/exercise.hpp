@@ -8,7 +8,7 @@
 //   layer_norm  LayerNormKind::torch (the notebook's code) or LayerNormKind::custom
 #pragma once
 
-#include "xtgrad.hpp"
+#include <xtgrad/xtgrad.hpp>
 
 namespace ex07 {
 

@@ -3,7 +3,7 @@
 // answer away.
 #pragma once
 
-#include "xtgrad.hpp"
+#include <xtgrad/xtgrad.hpp>
 
 namespace symptom {
 

@@ -1,8 +1,8 @@
-#include "nn/parallel/distributed.hpp"
+#include <xtgrad/nn/parallel/distributed.hpp>
 
-#include "autograd/error.hpp"
-#include "autograd/node.hpp"
-#include "autograd/post_accumulate_hooks.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/node.hpp>
+#include <xtgrad/autograd/post_accumulate_hooks.hpp>
 
 #include <fmt/ranges.h>
 

@@ -34,9 +34,9 @@
 // find_unused_parameters, contributes zeros to its bucket (torch's True).
 #pragma once
 
-#include "autograd/tensor.hpp"
-#include "nn/module.hpp"
-#include "nn/parallel/process_group.hpp"
+#include <xtgrad/autograd/tensor.hpp>
+#include <xtgrad/nn/module.hpp>
+#include <xtgrad/nn/parallel/process_group.hpp>
 
 #include <cstddef>
 #include <memory>

@@ -1,8 +1,8 @@
-#include "nn/parallel/distributed_sampler.hpp"
+#include <xtgrad/nn/parallel/distributed_sampler.hpp>
 
-#include "autograd/error.hpp"
-#include "autograd/random.hpp"
-#include "nn/parallel/process_group.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/random/random.hpp>
+#include <xtgrad/nn/parallel/process_group.hpp>
 
 #include <algorithm>
 #include <numeric>

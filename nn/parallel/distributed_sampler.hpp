@@ -14,7 +14,7 @@
 // same permutation as torch's.
 #pragma once
 
-#include "autograd/array.hpp"
+#include <xtgrad/autograd/array.hpp>
 
 #include <cstddef>
 #include <cstdint>

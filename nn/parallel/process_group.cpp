@@ -1,6 +1,6 @@
-#include "nn/parallel/process_group.hpp"
+#include <xtgrad/nn/parallel/process_group.hpp>
 
-#include "autograd/error.hpp"
+#include <xtgrad/autograd/error.hpp>
 
 #include <algorithm>
 #include <charconv>

@@ -1,6 +1,6 @@
-#include "nn/tutorial_a/checks.hpp"
+#include <xtgrad/nn/tutorial_a/checks.hpp>
 
-#include "autograd/error.hpp"
+#include <xtgrad/autograd/error.hpp>
 
 namespace xtgrad::nn::tutorial_a::check {
 

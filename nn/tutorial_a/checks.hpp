@@ -3,7 +3,7 @@
 //   MultiHeadAttention 'encoder.encoder_layers.0.attention': attn_mask (3,6,6) does not match (batch, len_q, len_k) = (3,6,7)
 #pragma once
 
-#include "nn/module.hpp"
+#include <xtgrad/nn/module.hpp>
 
 namespace xtgrad::nn::tutorial_a::check {
 

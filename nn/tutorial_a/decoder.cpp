@@ -1,7 +1,7 @@
-#include "nn/tutorial_a/decoder.hpp"
+#include <xtgrad/nn/tutorial_a/decoder.hpp>
 
-#include "nn/tutorial_a/masks.hpp"
-#include "nn/tutorial_a/sequence_embedding.hpp"
+#include <xtgrad/nn/tutorial_a/masks.hpp>
+#include <xtgrad/nn/tutorial_a/sequence_embedding.hpp>
 
 namespace xtgrad::nn::tutorial_a {
 

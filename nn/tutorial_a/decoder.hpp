@@ -7,9 +7,9 @@
 // The context mask comes from the caller (the Transformer builds padding_mask(src, tgt)).
 #pragma once
 
-#include "nn/layers.hpp"
-#include "nn/tutorial_a/decoder_layer.hpp"
-#include "nn/tutorial_a/positional_encoding.hpp"
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/nn/tutorial_a/decoder_layer.hpp>
+#include <xtgrad/nn/tutorial_a/positional_encoding.hpp>
 
 #include <memory>
 #include <vector>

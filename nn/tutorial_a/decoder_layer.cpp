@@ -1,4 +1,4 @@
-#include "nn/tutorial_a/decoder_layer.hpp"
+#include <xtgrad/nn/tutorial_a/decoder_layer.hpp>
 
 namespace xtgrad::nn::tutorial_a {
 

@@ -10,9 +10,9 @@
 // and xtgrad: two independent modules, self_attention and context_attention.
 #pragma once
 
-#include "nn/tutorial_a/layer_options.hpp"
-#include "nn/tutorial_a/multi_head_attention.hpp"
-#include "nn/tutorial_a/positional_wise_feed_forward.hpp"
+#include <xtgrad/nn/tutorial_a/layer_options.hpp>
+#include <xtgrad/nn/tutorial_a/multi_head_attention.hpp>
+#include <xtgrad/nn/tutorial_a/positional_wise_feed_forward.hpp>
 
 #include <memory>
 

@@ -9,9 +9,9 @@
 // PositionalEncoding.
 #pragma once
 
-#include "nn/layers.hpp"
-#include "nn/tutorial_a/encoder_layer.hpp"
-#include "nn/tutorial_a/positional_encoding.hpp"
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/nn/tutorial_a/encoder_layer.hpp>
+#include <xtgrad/nn/tutorial_a/positional_encoding.hpp>
 
 #include <memory>
 #include <vector>

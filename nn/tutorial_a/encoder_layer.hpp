@@ -9,9 +9,9 @@
 // for 2048 (the Encoder passes its own ffn_dim anyway); xtgrad defaults to 2048.
 #pragma once
 
-#include "nn/tutorial_a/layer_options.hpp"
-#include "nn/tutorial_a/multi_head_attention.hpp"
-#include "nn/tutorial_a/positional_wise_feed_forward.hpp"
+#include <xtgrad/nn/tutorial_a/layer_options.hpp>
+#include <xtgrad/nn/tutorial_a/multi_head_attention.hpp>
+#include <xtgrad/nn/tutorial_a/positional_wise_feed_forward.hpp>
 
 #include <memory>
 

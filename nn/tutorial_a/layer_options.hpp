@@ -5,10 +5,10 @@
 //   EncoderOptions(vocab_size, max_seq_len).num_layers(2).model_dim(64).num_heads(4).ffn_dim(128)
 #pragma once
 
-#include "nn/options.hpp"
-#include "nn/tutorial_a/multi_head_attention.hpp"
-#include "nn/tutorial_a/options.hpp"
-#include "nn/tutorial_a/positional_wise_feed_forward.hpp"
+#include <xtgrad/nn/options.hpp>
+#include <xtgrad/nn/tutorial_a/multi_head_attention.hpp>
+#include <xtgrad/nn/tutorial_a/options.hpp>
+#include <xtgrad/nn/tutorial_a/positional_wise_feed_forward.hpp>
 
 #include <cstddef>
 

@@ -1,7 +1,7 @@
 // Tutorial A's names for the masks every tutorial builds the same way (nn/attention.hpp).
-#include "nn/tutorial_a/masks.hpp"
+#include <xtgrad/nn/tutorial_a/masks.hpp>
 
-#include "nn/attention.hpp"
+#include <xtgrad/nn/attention.hpp>
 
 namespace xtgrad::nn::tutorial_a {
 

@@ -2,7 +2,7 @@
 // Both are boolean, true = masked out (the attention score becomes -inf). PAD is id 0.
 #pragma once
 
-#include "autograd/array.hpp"
+#include <xtgrad/autograd/array.hpp>
 
 namespace xtgrad::nn::tutorial_a {
 

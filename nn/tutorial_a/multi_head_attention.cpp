@@ -1,8 +1,8 @@
-#include "nn/tutorial_a/multi_head_attention.hpp"
+#include <xtgrad/nn/tutorial_a/multi_head_attention.hpp>
 
-#include "autograd/error.hpp"
-#include "nn/tutorial_a/checks.hpp"
-#include "nn/layer_norm_choice.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/nn/tutorial_a/checks.hpp>
+#include <xtgrad/nn/layer_norm_choice.hpp>
 
 #include <algorithm>
 #include <cmath>

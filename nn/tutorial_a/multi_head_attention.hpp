@@ -25,9 +25,9 @@
 // LayerNormKind::custom swaps nn.LayerNorm for the notebook's own LayerNorm (not a bug).
 #pragma once
 
-#include "nn/layers.hpp"
-#include "nn/tutorial_a/options.hpp"
-#include "nn/tutorial_a/scaled_dot_product_attention.hpp"
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/nn/tutorial_a/options.hpp>
+#include <xtgrad/nn/tutorial_a/scaled_dot_product_attention.hpp>
 
 #include <functional>
 #include <memory>

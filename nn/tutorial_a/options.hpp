@@ -4,8 +4,8 @@
 // exactly, kept only so docs/tutorial_a.md can show what the slips do to the numbers.
 #pragma once
 
-#include "nn/layer_norm_choice.hpp"
-#include "nn/options.hpp"
+#include <xtgrad/nn/layer_norm_choice.hpp>
+#include <xtgrad/nn/options.hpp>
 
 namespace xtgrad::nn::tutorial_a {
 

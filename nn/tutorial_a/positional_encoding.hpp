@@ -12,8 +12,8 @@
 // start at position 0, the first real token gets sin/cos(0) = [0, 1, 0, 1, …].
 #pragma once
 
-#include "nn/layers.hpp"
-#include "nn/options.hpp"
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/nn/options.hpp>
 
 #include <memory>
 

@@ -11,8 +11,8 @@
 // model_dim, 1). It also calls F.relu without importing torch.nn.functional as F.
 #pragma once
 
-#include "nn/conv_feed_forward.hpp"
-#include "nn/options.hpp"
+#include <xtgrad/nn/conv_feed_forward.hpp>
+#include <xtgrad/nn/options.hpp>
 
 namespace xtgrad::nn::tutorial_a {
 

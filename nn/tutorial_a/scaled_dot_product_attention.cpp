@@ -1,7 +1,7 @@
-#include "nn/tutorial_a/scaled_dot_product_attention.hpp"
+#include <xtgrad/nn/tutorial_a/scaled_dot_product_attention.hpp>
 
-#include "autograd/error.hpp"
-#include "nn/tutorial_a/checks.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/nn/tutorial_a/checks.hpp>
 
 namespace xtgrad::nn::tutorial_a {
 

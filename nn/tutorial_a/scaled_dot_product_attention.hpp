@@ -18,9 +18,9 @@
 // they coincide at dropout 0, the notebook's default).
 #pragma once
 
-#include "nn/attention.hpp"
-#include "nn/module.hpp"
-#include "nn/options.hpp"
+#include <xtgrad/nn/attention.hpp>
+#include <xtgrad/nn/module.hpp>
+#include <xtgrad/nn/options.hpp>
 
 namespace xtgrad::nn::tutorial_a {
 

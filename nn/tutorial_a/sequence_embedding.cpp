@@ -1,7 +1,7 @@
-#include "nn/tutorial_a/sequence_embedding.hpp"
+#include <xtgrad/nn/tutorial_a/sequence_embedding.hpp>
 
-#include "autograd/error.hpp"
-#include "nn/tutorial_a/checks.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/nn/tutorial_a/checks.hpp>
 
 #include <algorithm>
 

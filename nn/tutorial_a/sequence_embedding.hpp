@@ -5,8 +5,8 @@
 // tensors could not be added).
 #pragma once
 
-#include "nn/layers.hpp"
-#include "nn/tutorial_a/positional_encoding.hpp"
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/nn/tutorial_a/positional_encoding.hpp>
 
 namespace xtgrad::nn::tutorial_a {
 

@@ -1,7 +1,7 @@
-#include "nn/tutorial_a/transformer.hpp"
+#include <xtgrad/nn/tutorial_a/transformer.hpp>
 
-#include "autograd/error.hpp"
-#include "nn/tutorial_a/masks.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/nn/tutorial_a/masks.hpp>
 
 namespace xtgrad::nn::tutorial_a {
 

@@ -17,9 +17,9 @@
 // has tgt_vocab_size outputs; the notebook's default dropout is 0.2.
 #pragma once
 
-#include "nn/layers.hpp"
-#include "nn/tutorial_a/decoder.hpp"
-#include "nn/tutorial_a/encoder.hpp"
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/nn/tutorial_a/decoder.hpp>
+#include <xtgrad/nn/tutorial_a/encoder.hpp>
 
 #include <memory>
 #include <vector>

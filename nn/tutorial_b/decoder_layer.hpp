@@ -10,11 +10,11 @@
 // src_mask (B, 1, 1, Ls).
 #pragma once
 
-#include "nn/layers.hpp"
-#include "nn/module.hpp"
-#include "nn/tutorial_b/layer_options.hpp"
-#include "nn/tutorial_b/multi_head_attention.hpp"
-#include "nn/tutorial_b/position_wise_feed_forward.hpp"
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/nn/module.hpp>
+#include <xtgrad/nn/tutorial_b/layer_options.hpp>
+#include <xtgrad/nn/tutorial_b/multi_head_attention.hpp>
+#include <xtgrad/nn/tutorial_b/position_wise_feed_forward.hpp>
 
 #include <memory>
 

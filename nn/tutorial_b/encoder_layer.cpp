@@ -1,4 +1,4 @@
-#include "nn/tutorial_b/encoder_layer.hpp"
+#include <xtgrad/nn/tutorial_b/encoder_layer.hpp>
 
 namespace xtgrad::nn::tutorial_b {
 

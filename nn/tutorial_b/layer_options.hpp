@@ -2,7 +2,7 @@
 // EncoderLayerOptions(512, 8, 2048).dropout(0.1f); Tag makes the two option types distinct.
 #pragma once
 
-#include "nn/options.hpp"
+#include <xtgrad/nn/options.hpp>
 
 #include <cstddef>
 

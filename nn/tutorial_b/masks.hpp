@@ -13,7 +13,7 @@
 // ignore_index=0 drops them. Kept exactly as written (docs/tutorial_b.md).
 #pragma once
 
-#include "autograd/array.hpp"
+#include <xtgrad/autograd/array.hpp>
 
 namespace xtgrad::nn::tutorial_b {
 

@@ -1,7 +1,7 @@
-#include "nn/tutorial_b/multi_head_attention.hpp"
+#include <xtgrad/nn/tutorial_b/multi_head_attention.hpp>
 
-#include "autograd/broadcast.hpp"
-#include "autograd/error.hpp"
+#include <xtgrad/autograd/broadcast.hpp>
+#include <xtgrad/autograd/error.hpp>
 
 #include <cmath>
 
@@ -34,8 +34,15 @@ Tensor MultiHeadAttention::scaled_dot_product_attention(const Tensor& Q, const T
     o.masked = mask ? &masked_out : nullptr;
     o.fill = -1e9f;
     o.who = kMultiHeadAttentionType;
-    o.need_weights = false;  // the tutorial returns the context only
-    return nn::scaled_dot_product_attention(Q, K, V, o).context;
+    o.need_weights = keep_weights_;  // the tutorial returns the context only
+    AttentionResult r = nn::scaled_dot_product_attention(Q, K, V, o);
+    if (keep_weights_) kept_weights_ = r.weights.detach();
+    return r.context;
+}
+
+void MultiHeadAttention::keep_attention_weights(bool on) {
+    keep_weights_ = on;
+    if (!on) kept_weights_ = Tensor();
 }
 
 Tensor MultiHeadAttention::forward(const Tensor& Q, const Tensor& K, const Tensor& V, const Mask& mask) const {

@@ -15,10 +15,10 @@
 // broadcasting errors (d_model divisible by num_heads, input and mask shapes).
 #pragma once
 
-#include "nn/attention.hpp"
-#include "nn/layers.hpp"
-#include "nn/module.hpp"
-#include "nn/options.hpp"
+#include <xtgrad/nn/attention.hpp>
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/nn/module.hpp>
+#include <xtgrad/nn/options.hpp>
 
 #include <memory>
 
@@ -51,7 +51,18 @@ public:
     std::size_t d_model, num_heads, d_k;
     std::shared_ptr<Linear> W_q, W_k, W_v, W_o;
 
+    // The tutorial's forward returns the context only, so its attention weights are gone by the
+    // time a learner wants to look at them. With keep_attention_weights(true), every forward keeps
+    // the weights it computed, detached, (B, h, Lq, Lk) after softmax (before dropout), for a
+    // heatmap or a run report; off (the default), forward keeps nothing and attention_weights()
+    // is undefined. Keeping them costs the (B, h, Lq, Lk) array and the fused op's saving.
+    void keep_attention_weights(bool on);
+    const Tensor& attention_weights() const { return kept_weights_; }
+
 private:
+    bool keep_weights_ = false;
+    mutable Tensor kept_weights_;  // written by the const forward: what it saw, not the module's state
+
     Tensor attend(const Tensor& Q, const Tensor& K, const Tensor& V, const Mask* mask) const;
     void check_inputs(const Tensor& Q, const Tensor& K, const Tensor& V, const Mask* mask) const;
 };

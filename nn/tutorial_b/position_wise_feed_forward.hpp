@@ -12,9 +12,9 @@
 // positions (docs/tutorial_b.md).
 #pragma once
 
-#include "nn/layers.hpp"
-#include "nn/module.hpp"
-#include "nn/options.hpp"
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/nn/module.hpp>
+#include <xtgrad/nn/options.hpp>
 
 #include <memory>
 

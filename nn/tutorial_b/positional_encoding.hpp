@@ -13,8 +13,8 @@
 // fails for an odd one, and xtgrad says so at construction.
 #pragma once
 
-#include "nn/module.hpp"
-#include "nn/options.hpp"
+#include <xtgrad/nn/module.hpp>
+#include <xtgrad/nn/options.hpp>
 
 namespace xtgrad::nn::tutorial_b {
 

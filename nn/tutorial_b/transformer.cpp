@@ -1,6 +1,6 @@
-#include "nn/tutorial_b/transformer.hpp"
+#include <xtgrad/nn/tutorial_b/transformer.hpp>
 
-#include "autograd/error.hpp"
+#include <xtgrad/autograd/error.hpp>
 
 namespace xtgrad::nn::tutorial_b {
 

@@ -18,13 +18,13 @@
 // output (greedy decoding).
 #pragma once
 
-#include "nn/layers.hpp"
-#include "nn/module.hpp"
-#include "nn/options.hpp"
-#include "nn/tutorial_b/decoder_layer.hpp"
-#include "nn/tutorial_b/encoder_layer.hpp"
-#include "nn/tutorial_b/masks.hpp"
-#include "nn/tutorial_b/positional_encoding.hpp"
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/nn/module.hpp>
+#include <xtgrad/nn/options.hpp>
+#include <xtgrad/nn/tutorial_b/decoder_layer.hpp>
+#include <xtgrad/nn/tutorial_b/encoder_layer.hpp>
+#include <xtgrad/nn/tutorial_b/masks.hpp>
+#include <xtgrad/nn/tutorial_b/positional_encoding.hpp>
 
 #include <memory>
 

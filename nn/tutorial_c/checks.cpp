@@ -1,6 +1,6 @@
-#include "nn/tutorial_c/checks.hpp"
+#include <xtgrad/nn/tutorial_c/checks.hpp>
 
-#include "autograd/error.hpp"
+#include <xtgrad/autograd/error.hpp>
 
 namespace xtgrad::nn::tutorial_c::check {
 

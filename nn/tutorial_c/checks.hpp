@@ -2,7 +2,7 @@
 // the module type, its path and the shapes involved.
 #pragma once
 
-#include "nn/module.hpp"
+#include <xtgrad/nn/module.hpp>
 
 namespace xtgrad::nn::tutorial_c::check {
 

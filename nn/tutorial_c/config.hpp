@@ -6,9 +6,9 @@
 // lesson's value.
 #pragma once
 
-#include "nn/options.hpp"
-#include "nn/tutorial_c/layer_options.hpp"
-#include "nn/tutorial_c/positions.hpp"
+#include <xtgrad/nn/options.hpp>
+#include <xtgrad/nn/tutorial_c/layer_options.hpp>
+#include <xtgrad/nn/tutorial_c/positions.hpp>
 
 #include <cstddef>
 

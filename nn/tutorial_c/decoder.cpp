@@ -1,9 +1,9 @@
-#include "nn/tutorial_c/decoder.hpp"
+#include <xtgrad/nn/tutorial_c/decoder.hpp>
 
-#include "autograd/error.hpp"
-#include "nn/tutorial_c/checks.hpp"
-#include "nn/tutorial_c/masks.hpp"
-#include "nn/tutorial_c/sinusoid_table.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/nn/tutorial_c/checks.hpp>
+#include <xtgrad/nn/tutorial_c/masks.hpp>
+#include <xtgrad/nn/tutorial_c/sinusoid_table.hpp>
 
 namespace xtgrad::nn::tutorial_c {
 

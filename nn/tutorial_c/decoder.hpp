@@ -14,10 +14,10 @@
 // (positions(PositionScheme::literal) reproduces the tutorial's rows).
 #pragma once
 
-#include "nn/layers.hpp"
-#include "nn/module.hpp"
-#include "nn/tutorial_c/config.hpp"
-#include "nn/tutorial_c/decoder_layer.hpp"
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/nn/module.hpp>
+#include <xtgrad/nn/tutorial_c/config.hpp>
+#include <xtgrad/nn/tutorial_c/decoder_layer.hpp>
 
 #include <memory>
 #include <vector>

@@ -1,4 +1,4 @@
-#include "nn/tutorial_c/decoder_layer.hpp"
+#include <xtgrad/nn/tutorial_c/decoder_layer.hpp>
 
 namespace xtgrad::nn::tutorial_c {
 

@@ -8,10 +8,10 @@
 // pos_ffn.*.
 #pragma once
 
-#include "nn/module.hpp"
-#include "nn/tutorial_c/layer_options.hpp"
-#include "nn/tutorial_c/multi_head_attention.hpp"
-#include "nn/tutorial_c/poswise_feed_forward_net.hpp"
+#include <xtgrad/nn/module.hpp>
+#include <xtgrad/nn/tutorial_c/layer_options.hpp>
+#include <xtgrad/nn/tutorial_c/multi_head_attention.hpp>
+#include <xtgrad/nn/tutorial_c/poswise_feed_forward_net.hpp>
 
 #include <memory>
 

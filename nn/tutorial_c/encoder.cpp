@@ -1,8 +1,8 @@
-#include "nn/tutorial_c/encoder.hpp"
+#include <xtgrad/nn/tutorial_c/encoder.hpp>
 
-#include "nn/tutorial_c/checks.hpp"
-#include "nn/tutorial_c/masks.hpp"
-#include "nn/tutorial_c/sinusoid_table.hpp"
+#include <xtgrad/nn/tutorial_c/checks.hpp>
+#include <xtgrad/nn/tutorial_c/masks.hpp>
+#include <xtgrad/nn/tutorial_c/sinusoid_table.hpp>
 
 namespace xtgrad::nn::tutorial_c {
 

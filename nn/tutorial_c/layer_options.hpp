@@ -3,9 +3,9 @@
 // option types distinct, as in the PyTorch C++ frontend.
 #pragma once
 
-#include "nn/options.hpp"
-#include "nn/tutorial_c/multi_head_attention.hpp"
-#include "nn/tutorial_c/poswise_feed_forward_net.hpp"
+#include <xtgrad/nn/options.hpp>
+#include <xtgrad/nn/tutorial_c/multi_head_attention.hpp>
+#include <xtgrad/nn/tutorial_c/poswise_feed_forward_net.hpp>
 
 namespace xtgrad::nn::tutorial_c {
 

@@ -1,6 +1,6 @@
-#include "nn/tutorial_c/make_batch.hpp"
+#include <xtgrad/nn/tutorial_c/make_batch.hpp>
 
-#include "autograd/error.hpp"
+#include <xtgrad/autograd/error.hpp>
 
 #include <sstream>
 

@@ -13,7 +13,7 @@
 // default) is the intent, PAD = 0 and one id per word; Vocabularies::lesson is the lesson's.
 #pragma once
 
-#include "autograd/array.hpp"
+#include <xtgrad/autograd/array.hpp>
 
 #include <array>
 #include <cstdint>

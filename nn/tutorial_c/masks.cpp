@@ -1,7 +1,7 @@
 // Tutorial C's names for the masks every tutorial builds the same way (nn/attention.hpp).
-#include "nn/tutorial_c/masks.hpp"
+#include <xtgrad/nn/tutorial_c/masks.hpp>
 
-#include "nn/attention.hpp"
+#include <xtgrad/nn/attention.hpp>
 
 namespace xtgrad::nn::tutorial_c {
 

@@ -12,7 +12,7 @@
 //                                     torch.gt(pad_mask + subsequent_mask, 0).
 #pragma once
 
-#include "autograd/array.hpp"
+#include <xtgrad/autograd/array.hpp>
 
 namespace xtgrad::nn::tutorial_c {
 

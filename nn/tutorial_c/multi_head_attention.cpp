@@ -1,7 +1,7 @@
-#include "nn/tutorial_c/multi_head_attention.hpp"
+#include <xtgrad/nn/tutorial_c/multi_head_attention.hpp>
 
-#include "autograd/error.hpp"
-#include "nn/attention.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/nn/attention.hpp>
 
 #include <xtensor/xbroadcast.hpp>
 

@@ -15,10 +15,10 @@
 // get_dec_self_attn_mask (masks.hpp).
 #pragma once
 
-#include "nn/layers.hpp"
-#include "nn/options.hpp"
-#include "nn/module.hpp"
-#include "nn/tutorial_c/scaled_dot_product_attention.hpp"
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/nn/options.hpp>
+#include <xtgrad/nn/module.hpp>
+#include <xtgrad/nn/tutorial_c/scaled_dot_product_attention.hpp>
 
 #include <memory>
 

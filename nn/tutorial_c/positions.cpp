@@ -1,6 +1,6 @@
-#include "nn/tutorial_c/positions.hpp"
+#include <xtgrad/nn/tutorial_c/positions.hpp>
 
-#include "autograd/error.hpp"
+#include <xtgrad/autograd/error.hpp>
 
 namespace xtgrad::nn::tutorial_c {
 

@@ -12,7 +12,7 @@
 // (decoder), kept for docs/tutorial_c.md, which shows what they do.
 #pragma once
 
-#include "autograd/array.hpp"
+#include <xtgrad/autograd/array.hpp>
 
 namespace xtgrad::nn::tutorial_c {
 

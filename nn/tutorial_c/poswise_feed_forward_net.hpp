@@ -10,8 +10,8 @@
 // dropout). The members keep the block's names: w1 is registered as conv1, w2 as conv2.
 #pragma once
 
-#include "nn/conv_feed_forward.hpp"
-#include "nn/options.hpp"
+#include <xtgrad/nn/conv_feed_forward.hpp>
+#include <xtgrad/nn/options.hpp>
 
 namespace xtgrad::nn::tutorial_c {
 

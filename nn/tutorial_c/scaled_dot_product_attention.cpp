@@ -1,6 +1,6 @@
-#include "nn/tutorial_c/scaled_dot_product_attention.hpp"
+#include <xtgrad/nn/tutorial_c/scaled_dot_product_attention.hpp>
 
-#include "autograd/error.hpp"
+#include <xtgrad/autograd/error.hpp>
 
 #include <cmath>
 

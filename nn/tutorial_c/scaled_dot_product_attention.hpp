@@ -10,9 +10,9 @@
 // The arithmetic is xtgrad's one attention function (nn/attention.hpp).
 #pragma once
 
-#include "nn/attention.hpp"
-#include "nn/module.hpp"
-#include "nn/options.hpp"
+#include <xtgrad/nn/attention.hpp>
+#include <xtgrad/nn/module.hpp>
+#include <xtgrad/nn/options.hpp>
 
 namespace xtgrad::nn::tutorial_c {
 

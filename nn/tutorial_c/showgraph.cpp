@@ -1,6 +1,6 @@
-#include "nn/tutorial_c/showgraph.hpp"
+#include <xtgrad/nn/tutorial_c/showgraph.hpp>
 
-#include "autograd/error.hpp"
+#include <xtgrad/autograd/error.hpp>
 
 #include <xtensor/xview.hpp>
 

@@ -7,7 +7,7 @@
 // are the decoder's own inputs ('S 我 爱 ...'): pass the words of the keys for x.
 #pragma once
 
-#include "nn/attention_map.hpp"
+#include <xtgrad/nn/attention_map.hpp>
 
 #include <string>
 #include <vector>

@@ -1,6 +1,6 @@
-#include "nn/tutorial_c/sinusoid_table.hpp"
+#include <xtgrad/nn/tutorial_c/sinusoid_table.hpp>
 
-#include "autograd/error.hpp"
+#include <xtgrad/autograd/error.hpp>
 
 #include <cmath>
 

@@ -10,7 +10,7 @@
 // The Encoder/Decoder use it as a frozen Embedding of n_position = max_len + 1 rows.
 #pragma once
 
-#include "autograd/tensor.hpp"
+#include <xtgrad/autograd/tensor.hpp>
 
 #include <cstddef>
 

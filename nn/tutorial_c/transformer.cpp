@@ -1,8 +1,8 @@
-#include "nn/tutorial_c/transformer.hpp"
+#include <xtgrad/nn/tutorial_c/transformer.hpp>
 
-#include "autograd/error.hpp"
-#include "autograd/grad_mode.hpp"
-#include "autograd/ops.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/grad_mode.hpp>
+#include <xtgrad/autograd/ops.hpp>
 
 #include <algorithm>
 

@@ -15,11 +15,11 @@
 // each predicted word back in until 'E'.
 #pragma once
 
-#include "nn/layers.hpp"
-#include "nn/module.hpp"
-#include "nn/tutorial_c/config.hpp"
-#include "nn/tutorial_c/decoder.hpp"
-#include "nn/tutorial_c/encoder.hpp"
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/nn/module.hpp>
+#include <xtgrad/nn/tutorial_c/config.hpp>
+#include <xtgrad/nn/tutorial_c/decoder.hpp>
+#include <xtgrad/nn/tutorial_c/encoder.hpp>
 
 #include <cstdint>
 #include <memory>

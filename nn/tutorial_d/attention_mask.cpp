@@ -1,8 +1,8 @@
-#include "nn/tutorial_d/attention_mask.hpp"
+#include <xtgrad/nn/tutorial_d/attention_mask.hpp>
 
-#include "autograd/broadcast.hpp"
-#include "autograd/error.hpp"
-#include "autograd/ops.hpp"
+#include <xtgrad/autograd/broadcast.hpp>
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/ops.hpp>
 
 #include <xtensor/xbroadcast.hpp>
 #include <xtensor/xoperation.hpp>

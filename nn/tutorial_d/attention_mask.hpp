@@ -10,7 +10,7 @@
 // it, xtgrad's softmax throws an Error naming the row.
 #pragma once
 
-#include "autograd/tensor.hpp"
+#include <xtgrad/autograd/tensor.hpp>
 
 namespace xtgrad::nn::tutorial_d {
 

@@ -3,7 +3,7 @@
 // and owns separate parameters.
 #pragma once
 
-#include "autograd/random.hpp"
+#include <xtgrad/random/random.hpp>
 
 #include <memory>
 

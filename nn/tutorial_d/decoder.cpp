@@ -1,7 +1,7 @@
-#include "nn/tutorial_d/decoder.hpp"
+#include <xtgrad/nn/tutorial_d/decoder.hpp>
 
-#include "autograd/error.hpp"
-#include "nn/tutorial_d/clone.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/nn/tutorial_d/clone.hpp>
 
 namespace xtgrad::nn::tutorial_d {
 

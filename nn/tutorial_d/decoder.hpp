@@ -11,10 +11,10 @@
 // torch's _get_clones (deep_copy, clone.hpp): separate parameters, equal starting values.
 #pragma once
 
-#include "nn/layers.hpp"
-#include "nn/module.hpp"
-#include "nn/tutorial_d/decoder_layer.hpp"
-#include "nn/options.hpp"
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/nn/module.hpp>
+#include <xtgrad/nn/tutorial_d/decoder_layer.hpp>
+#include <xtgrad/nn/options.hpp>
 
 #include <memory>
 

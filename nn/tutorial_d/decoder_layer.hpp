@@ -9,11 +9,11 @@
 // The tutorial's decoder layer matches torch; its decoder adds no positional encoding.
 #pragma once
 
-#include "nn/layers.hpp"
-#include "nn/module.hpp"
-#include "nn/tutorial_d/attention_mask.hpp"
-#include "nn/tutorial_d/layer_options.hpp"
-#include "nn/tutorial_d/multihead_attention.hpp"
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/nn/module.hpp>
+#include <xtgrad/nn/tutorial_d/attention_mask.hpp>
+#include <xtgrad/nn/tutorial_d/layer_options.hpp>
+#include <xtgrad/nn/tutorial_d/multihead_attention.hpp>
 
 #include <memory>
 

@@ -1,10 +1,10 @@
-#include "nn/tutorial_d/encoder.hpp"
+#include <xtgrad/nn/tutorial_d/encoder.hpp>
 
-#include "autograd/error.hpp"
-#include "autograd/ops.hpp"
-#include "nn/tutorial_d/clone.hpp"
-#include "nn/tutorial_d/positional_encoding.hpp"
-#include "nn/tutorial_d/sublayers.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/ops.hpp>
+#include <xtgrad/nn/tutorial_d/clone.hpp>
+#include <xtgrad/nn/tutorial_d/positional_encoding.hpp>
+#include <xtgrad/nn/tutorial_d/sublayers.hpp>
 
 namespace xtgrad::nn::tutorial_d {
 

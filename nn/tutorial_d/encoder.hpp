@@ -19,10 +19,10 @@
 //    encoder takes; xtgrad indexes the sequence axis (0, or 1 if batch_first).
 #pragma once
 
-#include "nn/layers.hpp"
-#include "nn/module.hpp"
-#include "nn/tutorial_d/encoder_layer.hpp"
-#include "nn/options.hpp"
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/nn/module.hpp>
+#include <xtgrad/nn/tutorial_d/encoder_layer.hpp>
+#include <xtgrad/nn/options.hpp>
 
 #include <memory>
 #include <string>

@@ -1,6 +1,6 @@
-#include "nn/tutorial_d/encoder_layer.hpp"
+#include <xtgrad/nn/tutorial_d/encoder_layer.hpp>
 
-#include "nn/tutorial_d/sublayers.hpp"
+#include <xtgrad/nn/tutorial_d/sublayers.hpp>
 
 namespace xtgrad::nn::tutorial_d {
 

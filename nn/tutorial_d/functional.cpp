@@ -1,9 +1,9 @@
-#include "nn/tutorial_d/functional.hpp"
+#include <xtgrad/nn/tutorial_d/functional.hpp>
 
-#include "autograd/error.hpp"
-#include "autograd/ops.hpp"
-#include "nn/attention.hpp"
-#include "nn/tutorial_d/scaled_dot_product_attention.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/ops.hpp>
+#include <xtgrad/nn/attention.hpp>
+#include <xtgrad/nn/tutorial_d/scaled_dot_product_attention.hpp>
 
 namespace xtgrad::nn::tutorial_d {
 

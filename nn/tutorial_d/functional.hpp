@@ -20,10 +20,10 @@
 // Unbatched (2-D) inputs are not supported (docs/tutorial_d.md, "What xtgrad leaves out").
 #pragma once
 
-#include "autograd/random.hpp"
-#include "autograd/tensor.hpp"
-#include "nn/tutorial_d/attention_mask.hpp"
-#include "nn/options.hpp"
+#include <xtgrad/random/random.hpp>
+#include <xtgrad/autograd/tensor.hpp>
+#include <xtgrad/nn/tutorial_d/attention_mask.hpp>
+#include <xtgrad/nn/options.hpp>
 
 #include <string>
 

@@ -1,7 +1,7 @@
-#include "nn/tutorial_d/layer_options.hpp"
+#include <xtgrad/nn/tutorial_d/layer_options.hpp>
 
-#include "autograd/error.hpp"
-#include "autograd/ops.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/ops.hpp>
 
 namespace xtgrad::nn::tutorial_d {
 

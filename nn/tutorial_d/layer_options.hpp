@@ -4,8 +4,8 @@
 // Required: d_model, nhead. The defaults are torch's and the tutorial's.
 #pragma once
 
-#include "autograd/tensor.hpp"
-#include "nn/options.hpp"
+#include <xtgrad/autograd/tensor.hpp>
+#include <xtgrad/nn/options.hpp>
 
 #include <cstddef>
 #include <functional>

@@ -1,8 +1,8 @@
-#include "nn/tutorial_d/multihead_attention.hpp"
+#include <xtgrad/nn/tutorial_d/multihead_attention.hpp>
 
-#include "autograd/error.hpp"
-#include "autograd/ops.hpp"
-#include "nn/init.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/ops.hpp>
+#include <xtgrad/nn/init.hpp>
 
 namespace xtgrad::nn::tutorial_d {
 

@@ -36,11 +36,11 @@
 // broadcasts a 2-D mask after the shape check passes.
 #pragma once
 
-#include "nn/layers.hpp"
-#include "nn/module.hpp"
-#include "nn/tutorial_d/attention_mask.hpp"
-#include "nn/tutorial_d/functional.hpp"
-#include "nn/options.hpp"
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/nn/module.hpp>
+#include <xtgrad/nn/tutorial_d/attention_mask.hpp>
+#include <xtgrad/nn/tutorial_d/functional.hpp>
+#include <xtgrad/nn/options.hpp>
 
 #include <memory>
 

@@ -1,7 +1,7 @@
-#include "nn/tutorial_d/positional_encoding.hpp"
+#include <xtgrad/nn/tutorial_d/positional_encoding.hpp>
 
-#include "autograd/error.hpp"
-#include "autograd/ops.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/ops.hpp>
 
 #include <cmath>
 

@@ -17,8 +17,8 @@
 //    L <= max_len; xtgrad says so in an Error instead of a broadcasting failure.
 #pragma once
 
-#include "autograd/random.hpp"
-#include "autograd/tensor.hpp"
+#include <xtgrad/random/random.hpp>
+#include <xtgrad/autograd/tensor.hpp>
 
 #include <cstddef>
 

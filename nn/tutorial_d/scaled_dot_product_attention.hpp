@@ -13,9 +13,9 @@
 // Here dropout runs only when `training` is true.
 #pragma once
 
-#include "autograd/random.hpp"
-#include "nn/attention.hpp"
-#include "nn/tutorial_d/attention_mask.hpp"
+#include <xtgrad/random/random.hpp>
+#include <xtgrad/nn/attention.hpp>
+#include <xtgrad/nn/tutorial_d/attention_mask.hpp>
 
 namespace xtgrad::nn::tutorial_d {
 

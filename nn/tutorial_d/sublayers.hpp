@@ -3,8 +3,8 @@
 // itself, so these are functions over those members rather than a shared child module.
 #pragma once
 
-#include "nn/layers.hpp"
-#include "nn/tutorial_d/layer_options.hpp"
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/nn/tutorial_d/layer_options.hpp>
 
 #include <functional>
 

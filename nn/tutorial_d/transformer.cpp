@@ -1,10 +1,10 @@
-#include "nn/tutorial_d/transformer.hpp"
+#include <xtgrad/nn/tutorial_d/transformer.hpp>
 
-#include "autograd/shape_limits.hpp"
+#include <xtgrad/io/shape_limits.hpp>
 
-#include "autograd/error.hpp"
-#include "autograd/ops.hpp"
-#include "nn/init.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/ops.hpp>
+#include <xtgrad/nn/init.hpp>
 
 #include <limits>
 

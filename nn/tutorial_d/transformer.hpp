@@ -21,10 +21,10 @@
 // to 6.
 #pragma once
 
-#include "nn/module.hpp"
-#include "nn/tutorial_d/decoder.hpp"
-#include "nn/tutorial_d/encoder.hpp"
-#include "nn/options.hpp"
+#include <xtgrad/nn/module.hpp>
+#include <xtgrad/nn/tutorial_d/decoder.hpp>
+#include <xtgrad/nn/tutorial_d/encoder.hpp>
+#include <xtgrad/nn/options.hpp>
 
 #include <memory>
 

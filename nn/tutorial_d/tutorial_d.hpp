@@ -3,15 +3,15 @@
 // tutorial to its file here and lists where the tutorial's code is wrong).
 #pragma once
 
-#include "nn/tutorial_d/attention_mask.hpp"
-#include "nn/tutorial_d/clone.hpp"
-#include "nn/tutorial_d/decoder.hpp"
-#include "nn/tutorial_d/decoder_layer.hpp"
-#include "nn/tutorial_d/encoder.hpp"
-#include "nn/tutorial_d/encoder_layer.hpp"
-#include "nn/tutorial_d/functional.hpp"
-#include "nn/tutorial_d/layer_options.hpp"
-#include "nn/tutorial_d/multihead_attention.hpp"
-#include "nn/tutorial_d/positional_encoding.hpp"
-#include "nn/tutorial_d/scaled_dot_product_attention.hpp"
-#include "nn/tutorial_d/transformer.hpp"
+#include <xtgrad/nn/tutorial_d/attention_mask.hpp>
+#include <xtgrad/nn/tutorial_d/clone.hpp>
+#include <xtgrad/nn/tutorial_d/decoder.hpp>
+#include <xtgrad/nn/tutorial_d/decoder_layer.hpp>
+#include <xtgrad/nn/tutorial_d/encoder.hpp>
+#include <xtgrad/nn/tutorial_d/encoder_layer.hpp>
+#include <xtgrad/nn/tutorial_d/functional.hpp>
+#include <xtgrad/nn/tutorial_d/layer_options.hpp>
+#include <xtgrad/nn/tutorial_d/multihead_attention.hpp>
+#include <xtgrad/nn/tutorial_d/positional_encoding.hpp>
+#include <xtgrad/nn/tutorial_d/scaled_dot_product_attention.hpp>
+#include <xtgrad/nn/tutorial_d/transformer.hpp>

@@ -3,7 +3,7 @@
 #include "test_util.hpp"
 #include "winter_games_small.hpp"
 
-#include "nn/attention.hpp"
+#include <xtgrad/nn/attention.hpp>
 
 #include <cmath>
 #include <limits>

@@ -1,7 +1,7 @@
 // Module forward hooks and forward pre-hooks (nn/forward_hooks.hpp), as torch's
 // register_forward_hook / register_forward_pre_hook: what they see, when they run, removal,
 // nesting, errors. Tutorial B's layers hooked end to end: tests/nn/tutorial_b_test.cpp.
-#include "nn/layers.hpp"
+#include <xtgrad/nn/layers.hpp>
 #include "test_util.hpp"
 
 #include <stdexcept>

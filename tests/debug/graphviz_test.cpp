@@ -2,7 +2,7 @@
 #include "test_util.hpp"
 #include "winter_games_small.hpp"
 
-#include "nn/layers.hpp"
+#include <xtgrad/nn/layers.hpp>
 
 #include <regex>
 

@@ -1,5 +1,5 @@
 // Tensor hooks and retain_grad (autograd/tensor.hpp), as torch's register_hook / retain_grad.
-#include "autograd/post_accumulate_hooks.hpp"
+#include <xtgrad/autograd/post_accumulate_hooks.hpp>
 #include "test_util.hpp"
 
 using namespace xtgrad;

@@ -2,8 +2,8 @@
 // (ids as tutorial_c::make_batch with the fixed vocabularies: PAD = 0, one id per word).
 #pragma once
 
-#include "nn/tutorial_c/tutorial_c.hpp"
-#include "xtgrad.hpp"
+#include <xtgrad/nn/tutorial_c/tutorial_c.hpp>
+#include <xtgrad/xtgrad.hpp>
 
 #include <memory>
 

@@ -2,10 +2,10 @@
 // DistributedSampler, and the wrapper in a world of one process, where averaging over the
 // processes must leave every gradient exactly as plain backward computes it. The 2-process
 // runs are tests/distributed/run_mpi_test.sh.
-#include "autograd/post_accumulate_hooks.hpp"
-#include "nn/layers.hpp"
-#include "nn/parallel/distributed.hpp"
-#include "nn/parallel/distributed_sampler.hpp"
+#include <xtgrad/autograd/post_accumulate_hooks.hpp>
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/nn/parallel/distributed.hpp>
+#include <xtgrad/nn/parallel/distributed_sampler.hpp>
 #include "test_util.hpp"
 
 #include <cmath>

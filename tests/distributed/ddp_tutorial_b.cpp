@@ -11,13 +11,13 @@
 // make one rank die (std::_Exit) or stop (sleep) at --fault-step: the fault tests; --freeze-rank
 // freezes a parameter on one rank only, which DistributedDataParallel must refuse on every rank.
 #include "examples/common/data_parallel.hpp"
-#include "nn/checkpoint.hpp"
-#include "nn/parallel/distributed.hpp"
-#include "nn/parallel/distributed_sampler.hpp"
-#include "nn/safetensors.hpp"
-#include "nn/tutorial_b/transformer.hpp"
-#include "optim/optimizer.hpp"
-#include "xtgrad.hpp"
+#include <xtgrad/nn/checkpoint.hpp>
+#include <xtgrad/nn/parallel/distributed.hpp>
+#include <xtgrad/nn/parallel/distributed_sampler.hpp>
+#include <xtgrad/io/safetensors.hpp>
+#include <xtgrad/nn/tutorial_b/transformer.hpp>
+#include <xtgrad/optim/optimizer.hpp>
+#include <xtgrad/xtgrad.hpp>
 
 #include <CLI/CLI.hpp>
 

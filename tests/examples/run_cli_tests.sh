@@ -160,7 +160,7 @@ else
 fi
 expect 2 "--save-init into a missing parent under a file" "${wg[@]}" --save-init "$out/afile/x.safetensors"
 trained_nothing
-expect 2 "--save-every without --out (spiral)" "$build/examples/spiral" --save-every 5
+expect 2 "--save-every with --out '' (spiral: no folder to save in)" "$build/examples/spiral" --out '' --save-every 5
 expect 2 "an unknown option" "${wg[@]}" --no-such-option
 expect 2 "a bad value" "${rc[@]}" --steps abc
 
@@ -183,7 +183,7 @@ says "Run with --detect-anomaly to find the op where it is born."
 # It loads (its weights, trained at lr 1e9, then fail the evaluation's softmax: exit 1, said so).
 expect 1 "  ...and that checkpoint loads (--epochs 2: evaluate only)" "${wg[@]}" --epochs 2 --out nan --resume nan/winter_games.safetensors
 says "resumed from nan/winter_games.safetensors (epoch 1 done)"
-expect 1 "spiral --lr 1e30" "$build/examples/spiral" --epochs 5 --lr 1e30
+expect 1 "spiral --lr 1e30 --out ''" "$build/examples/spiral" --epochs 5 --lr 1e30 --out ''
 says "spiral: epoch 2: the loss is NaN; training stopped before the optimizer step. This run saved no checkpoint."
 "${wg[@]}" --epochs 2 --out nan2 >/dev/null 2>&1; cp nan2/winter_games.safetensors nan2/before.safetensors
 expect 1 "winter_games --lr 1e30 resumed from a good run: an op fails in epoch 4" "${wg[@]}" --epochs 4 --lr 1e30 --out nan2 --resume nan2/winter_games.safetensors

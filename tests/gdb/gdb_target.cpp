@@ -2,8 +2,8 @@
 // training step of tutorial C's Winter Games Transformer at a small size (d_model 16,
 // 2 heads, 2+2 layers). Built with -g in every build type (-O3 -g in release), so gdb has its
 // types; the tensors gdb prints live in globals, which optimisation cannot remove.
-#include "nn/tutorial_c/tutorial_c.hpp"
-#include "xtgrad.hpp"
+#include <xtgrad/nn/tutorial_c/tutorial_c.hpp>
+#include <xtgrad/xtgrad.hpp>
 
 #include <cstdio>
 #include <limits>

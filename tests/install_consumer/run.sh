@@ -12,6 +12,10 @@ libdir=$(dirname "$(find "$prefix" -name 'libxtgrad.so.0' | head -n 1)")
 export PKG_CONFIG_PATH="$libdir/pkgconfig" LD_LIBRARY_PATH="$libdir"
 soname=$(objdump -p "$libdir/libxtgrad.so" | awk '/SONAME/ {print $2}')
 [ "$soname" = "libxtgrad.so.0" ] || { echo "SONAME is '$soname', expected libxtgrad.so.0"; exit 1; }
+# One include root: the only xtgrad path in the flags is <prefix>/include (docs/api.md).
+xt_includes=$(pkg-config --cflags-only-I xtgrad | tr ' ' '\n' | grep -c "^-I$prefix" || true)
+[ "$xt_includes" -le 1 ] && ! pkg-config --cflags xtgrad | grep -q "include/xtgrad" ||
+  { echo "pkg-config gives more than one xtgrad include path: $(pkg-config --cflags xtgrad)"; exit 1; }
 for march in x86-64 native; do
   echo "-- pkg-config, -march=$march"
   # shellcheck disable=SC2046  # pkg-config's words are meant to split
@@ -32,3 +36,18 @@ cmake -S "$here" -B "$work/cmake-clang" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_CX
       -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build "$work/cmake-clang" >/dev/null
 "$work/cmake-clang/consumer"
+# Data-parallel from the installed tree: built like any user program, run by mpirun on 2 processes
+# when the library was built with MPI (pkg-config's variable mpi).
+if [ "$(pkg-config --variable=mpi xtgrad)" = yes ] && command -v mpirun >/dev/null; then
+  echo "-- DistributedDataParallel, pkg-config, mpirun -np 2"
+  # shellcheck disable=SC2046
+  g++ -std=c++20 -O1 "$here/ddp_main.cpp" -o "$work/ddp" $(pkg-config --cflags --libs xtgrad)
+  timeout 120 mpirun -np 2 --oversubscribe --bind-to none --allow-run-as-root "$work/ddp"
+  echo "-- DistributedDataParallel, CMake (xtgrad_WITH_MPI)"
+  cmake -S "$here" -B "$work/cmake-ddp" -DCMAKE_PREFIX_PATH="$prefix" -DXTGRAD_CONSUMER_DDP=ON \
+        -DCMAKE_BUILD_TYPE=Release >/dev/null
+  cmake --build "$work/cmake-ddp" >/dev/null
+  timeout 120 mpirun -np 2 --oversubscribe --bind-to none --allow-run-as-root "$work/cmake-ddp/ddp_consumer"
+else
+  echo "-- DistributedDataParallel: skipped (library built without MPI, or no mpirun)"
+fi

@@ -1,7 +1,7 @@
-// Tests of autograd/atomic_file.hpp: a failed write never touches the target nor leaves a
+// Tests of io/atomic_file.hpp: a failed write never touches the target nor leaves a
 // temporary behind; FileReader reports short reads with the byte counts.
-#include "autograd/atomic_file.hpp"
-#include "autograd/error.hpp"
+#include <xtgrad/io/atomic_file.hpp>
+#include <xtgrad/autograd/error.hpp>
 #include "tests/io/io_test_util.hpp"
 #include "tests/test_util.hpp"
 

@@ -1,7 +1,7 @@
-// Tests of autograd/npy.hpp: round trips, files written by numpy (tests/data/npy, made by
+// Tests of io/npy.hpp: round trips, files written by numpy (tests/data/npy, made by
 // tests/data/make_io_fixtures.py) and every class of malformed input.
-#include "autograd/error.hpp"
-#include "autograd/npy.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/io/npy.hpp>
 #include "tests/io/io_test_util.hpp"
 #include "tests/test_util.hpp"
 
@@ -258,7 +258,7 @@ TEST_CASE("npy: malformed header dicts are refused with the reason") {
     }
 }
 
-TEST_CASE("npy: the file limits of autograd/shape_limits.hpp: header length, rank, element count") {
+TEST_CASE("npy: the file limits of io/shape_limits.hpp: header length, rank, element count") {
     TempDir dir;
     const std::string path = dir.file("limits.npy");
     const auto refused = [&](const std::string& bytes, std::initializer_list<const char*> parts) {

@@ -1,6 +1,6 @@
-// Tests of autograd/run_program.hpp: arguments reach the program unchanged, with no
+// Tests of io/run_program.hpp: arguments reach the program unchanged, with no
 // shell in between (examples/graph passes its --out path to Graphviz's dot this way).
-#include "autograd/run_program.hpp"
+#include <xtgrad/io/run_program.hpp>
 #include "tests/io/io_test_util.hpp"
 
 #include <doctest/doctest.h>

@@ -1,7 +1,7 @@
-// Tests of nn/safetensors.hpp: round trips, the exact file layout, a file from another writer
+// Tests of io/safetensors.hpp: round trips, the exact file layout, a file from another writer
 // (tests/data/safetensors, made by tests/data/make_io_fixtures.py) and malformed files.
-#include "autograd/error.hpp"
-#include "nn/safetensors.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/io/safetensors.hpp>
 #include "tests/io/io_test_util.hpp"
 #include "tests/test_util.hpp"
 

@@ -4,7 +4,7 @@
 #include "tests/io/io_test_util.hpp"
 #include "tests/test_util.hpp"
 
-#include "nn/tutorial_c/showgraph.hpp"
+#include <xtgrad/nn/tutorial_c/showgraph.hpp>
 
 #include <algorithm>
 #include <regex>

@@ -1,6 +1,6 @@
 // nn::scaled_dot_product_attention (nn/attention.cpp): which graph it builds. Its numbers are
 // checked against the composition in tests/ops/attention_test.cpp and against PyTorch by parity.
-#include "nn/attention.hpp"
+#include <xtgrad/nn/attention.hpp>
 #include "tests/test_util.hpp"
 
 #include <limits>

@@ -2,9 +2,9 @@
 // through one bounded, type-checked path, and a file that does not fit changes nothing — the
 // model, the optimizer, the schedule, the generators and the epoch are compared before and
 // after each refused load.
-#include "nn/checkpoint.hpp"
-#include "nn/layers.hpp"
-#include "nn/safetensors.hpp"
+#include <xtgrad/nn/checkpoint.hpp>
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/io/safetensors.hpp>
 #include "tests/io/io_test_util.hpp"
 #include "tests/test_util.hpp"
 

@@ -1,9 +1,9 @@
 // Run checkpoints (nn::save_run / load_run): model, optimizer, schedule, epoch and generators
 // in one safetensors file; a run continued from one is the same run. Model-only files
 // (nn::save, PyTorch's) still load.
-#include "nn/checkpoint.hpp"
-#include "nn/layers.hpp"
-#include "nn/safetensors.hpp"
+#include <xtgrad/nn/checkpoint.hpp>
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/io/safetensors.hpp>
 #include "tests/io/io_test_util.hpp"
 #include "tests/test_util.hpp"
 

@@ -5,9 +5,9 @@
 // empty_inputs_test.cpp.)
 #include "tests/test_util.hpp"
 
-#include "nn/tutorial_a/tutorial_a.hpp"
-#include "nn/tutorial_b/tutorial_b.hpp"
-#include "nn/tutorial_c/tutorial_c.hpp"
+#include <xtgrad/nn/tutorial_a/tutorial_a.hpp>
+#include <xtgrad/nn/tutorial_b/tutorial_b.hpp>
+#include <xtgrad/nn/tutorial_c/tutorial_c.hpp>
 
 TEST_SUITE_BEGIN("nn");
 

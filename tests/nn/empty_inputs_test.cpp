@@ -3,9 +3,9 @@
 // a crash, a SIGFPE or garbage.
 #include "tests/test_util.hpp"
 
-#include "nn/tutorial_b/tutorial_b.hpp"
-#include "nn/tutorial_c/tutorial_c.hpp"
-#include "nn/tutorial_d/tutorial_d.hpp"
+#include <xtgrad/nn/tutorial_b/tutorial_b.hpp>
+#include <xtgrad/nn/tutorial_c/tutorial_c.hpp>
+#include <xtgrad/nn/tutorial_d/tutorial_d.hpp>
 
 TEST_SUITE_BEGIN("nn");
 

@@ -3,10 +3,10 @@
 // hook on every module of a model runs; tutorial B's encoder layers are captured with shapes.
 #include "tests/test_util.hpp"
 
-#include "nn/tutorial_a/tutorial_a.hpp"
-#include "nn/tutorial_b/tutorial_b.hpp"
-#include "nn/tutorial_c/tutorial_c.hpp"
-#include "nn/tutorial_d/tutorial_d.hpp"
+#include <xtgrad/nn/tutorial_a/tutorial_a.hpp>
+#include <xtgrad/nn/tutorial_b/tutorial_b.hpp>
+#include <xtgrad/nn/tutorial_c/tutorial_c.hpp>
+#include <xtgrad/nn/tutorial_d/tutorial_d.hpp>
 
 #include <map>
 #include <string>

@@ -1,7 +1,7 @@
 // torch.nn's layers (nn/layers.hpp) take their <Layer>Options as the PyTorch C++ frontend
 // (nn/layer_options.hpp): a layer built from its Options is the layer its positional
 // constructor builds, the setters chain, and bad options throw an Error naming the layer.
-#include "nn/layers.hpp"
+#include <xtgrad/nn/layers.hpp>
 #include "tests/nn/module_test_util.hpp"
 #include "tests/test_util.hpp"
 

@@ -1,8 +1,8 @@
 // The module system and the shared building blocks: names, modes, state, gradcheck.
-#include "nn/checkpoint.hpp"
-#include "nn/init.hpp"
-#include "nn/layers.hpp"
-#include "optim/optimizer.hpp"
+#include <xtgrad/nn/checkpoint.hpp>
+#include <xtgrad/nn/init.hpp>
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/optim/optimizer.hpp>
 #include "tests/test_util.hpp"
 
 #include <cmath>

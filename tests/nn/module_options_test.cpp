@@ -6,11 +6,11 @@
 #include "tests/nn/module_test_util.hpp"
 #include "tests/test_util.hpp"
 
-#include "nn/conv_feed_forward.hpp"
-#include "nn/tutorial_a/tutorial_a.hpp"
-#include "nn/tutorial_b/tutorial_b.hpp"
-#include "nn/tutorial_c/tutorial_c.hpp"
-#include "nn/tutorial_d/tutorial_d.hpp"
+#include <xtgrad/nn/conv_feed_forward.hpp>
+#include <xtgrad/nn/tutorial_a/tutorial_a.hpp>
+#include <xtgrad/nn/tutorial_b/tutorial_b.hpp>
+#include <xtgrad/nn/tutorial_c/tutorial_c.hpp>
+#include <xtgrad/nn/tutorial_d/tutorial_d.hpp>
 
 #include <type_traits>
 

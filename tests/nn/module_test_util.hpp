@@ -1,9 +1,9 @@
 // Helpers the module tests of every tutorial share.
 #pragma once
 
-#include "nn/module.hpp"
+#include <xtgrad/nn/module.hpp>
 #include "tests/test_util.hpp"
-#include "xtgrad.hpp"
+#include <xtgrad/xtgrad.hpp>
 
 #include <string>
 #include <vector>

@@ -1,6 +1,6 @@
 // Tutorial A modules: gradcheck, behaviour, state names and bad-input tests (parity with
 // PyTorch runs in tests/parity_test.cpp). Select them with -tc='*utorial A*'.
-#include "nn/tutorial_a/tutorial_a.hpp"
+#include <xtgrad/nn/tutorial_a/tutorial_a.hpp>
 #include "tests/test_util.hpp"
 #include "tests/nn/module_test_util.hpp"
 

@@ -1,7 +1,7 @@
 // Tutorial B modules: gradcheck, behaviour, state names and bad-input tests (parity with
 // PyTorch runs in tests/parity_test.cpp). Select them with -tc='tutorial B*'.
-#include "nn/tutorial_b/tutorial_b.hpp"
-#include "autograd/npy.hpp"
+#include <xtgrad/nn/tutorial_b/tutorial_b.hpp>
+#include <xtgrad/io/npy.hpp>
 #include "tests/test_util.hpp"
 #include "tests/nn/module_test_util.hpp"
 
@@ -99,6 +99,38 @@ TEST_CASE("tutorial B: MultiHeadAttention keeps where the mask is True and ignor
     // all-True keeps everything: the same as no mask
     const Mask keep_all = {{{{true, true, true, true}}}};
     CHECK(test::max_abs_diff(mha.forward(Q, K, Vv, keep_all).data(), mha.forward(Q, K, Vv).data()) < 1e-6f);
+}
+
+TEST_CASE("tutorial B: keep_attention_weights keeps softmax(QK^T / sqrt(d_k)) of the last forward, off by default") {
+    tb::MultiHeadAttention mha(kDB, kHeadsB);
+    Tensor Q = rnd({1, 3, kDB}, 5), K = rnd({1, 4, kDB}, 6), Vv = rnd({1, 4, kDB}, 7);
+    const Mask keep_first3 = {{{{true, true, true, false}}}};
+    const Tensor plain = mha.forward(Q, K, Vv, keep_first3);
+    CHECK_FALSE(mha.attention_weights().defined());  // the tutorial's forward keeps nothing
+    mha.keep_attention_weights(true);
+    const Tensor kept = mha.forward(Q, K, Vv, keep_first3);
+    CHECK(test::max_abs_diff(plain.data(), kept.data()) < 1e-6f);  // the same output either way
+    const Tensor& w = mha.attention_weights();
+    REQUIRE(w.defined());
+    CHECK(w.shape() == Shape{1, kHeadsB, 3, 4});
+    CHECK_FALSE(w.requires_grad());
+    // The reference: per head, softmax over the kept keys of (W_q Q)(W_k K)^T / sqrt(d_k).
+    const Tensor q = mha.split_heads(mha.W_q->forward(Q)), k = mha.split_heads(mha.W_k->forward(K));
+    for (std::size_t h = 0; h < kHeadsB; ++h)
+        for (std::size_t i = 0; i < 3; ++i) {
+            double s[4], m = -1e30, z = 0;
+            for (std::size_t j = 0; j < 3; ++j) {
+                s[j] = 0;
+                for (std::size_t c = 0; c < kDB / kHeadsB; ++c) s[j] += double(q.data()(0, h, i, c)) * double(k.data()(0, h, j, c));
+                s[j] /= std::sqrt(double(kDB / kHeadsB));
+                m = std::max(m, s[j]);
+            }
+            for (std::size_t j = 0; j < 3; ++j) z += std::exp(s[j] - m);
+            for (std::size_t j = 0; j < 3; ++j) CHECK(w.data()(0, h, i, j) == doctest::Approx(std::exp(s[j] - m) / z).epsilon(1e-5));
+            CHECK(w.data()(0, h, i, 3) == doctest::Approx(0).epsilon(1e-6));  // the masked key
+        }
+    mha.keep_attention_weights(false);
+    CHECK_FALSE(mha.attention_weights().defined());
 }
 
 TEST_CASE("tutorial B: a fully masked query row attends uniformly (finite -1e9 fill, no NaN)") {

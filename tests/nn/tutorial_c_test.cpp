@@ -1,8 +1,8 @@
 // Tutorial C modules: gradcheck, behaviour, state names and bad-input tests (parity with
 // PyTorch runs in tests/parity_test.cpp). Select them with -tc='tutorial C*'.
-#include "autograd/npy.hpp"
-#include "nn/tutorial_a/positional_wise_feed_forward.hpp"
-#include "nn/tutorial_c/tutorial_c.hpp"
+#include <xtgrad/io/npy.hpp>
+#include <xtgrad/nn/tutorial_a/positional_wise_feed_forward.hpp>
+#include <xtgrad/nn/tutorial_c/tutorial_c.hpp>
 #include "tests/test_util.hpp"
 #include "tests/nn/module_test_util.hpp"
 

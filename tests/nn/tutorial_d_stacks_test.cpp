@@ -1,6 +1,6 @@
 // Tutorial D (nn/tutorial_d, torch.nn's Transformer): TransformerEncoder, TransformerDecoder (deep copies of a layer,
 // an optional norm) and Transformer (names, custom stacks, causality, bad input).
-#include "nn/init.hpp"
+#include <xtgrad/nn/init.hpp>
 #include "tests/nn/tutorial_d_util.hpp"
 
 #include <xtensor/xmath.hpp>

@@ -2,7 +2,7 @@
 // parameters and padding for gradchecks.
 #pragma once
 
-#include "nn/tutorial_d/tutorial_d.hpp"
+#include <xtgrad/nn/tutorial_d/tutorial_d.hpp>
 #include "tests/test_util.hpp"
 
 #include <limits>

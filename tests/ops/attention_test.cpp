@@ -1,7 +1,7 @@
 // attention_weights and dropout_matmul (autograd/ops/attention.cpp) and attention_context
 // (autograd/ops/attention_context.cpp): gradchecks, the plain reference (the composition of
 // separate ops they fuse), 1 vs 2 threads, bad input.
-#include "nn/attention.hpp"
+#include <xtgrad/nn/attention.hpp>
 #include "tests/test_util.hpp"
 
 #include <limits>

@@ -1,6 +1,6 @@
 #include "tests/test_util.hpp"
 
-#include "autograd/blas.hpp"
+#include <xtgrad/gemm/blas.hpp>
 
 #include <algorithm>
 #include <atomic>

@@ -11,6 +11,9 @@ For the report of a short real run (winter_games on a small model, or --report F
   - choosing another layer and head in the attention selectors draws another map;
   - clicking a node of the graph names its op and module in the detail panel;
   - a screenshot of the page (--screenshot).
+A live report (a run in progress) reloads itself: rewritten with more steps, the open page shows
+them within its reload interval with the attention selection kept, and once the run is finished
+the page says so and stops reloading.
 Then a generated 10,000-step report, whose title and token labels hold markup, loads in under
 2 s with its curves drawn from min/max buckets and its labels shown as text; and
 tools/report_compare puts both runs on one page, their loss curves overlaid.
@@ -170,6 +173,44 @@ def check_long_run(driver, build, scratch):
                                   f"(load event at {timing / 1000:.2f} s; limit {LOAD_LIMIT_S} s)")
 
 
+def check_live(driver, build, scratch):
+    path = os.path.join(scratch, "live.html")
+    write = lambda steps, *live: subprocess.run([os.path.join(build, "tests", "long_report"), path, "--steps", str(steps), *live],
+                                                check=True, stdout=subprocess.DEVNULL)
+    write(5, "--live")
+    load(driver, path)
+    status = driver.find_element(By.ID, "status").text if driver.find_elements(By.ID, "status") else ""
+    check("live" in status, f"a live report says so: {status!r}")
+    Select(driver.find_element(By.ID, "attn-head")).select_by_index(3)
+    chosen = driver.find_element(By.ID, "attn-svg").get_attribute("data-map")
+
+    def steps_shown(want, limit=15.0):
+        start = time.time()
+        while time.time() - start < limit:
+            try:
+                if len(page_data(driver)["scalars"]["loss"]["step"]) == want:
+                    return time.time() - start
+            except Exception:  # between two documents while it reloads
+                pass
+            time.sleep(0.25)
+        return None
+
+    write(8, "--live")
+    seconds = steps_shown(8)
+    check(seconds is not None, "the live page reloaded itself and shows the 8 steps written since"
+                               + (f" (after {seconds:.1f} s)" if seconds is not None else " (not within 15 s)"))
+    kept = driver.find_element(By.ID, "attn-svg").get_attribute("data-map")
+    check(kept == chosen, f"the attention selection survives the reload: {chosen} -> {kept}")
+    write(10)
+    seconds = steps_shown(10)
+    refresh = driver.find_elements(By.ID, "xtgrad-live-reload")
+    status = driver.find_element(By.ID, "status").text if driver.find_elements(By.ID, "status") else ""
+    check(seconds is not None and not refresh and "live" not in status,
+          f"finished: the page shows all 10 steps, no longer reloads, and says {status!r}")
+    errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    check(not errors, "live report: no console error" + ("" if not errors else f": {errors[:3]}"))
+
+
 def check_comparison(driver, build, scratch, report):
     path = os.path.join(scratch, "compare.html")
     subprocess.run([os.path.join(build, "tools", "report_compare"), report, os.path.join(scratch, "long.html"),
@@ -202,6 +243,7 @@ def main():
         try:
             print(f"report browser test ({driver.capabilities.get('browserVersion', '?')}): {report}")
             check_short_run(driver, report, args.screenshot, None if args.report else EPOCHS)
+            check_live(driver, args.build, scratch)
             check_long_run(driver, args.build, scratch)
             check_comparison(driver, args.build, scratch, report)
         finally:

@@ -1,18 +1,20 @@
 // Writes the report of a long run, for tests/report/browser_test.py's load-time check: a small
 // MLP trained for --steps steps (10,000 by default) with every per-module statistic recorded,
 // a validation loss every 100 steps, and attention maps of 2 layers x 4 heads; its title and
-// token labels hold markup, which the page must show as text (docs/reliability.md).
+// token labels hold markup, which the page must show as text (docs/reliability.md). With --live
+// the page is written as a run in progress writes it (it reloads itself), for the live check.
 //
-//   build/tests/long_report OUT.html [--steps N]
-#include "autograd/ops.hpp"
-#include "autograd/random.hpp"
-#include "nn/layers.hpp"
-#include "optim/optimizer.hpp"
-#include "report/run_report.hpp"
+//   build/tests/long_report OUT.html [--steps N] [--live]
+#include <xtgrad/autograd/ops.hpp>
+#include <xtgrad/random/random.hpp>
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/optim/optimizer.hpp>
+#include <xtgrad/report/run_report.hpp>
 
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -37,11 +39,18 @@ public:
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 2 && !(argc == 4 && std::string(argv[2]) == "--steps")) {
-        fmt::print(stderr, "usage: long_report OUT.html [--steps N]\n");
+    long steps = 10000;
+    bool live = false, ok = argc >= 2;
+    for (int i = 2; ok && i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--live") live = true;
+        else if (arg == "--steps" && i + 1 < argc) steps = std::atol(argv[++i]);
+        else ok = false;
+    }
+    if (!ok || steps < 1) {
+        fmt::print(stderr, "usage: long_report OUT.html [--steps N] [--live]\n");
         return 2;
     }
-    const long steps = argc == 4 ? std::atol(argv[3]) : 10000;
     try {
         manual_seed(0);
         Mlp model;
@@ -64,6 +73,14 @@ int main(int argc, char** argv) {
         const std::vector<std::string> words{"a", "</script>", "<b>bold</b>", "d", "e", "f"};
         const Tensor scores = softmax(randn({1, 4, 6, 6}, default_generator()), -1);
         report.attention("self-attention", {scores, scores}, words, words);
+        if (live) {
+            // As a run in progress leaves it: the page says live and reloads itself. Ends here, as if
+            // the run were still going: RunReport's destructor would finish the page.
+            report.write();
+            fmt::print("wrote {} ({} steps, live)\n", argv[1], steps);
+            std::fflush(stdout);
+            std::_Exit(0);
+        }
         report.finish();
         fmt::print("wrote {} ({} steps)\n", argv[1], steps);
         return 0;

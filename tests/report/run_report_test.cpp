@@ -2,13 +2,13 @@
 // and live until finish(), labels that cannot break the page, the graph's node data, the
 // comparison page, and errors for bad input. (The page itself is tested in Chromium:
 // tests/report/browser_test.py.)
-#include "report/run_report.hpp"
+#include <xtgrad/report/run_report.hpp>
 
-#include "autograd/error.hpp"
-#include "autograd/ops.hpp"
-#include "nn/layers.hpp"
-#include "optim/optimizer.hpp"
-#include "report/page.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/ops.hpp>
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/optim/optimizer.hpp>
+#include <xtgrad/report/page.hpp>
 #include "tests/io/io_test_util.hpp"
 
 #include <doctest/doctest.h>
@@ -178,7 +178,7 @@ TEST_CASE("RunReport's page is rewritten atomically, live until finish()") {
         report.begin_step(1);
         report.end_step({{"loss", 2.0}});  // the first end_step writes
         const std::string live = read_bytes(path);
-        CHECK(occurrences(live, "http-equiv=\"refresh\"") == 1);
+        CHECK(occurrences(live, "id=\"xtgrad-live-reload\"") == 1);
         CHECK(json::parse(report::read_data(path))["live"] == true);
         report.begin_step(2);
         report.end_step({{"loss", 1.0}});  // within write_interval: not rewritten
@@ -186,7 +186,7 @@ TEST_CASE("RunReport's page is rewritten atomically, live until finish()") {
         report.finish();
     }
     const std::string done = read_bytes(path);
-    CHECK(occurrences(done, "http-equiv=\"refresh\"") == 0);
+    CHECK(occurrences(done, "id=\"xtgrad-live-reload\"") == 0);
     const json data = json::parse(report::read_data(path));
     CHECK(data["live"] == false);
     CHECK(data["scalars"]["loss"]["value"] == json({2.0, 1.0}));

@@ -1,8 +1,8 @@
 // Runners for tutorial A's modules (docs/fixtures.md, section Config keys). Each rebuilds the
 // module from meta.json's config and options, calls it with the fixture's inputs in
 // call_order, and returns the output plus the aux outputs under their meta names.
-#include "nn/tutorial_a/tutorial_a.hpp"
-#include "nn/tutorial_c/poswise_feed_forward_net.hpp"
+#include <xtgrad/nn/tutorial_a/tutorial_a.hpp>
+#include <xtgrad/nn/tutorial_c/poswise_feed_forward_net.hpp>
 #include "tools/parity/module_runner.hpp"
 #include "tools/parity/register_all.hpp"
 

@@ -1,6 +1,6 @@
 // Runners for tutorial B's modules (docs/fixtures.md, section Config keys). Each rebuilds the
 // module from meta.json's config and calls it with the fixture's inputs in call order.
-#include "nn/tutorial_b/tutorial_b.hpp"
+#include <xtgrad/nn/tutorial_b/tutorial_b.hpp>
 #include "tools/parity/models.hpp"
 #include "tools/parity/module_runner.hpp"
 #include "tools/parity/register_all.hpp"

@@ -2,7 +2,7 @@
 // module from meta.json's config (and option c_positions) and calls it with the fixture's
 // inputs in call order. (C's PoswiseFeedForwardNet is the case ffn_conv1d__c_names, run by
 // tutorial A's ffn_conv1d runner: one class serves both.)
-#include "nn/tutorial_c/tutorial_c.hpp"
+#include <xtgrad/nn/tutorial_c/tutorial_c.hpp>
 #include "tools/parity/models.hpp"
 #include "tools/parity/module_runner.hpp"
 #include "tools/parity/register_all.hpp"

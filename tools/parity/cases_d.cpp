@@ -1,7 +1,7 @@
 // Runners for tutorial D's modules (docs/fixtures.md, section Config keys): each module is
 // rebuilt from meta.json's config exactly as a user would build it, and called with the
 // fixture's inputs by name (absent masks are None).
-#include "nn/tutorial_d/tutorial_d.hpp"
+#include <xtgrad/nn/tutorial_d/tutorial_d.hpp>
 #include "tools/parity/module_runner.hpp"
 #include "tools/parity/register_all.hpp"
 

@@ -1,8 +1,8 @@
 // Runners for the optimizer fixtures (docs/fixtures.md, section Optimizer cases): K steps of SGD, Adam or AdamW on
 // three parameters with given gradients; parameters and state compared after every step.
 // The training fixtures (section 7) are in cases_train.cpp.
-#include "autograd/error.hpp"
-#include "optim/optimizer.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/optim/optimizer.hpp>
 #include "tools/parity/module_runner.hpp"
 #include "tools/parity/register_all.hpp"
 

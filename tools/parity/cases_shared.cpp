@@ -1,6 +1,6 @@
 // Runners for the building blocks every tutorial shares (docs/fixtures.md, section Config keys).
-#include "autograd/ops.hpp"
-#include "nn/layers.hpp"
+#include <xtgrad/autograd/ops.hpp>
+#include <xtgrad/nn/layers.hpp>
 #include "tools/parity/module_runner.hpp"
 #include "tools/parity/register_all.hpp"
 

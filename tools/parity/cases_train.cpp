@@ -2,8 +2,8 @@
 // forward, cross-entropy, backward and Adam on tutorial B's and C's Transformers. The loss
 // of every step and every parameter after the last step are compared; parameters whose
 // float32 gradients are rounding noise (key biases) are compared with noise_driven_atol.
-#include "autograd/error.hpp"
-#include "optim/optimizer.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/optim/optimizer.hpp>
 #include "tools/parity/models.hpp"
 #include "tools/parity/module_runner.hpp"
 #include "tools/parity/register_all.hpp"

@@ -1,7 +1,7 @@
 #include "tools/parity/fixture.hpp"
 
-#include "autograd/error.hpp"
-#include "autograd/npy.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/io/npy.hpp>
 #include "tools/parity/rng_checks.hpp"
 #include "tools/parity/register_all.hpp"
 

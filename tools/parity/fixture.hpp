@@ -4,8 +4,8 @@
 // config, run it and hand the tensors to a Report.
 #pragma once
 
-#include "autograd/tensor.hpp"
-#include "nn/module.hpp"
+#include <xtgrad/autograd/tensor.hpp>
+#include <xtgrad/nn/module.hpp>
 
 #include <nlohmann/json.hpp>
 

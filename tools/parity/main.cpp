@@ -2,7 +2,7 @@
 //   parity DIR            one case folder: every tensor's max abs/rel error, exit 1 beyond tolerance
 //   parity --all ROOT     every case folder under ROOT; ends with "N passed, M failed"
 //   parity --list         the module ids this build can check
-#include "autograd/error.hpp"
+#include <xtgrad/autograd/error.hpp>
 #include "examples/common/cli.hpp"
 #include "tools/parity/fixture.hpp"
 

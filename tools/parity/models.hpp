@@ -2,8 +2,8 @@
 // training runners, so each config mapping is written once.
 #pragma once
 
-#include "nn/tutorial_b/transformer.hpp"
-#include "nn/tutorial_c/transformer.hpp"
+#include <xtgrad/nn/tutorial_b/transformer.hpp>
+#include <xtgrad/nn/tutorial_c/transformer.hpp>
 #include "tools/parity/fixture.hpp"
 
 #include <memory>

@@ -1,6 +1,6 @@
 #include "tools/parity/module_runner.hpp"
 
-#include "autograd/error.hpp"
+#include <xtgrad/autograd/error.hpp>
 
 #include <cmath>
 #include <set>

@@ -1,8 +1,8 @@
 #include "tools/parity/rng_checks.hpp"
 
-#include "autograd/random.hpp"
-#include "nn/tutorial_b/transformer.hpp"
-#include "optim/optimizer.hpp"
+#include <xtgrad/random/random.hpp>
+#include <xtgrad/nn/tutorial_b/transformer.hpp>
+#include <xtgrad/optim/optimizer.hpp>
 
 #include <fmt/format.h>
 

@@ -1,0 +1,135 @@
+// Every matrix product of xtgrad goes through here (gemm/blas.hpp): degenerate sizes,
+// skinny products to xtgrad's own kernels where they beat the backend, the rest to the backend
+// (gemm/gemm_backend.hpp), split over xtgrad's pool when the backend does not thread itself.
+#include <xtgrad/gemm/blas.hpp>
+
+#include <xtgrad/gemm/gemm_backend.hpp>
+#include <xtgrad/gemm/gemm_profile.hpp>
+#include <xtgrad/threads/parallel.hpp>
+#include <xtgrad/gemm/skinny_gemm.hpp>
+#include <xtgrad/gemm/small_gemm.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+
+namespace xtgrad {
+
+namespace {
+
+// A product is split when either its arithmetic or its memory traffic is worth a second core.
+// Below ~4 MFLOP (~20 µs on one core) the arithmetic alone does not pay for waking the pool. But
+// a skinny product (a Linear layer on a 7-token sentence: 7x512 times 512x512, 3.7 MFLOP) is
+// bound by reading its 1 MiB weight from memory (~80 µs), and two cores read it faster than one.
+constexpr double kSplitFlops = 4e6;
+constexpr double kSplitBytes = 512.0 * 1024;
+// Blocks of C's rows or columns handed to a thread are multiples of this (a cache line of floats).
+constexpr int kBlock = 16;
+
+// C (M, N) split into row blocks (M >= N) or column blocks over xtgrad's pool, each block one
+// single-threaded backend product. Row block [m0, m1) of C reads rows m0.. of op(A) (row m0 of
+// A, or column m0 of Aᵀ); column block [n0, n1) reads columns n0.. of op(B). Each element of C is
+// computed by one call as in the unsplit product: K is never split, nothing is summed twice.
+void split_product(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
+                   int ldb, float beta, float* C, int ldc) {
+    const bool by_rows = M >= N;
+    const int extent = by_rows ? M : N;
+    const std::size_t blocks = static_cast<std::size_t>((extent + kBlock - 1) / kBlock);
+    parallel_for(blocks, 1, [&](std::size_t b0, std::size_t b1) {
+        const int i0 = static_cast<int>(b0) * kBlock, i1 = std::min(extent, static_cast<int>(b1) * kBlock);
+        const std::ptrdiff_t i = i0;
+        if (by_rows)
+            detail::backend_sgemm(ta, tb, i1 - i0, N, K, alpha, ta ? A + i : A + i * lda, lda, B, ldb, beta,
+                                  C + i * ldc, ldc);
+        else
+            detail::backend_sgemm(ta, tb, M, i1 - i0, K, alpha, A, lda, tb ? B + i * ldb : B + i, ldb, beta, C + i,
+                                  ldc);
+    });
+}
+
+// C = beta · C for an empty inner dimension (beta = 0 writes zeros without reading C).
+void scale_only(int M, int N, float beta, float* C, int ldc) {
+    for (int m = 0; m < M; ++m) {
+        float* c = C + static_cast<std::ptrdiff_t>(m) * ldc;
+        for (int n = 0; n < N; ++n) c[n] = beta == 0.f ? 0.f : beta * c[n];
+    }
+}
+
+// gemm_backend's work: split over the pool or one backend call.
+void split_or_call(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
+                   const float* B, int ldb, float beta, float* C, int ldc) {
+    const double flops = 2.0 * M * N * K;
+    const double bytes = 4.0 * (double(M) * K + double(K) * N + double(M) * N);
+    if (!detail::backend_threads_itself() && detail::backend_threads() > 1 && num_threads() > 1 &&
+        (flops >= kSplitFlops || bytes >= kSplitBytes) && std::max(M, N) >= 2 * kBlock)
+        return split_product(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    detail::backend_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+}  // namespace
+
+void gemm_backend(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
+                  const float* B, int ldb, float beta, float* C, int ldc) {
+    if (M == 0 || N == 0) return;
+    if (K == 0) return scale_only(M, N, beta, C, ldc);
+    split_or_call(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+namespace {
+// gemm_ld's routing: a small product (the attention core's slices on short sentences) is
+// cheaper than a library call's set-up (small_gemm.hpp); a product with a skinny side (a Linear
+// or Conv1d layer on a 7-token sentence, its weight gradient over 7 rows) streams the big
+// operand once instead of packing it (skinny_gemm.hpp), where that beats the backend (OpenBLAS;
+// oneDNN handles these shapes well itself); every other product goes to the backend.
+void route(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
+           int ldb, float beta, float* C, int ldc) {
+    if (small_gemm_fits(M, N, K)) return small_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (detail::backend_prefers_skinny_kernels() &&
+        skinny_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
+        return;
+    split_or_call(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+}  // namespace
+
+void gemm_ld(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
+             const float* B, int ldb, float beta, float* C, int ldc) {
+    if (M == 0 || N == 0) return;
+    if (K == 0) return scale_only(M, N, beta, C, ldc);
+    if (!gemm_profiling()) return route(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    const auto t0 = std::chrono::steady_clock::now();
+    route(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    detail::record_gemm(trans_a, trans_b, M, N, K,
+                        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+}
+
+void gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A,
+          const float* B, float beta, float* C) {
+    gemm_ld(trans_a, trans_b, M, N, K, alpha, A, trans_a ? M : K, B, trans_b ? K : N, beta, C, N);
+}
+
+const char* gemm_backend_name() { return detail::backend_name(); }
+
+void set_blas_threads(int n) { detail::backend_set_threads(n); }
+int blas_threads() { return detail::backend_threads(); }
+
+BlasThreadsScope::BlasThreadsScope(int n) : previous_(detail::backend_threads()) {
+    if (n != previous_) detail::backend_set_threads(n);
+}
+BlasThreadsScope::~BlasThreadsScope() {
+    if (detail::backend_threads() != previous_) detail::backend_set_threads(previous_);
+}
+
+void for_each_slice(std::size_t count, double flops_per_slice, bool independent,
+                    const std::function<void(std::size_t)>& product) {
+    constexpr double kMinParallelFlops = 1 << 20;  // ~10-20 µs of GEMM
+    if (!independent || count < 2 || num_threads() < 2 || flops_per_slice * static_cast<double>(count) < kMinParallelFlops) {
+        for (std::size_t c = 0; c < count; ++c) product(c);
+        return;
+    }
+    BlasThreadsScope single(1);
+    parallel_for(count, 1, [&](std::size_t c0, std::size_t c1) {
+        for (std::size_t c = c0; c < c1; ++c) product(c);
+    });
+}
+
+}  // namespace xtgrad

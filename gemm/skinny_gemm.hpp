@@ -1,0 +1,41 @@
+// Matrix products with a skinny side, for the products of a Linear layer on a few rows.
+//
+// A Winter Games sentence is 7 tokens, so every Linear layer's three products are
+//   forward  y  = x · Wᵀ      x: (7, K),  W: (N, K)   -> skinny_nt, M = 7
+//   backward dx = dy · W      dy: (7, N), W: (N, K)   -> skinny_nn, M = 7
+//   backward dW = dyᵀ · x     dy: (7, N), x: (7, K)   -> skinny_tn, inner dimension 7
+// OpenBLAS copies ("packs") the whole weight into its panel layout before multiplying, and for
+// 7 rows packing costs more than the multiply: it was 37 % of the Winter Games step against
+// 27 % in its kernel (docs/performance.md). These kernels read the weight once, straight from
+// its buffer, with the few activation rows held in L1; each is a plain loop over xsimd batches.
+//
+// Same contract as gemm_ld (gemm/blas.hpp): row-major, explicit leading dimensions,
+// C = alpha · op(A) · op(B) + beta · C, beta = 0 never reads C. gemm_ld hands every product to
+// skinny_gemm first, so callers never choose. The kernels split the long dimension over
+// xtgrad's threads (threads/parallel.hpp) when there are several.
+#pragma once
+
+namespace xtgrad {
+
+inline constexpr int kSkinnyRows = 16;
+
+// Computes the product and returns true when one of M, N, K is at most kSkinnyRows, else
+// returns false (OpenBLAS's turn). Few rows of C: skinny_nt / skinny_nn; few columns (Conv1d's
+// W·x on 7 positions): the same kernels on Cᵀ = op(B)ᵀ·op(A)ᵀ; a short K: skinny_tn. A small
+// operand in the other layout is transposed into a per-thread scratch buffer first.
+bool skinny_gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
+                 int ldb, float beta, float* C, int ldc);
+
+// C (M, N) = alpha · A (M, K) · B (N, K)ᵀ + beta · C, M <= kSkinnyRows.
+void skinny_nt(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
+               float* C, int ldc);
+
+// C (M, N) = alpha · A (M, K) · B (K, N) + beta · C, M <= kSkinnyRows.
+void skinny_nn(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
+               float* C, int ldc);
+
+// C (M, N) = alpha · A (K, M)ᵀ · B (K, N) + beta · C, K <= kSkinnyRows.
+void skinny_tn(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
+               float* C, int ldc);
+
+}  // namespace xtgrad

@@ -1,0 +1,55 @@
+// Crash-safe writing and checked reading of files; the base of xtgrad's file formats
+// (io/npy.hpp, io/safetensors.hpp).
+//
+// Every failure throws xtgrad::Error naming the file and the reason (the errno text for
+// system errors, the byte counts for short files).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <string>
+
+namespace xtgrad {
+
+// Replaces `path` so that it holds either its old contents or the complete new ones, never a
+// mix, even if the process dies half-way: `write` fills a temporary file in the same directory
+// ("<path>.tmp.<pid>.<n>", so that the rename stays within one file system), which is flushed,
+// fsync'ed and then renamed over `path`. A file that is replaced keeps its permission bits.
+// If anything fails — creating, writing, syncing, renaming, or `write` itself throwing — the
+// temporary is removed, `path` is left as it was, and an Error naming `path` is thrown.
+// A process killed mid-save (kill -9) cannot remove its temporary, so every save first removes
+// the temporaries of `path` whose writer is gone (its pid no longer exists and nobody holds the
+// flock a writer keeps on its temporary).
+// Only a regular file or a new path is replaced: a directory, a device (/dev/null), a fifo or
+// a socket at `path` is an Error naming it, checked before writing and again before the
+// rename. A symbolic link is followed: the regular file it names is replaced and the link
+// kept; a link to anything else, or to nothing, is refused.
+void write_file_atomically(const std::string& path,
+                           const std::function<void(std::ostream&)>& write);
+
+// A regular file opened for reading, whose reads deliver exactly the bytes asked for or throw.
+// Readers of file formats check their byte counts against size() before reading, so that a
+// truncated file is reported with the numbers at fault rather than read as garbage.
+class FileReader {
+public:
+    // Throws if missing, unreadable or not a regular file (a fifo is refused without blocking).
+    explicit FileReader(std::string path);
+    ~FileReader();
+    FileReader(const FileReader&) = delete;
+    FileReader& operator=(const FileReader&) = delete;
+
+    const std::string& path() const { return path_; }
+    std::uint64_t size() const { return size_; }
+
+    // Copies the n bytes at `offset` into `dst`; throws if the file has fewer.
+    void read(std::uint64_t offset, void* dst, std::size_t n) const;
+
+private:
+    std::string path_;
+    int fd_ = -1;
+    std::uint64_t size_ = 0;
+};
+
+}  // namespace xtgrad

@@ -1,0 +1,327 @@
+#include <xtgrad/io/safetensors.hpp>
+
+#include <xtgrad/io/atomic_file.hpp>
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/io/shape_limits.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <ostream>
+#include <set>
+#include <string_view>
+
+namespace xtgrad {
+namespace {
+
+static_assert(std::endian::native == std::endian::little,
+              "safetensors data is little-endian and copied as is");
+
+using json = nlohmann::json;
+using ordered_json = nlohmann::ordered_json;
+
+constexpr std::string_view kMetadataKey = "__metadata__";
+constexpr std::size_t kHeaderLengthBytes = 8;
+// The reference implementation's limit (safetensors' MAX_HEADER_SIZE): refused before allocating.
+constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;
+constexpr int kMaxNesting = 8;
+
+// ---------------------------------------------------------------------------------------------
+// Dtypes: how to turn n stored items into float32.
+
+float from_f32(float v) { return v; }
+float from_f64(double v) { return static_cast<float>(v); }
+float from_bf16(std::uint16_t bits) { return std::bit_cast<float>(std::uint32_t{bits} << 16); }
+
+float from_f16(std::uint16_t bits) {
+    const std::uint32_t sign = std::uint32_t{bits & 0x8000u} << 16;
+    const std::uint32_t exponent = (bits >> 10) & 0x1fu;
+    const std::uint32_t mantissa = bits & 0x3ffu;
+    if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24
+        const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
+        return sign ? -magnitude : magnitude;
+    }
+    // Rebias the exponent from 15 to 127; all-ones (inf, nan) stays all-ones.
+    const std::uint32_t float_exponent = exponent == 0x1fu ? 0xffu : exponent + 112;
+    return std::bit_cast<float>(sign | (float_exponent << 23) | (mantissa << 13));
+}
+
+template <class Stored, float (*Decode)(Stored)>
+void decode_items(const char* src, std::size_t n, float* dst) {
+    for (std::size_t i = 0; i < n; ++i) {
+        Stored value;
+        std::memcpy(&value, src + i * sizeof(Stored), sizeof(Stored));  // data may be unaligned
+        dst[i] = Decode(value);
+    }
+}
+
+struct Dtype {
+    std::string_view name;
+    std::size_t itemsize;
+    void (*decode)(const char* src, std::size_t n, float* dst);
+};
+
+constexpr std::array kDtypes{
+    Dtype{"F32", 4, &decode_items<float, from_f32>},
+    Dtype{"F64", 8, &decode_items<double, from_f64>},
+    Dtype{"F16", 2, &decode_items<std::uint16_t, from_f16>},
+    Dtype{"BF16", 2, &decode_items<std::uint16_t, from_bf16>},
+};
+
+// ---------------------------------------------------------------------------------------------
+// Reading
+
+struct Entry {
+    std::string name;
+    const Dtype* dtype = nullptr;
+    Shape shape;
+    std::uint64_t begin = 0;
+    std::uint64_t end = 0;
+};
+
+// The header text; checks that the file holds the 8-byte length and that many bytes after it,
+// and that the header is no longer than kMaxHeaderBytes.
+std::string read_header(const FileReader& file) {
+    if (file.size() < kHeaderLengthBytes)
+        fail("load_safetensors: '{}': the file has {} bytes, fewer than the 8-byte header length", file.path(),
+             file.size());
+    std::uint64_t length = 0;
+    file.read(0, &length, kHeaderLengthBytes);
+    if (length > kMaxHeaderBytes)
+        fail("load_safetensors: '{}': header length {} is more than the {} bytes a header may have", file.path(),
+             length, kMaxHeaderBytes);
+    if (length > file.size() - kHeaderLengthBytes)
+        fail("load_safetensors: '{}': header length {} is past the end of the file ({} bytes, so at most {})",
+             file.path(), length, file.size(), file.size() - kHeaderLengthBytes);
+    std::string header(length, '\0');
+    file.read(kHeaderLengthBytes, header.data(), header.size());
+    return header;
+}
+
+// At most kShownChars characters of `text`, for error messages about hostile input.
+std::string shorten(std::string_view text) {
+    constexpr std::size_t kShownChars = 120;
+    if (text.size() <= kShownChars) return std::string(text);
+    return fmt::format("{}... ({} bytes)", text.substr(0, kShownChars), text.size());
+}
+
+// A JSON value as it appears in an error message. The parser bounds the nesting, so dump()
+// recurses at most kMaxNesting deep.
+std::string brief(const json& value) { return shorten(value.dump()); }
+
+// Parses the header, refusing what nlohmann would accept silently or unboundedly: nesting
+// deeper than kMaxNesting (a valid header nests 3 deep: header, entry, shape) and a key named
+// twice in any object (nlohmann would keep the last one).
+json parse_header(const std::string& path, const std::string& text) {
+    std::vector<std::set<std::string>> open_objects;  // the keys seen so far in each open object
+    const json::parser_callback_t check = [&](int depth, json::parse_event_t event, json& parsed) {
+        using Event = json::parse_event_t;
+        if ((event == Event::object_start || event == Event::array_start) && depth >= kMaxNesting)
+            fail("load_safetensors: '{}': the header nests lists and objects more than {} deep", path, kMaxNesting);
+        if (event == Event::object_start) open_objects.emplace_back();
+        if (event == Event::object_end) open_objects.pop_back();
+        if (event == Event::key && !open_objects.back().insert(parsed.get<std::string>()).second)
+            fail("load_safetensors: '{}': the header names '{}' twice in one object{}", path,
+                 shorten(parsed.get<std::string>()), open_objects.size() == 1 ? "" : " (inside an entry)");
+        return true;
+    };
+    json root;
+    try {
+        root = json::parse(text, check);
+    } catch (const json::exception& e) {
+        fail("load_safetensors: '{}': the {}-byte header is not valid JSON: {}", path, text.size(),
+             shorten(e.what()));
+    }
+    if (!root.is_object()) fail("load_safetensors: '{}': the header is JSON but not an object", path);
+    return root;
+}
+
+std::map<std::string, std::string> parse_metadata(const std::string& path, const json& value) {
+    if (!value.is_object()) fail("load_safetensors: '{}': \"__metadata__\" is not an object", path);
+    std::map<std::string, std::string> metadata;
+    for (const auto& [key, item] : value.items()) {
+        if (!item.is_string())
+            fail("load_safetensors: '{}': \"__metadata__\" value of '{}' is not a string: {}", path,
+                 shorten(key), brief(item));
+        metadata.emplace(key, item.get<std::string>());
+    }
+    return metadata;
+}
+
+// Checks one tensor entry on its own: its fields, and that its byte range fits its shape and
+// lies inside the data section.
+class EntryParser {
+public:
+    EntryParser(const std::string& path, const std::string& name, const json& value, std::uint64_t data_size)
+        : path_(path), name_(name), value_(value), data_size_(data_size) {}
+
+    Entry parse() const {
+        if (!value_.is_object()) error(fmt::format("the entry is not an object: {}", brief(value_)));
+        Entry entry{name_, &dtype(), uint_list("shape"), 0, 0};
+        const std::vector<std::uint64_t> offsets = uint_list("data_offsets");
+        if (offsets.size() != 2 || offsets[0] > offsets[1])
+            error(fmt::format("data_offsets must be [begin, end] with begin <= end, not {}",
+                              brief(field("data_offsets"))));
+        entry.begin = offsets[0];
+        entry.end = offsets[1];
+        if (entry.end > data_size_)
+            error(fmt::format("data_offsets [{}, {}] end past the {}-byte data section", entry.begin, entry.end,
+                              data_size_));
+        const std::uint64_t needed = byte_count(entry);
+        if (entry.end - entry.begin != needed)
+            error(fmt::format("data_offsets [{}, {}] hold {} bytes, but shape {} of {} needs {}", entry.begin,
+                              entry.end, entry.end - entry.begin, shape_str(entry.shape), entry.dtype->name, needed));
+        return entry;
+    }
+
+private:
+    [[noreturn]] void error(const std::string& what) const {
+        fail("load_safetensors: '{}': tensor '{}': {}", path_, shorten(name_), what);
+    }
+
+    const json& field(const char* key) const {
+        const auto it = value_.find(key);
+        if (it == value_.end()) error(fmt::format("the entry has no \"{}\"", key));
+        return *it;
+    }
+
+    const Dtype& dtype() const {
+        const json& value = field("dtype");
+        for (const Dtype& d : kDtypes)
+            if (value.is_string() && d.name == value.get<std::string>()) return d;
+        error(fmt::format("unsupported dtype {} (xtgrad reads F32, F64, F16 and BF16)", brief(value)));
+    }
+
+    std::vector<std::uint64_t> uint_list(const char* key) const {
+        const json& value = field(key);
+        if (!value.is_array()) error(fmt::format("\"{}\" is not a list: {}", key, brief(value)));
+        std::vector<std::uint64_t> numbers;
+        for (const json& item : value) {
+            if (!item.is_number_unsigned())
+                error(fmt::format("\"{}\" holds {}, not a non-negative integer", key, brief(item)));
+            numbers.push_back(item.get<std::uint64_t>());
+        }
+        return numbers;
+    }
+
+    std::uint64_t byte_count(const Entry& entry) const {
+        std::uint64_t bytes = 0;
+        const std::string problem = shape_problem(entry.shape, entry.dtype->itemsize, &bytes);
+        if (!problem.empty()) error(problem);
+        return bytes;
+    }
+
+    const std::string& path_;
+    const std::string& name_;
+    const json& value_;
+    std::uint64_t data_size_;
+};
+
+// Sorts the entries by offset and checks that they tile the data section: no overlap, no gap.
+void check_tiling(const std::string& path, std::vector<Entry>& entries, std::uint64_t data_size) {
+    std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+        return std::pair(a.begin, a.end) < std::pair(b.begin, b.end);
+    });
+    std::uint64_t covered = 0;  // bytes [0, covered) belong to the tensors checked so far
+    const Entry* previous = nullptr;
+    for (const Entry& e : entries) {
+        if (e.begin < covered)
+            fail("load_safetensors: '{}': tensor '{}' (bytes [{}, {})) overlaps tensor '{}' (bytes [{}, {}))", path,
+                 shorten(e.name), e.begin, e.end, shorten(previous->name), previous->begin, previous->end);
+        if (e.begin > covered)
+            fail("load_safetensors: '{}': bytes [{}, {}) of the data section belong to no tensor (the next is '{}')",
+                 path, covered, e.begin, shorten(e.name));
+        covered = e.end;
+        previous = &e;
+    }
+    if (covered != data_size)
+        fail("load_safetensors: '{}': bytes [{}, {}) at the end of the data section belong to no tensor", path, covered,
+             data_size);
+}
+
+Array read_tensor(const FileReader& file, std::uint64_t data_start, const Entry& entry, std::vector<char>& buffer) {
+    buffer.resize(entry.end - entry.begin);
+    file.read(data_start + entry.begin, buffer.data(), buffer.size());
+    Array out = empty_array(entry.shape);
+    entry.dtype->decode(buffer.data(), out.size(), out.data());
+    return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+
+// The JSON header, padded with spaces to a multiple of 8 bytes so that the data is aligned.
+std::string make_header(const std::string& path, const NamedArrays& tensors,
+                        const std::map<std::string, std::string>& metadata) {
+    ordered_json root = ordered_json::object();
+    if (!metadata.empty()) root[std::string(kMetadataKey)] = metadata;
+    std::set<std::string_view> names;
+    std::uint64_t offset = 0;
+    for (const auto& [name, array] : tensors) {
+        if (name == kMetadataKey)
+            fail("save_safetensors: '{}': \"__metadata__\" is reserved and cannot name a tensor", path);
+        if (!names.insert(name).second) fail("save_safetensors: '{}': duplicate tensor name '{}'", path, name);
+        const std::uint64_t bytes = array.size() * sizeof(float);
+        root[name] = {{"dtype", "F32"},
+                      {"shape", Shape(array.shape().begin(), array.shape().end())},
+                      {"data_offsets", {offset, offset + bytes}}};
+        offset += bytes;
+    }
+    std::string text;
+    try {
+        text = root.dump();
+    } catch (const ordered_json::exception& e) {  // invalid UTF-8 in a name or in the metadata
+        fail("save_safetensors: '{}': {}", path, e.what());
+    }
+    text.append((8 - text.size() % 8) % 8, ' ');
+    return text;
+}
+
+}  // namespace
+
+void save_safetensors(const std::string& path, const NamedArrays& tensors,
+                      const std::map<std::string, std::string>& metadata) {
+    const std::string header = make_header(path, tensors, metadata);
+    write_file_atomically(path, [&](std::ostream& out) {
+        const std::uint64_t length = header.size();
+        out.write(reinterpret_cast<const char*>(&length), kHeaderLengthBytes);
+        out.write(header.data(), static_cast<std::streamsize>(header.size()));
+        for (const auto& [name, array] : tensors)
+            out.write(reinterpret_cast<const char*>(array.data()),
+                      static_cast<std::streamsize>(array.size() * sizeof(float)));
+    });
+}
+
+SafetensorsFile load_safetensors(const std::string& path) {
+    const FileReader file(path);
+    const std::string header = read_header(file);
+    const std::uint64_t data_start = kHeaderLengthBytes + header.size();
+    const std::uint64_t data_size = file.size() - data_start;
+
+    SafetensorsFile result;
+    std::vector<Entry> entries;
+    const json root = parse_header(path, header);
+    for (const auto& [key, value] : root.items()) {
+        if (key == kMetadataKey) result.metadata = parse_metadata(path, value);
+        else entries.push_back(EntryParser(path, key, value, data_size).parse());
+    }
+    check_tiling(path, entries, data_size);
+
+    std::vector<char> buffer;
+    for (const Entry& entry : entries)
+        result.tensors.emplace_back(entry.name, read_tensor(file, data_start, entry, buffer));
+    return result;
+}
+
+std::map<std::string, std::string> load_safetensors_metadata(const std::string& path) {
+    const FileReader file(path);
+    const json root = parse_header(path, read_header(file));
+    const auto it = root.find(kMetadataKey);
+    return it == root.end() ? std::map<std::string, std::string>{} : parse_metadata(path, *it);
+}
+
+}  // namespace xtgrad

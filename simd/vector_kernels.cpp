@@ -1,0 +1,27 @@
+// Each call goes to the kernels of the active instruction set (simd/cpu_isa.hpp).
+#include <xtgrad/simd/vector_kernels.hpp>
+
+#include <xtgrad/simd/cpu_isa.hpp>
+#include <xtgrad/simd/vector_kernels_impl.hpp>
+#include "xtgrad_simd_config.hpp"
+
+namespace xtgrad::vec {
+
+namespace {
+const detail::KernelTable& active() {
+#if XTGRAD_HAVE_AVX512_KERNELS
+    if (active_isa() == Isa::avx512) return detail::avx512_kernels();
+#endif
+    return detail::baseline_kernels();
+}
+}  // namespace
+
+double exp_shifted_sum(const float* x, float* y, std::size_t n, float shift, bool store) {
+    return active().exp_shifted_sum(x, y, n, shift, store);
+}
+
+void adam_update(const AdamCoefficients& c, float* w, const float* g, float* m, float* v, std::size_t n) {
+    active().adam_update(c, w, g, m, v, n);
+}
+
+}  // namespace xtgrad::vec

@@ -1,0 +1,26 @@
+// xtgrad's own SIMD kernels, compiled for the build's baseline (AVX2 + FMA) and for AVX-512, the
+// set chosen at run time (simd/cpu_isa.hpp). Each call goes to the active set's version.
+//
+// Both versions do the same operations in the same order per element; they differ only in how
+// many lanes a reduction sums at once (8 or 16), so a sum may differ in its last bits.
+#pragma once
+
+#include <cstddef>
+
+namespace xtgrad::vec {
+
+// Σ_k exp(x[k] - shift) over a contiguous row x[0, n), each exp also written to y[k] when
+// `store` (softmax's numerator). Summed per lane in float, lanes added in double.
+double exp_shifted_sum(const float* x, float* y, std::size_t n, float shift, bool store);
+
+// The scalars of one parameter's Adam step (optim/optimizer.cpp computes them).
+struct AdamCoefficients {
+    float b1, one_minus_b1, b2, one_minus_b2, l2, decay, step_size, inv_sqrt_bc2, eps;
+};
+
+// One fused, in-place Adam pass over n elements:
+//   g = grad + l2·w;  m = β1 m + (1-β1) g;  v = β2 v + (1-β2) g²
+//   w = w·decay - step_size · m / (sqrt(v) · inv_sqrt_bc2 + eps)
+void adam_update(const AdamCoefficients& c, float* w, const float* g, float* m, float* v, std::size_t n);
+
+}  // namespace xtgrad::vec
