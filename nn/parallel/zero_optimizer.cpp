@@ -1,7 +1,7 @@
-#include "nn/parallel/zero_optimizer.hpp"
+#include <xtgrad/nn/parallel/zero_optimizer.hpp>
 
-#include "autograd/error.hpp"
-#include "nn/parallel/process_group.hpp"
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/nn/parallel/process_group.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -86,7 +86,9 @@ void put(std::vector<unsigned char>& out, const void* p, std::size_t n) {
     const auto* b = static_cast<const unsigned char*>(p);
     out.insert(out.end(), b, b + n);
 }
-std::vector<unsigned char> serialize(const std::vector<std::pair<std::string, Array>>& entries) {
+}  // namespace
+
+std::vector<unsigned char> detail::serialize_shard(const std::vector<std::pair<std::string, Array>>& entries) {
     std::vector<unsigned char> out;
     const std::uint64_t count = entries.size();
     put(out, &count, 8);
@@ -104,6 +106,8 @@ std::vector<unsigned char> serialize(const std::vector<std::pair<std::string, Ar
     return out;
 }
 
+namespace {
+
 // The other process's bytes, read with every length checked against what is left: a
 // truncated or corrupt message is an Error naming its sender, never a read past the end.
 class Reader {
@@ -114,10 +118,13 @@ public:
         take(&v, 8, "a length");
         return v;
     }
-    void take(void* dst, std::uint64_t n, const char* what) {
+    void need(std::uint64_t n, const char* what) const {
         if (n > b_.size() - at_)
             fail("{}.consolidate_state_dict: the shard of rank {} is cut short ({} needs {} bytes, {} left)", kWho, from_,
                  what, n, b_.size() - at_);
+    }
+    void take(void* dst, std::uint64_t n, const char* what) {
+        need(n, what);
         if (n != 0) std::memcpy(dst, b_.data() + at_, n);
         at_ += n;
     }
@@ -129,11 +136,16 @@ private:
     int from_;
 };
 
-void deserialize(const std::vector<unsigned char>& bytes, int from, std::vector<std::pair<std::string, Array>>& out) {
+}  // namespace
+
+std::vector<std::pair<std::string, Array>> detail::deserialize_shard(const std::vector<unsigned char>& bytes, int from) {
+    std::vector<std::pair<std::string, Array>> out;
     Reader r(bytes, from);
     const std::uint64_t count = r.u64();
     for (std::uint64_t e = 0; e < count; ++e) {
-        std::string name(std::min<std::uint64_t>(r.u64(), bytes.size()), '\0');
+        const std::uint64_t length = r.u64();
+        r.need(length, "an entry's name");  // before allocating what a corrupt length claims
+        std::string name(length, '\0');
         r.take(name.data(), name.size(), "an entry's name");
         const std::uint64_t dims = r.u64();
         if (dims > 8) fail("{}.consolidate_state_dict: entry '{}' from rank {} has {} dimensions", kWho, name, from, dims);
@@ -146,14 +158,14 @@ void deserialize(const std::vector<unsigned char>& bytes, int from, std::vector<
                      name, from);
             numel *= d;
         }
+        r.need(static_cast<std::uint64_t>(numel) * sizeof(float), "an entry's values");
         Array a = empty_array(shape);
         r.take(a.data(), static_cast<std::uint64_t>(numel) * sizeof(float), "an entry's values");
         out.emplace_back(std::move(name), std::move(a));
     }
     if (!r.done()) fail("{}.consolidate_state_dict: the shard of rank {} has bytes after its last entry", kWho, from);
+    return out;
 }
-
-}  // namespace
 
 ZeroRedundancyOptimizer::ZeroRedundancyOptimizer(std::vector<Tensor> params, const Factory& make_optimizer)
     : Optimizer(std::move(params), 0), rank_(distributed::get_rank()), world_(distributed::get_world_size()) {
@@ -218,12 +230,13 @@ void ZeroRedundancyOptimizer::consolidate_state_dict(int to) {
         if (r == to) continue;  // its own entries are in `all`
         // every rank takes part in each broadcast (a transient 1/N of the state); only `to` keeps it
         std::vector<unsigned char> bytes;
-        if (r == rank_) bytes = serialize(all.tensors);
+        if (r == rank_) bytes = detail::serialize_shard(all.tensors);
         std::uint64_t size = bytes.size();
         distributed::broadcast(&size, sizeof size, r, "ZeroRedundancyOptimizer.consolidate_state_dict: shard size");
         bytes.resize(size);
         broadcast_bytes(bytes.data(), bytes.size(), r, "ZeroRedundancyOptimizer.consolidate_state_dict: shard");
-        if (rank_ == to) deserialize(bytes, r, all.tensors);
+        if (rank_ == to)
+            for (auto& entry : detail::deserialize_shard(bytes, r)) all.tensors.push_back(std::move(entry));
     }
     if (rank_ != to) {
         consolidated_.reset();

@@ -20,13 +20,15 @@
 // process's shard. So a run saved by N processes resumes on M.
 #pragma once
 
-#include "autograd/tensor.hpp"
-#include "optim/optimizer.hpp"
+#include <xtgrad/autograd/tensor.hpp>
+#include <xtgrad/optim/optimizer.hpp>
 
 #include <cstddef>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace xtgrad::nn::parallel {
@@ -34,6 +36,14 @@ namespace xtgrad::nn::parallel {
 // The owner of each parameter among `world` processes, from the element counts alone: largest
 // first (ties by index), each to the least loaded process (ties to the lowest rank).
 std::vector<int> partition_parameters(const std::vector<std::size_t>& numels, int world);
+
+namespace detail {
+// A shard's state entries as the bytes consolidate_state_dict broadcasts (per entry: name, shape,
+// float32 values), and back. The bytes come from another process: one that does not parse whole
+// (cut short, a length past its end, bytes left over) is an Error naming the sender `from`.
+std::vector<unsigned char> serialize_shard(const std::vector<std::pair<std::string, Array>>& entries);
+std::vector<std::pair<std::string, Array>> deserialize_shard(const std::vector<unsigned char>& bytes, int from);
+}  // namespace detail
 
 class ZeroRedundancyOptimizer : public optim::Optimizer {
 public:

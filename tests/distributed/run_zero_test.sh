@@ -4,7 +4,8 @@
 #   2. checkpoints independent of the world size: a run saved by 2 processes is byte for byte plain
 #      Adam's file, and resumes on 1, 2 and 3 processes with the losses of an uninterrupted run there;
 #   3. memory: each process holds about 1/N of Adam's state; peak RSS per process beside plain DDP's;
-#   4. a process killed mid-step: mpirun ends the job at once naming it; with mpirun's recovery
+#   4. the overlap of the bucket allreduces with backward, measured bucket by bucket;
+#   5. a process killed mid-step: mpirun ends the job at once naming it; with mpirun's recovery
 #      mode (the survivors keep running, as when a host vanishes) every survivor exits with an
 #      Error naming the lost rank within the timeout; either way the last checkpoint resumes.
 #   tests/distributed/run_zero_test.sh BUILD_DIR
@@ -75,6 +76,13 @@ if mpi 3 --optimizer zero --steps 6 --save-at 3 --save "$out/zero3.safetensors" 
 else
   bad "saved by 3 processes, resumed on 2"; cat "$out/resumed32.log"
 fi
+# ...and saving without consolidating first is an Error on rank 0, not a file with half the state.
+if ! mpi 2 --optimizer zero --steps 1 --no-consolidate --save "$out/half.safetensors" >"$out/half.log" 2>&1 \
+   && grep -q "rank 0 of 2 holds only its shard; call consolidate_state_dict" "$out/half.log" && [ ! -e "$out/half.safetensors" ]; then
+  ok "a save without consolidate_state_dict: \"$(grep -m1 -o 'ZeroRedundancyOptimizer.state_dict.*' "$out/half.log" | cut -c1-110)\""
+else
+  bad "a save without consolidate_state_dict"; cat "$out/half.log"
+fi
 
 # 3. Memory at a size where Adam's state is a large part of a process (15.6 M parameters).
 big=(--model b --vocab 20000 --d-model 256 --batch 2 --steps 2)
@@ -90,7 +98,15 @@ else
   bad "memory runs"; cat "$out/mem_adam.log" "$out/mem_zero.log"
 fi
 
-# 4. Rank 2 of 3 killed (SIGKILL) in step 4, after the checkpoint of step 3.
+# 4. Overlap, 2 processes over shared memory: the last step's buckets (launch, finish, wait).
+if mpi 2 --model b --vocab 8000 --d-model 128 --batch 32 --bucket-mb 1 --steps 3 --timeline >"$out/timeline.log" 2>&1 \
+   && line=$(awk -f "$(dirname "$0")/overlap.awk" "$out/timeline.log"); then
+  ok "overlap, 2 processes on localhost: $line"
+else
+  bad "overlap timeline on localhost: ${line:-}"; cat "$out/timeline.log"
+fi
+
+# 5. Rank 2 of 3 killed (SIGKILL) in step 4, after the checkpoint of step 3.
 kill=(--steps 6 --save-at 3 --kill-rank 2 --kill-step 4)
 start=$SECONDS
 mpi 3 "${kill[@]}" --save "$out/killed.safetensors" >"$out/killed.log" 2>&1; rc=$?

@@ -1,8 +1,8 @@
 // ZeroRedundancyOptimizer's parts that need no mpirun: the partition, and the wrapper in a world
 // of one process, where it must be plain Adam exactly (steps, state_dict, load_state_dict and
 // its errors). The 2- and 3-process runs are tests/distributed/run_zero_test.sh.
-#include "nn/layers.hpp"
-#include "nn/parallel/zero_optimizer.hpp"
+#include <xtgrad/nn/layers.hpp>
+#include <xtgrad/nn/parallel/zero_optimizer.hpp>
 #include "test_util.hpp"
 
 TEST_SUITE_BEGIN("distributed");
@@ -102,4 +102,33 @@ TEST_CASE("ZeroRedundancyOptimizer.load_state_dict: a state that does not fit is
                        {"param_groups", "deep"});
     test::expect_error([&] { zero.load_state_dict(with([](auto& s) { s.tensors.erase(s.tensors.begin() + 2); })); },
                        {"exp_avg_sq", "missing"});
+}
+
+TEST_CASE("consolidate_state_dict's shard message: round trip; cut short, corrupt lengths, extra bytes are Errors naming the sender") {
+    using nn::parallel::detail::deserialize_shard;
+    using nn::parallel::detail::serialize_shard;
+    const std::vector<std::pair<std::string, Array>> entries = {{"state.3.step", Array(7.f)},
+                                                                {"state.3.exp_avg", test::rnd({2, 3}, 1).data()}};
+    const std::vector<unsigned char> bytes = serialize_shard(entries);
+    const auto back = deserialize_shard(bytes, 1);
+    REQUIRE(back.size() == 2);
+    CHECK(back[0].first == "state.3.step");
+    CHECK(back[0].second.dimension() == 0);
+    CHECK(back[1].first == "state.3.exp_avg");
+    CHECK(test::max_abs_diff(back[1].second, entries[1].second) == 0.f);
+    for (std::size_t cut : {std::size_t{0}, std::size_t{5}, std::size_t{20}, bytes.size() - 1})
+        test::expect_error([&] { deserialize_shard(std::vector<unsigned char>(bytes.begin(), bytes.begin() + static_cast<long>(cut)), 2); },
+                           {"ZeroRedundancyOptimizer.consolidate_state_dict", "rank 2", "cut short"});
+    std::vector<unsigned char> longer = bytes;
+    longer.push_back(0);
+    test::expect_error([&] { deserialize_shard(longer, 1); }, {"rank 1", "bytes after its last entry"});
+    std::vector<unsigned char> huge_name = bytes;
+    for (std::size_t k = 8; k < 16; ++k) huge_name[k] = 0xff;  // the first name's length: 2^64 - 1
+    test::expect_error([&] { deserialize_shard(huge_name, 1); }, {"cut short", "an entry's name"});
+    std::vector<unsigned char> many_dims = bytes;
+    many_dims[8 + 8 + 12] = 200;  // the first entry's dimension count ("state.3.step" is 12 bytes)
+    test::expect_error([&] { deserialize_shard(many_dims, 1); }, {"'state.3.step'", "200 dimensions"});
+    std::vector<unsigned char> huge_count = bytes;
+    huge_count[7] = 0x7f;  // 2^62-odd entries claimed
+    test::expect_error([&] { deserialize_shard(huge_count, 1); }, {"rank 1", "cut short"});
 }

@@ -12,18 +12,20 @@
 // --kill-rank R --kill-step K: rank R kills itself (SIGKILL) in the middle of step K, after its
 // forward, before its gradients are shared: the fault test.
 #include "examples/common/data_parallel.hpp"
-#include "nn/checkpoint.hpp"
-#include "nn/parallel/distributed.hpp"
-#include "nn/parallel/distributed_sampler.hpp"
-#include "nn/parallel/process_group.hpp"
-#include "nn/parallel/zero_optimizer.hpp"
-#include "nn/tutorial_b/transformer.hpp"
-#include "nn/tutorial_c/tutorial_c.hpp"
-#include "optim/optimizer.hpp"
-#include "xtgrad.hpp"
+#include <xtgrad/nn/checkpoint.hpp>
+#include <xtgrad/nn/parallel/distributed.hpp>
+#include <xtgrad/nn/parallel/distributed_sampler.hpp>
+#include <xtgrad/nn/parallel/process_group.hpp>
+#include <xtgrad/nn/parallel/zero_optimizer.hpp>
+#include <xtgrad/nn/tutorial_b/transformer.hpp>
+#include <xtgrad/nn/tutorial_c/tutorial_c.hpp>
+#include <xtgrad/optim/optimizer.hpp>
+#include <xtgrad/xtgrad.hpp>
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <memory>
 #include <type_traits>
@@ -54,6 +56,8 @@ int main(int argc, char** argv) {
     std::string model_name = "b", optimizer = "zero", save, resume;
     std::size_t batch = 6, len = 12, vocab = 120, d_model = 32;
     long steps = 6, save_at = -1, kill_step = -1;
+    double bucket_mb = 25;
+    bool timeline = false, no_consolidate = false;
     int kill_rank = -1;
     CLI::App app{"A data-parallel run with Adam or ZeroRedundancyOptimizer, saved and resumed."};
     app.add_option("--model", model_name, "b: tutorial B on random tokens; c: the Winter Games (tutorial C)")
@@ -69,6 +73,11 @@ int main(int argc, char** argv) {
     app.add_option("--resume", resume, "continue the run checkpoint FILE");
     app.add_option("--kill-rank", kill_rank, "this rank kills itself (SIGKILL) in step --kill-step");
     app.add_option("--kill-step", kill_step);
+    app.add_option("--bucket-mb", bucket_mb, "DDP's bucket cap (the first bucket: the smaller of it and 1 MB)")
+        ->check(CLI::PositiveNumber)->capture_default_str();
+    app.add_flag("--timeline", timeline, "print the last step's allreduces bucket by bucket, the share backward hid, "
+                                          "and one blocking allreduce of every gradient");
+    app.add_flag("--no-consolidate", no_consolidate, "save without consolidate_state_dict first (a misuse: an Error)");
     CLI11_PARSE(app, argc, argv);
     const examples::DataParallel dp("zero_run");
     try {
@@ -124,7 +133,8 @@ int main(int argc, char** argv) {
             }
         };
         const auto train = [&](auto& typed) {
-            nn::parallel::DistributedDataParallel ddp(typed);
+            nn::parallel::DistributedDataParallel ddp(
+                typed, {.bucket_cap_mb = bucket_mb, .first_bucket_cap_mb = std::min(1.0, bucket_mb)});
             ddp.set_gradient_weight(share);
             for (long step = run.epoch + 1; step <= steps; ++step) {
                 opt->zero_grad();
@@ -135,11 +145,29 @@ int main(int argc, char** argv) {
                 run.epoch = step;
                 fmt::print("step {} loss {:.9f}\n", step, dp.mean(loss.item(), share));
                 if (!save.empty() && step == (save_at > 0 ? save_at : steps)) {
-                    if (zero) zero->consolidate_state_dict(0);  // every rank: a collective
+                    if (zero && !no_consolidate) zero->consolidate_state_dict(0);  // every rank: a collective
                     if (dp.rank() == 0) nn::save_run(save, typed, run);
                     distributed::barrier("zero_run: checkpoint written");
                 }
             }
+            if (!timeline) return;
+            // rank 0's view of its last step (times in seconds since the step's first gradient hook)
+            const nn::parallel::ReducerStats& st = ddp.stats();
+            for (std::size_t k = 0; k < st.last_step.size(); ++k)
+                fmt::print("bucket {} bytes {} launch {:.6f} finish {:.6f} wait {:.6f}\n", k, st.last_step[k].bytes,
+                           st.last_step[k].launch, st.last_step[k].finish, st.last_step[k].wait);
+            fmt::print("backward_end {:.6f} hidden {:.4f}\n", st.last_backward_end, nn::parallel::hidden_fraction(st));
+            std::size_t n = 0;
+            for (const auto& b : st.last_step) n += b.bytes / sizeof(float);
+            std::vector<float> all(n, 1.f);
+            double best = 1e30;
+            for (int rep = 0; rep < 3; ++rep) {  // the fastest of 3: the link, not a neighbour's load
+                distributed::barrier("zero_run: before the blocking allreduce");
+                const auto t0 = std::chrono::steady_clock::now();
+                distributed::all_reduce(all.data(), all.size(), "zero_run: blocking allreduce");
+                best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+            }
+            fmt::print("blocking_allreduce bytes {} seconds {:.6f}\n", n * sizeof(float), best);
         };
         if (model_name == "b") train(static_cast<nn::tutorial_b::Transformer&>(*model));
         else train(static_cast<tc::Transformer&>(*model));
