@@ -7,7 +7,9 @@
 #   2. the bytes that cross the veth pair per step match tools/ddp_cost_model.py --wire-bytes
 #      (payload + TCP/IP headers: measured / predicted in [0.98, 1.1], the low end for the noise of
 #      connection set-up that the difference of two runs leaves);
-#   3. the overlap of the bucket allreduces with backward over TCP, bucket by bucket.
+#   3. the overlap of the bucket allreduces with backward over TCP, bucket by bucket;
+#   4. the rank on host 1 killed mid-step, survivors left running (mpirun's recovery mode): rank 0
+#      exits with an Error naming rank 1, and the checkpoint before resumes over the network.
 #   tests/distributed/run_netns_test.sh BUILD_DIR
 # Needs root (CAP_NET_ADMIN): skips (exit 0) with a message where `ip netns add` is refused, or
 # without MPI. Traffic stays between the two namespaces it makes; they are removed on exit.
@@ -53,9 +55,10 @@ chmod +x "$out/agent.sh"
 printf '10.231.0.1 slots=1\n10.231.0.2 slots=1\n' >"$out/hosts"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # mpirun itself runs on host 0; one rank per host (--map-by node); TCP over the veth only.
+mpirun_extra=()  # mpirun's own options for the next call
 mpi_hosts() {
   ip netns exec "$h0" timeout 300 mpirun -np 2 --hostfile "$out/hosts" --map-by node --bind-to none \
-    --mca plm_rsh_agent "$out/agent.sh" --mca btl tcp,self \
+    "${mpirun_extra[@]}" --mca plm_rsh_agent "$out/agent.sh" --mca btl tcp,self \
     --mca btl_tcp_if_include 10.231.0.0/30 --mca oob_tcp_if_include 10.231.0.0/30 "$prog" "$@"
 }
 # bytes both ends of the veth pair sent so far
@@ -96,5 +99,23 @@ if mpi_hosts --model b --vocab 8000 --d-model 128 --batch 32 --bucket-mb 1 --ste
   ok "overlap, 2 hosts over TCP: $line"
 else
   bad "overlap timeline over TCP: ${line:-}"; cat "$out/timeline.log"
+fi
+# 4. Host 1's rank killed (SIGKILL) in step 4, after the checkpoint of step 3 (ZeRO).
+start=$SECONDS
+mpirun_extra=(-x XTGRAD_DIST_TIMEOUT --mca orte_enable_recovery 1)
+XTGRAD_DIST_TIMEOUT=5 mpi_hosts "${model[@]}" --optimizer zero --steps 10 --save-at 3 --save "$out/ck.safetensors" \
+  --kill-rank 1 --kill-step 4 >"$out/killed.log" 2>&1
+mpirun_extra=()
+took=$((SECONDS - start))
+if grep -q "^zero_run rank 0 of 2: .*did not complete within 5 s on rank 0 of 2: lost rank 1 (" "$out/killed.log" && [ "$took" -lt 60 ]; then
+  ok "host 1's rank killed: rank 0 exits with an Error naming it after $took s"
+else
+  bad "host 1's rank killed ($took s)"; cat "$out/killed.log"
+fi
+if mpi_hosts "${model[@]}" --optimizer zero --steps 10 --resume "$out/ck.safetensors" >"$out/resumed.log" 2>&1 \
+   && losses=$(same_losses "$out/resumed.log" "$out/zero.10.log" 0); then
+  ok "the checkpoint of step 3 resumes on the 2 hosts: steps 4-10 as the uninterrupted run, $losses"
+else
+  bad "resume over the network after the kill"; cat "$out/resumed.log"
 fi
 exit $fail
