@@ -235,8 +235,14 @@ void ZeroRedundancyOptimizer::consolidate_state_dict(int to) {
         distributed::broadcast(&size, sizeof size, r, "ZeroRedundancyOptimizer.consolidate_state_dict: shard size");
         bytes.resize(size);
         broadcast_bytes(bytes.data(), bytes.size(), r, "ZeroRedundancyOptimizer.consolidate_state_dict: shard");
-        if (rank_ == to)
-            for (auto& entry : detail::deserialize_shard(bytes, r)) all.tensors.push_back(std::move(entry));
+        if (rank_ != to) continue;
+        for (auto& entry : detail::deserialize_shard(bytes, r)) {
+            std::string key;  // a parameter rank r owns, by this process's partition too
+            const std::size_t i = state_index(entry.first, &key);
+            if (i >= params_.size() || owner_[i] != r)
+                fail("{}.consolidate_state_dict: rank {} sent '{}', which names no parameter it owns", kWho, r, entry.first);
+            all.tensors.push_back(std::move(entry));
+        }
     }
     if (rank_ != to) {
         consolidated_.reset();
