@@ -4,7 +4,7 @@
 //   tanh:  gelu(x) ≈ 0.5 x (1 + tanh(u)),  u = √(2/π) (x + 0.044715 x³)
 //          gelu'(x) = 0.5 (1 + t) + 0.5 x (1 - t²) √(2/π) (1 + 3·0.044715 x²),  t = tanh(u)
 #include <xtgrad/autograd/ops.hpp>
-#include <xtgrad/autograd/kernels.hpp>
+#include <xtgrad/autograd/ops/activations.hpp>
 #include <xtgrad/autograd/ops/common.hpp>
 #include <xtgrad/threads/parallel.hpp>
 

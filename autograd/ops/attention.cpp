@@ -12,7 +12,7 @@
 // the same arithmetic as the composition's (the same GEMM calls, softmax rows and masks), so the
 // results are bit for bit those of the composition.
 #include <xtgrad/gemm/blas.hpp>
-#include <xtgrad/autograd/kernels.hpp>
+#include <xtgrad/autograd/ops/dropout.hpp>
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/autograd/ops/attention_blocks.hpp>
 #include <xtgrad/autograd/ops/common.hpp>

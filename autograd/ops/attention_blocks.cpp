@@ -2,7 +2,7 @@
 
 #include <xtgrad/gemm/blas.hpp>
 #include <xtgrad/autograd/broadcast.hpp>
-#include <xtgrad/autograd/kernels.hpp>
+#include <xtgrad/autograd/ops/softmax.hpp>
 #include <xtgrad/autograd/ops/common.hpp>
 
 #include <cstring>

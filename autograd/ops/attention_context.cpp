@@ -11,7 +11,7 @@
 // The block steps are those of the two nodes (attention_blocks.hpp), so values and gradients are
 // theirs bit for bit, on any thread count.
 #include <xtgrad/gemm/blas.hpp>
-#include <xtgrad/autograd/kernels.hpp>
+#include <xtgrad/autograd/ops/dropout.hpp>
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/autograd/ops/attention_blocks.hpp>
 #include <xtgrad/autograd/ops/common.hpp>

@@ -1,6 +1,6 @@
 // Inverted dropout: training keeps each element with probability 1 - p and scales it by
 // 1 / (1 - p), so eval mode is the identity and the expected activation is unchanged.
-#include <xtgrad/autograd/kernels.hpp>
+#include <xtgrad/autograd/ops/dropout.hpp>
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/autograd/ops/common.hpp>
 #include <xtgrad/threads/parallel.hpp>

@@ -5,7 +5,7 @@
 // Backward (docs/derivations.md#layernorm), per row with dxhat = g * weight:
 //   dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
 //   dweight += Σ_rows g * xhat;  dbias += Σ_rows g
-#include <xtgrad/autograd/kernels.hpp>
+#include <xtgrad/autograd/ops/layer_norm.hpp>
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/autograd/ops/common.hpp>
 #include <xtgrad/threads/parallel.hpp>

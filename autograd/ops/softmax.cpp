@@ -7,7 +7,7 @@
 // throws an Error naming the row, so a fully masked attention row is never silent garbage.
 // A row whose only non--inf values are NaN gets an Error that says NaN.
 #include <xtgrad/autograd/ops.hpp>
-#include <xtgrad/autograd/kernels.hpp>
+#include <xtgrad/autograd/ops/softmax.hpp>
 #include <xtgrad/autograd/ops/common.hpp>
 #include <xtgrad/threads/parallel.hpp>
 #include <xtgrad/simd/vector_kernels.hpp>

@@ -1,0 +1,16 @@
+// GELU's kernels, beside their op (ops/activations.cpp). Named kernels on raw buffers (llm.c
+// style): each can be called and tested alone and broken on (`break xtgrad::gelu_backward`).
+// The backward writes its gradient through GradOut (autograd/grad_out.hpp).
+#pragma once
+
+#include <xtgrad/autograd/grad_out.hpp>
+#include <xtgrad/autograd/ops.hpp>
+
+#include <cstddef>
+
+namespace xtgrad {
+
+void gelu_forward(const float* x, float* y, std::size_t n, GeluApproximation approx);
+void gelu_backward(const float* x, const float* g, GradOut dx, std::size_t n, GeluApproximation approx);
+
+}  // namespace xtgrad
