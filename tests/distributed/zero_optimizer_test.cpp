@@ -132,3 +132,24 @@ TEST_CASE("consolidate_state_dict's shard message: round trip; cut short, corrup
     huge_count[7] = 0x7f;  // 2^62-odd entries claimed
     test::expect_error([&] { deserialize_shard(huge_count, 1); }, {"rank 1", "cut short"});
 }
+
+TEST_CASE("ZeroRedundancyOptimizer over another optimizer (a factory): SGD with momentum as plain SGD; a bad factory is an Error") {
+    const optim::SGDOptions sgd{.lr = 0.1, .momentum = 0.9};
+    manual_seed(5);
+    Net a;
+    manual_seed(5);
+    Net b;
+    optim::SGD plain(a.parameters(), sgd);
+    ZeroRedundancyOptimizer zero(b.parameters(), [&](std::vector<Tensor> p) { return std::make_unique<optim::SGD>(std::move(p), sgd); });
+    train(a, plain, 3);
+    train(b, zero, 3);
+    for (std::size_t i = 0; i < 4; ++i) CHECK(test::max_abs_diff(a.parameters()[i].data(), b.parameters()[i].data()) == 0.f);
+    CHECK(zero.state_dict().tensors.size() == plain.state_dict().tensors.size());
+    CHECK(zero.local_state_bytes() == 4 * (18 + 6 + 12 + 2));  // one momentum buffer per parameter
+    Net c;
+    test::expect_error([&] { ZeroRedundancyOptimizer(c.parameters(), [](std::vector<Tensor>) { return std::unique_ptr<optim::Optimizer>(); }); },
+                       {"ZeroRedundancyOptimizer", "factory returned nothing"});
+    test::expect_error([&] {
+        ZeroRedundancyOptimizer(c.parameters(), [&](std::vector<Tensor>) { return std::make_unique<optim::SGD>(std::vector<Tensor>{}, sgd); });
+    }, {"local optimizer holds 0 parameters", "owns 4"});
+}
