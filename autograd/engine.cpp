@@ -7,7 +7,9 @@
 #include <xtgrad/autograd/post_accumulate_hooks.hpp>
 #include <xtgrad/autograd/tensor.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <cstdlib>
 #include <cstring>
 #include <unordered_set>
@@ -105,14 +107,46 @@ void keep_grad(TensorImpl& t) {
     *t.grad += *t.incoming;
 }
 
-// A leaf's gradient for this pass is complete: its hooks see it, then it goes into .grad.
 // A leaf's last consumer has run: its hooks see the gradient, it is added into .grad, then the
-// post-accumulate-grad hooks (DistributedDataParallel's buckets) see the complete .grad.
+// observers hear that it is done (the post-accumulate-grad hooks, DistributedDataParallel's
+// buckets among them, see the complete .grad).
 void finish_leaf(TensorImpl& t) {
     if (!t.hooks.empty()) apply_hooks(t);
     keep_grad(t);
     t.incoming.reset();
-    detail::run_post_accumulate_grad_hooks(t);
+    for (detail::BackwardObserver* o : detail::backward_observers()) o->leaf_done(t);
+}
+
+// The built-in observers, each the engine's only link to its feature.
+class TracePrinter final : public detail::BackwardObserver {
+    void before_node(std::size_t step, const Node& node, const TensorImpl& out, const Array& grad) override {
+        if (trace_state().on) print_trace(step, node, out, grad);
+    }
+};
+class DebuggerStops final : public detail::BackwardObserver {
+    void before_node(std::size_t, const Node& node, const TensorImpl&, const Array& grad) override {
+        debug::before_node(node, grad);
+    }
+    void after_node(const Node& node) override { debug::after_node(node); }
+};
+class AnomalyCheck final : public detail::BackwardObserver {
+    void node_ran(const Node& node) override {
+        if (anomaly_detection_enabled()) detail::check_backward_anomaly(node);
+    }
+};
+class PostAccumulateHooks final : public detail::BackwardObserver {
+    void leaf_done(TensorImpl& leaf) override { detail::run_post_accumulate_grad_hooks(leaf); }
+};
+TracePrinter trace_printer;
+DebuggerStops debugger_stops;
+AnomalyCheck anomaly_check;
+PostAccumulateHooks post_accumulate_hooks;
+constexpr std::size_t kBuiltInsAfterAdded = 3;  // debugger_stops, anomaly_check, post_accumulate_hooks
+
+std::vector<detail::BackwardObserver*>& observer_list() {
+    thread_local std::vector<detail::BackwardObserver*> list{&trace_printer, &debugger_stops, &anomaly_check,
+                                                             &post_accumulate_hooks};
+    return list;
 }
 
 }  // namespace
@@ -123,14 +157,23 @@ bool trace_enabled() { return trace_state().on; }
 namespace detail {
 
 namespace {
-thread_local BackwardObserver* observer = nullptr;
 // The passes running on this thread, outermost first: a hook may start another backward.
 thread_local std::vector<const BackwardPass*> running_passes;
 
 }  // namespace
 
-BackwardObserver* backward_observer() { return observer; }
-BackwardObserver* set_backward_observer(BackwardObserver* o) { return std::exchange(observer, o); }
+const std::vector<BackwardObserver*>& backward_observers() { return observer_list(); }
+
+ObserverScope::ObserverScope(BackwardObserver* observer) : observer_(observer) {
+    std::vector<BackwardObserver*>& list = observer_list();
+    list.insert(list.end() - kBuiltInsAfterAdded, observer);
+}
+
+ObserverScope::~ObserverScope() {
+    std::vector<BackwardObserver*>& list = observer_list();
+    const auto it = std::find(list.rbegin(), list.rend(), observer_);
+    if (it != list.rend()) list.erase(std::next(it).base());
+}
 
 BackwardPass::BackwardPass(const ImplPtr& root_ptr, const Array& grad_output, bool retain_graph)
     : retain_graph_(retain_graph) {
@@ -152,7 +195,7 @@ BackwardPass::BackwardPass(const ImplPtr& root_ptr, const Array& grad_output, bo
     refuse_overlap_with_running_passes();
     running_passes.push_back(this);
     root.incoming = std::make_shared<Array>(grad_output);
-    if (observer) observer->begin();
+    for (BackwardObserver* o : backward_observers()) o->begin();
 }
 
 void BackwardPass::refuse_overlap_with_running_passes() const {
@@ -189,7 +232,7 @@ const ImplPtr* BackwardPass::next() {
     }
     if (pending_ == nullptr && !ended_) {
         ended_ = true;
-        if (observer) observer->end();
+        for (BackwardObserver* o : backward_observers()) o->end();
     }
     return pending_;
 }
@@ -199,12 +242,11 @@ void BackwardPass::run_next() {
     pending_ = nullptr;
     Node& node = *t.grad_fn;
     const std::shared_ptr<Array> grad = std::move(t.incoming);
-    if (trace_state().on) print_trace(step_, node, t, *grad);
-    if (observer) observer->before_node(step_, node, t, *grad);
-    debug::before_node(node, *grad);
+    const std::vector<BackwardObserver*>& observers = backward_observers();
+    for (BackwardObserver* o : observers) o->before_node(step_, node, t, *grad);
     ++step_;
-    node.run(*grad);
-    if (anomaly_detection_enabled()) check_backward_anomaly(node);
+    node.run(*grad);  // the chain rule: the node's backward adds into its inputs' gradients
+    for (BackwardObserver* o : observers) o->node_ran(node);
     // A leaf whose last consumer just ran gets its gradient now (PyTorch's AccumulateGrad), so the
     // debugger sees .grad right after the node that completes it.
     for (const ImplPtr& in : node.inputs()) {
@@ -212,7 +254,7 @@ void BackwardPass::run_next() {
         auto it = leaf_uses_.find(in.get());
         if (it != leaf_uses_.end() && --it->second == 0 && in->incoming) finish_leaf(*in);
     }
-    debug::after_node(node);
+    for (BackwardObserver* o : observers) o->after_node(node);
     if (!retain_graph_) node.release();
 }
 

@@ -13,8 +13,10 @@
 //
 // The walk is a BackwardPass that runs one node per call: run_backward() loops over it,
 // and the debugger's BackwardStepper (autograd/debug.hpp) calls it by hand, so both visit
-// the nodes in the same order. Before each node the engine calls debug::before_node(), a
-// place to break in gdb (docs/debugging.md).
+// the nodes in the same order. Everything else that watches or joins a pass — the trace, a
+// TraceTable, the debugger's stops (debug::before_node, a place to break in gdb), anomaly
+// mode's check, the post-accumulate-grad hooks — is a BackwardObserver in one list (below),
+// told each event in the order of the chain rule; the loop itself is only the chain rule.
 #pragma once
 
 #include <xtgrad/autograd/array.hpp>
@@ -75,8 +77,10 @@ private:
 // The seed gradient of backward() without an argument: ones, for a one-element tensor.
 Array loss_seed(const Tensor& loss, const char* who);
 
-// Watches backward passes (the TraceTable does). One per thread; set_backward_observer
-// returns the previous one so observers can nest. Null (the default) costs one branch.
+// Watches (or joins) backward passes. The engine tells every observer in the list each event of
+// a pass, in this order for each node:
+//   before_node -> the node runs (accumulated, per input it writes) -> node_ran ->
+//   leaf_done (per leaf whose .grad it completed) -> after_node
 class BackwardObserver {
 public:
     virtual ~BackwardObserver() = default;
@@ -87,10 +91,31 @@ public:
     // node added a gradient of shape `from` into its input i; `summed`: the input already had one.
     virtual void accumulated(const Node& /*node*/, std::size_t /*input*/, const Shape& /*from*/,
                              bool /*summed*/) {}
+    // node has run; the gradients it wrote are in its inputs' buffers, not yet in any .grad.
+    virtual void node_ran(const Node& /*node*/) {}
+    // leaf's .grad now holds this pass's complete gradient (its register_hook hooks have run).
+    virtual void leaf_done(TensorImpl& /*leaf*/) {}
+    // node is done: the leaves it completed hold their .grad.
+    virtual void after_node(const Node& /*node*/) {}
     virtual void end() {}
 };
-BackwardObserver* backward_observer();
-BackwardObserver* set_backward_observer(BackwardObserver* observer);
+
+// This thread's list, in the order it is told: the XTGRAD_TRACE printer, the observers added
+// (innermost last), the debugger's stops, anomaly mode's check, the post-accumulate-grad hooks.
+// The built-in ones are always listed and cost a branch while off.
+const std::vector<BackwardObserver*>& backward_observers();
+
+// Adds an observer to this thread's list for the scope's lifetime (a TraceTable holds one).
+class ObserverScope {
+public:
+    explicit ObserverScope(BackwardObserver* observer);
+    ~ObserverScope();
+    ObserverScope(const ObserverScope&) = delete;
+    ObserverScope& operator=(const ObserverScope&) = delete;
+
+private:
+    BackwardObserver* observer_;
+};
 
 }  // namespace detail
 

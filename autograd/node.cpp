@@ -48,7 +48,7 @@ void Node::accumulate(std::size_t i, Array g) {
         g = sum_to_shape(g, want);
     }
     // A TraceTable, if one is watching, notes sums (in.grad exists) and reductions (got != want).
-    if (detail::BackwardObserver* o = detail::backward_observer()) o->accumulated(*this, i, got, in.incoming != nullptr);
+    for (detail::BackwardObserver* o : detail::backward_observers()) o->accumulated(*this, i, got, in.incoming != nullptr);
     if (!in.incoming)
         in.incoming = std::make_shared<Array>(std::move(g));
     else
@@ -63,7 +63,7 @@ GradOut Node::grad_out(std::size_t i, const Shape& writes) {
         fail("{}: gradient for input {} has shape {} but the input has shape {}", op_, i, shape_str(writes),
              shape_str(want));
     const bool fresh = !in.incoming;
-    if (detail::BackwardObserver* o = detail::backward_observer()) o->accumulated(*this, i, want, !fresh);
+    for (detail::BackwardObserver* o : detail::backward_observers()) o->accumulated(*this, i, want, !fresh);
     if (fresh) in.incoming = std::make_shared<Array>(empty_array(want));
     return {in.incoming->data(), in.incoming->size(), fresh};
 }

@@ -19,8 +19,8 @@ std::string steps_str(const std::vector<std::size_t>& from) {
 
 }  // namespace
 
-TraceTable::TraceTable() : previous_(detail::set_backward_observer(this)) {}
-TraceTable::~TraceTable() { detail::set_backward_observer(previous_); }
+TraceTable::TraceTable() = default;
+TraceTable::~TraceTable() = default;
 
 void TraceTable::begin() {
     from_.clear();

@@ -34,7 +34,7 @@ public:
         double grad_norm;
         std::vector<std::size_t> from;          // steps that contributed to that gradient; empty: the seed
         std::vector<std::string> reductions;    // broadcast gradients this node reduced
-    };
+};
     struct Leaf {
         std::string name;                       // "" for an unnamed input
         Shape shape;
@@ -64,7 +64,6 @@ private:
     void accumulated(const Node& node, std::size_t input, const Shape& from, bool summed) override;
     void end() override;
 
-    detail::BackwardObserver* previous_;
     std::vector<Row> rows_;
     std::vector<Leaf> leaves_;
     std::unordered_map<const Node*, std::size_t> row_of_node_;
@@ -73,6 +72,7 @@ private:
     std::unordered_map<const TensorImpl*, bool> onto_earlier_;
     std::vector<std::shared_ptr<TensorImpl>> leaves_reached_;
     std::size_t current_step_ = 0;
+    detail::ObserverScope observing_{this};  // last: listed once the table is built, removed first
 };
 
 }  // namespace xtgrad

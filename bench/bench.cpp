@@ -114,7 +114,7 @@ struct Workload {
 Workload winter() {
     Workload w;
     manual_seed(0);
-    auto model = std::make_shared<nn::tutorial_c::Transformer>(nn::tutorial_c::TransformerOptions());
+    auto model = std::make_shared<nn::tutorial_c::Transformer>(nn::tutorial_c::Config());
     const Ids enc{{1, 2, 3, 4, 5, 6, 7}}, dec{{7, 1, 2, 3, 4, 5, 6}};
     const Ids target{1, 2, 3, 4, 5, 6, 8};
     w.what = "tutorial C, batch 1, 7+7 tokens, Adam";

@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
 
     try {
         manual_seed(0);
-        tc::Transformer model(tc::TransformerOptions().d_model(16).d_ff(32).d_k(8).d_v(8).n_layers(1).n_heads(2));
+        tc::Transformer model(tc::Config().d_model(16).d_ff(32).d_k(8).d_v(8).n_layers(1).n_heads(2));
         // 'I like the 2022 Beijing Winter Games' -> 'S 我 爱 2022 北京 冬 奥会' -> '我 爱 2022 北京 冬 奥会 E'
         const Ids enc{{1, 2, 3, 4, 5, 6, 7}}, dec{{7, 1, 2, 3, 4, 5, 6}}, target{1, 2, 3, 4, 5, 6, 8};
         Tensor loss = cross_entropy(model.forward(enc, dec).logits, target);

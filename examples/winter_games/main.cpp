@@ -31,7 +31,7 @@ namespace tc = xtgrad::nn::tutorial_c;
 
 namespace {
 
-const tc::TransformerOptions kLesson{};
+const tc::Config kLesson{};
 
 struct Settings {
     // The model's sizes, as plain variables for CLI11 to bind; main() builds the options from them.
@@ -177,7 +177,7 @@ int main(int argc, char** argv) {
         validate(s);
         cli::apply_threads(s.threads);
         manual_seed(s.seed);
-        tc::Transformer model(tc::TransformerOptions()
+        tc::Transformer model(tc::Config()
                                   .src_vocab_size(input_vocab.size())  // len(input_vocab)
                                   .tgt_vocab_size(output_vocab.size())
                                   .d_model(s.d_model)

@@ -6,8 +6,8 @@ namespace ex07 {
 
 namespace ta = xtgrad::nn::tutorial_a;
 
-ta::Options notebook_switches() {
-    ta::Options o;  // the intent: transpose, sqrt_dk, torch's LayerNorm
+ta::Errata notebook_switches() {
+    ta::Errata o;  // the intent: transpose, sqrt_dk, torch's LayerNorm
     // TODO: o.split = ...; o.scale = ...; o.layer_norm = ...; (only what the symptom needs)
     return o;
 }

@@ -9,10 +9,10 @@ namespace ex07 {
 
 namespace ta = xtgrad::nn::tutorial_a;
 
-ta::Options notebook_switches() {
-    ta::Options o;
-    o.scale = ta::ScaleRule::literal;
-    o.split = ta::HeadSplit::literal;
+ta::Errata notebook_switches() {
+    ta::Errata o;
+    o.scale = ta::ScaleRule::dk_over_heads;
+    o.split = ta::HeadSplit::view_only;
     return o;
 }
 

@@ -14,7 +14,7 @@ TEST_SUITE_BEGIN("07_find_the_erratum");
 namespace {
 // The recorded run: MultiHeadAttention(64, 8) built after manual_seed(5), self-attention on
 // randn(1, 5, 64) drawn from Generator(6), no mask.
-nn::AttentionResult rerun(const ta::Options& switches) {
+nn::AttentionResult rerun(const ta::Errata& switches) {
     manual_seed(5);
     const ta::MultiHeadAttention mha(64, 8, 0.f, switches);
     Generator gen(6);

@@ -26,7 +26,7 @@ class Decoder : public Module {
 public:
     explicit Decoder(const DecoderOptions& o);
     Decoder(std::size_t vocab_size, std::size_t max_seq_len, std::size_t num_layers = 6, std::size_t model_dim = 512,
-            std::size_t num_heads = 8, std::size_t ffn_dim = 2048, float dropout = 0.f, const Options& options = {})
+            std::size_t num_heads = 8, std::size_t ffn_dim = 2048, float dropout = 0.f, const Errata& options = {})
         : Decoder(with_sizes(DecoderOptions(vocab_size, max_seq_len), num_layers, model_dim, num_heads, ffn_dim, dropout, options)) {}
 
     // inputs (B, Lt) ids, inputs_len (B), enc_output (B, Ls, d), context_attn_mask (B, Lt, Ls) or null.

@@ -28,7 +28,7 @@ class DecoderLayer : public Module {
 public:
     explicit DecoderLayer(const DecoderLayerOptions& o);
     DecoderLayer(std::size_t model_dim = 512, std::size_t num_heads = 8, std::size_t ffn_dim = 2048, float dropout = 0.f,
-                 const Options& options = {})
+                 const Errata& options = {})
         : DecoderLayer(DecoderLayerOptions(model_dim, num_heads).ffn_dim(ffn_dim).dropout(dropout).errata(options)) {}
 
     // dec_inputs (B, Lt, d), enc_outputs (B, Ls, d); self_attn_mask (B, Lt, Lt) = PAD or future

@@ -27,7 +27,7 @@ class Encoder : public Module {
 public:
     explicit Encoder(const EncoderOptions& o);
     Encoder(std::size_t vocab_size, std::size_t max_seq_len, std::size_t num_layers = 6, std::size_t model_dim = 512,
-            std::size_t num_heads = 8, std::size_t ffn_dim = 2048, float dropout = 0.f, const Options& options = {})
+            std::size_t num_heads = 8, std::size_t ffn_dim = 2048, float dropout = 0.f, const Errata& options = {})
         : Encoder(with_sizes(EncoderOptions(vocab_size, max_seq_len), num_layers, model_dim, num_heads, ffn_dim, dropout, options)) {}
 
     // inputs (B, L) ids (0 = PAD, trailing), inputs_len (B) with max(inputs_len) = L.

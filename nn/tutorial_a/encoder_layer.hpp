@@ -26,7 +26,7 @@ class EncoderLayer : public Module {
 public:
     explicit EncoderLayer(const EncoderLayerOptions& o);
     EncoderLayer(std::size_t model_dim = 512, std::size_t num_heads = 8, std::size_t ffn_dim = 2048, float dropout = 0.f,
-                 const Options& options = {})
+                 const Errata& options = {})
         : EncoderLayer(EncoderLayerOptions(model_dim, num_heads).ffn_dim(ffn_dim).dropout(dropout).errata(options)) {}
 
     // inputs (B, L, d), attn_mask (B, L, L) true = masked (padding_mask(ids, ids)), or null.

@@ -65,7 +65,7 @@ using DecoderOptions = StackOptionsOf<struct DecoderTag>;
 // stack or of the Transformer (their positional constructors and TransformerOptions::stack).
 template <class StackOptions>
 StackOptions with_sizes(StackOptions o, std::size_t num_layers, std::size_t model_dim, std::size_t num_heads,
-                        std::size_t ffn_dim, float dropout, const Options& errata) {
+                        std::size_t ffn_dim, float dropout, const Errata& errata) {
     o.num_layers(num_layers).model_dim(model_dim).num_heads(num_heads).ffn_dim(ffn_dim).dropout(dropout).errata(errata);
     return o;
 }

@@ -21,7 +21,7 @@ MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionOptions& o)
         fail("{}: model_dim {} is not divisible by num_heads {}: every head needs dim_per_head = model_dim / num_heads "
              "features",
              kMultiHeadAttentionType, model_dim, num_heads);
-    if (options.scale == ScaleRule::literal && dim_per_head < num_heads)
+    if (options.scale == ScaleRule::dk_over_heads && dim_per_head < num_heads)
         fail("{}: the literal scale (dim_per_head // num_heads) ** -0.5 divides by zero for dim_per_head {} < num_heads {}",
              kMultiHeadAttentionType, dim_per_head, num_heads);
     linear_k = register_module("linear_k", std::make_shared<Linear>(model_dim, dim_per_head * num_heads));
@@ -36,21 +36,21 @@ MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionOptions& o)
 }
 
 float MultiHeadAttention::scale() const {
-    const std::size_t d = options.scale == ScaleRule::literal ? dim_per_head / num_heads : dim_per_head;
+    const std::size_t d = options.scale == ScaleRule::dk_over_heads ? dim_per_head / num_heads : dim_per_head;
     return static_cast<float>(std::pow(static_cast<double>(d), -0.5));
 }
 
 Tensor MultiHeadAttention::split(const Tensor& x) const {
     const long B = static_cast<long>(x.size(0)), L = static_cast<long>(x.size(1));
     const long h = static_cast<long>(num_heads), dk = static_cast<long>(dim_per_head);
-    if (options.split == HeadSplit::literal) return reshape(x, {B * h, -1, dk});  // the notebook's view
+    if (options.split == HeadSplit::view_only) return reshape(x, {B * h, -1, dk});  // the notebook's view
     return reshape(split_heads(x, num_heads), {B * h, L, dk});                    // (B, h, L, dk) flattened
 }
 
 Tensor MultiHeadAttention::merge(const Tensor& context) const {
     const long h = static_cast<long>(num_heads), dk = static_cast<long>(dim_per_head);
     const long B = static_cast<long>(context.size(0)) / h, Lq = static_cast<long>(context.size(1));
-    if (options.split == HeadSplit::literal) return reshape(context, {B, -1, h * dk});
+    if (options.split == HeadSplit::view_only) return reshape(context, {B, -1, h * dk});
     return merge_heads(reshape(context, {B, h, Lq, dk}));
 }
 
@@ -60,7 +60,7 @@ Mask MultiHeadAttention::repeat_per_head(const Mask& mask) const {
     for (std::size_t b = 0; b < B; ++b)
         for (std::size_t head = 0; head < h; ++head) {
             // literal: mask.repeat(h, 1, 1), head-major; intent: repeat_interleave(h, 0), row b·h + head
-            const std::size_t row = options.split == HeadSplit::literal ? head * B + b : b * h + head;
+            const std::size_t row = options.split == HeadSplit::view_only ? head * B + b : b * h + head;
             std::copy(mask.data() + b * block, mask.data() + (b + 1) * block, out.data() + row * block);
         }
     return out;

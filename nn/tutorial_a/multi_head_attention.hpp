@@ -10,14 +10,14 @@
 // forward takes (key, value, query, attn_mask) in that order, as the notebook: note that
 // the query, the *last* argument, is also the residual.
 //
-// Errata, fixed by default and reproducible through Options (docs/tutorial_a.md):
-//  * split (HeadSplit::literal): the notebook writes key.view(batch*heads, -1, dim_per_head)
+// Errata, fixed by default and reproducible through Errata (docs/tutorial_a.md):
+//  * split (HeadSplit::view_only): the notebook writes key.view(batch*heads, -1, dim_per_head)
 //    straight from (B, L, d). A view keeps memory order, so each "head" is a block of
 //    consecutive positions and features, not one head's features at every position; the
 //    merge view(B, -1, d) undoes the scramble only because it is the same reshape. Its
 //    mask.repeat(h, 1, 1) orders blocks head-major, which matches only that literal view.
 //    Intent: transpose before flattening (the blog version A' keeps the same slip).
-//  * scale (ScaleRule::literal): the notebook computes (key.size(-1) // num_heads) ** -0.5
+//  * scale (ScaleRule::dk_over_heads): the notebook computes (key.size(-1) // num_heads) ** -0.5
 //    after the split, where key.size(-1) is already dk, so it divides by the heads twice
 //    (8 ** -0.5 instead of 64 ** -0.5 at d 512, h 8; a division by zero if dk < h).
 //    Tutorial A' has the correct dk ** -0.5.
@@ -34,7 +34,7 @@
 
 namespace xtgrad::nn::tutorial_a {
 
-// MultiHeadAttentionOptions(512, 8).dropout(0.1f).split(HeadSplit::literal)
+// MultiHeadAttentionOptions(512, 8).dropout(0.1f).split(HeadSplit::view_only)
 class MultiHeadAttentionOptions {
 public:
     MultiHeadAttentionOptions(std::size_t model_dim, std::size_t num_heads) : model_dim_(model_dim), num_heads_(num_heads) {}
@@ -48,7 +48,7 @@ class MultiHeadAttention : public Module {
 public:
     explicit MultiHeadAttention(const MultiHeadAttentionOptions& o);
     MultiHeadAttention(std::size_t model_dim = 512, std::size_t num_heads = 8, float dropout = 0.f,
-                       const Options& options = {})
+                       const Errata& options = {})
         : MultiHeadAttention(MultiHeadAttentionOptions(model_dim, num_heads).dropout(dropout).errata(options)) {}
 
     // key, value (B, Lk, d), query (B, Lq, d), attn_mask (B, Lq, Lk) true = masked, or null.
@@ -60,7 +60,7 @@ public:
     float scale() const;
 
     std::size_t dim_per_head, num_heads;
-    Options options;
+    Errata options;
     std::shared_ptr<Linear> linear_k, linear_v, linear_q;
     std::shared_ptr<ScaledDotProductAttention> dot_product_attention;
     std::shared_ptr<Linear> linear_final;

@@ -64,7 +64,7 @@ public:
     explicit Transformer(const TransformerOptions& o);
     Transformer(std::size_t src_vocab_size, std::size_t src_max_len, std::size_t tgt_vocab_size, std::size_t tgt_max_len,
                 std::size_t num_layers = 6, std::size_t model_dim = 512, std::size_t num_heads = 8,
-                std::size_t ffn_dim = 2048, float dropout = 0.2f, const Options& options = {})
+                std::size_t ffn_dim = 2048, float dropout = 0.2f, const Errata& options = {})
         : Transformer(with_sizes(TransformerOptions(src_vocab_size, src_max_len, tgt_vocab_size, tgt_max_len), num_layers,
                                  model_dim, num_heads, ffn_dim, dropout, options)) {}
 

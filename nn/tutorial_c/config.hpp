@@ -1,9 +1,9 @@
 // Tutorial C's hyper-parameters ("4. 代码实现", the block after the corpus), as the options of
 // its Encoder, Decoder and Transformer (nn/options.hpp):
-//   TransformerOptions().d_model(64).n_layers(2).positions(PositionScheme::literal)
+//   Config().d_model(64).n_layers(2).positions(PositionScheme::literal)
 // The tutorial's classes read them as module-level globals (Encoder() takes no arguments), so
-// the three modules share this one options type; every field is optional and defaults to the
-// lesson's value.
+// the three modules take this one type, named for what it is — the lesson's configuration — not
+// <Module>Options; every field is optional and defaults to the lesson's value.
 #pragma once
 
 #include <xtgrad/nn/options.hpp>
@@ -14,7 +14,7 @@
 
 namespace xtgrad::nn::tutorial_c {
 
-class TransformerOptions {
+class Config {
     // The Winter Games vocabularies with the intended ids: PAD = 0 and one id per word.
     // The tutorial's dicts map 'I' to 0 (PAD) and Beijing/Winter/Games all to 4, giving
     // len(input_vocab) = 7 and len(output_vocab) = 8 (docs/tutorial_c.md, errata).
@@ -36,8 +36,5 @@ public:
     DecoderLayerOptions decoder_layer() const { return {d_model_, n_heads_, d_ff_, d_k_, d_v_}; }
 };
 
-// Encoder and Decoder read the same globals: one type, three names (one per module).
-using EncoderOptions = TransformerOptions;
-using DecoderOptions = TransformerOptions;
 
 }  // namespace xtgrad::nn::tutorial_c

@@ -11,7 +11,7 @@ namespace {
 constexpr const char* kDecoderType = "tutorial_c::Decoder";
 }
 
-Decoder::Decoder(const DecoderOptions& o) : options(o) {
+Decoder::Decoder(const Config& o) : options(o) {
     check::d_model_positive(kDecoderType, o.d_model());
     output_token_emb = register_module("output_token_emb", std::make_shared<Embedding>(o.tgt_vocab_size(), o.d_model()));
     pos_emb = register_module(

@@ -32,11 +32,11 @@ struct DecoderOutput {
 
 class Decoder : public Module {
 public:
-    explicit Decoder(const DecoderOptions& options);
+    explicit Decoder(const Config& options);
     // dec_inputs (B, Lt) and enc_inputs (B, Ls) ids (0 = PAD), enc_outputs (B, Ls, d).
     DecoderOutput forward(const Ids& dec_inputs, const Ids& enc_inputs, const Tensor& enc_outputs) const;
 
-    DecoderOptions options;
+    Config options;
     std::shared_ptr<Embedding> output_token_emb, pos_emb;
     std::shared_ptr<ModuleList<DecoderLayer>> layers;
 };

@@ -6,7 +6,7 @@
 
 namespace xtgrad::nn::tutorial_c {
 
-Encoder::Encoder(const EncoderOptions& o) : options(o) {
+Encoder::Encoder(const Config& o) : options(o) {
     check::d_model_positive("tutorial_c::Encoder", o.d_model());
     token_emb = register_module("token_emb", std::make_shared<Embedding>(o.src_vocab_size(), o.d_model()));
     pos_emb = register_module(

@@ -32,10 +32,10 @@ struct EncoderOutput {
 
 class Encoder : public Module {
 public:
-    explicit Encoder(const EncoderOptions& options);
+    explicit Encoder(const Config& options);
     EncoderOutput forward(const Ids& enc_inputs) const;  // enc_inputs (B, Ls), 0 = PAD, Ls <= src_len
 
-    EncoderOptions options;
+    Config options;
     std::shared_ptr<Embedding> token_emb, pos_emb;
     std::shared_ptr<ModuleList<EncoderLayer>> layers;
 };

@@ -12,7 +12,7 @@ namespace {
 constexpr const char* kTransformerType = "tutorial_c::Transformer";
 }
 
-Transformer::Transformer(const TransformerOptions& o) : options(o) {
+Transformer::Transformer(const Config& o) : options(o) {
     encoder = register_module("encoder", std::make_shared<Encoder>(o));
     decoder = register_module("decoder", std::make_shared<Decoder>(o));
     projection = register_module("projection", std::make_shared<Linear>(o.d_model(), o.tgt_vocab_size(), /*bias=*/false));

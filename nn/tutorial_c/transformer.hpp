@@ -36,7 +36,7 @@ struct TransformerOutput {
 
 class Transformer : public Module {
 public:
-    explicit Transformer(const TransformerOptions& options = {});
+    explicit Transformer(const Config& options = {});
 
     // enc_inputs (B, Ls), dec_inputs (B, Lt) ids, 0 = PAD.
     TransformerOutput forward(const Ids& enc_inputs, const Ids& dec_inputs) const;
@@ -49,7 +49,7 @@ public:
     Ids greedy_decode(const Ids& enc_inputs, std::int64_t start_id, std::int64_t end_id,
                       std::size_t max_new_tokens = 0) const;
 
-    TransformerOptions options;
+    Config options;
     std::shared_ptr<Encoder> encoder;
     std::shared_ptr<Decoder> decoder;
     std::shared_ptr<Linear> projection;

@@ -9,8 +9,8 @@
 
 namespace xtgrad::test {
 
-inline nn::tutorial_c::TransformerOptions small_config() {
-    return nn::tutorial_c::TransformerOptions().d_model(16).d_ff(32).d_k(8).d_v(8).n_layers(1).n_heads(2);
+inline nn::tutorial_c::Config small_config() {
+    return nn::tutorial_c::Config().d_model(16).d_ff(32).d_k(8).d_v(8).n_layers(1).n_heads(2);
 }
 
 struct WinterGames {

@@ -54,7 +54,7 @@ int main() {
     gdb_target::make_printer_arrays();
     manual_seed(0);
     nn::tutorial_c::Transformer model(
-        nn::tutorial_c::TransformerOptions().d_model(16).d_ff(32).d_k(8).d_v(8).n_layers(2).n_heads(2));
+        nn::tutorial_c::Config().d_model(16).d_ff(32).d_k(8).d_v(8).n_layers(2).n_heads(2));
     gdb_target::w_q = model.encoder->layers->operator[](0).enc_self_attn->W_Q->weight;
 
     // 'I like the 2022 Beijing Winter Games' -> '我 爱 2022 北京 冬 奥会 E'

@@ -34,7 +34,7 @@ void empty_result(const Tensor& y, const Shape& expected, const Tensor& input) {
     CHECK(Shape(grad.shape().begin(), grad.shape().end()) == input.shape());
 }
 
-tc::TransformerOptions small_c() { return tc::TransformerOptions().d_model(kD).d_ff(kFf).d_k(3).d_v(5).n_layers(1).n_heads(kH); }
+tc::Config small_c() { return tc::Config().d_model(kD).d_ff(kFf).d_k(3).d_v(5).n_layers(1).n_heads(kH); }
 
 }  // namespace
 

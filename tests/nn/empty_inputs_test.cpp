@@ -42,7 +42,7 @@ TEST_CASE("empty batches and sequences: tutorial B's Transformer") {
 
 TEST_CASE("empty batches and sequences: tutorial C's Transformer") {
     nn::tutorial_c::Transformer model(
-        nn::tutorial_c::TransformerOptions().d_model(16).d_ff(32).d_k(4).d_v(4).n_layers(1).n_heads(2));
+        nn::tutorial_c::Config().d_model(16).d_ff(32).d_k(4).d_v(4).n_layers(1).n_heads(2));
     passes_or_names([&] {
         nn::tutorial_c::TransformerOutput out = model.forward(Ids::from_shape({0, 7}), Ids::from_shape({0, 7}));
         CHECK(out.logits.numel() == 0);

@@ -107,7 +107,7 @@ TEST_CASE("tutorial B: a hook on every module runs") {
 TEST_CASE("tutorial C: a hook on every module runs") {
     manual_seed(0);
     nn::tutorial_c::Transformer model(
-        nn::tutorial_c::TransformerOptions().d_model(16).d_ff(32).d_k(4).d_v(4).n_layers(2).n_heads(2));
+        nn::tutorial_c::Config().d_model(16).d_ff(32).d_k(4).d_v(4).n_layers(2).n_heads(2));
     HookEveryModule hooks(model);
     model.forward(Ids{{1, 2, 3, 4, 5, 6, 7}}, Ids{{7, 1, 2, 3, 4, 5, 6}});
     CHECK(hooks.hooked() > 10);

@@ -25,8 +25,8 @@ namespace td = nn::tutorial_d;
 using test::same_module;
 
 TEST_CASE("module options: tutorial A, Options or the notebook's positional arguments build one module") {
-    same_module([] { return ta::MultiHeadAttention(ta::MultiHeadAttentionOptions(8, 2).dropout(0.1f).split(ta::HeadSplit::literal)); },
-                [] { return ta::MultiHeadAttention(8, 2, 0.1f, {ta::HeadSplit::literal}); });
+    same_module([] { return ta::MultiHeadAttention(ta::MultiHeadAttentionOptions(8, 2).dropout(0.1f).split(ta::HeadSplit::view_only)); },
+                [] { return ta::MultiHeadAttention(8, 2, 0.1f, {ta::HeadSplit::view_only}); });
     same_module([] { return ta::EncoderLayer(ta::EncoderLayerOptions(8, 2).ffn_dim(12).layer_norm(ta::LayerNormKind::custom)); },
                 [] { return ta::EncoderLayer(8, 2, 12, 0.f, {.layer_norm = ta::LayerNormKind::custom}); });
     same_module([] { return ta::DecoderLayer(ta::DecoderLayerOptions(8, 2).ffn_dim(12)); }, [] { return ta::DecoderLayer(8, 2, 12); });
@@ -34,8 +34,8 @@ TEST_CASE("module options: tutorial A, Options or the notebook's positional argu
                 [] { return ta::PositionalWiseFeedForward(8, 12, 0.2f); });
     same_module([] { return ta::Transformer(ta::TransformerOptions(9, 5, 7, 6).num_layers(1).model_dim(8).num_heads(2).ffn_dim(12)); },
                 [] { return ta::Transformer(9, 5, 7, 6, 1, 8, 2, 12); });
-    const ta::MultiHeadAttention literal(ta::MultiHeadAttentionOptions(64, 8).scale(ta::ScaleRule::literal));
-    CHECK(literal.options.scale == ta::ScaleRule::literal);
+    const ta::MultiHeadAttention literal(ta::MultiHeadAttentionOptions(64, 8).scale(ta::ScaleRule::dk_over_heads));
+    CHECK(literal.options.scale == ta::ScaleRule::dk_over_heads);
     CHECK(literal.scale() == doctest::Approx(1.0));  // (dk // h) ** -0.5 = (8 // 8) ** -0.5
     // The notebook's defaults.
     const ta::TransformerOptions t(9, 5, 7, 6);
@@ -95,21 +95,21 @@ TEST_CASE("module options: tutorial A's Options constructors are the real ones; 
           ta::ScaledDotProductAttention(0.3f).attention_dropout);
     // errata(Options) sets the three switches at once, as the positional constructors' last argument
     ta::MultiHeadAttentionOptions o(8, 2);
-    CHECK(&o.errata({ta::HeadSplit::literal, ta::ScaleRule::literal, ta::LayerNormKind::custom}) == &o);
-    CHECK(o.split() == ta::HeadSplit::literal);
-    CHECK(o.scale() == ta::ScaleRule::literal);
+    CHECK(&o.errata({ta::HeadSplit::view_only, ta::ScaleRule::dk_over_heads, ta::LayerNormKind::custom}) == &o);
+    CHECK(o.split() == ta::HeadSplit::view_only);
+    CHECK(o.scale() == ta::ScaleRule::dk_over_heads);
     CHECK(o.layer_norm() == ta::LayerNormKind::custom);
     // a stack's options reach every layer
-    const ta::Encoder encoder(ta::EncoderOptions(9, 5).num_layers(1).model_dim(8).num_heads(2).ffn_dim(12).split(ta::HeadSplit::literal));
-    CHECK((*encoder.encoder_layers)[0].attention->options.split == ta::HeadSplit::literal);
+    const ta::Encoder encoder(ta::EncoderOptions(9, 5).num_layers(1).model_dim(8).num_heads(2).ffn_dim(12).split(ta::HeadSplit::view_only));
+    CHECK((*encoder.encoder_layers)[0].attention->options.split == ta::HeadSplit::view_only);
     test::expect_error([] { ta::Encoder(ta::EncoderOptions(9, 5).model_dim(8).num_heads(3)); },
                        {"MultiHeadAttention", "model_dim 8", "num_heads 3"});
 }
 
 TEST_CASE("module options: tutorial C's TransformerOptions are the lesson's globals as chained setters") {
-    static_assert(std::is_same_v<tc::EncoderOptions, tc::TransformerOptions>);
-    static_assert(std::is_same_v<tc::DecoderOptions, tc::TransformerOptions>);
-    tc::TransformerOptions o;
+    static_assert(std::is_same_v<tc::Config, tc::Config>);
+    static_assert(std::is_same_v<tc::Config, tc::Config>);
+    tc::Config o;
     CHECK(&o.d_model(8).d_ff(12).d_k(3).d_v(5).n_layers(1).n_heads(2) == &o);
     CHECK(&o.src_vocab_size(7).tgt_vocab_size(6).src_len(6).tgt_len(5).positions(tc::PositionScheme::literal) == &o);
     CHECK(o.d_model() == 8);
@@ -124,10 +124,10 @@ TEST_CASE("module options: tutorial C's TransformerOptions are the lesson's glob
     CHECK(model.decoder->options.tgt_vocab_size() == 6);
     CHECK(model.encoder->pos_emb->weight.shape() == Shape{7, 8});  // src_len + 1 rows
     CHECK(model.projection->weight.shape() == Shape{6, 8});
-    test::expect_error([] { tc::Transformer(tc::TransformerOptions().d_model(8).d_ff(12).n_layers(1).n_heads(0)); },
+    test::expect_error([] { tc::Transformer(tc::Config().d_model(8).d_ff(12).n_layers(1).n_heads(0)); },
                        {"MultiHeadAttention", "n_heads"});
-    test::expect_error([] { tc::Encoder(tc::EncoderOptions().d_model(0).n_layers(0)); }, {"tutorial_c::Encoder", "d_model", "got 0"});
-    test::expect_error([] { tc::Decoder(tc::DecoderOptions().d_model(0).n_layers(0)); }, {"tutorial_c::Decoder", "d_model", "got 0"});
+    test::expect_error([] { tc::Encoder(tc::Config().d_model(0).n_layers(0)); }, {"tutorial_c::Encoder", "d_model", "got 0"});
+    test::expect_error([] { tc::Decoder(tc::Config().d_model(0).n_layers(0)); }, {"tutorial_c::Decoder", "d_model", "got 0"});
 }
 
 TEST_CASE("module options: tutorial D's stacks, the Options constructor is the real one; torch's positional arguments forward") {

@@ -140,13 +140,13 @@ struct MhaCase {
 
 TEST_CASE("tutorial A: MultiHeadAttention gradcheck in every variant") {
     MhaCase c;
-    const std::vector<ta::Options> variants = {
+    const std::vector<ta::Errata> variants = {
         {},
-        {ta::HeadSplit::literal, ta::ScaleRule::sqrt_dk, ta::LayerNormKind::torch},
-        {ta::HeadSplit::transpose, ta::ScaleRule::literal, ta::LayerNormKind::torch},
+        {ta::HeadSplit::view_only, ta::ScaleRule::sqrt_dk, ta::LayerNormKind::torch},
+        {ta::HeadSplit::transpose, ta::ScaleRule::dk_over_heads, ta::LayerNormKind::torch},
         {ta::HeadSplit::transpose, ta::ScaleRule::sqrt_dk, ta::LayerNormKind::custom},
     };
-    for (const ta::Options& o : variants) {
+    for (const ta::Errata& o : variants) {
         manual_seed(1);
         ta::MultiHeadAttention mha(kD, kHeads, 0.f, o);
         nn::AttentionResult a = mha.forward(c.key, c.value, c.query, &c.mask);
@@ -179,17 +179,17 @@ TEST_CASE("tutorial A: MultiHeadAttention heads are feature slices; row b*h + he
 
 TEST_CASE("tutorial A: MultiHeadAttention literal variants change the numbers") {
     MhaCase c;
-    auto run = [&](const ta::Options& o) {
+    auto run = [&](const ta::Errata& o) {
         manual_seed(3);
         return ta::MultiHeadAttention(kD, kHeads, 0.f, o).forward(c.key, c.value, c.query, &c.mask).context;
     };
     const Tensor intent = run({});
-    ta::Options literal_split;
-    literal_split.split = ta::HeadSplit::literal;
+    ta::Errata literal_split;
+    literal_split.split = ta::HeadSplit::view_only;
     CHECK(test::max_abs_diff(run(literal_split).data(), intent.data()) > 1e-3f);
     // literal scale: (dk // h) ** -0.5 = (4 // 2) ** -0.5
-    ta::Options literal_scale;
-    literal_scale.scale = ta::ScaleRule::literal;
+    ta::Errata literal_scale;
+    literal_scale.scale = ta::ScaleRule::dk_over_heads;
     CHECK(ta::MultiHeadAttention(kD, kHeads, 0.f, literal_scale).scale() == doctest::Approx(std::pow(2.0, -0.5)));
     CHECK(test::max_abs_diff(run(literal_scale).data(), intent.data()) > 1e-3f);
 }
@@ -200,7 +200,7 @@ TEST_CASE("tutorial A: MultiHeadAttention state names and bad input") {
           std::vector<std::string>{"linear_k.weight", "linear_k.bias", "linear_v.weight", "linear_v.bias",
                                    "linear_q.weight", "linear_q.bias", "linear_final.weight", "linear_final.bias",
                                    "layer_norm.weight", "layer_norm.bias"});
-    ta::Options custom;
+    ta::Errata custom;
     custom.layer_norm = ta::LayerNormKind::custom;
     const auto custom_names = names_of(ta::MultiHeadAttention(kD, kHeads, 0.f, custom).named_parameters());
     CHECK(custom_names.back() == "layer_norm.beta");
@@ -208,8 +208,8 @@ TEST_CASE("tutorial A: MultiHeadAttention state names and bad input") {
 
     test::expect_error([] { ta::MultiHeadAttention(10, 3); }, {"MultiHeadAttention", "model_dim 10", "num_heads 3"});
     test::expect_error([] { ta::MultiHeadAttention(10, 0); }, {"MultiHeadAttention", "num_heads 0"});
-    ta::Options literal_scale;
-    literal_scale.scale = ta::ScaleRule::literal;
+    ta::Errata literal_scale;
+    literal_scale.scale = ta::ScaleRule::dk_over_heads;
     test::expect_error([&] { ta::MultiHeadAttention(8, 4, 0.f, literal_scale); },
                       {"MultiHeadAttention", "divides by zero", "dim_per_head 2 < num_heads 4"});
 
@@ -435,7 +435,7 @@ TEST_CASE("tutorial A: state names and order match the committed PyTorch fixture
     for (auto& [name, t] : model.named_parameters())
         if (!t.requires_grad()) frozen.push_back(name);
     CHECK(frozen == meta_names("transformer_a", "buffers"));
-    ta::Options custom;
+    ta::Errata custom;
     custom.layer_norm = ta::LayerNormKind::custom;
     CHECK(trainable_names(ta::MultiHeadAttention(20, 4, 0.f, custom)) == meta_names("mha_a__ln_custom", "params"));
     CHECK(trainable_names(ta::DecoderLayer(20, 4, 36)) == meta_names("decoder_layer_a", "params"));

@@ -29,8 +29,8 @@ namespace {
 // Small sizes: d 8, 2 heads, d_k 3 and d_v 5 (not d / h, as the tutorial allows), d_ff 12.
 constexpr std::size_t kDC = 8, kHeadsC = 2, kDk = 3, kDv = 5, kFfC = 12;
 
-tc::TransformerOptions small_config() {
-    return tc::TransformerOptions()
+tc::Config small_config() {
+    return tc::Config()
         .src_vocab_size(7)
         .tgt_vocab_size(6)
         .src_len(6)
@@ -216,7 +216,7 @@ TEST_CASE("tutorial C: DecoderLayer gradcheck, attention maps of both attentions
 // ---- Encoder, Decoder, Transformer ------------------------------------------------------------
 
 TEST_CASE("tutorial C: Encoder adds the frozen sinusoid row of each position to the token embedding") {
-    const tc::EncoderOptions c = small_config().n_layers(0);  // just the embeddings
+    const tc::Config c = small_config().n_layers(0);  // just the embeddings
     tc::Encoder encoder(c);
     CHECK_FALSE(encoder.pos_emb->weight.requires_grad());
     CHECK(encoder.pos_emb->weight.shape() == Shape{c.src_len() + 1, kDC});
@@ -308,7 +308,7 @@ TEST_CASE("tutorial C: state names are the tutorial's, in torch's order, pos_emb
     CHECK(names_where(tc::EncoderLayer(20, 4, 36, 5, 5), true) == meta_names_c("encoder_layer_c", "params"));
     CHECK(names_where(tc::DecoderLayer(20, 4, 36, 5, 5), true) == meta_names_c("decoder_layer_c", "params"));
     CHECK(names_where(tc::PoswiseFeedForwardNet(20, 36), true) == meta_names_c("ffn_conv1d__c_names", "params"));
-    tc::Transformer model(tc::TransformerOptions()
+    tc::Transformer model(tc::Config()
                               .src_vocab_size(13)
                               .tgt_vocab_size(11)
                               .src_len(10)
@@ -333,7 +333,7 @@ TEST_CASE("tutorial C: state names are the tutorial's, in torch's order, pos_emb
 }
 
 TEST_CASE("tutorial C: the default TransformerOptions are the lesson's model on the Winter Games vocabularies") {
-    const tc::TransformerOptions c;
+    const tc::Config c;
     CHECK(c.d_model() == 512);
     CHECK(c.d_ff() == 2048);
     CHECK(c.d_k() == 64);
@@ -367,7 +367,7 @@ TEST_CASE("tutorial C: make_batch maps the sentences through the lesson's vocabu
 
 TEST_CASE("tutorial C: make_batch with the fixed vocabularies gives PAD = 0 and one id per word") {
     const tc::Vocab in = tc::input_vocab(), out = tc::output_vocab();
-    const tc::TransformerOptions c;
+    const tc::Config c;
     CHECK(in.size() == c.src_vocab_size());
     CHECK(out.size() == c.tgt_vocab_size());
     const tc::Batch b = tc::make_batch(tc::sentences(), in, out);

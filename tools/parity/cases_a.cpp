@@ -14,10 +14,10 @@ namespace tc = nn::tutorial_c;
 namespace {
 
 // meta.options: a_split, a_scale, a_ln (section 13); an absent key means the intent.
-ta::Options options_of(const Fixture& f) {
-    ta::Options o;
-    o.split = f.option("a_split", "transpose") == "literal" ? ta::HeadSplit::literal : ta::HeadSplit::transpose;
-    o.scale = f.option("a_scale", "sqrt_dk") == "literal" ? ta::ScaleRule::literal : ta::ScaleRule::sqrt_dk;
+ta::Errata options_of(const Fixture& f) {
+    ta::Errata o;
+    o.split = f.option("a_split", "transpose") == "literal" ? ta::HeadSplit::view_only : ta::HeadSplit::transpose;
+    o.scale = f.option("a_scale", "sqrt_dk") == "literal" ? ta::ScaleRule::dk_over_heads : ta::ScaleRule::sqrt_dk;
     o.layer_norm = f.option("a_ln", "torch") == "custom" ? ta::LayerNormKind::custom : ta::LayerNormKind::torch;
     return o;
 }

@@ -33,8 +33,8 @@ void add_numbered(Outputs& out, const std::string& name, const std::vector<Tenso
 
 // transformer_c, and train_transformer_c (tools/parity/cases_train.cpp), whose config has no
 // d_k, d_v: then d_model / n_heads.
-c::TransformerOptions transformer_c_config(const Fixture& f) {
-    return c::TransformerOptions()
+c::Config transformer_c_config(const Fixture& f) {
+    return c::Config()
         .src_vocab_size(f.cfg_int("src_vocab_size"))
         .tgt_vocab_size(f.cfg_int("tgt_vocab_size"))
         .src_len(f.cfg_int("src_len"))

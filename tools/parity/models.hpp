@@ -11,6 +11,6 @@
 namespace xtgrad::parity {
 
 std::shared_ptr<nn::tutorial_b::Transformer> build_transformer_b(const Fixture& f);
-nn::tutorial_c::TransformerOptions transformer_c_config(const Fixture& f);
+nn::tutorial_c::Config transformer_c_config(const Fixture& f);
 
 }  // namespace xtgrad::parity
