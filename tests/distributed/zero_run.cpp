@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
             model = std::move(m);
         } else {
             // The Winter Games sentence pair; every rank computes the same one-row batch.
-            model = std::make_unique<tc::Transformer>(tc::TransformerOptions()
+            model = std::make_unique<tc::Transformer>(tc::Config()
                                                           .src_vocab_size(tc::input_vocab(tc::Vocabularies::fixed).size())
                                                           .tgt_vocab_size(tc::output_vocab(tc::Vocabularies::fixed).size())
                                                           .d_model(d_model).d_ff(2 * d_model).d_k(8).d_v(8)
