@@ -2,18 +2,16 @@
 
 #include <xtgrad/nn/tutorial_d/sublayers.hpp>
 
+#include <utility>
+
 namespace xtgrad::nn::tutorial_d {
 
 TransformerDecoderLayer::TransformerDecoderLayer(std::size_t d_model, std::size_t nhead, std::size_t dim_feedforward,
                                                  float dropout, Activation activation, float layer_norm_eps,
                                                  bool batch_first, bool norm_first)
-    : TransformerDecoderLayer(TransformerDecoderLayerOptions(d_model, nhead)
-                                  .dim_feedforward(dim_feedforward)
-                                  .dropout(dropout)
-                                  .activation(activation)
-                                  .layer_norm_eps(layer_norm_eps)
-                                  .batch_first(batch_first)
-                                  .norm_first(norm_first)) {}
+    : TransformerDecoderLayer(TransformerDecoderLayerOptions::positional(d_model, nhead, dim_feedforward, dropout,
+                                                                 std::move(activation), layer_norm_eps, batch_first,
+                                                                 norm_first)) {}
 
 // Registration order is torch's, so named_parameters() lists the same names in the same order.
 TransformerDecoderLayer::TransformerDecoderLayer(const TransformerDecoderLayerOptions& o) : options(o) {

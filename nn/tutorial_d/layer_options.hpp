@@ -11,6 +11,7 @@
 #include <functional>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 namespace xtgrad::nn::tutorial_d {
 
@@ -46,6 +47,20 @@ template <class Tag>
 class TransformerLayerOptionsOf {
 public:
     TransformerLayerOptionsOf(std::size_t d_model, std::size_t nhead) : d_model_(d_model), nhead_(nhead) {}
+    // torch's positional order, TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout,
+    // activation, layer_norm_eps, batch_first, norm_first): both layers' positional constructors
+    // come through here.
+    static TransformerLayerOptionsOf positional(std::size_t d_model, std::size_t nhead, std::size_t dim_feedforward,
+                                                float dropout, Activation activation, float layer_norm_eps,
+                                                bool batch_first, bool norm_first) {
+        return TransformerLayerOptionsOf(d_model, nhead)
+            .dim_feedforward(dim_feedforward)
+            .dropout(dropout)
+            .activation(std::move(activation))
+            .layer_norm_eps(layer_norm_eps)
+            .batch_first(batch_first)
+            .norm_first(norm_first);
+    }
 
     XTGRAD_ARG(std::size_t, d_model);
     XTGRAD_ARG(std::size_t, nhead);
