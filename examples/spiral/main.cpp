@@ -79,7 +79,11 @@ int main(int argc, char** argv) {
         run.check_options(epochs);
         run.start_report(out, {.title = fmt::format("spiral: lr {:g}, seed {}", lr, seed)});
         const long done = run.start(epochs);
-        fmt::print("spiral: {} points, 3 classes, MLP 2-64-3 ({} parameters)\n", x.size(0), model.num_parameters());
+        // The layer sizes from the model itself, so that a learner's extra layer shows (lesson 5).
+        std::string sizes = "2";
+        for (const auto& [name, p] : model.named_parameters())
+            if (name.ends_with(".bias")) sizes += fmt::format("-{}", p.numel());
+        fmt::print("spiral: {} points, 3 classes, MLP {} ({} parameters)\n", x.size(0), sizes, model.num_parameters());
         fmt::print("first weights: {}\n", narrow(model.fc1->weight, 0, 0, 2));
 
         for (long epoch = done + 1; epoch <= epochs; ++epoch) {

@@ -15,7 +15,9 @@ Tensor sigmoid(const Tensor& x) {
 
     // The node: inputs {x}; saved values by name (what backward reads); the backward closure.
     // Tip: σ'(x) = σ(x)(1 − σ(x)), so saving the result, not the input, is enough. Save it
-    // with attach_grad_fn (make_result.hpp), or save {"result", Tensor(y)} here.
+    // with attach_grad_fn (make_result.hpp): make the output Tensor from y first, then attach
+    // the node to it. Not {"result", Tensor(y)} in this call: C++ leaves the order of a call's
+    // arguments open, so Tensor(y) may be built after std::move(y) emptied y (clang does that).
     return make_result(std::move(y), "SigmoidBackward", {x}, {},
                        [](Node& self, const Array& g) {
                            // TODO 2 (backward): if (self.needs_grad(0)) self.accumulate(0, Array(...));
