@@ -8,6 +8,7 @@
 
 // The tensor, its ops and autograd.
 #include <xtgrad/autograd/anomaly.hpp>
+#include <xtgrad/autograd/autocast.hpp>
 #include <xtgrad/autograd/debug.hpp>
 #include <xtgrad/autograd/engine.hpp>
 #include <xtgrad/autograd/error.hpp>

@@ -24,6 +24,7 @@
 // FLOPs below (backward = 2 x forward); peak RSS of the process (getrusage ru_maxrss).
 // With several configs the binary runs itself once per config, so each peak RSS is its own.
 #include "examples/common/cli.hpp"
+#include <xtgrad/gemm/blas.hpp>
 #include <xtgrad/nn/tutorial_b/transformer.hpp>
 #include <xtgrad/nn/tutorial_c/tutorial_c.hpp>
 #include <xtgrad/nn/tutorial_d/tutorial_d.hpp>
@@ -40,6 +41,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
@@ -54,6 +56,7 @@ struct Options {
     std::size_t batch = 64;
     std::size_t d_heads = 8, d_encoder_layers = 6;
     bool adam = false, no_infer = false, json = false;
+    std::string autocast;  // "" (fp32) or "bf16": forward and loss inside autocast::Scope(DType::bf16)
 };
 
 // ---- analytic matmul FLOPs of one forward pass (2·M·N·K per product) ----------------------
@@ -202,6 +205,13 @@ double peak_rss_mib() {
 nlohmann::ordered_json run(const std::string& config, const Options& o) {
     Workload w = config == "winter" ? winter() : config == "seed-b" ? seed_b(o.batch) : seed_d(o);
     w.params = w.model->num_parameters();
+    if (o.autocast == "bf16") {  // as torch.autocast: the forward and loss in the scope, backward outside
+        w.what += ", autocast bf16";
+        w.forward = [fwd = w.forward] {
+            const autocast::Scope bf16(DType::bf16);
+            return fwd();
+        };
+    }
     const std::vector<std::string> names{"zero", "fwd", "bwd", "opt", "step"};
     std::map<std::string, std::vector<double>> times;
     w.model->train();
@@ -252,6 +262,13 @@ nlohmann::ordered_json run(const std::string& config, const Options& o) {
     r["config"] = config;
     r["what"] = w.what;
     r["threads"] = o.threads;
+    r["autocast"] = o.autocast.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(o.autocast);
+    r["gemm_backend"] = gemm_backend_name();
+    r["gemm_kernel"] = gemm_backend_kernel();
+    // OPENBLAS_CORETYPE pins an OpenBLAS build's kernel (bench/run.sh runs such a build both ways)
+    r["openblas_env"] = std::string(gemm_backend_name()) != "openblas" ? nlohmann::ordered_json(nullptr)
+                        : std::getenv("OPENBLAS_CORETYPE")           ? nlohmann::ordered_json("pinned")
+                                                                     : nlohmann::ordered_json("own detection");
     r["batch"] = config == "seed-b" ? nlohmann::ordered_json(o.batch) : nlohmann::ordered_json(nullptr);
     r["params"] = w.params;
     r["steps"] = o.steps;
@@ -332,6 +349,9 @@ int main(int argc, char** argv) {
     app.add_flag("--adam", o.adam, "seed-d: also take an Adam step");
     app.add_flag("--no-infer", o.no_infer, "skip the inference (no-grad) forward");
     app.add_flag("--json", o.json, "one JSON object per config and line");
+    app.add_option("--autocast", o.autocast, "bf16: forward and loss under autocast::Scope(DType::bf16) (matmul, linear, "
+                   "conv1d and attention products in bf16, the rest fp32), as torch_bench.py --autocast bf16")
+        ->check(CLI::IsMember({"bf16"}));
     app.footer(cli::cli_footer("With several configs the binary runs itself once per config (each peak RSS is its own)."));
     if (std::optional<int> status = cli::parse_or_exit(app, argc, argv)) return *status;
     if (o.configs.empty() || std::find(o.configs.begin(), o.configs.end(), "all") != o.configs.end())

@@ -2,7 +2,8 @@
 // Prints the CPU model, the FMA-throughput peak of one core with AVX-512 and with AVX2 (a timed
 // loop of independent FMAs, each ISA's loop compiled for it and chosen at run time, so one
 // build runs everywhere) and the best sgemm of the GEMM backend this build links (oneDNN or
-// OpenBLAS) at a few of the benchmark's shapes on 1 and 2 threads. bench/run.sh prints it
+// OpenBLAS) at a few of the benchmark's shapes on 1 and 2 threads; where bf16 autocast runs,
+// also the bf16 dot-product peak and the same products with bf16 operands. bench/run.sh prints it
 // before the table and divides the GEMM-heavy phases by it.
 //
 //   build/bench/ceiling_bench [--json] [--reps N]
@@ -18,6 +19,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -86,6 +88,26 @@ __attribute__((target("avx2,fma"))) double fma_peak_avx2() {
     return static_cast<double>(kIterations) * kChains * 8 * 2 / t / 1e9;
 }
 
+// One core's bf16 dot-product throughput (AVX512-BF16's vdpbf16ps: per fp32 lane, two bf16
+// products added to the accumulator), the same 12 chains: the ceiling of a bf16 product with
+// fp32 sums (autocast, docs/autocast.md). Counted as 4 FLOPs per lane (two multiply-adds).
+__attribute__((target("avx512f,avx512bf16"))) double bf16_dot_peak() {
+    __m512 acc[kChains];
+    const __m512bh a = (__m512bh)_mm512_set1_epi16(0x3f80), b = (__m512bh)_mm512_set1_epi16(0x3380);  // 1, ~6e-8
+    for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_ps(static_cast<float>(i));
+    const auto t0 = std::chrono::steady_clock::now();
+    for (long n = 0; n < kIterations; ++n)
+#pragma GCC unroll 12
+        for (int i = 0; i < kChains; ++i) acc[i] = _mm512_dpbf16_ps(acc[i], a, b);
+    const double t = seconds_since(t0);
+    alignas(64) float sink[16];
+    for (int i = 1; i < kChains; ++i) acc[0] = _mm512_add_ps(acc[0], acc[i]);
+    _mm512_store_ps(sink, acc[0]);
+    volatile float keep = sink[0];
+    (void)keep;
+    return static_cast<double>(kIterations) * kChains * 16 * 4 / t / 1e9;
+}
+
 // Best of `reps` runs (after one untimed), as the FMA loop: the ceiling, not the typical.
 double best_of(int reps, double flops, const std::function<void()>& fn) {
     fn();
@@ -126,6 +148,11 @@ int main(int argc, char** argv) {
                                             ? nlohmann::ordered_json(fma_peak_avx2())
                                             : nlohmann::ordered_json(nullptr);
         r["gemm_backend"] = gemm_backend_name();
+        r["gemm_kernel"] = gemm_backend_kernel();
+        // OPENBLAS_CORETYPE pins an OpenBLAS build's kernel (bench/run.sh runs such a build both ways)
+        r["openblas_env"] = std::string(gemm_backend_name()) != "openblas" ? nlohmann::ordered_json(nullptr)
+                            : std::getenv("OPENBLAS_CORETYPE")           ? nlohmann::ordered_json("pinned")
+                                                                         : nlohmann::ordered_json("own detection");
         // The benchmark's big products (seed-b at batch 64: 6400 rows), a square one, and seed-d's 640 rows.
         const GemmShape shapes[] = {{"2048x2048x2048", 2048, 2048, 2048, false},
                                     {"6400x2048x512 (FFN up, x·Wᵀ)", 6400, 2048, 512, true},
@@ -144,8 +171,26 @@ int main(int argc, char** argv) {
                 });
                 gemms.push_back({{"shape", s.what}, {"threads", threads}, {"gflops", g}});
             }
-        set_num_threads(1);
         r["sgemm"] = gemms;
+        // The bf16 ceiling, where autocast runs (oneDNN on an AVX512-BF16 CPU): the dot-product
+        // peak and gemm(DType::bf16) on the same shapes (operands converted to bf16 included).
+        nlohmann::ordered_json bf16 = nlohmann::ordered_json::array();
+        const bool bf16_runs = std::string(gemm_backend_name()) == "onednn" && __builtin_cpu_supports("avx512bf16");
+        r["bf16_dot_gflops_per_core"] = bf16_runs ? nlohmann::ordered_json(bf16_dot_peak()) : nlohmann::ordered_json(nullptr);
+        if (bf16_runs)
+            for (const GemmShape& s : shapes)
+                for (int threads : {1, 2}) {
+                    set_num_threads(threads);
+                    set_blas_threads(threads);
+                    std::vector<float> A(static_cast<std::size_t>(s.M) * s.K, 0.1f), B(static_cast<std::size_t>(s.K) * s.N, 0.2f),
+                        C(static_cast<std::size_t>(s.M) * s.N);
+                    const double g = best_of(reps, 2.0 * s.M * s.N * s.K, [&] {
+                        gemm(DType::bf16, false, s.tb, s.M, s.N, s.K, 1.f, A.data(), B.data(), 0.f, C.data());
+                    });
+                    bf16.push_back({{"shape", s.what}, {"threads", threads}, {"gflops", g}});
+                }
+        set_num_threads(1);
+        r["bf16_gemm"] = bf16;
         if (json) {
             fmt::print("{}\n", r.dump());
             return cli::kSuccess;
@@ -154,10 +199,17 @@ int main(int argc, char** argv) {
         fmt::print("CPU: {}, {} cores\n", r["cpu"].get<std::string>(), r["cores"].get<unsigned>());
         fmt::print("FMA peak per core: AVX-512 {} GFLOP/s, AVX2 {} GFLOP/s\n", num(r["fma_avx512_gflops_per_core"]),
                    num(r["fma_avx2_gflops_per_core"]));
-        fmt::print("sgemm ({}), best of {}:\n", gemm_backend_name(), reps);
+        fmt::print("sgemm ({}, kernel {}), best of {}:\n", gemm_backend_name(), gemm_backend_kernel(), reps);
         for (const auto& g : gemms)
             fmt::print("  {:<36} {} thread(s) {:6.0f} GFLOP/s\n", g["shape"].get<std::string>(), g["threads"].get<int>(),
                        g["gflops"].get<double>());
+        if (!bf16.empty()) {
+            fmt::print("bf16 dot-product peak per core (vdpbf16ps): {} GFLOP/s\n", num(r["bf16_dot_gflops_per_core"]));
+            fmt::print("gemm with bf16 operands (autocast), best of {}:\n", reps);
+            for (const auto& g : bf16)
+                fmt::print("  {:<36} {} thread(s) {:6.0f} GFLOP/s\n", g["shape"].get<std::string>(), g["threads"].get<int>(),
+                           g["gflops"].get<double>());
+        }
         return cli::kSuccess;
     });
 }

@@ -8,12 +8,16 @@
 #   bash bench/run.sh --build build-perf --configs "winter seed-d" --out /tmp/bench.jsonl
 #   bash bench/run.sh --table /tmp/bench.jsonl     # print the table of an earlier run again
 #   bash bench/run.sh --ceiling-builds "build build-openblas"   # the ceiling of each backend's build
+#   bash bench/run.sh --autocast bf16  # each config in fp32 and under bf16 autocast, both programs
 #
 # Needs a release build with the benchmark (meson setup build --buildtype=release; ninja -C
 # build) and Debian's python3-torch for the PyTorch side. Each configuration runs in its own
 # process (so its peak RSS is its own). torch's 2-thread runs get OMP_WAIT_POLICY=PASSIVE: on
 # 2 cores its OpenMP threads otherwise spin next to OpenBLAS's and every op waits out a
 # scheduler quantum, ~8 ms (docs/performance.md, "Design choices"). xtgrad needs none.
+# Every torch run, and every run of an xtgrad build on OpenBLAS, runs twice: with
+# OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE as set (pinned) and with both unset for that command
+# alone (OpenBLAS's own CPU detection); each ratio uses the faster and the table names its kernel.
 # The JSON lines of every run are appended to --out as they finish. First, bench/ceiling_bench
 # measures the machine's ceiling (CPU, FMA peak, each built backend's best sgemm): the table
 # shows the phases' GFLOP/s as a fraction of that peak.
@@ -24,8 +28,13 @@ print_table() {
   /usr/bin/python3 - "$1" <<'EOF'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip().startswith("{")]
-# The machine's ceiling (bench/ceiling_bench, one line per GEMM backend built): the scale of the
-# GFLOP/s columns. Peak per core = the widest FMA the CPU has (AVX-512, else AVX2).
+# OpenBLAS runs twice (both_openblas_ways): "pinned" (OPENBLAS_CORETYPE as the environment sets
+# it) and "own detection" (unset for that command). Every ratio uses the faster of the two.
+def kernel(r):
+    k = r.get("openblas_core") or r.get("gemm_kernel") or "?"
+    return f"{k} (pinned)" if r.get("openblas_env") == "pinned" else k
+# The machine's ceiling (bench/ceiling_bench, one line per GEMM backend built and OpenBLAS
+# setting): the scale of the GFLOP/s columns. Peak per core = the widest FMA (AVX-512, else AVX2).
 machines = [r for r in rows if r["framework"] == "machine"]
 peak_core = None
 for m in machines:
@@ -38,45 +47,88 @@ for m in machines:
     for g in m["sgemm"]:
         best.setdefault(g["threads"], []).append(f"{g['shape'].split(' ')[0]} {g['gflops']:.0f}")
     for t, v in sorted(best.items()):
-        print(f"sgemm {m['gemm_backend']}, {t} thread(s), best GFLOP/s: " + ", ".join(v))
+        print(f"sgemm {m['gemm_backend']} ({kernel(m)}), {t} thread(s), best GFLOP/s: " + ", ".join(v))
+    if m.get("bf16_gemm"):  # where autocast runs: the bf16 ceiling (docs/autocast.md)
+        print(f"bf16 dot-product peak per core (vdpbf16ps): {m['bf16_dot_gflops_per_core']:.0f} GFLOP/s")
+        best16 = {}
+        for g in m["bf16_gemm"]:
+            best16.setdefault(g["threads"], []).append(f"{g['shape'].split(' ')[0]} {g['gflops']:.0f}")
+        for t, v in sorted(best16.items()):
+            print(f"gemm with bf16 operands, {t} thread(s), best GFLOP/s: " + ", ".join(v))
 if machines:
     print()
 rows = [r for r in rows if r["framework"] != "machine"]
+# (config, threads, autocast) -> framework -> [runs]
 by = {}
 for r in rows:
-    by.setdefault((r["config"], r["threads"]), {})[r["framework"]] = r
-print("| config | threads | phase | xtgrad ms | torch ms | xtgrad / torch | xtgrad GFLOP/s | torch GFLOP/s "
-      "| xtgrad % of FMA peak | peak RSS MiB xtgrad / torch | step CPU ms xtgrad / torch |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
-for (cfg, t), fw in by.items():
-    x, p = fw.get("xtgrad"), fw.get("torch")
-    if not x or not p:
+    key = (r["config"], r["threads"], r.get("autocast") or "")
+    by.setdefault(key, {}).setdefault(r["framework"], []).append(r)
+def best(runs, phase):
+    """The run with the fastest median of `phase` (OpenBLAS pinned or not)."""
+    have = [r for r in runs if phase in r["phases"]]
+    return min(have, key=lambda r: r["phases"][phase]["median_ms"]) if have else None
+print("| config | threads | phase | xtgrad ms | torch ms | xtgrad / torch | torch's OpenBLAS kernel (ms pinned / own) "
+      "| xtgrad GFLOP/s | torch GFLOP/s | xtgrad % of FMA peak | vs xtgrad fp32 | peak RSS MiB xtgrad / torch "
+      "| step CPU ms xtgrad / torch |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+for (cfg, t, ac), fw in by.items():
+    xr, pr = fw.get("xtgrad"), fw.get("torch")
+    if not xr or not pr:
         continue
-    name = cfg + (f" (batch {x['batch']})" if x.get("batch") else "")
+    fp32 = by.get((cfg, t, ""), {}).get("xtgrad") if ac else None
+    name = cfg + (f" (batch {xr[0]['batch']})" if xr[0].get("batch") else "") + (f", autocast {ac}" if ac else "")
     first = True
     for phase in ["step", "fwd", "bwd", "opt", "zero", "infer"]:
-        if phase not in x["phases"] or phase not in p["phases"]:
+        x, p = best(xr, phase), best(pr, phase)
+        if not x or not p:
             continue
         xs, ps = x["phases"][phase], p["phases"][phase]
         g = lambda s: f"{s['gflops']:.0f}" if s.get("gflops") else "-"
         pct = f"{100 * xs['gflops'] / (peak_core * t):.0f} %" if xs.get("gflops") and peak_core else "-"
         ratio = xs["median_ms"] / ps["median_ms"] if ps["median_ms"] > 0 else float("nan")
+        both = " / ".join(f"{r['phases'][phase]['median_ms']:.1f}" for r in
+                          sorted(pr, key=lambda r: r.get("openblas_env") != "pinned") if phase in r["phases"])
+        which = f"{kernel(p)} ({both})" if len(pr) > 1 else kernel(p)
+        f32 = best(fp32, phase) if fp32 else None
+        vs32 = f"{xs['median_ms'] / f32['phases'][phase]['median_ms']:.2f}" if f32 else "-"
         rss = f"{x['peak_rss_mib']:.0f} / {p['peak_rss_mib']:.0f}" if first else ""
         cpu = f"{x['step_cpu_ms']:.0f} / {p['step_cpu_ms']:.0f}" if first else ""
         print(f"| {name if first else ''} | {t if first else ''} | {phase} | {xs['median_ms']:.1f} | "
-              f"{ps['median_ms']:.1f} | {ratio:.2f} | {g(xs)} | {g(ps)} | {pct} | {rss} | {cpu} |")
+              f"{ps['median_ms']:.1f} | {ratio:.2f} | {which} | {g(xs)} | {g(ps)} | {pct} | {vs32} | {rss} | {cpu} |")
         first = False
 print()
 print("Medians over the timed steps. step = zero_grad + forward + loss + backward + optimizer step, end to end;")
 print("infer = eval() forward without gradients. GFLOP/s from the analytic matmul count (step = 3 x forward).")
+print("torch runs twice: OpenBLAS pinned by OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE as the environment sets them,")
+print("and with both unset (OpenBLAS's own detection); each ratio uses the faster run, whose kernel the column names.")
 print("Step CPU time counts all threads, spinning ones included; below the wall time of a 1-thread run it")
 print("means the process was descheduled (a busy machine). % of FMA peak: xtgrad's matmul GFLOP/s over the")
 print("FMA peak per core above times the threads (GEMM-heavy phases: fwd, bwd, infer of seed-b and seed-d).")
+print("vs xtgrad fp32: an autocast row's time over xtgrad's fp32 time of the same config and phase.")
 EOF
 }
 
+# Runs a command that uses OpenBLAS twice: with OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE as the
+# environment sets them (on the project's machines they pin OpenBLAS to Haswell's AVX2 kernels),
+# then with both unset for that command alone (OpenBLAS detects the CPU itself: Cooperlake's
+# AVX-512 kernels on a Zen 4 or 5). Each JSON line records which ("openblas_env") and the kernel
+# OpenBLAS reports. Tests and CI keep the variables as they are.
+both_openblas_ways() {
+  "$@"
+  if [[ -n "${OPENBLAS_CORETYPE:-}${OPENBLAS_L2_SIZE:-}" ]]; then
+    env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "$@"
+  fi
+}
+
+# The GEMM backend a build folder was configured with (meson option gemm).
+backend_of() {
+  /usr/bin/python3 -c 'import json, sys
+opts = json.load(open(sys.argv[1] + "/meson-info/intro-buildoptions.json"))
+print(next((o["value"] for o in opts if o["name"] == "gemm"), "onednn"))' "$1"
+}
+
 main() {
-  local build=build quick=0 configs="winter seed-d seed-b" out="" table="" ceiling_builds=""
+  local build=build quick=0 configs="winter seed-d seed-b" out="" table="" ceiling_builds="" autocast=""
   while [[ $# -gt 0 ]]; do
     case "$1" in
       --quick) quick=1 ;;
@@ -85,7 +137,10 @@ main() {
       --out) out="$2"; shift ;;
       --table) table="$2"; shift ;;
       --ceiling-builds) ceiling_builds="$2"; shift ;;
-      -h|--help) sed -n '2,19p' "$0"; return 0 ;;
+      --autocast)
+        autocast="$2"; shift
+        [[ $autocast == bf16 ]] || { echo "run.sh: --autocast takes bf16, got '$autocast'" >&2; return 2; } ;;
+      -h|--help) sed -n '2,23p' "$0"; return 0 ;;
       *) echo "run.sh: unknown argument $1" >&2; return 2 ;;
     esac
     shift
@@ -94,6 +149,8 @@ main() {
 
   local bench="$build/bench/xtgrad_bench" python=/usr/bin/python3
   [[ -x "$bench" ]] || { echo "run.sh: $bench not found; build first (ninja -C $build)" >&2; return 2; }
+  local xtgrad_backend
+  xtgrad_backend=$(backend_of "$build")
   $python -c 'import torch' 2>/dev/null || { echo "run.sh: $python cannot import torch (apt install python3-torch)" >&2; return 2; }
 
   results=""
@@ -108,20 +165,34 @@ main() {
   local b
   for b in $ceiling_builds; do
     echo "# ceiling ($b) ..." >&2
-    "$b/bench/ceiling_bench" --json >> "$results" || echo "# ceiling ($b): failed, left out" >&2
+    if [[ $(backend_of "$b") == openblas ]]; then
+      both_openblas_ways "$b/bench/ceiling_bench" --json >> "$results" || echo "# ceiling ($b): failed, left out" >&2
+    else
+      "$b/bench/ceiling_bench" --json >> "$results" || echo "# ceiling ($b): failed, left out" >&2
+    fi
   done
   local c t a
   for c in $configs; do
     for t in $(threads_of "$c"); do
       a=$(args_of "$c" "$quick")
-      echo "# $c, $t thread(s): xtgrad ...  (load $(cut -d' ' -f1 /proc/loadavg), compilers $(pgrep -c cc1plus || true))" >&2
-      # shellcheck disable=SC2086
-      "$bench" --config "$c" --threads "$t" $a --json >> "$results"
-      echo "# $c, $t thread(s): torch ...   (load $(cut -d' ' -f1 /proc/loadavg), compilers $(pgrep -c cc1plus || true))" >&2
-      local torch_env=()
-      [[ $t -gt 1 ]] && torch_env=(OMP_WAIT_POLICY=PASSIVE)
-      # shellcheck disable=SC2086
-      env "${torch_env[@]}" $python bench/torch_bench.py --config "$c" --threads "$t" $a --json >> "$results"
+      local ac
+      for ac in "" $autocast; do  # fp32, then (with --autocast) the autocast run
+        local acflag=()
+        [[ -n "$ac" ]] && acflag=(--autocast "$ac")
+        echo "# $c, $t thread(s)${ac:+, autocast $ac}: xtgrad ...  (load $(cut -d' ' -f1 /proc/loadavg), compilers $(pgrep -c cc1plus || true))" >&2
+        if [[ $xtgrad_backend == openblas ]]; then
+          # shellcheck disable=SC2086
+          both_openblas_ways "$bench" --config "$c" --threads "$t" $a "${acflag[@]}" --json >> "$results"
+        else
+          # shellcheck disable=SC2086
+          "$bench" --config "$c" --threads "$t" $a "${acflag[@]}" --json >> "$results"
+        fi
+        echo "# $c, $t thread(s)${ac:+, autocast $ac}: torch, OpenBLAS pinned, then its own ...  (load $(cut -d' ' -f1 /proc/loadavg), compilers $(pgrep -c cc1plus || true))" >&2
+        local torch_env=()
+        [[ $t -gt 1 ]] && torch_env=(OMP_WAIT_POLICY=PASSIVE)
+        # shellcheck disable=SC2086
+        both_openblas_ways env "${torch_env[@]}" $python bench/torch_bench.py --config "$c" --threads "$t" $a "${acflag[@]}" --json >> "$results"
+      done
     done
   done
   echo "# done $(date -u +%FT%TZ): load $(cut -d' ' -f1-3 /proc/loadavg)" >&2

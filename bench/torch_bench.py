@@ -48,6 +48,8 @@ def parse_args(argv):
     p.add_argument("--adam", action="store_true", help="seed-d: also take an Adam step")
     p.add_argument("--no-infer", action="store_true", help="skip the inference (no_grad) forward")
     p.add_argument("--json", action="store_true", help="one JSON object per config and line")
+    p.add_argument("--autocast", choices=["bf16"], default=None,
+                   help='forward and loss under torch.autocast("cpu", dtype=torch.bfloat16)')
     a = p.parse_args(argv)
     cfgs = a.config or ["all"]
     a.configs = CONFIGS if "all" in cfgs else cfgs
@@ -64,6 +66,29 @@ import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 
 torch.set_num_threads(ARGS.threads)
+
+
+def openblas_core():
+    """The kernel OpenBLAS chose in this process ("Haswell", "Cooperlake", ...): its own CPU
+    detection, or OPENBLAS_CORETYPE when that is set. torch loads OpenBLAS as its BLAS
+    (libblas.so.3 or libopenblas.so.0); the library is found in /proc/self/maps and asked
+    through ctypes. None when no OpenBLAS is loaded."""
+    import ctypes
+    paths = set()
+    with open("/proc/self/maps") as maps:
+        for line in maps:
+            path = line.split()[-1] if len(line.split()) >= 6 else ""
+            name = os.path.basename(path)
+            if name.startswith(("libopenblas", "libblas.so")):
+                paths.add(path)
+    for path in sorted(paths):
+        try:
+            get = ctypes.CDLL(path).openblas_get_corename
+        except (OSError, AttributeError):
+            continue
+        get.restype = ctypes.c_char_p
+        return get().decode()
+    return None
 
 
 # ---------------------------------------------------------------- tutorial C (Winter Games)
@@ -353,7 +378,15 @@ def stats(xs):
 
 
 def run(config):
-    model, forward, backward, opt, what = build(config)
+    model, forward_fp32, backward, opt, what = build(config)
+    if ARGS.autocast:
+        # torch's CPU mixed precision: matmul / linear / conv1d in bf16 (oneDNN), the rest in fp32
+        def forward():
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                return forward_fp32()
+        what += ", autocast bf16"
+    else:
+        forward = forward_fp32
     model.train()
     times = {k: [] for k in ["zero", "fwd", "bwd", "opt", "step"]}
     step_cpu = []
@@ -401,12 +434,15 @@ def run(config):
         phases[k] = s
     return {
         "framework": "torch", "version": torch.__version__, "config": config, "what": what,
-        "threads": ARGS.threads, "batch": ARGS.batch if config == "seed-b" else None,
+        "threads": ARGS.threads, "autocast": ARGS.autocast, "batch": ARGS.batch if config == "seed-b" else None,
         "params": sum(p.numel() for p in model.parameters()),
         "steps": ARGS.steps, "warmup": ARGS.warmup, "fwd_matmul_gflop": flops / 1e9,
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
         "step_cpu_ms": stats(step_cpu)["median_ms"],
-        "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", ""), "phases": phases,
+        "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", ""),
+        # OPENBLAS_CORETYPE pins OpenBLAS's kernel; unset, OpenBLAS detects the CPU (bench/run.sh runs both)
+        "openblas_env": "pinned" if os.environ.get("OPENBLAS_CORETYPE") else "own detection",
+        "openblas_core": openblas_core(), "phases": phases,
     }
 
 
@@ -414,6 +450,7 @@ def print_text(r):
     print(f"{r['config']}: {r['what']}; {r['params'] / 1e6:.1f} M parameters; torch {r['version']}, "
           f"{r['threads']} thread(s); forward matmuls {r['fwd_matmul_gflop']:.3f} GFLOP; peak RSS "
           f"{r['peak_rss_mib']:.0f} MiB")
+    print(f"  OpenBLAS kernel {r['openblas_core']} ({r['openblas_env']})")
     print(f"  step CPU time (all threads) {r['step_cpu_ms']:.1f} ms")
     print(f"  {'phase':6} {'median ms':>10} {'min ms':>10} {'max ms':>10} {'GFLOP/s':>8}")
     for k, s in r["phases"].items():

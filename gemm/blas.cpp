@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <vector>
 
 namespace xtgrad {
 
@@ -107,7 +109,100 @@ void gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const fl
     gemm_ld(trans_a, trans_b, M, N, K, alpha, A, trans_a ? M : K, B, trans_b ? K : N, beta, C, N);
 }
 
+// ---- bf16 operands (autocast) -----------------------------------------------------------------
+namespace {
+
+// src (rows, cols), row stride ld -> dst (rows, cols) packed (row stride cols), each value
+// rounded to bf16's 16 bits. Split over the pool by rows when big (serial inside a pool chunk,
+// e.g. under for_each_slice); memory-bound, a few % of the product it feeds.
+void to_bf16(const float* src, int rows, int cols, int ld, std::uint16_t* dst) {
+    parallel_rows(static_cast<std::size_t>(rows), static_cast<std::size_t>(cols), [&](std::size_t r0, std::size_t r1) {
+        for (std::size_t r = r0; r < r1; ++r) {
+            const float* s = src + r * static_cast<std::size_t>(ld);
+            std::uint16_t* d = dst + r * static_cast<std::size_t>(cols);
+            for (int c = 0; c < cols; ++c) d[c] = to_bf16_bits(s[c]);
+        }
+    });
+}
+
+// The same, as the floats the bf16 values stand for (small_gemm's operands).
+void round_rows(const float* src, int rows, int cols, int ld, float* dst) {
+    for (int r = 0; r < rows; ++r)
+        for (int c = 0; c < cols; ++c)
+            dst[static_cast<std::size_t>(r) * cols + c] = round_to_bf16(src[static_cast<std::size_t>(r) * ld + c]);
+}
+
+// C (M, N) = alpha · op(A) · op(B) + beta · C with A and B bf16, packed; split over the pool
+// as split_product splits fp32 products (row blocks when M >= N, else column blocks, K whole),
+// each block one single-threaded backend call. lda / ldb are the packed row lengths.
+void bf16_split_or_call(bool ta, bool tb, int M, int N, int K, float alpha, const std::uint16_t* A, int lda,
+                        const std::uint16_t* B, int ldb, float beta, float* C, int ldc) {
+    const double flops = 2.0 * M * N * K;
+    const double bytes = 2.0 * (double(M) * K + double(K) * N) + 4.0 * double(M) * N;
+    if (num_threads() < 2 || detail::backend_threads() < 2 || (flops < kSplitFlops && bytes < kSplitBytes) || std::max(M, N) < 2 * kBlock)
+        return detail::backend_gemm_bf16(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    const bool by_rows = M >= N;
+    const int extent = by_rows ? M : N;
+    const std::size_t blocks = static_cast<std::size_t>((extent + kBlock - 1) / kBlock);
+    parallel_for(blocks, 1, [&](std::size_t b0, std::size_t b1) {
+        const int i0 = static_cast<int>(b0) * kBlock, i1 = std::min(extent, static_cast<int>(b1) * kBlock);
+        const std::ptrdiff_t i = i0;
+        if (by_rows)
+            detail::backend_gemm_bf16(ta, tb, i1 - i0, N, K, alpha, ta ? A + i : A + i * lda, lda, B, ldb, beta,
+                                      C + i * ldc, ldc);
+        else
+            detail::backend_gemm_bf16(ta, tb, M, i1 - i0, K, alpha, A, lda, tb ? B + i * ldb : B + i, ldb, beta,
+                                      C + i, ldc);
+    });
+}
+
+// A bf16 product: op(A) and op(B) rounded to bf16, products summed in fp32. Small products
+// (small_gemm_fits: attention's blocks on short sentences) multiply the rounded values in fp32
+// with small_gemm: a product of two bf16 values (8 significant bits each) is exact in fp32, so
+// this is the same arithmetic as a bf16 kernel, without a library call's set-up. The others
+// convert both operands to bf16 once (in their stored orientation, packed) and run the backend's
+// bf16 product. The buffers are this thread's, kept and reused.
+void route_bf16(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                float beta, float* C, int ldc) {
+    // stored shapes: A is (M, K), or (K, M) when transposed; B is (K, N), or (N, K)
+    const int a_rows = ta ? K : M, a_cols = ta ? M : K, b_rows = tb ? N : K, b_cols = tb ? K : N;
+    const std::size_t a_size = static_cast<std::size_t>(a_rows) * a_cols, b_size = static_cast<std::size_t>(b_rows) * b_cols;
+    if (small_gemm_fits(M, N, K)) {
+        thread_local std::vector<float> rounded;
+        if (rounded.size() < a_size + b_size) rounded.resize(a_size + b_size);
+        round_rows(A, a_rows, a_cols, lda, rounded.data());
+        round_rows(B, b_rows, b_cols, ldb, rounded.data() + a_size);
+        return small_gemm(ta, tb, M, N, K, alpha, rounded.data(), a_cols, rounded.data() + a_size, b_cols, beta, C,
+                          ldc);
+    }
+    thread_local std::vector<std::uint16_t> packed;
+    if (packed.size() < a_size + b_size) packed.resize(a_size + b_size);
+    to_bf16(A, a_rows, a_cols, lda, packed.data());
+    to_bf16(B, b_rows, b_cols, ldb, packed.data() + a_size);
+    bf16_split_or_call(ta, tb, M, N, K, alpha, packed.data(), a_cols, packed.data() + a_size, b_cols, beta, C, ldc);
+}
+
+}  // namespace
+
+void gemm_ld(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
+             const float* B, int ldb, float beta, float* C, int ldc) {
+    if (operands == DType::fp32) return gemm_ld(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (M == 0 || N == 0) return;
+    if (K == 0) return scale_only(M, N, beta, C, ldc);
+    if (!gemm_profiling()) return route_bf16(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    const auto t0 = std::chrono::steady_clock::now();
+    route_bf16(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    detail::record_gemm(trans_a, trans_b, M, N, K,
+                        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+}
+
+void gemm(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, const float* B,
+          float beta, float* C) {
+    gemm_ld(operands, trans_a, trans_b, M, N, K, alpha, A, trans_a ? M : K, B, trans_b ? K : N, beta, C, N);
+}
+
 const char* gemm_backend_name() { return detail::backend_name(); }
+const char* gemm_backend_kernel() { return detail::backend_kernel(); }
 
 void set_blas_threads(int n) { detail::backend_set_threads(n); }
 int blas_threads() { return detail::backend_threads(); }

@@ -4,6 +4,8 @@
 // beta = 0 never reads C (it may be uninitialised). K = 0 gives C = beta * C.
 #pragma once
 
+#include <xtgrad/gemm/dtype.hpp>
+
 #include <cstddef>
 #include <functional>
 
@@ -16,6 +18,16 @@ void gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const fl
 void gemm_ld(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
              const float* B, int ldb, float beta, float* C, int ldc);
 
+// The same products with their operands rounded to `operands` first (gemm/dtype.hpp, autograd/autocast.hpp):
+// DType::bf16 rounds op(A) and op(B) to bfloat16 (to nearest, ties to even) and sums the
+// products in fp32, one oneDNN bf16 matmul (or, for products small_gemm takes, small_gemm on the
+// rounded values: the same arithmetic, since a product of two bf16 values is exact in fp32).
+// DType::fp32 is gemm / gemm_ld. C stays fp32. The OpenBLAS build throws Error for bf16.
+void gemm(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A,
+          const float* B, float beta, float* C);
+void gemm_ld(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
+             const float* B, int ldb, float beta, float* C, int ldc);
+
 // The backend alone, without gemm_ld's routing of skinny products to gemm/skinny_gemm.hpp:
 // the reference the tests and bench/skinny_bench compare those kernels with.
 void gemm_backend(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
@@ -23,6 +35,10 @@ void gemm_backend(bool trans_a, bool trans_b, int M, int N, int K, float alpha, 
 
 // "onednn" or "openblas": the backend this build links.
 const char* gemm_backend_name();
+
+// The kernel family the backend chose for this CPU: OpenBLAS's core name ("Cooperlake"; the
+// one OPENBLAS_CORETYPE names when that is set), oneDNN's instruction set ("avx512_core_bf16").
+const char* gemm_backend_kernel();
 
 // Threads one product may use. OpenBLAS: its own pthreads. oneDNN: xtgrad's pool
 // (threads/parallel.hpp) splits a big product into blocks, so min(this, num_threads()) count.

@@ -6,6 +6,8 @@
 // Internal: only blas.cpp includes this header.
 #pragma once
 
+#include <cstdint>
+
 namespace xtgrad::detail {
 
 // Row-major C (M, N) = alpha · op(A) · op(B) + beta · C on the calling thread's share of the
@@ -13,8 +15,17 @@ namespace xtgrad::detail {
 void backend_sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
                    const float* B, int ldb, float beta, float* C, int ldc);
 
+// Row-major C (M, N) = alpha · op(A) · op(B) + beta · C with A and B in bfloat16 (their 16
+// bits), C in fp32, summed in fp32, on the calling thread. OpenBLAS: an Error (no bf16 GEMM).
+void backend_gemm_bf16(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const std::uint16_t* A, int lda,
+                       const std::uint16_t* B, int ldb, float beta, float* C, int ldc);
+
 // The backend's name, as the meson option spells it ("onednn" or "openblas").
 const char* backend_name();
+
+// The kernel family the backend chose for this CPU: OpenBLAS's core name ("Cooperlake", or
+// "Haswell" when OPENBLAS_CORETYPE pins it), oneDNN's instruction set ("avx512_core_bf16").
+const char* backend_kernel();
 
 // How many threads one backend_sgemm call may use (OpenBLAS: its own pthreads; oneDNN: the
 // OpenMP threads of the calling thread, which blas.cpp keeps at 1, see gemm_onednn.cpp).

@@ -12,10 +12,14 @@
 #include <xtgrad/gemm/gemm_backend.hpp>
 
 #include <oneapi/dnnl/dnnl.h>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <omp.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
+#include <utility>
+#include <vector>
 
 #include <xtgrad/autograd/error.hpp>
 
@@ -43,7 +47,104 @@ void backend_sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha,
              K, lda, ldb, ldc);
 }
 
+// ---- bf16 products (autocast, autograd/autocast.hpp) ----------------------------------------
+// oneDNN's public GEMM functions are fp32 and integer only; its bf16 product is the matmul
+// primitive: src (M, K) bf16 · weights (K, N) bf16 -> dst (M, N) f32, here with the row-major
+// layouts of gemm's contract given as strides (a transposed operand is the same buffer with its
+// strides swapped), alpha as the output scale and beta as a "sum" post-op. On an AVX512-BF16 CPU
+// oneDNN picks its brgemm kernel (vdpbf16ps: two bf16 products per fp32 lane and instruction).
+// Creating a primitive takes 0.1-0.4 ms (more than a small product), so each thread keeps the
+// primitives of the shapes it met; a training step meets a few dozen.
+namespace {
+
+struct Bf16Key {
+    int M, N, K, lda, ldb, ldc;
+    bool trans_a, trans_b;
+    float alpha, beta;
+    bool operator==(const Bf16Key& o) const {
+        return M == o.M && N == o.N && K == o.K && lda == o.lda && ldb == o.ldb && ldc == o.ldc &&
+               trans_a == o.trans_a && trans_b == o.trans_b &&
+               std::memcmp(&alpha, &o.alpha, sizeof alpha) == 0 && std::memcmp(&beta, &o.beta, sizeof beta) == 0;
+    }
+};
+
+const dnnl::engine& cpu_engine() {
+    static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+    return engine;
+}
+
+struct Bf16Matmul {
+    dnnl::memory::desc a, b, c;
+    dnnl::matmul product;
+};
+
+Bf16Matmul make_bf16_matmul(const Bf16Key& k) {
+    using dt = dnnl::memory::data_type;
+    using dims = dnnl::memory::dims;
+    // op(A) (M, K): A row-major (M, K) with row stride lda, or Aᵀ of a row-major (K, M)
+    const dnnl::memory::desc a({k.M, k.K}, dt::bf16, k.trans_a ? dims{1, k.lda} : dims{k.lda, 1});
+    // op(B) (K, N): B row-major (K, N), or Bᵀ of a row-major (N, K) (a Linear weight)
+    const dnnl::memory::desc b({k.K, k.N}, dt::bf16, k.trans_b ? dims{1, k.ldb} : dims{k.ldb, 1});
+    const dnnl::memory::desc c({k.M, k.N}, dt::f32, dims{k.ldc, 1});
+    dnnl::primitive_attr attr;
+    if (k.alpha != 1.f) attr.set_output_scales(0, {k.alpha});
+    if (k.beta != 0.f) {
+        dnnl::post_ops sum;
+        sum.append_sum(k.beta);
+        attr.set_post_ops(sum);
+    }
+    const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), attr, cpu_engine());
+    // A reference implementation would be orders of magnitude slower: say so instead.
+    if (std::strncmp(pd.impl_info_str(), "ref", 3) == 0)
+        fail("gemm (bf16): oneDNN has only its reference kernel ({}) for the bf16 product ({}, {}, {}) on this CPU",
+             pd.impl_info_str(), k.M, k.N, k.K);
+    return {a, b, c, dnnl::matmul(pd)};
+}
+
+// This thread's primitives, most recent last; a bounded list (a step's shapes fit many times).
+const Bf16Matmul& bf16_matmul(const Bf16Key& key) {
+    constexpr std::size_t kKept = 256;
+    thread_local std::vector<std::pair<Bf16Key, Bf16Matmul>> kept;
+    for (auto& [k, p] : kept)
+        if (k == key) return p;
+    if (kept.size() == kKept) kept.erase(kept.begin());
+    kept.emplace_back(key, make_bf16_matmul(key));
+    return kept.back().second;
+}
+
+}  // namespace
+
+void backend_gemm_bf16(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const std::uint16_t* A, int lda,
+                       const std::uint16_t* B, int ldb, float beta, float* C, int ldc) {
+    single_openmp_thread();
+    const Bf16Key key{M, N, K, lda, ldb, ldc, trans_a, trans_b, alpha, beta};
+    try {
+        const Bf16Matmul& m = bf16_matmul(key);
+        thread_local dnnl::stream stream(cpu_engine());
+        // oneDNN's memory objects take non-const handles; the primitive only reads src and weights
+        const dnnl::memory a(m.a, cpu_engine(), const_cast<std::uint16_t*>(A));
+        const dnnl::memory b(m.b, cpu_engine(), const_cast<std::uint16_t*>(B));
+        const dnnl::memory c(m.c, cpu_engine(), C);
+        m.product.execute(stream, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, b}, {DNNL_ARG_DST, c}});
+        stream.wait();
+    } catch (const dnnl::error& e) {
+        fail("gemm (bf16): oneDNN's matmul failed (status {}: {}) on ({}, {}, {}) lda {} ldb {} ldc {}",
+             static_cast<int>(e.status), e.what(), M, N, K, lda, ldb, ldc);
+    }
+}
+
 const char* backend_name() { return "onednn"; }
+const char* backend_kernel() {
+    switch (dnnl_get_effective_cpu_isa()) {
+        case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
+        case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
+        case dnnl_cpu_isa_avx512_core_vnni: return "avx512_core_vnni";
+        case dnnl_cpu_isa_avx512_core: return "avx512_core";
+        case dnnl_cpu_isa_avx2_vnni: return "avx2_vnni";
+        case dnnl_cpu_isa_avx2: return "avx2";
+        default: return "older than avx2";
+    }
+}
 void backend_set_threads(int n) { product_threads.store(std::max(1, n)); }
 int backend_threads() { return product_threads.load(); }
 bool backend_threads_itself() { return false; }

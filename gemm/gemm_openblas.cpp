@@ -5,6 +5,8 @@
 
 #include <cblas.h>
 
+#include <xtgrad/autograd/error.hpp>
+
 namespace xtgrad::detail {
 
 void backend_sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
@@ -13,7 +15,15 @@ void backend_sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha,
                 A, lda, B, ldb, beta, C, ldc);
 }
 
+// autocast::Scope(DType::bf16) refuses this backend before any product gets here.
+void backend_gemm_bf16(bool, bool, int M, int N, int K, float, const std::uint16_t*, int, const std::uint16_t*, int, float,
+                       float*, int) {
+    fail("gemm (bf16): the OpenBLAS backend has no bf16 matrix product ({} x {} x {}); build with -Dgemm=onednn", M, N,
+         K);
+}
+
 const char* backend_name() { return "openblas"; }
+const char* backend_kernel() { return openblas_get_corename(); }
 void backend_set_threads(int n) { openblas_set_num_threads(n); }
 int backend_threads() { return openblas_get_num_threads(); }
 bool backend_threads_itself() { return true; }

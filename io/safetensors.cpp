@@ -27,7 +27,7 @@ using ordered_json = nlohmann::ordered_json;
 constexpr std::string_view kMetadataKey = "__metadata__";
 constexpr std::size_t kHeaderLengthBytes = 8;
 // The reference implementation's limit (safetensors' MAX_HEADER_SIZE): refused before allocating.
-constexpr std::uint64_t kMaxHeaderBytes = 100'000'000;
+constexpr std::uint64_t kSafetensorsMaxHeaderBytes = 100'000'000;
 constexpr int kMaxNesting = 8;
 
 // ---------------------------------------------------------------------------------------------
@@ -59,17 +59,17 @@ void decode_items(const char* src, std::size_t n, float* dst) {
     }
 }
 
-struct Dtype {
+struct SafetensorsDtype {
     std::string_view name;
     std::size_t itemsize;
     void (*decode)(const char* src, std::size_t n, float* dst);
 };
 
 constexpr std::array kDtypes{
-    Dtype{"F32", 4, &decode_items<float, from_f32>},
-    Dtype{"F64", 8, &decode_items<double, from_f64>},
-    Dtype{"F16", 2, &decode_items<std::uint16_t, from_f16>},
-    Dtype{"BF16", 2, &decode_items<std::uint16_t, from_bf16>},
+    SafetensorsDtype{"F32", 4, &decode_items<float, from_f32>},
+    SafetensorsDtype{"F64", 8, &decode_items<double, from_f64>},
+    SafetensorsDtype{"F16", 2, &decode_items<std::uint16_t, from_f16>},
+    SafetensorsDtype{"BF16", 2, &decode_items<std::uint16_t, from_bf16>},
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -77,23 +77,23 @@ constexpr std::array kDtypes{
 
 struct Entry {
     std::string name;
-    const Dtype* dtype = nullptr;
+    const SafetensorsDtype* dtype = nullptr;
     Shape shape;
     std::uint64_t begin = 0;
     std::uint64_t end = 0;
 };
 
 // The header text; checks that the file holds the 8-byte length and that many bytes after it,
-// and that the header is no longer than kMaxHeaderBytes.
+// and that the header is no longer than kSafetensorsMaxHeaderBytes.
 std::string read_header(const FileReader& file) {
     if (file.size() < kHeaderLengthBytes)
         fail("load_safetensors: '{}': the file has {} bytes, fewer than the 8-byte header length", file.path(),
              file.size());
     std::uint64_t length = 0;
     file.read(0, &length, kHeaderLengthBytes);
-    if (length > kMaxHeaderBytes)
+    if (length > kSafetensorsMaxHeaderBytes)
         fail("load_safetensors: '{}': header length {} is more than the {} bytes a header may have", file.path(),
-             length, kMaxHeaderBytes);
+             length, kSafetensorsMaxHeaderBytes);
     if (length > file.size() - kHeaderLengthBytes)
         fail("load_safetensors: '{}': header length {} is past the end of the file ({} bytes, so at most {})",
              file.path(), length, file.size(), file.size() - kHeaderLengthBytes);
@@ -189,9 +189,9 @@ private:
         return *it;
     }
 
-    const Dtype& dtype() const {
+    const SafetensorsDtype& dtype() const {
         const json& value = field("dtype");
-        for (const Dtype& d : kDtypes)
+        for (const SafetensorsDtype& d : kDtypes)
             if (value.is_string() && d.name == value.get<std::string>()) return d;
         error(fmt::format("unsupported dtype {} (xtgrad reads F32, F64, F16 and BF16)", brief(value)));
     }

@@ -19,6 +19,23 @@ for seed in 0 1 2 3 4; do
     bad "winter_games seed $seed"; cat "$out/wg$seed.log"
   fi
 done
+# The same 5 seeds under bf16 autocast (docs/autocast.md), where the build and the CPU run it fast;
+# elsewhere winter_games must refuse before training, saying why (exit 1).
+"$build/examples/winter_games" --d-model 32 --d-ff 64 --d-k 8 --d-v 8 --layers 1 --heads 2 --epochs 1 --autocast bf16 \
+  --out "$out/wg_probe" --quiet >"$out/wg_probe.log" 2>&1 || true
+if grep -q "autocast(bf16):" "$out/wg_probe.log"; then
+  if grep -qE '^epoch|Loss' "$out/wg_probe.log"; then bad "winter_games --autocast bf16 trained before refusing"; else
+    ok "winter_games --autocast bf16 refused here: $(grep -o 'autocast(bf16):.*' "$out/wg_probe.log" | head -c 100)"; fi
+else
+  for seed in 0 1 2 3 4; do
+    if "$build/examples/winter_games" --d-model 64 --d-ff 128 --d-k 16 --d-v 16 --layers 2 --heads 4 --autocast bf16 \
+         --epochs 30 --lr 1e-3 --seed "$seed" --out "$out/wgbf$seed" --quiet --check >"$out/wgbf$seed.log" 2>&1; then
+      ok "winter_games --autocast bf16 seed $seed: $(grep greedy "$out/wgbf$seed.log" | sed 's/ *greedy: *//')"
+    else
+      bad "winter_games --autocast bf16 seed $seed"; cat "$out/wgbf$seed.log"
+    fi
+  done
+fi
 # its heatmaps are SVG with CJK labels that render to PNG
 svg="$out/wg0/dec_enc_attn_layer1_head0.svg"
 if grep -q "北京" "$svg" && rsvg-convert "$svg" -o "$out/heatmap.png" && [ "$(stat -c %s "$out/heatmap.png")" -gt 5000 ]; then

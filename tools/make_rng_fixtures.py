@@ -170,8 +170,9 @@ class TransformerB(nn.Module):
         return self.fc(dec)
 
 
-def train_b(seed, cfg, log=print):
-    """Tutorial B's training loop; returns the losses (float) and the printed lines."""
+def train_b(seed, cfg, log=print, autocast=False):
+    """Tutorial B's training loop; returns the losses (float) and the printed lines. autocast: the
+    forward and loss under torch.autocast("cpu", dtype=torch.bfloat16) (tools/make_autocast_fixture.py)."""
     torch.manual_seed(seed)
     model = TransformerB(cfg['src_vocab_size'], cfg['tgt_vocab_size'], cfg['d_model'], cfg['num_heads'],
                          cfg['num_layers'], cfg['d_ff'], cfg['max_seq_length'], cfg['dropout'])
@@ -184,8 +185,9 @@ def train_b(seed, cfg, log=print):
     losses, lines = [], []
     for step in range(1, cfg['steps'] + 1):
         opt.zero_grad()
-        out = model(src, tgt[:, :-1])
-        loss = criterion(out.contiguous().view(-1, cfg['tgt_vocab_size']), tgt[:, 1:].contiguous().view(-1))
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+            out = model(src, tgt[:, :-1])
+            loss = criterion(out.contiguous().view(-1, cfg['tgt_vocab_size']), tgt[:, 1:].contiguous().view(-1))
         loss.backward()
         opt.step()
         losses.append(loss.item())

@@ -32,7 +32,7 @@ Tensor attention_weights(const Tensor& q, const Tensor& k, float scale, const Ma
         fail("{}: query {} and key {} differ in the last dim (d_k)", op, shape_str(q.shape()), shape_str(k.shape()));
     Shape shape = q.shape();
     shape.back() = k.size(-2);
-    const Blocks b{detail::prod(shape, 0, shape.size() - 2), q.size(-2), k.size(-2)};
+    const Blocks b{detail::prod(shape, 0, shape.size() - 2), q.size(-2), k.size(-2), autocast::dtype()};
     const int d = detail::to_blas_int(q.size(-1), op);
     detail::to_blas_int(b.Lq, op), detail::to_blas_int(b.Lk, op);  // the blocks' GEMM sizes fit
     const ScoreMasks m = score_masks(shape, masked, fill, additive.defined() ? &additive.data() : nullptr, op);
@@ -85,7 +85,8 @@ Tensor dropout_matmul(const Tensor& weights, const Tensor& v, float p, bool trai
     if (weights.size(-1) != v.size(-2))
         fail("{}: weights {} attend over {} keys but value {} has {} rows", op, shape_str(weights.shape()),
              weights.size(-1), shape_str(v.shape()), v.size(-2));
-    const Blocks b{detail::prod(weights.shape(), 0, weights.dim() - 2), weights.size(-2), weights.size(-1)};
+    const Blocks b{detail::prod(weights.shape(), 0, weights.dim() - 2), weights.size(-2), weights.size(-1),
+                   autocast::dtype()};
     const std::size_t dv = v.size(-1);
     const int n = detail::to_blas_int(dv, op);
     detail::to_blas_int(b.Lq, op), detail::to_blas_int(b.Lk, op);  // the blocks' GEMM sizes fit

@@ -73,7 +73,7 @@ ScoreMasks score_masks(const Shape& scores, const Mask* masked, float fill, cons
 
 void weights_block(std::size_t c, const float* q, const float* k, float scale, const ScoreMasks& m, const Blocks& b,
                    int d, float* w, const Shape& scores) {
-    gemm(false, true, static_cast<int>(b.Lq), static_cast<int>(b.Lk), d, scale, q, k, 0.f, w);
+    gemm(b.operands, false, true, static_cast<int>(b.Lq), static_cast<int>(b.Lk), d, scale, q, k, 0.f, w);
     for (std::size_t i = 0; i < b.Lq; ++i) {
         float* row = w + i * b.Lk;
         if (m.masked)
@@ -96,8 +96,8 @@ void weights_backward_block(std::size_t c, const float* dw, const float* w, cons
         for (std::size_t i = 0; i < b.Lq; ++i)
             for (std::size_t j = 0; j < b.Lk; ++j)
                 if (out.masked[out.masked_at.at(c, i, j)]) ds[i * b.Lk + j] = 0.f;
-    if (out.dq) gemm(false, false, Lq, d, Lk, scale, ds, k, out.dq.beta(), out.dq.data() + c * b.Lq * dk);
-    if (out.dk) gemm(true, false, Lk, d, Lq, scale, ds, q, out.dk.beta(), out.dk.data() + c * b.Lk * dk);
+    if (out.dq) gemm(b.operands, false, false, Lq, d, Lk, scale, ds, k, out.dq.beta(), out.dq.data() + c * b.Lq * dk);
+    if (out.dk) gemm(b.operands, true, false, Lk, d, Lq, scale, ds, q, out.dk.beta(), out.dk.data() + c * b.Lk * dk);
 }
 
 namespace {
@@ -113,7 +113,7 @@ void context_block(const float* w, const bool* kept, float keep, const float* v,
         drop_block(w, kept, keep, b.size(), work);
         w = work;
     }
-    gemm(false, false, static_cast<int>(b.Lq), dv, static_cast<int>(b.Lk), 1.f, w, v, 0.f, out);
+    gemm(b.operands, false, false, static_cast<int>(b.Lq), dv, static_cast<int>(b.Lk), 1.f, w, v, 0.f, out);
 }
 
 void context_backward_block(const float* g, const float* w, const float* v, const bool* kept, float keep,
@@ -126,16 +126,16 @@ void context_backward_block(const float* g, const float* w, const float* v, cons
     }
     if (dw && kept) {
         float* d_dropped = work + b.size();
-        gemm(false, true, Lq, Lk, dv, 1.f, g, v, 0.f, d_dropped);
+        gemm(b.operands, false, true, Lq, Lk, dv, 1.f, g, v, 0.f, d_dropped);
         const auto scaled = [&](auto store) {
             for (std::size_t i = 0; i < b.size(); ++i) store(dw[i], d_dropped[i] * (kept[i] ? keep : 0.f));
         };
         if (dw_beta == 0.f) scaled(Assign{});
         else scaled(Add{});
     } else if (dw) {
-        gemm(false, true, Lq, Lk, dv, 1.f, g, v, dw_beta, dw);
+        gemm(b.operands, false, true, Lq, Lk, dv, 1.f, g, v, dw_beta, dw);
     }
-    if (dv_out) gemm(true, false, Lk, dv, Lq, 1.f, w, g, dv_beta, dv_out);
+    if (dv_out) gemm(b.operands, true, false, Lk, dv, Lq, 1.f, w, g, dv_beta, dv_out);
 }
 
 }  // namespace xtgrad::attention_detail

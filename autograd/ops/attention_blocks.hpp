@@ -4,6 +4,7 @@
 // and masks), so every fused node gives the composition's results bit for bit.
 #pragma once
 
+#include <xtgrad/autograd/autocast.hpp>
 #include <xtgrad/autograd/grad_out.hpp>
 #include <xtgrad/autograd/tensor.hpp>
 
@@ -12,9 +13,12 @@
 
 namespace xtgrad::attention_detail {
 
-// (batch..., Lq, Lk) seen as `count` blocks of (Lq, Lk): block c is batch index c.
+// (batch..., Lq, Lk) seen as `count` blocks of (Lq, Lk): block c is batch index c. `operands`:
+// the precision of every product of the blocks, forward and backward (bf16 when the node was
+// created inside an autocast scope, autograd/autocast.hpp).
 struct Blocks {
     std::size_t count, Lq, Lk;
+    DType operands = DType::fp32;
     std::size_t size() const { return Lq * Lk; }
 };
 

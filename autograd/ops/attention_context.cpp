@@ -35,7 +35,7 @@ Tensor attention_context(const Tensor& q, const Tensor& k, const Tensor& v, floa
     check_dropout_probability(p, op);
     Shape scores = q.shape();
     scores.back() = k.size(-2);
-    const Blocks b{detail::prod(scores, 0, scores.size() - 2), q.size(-2), k.size(-2)};
+    const Blocks b{detail::prod(scores, 0, scores.size() - 2), q.size(-2), k.size(-2), autocast::dtype()};
     const std::size_t dk = q.size(-1), dv = v.size(-1);
     const int d = detail::to_blas_int(dk, op), n = detail::to_blas_int(dv, op);
     detail::to_blas_int(b.Lq, op), detail::to_blas_int(b.Lk, op);  // the blocks' GEMM sizes fit

@@ -3,7 +3,9 @@
 //   cols (Cin·K, Lout): cols[c·K + j, t] = xpad[c, t + j]      (im2col)
 //   y[b] = W (Cout, Cin·K) · cols + bias
 // For K = 1 and no padding, cols is x[b] itself: no copy, one GEMM per item, the same
-// product as a Linear layer.
+// product as a Linear layer. Inside an autocast scope (autograd/autocast.hpp) every GEMM,
+// forward and backward, takes bf16 operands.
+#include <xtgrad/autograd/autocast.hpp>
 #include <xtgrad/gemm/blas.hpp>
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/autograd/ops/common.hpp>
@@ -58,6 +60,7 @@ Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::si
     if (bias.defined() && (bias.dim() != 1 || bias.size(0) != d.Cout))
         fail("conv1d: bias {} does not fit {} output channels", shape_str(bias.shape()), d.Cout);
     ConvDims dims = d;
+    const DType p = autocast::dtype();  // bf16 operands inside an autocast scope, for backward too
     dims.Lout = d.L + 2 * padding - d.K + 1;
     const int M = static_cast<int>(dims.Cout), N = static_cast<int>(dims.Lout), Kc = static_cast<int>(dims.Cin * dims.K);
 
@@ -67,7 +70,7 @@ Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::si
         const float* xb = x.ptr() + b * dims.Cin * dims.L;
         if (!dims.direct()) im2col(xb, cols.data(), dims);
         float* yb = out.data() + b * dims.Cout * dims.Lout;
-        gemm(false, false, M, N, Kc, 1.f, weight.ptr(), dims.direct() ? xb : cols.data(), 0.f, yb);
+        gemm(p, false, false, M, N, Kc, 1.f, weight.ptr(), dims.direct() ? xb : cols.data(), 0.f, yb);
         if (bias.defined())
             for (std::size_t o = 0; o < dims.Cout; ++o)
                 std::for_each(yb + o * dims.Lout, yb + (o + 1) * dims.Lout, [v = bias.ptr()[o]](float& y) { y += v; });
@@ -75,7 +78,7 @@ Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::si
     std::vector<Tensor> inputs{x, weight};
     if (bias.defined()) inputs.push_back(bias);
     return make_result(std::move(out), "Conv1dBackward", inputs, {{"input", x}, {"weight", weight}},
-                       [dims, M, N, Kc](Node& self, const Array& g) {
+                       [dims, M, N, Kc, p](Node& self, const Array& g) {
                            std::vector<float> cols(dims.direct() ? 0 : dims.Cin * dims.K * dims.Lout);
                            std::vector<float> dcols(dims.direct() ? 0 : cols.size());
                            const float* x = self.saved("input").data();
@@ -93,15 +96,15 @@ Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::si
                                const float* gb = g.data() + b * dims.Cout * dims.Lout;
                                if (dw) {  // dW (Cout, Cin·K) += dy[b] (Cout, Lout) · colsᵀ
                                    if (!dims.direct()) im2col(xb, cols.data(), dims);
-                                   gemm(false, true, M, Kc, N, 1.f, gb, dims.direct() ? xb : cols.data(),
+                                   gemm(p, false, true, M, Kc, N, 1.f, gb, dims.direct() ? xb : cols.data(),
                                         b == 0 ? dw_out.beta() : 1.f, dw);
                                }
                                if (dx) {  // dcols (Cin·K, Lout) = Wᵀ · dy[b]
                                    float* dxb = dx + b * dims.Cin * dims.L;
                                    if (dims.direct()) {
-                                       gemm(true, false, Kc, N, M, 1.f, w, gb, dx_out.beta(), dxb);
+                                       gemm(p, true, false, Kc, N, M, 1.f, w, gb, dx_out.beta(), dxb);
                                    } else {
-                                       gemm(true, false, Kc, N, M, 1.f, w, gb, 0.f, dcols.data());
+                                       gemm(p, true, false, Kc, N, M, 1.f, w, gb, 0.f, dcols.data());
                                        col2im_add(dcols.data(), dxb, dims);
                                    }
                                }

@@ -1,8 +1,11 @@
 // matmul, matmul_nt and linear: every product is one GEMM on raw buffers through gemm/blas.cpp
-// (oneDNN or OpenBLAS), with transposes passed as flags, never materialised. Gradients are
+// (oneDNN or OpenBLAS), with transposes passed as flags, never materialised. Inside an
+// autocast scope (autograd/autocast.hpp) the forward's and the backward's GEMMs take bf16
+// operands: the node keeps the precision it was created with. Gradients are
 // written straight into the gradient buffers (GradOut, autograd/grad_out.hpp): beta = 0 for
 // the first write into a fresh buffer, beta = 1 after. Batched products with many slices run
 // on xtgrad's threads (for_each_slice).
+#include <xtgrad/autograd/autocast.hpp>
 #include <xtgrad/gemm/blas.hpp>
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/autograd/ops/common.hpp>
@@ -77,6 +80,7 @@ Tensor product(const Tensor& a, const Tensor& b, bool b_t, float alpha, const ch
     const Shape abatch(as.begin(), as.end() - 2), bbatch(bs.begin(), bs.end() - 2);
     const int m = detail::to_blas_int(M, op), n = detail::to_blas_int(N, op), k = detail::to_blas_int(K, op);
     const char* node = b_t ? "MatmulNtBackward" : "MatmulBackward";
+    const DType p = autocast::dtype();  // bf16 operands inside an autocast scope, for backward too
 
     if (bbatch.empty()) {
         // x (..., M, K) · op(W): fold the batch into M, one GEMM
@@ -84,19 +88,19 @@ Tensor product(const Tensor& a, const Tensor& b, bool b_t, float alpha, const ch
         Shape out_shape = as;
         out_shape.back() = N;
         Array out = empty_array(out_shape);
-        gemm(false, b_t, rows, n, k, alpha, a.ptr(), b.ptr(), 0.f, out.data());
+        gemm(p, false, b_t, rows, n, k, alpha, a.ptr(), b.ptr(), 0.f, out.data());
         return make_result(std::move(out), node, {a, b}, {{"self", a}, {"mat2", b}},
-                           [as, bs, rows, n, k, b_t, alpha](Node& self, const Array& g) {
+                           [as, bs, rows, n, k, b_t, alpha, p](Node& self, const Array& g) {
                                if (GradOut dA = self.grad_out(0, as)) {  // dA (rows, K) = alpha · dC (rows, N) op(B)ᵀ
                                    const float* Bp = self.saved("mat2").data();
-                                   gemm(false, !b_t, rows, k, n, alpha, g.data(), Bp, dA.beta(), dA.data());
+                                   gemm(p, false, !b_t, rows, k, n, alpha, g.data(), Bp, dA.beta(), dA.data());
                                }
                                if (GradOut dB = self.grad_out(1, bs)) {
                                    const float* Ap = self.saved("self").data();
                                    if (b_t)  // dB (N, K) = alpha · dCᵀ (N, rows) A (rows, K)
-                                       gemm(true, false, n, k, rows, alpha, g.data(), Ap, dB.beta(), dB.data());
+                                       gemm(p, true, false, n, k, rows, alpha, g.data(), Ap, dB.beta(), dB.data());
                                    else      // dB (K, N) = alpha · Aᵀ (K, rows) dC (rows, N)
-                                       gemm(true, false, k, n, rows, alpha, Ap, g.data(), dB.beta(), dB.data());
+                                       gemm(p, true, false, k, n, rows, alpha, Ap, g.data(), dB.beta(), dB.data());
                                }
                            });
     }
@@ -113,13 +117,13 @@ Tensor product(const Tensor& a, const Tensor& b, bool b_t, float alpha, const ch
         const float *A = a.ptr(), *B = b.ptr();
         float* C = out.data();
         for_each_slice(count, flops, true, [&](std::size_t c) {
-            gemm(false, b_t, m, n, k, alpha, A + aoff[c] * M * K, B + boff[c] * K * N, 0.f, C + c * M * N);
+            gemm(p, false, b_t, m, n, k, alpha, A + aoff[c] * M * K, B + boff[c] * K * N, 0.f, C + c * M * N);
         });
     }
     const std::size_t na = detail::prod(abatch, 0, abatch.size()), nb = detail::prod(bbatch, 0, bbatch.size());
     return make_result(
         std::move(out), node, {a, b}, {{"self", a}, {"mat2", b}},
-        [as, bs, aoff, boff, na, nb, m, n, k, b_t, alpha, flops](Node& self, const Array& g) {
+        [as, bs, aoff, boff, na, nb, m, n, k, b_t, alpha, flops, p](Node& self, const Array& g) {
             const std::size_t M = m, N = n, K = k, count = aoff.size();
             if (GradOut dA_out = self.grad_out(0, as)) {  // dA[c] (M, K) += alpha · dC[c] (M, N) op(B[c])ᵀ
                 const float* Bp = self.saved("mat2").data();  // read here: a stale Saved throws on this thread
@@ -127,7 +131,7 @@ Tensor product(const Tensor& a, const Tensor& b, bool b_t, float alpha, const ch
                 const bool independent = na == count;  // else A is broadcast: slices share dA
                 float* dA = dA_out.data();
                 for_each_slice(count, flops, independent, [&](std::size_t c) {
-                    gemm(false, !b_t, m, k, n, alpha, g.data() + c * M * N, Bp + boff[c] * K * N, betas[c],
+                    gemm(p, false, !b_t, m, k, n, alpha, g.data() + c * M * N, Bp + boff[c] * K * N, betas[c],
                          dA + aoff[c] * M * K);
                 });
             }
@@ -138,10 +142,10 @@ Tensor product(const Tensor& a, const Tensor& b, bool b_t, float alpha, const ch
                 const float* Ap = self.saved("self").data();
                 for_each_slice(count, flops, independent, [&](std::size_t c) {
                     if (b_t)  // dB[c] (N, K) += alpha · dC[c]ᵀ (N, M) A[c] (M, K)
-                        gemm(true, false, n, k, m, alpha, g.data() + c * M * N, Ap + aoff[c] * M * K, betas[c],
+                        gemm(p, true, false, n, k, m, alpha, g.data() + c * M * N, Ap + aoff[c] * M * K, betas[c],
                              dB + boff[c] * K * N);
                     else      // dB[c] (K, N) += alpha · A[c]ᵀ (K, M) dC[c] (M, N)
-                        gemm(true, false, k, n, m, alpha, Ap + aoff[c] * M * K, g.data() + c * M * N, betas[c],
+                        gemm(p, true, false, k, n, m, alpha, Ap + aoff[c] * M * K, g.data() + c * M * N, betas[c],
                              dB + boff[c] * K * N);
                 });
             }
@@ -194,8 +198,9 @@ Tensor linear_block(const Tensor& x, const Tensor& weight, const Tensor& bias, s
     Array out = empty_array(out_shape);
     const int r = detail::to_blas_int(rows, op), ni = detail::to_blas_int(in, op), no = detail::to_blas_int(count, op);
     const std::size_t w_offset = first * in;
+    const DType p = autocast::dtype();  // bf16 operands inside an autocast scope, for backward too
     // y (rows, count) = x (rows, in) W[first:first+count] (count, in)ᵀ
-    gemm(false, true, r, no, ni, 1.f, x.ptr(), weight.ptr() + w_offset, 0.f, out.data());
+    gemm(p, false, true, r, no, ni, 1.f, x.ptr(), weight.ptr() + w_offset, 0.f, out.data());
     if (bias.defined()) {
         const float* bp = bias.ptr() + first;
         float* y = out.data();
@@ -205,16 +210,16 @@ Tensor linear_block(const Tensor& x, const Tensor& weight, const Tensor& bias, s
     std::vector<Tensor> inputs{x, weight};
     if (bias.defined()) inputs.push_back(bias);
     return make_result(std::move(out), "LinearBackward", inputs, {{"input", x}, {"weight", weight}},
-                       [xs, ws, r, ni, no, first, w_offset](Node& self, const Array& g) {
+                       [xs, ws, r, ni, no, first, w_offset, p](Node& self, const Array& g) {
                            const std::size_t block = static_cast<std::size_t>(no) * static_cast<std::size_t>(ni);
                            if (GradOut dx = self.grad_out(0, xs)) {  // dx (rows, in) = dy (rows, count) W[block]
                                const float* w = self.saved("weight").data() + w_offset;
-                               gemm(false, false, r, ni, no, 1.f, g.data(), w, dx.beta(), dx.data());
+                               gemm(p, false, false, r, ni, no, 1.f, g.data(), w, dx.beta(), dx.data());
                            }
                            if (GradOut dW = self.grad_out(1, ws)) {  // dW[block] (count, in) = dyᵀ (count, rows) x (rows, in)
                                const GradOut part = dW.part(w_offset, block);
                                const float* x = self.saved("input").data();
-                               gemm(true, false, no, ni, r, 1.f, g.data(), x, part.beta(), part.data());
+                               gemm(p, true, false, no, ni, r, 1.f, g.data(), x, part.beta(), part.data());
                            }
                            if (GradOut db_out = self.grad_out(2, {ws[0]})) {  // db[block] (count) = sum of dy over rows
                                float* db = db_out.part(first, static_cast<std::size_t>(no)).zeroed();

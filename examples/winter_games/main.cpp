@@ -47,6 +47,7 @@ struct Settings {
     int layer = -1, head = 0;  // heatmaps: -1 = last layer
     nn::AttentionScale scale = nn::AttentionScale::probability;
     bool tutorial_settings = false, literal_positions = false, check = false, quiet = false;
+    std::string autocast;  // "" (fp32) or "bf16": the forwards under autocast::Scope(DType::bf16)
 };
 
 // The words of a row of ids, through number_dict, up to and including the first `end`
@@ -165,6 +166,11 @@ int main(int argc, char** argv) {
     app.add_flag("--literal-positions", s.literal_positions, "the tutorial's hard-coded positions (erratum)");
     app.add_flag("--check", s.check, "exit 1 unless the greedy translation is right");
     app.add_flag("--quiet", s.quiet, "print only the losses and the translations");
+    app.add_option("--autocast", s.autocast,
+                   "bf16: mixed precision, as torch.autocast(\"cpu\", dtype=torch.bfloat16): the products of every forward "
+                   "(training and translating) in bf16 with fp32 sums, everything else and the weights in fp32 "
+                   "(docs/autocast.md; an Error where bf16 is not fast: the OpenBLAS build, a CPU without AVX512-BF16)")
+        ->check(CLI::IsMember({"bf16"}));
     return cli::run_main(app, argc, argv, [&] {
         const tc::Vocabularies vocabularies = s.tutorial_settings ? tc::Vocabularies::lesson : tc::Vocabularies::fixed;
         const tc::Vocab input_vocab = tc::input_vocab(vocabularies), output_vocab = tc::output_vocab(vocabularies);
@@ -175,6 +181,8 @@ int main(int argc, char** argv) {
             s.literal_positions = true;
         }
         validate(s);
+        const DType operands = s.autocast == "bf16" ? DType::bf16 : DType::fp32;
+        { const autocast::Scope can_run(operands); }  // an Error now, before training, where bf16 is not fast
         cli::apply_threads(s.threads);
         manual_seed(s.seed);
         tc::Transformer model(tc::Config()
@@ -207,9 +215,9 @@ int main(int argc, char** argv) {
 
         const long done = run.start(s.epochs);
         fmt::print("tutorial C Transformer: d_model {}, d_ff {}, {} layers, {} heads, {:.1f} M parameters; "
-                   "Adam lr {:g}, warm-up {} epochs, seed {}\n",
+                   "Adam lr {:g}, warm-up {} epochs, seed {}{}\n",
                    s.d_model, s.d_ff, s.n_layers, s.n_heads, model.num_parameters() / 1e6, s.lr,
-                   s.warmup, s.seed);
+                   s.warmup, s.seed, operands == DType::bf16 ? "; autocast bf16" : "");
         if (s.tutorial_settings)
             fmt::print("the lesson as written: vocabularies of {} and {} ids ('I' and '我' are 0 = PAD; Beijing, Winter, "
                        "Games are 4), hard-coded positions\n",
@@ -224,8 +232,12 @@ int main(int argc, char** argv) {
         examples::Progress progress(s.epochs, done);
         for (long epoch = done + 1; epoch <= s.epochs; ++epoch) {
             const double loss = run.step(epoch, [&] {
-                Tensor l = cross_entropy(model.forward(enc, dec).logits, target);
-                run.backward(l);
+                Tensor l;
+                {
+                    const autocast::Scope mixed(operands);  // fp32 is no autocast
+                    l = cross_entropy(model.forward(enc, dec).logits, target);
+                }
+                run.backward(l);  // outside the scope, as with torch.autocast: each node keeps its precision
                 return l;
             });
             run.done(epoch, s.epochs);
@@ -238,6 +250,7 @@ int main(int argc, char** argv) {
 
         model.eval();
         NoGradGuard no_grad;
+        const autocast::Scope mixed(operands);
         tc::TransformerOutput out = model.forward(enc, dec);
         const bool pad_ends = !s.tutorial_settings;  // the lesson's 0 is '我'
         const Ids predict = argmax(out.logits, 1);        // predict.data.max(1)[1]: teacher-forced

@@ -116,6 +116,8 @@ for option in "--lr nan" "--lr inf" "--lr -1" "--dropout nan" "--dropout -0.1" "
   expect 2 "random_copy $option" "${rc[@]}" $option
 done
 expect 2 "winter_games --lr nan" "${wg[@]}" --lr nan
+expect 2 "winter_games --autocast fp16 (only bf16)" "${wg[@]}" --autocast fp16
+says "--autocast"; trained_nothing
 expect 2 "spiral --lr nan" "$build/examples/spiral" --lr nan
 expect 2 "random_copy --len 65536: attention's scores do not fit" "${rc[@]}" --len 65536
 says "of them attention scores"; trained_nothing
@@ -230,5 +232,23 @@ expect 1 "parity: a fixture whose lr_per_step is shorter than its steps" "$build
 says "lr_per_step has 2 entries for 5 steps"
 expect 2 "parity with neither DIR nor --all" "$build/tools/parity"
 expect 1 "parity on a folder that is no fixture" "$build/tools/parity" "$out/init"
+
+
+echo "== bench/run.sh --table: each ratio uses torch's faster OpenBLAS setting and names its kernel"
+# Two torch runs of one config (OpenBLAS pinned to Haswell, and its own Cooperlake detection)
+# that each win one phase, an xtgrad fp32 run and an autocast run.
+cat > "$out/bench.jsonl" <<'JSON'
+{"framework":"xtgrad","config":"seed-d","threads":1,"batch":null,"autocast":null,"peak_rss_mib":700,"step_cpu_ms":100,"phases":{"fwd":{"median_ms":40,"gflops":null},"bwd":{"median_ms":60,"gflops":null}}}
+{"framework":"torch","config":"seed-d","threads":1,"batch":null,"autocast":null,"openblas_env":"pinned","openblas_core":"Haswell","peak_rss_mib":900,"step_cpu_ms":200,"phases":{"fwd":{"median_ms":80,"gflops":null},"bwd":{"median_ms":100,"gflops":null}}}
+{"framework":"torch","config":"seed-d","threads":1,"batch":null,"autocast":null,"openblas_env":"own detection","openblas_core":"Cooperlake","peak_rss_mib":900,"step_cpu_ms":150,"phases":{"fwd":{"median_ms":50,"gflops":null},"bwd":{"median_ms":120,"gflops":null}}}
+{"framework":"xtgrad","config":"seed-d","threads":1,"batch":null,"autocast":"bf16","peak_rss_mib":700,"step_cpu_ms":60,"phases":{"fwd":{"median_ms":30,"gflops":null},"bwd":{"median_ms":30,"gflops":null}}}
+{"framework":"torch","config":"seed-d","threads":1,"batch":null,"autocast":"bf16","openblas_env":"pinned","openblas_core":"Haswell","peak_rss_mib":900,"step_cpu_ms":100,"phases":{"fwd":{"median_ms":40,"gflops":null},"bwd":{"median_ms":60,"gflops":null}}}
+JSON
+expect 0 "bench/run.sh --table" bash "$src/bench/run.sh" --table "$out/bench.jsonl"
+says "| fwd | 40.0 | 50.0 | 0.80 | Cooperlake (80.0 / 50.0) |"
+says "| bwd | 60.0 | 100.0 | 0.60 | Haswell (pinned) (100.0 / 120.0) |"
+says "| seed-d, autocast bf16 | 1 | fwd | 30.0 | 40.0 | 0.75 | Haswell (pinned) | - | - | - | 0.75 |"
+expect 2 "bench/run.sh --autocast fp16 (only bf16)" bash "$src/bench/run.sh" --autocast fp16
+says "--autocast takes bf16"
 
 exit $fail

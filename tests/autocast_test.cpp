@@ -1,0 +1,419 @@
+// autocast (autograd/autocast.hpp): bf16 operands for the products, fp32 for everything else.
+//
+// Two references for every autocast product:
+//  - a plain one: the same product in double on operands rounded to bf16 first. A product of
+//    two bf16 values is exact in fp32, so a bf16 product with fp32 accumulation differs from it
+//    only by fp32 summation error (relative ~1e-6 of Σ|a||b|);
+//  - the fp32 result, within bf16's tolerance: each operand rounds with relative error at most
+//    u = 2^-8 (8 significant bits), so each term a·b moves by at most (2u + u²)|a||b| and an
+//    element of C by at most 2^-7 (1 + 2^-9) Σ_k |a_k||b_k| (plus fp32 summation error): a
+//    bound, not a guess.
+// Backward: the gradients of an autocast node are bf16 products too (the node keeps its
+// precision), checked against the same two references; the fp32 gradients they are compared
+// with are gradchecked in tests/ops.
+#include "tests/reference_gemm.hpp"
+#include "tests/test_util.hpp"
+
+#include <xtgrad/gemm/blas.hpp>
+#include <xtgrad/io/npy.hpp>
+#include <xtgrad/nn/tutorial_b/transformer.hpp>
+#include <xtgrad/optim/optimizer.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <thread>
+
+TEST_SUITE_BEGIN("ops");
+
+using namespace xtgrad;
+using test::rnd;
+
+namespace {
+
+bool bf16_here() { return autocast::bf16_unsupported_reason().empty(); }
+
+// Values rounded to bf16 (the floats they stand for).
+std::vector<float> rounded(const std::vector<float>& v) {
+    std::vector<float> r(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) r[i] = round_to_bf16(v[i]);
+    return r;
+}
+Tensor rounded(const Tensor& t) {
+    Array a = t.data();
+    for (float& x : a) x = round_to_bf16(x);
+    return Tensor(std::move(a));
+}
+std::vector<float> absolute(const std::vector<float>& v) {
+    std::vector<float> r(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) r[i] = std::abs(v[i]);
+    return r;
+}
+
+constexpr double kBf16Term = 1.0 / 128 * (1 + 1.0 / 512);  // 2^-7 (1 + 2^-9) = 2u + u², u = 2^-8: one term's bound
+constexpr double kFp32Sum = 1e-5;                          // fp32 summation, relative to Σ|a||b| (K ≤ 600)
+
+// One product through gemm_ld(DType::bf16) with padded leading dimensions, alpha and beta,
+// checked against both references element by element.
+void check_bf16_product(const test::GemmCase& p, float alpha, float beta) {
+    CAPTURE(p.ta);
+    CAPTURE(p.tb);
+    CAPTURE(p.M);
+    CAPTURE(p.N);
+    CAPTURE(p.K);
+    CAPTURE(beta);
+    const int a_rows = p.ta ? p.K : p.M, a_cols = p.ta ? p.M : p.K, b_rows = p.tb ? p.N : p.K, b_cols = p.tb ? p.K : p.N;
+    const int lda = a_cols + 3, ldb = b_cols + 5, ldc = p.N + 2;
+    const std::vector<float> A = test::random_buffer(static_cast<std::size_t>(a_rows) * lda, 1),
+                             B = test::random_buffer(static_cast<std::size_t>(b_rows) * ldb, 2),
+                             C0 = test::random_buffer(static_cast<std::size_t>(p.M) * ldc, 3);
+    std::vector<float> C = C0;
+    gemm_ld(DType::bf16, p.ta, p.tb, p.M, p.N, p.K, alpha, A.data(), lda, B.data(), ldb, beta, C.data(), ldc);
+    const std::vector<double> exact = test::reference_gemm(p.ta, p.tb, p.M, p.N, p.K, A.data(), lda, B.data(), ldb);
+    const std::vector<float> Ar = rounded(A), Br = rounded(B);
+    const std::vector<double> on_rounded =
+        test::reference_gemm(p.ta, p.tb, p.M, p.N, p.K, Ar.data(), lda, Br.data(), ldb);
+    const std::vector<double> magnitude =
+        test::reference_gemm(p.ta, p.tb, p.M, p.N, p.K, absolute(A).data(), lda, absolute(B).data(), ldb);
+    double worst_plain = 0, worst_fp32 = 0;  // error over its bound: must stay below 1
+    for (int m = 0; m < p.M; ++m) {
+        for (int n = 0; n < p.N; ++n) {
+            const std::size_t i = static_cast<std::size_t>(m) * p.N + n, c = static_cast<std::size_t>(m) * ldc + n;
+            const double prior = beta * static_cast<double>(C0[c]);
+            const double scale = std::abs(alpha) * magnitude[i] + std::abs(prior) + 1e-30;
+            const double got = C[c];
+            worst_plain = std::max(worst_plain, std::abs(got - (alpha * on_rounded[i] + prior)) / (kFp32Sum * scale));
+            worst_fp32 = std::max(worst_fp32, std::abs(got - (alpha * exact[i] + prior)) /
+                                                  (std::abs(alpha) * kBf16Term * magnitude[i] + kFp32Sum * scale));
+        }
+        for (int n = p.N; n < ldc; ++n)  // the padding between rows is never written
+            REQUIRE(std::bit_cast<std::uint32_t>(C[static_cast<std::size_t>(m) * ldc + n]) ==
+                    std::bit_cast<std::uint32_t>(C0[static_cast<std::size_t>(m) * ldc + n]));
+    }
+    CHECK(worst_plain < 1.0);
+    CHECK(worst_fp32 < 1.0);
+}
+
+// ||a - b|| / ||b||
+double relative_distance(const Array& a, const Array& b) {
+    REQUIRE(a.shape() == b.shape());
+    double d = 0, n = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        d += std::pow(static_cast<double>(a.data()[i]) - b.data()[i], 2);
+        n += std::pow(static_cast<double>(b.data()[i]), 2);
+    }
+    return std::sqrt(d / std::max(n, 1e-300));
+}
+
+// f's output and its inputs' gradients (backward of sum(out · R), R fixed), with autocast on or off.
+struct Run {
+    Array out;
+    std::vector<Array> grads;
+};
+template <class F>
+Run run(F&& f, const std::vector<Tensor>& inputs, DType dtype) {
+    std::vector<Tensor> in;
+    for (const Tensor& t : inputs) in.push_back(Tensor(t.data(), true));
+    Tensor out;
+    {
+        const autocast::Scope scope(dtype);
+        out = f(in);
+    }
+    Generator g(7);
+    const Tensor r = randn(out.shape(), g);
+    sum(mul(out, r)).backward();  // outside the scope: the node decides its precision
+    Run result{out.data(), {}};
+    for (const Tensor& t : in) result.grads.push_back(t.grad_array());
+    return result;
+}
+
+// Autocast's output and gradients are near fp32's (bf16's relative error, ~2^-9 per operand,
+// summed over a product's terms: well under 1 %), and differ from them (the products did round).
+template <class F>
+void check_near_fp32(F&& f, const std::vector<Tensor>& inputs, double tolerance = 1e-2) {
+    const Run fp32 = run(f, inputs, DType::fp32), bf16 = run(f, inputs, DType::bf16);
+    const double d = relative_distance(bf16.out, fp32.out);
+    CHECK(d < tolerance);
+    CHECK(d > 1e-5);  // bf16 really ran
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        CAPTURE(i);
+        CHECK(relative_distance(bf16.grads[i], fp32.grads[i]) < tolerance);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("round_to_bf16 rounds to nearest, ties to even, and keeps NaN and infinities") {
+    CHECK(to_bf16_bits(1.f) == 0x3f80);
+    CHECK(round_to_bf16(1.f) == 1.f);
+    // near 1 bf16's values are 2^-7 apart (7 stored mantissa bits)
+    CHECK(round_to_bf16(1.f + 1.f / 512) == 1.f);                            // below halfway: down
+    CHECK(round_to_bf16(1.f + 1.f / 256) == 1.f);                            // halfway, 1 is even: down
+    CHECK(round_to_bf16(1.f + 3.f / 256) == 1.f + 1.f / 64);                 // halfway, 1 + 2^-7 is odd: up to even
+    CHECK(round_to_bf16(1.f + 1.f / 256 + 1.f / 4096) == 1.f + 1.f / 128);  // above halfway: up
+    CHECK(round_to_bf16(-3.14159f) == -3.140625f);
+    CHECK(std::isnan(round_to_bf16(std::numeric_limits<float>::quiet_NaN())));
+    CHECK(std::isnan(round_to_bf16(std::bit_cast<float>(0x7f800001u))));  // a NaN whose payload rounds away stays NaN
+    CHECK(round_to_bf16(std::numeric_limits<float>::infinity()) == std::numeric_limits<float>::infinity());
+    CHECK(round_to_bf16(std::numeric_limits<float>::max()) == std::numeric_limits<float>::infinity());
+    CHECK(round_to_bf16(-0.f) == 0.f);
+    CHECK(std::signbit(round_to_bf16(-0.f)));
+}
+
+TEST_CASE("autocast::Scope sets bf16 for its thread, nests and restores") {
+    if (!bf16_here()) {
+        test::expect_error([] { autocast::Scope s(DType::bf16); }, {"autocast(bf16)"});
+        return;
+    }
+    CHECK(autocast::dtype() == DType::fp32);
+    {
+        const autocast::Scope outer(DType::bf16);
+        CHECK(autocast::dtype() == DType::bf16);
+        CHECK(autocast::is_enabled());
+        DType other_thread = DType::bf16;
+        std::thread([&] { other_thread = autocast::dtype(); }).join();
+        CHECK(other_thread == DType::fp32);  // per thread, as torch's
+        {
+            const autocast::Scope off(DType::bf16, /*enabled=*/false);
+            CHECK(autocast::dtype() == DType::fp32);
+        }
+        CHECK(autocast::dtype() == DType::bf16);
+    }
+    CHECK(autocast::dtype() == DType::fp32);
+    CHECK(std::string(dtype_name(DType::bf16)) == "bf16");
+}
+
+TEST_CASE("autocast(bf16) refuses a build or CPU where bf16 would be slow, with the reason") {
+    CHECK(detail::bf16_unsupported_reason("onednn", true).empty());
+    const std::string no_isa = detail::bf16_unsupported_reason("onednn", false);
+    CHECK(no_isa.find("AVX512-BF16") != std::string::npos);
+    CHECK(no_isa.find("slower than fp32") != std::string::npos);
+    const std::string openblas = detail::bf16_unsupported_reason("openblas", true);
+    CHECK(openblas.find("openblas") != std::string::npos);
+    CHECK(openblas.find("-Dgemm=onednn") != std::string::npos);
+    if (std::string(gemm_backend_name()) == "openblas")
+        test::expect_error([] { autocast::Scope s(DType::bf16); }, {"autocast(bf16)", "-Dgemm=onednn"});
+    const autocast::Scope fp32(DType::fp32);  // always allowed: it turns autocast off
+    CHECK(autocast::dtype() == DType::fp32);
+}
+
+TEST_CASE("gemm_ld with bf16 operands equals the rounded reference and fp32 within bf16's bound") {
+    if (!bf16_here()) return;
+    for (int threads : {1, 2}) {
+        set_num_threads(threads);
+        set_blas_threads(threads);
+        CAPTURE(threads);
+        for (bool ta : {false, true})
+            for (bool tb : {false, true}) {
+                check_bf16_product({ta, tb, 3, 5, 7}, 1.f, 0.f);        // small_gemm on rounded values
+                check_bf16_product({ta, tb, 37, 29, 41}, 0.5f, 1.f);    // oneDNN's bf16 matmul
+                check_bf16_product({ta, tb, 150, 97, 130}, 1.f, 0.f);   // split over the pool at 2 threads
+                check_bf16_product({ta, tb, 70, 300, 64}, -2.f, 1.f);   // split by columns
+            }
+    }
+    set_num_threads(1);
+    set_blas_threads(1);
+}
+
+TEST_CASE("autocast linear: forward and backward in bf16, equal to the rounded reference") {
+    if (!bf16_here()) return;
+    // x (4, 6, 40), W (50, 40), b (50): 24 x 50 x 40 goes to small_gemm... and 240 rows to oneDNN
+    for (std::size_t rows : {6, 60}) {
+        CAPTURE(rows);
+        const Tensor x0 = rnd({4, rows, 40}, 1), w0 = rnd({50, 40}, 2), b0 = rnd({50}, 3);
+        const auto f = [](const std::vector<Tensor>& v) { return linear(v[0], v[1], v[2]); };
+        check_near_fp32(f, {x0, w0, b0});
+        // the plain reference: fp32 ops on the rounded operands (outside autocast)
+        const Run bf16 = run(f, {x0, w0, b0}, DType::bf16);
+        const Tensor x = rounded(x0), w = rounded(w0);
+        CHECK(relative_distance(bf16.out, linear(x, w, b0).data()) < 1e-5);
+        Generator g(7);
+        const Tensor r = randn(Shape(bf16.out.shape().begin(), bf16.out.shape().end()), g);  // the output gradient run() used
+        const Tensor rr = rounded(r);
+        // dx = round(dy) round(W), dW = round(dy)ᵀ round(x), db = Σ dy (fp32, not a product)
+        CHECK(relative_distance(bf16.grads[0], matmul(rr, w).data()) < 1e-5);
+        CHECK(relative_distance(bf16.grads[1], matmul(transpose(reshape(rr, {-1, 50}), 0, 1), reshape(x, {-1, 40})).data()) <
+              1e-5);
+        CHECK(relative_distance(bf16.grads[2], sum(reshape(r, {-1, 50}), {0}).data()) < 1e-6);
+    }
+}
+
+TEST_CASE("autocast matmul and matmul_nt, batched and broadcast, forward and backward near fp32") {
+    if (!bf16_here()) return;
+    check_near_fp32([](const std::vector<Tensor>& v) { return matmul(v[0], v[1]); }, {rnd({3, 40, 30}, 4), rnd({3, 30, 50}, 5)});
+    check_near_fp32([](const std::vector<Tensor>& v) { return matmul(v[0], v[1]); }, {rnd({2, 70, 30}, 6), rnd({30, 50}, 7)});
+    check_near_fp32([](const std::vector<Tensor>& v) { return matmul_nt(v[0], v[1], 0.25f); },
+                    {rnd({2, 3, 40, 64}, 8), rnd({2, 3, 50, 64}, 9)});
+    // the rounded reference, exactly: a small product runs small_gemm on the rounded values
+    const Tensor a = rnd({5, 8}, 10), b = rnd({8, 6}, 11);
+    Tensor c;
+    {
+        const autocast::Scope bf16(DType::bf16);
+        c = matmul(a, b);
+    }
+    CHECK(test::max_abs_diff(c.data(), matmul(rounded(a), rounded(b)).data()) == 0.f);
+}
+
+TEST_CASE("autocast conv1d, kernel 1 and 3, forward and backward near fp32") {
+    if (!bf16_here()) return;
+    check_near_fp32([](const std::vector<Tensor>& v) { return conv1d(v[0], v[1], v[2]); },
+                    {rnd({2, 64, 40}, 12), rnd({96, 64, 1}, 13), rnd({96}, 14)});
+    check_near_fp32([](const std::vector<Tensor>& v) { return conv1d(v[0], v[1], v[2], 1); },
+                    {rnd({2, 16, 30}, 15), rnd({24, 16, 3}, 16), rnd({24}, 17)});
+}
+
+TEST_CASE("autocast fused attention: the score and context products in bf16, softmax in fp32") {
+    if (!bf16_here()) return;
+    Generator gen(3);
+    // (batch 2, heads 4, 30 positions, 64): q kᵀ is 30 x 30 x 64, past small_gemm's limit
+    check_near_fp32([](const std::vector<Tensor>& v) { return attention_weights(v[0], v[1], 0.125f, nullptr, 0.f); },
+                    {rnd({2, 4, 30, 64}, 18), rnd({2, 4, 30, 64}, 19)});
+    check_near_fp32(
+        [&](const std::vector<Tensor>& v) {
+            return attention_context(v[0], v[1], v[2], 0.125f, nullptr, 0.f, Tensor(), 0.f, false, gen);
+        },
+        {rnd({2, 4, 30, 64}, 20), rnd({2, 4, 30, 64}, 21), rnd({2, 4, 30, 64}, 22)});
+    // short sentences (small_gemm on rounded values): the weights equal softmax(round(q) round(k)ᵀ · s)
+    const Tensor q = rnd({1, 2, 5, 8}, 23), k = rnd({1, 2, 5, 8}, 24);
+    Tensor w;
+    {
+        const autocast::Scope bf16(DType::bf16);
+        w = attention_weights(q, k, 0.5f, nullptr, 0.f);
+    }
+    CHECK(test::max_abs_diff(w.data(), softmax(matmul_nt(rounded(q), rounded(k), 0.5f), -1).data()) == 0.f);
+}
+
+TEST_CASE("under autocast, softmax, layer_norm and cross_entropy run in fp32: bit for bit") {
+    if (!bf16_here()) return;
+    const Tensor x = rnd({6, 10}, 25), g = rnd({10}, 26), b = rnd({10}, 27);
+    const Ids target{1, 2, 3, 4, 5, 6};
+    const Array s = softmax(x, -1).data(), ln = layer_norm(x, g, b).data(), ce = cross_entropy(x, target).data();
+    const autocast::Scope bf16(DType::bf16);
+    CHECK(test::max_abs_diff(softmax(x, -1).data(), s) == 0.f);
+    CHECK(test::max_abs_diff(layer_norm(x, g, b).data(), ln) == 0.f);
+    CHECK(test::max_abs_diff(cross_entropy(x, target).data(), ce) == 0.f);
+}
+
+TEST_CASE("a node keeps the precision it was created with, wherever backward runs") {
+    if (!bf16_here()) return;
+    const auto grads = [](bool forward_bf16, bool backward_bf16) {
+        Tensor x(rnd({40, 64}, 28).data(), true), w(rnd({48, 64}, 29).data(), true);
+        Tensor y;
+        {
+            const autocast::Scope s(DType::bf16, forward_bf16);
+            y = linear(x, w);
+        }
+        const autocast::Scope s(DType::bf16, backward_bf16);
+        sum(mul(y, y)).backward();
+        return std::pair{x.grad_array(), w.grad_array()};
+    };
+    const auto bf16_out = grads(true, false), bf16_in = grads(true, true);
+    CHECK(test::max_abs_diff(bf16_out.first, bf16_in.first) == 0.f);
+    CHECK(test::max_abs_diff(bf16_out.second, bf16_in.second) == 0.f);
+    const auto fp32_out = grads(false, false), fp32_in = grads(false, true);
+    CHECK(test::max_abs_diff(fp32_out.first, fp32_in.first) == 0.f);  // an fp32 node stays fp32
+    CHECK(test::max_abs_diff(fp32_out.first, bf16_out.first) > 0.f);
+}
+
+TEST_CASE("tutorial B's Transformer under autocast: loss and gradients near fp32, weights fp32") {
+    if (!bf16_here()) return;
+    const auto step = [](bool bf16) {
+        manual_seed(0);
+        nn::tutorial_b::Transformer model(50, 50, 64, 4, 2, 128, 20, 0.f);
+        Generator gen(1);
+        const Ids src = randint({3, 12}, 1, 50, gen), tgt = randint({3, 12}, 1, 50, gen);
+        const nn::tutorial_b::ShiftedTargets shifted = nn::tutorial_b::shift_targets(tgt);
+        Tensor loss;
+        {
+            const autocast::Scope s(DType::bf16, bf16);
+            loss = cross_entropy(reshape(model.forward(src, shifted.input), {-1, 50}), shifted.target, 0);
+        }
+        loss.backward();
+        std::vector<Array> g;
+        for (const Tensor& p : model.parameters()) g.push_back(p.grad_array());
+        return std::pair{loss.item(), g};
+    };
+    const auto [l32, g32] = step(false);
+    const auto [l16, g16] = step(true);
+    CHECK(l16 != l32);
+    CHECK(std::abs(l16 - l32) < 1e-2 * std::abs(l32));
+    REQUIRE(g16.size() == g32.size());
+    // All gradients as one vector within 2 %; each parameter's within 10 % of its own norm plus
+    // 0.1 % of the whole (the key projections' biases have a gradient of exactly 0 in exact
+    // arithmetic, softmax being blind to a constant per row: there both sides are rounding noise).
+    double diff = 0, norm = 0;
+    std::vector<double> diffs, norms;
+    for (std::size_t i = 0; i < g16.size(); ++i) {
+        double d = 0, n = 0;
+        for (std::size_t j = 0; j < g16[i].size(); ++j) {
+            d += std::pow(static_cast<double>(g16[i].data()[j]) - g32[i].data()[j], 2);
+            n += std::pow(static_cast<double>(g32[i].data()[j]), 2);
+        }
+        diffs.push_back(std::sqrt(d));
+        norms.push_back(std::sqrt(n));
+        diff += d;
+        norm += n;
+    }
+    CHECK(std::sqrt(diff / norm) < 2e-2);
+    for (std::size_t i = 0; i < g16.size(); ++i) {
+        CAPTURE(i);
+        CHECK(diffs[i] <= 1e-1 * norms[i] + 1e-3 * std::sqrt(norm));
+    }
+}
+
+// tests/fixtures/autocast (tools/make_autocast_fixture.py): torch's 10 losses of tutorial B's
+// run in fp32 and under torch.autocast("cpu", dtype=torch.bfloat16). xtgrad's model, data and
+// dropout masks equal torch's for a seed (tests/fixtures/rng), so its fp32 run matches torch's
+// and its autocast run may move from it by as much as torch's autocast run moves from torch's
+// fp32 run: the largest such distance over the 10 steps bounds every step.
+TEST_CASE("tutorial B's 10 steps under autocast stay within torch's autocast distance from fp32") {
+    if (!bf16_here()) return;
+    for (const char* seed_dir : {"train_b__seed0", "train_b__seed1", "train_b__seed1234"}) {
+        const std::string dir = std::string(XTGRAD_FIXTURE_DIR) + "/autocast/" + seed_dir;
+        CAPTURE(dir);
+        std::ifstream meta_file(dir + "/meta.json");
+        REQUIRE(meta_file);
+        const nlohmann::json meta = nlohmann::json::parse(meta_file);
+        const nlohmann::json& cfg = meta.at("config");
+        const auto n = [&](const char* key) { return cfg.at(key).get<std::size_t>(); };
+        const Array torch_fp32 = load_npy_float(dir + "/losses_fp32.npy"), torch_bf16 = load_npy_float(dir + "/losses_bf16.npy");
+        const auto losses = [&](DType dtype) {
+            manual_seed(meta.at("seed").get<std::uint64_t>());
+            const std::size_t vocab = n("tgt_vocab_size"), len = n("max_seq_length");
+            nn::tutorial_b::Transformer model(n("src_vocab_size"), vocab, n("d_model"), n("num_heads"), n("num_layers"),
+                                              n("d_ff"), len, cfg.at("dropout").get<float>());
+            const Ids src = randint({n("batch"), len}, 1, static_cast<std::int64_t>(n("src_vocab_size")), default_generator());
+            const Ids tgt = randint({n("batch"), len}, 1, static_cast<std::int64_t>(vocab), default_generator());
+            const nn::tutorial_b::ShiftedTargets shifted = nn::tutorial_b::shift_targets(tgt);
+            optim::Adam opt(model.parameters(), {.lr = cfg.at("lr").get<double>(), .betas = {0.9, 0.98}, .eps = 1e-9});
+            model.train();
+            std::vector<double> out;
+            for (std::size_t step = 0; step < n("steps"); ++step) {
+                opt.zero_grad();
+                Tensor loss;
+                {
+                    const autocast::Scope scope(dtype);
+                    loss = cross_entropy(reshape(model.forward(src, shifted.input), {-1, static_cast<long>(vocab)}),
+                                         shifted.target, /*ignore_index=*/0);
+                }
+                loss.backward();
+                opt.step();
+                out.push_back(loss.item());
+            }
+            return out;
+        };
+        const std::vector<double> fp32 = losses(DType::fp32), bf16 = losses(DType::bf16);
+        REQUIRE(fp32.size() == torch_fp32.size());
+        double torch_distance = 0;
+        for (std::size_t i = 0; i < fp32.size(); ++i)
+            torch_distance = std::max(torch_distance, std::abs(static_cast<double>(torch_bf16(i)) - torch_fp32(i)));
+        for (std::size_t i = 0; i < fp32.size(); ++i) {
+            CAPTURE(i);
+            CHECK(std::abs(fp32[i] - torch_fp32(i)) < 1e-4);  // the same run as torch's in fp32
+            CHECK(std::abs(bf16[i] - fp32[i]) <= torch_distance);
+        }
+        MESSAGE(seed_dir, ": torch's autocast distance ", torch_distance);
+    }
+}
