@@ -40,6 +40,7 @@
 #include <xtgrad/nn/module.hpp>
 #include <xtgrad/nn/parallel/distributed.hpp>
 #include <xtgrad/nn/parallel/distributed_sampler.hpp>
+#include <xtgrad/nn/parallel/zero_optimizer.hpp>
 
 // The four tutorials' modules, each in its namespace (xtgrad::nn::tutorial_a ... _d).
 #include <xtgrad/nn/tutorial_a/tutorial_a.hpp>

@@ -93,7 +93,7 @@ class RunSnapshot {
 public:
     RunSnapshot(const Module& module, const RunState& run) : run_(run) {
         for (const auto& [name, t] : module.state_dict()) model_.emplace_back(name, t.data());
-        if (run.optimizer) optimizer_ = run.optimizer->state_dict();
+        if (run.optimizer) optimizer_ = run.optimizer->local_state_dict();
         if (run.schedule) schedule_ = run.schedule->state_dict();
     }
     void restore(Module& module, const std::string& path) {

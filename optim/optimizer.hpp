@@ -59,11 +59,15 @@ public:
     const Array* state(const Tensor& param, const std::string& key) const;
     long step_count(const Tensor& param) const;  // steps this parameter took part in
 
-    OptimizerState state_dict() const;
+    virtual OptimizerState state_dict() const;
     // Restores the per-parameter state and the hyperparameters (lr included, as torch does).
     // Throws an Error naming the entry at fault for a parameter count, index, key or shape that
     // does not fit this optimizer, and changes nothing then.
-    void load_state_dict(const OptimizerState& state);
+    virtual void load_state_dict(const OptimizerState& state);
+    // The state this process holds, in state_dict()'s layout, for load_state_dict to put back
+    // (nn::load_run's all or nothing). The same as state_dict() except for a sharded optimizer
+    // (nn::parallel::ZeroRedundancyOptimizer), whose state_dict() is a collective's result.
+    virtual OptimizerState local_state_dict() const { return state_dict(); }
 
 protected:
     struct ParamState {

@@ -2,6 +2,13 @@
 """The allreduce cost model of docs/distributed.md, applied to the tutorials' models.
 
     python3 tools/ddp_cost_model.py [--step-seconds S ...] [--backward-share F]
+    python3 tools/ddp_cost_model.py --wire-bytes PARAMETERS --hosts N [--zero]
+
+--wire-bytes prints the bytes all N hosts together send per step for a model of PARAMETERS
+float32 parameters: the ring allreduce of the gradients, 2 (N - 1) x 4 P (each host sends
+2 (N - 1) / N of them), and with --zero (ZeroRedundancyOptimizer) the broadcast of every updated
+parameter from its owner to the N - 1 others, (N - 1) x 4 P. Payload only: the headers of
+TCP/IP and Ethernet come on top (a few percent).
 
 Ring allreduce of S bytes over N hosts on links of bandwidth BW (bytes/s) with per-message
 latency a, in k buckets (each bucket is its own ring of 2 (N - 1) messages):
@@ -9,8 +16,9 @@ latency a, in k buckets (each bucket is its own ring of 2 (N - 1) messages):
     T(N) = 2 (N - 1) / N * S / BW  +  2 (N - 1) * k * a
 
 Strong scaling of a fixed global batch whose step takes `step` seconds on one host: each of
-N hosts computes step / N; the allreduce adds T(N), minus what overlaps backward
-(backward-share of the compute) when the buckets overlap it. Prints markdown tables.
+N hosts computes step / N; the allreduce adds T(N), minus what overlaps backward: at most the
+backward-share of the compute, and at most the hidden-share of T(N) (what the overlap was
+measured to hide). Prints markdown tables.
 """
 import argparse
 import math
@@ -31,6 +39,11 @@ def allreduce_seconds(nbytes, hosts, bits_per_s, latency, bucket_bytes=25 * MB):
     return bandwidth_term + 2 * (hosts - 1) * buckets * latency
 
 
+def wire_bytes(params, hosts, zero=False):
+    allreduce = 2 * (hosts - 1) * 4 * params
+    return allreduce + ((hosts - 1) * 4 * params if zero else 0)
+
+
 def fmt_s(s):
     return f'{s * 1e3:.0f} ms' if s >= 0.01 else f'{s * 1e3:.1f} ms' if s >= 1e-4 else f'{s * 1e6:.0f} us'
 
@@ -41,7 +54,20 @@ def main():
                     help="one host's step at the global batch: seed-b batch 64 on this machine at 2 threads "
                          "(docs/performance.md), and a host ~50x faster (a GPU)")
     ap.add_argument('--backward-share', type=float, default=0.6, help='share of the step that is backward')
+    ap.add_argument('--hidden-share', type=float, default=1.0,
+                    help='the largest share of the allreduce the overlap hides (1: all of it, if backward is long '
+                         'enough; docs/distributed.md measured 0.04-0.87 on a loaded 2-core machine)')
+    ap.add_argument('--wire-bytes', type=float, metavar='PARAMETERS', help='print the bytes sent per step and stop')
+    ap.add_argument('--hosts', type=int, default=2)
+    ap.add_argument('--zero', action='store_true', help='with --wire-bytes: ZeroRedundancyOptimizer')
     a = ap.parse_args()
+    if not 0 <= a.hidden_share <= 1:
+        ap.error(f'--hidden-share must be in [0, 1], got {a.hidden_share}')
+    if a.wire_bytes is not None:
+        if a.hosts < 1 or not a.wire_bytes >= 0:
+            ap.error(f'--wire-bytes needs PARAMETERS >= 0 and --hosts >= 1, got {a.wire_bytes} and {a.hosts}')
+        print(f'{wire_bytes(a.wire_bytes, a.hosts, a.zero):.0f}')
+        return
 
     print('Allreduce time per step (ring, 25 MB buckets):\n')
     print('| model | gradients | link | ' + ' | '.join(f'N = {n}' for n in HOSTS) + ' |')
@@ -62,7 +88,8 @@ def main():
             cells, last_efficient = [], 1
             for n in [2 ** i for i in range(1, 13)]:
                 compute = step / n
-                exposed = max(0.0, allreduce_seconds(params * 4, n, bps, lat) - a.backward_share * compute)
+                t = allreduce_seconds(params * 4, n, bps, lat)
+                exposed = max(0.0, t - min(a.backward_share * compute, a.hidden_share * t))
                 speedup = step / (compute + exposed)
                 if speedup >= n / 2:
                     last_efficient = n

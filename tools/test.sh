@@ -62,6 +62,15 @@ if bash tests/run_examples.sh build-ci; then total_passed=$((total_passed + 1));
 # rank that dies or stops fails the job with an error instead of a hang; the examples' MPI mode.
 echo "== data-parallel over MPI, 2 processes on localhost (build-ci)"
 if bash tests/distributed/run_mpi_test.sh build-ci; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
+# ZeroRedundancyOptimizer: plain DDP's losses on 2 and 3 processes, checkpoints saved by N
+# processes resume on M, each process holds ~1/N of Adam's state.
+echo "== sharded optimizer (ZeRO-1) over MPI, 2 and 3 processes on localhost (build-ci)"
+if bash tests/distributed/run_zero_test.sh build-ci; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
+# Two network namespaces joined by a veth pair as two hosts, OpenMPI over TCP only: the losses
+# of one process, and the bytes on the wire per step against the cost model. Needs root (skips
+# with a message where namespaces are not allowed).
+echo "== data-parallel across two network namespaces over TCP (build-ci)"
+if bash tests/distributed/run_netns_test.sh build-ci; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
 # The run report page (docs/report.md) in headless Chromium: a short real run's page loads from
 # disk with no console error and no request, its curves, selectors and graph work; a 10,000-step
 # page loads in < 2 s. Debian's python3, whose packages (python3-selenium) apt installed.

@@ -242,6 +242,7 @@ void Reducer::on_gradient(std::size_t param) {
 
 void Reducer::mark_ready(std::size_t param) {
     const auto t0 = Clock::now();
+    if (ready_count_ == 0) step_start_ = t0;
     Bucket& b = buckets_[bucket_of_[param]];
     float* slot = b.buffer.data() + offset_of_[param];
     const std::size_t n = params_[param].numel();
@@ -258,7 +259,11 @@ void Reducer::mark_ready(std::size_t param) {
     --b.pending;
     launch_ready_buckets();
     // MPI moves a non-blocking collective along only inside MPI calls: poll the ones in flight.
-    for (std::size_t k = 0; k < next_launch_; ++k) buckets_[k].work.is_completed();
+    for (std::size_t k = 0; k < next_launch_; ++k)
+        if (buckets_[k].work.is_completed() && !buckets_[k].finished) {
+            buckets_[k].finished = true;
+            buckets_[k].timing.finish = seconds_since(step_start_);
+        }
     stats_.hook_seconds += seconds_since(t0);
     if (next_launch_ == buckets_.size()) finalize();
 }
@@ -278,6 +283,8 @@ void Reducer::check_gradient_shape(std::size_t param) const {
 void Reducer::launch_ready_buckets() {
     while (next_launch_ < buckets_.size() && buckets_[next_launch_].pending == 0) {
         Bucket& b = buckets_[next_launch_];
+        b.finished = false;
+        b.timing = {.bytes = b.buffer.size() * sizeof(float), .launch = seconds_since(step_start_)};
         b.work = distributed::all_reduce_async(b.buffer.data(), b.buffer.size(),
                                                "DistributedDataParallel: gradient allreduce");
         ++next_launch_;
@@ -286,8 +293,14 @@ void Reducer::launch_ready_buckets() {
 
 void Reducer::finalize() {
     const auto t0 = Clock::now();
+    stats_.last_backward_end = seconds_since(step_start_);
+    stats_.last_step.clear();
     for (Bucket& b : buckets_) {
+        const auto w0 = Clock::now();
         b.work.wait();
+        b.timing.wait = seconds_since(w0);
+        if (!b.finished) b.timing.finish = seconds_since(step_start_);
+        stats_.last_step.push_back(b.timing);
         for (std::size_t k = 0; k < b.params.size(); ++k) {
             Tensor& p = params_[b.params[k]];
             const float* slot = b.buffer.data() + b.offsets[k];
@@ -307,5 +320,14 @@ void Reducer::finalize() {
 }
 
 }  // namespace detail
+
+double hidden_fraction(const ReducerStats& stats) {
+    double total = 0, hidden = 0;
+    for (const BucketTiming& b : stats.last_step) {
+        total += b.finish - b.launch;
+        hidden += std::max(0.0, std::min(b.finish, stats.last_backward_end) - b.launch);
+    }
+    return total > 0 ? hidden / total : 0;
+}
 
 }  // namespace xtgrad::nn::parallel

@@ -38,6 +38,7 @@
 #include <xtgrad/nn/module.hpp>
 #include <xtgrad/nn/parallel/process_group.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <type_traits>
@@ -60,13 +61,29 @@ std::vector<std::vector<std::size_t>> compute_bucket_assignment_by_size(const st
                                                                          std::size_t first_cap_bytes,
                                                                          std::size_t cap_bytes);
 
+// One bucket's allreduce in the last synchronised backward, in seconds since that backward's
+// first gradient hook: when it was launched, when a poll first found it complete (polls run in
+// every later hook and in the final wait, so `finish` is late by at most one hook's spacing),
+// and how long the final wait spent on it.
+struct BucketTiming {
+    std::size_t bytes = 0;
+    double launch = 0, finish = 0, wait = 0;
+};
+
 // Where the time went, accumulated over steps (for the benchmark).
 struct ReducerStats {
     long steps = 0;
     double hook_seconds = 0;  // copying gradients into buckets and launching allreduces, inside backward
     double wait_seconds = 0;  // waiting for the allreduces after the last bucket was launched
     std::size_t buckets = 0;
+    std::vector<BucketTiming> last_step;  // per bucket, the first bucket first
+    double last_backward_end = 0;         // when the last bucket was launched: backward's compute is over
 };
+
+// The share of the last step's allreduce time (launch to finish, summed over the buckets) that
+// passed while backward was still computing (before last_backward_end): what the overlap hid.
+// 0 when nothing was reduced.
+double hidden_fraction(const ReducerStats& stats);
 
 namespace detail {
 
@@ -95,6 +112,8 @@ private:
         std::vector<float> buffer;
         std::size_t pending = 0;           // gradients not yet copied in this step
         distributed::Work work;
+        BucketTiming timing;
+        bool finished = false;             // a poll found this step's allreduce complete
     };
     // no forward armed; a no_sync forward; reducing; reduced (until the next forward)
     enum class Phase { idle, skip, reducing, reduced };
@@ -113,6 +132,7 @@ private:
     std::vector<std::weak_ptr<Array>> averaged_;  // each parameter's .grad as the last reduction left it
     std::size_t next_launch_ = 0, ready_count_ = 0, gradients_seen_ = 0;
     Phase phase_ = Phase::idle;
+    std::chrono::steady_clock::time_point step_start_;  // the step's first gradient hook
     double weight_;  // of this process's gradient in the average: 1 / world size unless set
     bool sync_ = true;
     bool find_unused_;

@@ -2,6 +2,7 @@
 
 #include <xtgrad/autograd/error.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <climits>
 #include <cmath>
@@ -9,6 +10,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include <fmt/ranges.h>
 
 #if XTGRAD_WITH_MPI
 #define OMPI_SKIP_MPICXX 1  // the C API only: OpenMPI's deprecated C++ bindings warn
@@ -22,6 +26,9 @@ namespace {
 struct State {
     bool initialized = false;  // MPI is in use
     int rank = 0, world = 1, local_world = 1;
+#if XTGRAD_WITH_MPI
+    MPI_Comm faults = MPI_COMM_NULL;  // the lost-rank probe's messages, apart from the collectives'
+#endif
     std::optional<std::chrono::duration<double>> timeout;  // XTGRAD_DIST_TIMEOUT's, read when first needed
 };
 
@@ -109,12 +116,15 @@ void init_process_group() {
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, s.rank, MPI_INFO_NULL, &local);
     MPI_Comm_size(local, &s.local_world);
     MPI_Comm_free(&local);
+    check(MPI_Comm_dup(MPI_COMM_WORLD, &s.faults), "MPI_Comm_dup");
+    MPI_Comm_set_errhandler(s.faults, MPI_ERRORS_RETURN);
     s.initialized = true;
 }
 
 void destroy_process_group() {
     State& s = state();
     if (!s.initialized) return;
+    MPI_Comm_free(&s.faults);
     MPI_Finalize();
     s = State{};
 }
@@ -126,6 +136,59 @@ bool Work::is_completed() {
     return done != 0;
 }
 
+namespace {
+
+// After a collective timed out: which peers are gone? Every process that times out sends a
+// small message to every other and listens for theirs, for `grace`; a process that is alive
+// and waiting is timing out too (the same collective, give or take its start), so it answers.
+// Peers that sent nothing are the lost ones (dead, hung, or busy for longer than the timeout).
+// A second round among those that answered lets them all finish the probe before any of them
+// ends the job (MPI_Abort), so each prints its own Error. Requests to lost peers are left
+// pending: the job ends next.
+constexpr double kLostRankGrace = 30;  // seconds, at most: the spread of the survivors' timeouts
+
+std::vector<int> lost_ranks(std::chrono::duration<double> grace) {
+    const State& s = state();
+    using clock = std::chrono::steady_clock;
+    std::vector<int> alive(static_cast<std::size_t>(s.world), 0);
+    alive[static_cast<std::size_t>(s.rank)] = 1;
+    for (int round = 0; round < 2; ++round) {
+        std::vector<int> inbox(static_cast<std::size_t>(s.world), 0), heard(static_cast<std::size_t>(s.world), 0);
+        std::vector<MPI_Request> recv(static_cast<std::size_t>(s.world), MPI_REQUEST_NULL);
+        const int mark = s.rank;
+        for (int peer = 0; peer < s.world; ++peer) {
+            if (peer == s.rank || (round == 1 && !alive[static_cast<std::size_t>(peer)])) continue;
+            MPI_Request send = MPI_REQUEST_NULL;
+            MPI_Irecv(&inbox[static_cast<std::size_t>(peer)], 1, MPI_INT, peer, round, s.faults, &recv[static_cast<std::size_t>(peer)]);
+            if (MPI_Isend(&mark, 1, MPI_INT, peer, round, s.faults, &send) == MPI_SUCCESS) MPI_Request_free(&send);
+        }
+        const auto start = clock::now();
+        for (bool pending = true; pending && clock::now() - start < grace;) {
+            pending = false;
+            for (int peer = 0; peer < s.world; ++peer) {
+                MPI_Request& r = recv[static_cast<std::size_t>(peer)];
+                if (r == MPI_REQUEST_NULL) continue;
+                int done = 0;
+                if (MPI_Test(&r, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+                    r = MPI_REQUEST_NULL;  // an error from the link: this peer is gone
+                    continue;
+                }
+                if (done) heard[static_cast<std::size_t>(peer)] = 1;
+                else pending = true;
+            }
+        }
+        if (round == 0)
+            for (int peer = 0; peer < s.world; ++peer)
+                if (peer != s.rank) alive[static_cast<std::size_t>(peer)] = heard[static_cast<std::size_t>(peer)];
+    }
+    std::vector<int> lost;
+    for (int peer = 0; peer < s.world; ++peer)
+        if (!alive[static_cast<std::size_t>(peer)]) lost.push_back(peer);
+    return lost;
+}
+
+}  // namespace
+
 // Polls instead of MPI_Wait, so that a peer that never joins the collective is an Error
 // after timeout() rather than a hang. Without sleeping: OpenMPI moves a large collective
 // along only inside MPI calls, one pipeline segment per call (sleeping 100 us between polls
@@ -135,10 +198,21 @@ void Work::wait() {
     using clock = std::chrono::steady_clock;
     const auto start = clock::now();
     for (long polls = 0; !is_completed(); ++polls) {
-        if (polls % 1024 == 0 && clock::now() - start > timeout())
-            fail("distributed: {} did not complete within {:.0f} s on rank {} of {}: another process died, "
-                 "hung or left the collective out (XTGRAD_DIST_TIMEOUT sets the limit)",
+        if (polls % 1024 == 0 && clock::now() - start > timeout()) {
+            const auto grace = std::min(timeout(), std::chrono::duration<double>(kLostRankGrace));
+            const std::vector<int> lost = lost_ranks(grace);
+            std::vector<int> waiting;
+            for (int r = 0; r < get_world_size(); ++r)
+                if (std::find(lost.begin(), lost.end(), r) == lost.end()) waiting.push_back(r);
+            if (!lost.empty())
+                fail("distributed: {} did not complete within {:.0f} s on rank {} of {}: lost rank {} (it sent nothing "
+                     "for {:.0f} s more: it died, hung or was cut off; still waiting: rank {})",
+                     request_->what, timeout().count(), get_rank(), get_world_size(), fmt::join(lost, ", "),
+                     grace.count(), fmt::join(waiting, ", "));
+            fail("distributed: {} did not complete within {:.0f} s on rank {} of {}: every rank is alive, so one left "
+                 "the collective out or called another (XTGRAD_DIST_TIMEOUT sets the limit)",
                  request_->what, timeout().count(), get_rank(), get_world_size());
+        }
     }
 }
 
