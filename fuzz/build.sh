@@ -16,7 +16,11 @@ mkdir -p "$out/obj" "$out/seeds/safetensors" "$out/seeds/npy" "$out/seeds/writer
 
 # Only the loaders and what they use: no BLAS, no xsimd (its allocator would need the same
 # define in every file; these three files do not compute).
-flags=(-std=c++20 -O1 -g -I. -fno-omit-frame-pointer
+# One include root, as meson's build has it (README.md, "Layout"): <xtgrad/io/npy.hpp> through a link
+# to the source root; -I. for the fuzzers' own helpers ("fuzz/fuzz_input.hpp").
+mkdir -p "$out/include_root"
+ln -sfn "$PWD" "$out/include_root/xtgrad"
+flags=(-std=c++20 -O1 -g -I"$out/include_root" -I. -fno-omit-frame-pointer
        -fsanitize=address,undefined -fno-sanitize-recover=all
        $(pkg-config --cflags xtensor fmt nlohmann_json))
 libs=($(pkg-config --libs fmt))
