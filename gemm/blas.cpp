@@ -9,10 +9,15 @@
 #include <xtgrad/gemm/skinny_gemm.hpp>
 #include <xtgrad/gemm/small_gemm.hpp>
 
+#include <xtgrad/autograd/autocast.hpp>
+#include <xtgrad/autograd/error.hpp>
+
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace xtgrad {
@@ -27,6 +32,10 @@ constexpr double kSplitFlops = 4e6;
 constexpr double kSplitBytes = 512.0 * 1024;
 // Blocks of C's rows or columns handed to a thread are multiples of this (a cache line of floats).
 constexpr int kBlock = 16;
+// bf16_product_in_fp32's default. bench/bf16_skinny_bench on Zen 5 (a Linear's 3 products over
+// 64 MiB of weights, the weight converted once): bf16 took 1.05x fp32's time on 7 rows, 0.87x on
+// 8, 0.63x on 16 (1 thread); on 7 rows the weight's conversion alone costs 2/3 of the fp32 products.
+constexpr int kDefaultBf16MinSide = 8;
 
 // C (M, N) split into row blocks (M >= N) or column blocks over xtgrad's pool, each block one
 // single-threaded backend product. Row block [m0, m1) of C reads rows m0.. of op(A) (row m0 of
@@ -110,12 +119,11 @@ void gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const fl
 }
 
 // ---- bf16 operands (autocast) -----------------------------------------------------------------
-namespace {
 
-// src (rows, cols), row stride ld -> dst (rows, cols) packed (row stride cols), each value
-// rounded to bf16's 16 bits. Split over the pool by rows when big (serial inside a pool chunk,
-// e.g. under for_each_slice); memory-bound, a few % of the product it feeds.
-void to_bf16(const float* src, int rows, int cols, int ld, std::uint16_t* dst) {
+// src (rows, cols), row stride ld -> dst (rows, cols) packed (row stride cols). Split over the
+// pool by rows when big (serial inside a pool chunk, e.g. under for_each_slice); memory-bound,
+// 5-10 % of the product it feeds, which is why autocast keeps each weight's copy per version.
+void convert_to_bf16(const float* src, int rows, int cols, int ld, std::uint16_t* dst) {
     parallel_rows(static_cast<std::size_t>(rows), static_cast<std::size_t>(cols), [&](std::size_t r0, std::size_t r1) {
         for (std::size_t r = r0; r < r1; ++r) {
             const float* s = src + r * static_cast<std::size_t>(ld);
@@ -125,12 +133,19 @@ void to_bf16(const float* src, int rows, int cols, int ld, std::uint16_t* dst) {
     });
 }
 
-// The same, as the floats the bf16 values stand for (small_gemm's operands).
-void round_rows(const float* src, int rows, int cols, int ld, float* dst) {
-    for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < cols; ++c)
-            dst[static_cast<std::size_t>(r) * cols + c] = round_to_bf16(src[static_cast<std::size_t>(r) * ld + c]);
+namespace {
+// Below this many rows on a side, a bf16 product runs in fp32 (bf16_product_in_fp32).
+std::atomic<int> min_bf16_side{kDefaultBf16MinSide};
+}  // namespace
+
+int detail::bf16_min_side() { return min_bf16_side.load(std::memory_order_relaxed); }
+void detail::set_bf16_min_side(int rows) { min_bf16_side.store(std::max(0, rows), std::memory_order_relaxed); }
+
+bool bf16_product_in_fp32(int M, int N, int K) {
+    return small_gemm_fits(M, N, K) || std::min({M, N, K}) < detail::bf16_min_side();
 }
+
+namespace {
 
 // C (M, N) = alpha · op(A) · op(B) + beta · C with A and B bf16, packed; split over the pool
 // as split_product splits fp32 products (row blocks when M >= N, else column blocks, K whole),
@@ -156,49 +171,78 @@ void bf16_split_or_call(bool ta, bool tb, int M, int N, int K, float alpha, cons
     });
 }
 
-// A bf16 product: op(A) and op(B) rounded to bf16, products summed in fp32. Small products
-// (small_gemm_fits: attention's blocks on short sentences) multiply the rounded values in fp32
-// with small_gemm: a product of two bf16 values (8 significant bits each) is exact in fp32, so
-// this is the same arithmetic as a bf16 kernel, without a library call's set-up. The others
-// convert both operands to bf16 once (in their stored orientation, packed) and run the backend's
-// bf16 product. The buffers are this thread's, kept and reused.
-void route_bf16(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
-                float beta, float* C, int ldc) {
+// A bf16 product: op(A) and op(B) rounded to bf16, products summed in fp32. Products where bf16
+// would not pay (bf16_product_in_fp32: small ones, which small_gemm runs in fp32 arithmetic
+// anyway, and skinny ones) run in fp32, unrounded. The others convert both operands to bf16 once
+// (in their stored orientation, packed; unless given converted) and run the backend's bf16
+// product. The buffers are this thread's, kept and reused.
+void route_bf16(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda, const std::uint16_t* a_bf16,
+                const float* B, int ldb, const std::uint16_t* b_bf16, float beta, float* C, int ldc) {
+    if (bf16_product_in_fp32(M, N, K)) return route(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     // stored shapes: A is (M, K), or (K, M) when transposed; B is (K, N), or (N, K)
     const int a_rows = ta ? K : M, a_cols = ta ? M : K, b_rows = tb ? N : K, b_cols = tb ? K : N;
     const std::size_t a_size = static_cast<std::size_t>(a_rows) * a_cols, b_size = static_cast<std::size_t>(b_rows) * b_cols;
-    if (small_gemm_fits(M, N, K)) {
-        thread_local std::vector<float> rounded;
-        if (rounded.size() < a_size + b_size) rounded.resize(a_size + b_size);
-        round_rows(A, a_rows, a_cols, lda, rounded.data());
-        round_rows(B, b_rows, b_cols, ldb, rounded.data() + a_size);
-        return small_gemm(ta, tb, M, N, K, alpha, rounded.data(), a_cols, rounded.data() + a_size, b_cols, beta, C,
-                          ldc);
-    }
+    // operands given in bf16 (a cached weight, a gradient converted once for two products) are
+    // not converted again
+    const std::size_t a_scratch = a_bf16 ? 0 : a_size, b_scratch = b_bf16 ? 0 : b_size;
     thread_local std::vector<std::uint16_t> packed;
-    if (packed.size() < a_size + b_size) packed.resize(a_size + b_size);
-    to_bf16(A, a_rows, a_cols, lda, packed.data());
-    to_bf16(B, b_rows, b_cols, ldb, packed.data() + a_size);
-    bf16_split_or_call(ta, tb, M, N, K, alpha, packed.data(), a_cols, packed.data() + a_size, b_cols, beta, C, ldc);
+    if (packed.size() < a_scratch + b_scratch) packed.resize(a_scratch + b_scratch);
+    if (!a_bf16) {
+        convert_to_bf16(A, a_rows, a_cols, lda, packed.data());
+        a_bf16 = packed.data();
+    }
+    if (!b_bf16) {
+        convert_to_bf16(B, b_rows, b_cols, ldb, packed.data() + a_scratch);
+        b_bf16 = packed.data() + a_scratch;
+    }
+    bf16_split_or_call(ta, tb, M, N, K, alpha, a_bf16, a_cols, b_bf16, b_cols, beta, C, ldc);
 }
 
 }  // namespace
 
-void gemm_ld(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
-             const float* B, int ldb, float beta, float* C, int ldc) {
+namespace {
+void gemm_ld_bf16(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
+                  const std::uint16_t* a_bf16, const float* B, int ldb, const std::uint16_t* b_bf16, float beta, float* C,
+                  int ldc) {
     if (operands == DType::fp32) return gemm_ld(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    // where bf16 would be slow (or absent), refuse as autocast::Scope does: never silently slow
+    static const std::string unsupported = autocast::bf16_unsupported_reason();
+    if (!unsupported.empty()) fail("gemm (bf16): {}", unsupported);
     if (M == 0 || N == 0) return;
     if (K == 0) return scale_only(M, N, beta, C, ldc);
-    if (!gemm_profiling()) return route_bf16(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (!gemm_profiling())
+        return route_bf16(trans_a, trans_b, M, N, K, alpha, A, lda, a_bf16, B, ldb, b_bf16, beta, C, ldc);
     const auto t0 = std::chrono::steady_clock::now();
-    route_bf16(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    route_bf16(trans_a, trans_b, M, N, K, alpha, A, lda, a_bf16, B, ldb, b_bf16, beta, C, ldc);
     detail::record_gemm(trans_a, trans_b, M, N, K,
                         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+}
+}  // namespace
+
+void gemm_ld(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
+             const float* B, int ldb, const std::uint16_t* b_bf16, float beta, float* C, int ldc) {
+    gemm_ld_bf16(operands, trans_a, trans_b, M, N, K, alpha, A, lda, nullptr, B, ldb, b_bf16, beta, C, ldc);
+}
+
+void gemm_ld(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
+             const float* B, int ldb, float beta, float* C, int ldc) {
+    gemm_ld(operands, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, nullptr, beta, C, ldc);
+}
+
+void gemm(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, const float* B,
+          const std::uint16_t* b_bf16, float beta, float* C) {
+    gemm_ld(operands, trans_a, trans_b, M, N, K, alpha, A, trans_a ? M : K, B, trans_b ? K : N, b_bf16, beta, C, N);
+}
+
+void gemm(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A,
+          const std::uint16_t* a_bf16, const float* B, const std::uint16_t* b_bf16, float beta, float* C) {
+    gemm_ld_bf16(operands, trans_a, trans_b, M, N, K, alpha, A, trans_a ? M : K, a_bf16, B, trans_b ? K : N, b_bf16,
+                 beta, C, N);
 }
 
 void gemm(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, const float* B,
           float beta, float* C) {
-    gemm_ld(operands, trans_a, trans_b, M, N, K, alpha, A, trans_a ? M : K, B, trans_b ? K : N, beta, C, N);
+    gemm(operands, trans_a, trans_b, M, N, K, alpha, A, B, nullptr, beta, C);
 }
 
 const char* gemm_backend_name() { return detail::backend_name(); }

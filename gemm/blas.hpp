@@ -7,6 +7,7 @@
 #include <xtgrad/gemm/dtype.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 
 namespace xtgrad {
@@ -20,13 +21,51 @@ void gemm_ld(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const
 
 // The same products with their operands rounded to `operands` first (gemm/dtype.hpp, autograd/autocast.hpp):
 // DType::bf16 rounds op(A) and op(B) to bfloat16 (to nearest, ties to even) and sums the
-// products in fp32, one oneDNN bf16 matmul (or, for products small_gemm takes, small_gemm on the
-// rounded values: the same arithmetic, since a product of two bf16 values is exact in fp32).
-// DType::fp32 is gemm / gemm_ld. C stays fp32. The OpenBLAS build throws Error for bf16.
+// products in fp32, one oneDNN bf16 matmul, except the shapes where that is not faster, which
+// run in fp32 (bf16_product_in_fp32). DType::fp32 is gemm / gemm_ld. C stays fp32. Where bf16
+// is not fast (the OpenBLAS build, a CPU without AVX512-BF16) bf16 throws Error, with the
+// reason autocast::bf16_unsupported_reason() gives.
 void gemm(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A,
           const float* B, float beta, float* C);
 void gemm_ld(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
              const float* B, int ldb, float beta, float* C, int ldc);
+
+// The same with B also given already converted: b_bf16 is B's values as bf16 bits, packed in B's
+// stored orientation ((K, N), or (N, K) when trans_b; row length = the stored columns), as
+// convert_to_bf16 writes them. autocast keeps such a copy of each weight per version
+// (autograd/bf16_weights.hpp), so forward and backward convert a weight once, not per product.
+// B (fp32) is still read when the product runs in fp32 (bf16_product_in_fp32). Null b_bf16:
+// converted here, as above.
+void gemm_ld(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
+             const float* B, int ldb, const std::uint16_t* b_bf16, float beta, float* C, int ldc);
+void gemm(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A,
+          const float* B, const std::uint16_t* b_bf16, float beta, float* C);
+// And with A given converted too (a_bf16: A's stored (M, K), or (K, M) when trans_a, packed):
+// a Linear's backward converts dy once for both dx = dy·W and dW = dyᵀ·x.
+void gemm(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A,
+          const std::uint16_t* a_bf16, const float* B, const std::uint16_t* b_bf16, float beta, float* C);
+
+// src (rows, cols) with row stride ld -> dst (rows, cols) packed, each value rounded to bf16 (to
+// nearest, ties to even; gemm/dtype.hpp). Split over the pool by rows when big.
+void convert_to_bf16(const float* src, int rows, int cols, int ld, std::uint16_t* dst);
+
+// True when gemm_ld(DType::bf16, ...) runs a product of this shape in fp32, unrounded, because
+// bf16 would not be faster:
+//  - small products (small_gemm_fits: attention's blocks on short sentences): small_gemm is an
+//    fp32 kernel, so bf16 operands would only add the rounding, which cost as much as the
+//    product itself (perf on seed-d under autocast: 2.7 % of the step rounding them);
+//  - a side shorter than bf16_min_side() (a Linear layer on a 7-token sentence, its weight
+//    gradient summed over 7 rows): memory-bound, where converting the weight costs more than the
+//    bf16 arithmetic saves (bench/bf16_skinny_bench measures the crossover).
+// Ops ask first, so that they do not fetch a weight's bf16 copy for nothing.
+bool bf16_product_in_fp32(int M, int N, int K);
+
+namespace detail {
+// The shortest side a bf16 product needs to run in bf16 (bf16_product_in_fp32); settable for
+// bench/bf16_skinny_bench, which measures both sides of the crossover.
+int bf16_min_side();
+void set_bf16_min_side(int rows);
+}  // namespace detail
 
 // The backend alone, without gemm_ld's routing of skinny products to gemm/skinny_gemm.hpp:
 // the reference the tests and bench/skinny_bench compare those kernels with.

@@ -14,6 +14,7 @@
 #include "tests/reference_gemm.hpp"
 #include "tests/test_util.hpp"
 
+#include <xtgrad/autograd/bf16_weights.hpp>
 #include <xtgrad/gemm/blas.hpp>
 #include <xtgrad/io/npy.hpp>
 #include <xtgrad/nn/tutorial_b/transformer.hpp>
@@ -33,7 +34,20 @@ using test::rnd;
 
 namespace {
 
-bool bf16_here() { return autocast::bf16_unsupported_reason().empty(); }
+// True where bf16 products run (then the case tests them). Elsewhere (the OpenBLAS build, a CPU
+// without AVX512-BF16) it asserts the refusal instead — Scope(bf16) and a bf16 gemm_ld throw
+// Error with the reason — so that no case passes without asserting anything.
+bool bf16_here() {
+    const std::string reason = autocast::bf16_unsupported_reason();
+    if (reason.empty()) return true;
+    REQUIRE(reason.size() > 20);
+    test::expect_error([] { const autocast::Scope s(DType::bf16); }, {"autocast(bf16): ", reason.c_str()});
+    float a = 1.f, b = 2.f, c = 0.f;
+    test::expect_error([&] { gemm(DType::bf16, false, false, 1, 1, 1, 1.f, &a, &b, 0.f, &c); },
+                       {"gemm (bf16): ", reason.c_str()});
+    CHECK(c == 0.f);  // refused before writing
+    return false;
+}
 
 // Values rounded to bf16 (the floats they stand for).
 std::vector<float> rounded(const std::vector<float>& v) {
@@ -51,6 +65,18 @@ std::vector<float> absolute(const std::vector<float>& v) {
     for (std::size_t i = 0; i < v.size(); ++i) r[i] = std::abs(v[i]);
     return r;
 }
+
+// bf16_product_in_fp32's shortest side set to `rows` for a scope.
+class MinSide {
+public:
+    explicit MinSide(int rows) : previous_(detail::bf16_min_side()) { detail::set_bf16_min_side(rows); }
+    ~MinSide() { detail::set_bf16_min_side(previous_); }
+    MinSide(const MinSide&) = delete;
+    MinSide& operator=(const MinSide&) = delete;
+
+private:
+    int previous_;
+};
 
 constexpr double kBf16Term = 1.0 / 128 * (1 + 1.0 / 512);  // 2^-7 (1 + 2^-9) = 2u + u², u = 2^-8: one term's bound
 constexpr double kFp32Sum = 1e-5;                          // fp32 summation, relative to Σ|a||b| (K ≤ 600)
@@ -94,6 +120,24 @@ void check_bf16_product(const test::GemmCase& p, float alpha, float beta) {
     }
     CHECK(worst_plain < 1.0);
     CHECK(worst_fp32 < 1.0);
+}
+
+// A product small_gemm takes runs in fp32 under DType::bf16 (bf16_product_in_fp32): bit for
+// bit gemm_ld's fp32 result, padding and beta included.
+void check_small_in_fp32(const test::GemmCase& p) {
+    CAPTURE(p.ta);
+    CAPTURE(p.tb);
+    REQUIRE(bf16_product_in_fp32(p.M, p.N, p.K));
+    const int a_rows = p.ta ? p.K : p.M, a_cols = p.ta ? p.M : p.K, b_rows = p.tb ? p.N : p.K, b_cols = p.tb ? p.K : p.N;
+    const int lda = a_cols + 3, ldb = b_cols + 5, ldc = p.N + 2;
+    const std::vector<float> A = test::random_buffer(static_cast<std::size_t>(a_rows) * lda, 1),
+                             B = test::random_buffer(static_cast<std::size_t>(b_rows) * ldb, 2),
+                             C0 = test::random_buffer(static_cast<std::size_t>(p.M) * ldc, 3);
+    std::vector<float> c16 = C0, c32 = C0;
+    gemm_ld(DType::bf16, p.ta, p.tb, p.M, p.N, p.K, 0.5f, A.data(), lda, B.data(), ldb, 1.f, c16.data(), ldc);
+    gemm_ld(p.ta, p.tb, p.M, p.N, p.K, 0.5f, A.data(), lda, B.data(), ldb, 1.f, c32.data(), ldc);
+    CHECK(c16 == c32);
+    CHECK(c16 != C0);
 }
 
 // ||a - b|| / ||b||
@@ -163,10 +207,7 @@ TEST_CASE("round_to_bf16 rounds to nearest, ties to even, and keeps NaN and infi
 }
 
 TEST_CASE("autocast::Scope sets bf16 for its thread, nests and restores") {
-    if (!bf16_here()) {
-        test::expect_error([] { autocast::Scope s(DType::bf16); }, {"autocast(bf16)"});
-        return;
-    }
+    if (!bf16_here()) return;  // asserted the refusal
     CHECK(autocast::dtype() == DType::fp32);
     {
         const autocast::Scope outer(DType::bf16);
@@ -201,13 +242,14 @@ TEST_CASE("autocast(bf16) refuses a build or CPU where bf16 would be slow, with 
 
 TEST_CASE("gemm_ld with bf16 operands equals the rounded reference and fp32 within bf16's bound") {
     if (!bf16_here()) return;
+    const MinSide every_shape(0);  // the bf16 kernels on every shape, short sides included
     for (int threads : {1, 2}) {
         set_num_threads(threads);
         set_blas_threads(threads);
         CAPTURE(threads);
         for (bool ta : {false, true})
             for (bool tb : {false, true}) {
-                check_bf16_product({ta, tb, 3, 5, 7}, 1.f, 0.f);        // small_gemm on rounded values
+                check_small_in_fp32({ta, tb, 3, 5, 7});                  // small_gemm's: fp32, unrounded
                 check_bf16_product({ta, tb, 37, 29, 41}, 0.5f, 1.f);    // oneDNN's bf16 matmul
                 check_bf16_product({ta, tb, 150, 97, 130}, 1.f, 0.f);   // split over the pool at 2 threads
                 check_bf16_product({ta, tb, 70, 300, 64}, -2.f, 1.f);   // split by columns
@@ -219,8 +261,9 @@ TEST_CASE("gemm_ld with bf16 operands equals the rounded reference and fp32 with
 
 TEST_CASE("autocast linear: forward and backward in bf16, equal to the rounded reference") {
     if (!bf16_here()) return;
-    // x (4, 6, 40), W (50, 40), b (50): 24 x 50 x 40 goes to small_gemm... and 240 rows to oneDNN
-    for (std::size_t rows : {6, 60}) {
+    // x (4, rows, 40), W (50, 40), b (50): 32 x 50 x 40 is one oneDNN call, 240 x 50 x 40 is split
+    // over the pool at 2 threads
+    for (std::size_t rows : {8, 60}) {
         CAPTURE(rows);
         const Tensor x0 = rnd({4, rows, 40}, 1), w0 = rnd({50, 40}, 2), b0 = rnd({50}, 3);
         const auto f = [](const std::vector<Tensor>& v) { return linear(v[0], v[1], v[2]); };
@@ -240,20 +283,125 @@ TEST_CASE("autocast linear: forward and backward in bf16, equal to the rounded r
     }
 }
 
+TEST_CASE("autocast converts a weight once per version; an optimizer step's in-place write makes a new copy") {
+    if (!bf16_here()) return;
+    autocast::clear_weight_cache();
+    Tensor w(rnd({48, 64}, 40).data(), true);
+    const Tensor x(rnd({40, 64}, 41).data(), true);  // so that backward reads W (dx = dy·W)
+    optim::SGD sgd({w}, {.lr = 0.5});
+    const auto forward = [&] {
+        const autocast::Scope bf16(DType::bf16);
+        return linear(x, w);
+    };
+    // forward converts W; backward (dx = dy·W) reuses the node's copy; a second forward in the
+    // same version finds it in the cache
+    Tensor y = forward();
+    CHECK(autocast::weight_cache_stats().conversions == 1);
+    CHECK(autocast::weight_cache_stats().hits == 0);
+    sum(mul(y, y)).backward();
+    CHECK(autocast::weight_cache_stats().conversions == 1);
+    const Tensor y_again = forward();
+    CHECK(autocast::weight_cache_stats().conversions == 1);
+    CHECK(autocast::weight_cache_stats().hits == 1);
+    CHECK(test::max_abs_diff(y_again.data(), y.data()) == 0.f);
+    // the step writes W in place: the old graph's backward refuses (the saved W changed), and
+    // the next forward converts the new values, never the stale copy
+    const Array w_old = w.data();
+    sgd.step();
+    REQUIRE(test::max_abs_diff(w.data(), w_old) > 1e-3f);
+    test::expect_error([&] { sum(y_again).backward(); }, {"LinearBackward", "modified by an inplace operation"});
+    const Tensor y_new = forward();
+    CHECK(autocast::weight_cache_stats().conversions == 2);
+    CHECK(autocast::weight_cache_stats().entries == 1);  // the old version's copy was replaced
+    const Array fresh = linear(rounded(x), rounded(w)).data(), stale = linear(rounded(x), rounded(Tensor(w_old))).data();
+    CHECK(relative_distance(y_new.data(), fresh) < 1e-5);
+    CHECK(relative_distance(y_new.data(), stale) > 1e-2);
+    // its backward uses the new copy too: dx = round(dy) round(W_new)
+    Tensor xg(x.data(), true);
+    Tensor y2;
+    {
+        const autocast::Scope bf16(DType::bf16);
+        y2 = linear(xg, w);
+    }
+    sum(y2).backward();  // dy = 1 (exact in bf16)
+    CHECK(autocast::weight_cache_stats().conversions == 2);
+    CHECK(relative_distance(xg.grad_array(), matmul(Tensor::ones({40, 48}), rounded(w)).data()) < 1e-5);
+    // tensors that are not parameters (no grad, or not leaves) are converted per product, not kept
+    {
+        const autocast::Scope bf16(DType::bf16);
+        (void)linear(x, Tensor(w.data()));
+        (void)linear(x, mul(w, Tensor::scalar(1.f)));
+    }
+    CHECK(autocast::weight_cache_stats().conversions == 2);
+    // a dead weight's copy goes when a new weight is cached
+    {
+        const Tensor w2(rnd({48, 64}, 42).data(), true);
+        const autocast::Scope bf16(DType::bf16);
+        (void)linear(x, w2);
+        CHECK(autocast::weight_cache_stats().entries == 2);
+    }
+    {
+        const Tensor w3(rnd({48, 64}, 43).data(), true);
+        const autocast::Scope bf16(DType::bf16);
+        (void)linear(x, w3);
+        CHECK(autocast::weight_cache_stats().entries == 2);  // w and w3; w2's copy dropped
+    }
+    // linear_rows reads a block of the cached whole-weight copy
+    {
+        const autocast::Scope bf16(DType::bf16);
+        const Tensor block = linear_rows(x, w, Tensor(), 16, 32);
+        CHECK(relative_distance(block.data(), linear_rows(rounded(x), rounded(w), Tensor(), 16, 32).data()) < 1e-5);
+    }
+    autocast::clear_weight_cache();
+    CHECK(autocast::weight_cache_stats().entries == 0);
+}
+
+TEST_CASE("autocast runs products with a side under bf16_min_side in fp32: a 7-token sentence's Linear layers") {
+    if (!bf16_here()) return;
+    CHECK(detail::bf16_min_side() == 8);
+    CHECK(bf16_product_in_fp32(7, 512, 512));      // y = x·Wᵀ on 7 rows
+    CHECK(bf16_product_in_fp32(512, 512, 7));      // dW = dyᵀ·x summed over 7 rows
+    CHECK_FALSE(bf16_product_in_fp32(8, 512, 512));
+    CHECK(bf16_product_in_fp32(7, 7, 64));         // small_gemm's (an fp32 kernel: bf16 would add only the rounding)
+    CHECK(bf16_product_in_fp32(20, 20, 64));
+    CHECK_FALSE(bf16_product_in_fp32(40, 40, 64));
+    autocast::clear_weight_cache();
+    const Tensor x0 = rnd({7, 512}, 44), w0 = rnd({256, 512}, 45), b0 = rnd({256}, 46);
+    // bit for bit the fp32 op, forward and every gradient, and no bf16 copy of the weight made
+    const Run fp32 = run([](const std::vector<Tensor>& v) { return linear(v[0], v[1], v[2]); }, {x0, w0, b0}, DType::fp32);
+    const Run bf16 = run([](const std::vector<Tensor>& v) { return linear(v[0], v[1], v[2]); }, {x0, w0, b0}, DType::bf16);
+    CHECK(test::max_abs_diff(bf16.out, fp32.out) == 0.f);
+    for (std::size_t i = 0; i < 3; ++i) CHECK(test::max_abs_diff(bf16.grads[i], fp32.grads[i]) == 0.f);
+    CHECK(autocast::weight_cache_stats().conversions == 0);
+    // the same through gemm_ld
+    const std::vector<float> A = test::random_buffer(7 * 512, 47), B = test::random_buffer(512 * 256, 48);
+    std::vector<float> c16(7 * 256), c32(7 * 256);
+    gemm(DType::bf16, false, true, 7, 256, 512, 1.f, A.data(), B.data(), 0.f, c16.data());
+    gemm(DType::fp32, false, true, 7, 256, 512, 1.f, A.data(), B.data(), 0.f, c32.data());
+    CHECK(c16 == c32);
+    // and with the limit lowered, the same products do run in bf16
+    const MinSide every_shape(0);
+    gemm(DType::bf16, false, true, 7, 256, 512, 1.f, A.data(), B.data(), 0.f, c16.data());
+    CHECK(c16 != c32);
+    check_near_fp32([](const std::vector<Tensor>& v) { return linear(v[0], v[1], v[2]); }, {x0, w0, b0});
+    CHECK(autocast::weight_cache_stats().conversions >= 1);
+    autocast::clear_weight_cache();
+}
+
 TEST_CASE("autocast matmul and matmul_nt, batched and broadcast, forward and backward near fp32") {
     if (!bf16_here()) return;
-    check_near_fp32([](const std::vector<Tensor>& v) { return matmul(v[0], v[1]); }, {rnd({3, 40, 30}, 4), rnd({3, 30, 50}, 5)});
-    check_near_fp32([](const std::vector<Tensor>& v) { return matmul(v[0], v[1]); }, {rnd({2, 70, 30}, 6), rnd({30, 50}, 7)});
+    check_near_fp32([](const std::vector<Tensor>& v) { return matmul(v[0], v[1]); }, {rnd({3, 40, 32}, 4), rnd({3, 32, 50}, 5)});
+    check_near_fp32([](const std::vector<Tensor>& v) { return matmul(v[0], v[1]); }, {rnd({2, 70, 40}, 6), rnd({40, 50}, 7)});
     check_near_fp32([](const std::vector<Tensor>& v) { return matmul_nt(v[0], v[1], 0.25f); },
                     {rnd({2, 3, 40, 64}, 8), rnd({2, 3, 50, 64}, 9)});
-    // the rounded reference, exactly: a small product runs small_gemm on the rounded values
+    // a small product runs in fp32 (bf16_product_in_fp32): the fp32 op's result, bit for bit
     const Tensor a = rnd({5, 8}, 10), b = rnd({8, 6}, 11);
     Tensor c;
     {
         const autocast::Scope bf16(DType::bf16);
         c = matmul(a, b);
     }
-    CHECK(test::max_abs_diff(c.data(), matmul(rounded(a), rounded(b)).data()) == 0.f);
+    CHECK(test::max_abs_diff(c.data(), matmul(a, b).data()) == 0.f);
 }
 
 TEST_CASE("autocast conv1d, kernel 1 and 3, forward and backward near fp32") {
@@ -261,28 +409,28 @@ TEST_CASE("autocast conv1d, kernel 1 and 3, forward and backward near fp32") {
     check_near_fp32([](const std::vector<Tensor>& v) { return conv1d(v[0], v[1], v[2]); },
                     {rnd({2, 64, 40}, 12), rnd({96, 64, 1}, 13), rnd({96}, 14)});
     check_near_fp32([](const std::vector<Tensor>& v) { return conv1d(v[0], v[1], v[2], 1); },
-                    {rnd({2, 16, 30}, 15), rnd({24, 16, 3}, 16), rnd({24}, 17)});
+                    {rnd({2, 32, 40}, 15), rnd({48, 32, 3}, 16), rnd({48}, 17)});
 }
 
 TEST_CASE("autocast fused attention: the score and context products in bf16, softmax in fp32") {
     if (!bf16_here()) return;
     Generator gen(3);
-    // (batch 2, heads 4, 30 positions, 64): q kᵀ is 30 x 30 x 64, past small_gemm's limit
+    // (batch 2, heads 4, 40 positions, 64): q kᵀ is 40 x 40 x 64, past small_gemm's limit
     check_near_fp32([](const std::vector<Tensor>& v) { return attention_weights(v[0], v[1], 0.125f, nullptr, 0.f); },
-                    {rnd({2, 4, 30, 64}, 18), rnd({2, 4, 30, 64}, 19)});
+                    {rnd({2, 4, 40, 64}, 18), rnd({2, 4, 40, 64}, 19)});
     check_near_fp32(
         [&](const std::vector<Tensor>& v) {
             return attention_context(v[0], v[1], v[2], 0.125f, nullptr, 0.f, Tensor(), 0.f, false, gen);
         },
-        {rnd({2, 4, 30, 64}, 20), rnd({2, 4, 30, 64}, 21), rnd({2, 4, 30, 64}, 22)});
-    // short sentences (small_gemm on rounded values): the weights equal softmax(round(q) round(k)ᵀ · s)
+        {rnd({2, 4, 40, 64}, 20), rnd({2, 4, 40, 64}, 21), rnd({2, 4, 40, 64}, 22)});
+    // short sentences (small products, in fp32): the weights equal softmax(q kᵀ · s) bit for bit
     const Tensor q = rnd({1, 2, 5, 8}, 23), k = rnd({1, 2, 5, 8}, 24);
     Tensor w;
     {
         const autocast::Scope bf16(DType::bf16);
         w = attention_weights(q, k, 0.5f, nullptr, 0.f);
     }
-    CHECK(test::max_abs_diff(w.data(), softmax(matmul_nt(rounded(q), rounded(k), 0.5f), -1).data()) == 0.f);
+    CHECK(test::max_abs_diff(w.data(), softmax(matmul_nt(q, k, 0.5f), -1).data()) == 0.f);
 }
 
 TEST_CASE("under autocast, softmax, layer_norm and cross_entropy run in fp32: bit for bit") {

@@ -101,9 +101,11 @@ void weights_backward_block(std::size_t c, const float* dw, const float* w, cons
 }
 
 namespace {
-// w (n) -> dropped (n) = w ⊙ (kept ? keep : 0), as dropout computes it.
-void drop_block(const float* w, const bool* kept, float keep, std::size_t n, float* dropped) {
-    for (std::size_t i = 0; i < n; ++i) dropped[i] = w[i] * (kept[i] ? keep : 0.f);
+// w (n) -> dropped (n) = w ⊙ (kept ? keep : 0), as dropout computes it: the select as the
+// byte (0 or 1) times keep, branch-free (autograd/ops/dropout.cpp says why).
+void drop_block(const float* __restrict w, const bool* __restrict kept, float keep, std::size_t n,
+                float* __restrict dropped) {
+    for (std::size_t i = 0; i < n; ++i) dropped[i] = w[i] * (static_cast<float>(kept[i]) * keep);
 }
 }  // namespace
 
@@ -128,7 +130,7 @@ void context_backward_block(const float* g, const float* w, const float* v, cons
         float* d_dropped = work + b.size();
         gemm(b.operands, false, true, Lq, Lk, dv, 1.f, g, v, 0.f, d_dropped);
         const auto scaled = [&](auto store) {
-            for (std::size_t i = 0; i < b.size(); ++i) store(dw[i], d_dropped[i] * (kept[i] ? keep : 0.f));
+            for (std::size_t i = 0; i < b.size(); ++i) store(dw[i], d_dropped[i] * (static_cast<float>(kept[i]) * keep));
         };
         if (dw_beta == 0.f) scaled(Assign{});
         else scaled(Add{});

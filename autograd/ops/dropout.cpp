@@ -51,8 +51,11 @@ Tensor dropout(const Tensor& a, float p, bool training, Generator& gen) {
     float* __restrict y = out.data();
     // The draws above stay sequential (torch's order, so masks equal torch's); applying the mask
     // is split over xtgrad's pool, element ranges, same result for any thread count.
-    parallel_rows(n, 1, [&](std::size_t i0, std::size_t i1) {
-        for (std::size_t i = i0; i < i1; ++i) y[i] = x[i] * (mr[i] ? keep : 0.f);
+    // The scale is the mask byte (0 or 1) times keep: 0 or keep exactly, as a select would give,
+    // but branch-free, so the loop vectorises; a branch on random bits mispredicts p of the time
+    // (the branchy loop took ~1 ns per element, a tenth of seed-d's bf16 step in dropout).
+    parallel_rows(n, 1, [&, keep](std::size_t i0, std::size_t i1) {
+        for (std::size_t i = i0; i < i1; ++i) y[i] = x[i] * (static_cast<float>(mr[i]) * keep);
     });
     return make_result(std::move(out), "DropoutBackward", {a}, {{"mask", std::move(kept)}}, [keep](Node& self, const Array& g) {
         // dx = g * (kept ? 1/(1-p) : 0), all (n)
@@ -61,8 +64,8 @@ Tensor dropout(const Tensor& a, float p, bool training, Generator& gen) {
             const bool* __restrict mk = mask.data();
             const float* __restrict gi = g.data();
             float* __restrict d = dx;
-            parallel_rows(mask.size(), 1, [&](std::size_t i0, std::size_t i1) {
-                for (std::size_t i = i0; i < i1; ++i) store(d[i], gi[i] * (mk[i] ? keep : 0.f));
+            parallel_rows(mask.size(), 1, [&, keep](std::size_t i0, std::size_t i1) {  // branch-free, as forward
+                for (std::size_t i = i0; i < i1; ++i) store(d[i], gi[i] * (static_cast<float>(mk[i]) * keep));
             });
         });
     });

@@ -6,15 +6,18 @@
 // the first write into a fresh buffer, beta = 1 after. Batched products with many slices run
 // on xtgrad's threads (for_each_slice).
 #include <xtgrad/autograd/autocast.hpp>
+#include <xtgrad/autograd/bf16_weights.hpp>
 #include <xtgrad/gemm/blas.hpp>
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/autograd/ops/common.hpp>
 #include <xtgrad/autograd/broadcast.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <optional>
+#include <vector>
 
 namespace xtgrad {
 
@@ -198,9 +201,15 @@ Tensor linear_block(const Tensor& x, const Tensor& weight, const Tensor& bias, s
     Array out = empty_array(out_shape);
     const int r = detail::to_blas_int(rows, op), ni = detail::to_blas_int(in, op), no = detail::to_blas_int(count, op);
     const std::size_t w_offset = first * in;
-    const DType p = autocast::dtype();  // bf16 operands inside an autocast scope, for backward too
+    // bf16 operands inside an autocast scope, for backward too; a product with a short side (a
+    // 7-token sentence) runs in fp32 (bf16_product_in_fp32: converting would cost more). Forward
+    // (x·Wᵀ, W as (count, in) transposed) and backward (dy·W, W as (count, in)) read W's block in
+    // its stored order, so one bf16 copy of the weight per version serves both.
+    const DType p = bf16_product_in_fp32(r, no, ni) ? DType::fp32 : autocast::dtype();
+    const autocast::Bf16Copy w16 = p == DType::bf16 ? autocast::bf16_weight(weight) : nullptr;
+    const std::uint16_t* w16_block = w16 ? w16->data() + w_offset : nullptr;
     // y (rows, count) = x (rows, in) W[first:first+count] (count, in)ᵀ
-    gemm(p, false, true, r, no, ni, 1.f, x.ptr(), weight.ptr() + w_offset, 0.f, out.data());
+    gemm(p, false, true, r, no, ni, 1.f, x.ptr(), weight.ptr() + w_offset, w16_block, 0.f, out.data());
     if (bias.defined()) {
         const float* bp = bias.ptr() + first;
         float* y = out.data();
@@ -210,16 +219,28 @@ Tensor linear_block(const Tensor& x, const Tensor& weight, const Tensor& bias, s
     std::vector<Tensor> inputs{x, weight};
     if (bias.defined()) inputs.push_back(bias);
     return make_result(std::move(out), "LinearBackward", inputs, {{"input", x}, {"weight", weight}},
-                       [xs, ws, r, ni, no, first, w_offset, p](Node& self, const Array& g) {
+                       [xs, ws, r, ni, no, first, w_offset, p, w16](Node& self, const Array& g) {
                            const std::size_t block = static_cast<std::size_t>(no) * static_cast<std::size_t>(ni);
-                           if (GradOut dx = self.grad_out(0, xs)) {  // dx (rows, in) = dy (rows, count) W[block]
-                               const float* w = self.saved("weight").data() + w_offset;
-                               gemm(p, false, false, r, ni, no, 1.f, g.data(), w, dx.beta(), dx.data());
+                           const GradOut dx = self.grad_out(0, xs), dW = self.grad_out(1, ws);
+                           // dy (rows, count) in bf16 once when both products read it: dx reads dy,
+                           // dW reads dyᵀ (dy transposed by flag), the same stored order
+                           thread_local std::vector<std::uint16_t> dy16;
+                           const std::uint16_t* g16 = nullptr;
+                           if (p == DType::bf16 && dx && dW) {
+                               dy16.resize(static_cast<std::size_t>(r) * static_cast<std::size_t>(no));
+                               convert_to_bf16(g.data(), r, no, no, dy16.data());
+                               g16 = dy16.data();
                            }
-                           if (GradOut dW = self.grad_out(1, ws)) {  // dW[block] (count, in) = dyᵀ (count, rows) x (rows, in)
+                           if (dx) {  // dx (rows, in) = dy (rows, count) W[block]
+                               // saved() first: it throws if W was written since forward (then w16 is stale too)
+                               const float* w = self.saved("weight").data() + w_offset;
+                               gemm(p, false, false, r, ni, no, 1.f, g.data(), g16, w, w16 ? w16->data() + w_offset : nullptr,
+                                    dx.beta(), dx.data());
+                           }
+                           if (dW) {  // dW[block] (count, in) = dyᵀ (count, rows) x (rows, in)
                                const GradOut part = dW.part(w_offset, block);
                                const float* x = self.saved("input").data();
-                               gemm(p, true, false, no, ni, r, 1.f, g.data(), x, part.beta(), part.data());
+                               gemm(p, true, false, no, ni, r, 1.f, g.data(), g16, x, nullptr, part.beta(), part.data());
                            }
                            if (GradOut db_out = self.grad_out(2, {ws[0]})) {  // db[block] (count) = sum of dy over rows
                                float* db = db_out.part(first, static_cast<std::size_t>(no)).zeroed();

@@ -1,0 +1,45 @@
+// autocast's bf16 copies of the weights (autograd/autocast.hpp): one conversion per version.
+//
+// A bf16 product reads its operands as bf16, so each fp32 operand is converted first (gemm/blas.cpp).
+// A weight is read by its layer's forward (x·Wᵀ) and again by backward (dx = dy·W), and in both
+// it is converted in its stored orientation: the same bf16 values. So the weights — tensors that
+// are leaves and require grad, the set torch's autocast caches too — are converted once and
+// kept, keyed by their values' identity and version counter (autograd/tensor.hpp): an in-place
+// write (an optimizer step, init, loading) bumps the version, and the next product converts the
+// new values. A training step therefore converts each weight once; repeated inference converts
+// nothing after the first pass. Activations are converted by each product that reads them.
+//
+// A copy is kept while its tensor's values live (the cache holds a weak pointer to them; entries
+// of dead tensors are dropped at the next insertion) and is replaced by its next version, so the
+// cache holds at most one bf16 copy — half the fp32 bytes — of each weight used under autocast.
+#pragma once
+
+#include <xtgrad/autograd/tensor.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace xtgrad::autocast {
+
+// A weight's values as bf16 bits, packed in its stored (row-major) order.
+using Bf16Copy = std::shared_ptr<const std::vector<std::uint16_t>>;
+
+// The bf16 copy of `weight`'s current values (converting them if this version has none yet);
+// null when `weight` is not a leaf that requires grad (those are converted per product). The
+// caller keeps the returned pointer for as long as it reads the copy (a backward closure does).
+Bf16Copy bf16_weight(const Tensor& weight);
+
+// What the cache did since the last clear: tests check one conversion per version.
+struct WeightCacheStats {
+    std::size_t conversions = 0;  // copies made (a miss: new tensor or new version)
+    std::size_t hits = 0;         // copies reused
+    std::size_t entries = 0;      // copies held now
+};
+WeightCacheStats weight_cache_stats();
+
+// Drops every copy and zeroes the counts (copies still held by a graph stay alive until it goes).
+void clear_weight_cache();
+
+}  // namespace xtgrad::autocast
