@@ -15,6 +15,22 @@
 
 namespace xtgrad {
 
+namespace {
+// Σ_j term(j) for j in [0, n), in double, as 8 interleaved partial sums (lane k takes j ≡ k mod 8)
+// added pairwise at the end. One running double sum is a chain of dependent adds (~4 cycles per
+// element: layer norm ran at ~1.7 ns per element, 5 % of seed-d's bf16 step); 8 independent
+// lanes vectorise. The order is fixed, so every thread count gives the same bits.
+template <class Term>
+double sum8(std::size_t n, Term term) {
+    double acc[8] = {};
+    std::size_t j = 0;
+    for (; j + 8 <= n; j += 8)
+        for (std::size_t k = 0; k < 8; ++k) acc[k] += term(j + k);
+    for (std::size_t k = 0; j < n; ++j, ++k) acc[k] += term(j);
+    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+}  // namespace
+
 // x, y: (rows, d); mean, rstd: (rows). Rows are independent: split over xtgrad's pool
 // (parallel_rows), the same result for any thread count.
 void layer_norm_forward(const float* x, const float* w, const float* b, float* y, float* mean, float* rstd,
@@ -23,11 +39,12 @@ void layer_norm_forward(const float* x, const float* w, const float* b, float* y
         for (std::size_t r = r0; r < r1; ++r) {
             const float* xr = x + r * d;
             float* yr = y + r * d;
-            double s = 0;
-            for (std::size_t j = 0; j < d; ++j) s += xr[j];
+            const double s = sum8(d, [xr](std::size_t j) { return static_cast<double>(xr[j]); });
             const float m = static_cast<float>(s / static_cast<double>(d));
-            double v = 0;
-            for (std::size_t j = 0; j < d; ++j) v += static_cast<double>(xr[j] - m) * (xr[j] - m);
+            const double v = sum8(d, [xr, m](std::size_t j) {
+                const float c = xr[j] - m;  // centred in float, squared in double
+                return static_cast<double>(c) * c;
+            });
             // A variance past float's range (values of ±3e38) would give rstd 0 and finite zeros:
             // NaN instead, as torch's float computation gives, so the NaN guards see it.
             const float var = static_cast<float>(v / static_cast<double>(d));
@@ -52,13 +69,12 @@ void layer_norm_dx_rows(const float* g, const float* x, const float* w, const fl
         const float* gr = g + r * d;
         const float* xr = x + r * d;
         const float m = mean[r], rs = rstd[r];
-        double sum_dxh = 0, sum_dxh_xh = 0;
-        for (std::size_t j = 0; j < d; ++j) {
+        const auto dxhat = [gr, w](std::size_t j) { return gr[j] * (w ? w[j] : 1.f); };
+        const double sum_dxh = sum8(d, [&](std::size_t j) { return static_cast<double>(dxhat(j)); });
+        const double sum_dxh_xh = sum8(d, [&](std::size_t j) {
             const float xh = (xr[j] - m) * rs;
-            const float dxh = gr[j] * (w ? w[j] : 1.f);
-            sum_dxh += dxh;
-            sum_dxh_xh += static_cast<double>(dxh) * xh;
-        }
+            return static_cast<double>(dxhat(j)) * xh;
+        });
         const float a = static_cast<float>(sum_dxh / static_cast<double>(d));
         const float c = static_cast<float>(sum_dxh_xh / static_cast<double>(d));
         float* dxr = dx + r * d;
