@@ -17,6 +17,10 @@
 // tensor), so the ops after it (residual adds, ReLU, dropout) run in fp32 instead of bf16 —
 // more precise, and a bf16 product's output rounding is not a step of the computation here.
 //
+// Products where bf16 would not be faster — small ones (small_gemm's) and those with a side
+// under 8 rows (a 7-token sentence) — run in fp32 (bf16_product_in_fp32, gemm/blas.hpp). Each
+// weight is converted to bf16 once per version (autograd/bf16_weights.hpp).
+//
 // DType and the bf16 rounding are in gemm/dtype.hpp. docs/autocast.md has the op lists, the
 // tolerances the tests use and the measured speed.
 #pragma once

@@ -3,6 +3,7 @@
 // (gemm/gemm_backend.hpp), split over xtgrad's pool when the backend does not thread itself.
 #include <xtgrad/gemm/blas.hpp>
 
+#include <xtgrad/gemm/bf16_convert.hpp>
 #include <xtgrad/gemm/gemm_backend.hpp>
 #include <xtgrad/gemm/gemm_profile.hpp>
 #include <xtgrad/threads/parallel.hpp>
@@ -121,14 +122,14 @@ void gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const fl
 // ---- bf16 operands (autocast) -----------------------------------------------------------------
 
 // src (rows, cols), row stride ld -> dst (rows, cols) packed (row stride cols). Split over the
-// pool by rows when big (serial inside a pool chunk, e.g. under for_each_slice); memory-bound,
-// 5-10 % of the product it feeds, which is why autocast keeps each weight's copy per version.
+// pool by rows when big (serial inside a pool chunk, e.g. under for_each_slice); each row through
+// detail::bf16_row (AVX512-BF16's conversion instruction where the CPU has it). 5-10 % of the
+// product it feeds, which is why autocast keeps each weight's copy per version.
 void convert_to_bf16(const float* src, int rows, int cols, int ld, std::uint16_t* dst) {
     parallel_rows(static_cast<std::size_t>(rows), static_cast<std::size_t>(cols), [&](std::size_t r0, std::size_t r1) {
         for (std::size_t r = r0; r < r1; ++r) {
-            const float* s = src + r * static_cast<std::size_t>(ld);
-            std::uint16_t* d = dst + r * static_cast<std::size_t>(cols);
-            for (int c = 0; c < cols; ++c) d[c] = to_bf16_bits(s[c]);
+            detail::bf16_row(src + r * static_cast<std::size_t>(ld), static_cast<std::size_t>(cols),
+                             dst + r * static_cast<std::size_t>(cols));
         }
     });
 }
