@@ -332,7 +332,7 @@ TEST_CASE("autocast converts a weight once per version; an optimizer step's in-p
     autocast::clear_weight_cache();
     Tensor w(rnd({48, 64}, 40).data(), true);
     const Tensor x(rnd({40, 64}, 41).data(), true);  // so that backward reads W (dx = dy·W)
-    optim::SGD sgd({w}, {.lr = 0.5});
+    optim::SGD sgd({w}, optim::SGDOptions(0.5));
     const auto forward = [&] {
         const autocast::Scope bf16(DType::bf16);
         return linear(x, w);
@@ -579,7 +579,7 @@ TEST_CASE("tutorial B's 10 steps under autocast stay within torch's autocast dis
             const Ids src = randint({n("batch"), len}, 1, static_cast<std::int64_t>(n("src_vocab_size")), default_generator());
             const Ids tgt = randint({n("batch"), len}, 1, static_cast<std::int64_t>(vocab), default_generator());
             const nn::tutorial_b::ShiftedTargets shifted = nn::tutorial_b::shift_targets(tgt);
-            optim::Adam opt(model.parameters(), {.lr = cfg.at("lr").get<double>(), .betas = {0.9, 0.98}, .eps = 1e-9});
+            optim::Adam opt(model.parameters(), optim::AdamOptions(cfg.at("lr").get<double>()).betas({0.9, 0.98}).eps(1e-9));
             model.train();
             std::vector<double> out;
             for (std::size_t step = 0; step < n("steps"); ++step) {
