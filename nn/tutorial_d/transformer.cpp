@@ -6,6 +6,8 @@
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/nn/init.hpp>
 
+#include <cstdlib>
+#include <cxxabi.h>
 #include <limits>
 
 namespace xtgrad::nn::tutorial_d {
@@ -76,6 +78,14 @@ Tensor Transformer::forward(const Tensor& src, const Tensor& tgt, const Attentio
                                                        options.d_model(), shape_str(src.shape()), shape_str(tgt.shape())));
     const Tensor memory = encoder->forward(src, src_mask, src_key_padding_mask);
     return scope.output(decoder->forward(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask));
+}
+
+void Transformer::wrong_type(const char* which, const Module& actual, const char* wanted_mangled) {
+    int status = 0;
+    char* wanted = abi::__cxa_demangle(wanted_mangled, nullptr, nullptr, &status);
+    const std::string wanted_name = status == 0 && wanted ? wanted : wanted_mangled;
+    std::free(wanted);
+    fail("Transformer: the {} is a {} (a custom_{}), not a {}", which, actual.type_name(), which, wanted_name);
 }
 
 Tensor Transformer::generate_square_subsequent_mask(std::size_t sz) {
