@@ -36,6 +36,12 @@ else
     fi
   done
 fi
+# its heatmaps (showgraph) have axis titles, and the decoder's self-attention its 21 later words hatched
+dec="$out/wg0/dec_self_attn_layer1_head0.svg"
+if [ "$(grep -c 'class="axis-title"' "$dec" 2>/dev/null)" = 2 ] && [ "$(grep -o 'class="masked"' "$dec" | wc -l)" = 21 ] \
+   && grep -q "keys: decoder inputs (later and PAD masked)" "$dec"; then
+  ok "winter_games heatmaps: axis titles, 21 masked cells in dec_self_attn"
+else bad "winter_games heatmap axis titles and masks ($dec)"; fi
 # its heatmaps are SVG with CJK labels that render to PNG
 svg="$out/wg0/dec_enc_attn_layer1_head0.svg"
 if grep -q "北京" "$svg" && rsvg-convert "$svg" -o "$out/heatmap.png" && [ "$(stat -c %s "$out/heatmap.png")" -gt 5000 ]; then
