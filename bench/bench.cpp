@@ -122,7 +122,7 @@ Workload winter() {
     const Ids target{1, 2, 3, 4, 5, 6, 8};
     w.what = "tutorial C, batch 1, 7+7 tokens, Adam";
     w.fwd_flops = winter_flops();
-    w.opt = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions{.lr = 1e-3});
+    w.opt = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions(1e-3));
     w.forward = [model, enc, dec, target] { return cross_entropy(model->forward(enc, dec).logits, target); };
     w.backward = [](const Tensor& loss) { loss.backward(); };
     w.model = model;
@@ -142,7 +142,7 @@ Workload seed_b(std::size_t batch) {
     w.what = fmt::format("tutorial B, batch {} x 100, Adam", batch);
     w.fwd_flops = seed_b_flops(static_cast<double>(batch));
     w.opt = std::make_unique<optim::Adam>(model->parameters(),
-                                          optim::AdamOptions{.lr = 1e-4, .betas = {0.9, 0.98}, .eps = 1e-9});
+                                          optim::AdamOptions(1e-4).betas({0.9, 0.98}).eps(1e-9));
     w.forward = [model, src, tgt_in, target] {
         const Tensor logits = model->forward(src, tgt_in);
         return cross_entropy(reshape(logits, {-1, 5000}), target, /*ignore_index=*/0);
@@ -164,7 +164,7 @@ Workload seed_d(const Options& o) {
     w.what = fmt::format("tutorial D, nhead {}, {}+6 layers, src (10, 32, 512), tgt (20, 32, 512), {}", o.d_heads,
                          o.d_encoder_layers, o.adam ? "Adam" : "no optimizer");
     w.fwd_flops = seed_d_flops(static_cast<double>(o.d_heads), static_cast<double>(o.d_encoder_layers));
-    if (o.adam) w.opt = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions{.lr = 1e-4});
+    if (o.adam) w.opt = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions(1e-4));
     w.forward = [model, src, tgt] { return model->forward(src, tgt); };
     w.backward = [grad_out](const Tensor& out) { out.backward(grad_out); };
     w.model = model;

@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
         const auto shifted = nn::tutorial_b::shift_targets(dp.shard(randint({batch, len}, 1, static_cast<std::int64_t>(vocab), gen)));
         std::optional<nn::parallel::DistributedDataParallel<nn::tutorial_b::Transformer>> ddp;
         if (dp.active() || force_ddp) ddp.emplace(model);
-        optim::Adam opt(model.parameters(), {.lr = 1e-4, .betas = {0.9, 0.98}, .eps = 1e-9});
+        optim::Adam opt(model.parameters(), optim::AdamOptions(1e-4).betas({0.9, 0.98}).eps(1e-9));
         model.train();
         std::vector<double> step_ms, fwd_ms, bwd_ms, hook_ms, wait_ms, opt_ms;
         for (int s = 0; s < warmup + steps; ++s) {

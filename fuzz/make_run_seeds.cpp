@@ -17,7 +17,7 @@ int main(int argc, char** argv) {
     xtgrad::nn::save_run(dir + "/run.safetensors", run.net, run.state, {{"seed", "0"}});
     xtgrad::nn::save(run.net, dir + "/model.safetensors");
     xtgrad::fuzz::TrainedRun fresh;
-    xtgrad::optim::Adam untrained(fresh.net.parameters(), {.lr = 0.01});
+    xtgrad::optim::Adam untrained(fresh.net.parameters(), xtgrad::optim::AdamOptions(0.01));
     xtgrad::nn::save_run(dir + "/epoch0.safetensors", fresh.net,
                          {.optimizer = &untrained, .generators = {{"data", &fresh.gen}}});
     std::printf("wrote 3 run-checkpoint seeds\n");

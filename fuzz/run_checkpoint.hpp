@@ -22,7 +22,7 @@ struct TrainedRun {
     } seeded;
     Generator gen{5};
     Net net;
-    optim::Adam opt{net.parameters(), {.lr = 0.01}};
+    optim::Adam opt{net.parameters(), optim::AdamOptions(0.01)};
     optim::LRScheduler schedule{opt, optim::linear_warmup(0.01, 3)};
     nn::RunState state{.optimizer = &opt, .schedule = &schedule, .generators = {{"data", &gen}}};
     TrainedRun() {

@@ -29,11 +29,14 @@ constexpr double kSplitBytes = 512.0 * 1024;
 constexpr int kBlock = 16;
 
 // C (M, N) split into row blocks (M >= N) or column blocks over xtgrad's pool, each block one
-// single-threaded backend product. Row block [m0, m1) of C reads rows m0.. of op(A) (row m0 of
-// A, or column m0 of Aᵀ); column block [n0, n1) reads columns n0.. of op(B). Each element of C is
+// single-threaded backend product: product(m, n, a, b, c) with the block's sizes and the start of
+// its operands and result. Row block [m0, m1) of C reads rows m0.. of op(A) (row m0 of A, or
+// column m0 of Aᵀ); column block [n0, n1) reads columns n0.. of op(B). Each element of C is
 // computed by one call as in the unsplit product: K is never split, nothing is summed twice.
-void split_product(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
-                   int ldb, float beta, float* C, int ldc) {
+// T: float, or std::uint16_t for bf16 operands.
+template <class T, class Product>
+void split_product(bool ta, bool tb, int M, int N, const T* A, int lda, const T* B, int ldb, float* C, int ldc,
+                   const Product& product) {
     const bool by_rows = M >= N;
     const int extent = by_rows ? M : N;
     const std::size_t blocks = static_cast<std::size_t>((extent + kBlock - 1) / kBlock);
@@ -41,12 +44,28 @@ void split_product(bool ta, bool tb, int M, int N, int K, float alpha, const flo
         const int i0 = static_cast<int>(b0) * kBlock, i1 = std::min(extent, static_cast<int>(b1) * kBlock);
         const std::ptrdiff_t i = i0;
         if (by_rows)
-            detail::backend_sgemm(ta, tb, i1 - i0, N, K, alpha, ta ? A + i : A + i * lda, lda, B, ldb, beta,
-                                  C + i * ldc, ldc);
+            product(i1 - i0, N, ta ? A + i : A + i * lda, B, C + i * ldc);
         else
-            detail::backend_sgemm(ta, tb, M, i1 - i0, K, alpha, A, lda, tb ? B + i * ldb : B + i, ldb, beta, C + i,
-                                  ldc);
+            product(M, i1 - i0, A, tb ? B + i * ldb : B + i, C + i);
     });
+}
+
+// Whether a product is worth splitting over the pool: enough arithmetic or memory traffic,
+// and wide enough for two blocks.
+bool worth_splitting(int M, int N, int K, double operand_bytes) {
+    const double flops = 2.0 * M * N * K;
+    const double bytes = operand_bytes * (double(M) * K + double(K) * N) + 4.0 * double(M) * N;
+    return (flops >= kSplitFlops || bytes >= kSplitBytes) && std::max(M, N) >= 2 * kBlock;
+}
+
+// Runs one product, timed into gemm_profile when profiling is on.
+template <class Route>
+void profiled(bool ta, bool tb, int M, int N, int K, const Route& route) {
+    if (!gemm_profiling()) return route();
+    const auto t0 = std::chrono::steady_clock::now();
+    route();
+    detail::record_gemm(ta, tb, M, N, K,
+                        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
 }
 
 // C = beta · C for an empty inner dimension (beta = 0 writes zeros without reading C).
@@ -60,12 +79,13 @@ void scale_only(int M, int N, float beta, float* C, int ldc) {
 // gemm_backend's work: split over the pool or one backend call.
 void split_or_call(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
                    const float* B, int ldb, float beta, float* C, int ldc) {
-    const double flops = 2.0 * M * N * K;
-    const double bytes = 4.0 * (double(M) * K + double(K) * N + double(M) * N);
-    if (!detail::backend_threads_itself() && detail::backend_threads() > 1 && num_threads() > 1 &&
-        (flops >= kSplitFlops || bytes >= kSplitBytes) && std::max(M, N) >= 2 * kBlock)
-        return split_product(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    detail::backend_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (detail::backend_threads_itself() || detail::backend_threads() < 2 || num_threads() < 2 ||
+        !worth_splitting(M, N, K, 4.0))
+        return detail::backend_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    split_product(trans_a, trans_b, M, N, A, lda, B, ldb, C, ldc,
+                  [&](int m, int n, const float* a, const float* b, float* c) {
+                      detail::backend_sgemm(trans_a, trans_b, m, n, K, alpha, a, lda, b, ldb, beta, c, ldc);
+                  });
 }
 
 }  // namespace
@@ -97,11 +117,7 @@ void gemm_ld(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const
              const float* B, int ldb, float beta, float* C, int ldc) {
     if (M == 0 || N == 0) return;
     if (K == 0) return scale_only(M, N, beta, C, ldc);
-    if (!gemm_profiling()) return route(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    const auto t0 = std::chrono::steady_clock::now();
-    route(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    detail::record_gemm(trans_a, trans_b, M, N, K,
-                        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    profiled(trans_a, trans_b, M, N, K, [&] { route(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); });
 }
 
 void gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A,
@@ -132,28 +148,16 @@ void round_rows(const float* src, int rows, int cols, int ld, float* dst) {
             dst[static_cast<std::size_t>(r) * cols + c] = round_to_bf16(src[static_cast<std::size_t>(r) * ld + c]);
 }
 
-// C (M, N) = alpha · op(A) · op(B) + beta · C with A and B bf16, packed; split over the pool
-// as split_product splits fp32 products (row blocks when M >= N, else column blocks, K whole),
-// each block one single-threaded backend call. lda / ldb are the packed row lengths.
+// C (M, N) = alpha · op(A) · op(B) + beta · C with A and B bf16, packed (lda / ldb their row
+// lengths); split over the pool as fp32 products are, each block one single-threaded call.
 void bf16_split_or_call(bool ta, bool tb, int M, int N, int K, float alpha, const std::uint16_t* A, int lda,
                         const std::uint16_t* B, int ldb, float beta, float* C, int ldc) {
-    const double flops = 2.0 * M * N * K;
-    const double bytes = 2.0 * (double(M) * K + double(K) * N) + 4.0 * double(M) * N;
-    if (num_threads() < 2 || detail::backend_threads() < 2 || (flops < kSplitFlops && bytes < kSplitBytes) || std::max(M, N) < 2 * kBlock)
+    if (num_threads() < 2 || detail::backend_threads() < 2 || !worth_splitting(M, N, K, 2.0))
         return detail::backend_gemm_bf16(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    const bool by_rows = M >= N;
-    const int extent = by_rows ? M : N;
-    const std::size_t blocks = static_cast<std::size_t>((extent + kBlock - 1) / kBlock);
-    parallel_for(blocks, 1, [&](std::size_t b0, std::size_t b1) {
-        const int i0 = static_cast<int>(b0) * kBlock, i1 = std::min(extent, static_cast<int>(b1) * kBlock);
-        const std::ptrdiff_t i = i0;
-        if (by_rows)
-            detail::backend_gemm_bf16(ta, tb, i1 - i0, N, K, alpha, ta ? A + i : A + i * lda, lda, B, ldb, beta,
-                                      C + i * ldc, ldc);
-        else
-            detail::backend_gemm_bf16(ta, tb, M, i1 - i0, K, alpha, A, lda, tb ? B + i * ldb : B + i, ldb, beta,
-                                      C + i, ldc);
-    });
+    split_product(ta, tb, M, N, A, lda, B, ldb, C, ldc,
+                  [&](int m, int n, const std::uint16_t* a, const std::uint16_t* b, float* c) {
+                      detail::backend_gemm_bf16(ta, tb, m, n, K, alpha, a, lda, b, ldb, beta, c, ldc);
+                  });
 }
 
 // A bf16 product: op(A) and op(B) rounded to bf16, products summed in fp32. Small products
@@ -189,11 +193,8 @@ void gemm_ld(DType operands, bool trans_a, bool trans_b, int M, int N, int K, fl
     if (operands == DType::fp32) return gemm_ld(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     if (M == 0 || N == 0) return;
     if (K == 0) return scale_only(M, N, beta, C, ldc);
-    if (!gemm_profiling()) return route_bf16(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    const auto t0 = std::chrono::steady_clock::now();
-    route_bf16(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    detail::record_gemm(trans_a, trans_b, M, N, K,
-                        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    profiled(trans_a, trans_b, M, N, K,
+             [&] { route_bf16(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); });
 }
 
 void gemm(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, const float* B,

@@ -17,8 +17,15 @@ long checked_padding_idx(std::optional<long> padding_idx, std::size_t num) {
     return p < 0 ? p + n : p;
 }
 
-void check_eps(const char* type, const char* name, float eps) {
+float checked_eps(const char* type, const char* name, float eps) {
     if (!(eps >= 0.f && std::isfinite(eps))) fail("{}: {} must be a finite number >= 0, got {}", type, name, eps);
+    return eps;
+}
+
+// A layer norm normalizes over the last axis, whose size its parameters fix.
+void check_last_axis(const Module& m, const char* type, const Tensor& x, const char* what, std::size_t size) {
+    if (x.dim() == 0 || x.size(-1) != size)
+        module_error(m, type, fmt::format("input {} does not end in {} {}", shape_str(x.shape()), what, size));
 }
 
 }  // namespace
@@ -80,32 +87,27 @@ Tensor Conv1d::forward(const Tensor& x) const {
     return scope.output(conv1d(x, weight, bias, padding));
 }
 
-LayerNorm::LayerNorm(const LayerNormOptions& o) : eps(o.eps()) {
-    check_eps("LayerNorm", "eps", eps);
-    const std::size_t d = o.normalized_shape();
-    weight = register_parameter("weight", Tensor::ones({d}));
-    bias = register_parameter("bias", Tensor::zeros({d}));
+LayerNorm::LayerNorm(const LayerNormOptions& o) : eps(checked_eps("LayerNorm", "eps", o.eps())) {
+    weight = register_parameter("weight", Tensor::ones({o.normalized_shape()}));
+    bias = register_parameter("bias", Tensor::zeros({o.normalized_shape()}));
 }
 
 Tensor LayerNorm::forward(const Tensor& x) const {
     auto scope = enter(x);
-    if (x.dim() == 0 || x.size(-1) != weight.numel())
-        module_error(*this, "LayerNorm", fmt::format("input {} does not end in normalized size {}", shape_str(x.shape()), weight.numel()));
+    check_last_axis(*this, "LayerNorm", x, "normalized size", weight.numel());
     return scope.output(layer_norm(x, weight, bias, eps));
 }
 
-LayerNormUnbiased::LayerNormUnbiased(const LayerNormUnbiasedOptions& o) : epsilon(o.epsilon()) {
-    check_eps("LayerNormUnbiased", "epsilon", epsilon);
-    const std::size_t d = o.features();
-    gamma = register_parameter("gamma", Tensor::ones({d}));
-    beta = register_parameter("beta", Tensor::zeros({d}));
+LayerNormUnbiased::LayerNormUnbiased(const LayerNormUnbiasedOptions& o)
+    : epsilon(checked_eps("LayerNormUnbiased", "epsilon", o.epsilon())) {
+    gamma = register_parameter("gamma", Tensor::ones({o.features()}));
+    beta = register_parameter("beta", Tensor::zeros({o.features()}));
 }
 
 // Written with the primitive ops, line for line as the tutorial's forward.
 Tensor LayerNormUnbiased::forward(const Tensor& x) const {
     auto scope = enter(x);
-    if (x.dim() == 0 || x.size(-1) != gamma.numel())
-        module_error(*this, "LayerNormUnbiased", fmt::format("input {} does not end in features {}", shape_str(x.shape()), gamma.numel()));
+    check_last_axis(*this, "LayerNormUnbiased", x, "features", gamma.numel());
     Tensor mu = mean(x, {-1}, true);
     Tensor sigma = stddev(x, {-1}, /*unbiased=*/true, true);
     return scope.output(gamma * (x - mu) / (sigma + epsilon) + beta);

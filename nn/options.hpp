@@ -8,6 +8,10 @@
 // another type.)
 #pragma once
 
+#include <concepts>
+#include <type_traits>
+#include <utility>
+
 #define XTGRAD_ARG(T, name)                         \
 public:                                             \
     auto& name(T const& new_##name) {               \
@@ -18,3 +22,22 @@ public:                                             \
                                                     \
 private:                                            \
     T name##_
+
+
+// A module's two constructors, as torch's C++ frontend has them: from its <Module>Options, and
+// from the Options' constructor arguments (the required sizes) directly:
+//   MultiHeadAttention(MultiHeadAttentionOptions(512, 8))   ==   MultiHeadAttention(512, 8)
+// Write `XTGRAD_OPTIONS_CONSTRUCTORS(MultiHeadAttention);` in the class; define the first in the .cpp.
+#define XTGRAD_OPTIONS_CONSTRUCTORS(Module)                                                   \
+    template <class... Args>                                                                  \
+        requires ::xtgrad::nn::detail::options_arguments<Module##Options, Args...>            \
+    explicit Module(Args&&... args) : Module(Module##Options(std::forward<Args>(args)...)) {} \
+    explicit Module(const Module##Options& options)
+
+namespace xtgrad::nn::detail {
+// Arguments of an Options constructor, other than one Options (which the first constructor takes).
+template <class Options, class... Args>
+concept options_arguments =
+    sizeof...(Args) > 0 && std::constructible_from<Options, Args...> &&
+    !(sizeof...(Args) == 1 && (std::same_as<std::remove_cvref_t<Args>, Options> && ...));
+}  // namespace xtgrad::nn::detail

@@ -198,34 +198,34 @@ void Optimizer::load_state_dict(const OptimizerState& in) {
 namespace {
 // torch.optim.SGD's checks, for the constructor and for a loaded state alike.
 void check_options(const SGDOptions& o, const char* who) {
-    if (!(o.lr >= 0) || !std::isfinite(o.lr)) fail("{}: lr must be a finite number >= 0, got {}", who, o.lr);
-    if (!(o.momentum >= 0) || !std::isfinite(o.momentum)) fail("{}: momentum must be a finite number >= 0, got {}", who, o.momentum);
-    if (!std::isfinite(o.dampening)) fail("{}: dampening must be finite, got {}", who, o.dampening);
-    if (!(o.weight_decay >= 0) || !std::isfinite(o.weight_decay))
-        fail("{}: weight_decay must be a finite number >= 0, got {}", who, o.weight_decay);
-    if (o.nesterov && (o.momentum <= 0 || o.dampening != 0))
-        fail("{}: nesterov needs momentum > 0 and dampening 0 (got momentum {}, dampening {})", who, o.momentum, o.dampening);
+    if (!(o.lr() >= 0) || !std::isfinite(o.lr())) fail("{}: lr must be a finite number >= 0, got {}", who, o.lr());
+    if (!(o.momentum() >= 0) || !std::isfinite(o.momentum())) fail("{}: momentum must be a finite number >= 0, got {}", who, o.momentum());
+    if (!std::isfinite(o.dampening())) fail("{}: dampening must be finite, got {}", who, o.dampening());
+    if (!(o.weight_decay() >= 0) || !std::isfinite(o.weight_decay()))
+        fail("{}: weight_decay must be a finite number >= 0, got {}", who, o.weight_decay());
+    if (o.nesterov() && (o.momentum() <= 0 || o.dampening() != 0))
+        fail("{}: nesterov needs momentum > 0 and dampening 0 (got momentum {}, dampening {})", who, o.momentum(), o.dampening());
 }
 
 // torch.optim.Adam's checks.
 void check_options(const AdamOptions& o, const char* who) {
-    if (!(o.lr >= 0) || !std::isfinite(o.lr)) fail("{}: lr must be a finite number >= 0, got {}", who, o.lr);
-    if (!(o.betas.first >= 0 && o.betas.first < 1 && o.betas.second >= 0 && o.betas.second < 1))
-        fail("{}: betas must be in [0, 1), got ({}, {})", who, o.betas.first, o.betas.second);
-    if (!(o.eps >= 0) || !std::isfinite(o.eps)) fail("{}: eps must be a finite number >= 0, got {}", who, o.eps);
-    if (!(o.weight_decay >= 0) || !std::isfinite(o.weight_decay))
-        fail("{}: weight_decay must be a finite number >= 0, got {}", who, o.weight_decay);
+    if (!(o.lr() >= 0) || !std::isfinite(o.lr())) fail("{}: lr must be a finite number >= 0, got {}", who, o.lr());
+    if (!(o.betas().first >= 0 && o.betas().first < 1 && o.betas().second >= 0 && o.betas().second < 1))
+        fail("{}: betas must be in [0, 1), got ({}, {})", who, o.betas().first, o.betas().second);
+    if (!(o.eps() >= 0) || !std::isfinite(o.eps())) fail("{}: eps must be a finite number >= 0, got {}", who, o.eps());
+    if (!(o.weight_decay() >= 0) || !std::isfinite(o.weight_decay()))
+        fail("{}: weight_decay must be a finite number >= 0, got {}", who, o.weight_decay());
 }
 }  // namespace
 
-SGD::SGD(std::vector<Tensor> params, const SGDOptions& o) : Optimizer(std::move(params), o.lr), options(o) {
+SGD::SGD(std::vector<Tensor> params, const SGDOptions& o) : Optimizer(std::move(params), o.lr()), options(o) {
     check_options(o, "SGD");
 }
 
 void SGD::step() {
     check_gradients("SGD");
-    const float lr = static_cast<float>(lr_), mom = static_cast<float>(options.momentum),
-                one_minus_damp = static_cast<float>(1 - options.dampening), wd = static_cast<float>(options.weight_decay);
+    const float lr = static_cast<float>(lr_), mom = static_cast<float>(options.momentum()),
+                one_minus_damp = static_cast<float>(1 - options.dampening()), wd = static_cast<float>(options.weight_decay());
     for (Tensor& p : params_) {
         if (!p.has_grad()) continue;
         ParamState& s = state_of(p);
@@ -238,7 +238,7 @@ void SGD::step() {
             float gi = g[i] + wd * w[i];
             if (buf) {
                 buf[i] = first ? gi : mom * buf[i] + one_minus_damp * gi;
-                gi = options.nesterov ? gi + mom * buf[i] : buf[i];
+                gi = options.nesterov() ? gi + mom * buf[i] : buf[i];
             }
             w[i] -= lr * gi;
         }
@@ -247,20 +247,20 @@ void SGD::step() {
 }
 
 void SGD::write_options(nlohmann::json& g) const {
-    g["momentum"] = options.momentum;
-    g["dampening"] = options.dampening;
-    g["weight_decay"] = options.weight_decay;
-    g["nesterov"] = options.nesterov;
+    g["momentum"] = options.momentum();
+    g["dampening"] = options.dampening();
+    g["weight_decay"] = options.weight_decay();
+    g["nesterov"] = options.nesterov();
     g["maximize"] = false;
 }
 
 void SGD::read_options(const nlohmann::json& g) {
     SGDOptions o = options;
-    o.lr = number_field(g, "lr");
-    o.momentum = number_field(g, "momentum");
-    o.dampening = number_field(g, "dampening");
-    o.weight_decay = number_field(g, "weight_decay");
-    o.nesterov = bool_field(g, "nesterov", false);
+    o.lr(number_field(g, "lr"));
+    o.momentum(number_field(g, "momentum"));
+    o.dampening(number_field(g, "dampening"));
+    o.weight_decay(number_field(g, "weight_decay"));
+    o.nesterov(bool_field(g, "nesterov", false));
     if (bool_field(g, "maximize", false)) fail("optimizer state: maximize is not implemented");
     check_options(o, "optimizer state");
     options = o;
@@ -274,13 +274,13 @@ std::vector<std::string> SGD::required_state_keys(const nlohmann::json& g) const
 std::vector<std::string> SGD::state_keys() const { return {"momentum_buffer"}; }
 
 Adam::Adam(std::vector<Tensor> params, const AdamOptions& o, bool decoupled)
-    : Optimizer(std::move(params), o.lr), options(o), decoupled_(decoupled) {
+    : Optimizer(std::move(params), o.lr()), options(o), decoupled_(decoupled) {
     check_options(o, decoupled ? "AdamW" : "Adam");
 }
 
 void Adam::step() {
     check_gradients(decoupled_ ? "AdamW" : "Adam");
-    const double b1 = options.betas.first, b2 = options.betas.second;
+    const double b1 = options.betas().first, b2 = options.betas().second;
     for (Tensor& p : params_) {
         if (!p.has_grad()) continue;
         ParamState& s = state_of(p);
@@ -293,11 +293,11 @@ void Adam::step() {
                                       .one_minus_b1 = static_cast<float>(1 - b1),
                                       .b2 = static_cast<float>(b2),
                                       .one_minus_b2 = static_cast<float>(1 - b2),
-                                      .l2 = decoupled_ ? 0.f : static_cast<float>(options.weight_decay),
-                                      .decay = decoupled_ ? static_cast<float>(1 - lr_ * options.weight_decay) : 1.f,
+                                      .l2 = decoupled_ ? 0.f : static_cast<float>(options.weight_decay()),
+                                      .decay = decoupled_ ? static_cast<float>(1 - lr_ * options.weight_decay()) : 1.f,
                                       .step_size = step_size,
                                       .inv_sqrt_bc2 = inv_sqrt_bc2,
-                                      .eps = static_cast<float>(options.eps)};
+                                      .eps = static_cast<float>(options.eps())};
         float* w = p.mutable_ptr();
         const float* g = p.grad_array().data();
         float* m = buffer(s, "exp_avg", p).data();
@@ -311,9 +311,9 @@ void Adam::step() {
 }
 
 void Adam::write_options(nlohmann::json& g) const {
-    g["betas"] = {options.betas.first, options.betas.second};
-    g["eps"] = options.eps;
-    g["weight_decay"] = options.weight_decay;
+    g["betas"] = {options.betas().first, options.betas().second};
+    g["eps"] = options.eps();
+    g["weight_decay"] = options.weight_decay();
     g["amsgrad"] = false;
     g["maximize"] = false;
 }
@@ -324,10 +324,10 @@ void Adam::read_options(const nlohmann::json& g) {
     if (betas == g.end() || !betas->is_array() || betas->size() != 2 || !(*betas)[0].is_number() ||
         !(*betas)[1].is_number())
         fail("optimizer state: betas must be two numbers, got {}", betas == g.end() ? "nothing" : shown(*betas));
-    o.betas = {(*betas)[0].get<double>(), (*betas)[1].get<double>()};
-    o.lr = number_field(g, "lr");
-    o.eps = number_field(g, "eps");
-    o.weight_decay = number_field(g, "weight_decay");
+    o.betas({(*betas)[0].get<double>(), (*betas)[1].get<double>()});
+    o.lr(number_field(g, "lr"));
+    o.eps(number_field(g, "eps"));
+    o.weight_decay(number_field(g, "weight_decay"));
     if (bool_field(g, "amsgrad", false)) fail("optimizer state: amsgrad is not implemented");
     if (bool_field(g, "maximize", false)) fail("optimizer state: maximize is not implemented");
     check_options(o, "optimizer state");

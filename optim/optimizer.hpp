@@ -1,6 +1,6 @@
 // Optimizers over a model's parameters (torch.optim): SGD, Adam, AdamW.
 //
-//   Adam opt(model.parameters(), {.lr = 1e-4, .betas = {0.9, 0.98}, .eps = 1e-9});
+//   Adam opt(model.parameters(), AdamOptions(1e-4).betas({0.9, 0.98}).eps(1e-9));
 //   opt.zero_grad(); loss.backward(); opt.step();
 //
 // Parameters without a gradient at a step are skipped entirely (value, state and step
@@ -10,6 +10,7 @@
 #pragma once
 
 #include <xtgrad/autograd/tensor.hpp>
+#include <xtgrad/nn/options.hpp>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -96,9 +97,17 @@ private:
     bool check_finite_ = true;
 };
 
-struct SGDOptions {
-    double lr = 1e-2, momentum = 0, dampening = 0, weight_decay = 0;
-    bool nesterov = false;
+// The optimizers' options follow the modules' convention (nn/options.hpp), as torch's C++
+// frontend's do: required values as constructor arguments, the rest chained setters with torch's
+// defaults.   SGDOptions(0.1).momentum(0.9).nesterov(true)
+class SGDOptions {
+public:
+    explicit SGDOptions(double lr) : lr_(lr) {}  // torch.optim.SGD has no default lr either
+    XTGRAD_ARG(double, lr);
+    XTGRAD_ARG(double, momentum) = 0;
+    XTGRAD_ARG(double, dampening) = 0;
+    XTGRAD_ARG(double, weight_decay) = 0;
+    XTGRAD_ARG(bool, nesterov) = false;
 };
 
 // buf = g (first step) or momentum·buf + (1 - dampening)·g;  d = g + momentum·buf (nesterov) or buf
@@ -116,11 +125,32 @@ protected:
     std::vector<std::string> required_state_keys(const nlohmann::json& group) const override;
 };
 
-struct AdamOptions {
-    double lr = 1e-3;
-    std::pair<double, double> betas{0.9, 0.999};
-    double eps = 1e-8, weight_decay = 0;
+using Betas = std::pair<double, double>;
+
+// AdamOptions(1e-4).betas({0.9, 0.98}).eps(1e-9), and AdamWOptions the same with AdamW's default
+// weight_decay, 1e-2 (torch's AdamW(params, lr=...) decays; Adam's default is 0). Tag tells them
+// apart: AdamW takes AdamWOptions, so AdamW(params, AdamWOptions(1e-3)) keeps that default.
+template <class Tag>
+class AdamOptionsOf {
+public:
+    explicit AdamOptionsOf(double lr = 1e-3) : lr_(lr) {}
+    // Adam's options from AdamW's (or back), field by field.
+    template <class OtherTag>
+    explicit AdamOptionsOf(const AdamOptionsOf<OtherTag>& o)
+        : lr_(o.lr()), betas_(o.betas()), eps_(o.eps()), weight_decay_(o.weight_decay()) {}
+    XTGRAD_ARG(double, lr);
+    XTGRAD_ARG(Betas, betas) = {0.9, 0.999};
+    XTGRAD_ARG(double, eps) = 1e-8;
+    XTGRAD_ARG(double, weight_decay) = Tag::default_weight_decay;
 };
+struct AdamTag {
+    static constexpr double default_weight_decay = 0;
+};
+struct AdamWTag {
+    static constexpr double default_weight_decay = 1e-2;
+};
+using AdamOptions = AdamOptionsOf<AdamTag>;
+using AdamWOptions = AdamOptionsOf<AdamWTag>;
 
 // t += 1;  g = grad (+ weight_decay·p for Adam: L2 folded into the gradient)
 // m = β1 m + (1-β1) g;   v = β2 v + (1-β2) g²
@@ -128,7 +158,7 @@ struct AdamOptions {
 // AdamW instead decays the weight directly first: p *= 1 - lr·weight_decay.
 class Adam : public Optimizer {
 public:
-    Adam(std::vector<Tensor> params, const AdamOptions& options = {}, bool decoupled_weight_decay = false);
+    explicit Adam(std::vector<Tensor> params, const AdamOptions& options = AdamOptions(), bool decoupled_weight_decay = false);
     void step() override;
     AdamOptions options;
 
@@ -144,8 +174,8 @@ private:
 
 class AdamW : public Adam {
 public:
-    explicit AdamW(std::vector<Tensor> params, AdamOptions options = {.lr = 1e-3, .betas = {0.9, 0.999}, .eps = 1e-8, .weight_decay = 1e-2})
-        : Adam(std::move(params), options, true) {}
+    explicit AdamW(std::vector<Tensor> params, const AdamWOptions& options = AdamWOptions())
+        : Adam(std::move(params), AdamOptions(options), true) {}
 };
 
 // Scales all gradients so that their joint L2 norm is at most max_norm; returns the norm

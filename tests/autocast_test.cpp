@@ -387,7 +387,7 @@ TEST_CASE("tutorial B's 10 steps under autocast stay within torch's autocast dis
             const Ids src = randint({n("batch"), len}, 1, static_cast<std::int64_t>(n("src_vocab_size")), default_generator());
             const Ids tgt = randint({n("batch"), len}, 1, static_cast<std::int64_t>(vocab), default_generator());
             const nn::tutorial_b::ShiftedTargets shifted = nn::tutorial_b::shift_targets(tgt);
-            optim::Adam opt(model.parameters(), {.lr = cfg.at("lr").get<double>(), .betas = {0.9, 0.98}, .eps = 1e-9});
+            optim::Adam opt(model.parameters(), optim::AdamOptions(cfg.at("lr").get<double>()).betas({0.9, 0.98}).eps(1e-9));
             model.train();
             std::vector<double> out;
             for (std::size_t step = 0; step < n("steps"); ++step) {

@@ -185,7 +185,7 @@ TEST_CASE("mutable_ptr() and an optimizer step count as writes; reads never do, 
 
     Tensor loss2 = sum(linear(x, w) * 2.f);
     loss2.backward();  // no write since the save: fine
-    optim::SGD opt({w}, {.lr = 0.1});
+    optim::SGD opt({w}, optim::SGDOptions(0.1));
     Tensor loss3 = sum(linear(x, w) * 2.f);
     opt.step();
     test::expect_error([&] { loss3.backward(); }, {"LinearBackward", "'w'", "version"});

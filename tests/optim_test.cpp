@@ -1,10 +1,12 @@
 // Optimizers and schedules (their PyTorch parity runs in parity_test.cpp).
+#include <xtgrad/nn/layers.hpp>
 #include <xtgrad/optim/optimizer.hpp>
 #include <xtgrad/optim/schedule.hpp>
 #include "tests/test_util.hpp"
 
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 TEST_SUITE_BEGIN("optim");
 
@@ -15,9 +17,9 @@ TEST_CASE("optimizers minimise a quadratic") {
     for (int which = 0; which < 3; ++which) {
         Tensor x = Tensor::from_vector({3.f, -2.f}, {2}, true);
         std::unique_ptr<Optimizer> opt;
-        if (which == 0) opt = std::make_unique<SGD>(std::vector<Tensor>{x}, SGDOptions{.lr = 0.1, .momentum = 0.9});
-        if (which == 1) opt = std::make_unique<Adam>(std::vector<Tensor>{x}, AdamOptions{.lr = 0.1});
-        if (which == 2) opt = std::make_unique<AdamW>(std::vector<Tensor>{x}, AdamOptions{.lr = 0.1, .weight_decay = 0.01});
+        if (which == 0) opt = std::make_unique<SGD>(std::vector<Tensor>{x}, SGDOptions(0.1).momentum(0.9));
+        if (which == 1) opt = std::make_unique<Adam>(std::vector<Tensor>{x}, AdamOptions(0.1));
+        if (which == 2) opt = std::make_unique<AdamW>(std::vector<Tensor>{x}, AdamWOptions(0.1).weight_decay(0.01));
         for (int i = 0; i < 300; ++i) {
             opt->zero_grad();
             sum(x * x).backward();
@@ -59,7 +61,7 @@ TEST_CASE("learning-rate schedules") {
     CHECK(step_decay(1.0, 10, 0.5)(11) == doctest::Approx(0.5));
     test::expect_error([] { noam_schedule(512, 0); }, {"noam_schedule", "warmup"});
     test::expect_error([&] { noam(0); }, {"steps count from 1"});
-    test::expect_error([] { Adam({Tensor::ones({1}, true)}, AdamOptions{.betas = {1.0, 0.9}}); }, {"Adam", "betas"});
+    test::expect_error([] { Adam({Tensor::ones({1}, true)}, AdamOptions().betas({1.0, 0.9})); }, {"Adam", "betas"});
 }
 
 namespace {
@@ -106,12 +108,12 @@ std::vector<std::string> names_of(const OptimizerState& s) {
 }  // namespace
 
 TEST_CASE("optimizer state_dict: torch's names, and a round trip continues bit-identically") {
-    auto adam = [](Quadratic& q) { return std::make_unique<Adam>(std::vector<Tensor>{q.a, q.b}, AdamOptions{.lr = 0.05, .betas = {0.8, 0.95}}); };
+    auto adam = [](Quadratic& q) { return std::make_unique<Adam>(std::vector<Tensor>{q.a, q.b}, AdamOptions(0.05).betas({0.8, 0.95})); };
     auto adamw = [](Quadratic& q) {
-        return std::make_unique<AdamW>(std::vector<Tensor>{q.a, q.b}, AdamOptions{.lr = 0.05, .weight_decay = 0.1});
+        return std::make_unique<AdamW>(std::vector<Tensor>{q.a, q.b}, AdamWOptions(0.05).weight_decay(0.1));
     };
     auto sgd = [](Quadratic& q) {
-        return std::make_unique<SGD>(std::vector<Tensor>{q.a, q.b}, SGDOptions{.lr = 0.01, .momentum = 0.9, .nesterov = true});
+        return std::make_unique<SGD>(std::vector<Tensor>{q.a, q.b}, SGDOptions(0.01).momentum(0.9).nesterov(true));
     };
     check_round_trip(adam, 3, 7);
     check_round_trip(adamw, 1, 5);  // b has no state yet when saved
@@ -140,7 +142,7 @@ TEST_CASE("optimizer state_dict: torch's names, and a round trip continues bit-i
 
 TEST_CASE("optimizer load_state_dict: what does not fit is an Error naming the entry, and changes nothing") {
     Quadratic q;
-    Adam opt({q.a, q.b}, {.lr = 0.05});
+    Adam opt({q.a, q.b}, AdamOptions(0.05));
     q.step(opt, true);
     const OptimizerState good = opt.state_dict();
     auto with = [&](auto edit) {
@@ -149,7 +151,7 @@ TEST_CASE("optimizer load_state_dict: what does not fit is an Error naming the e
         return s;
     };
     Quadratic fresh;
-    Adam target({fresh.a, fresh.b}, {.lr = 0.5});
+    Adam target({fresh.a, fresh.b}, AdamOptions(0.5));
     auto load = [&](const OptimizerState& s) { return [&target, s] { target.load_state_dict(s); }; };
     test::expect_error(load(with([](OptimizerState& s) { s.tensors[1].second = Array(xt::zeros<float>({4})); })),
                        {"'state.0.exp_avg' has shape (4)", "parameter 0", "(3)"});
@@ -174,11 +176,11 @@ TEST_CASE("optimizer load_state_dict: what does not fit is an Error naming the e
 
 TEST_CASE("optimizer load_state_dict: every field of a file is typed, bounded and checked as the constructor checks it") {
     Quadratic q;
-    Adam opt({q.a, q.b}, {.lr = 0.05});
+    Adam opt({q.a, q.b}, AdamOptions(0.05));
     q.step(opt, true);
     const OptimizerState good = opt.state_dict();
     Quadratic fresh;
-    Adam target({fresh.a, fresh.b}, {.lr = 0.5, .eps = 1e-6});
+    Adam target({fresh.a, fresh.b}, AdamOptions(0.5).eps(1e-6));
     auto group = [&](const std::string& fields) {
         OptimizerState s = good;
         s.param_groups = R"([{"params": [0, 1], )" + fields + "}]";
@@ -207,39 +209,76 @@ TEST_CASE("optimizer load_state_dict: every field of a file is typed, bounded an
                            {"parameter 0 took 1 steps but", missing, "is missing"});
     }
     CHECK(target.lr() == 0.5);  // nothing changed by any of them
-    CHECK(target.options.eps == 1e-6);
+    CHECK(target.options.eps() == 1e-6);
     CHECK(target.state(fresh.a, "exp_avg") == nullptr);
 
     // SGD keeps a momentum buffer only with momentum: then it must be there.
     Quadratic p;
-    SGD sgd({p.a, p.b}, {.lr = 0.01, .momentum = 0.9});
+    SGD sgd({p.a, p.b}, SGDOptions(0.01).momentum(0.9));
     p.step(sgd, true);
     OptimizerState s = sgd.state_dict();
     std::erase_if(s.tensors, [](const auto& entry) { return entry.first == "state.1.momentum_buffer"; });
     Quadratic p2;
-    SGD target_sgd({p2.a, p2.b}, {.lr = 0.01, .momentum = 0.9});
+    SGD target_sgd({p2.a, p2.b}, SGDOptions(0.01).momentum(0.9));
     test::expect_error([&] { target_sgd.load_state_dict(s); }, {"'state.1.momentum_buffer' is missing"});
-    SGD plain({p2.a, p2.b}, {.lr = 0.01});
+    SGD plain({p2.a, p2.b}, SGDOptions(0.01));
     p2.step(plain, true);
     Quadratic p3;
-    SGD plain_target({p3.a, p3.b}, {.lr = 0.5});
+    SGD plain_target({p3.a, p3.b}, SGDOptions(0.5));
     CHECK_NOTHROW(plain_target.load_state_dict(plain.state_dict()));  // momentum 0: no buffer needed
+}
+
+TEST_CASE("optimizer options: chained setters with torch's defaults; AdamW's default weight_decay is 1e-2") {
+    const SGDOptions sgd = SGDOptions(0.1).momentum(0.9).nesterov(true);
+    CHECK(sgd.lr() == 0.1);
+    CHECK(sgd.momentum() == 0.9);
+    CHECK(sgd.dampening() == 0);
+    CHECK(sgd.weight_decay() == 0);
+    CHECK(sgd.nesterov());
+    static_assert(!std::is_default_constructible_v<SGDOptions>);  // torch.optim.SGD needs an lr
+    const AdamOptions adam;
+    CHECK(adam.lr() == 1e-3);
+    CHECK(adam.betas() == Betas{0.9, 0.999});
+    CHECK(adam.eps() == 1e-8);
+    CHECK(adam.weight_decay() == 0);
+    // torch.optim.AdamW(params, lr=1e-4) decays by 1e-2; so does AdamWOptions(1e-4)
+    CHECK(AdamWOptions(1e-4).weight_decay() == 1e-2);
+    CHECK(AdamWOptions(1e-4).lr() == 1e-4);
+    const AdamOptions from_w(AdamWOptions(2e-3).eps(1e-9));
+    CHECK(from_w.lr() == 2e-3);
+    CHECK(from_w.eps() == 1e-9);
+    CHECK(from_w.weight_decay() == 1e-2);
+    // and the optimizer reports what it runs with
+    Tensor w = Tensor::ones({2}, true);
+    CHECK(AdamW({w}, AdamWOptions(1e-4)).options.weight_decay() == 1e-2);
+    CHECK(Adam({w}, AdamOptions(1e-4)).options.weight_decay() == 0);
+}
+
+TEST_CASE("optimizer options: the lines docs/architecture.md shows compile and set what they say") {
+    nn::Linear model(3, 2);
+    optim::Adam opt(model.parameters(), optim::AdamOptions(1e-4).betas({0.9, 0.98}).eps(1e-9));
+    optim::SGD sgd(model.parameters(), optim::SGDOptions(0.1).momentum(0.9).nesterov(true));
+    CHECK(opt.options.lr() == 1e-4);
+    CHECK(opt.options.betas() == Betas{0.9, 0.98});
+    CHECK(opt.options.eps() == 1e-9);
+    CHECK(sgd.options.momentum() == 0.9);
+    CHECK(sgd.options.nesterov());
 }
 
 TEST_CASE("optimizer options: out-of-range values are refused as torch refuses them") {
     Quadratic q;
-    test::expect_error([&] { (void)Adam({q.a}, {.lr = 0.1, .eps = -1}); }, {"Adam: eps must be a finite number >= 0"});
-    test::expect_error([&] { (void)AdamW({q.a}, {.lr = 0.1, .weight_decay = -0.1}); }, {"AdamW: weight_decay"});
-    test::expect_error([&] { (void)Adam({q.a}, {.lr = std::nan("")}); }, {"learning rate must be >= 0"});
-    test::expect_error([&] { (void)SGD({q.a}, {.lr = 0.1, .momentum = -0.5}); }, {"SGD: momentum must be a finite number >= 0"});
+    test::expect_error([&] { (void)Adam({q.a}, AdamOptions(0.1).eps(-1)); }, {"Adam: eps must be a finite number >= 0"});
+    test::expect_error([&] { (void)AdamW({q.a}, AdamWOptions(0.1).weight_decay(-0.1)); }, {"AdamW: weight_decay"});
+    test::expect_error([&] { (void)Adam({q.a}, AdamOptions(std::nan(""))); }, {"learning rate must be >= 0"});
+    test::expect_error([&] { (void)SGD({q.a}, SGDOptions(0.1).momentum(-0.5)); }, {"SGD: momentum must be a finite number >= 0"});
 }
 
 TEST_CASE("a step refuses a gradient of the wrong shape or with NaN, and changes nothing") {
     for (int kind = 0; kind < 2; ++kind) {
         Quadratic q;
         std::unique_ptr<Optimizer> opt;
-        if (kind == 0) opt = std::make_unique<Adam>(std::vector<Tensor>{q.a, q.b}, AdamOptions{.lr = 0.1});
-        else opt = std::make_unique<SGD>(std::vector<Tensor>{q.a, q.b}, SGDOptions{.lr = 0.1, .momentum = 0.9});
+        if (kind == 0) opt = std::make_unique<Adam>(std::vector<Tensor>{q.a, q.b}, AdamOptions(0.1));
+        else opt = std::make_unique<SGD>(std::vector<Tensor>{q.a, q.b}, SGDOptions(0.1).momentum(0.9));
         const char* who = kind == 0 ? "Adam.step" : "SGD.step";
         q.a.set_name("a");
         q.b.set_name("b");
@@ -269,14 +308,14 @@ TEST_CASE("a step refuses a gradient of the wrong shape or with NaN, and changes
 
 TEST_CASE("LRScheduler: the schedule's position round-trips") {
     Tensor x = Tensor::ones({1}, true);
-    Adam opt({x}, {.lr = 1});
+    Adam opt({x}, AdamOptions(1));
     LRScheduler sched(opt, linear_warmup(1e-3, 10));
     for (int i = 0; i < 4; ++i) sched.step();
     CHECK(sched.last_step() == 4);
     CHECK(opt.lr() == doctest::Approx(4e-4));
     const std::string state = sched.state_dict();
     CHECK(state == R"({"_last_lr":[0.0004],"_step_count":5,"last_epoch":4})");
-    Adam opt2({x}, {.lr = 1});
+    Adam opt2({x}, AdamOptions(1));
     LRScheduler sched2(opt2, linear_warmup(1e-3, 10));
     sched2.load_state_dict(state);
     CHECK(sched2.last_step() == 4);

@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
         manual_seed(seed);
         nn::tutorial_b::Transformer model(vocab, vocab, d_model, heads, layers, d_ff, len, dropout_p);
         nn::parallel::DistributedDataParallel ddp(model);
-        optim::Adam opt(model.parameters(), {.lr = lr, .betas = {0.9, 0.98}, .eps = 1e-9});
+        optim::Adam opt(model.parameters(), optim::AdamOptions(lr).betas({0.9, 0.98}).eps(1e-9));
         // torch.randint(1, vocab, (batch, len)) for src, then tgt, from the generator that built the
         // model, as the tutorial's script draws them (a resume restores the generator after these draws).
         const Ids src = dp.shard(randint({batch, len}, 1, static_cast<std::int64_t>(vocab), default_generator()));

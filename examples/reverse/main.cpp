@@ -186,7 +186,7 @@ int main(int argc, char** argv) {
         ta::Transformer model(kVocab, kMaxLen, kVocab, kMaxLen + 1, /*layers*/ 2, /*model_dim*/ 64, /*heads*/ 4,
                               /*ffn_dim*/ 128, /*dropout*/ 0.1f);
         nn::parallel::DistributedDataParallel ddp(model);
-        optim::Adam opt(model.parameters(), {.lr = 1e-3, .betas = {0.9, 0.98}, .eps = 1e-9});
+        optim::Adam opt(model.parameters(), optim::AdamOptions(1e-3).betas({0.9, 0.98}).eps(1e-9));
         optim::LRScheduler schedule(opt, optim::linear_warmup(1e-3, 50));
         examples::TrainingRun run(run_options, "step", out.empty() ? std::string() : fmt::format("{}/reverse.safetensors", out), model,
                                   {.optimizer = &opt,

@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
         Ids y;
         make_spirals(x, y, gen);
         MLP model;
-        optim::Adam opt(model.parameters(), {.lr = lr});
+        optim::Adam opt(model.parameters(), optim::AdamOptions(lr));
         examples::TrainingRun run(run_options, "epoch", out.empty() ? std::string() : fmt::format("{}/spiral.safetensors", out), model,
                                   {.optimizer = &opt, .generators = {}}, {{"seed", std::to_string(seed)}, {"lr", fmt::format("{}", lr)}});
         run.check_options(epochs);

@@ -209,7 +209,7 @@ int main(int argc, char** argv) {
                                   .n_heads(s.n_heads)
                                   .positions(s.literal_positions ? tc::PositionScheme::literal
                                                                  : tc::PositionScheme::sequential));
-        optim::Adam opt(model.parameters(), {.lr = s.lr});
+        optim::Adam opt(model.parameters(), optim::AdamOptions(s.lr));
         optim::LRScheduler schedule(opt, optim::linear_warmup(s.lr, s.warmup));
         const std::string ckpt = fmt::format("{}/winter_games.safetensors", s.out);
         examples::TrainingRun run(s.run, "epoch", ckpt, model,

@@ -40,8 +40,8 @@ TEST_CASE("05_mlp_spiral: forward") {
 
 TEST_CASE("05_mlp_spiral: the losses of the first three training steps") {
     Setup mine, ref;
-    optim::Adam mine_opt(mine.model.parameters(), {.lr = 1e-2});
-    optim::Adam ref_opt(ref.model.parameters(), {.lr = 1e-2});
+    optim::Adam mine_opt(mine.model.parameters(), optim::AdamOptions(1e-2));
+    optim::Adam ref_opt(ref.model.parameters(), optim::AdamOptions(1e-2));
     for (int step = 1; step <= 3; ++step) {
         const float got = ex05::train_step(mine.model, mine_opt, mine.x, mine.y);
         ref_opt.zero_grad();
@@ -54,7 +54,7 @@ TEST_CASE("05_mlp_spiral: the losses of the first three training steps") {
 
 TEST_CASE("05_mlp_spiral: 300 steps of Adam reach 95% accuracy") {
     Setup s;
-    optim::Adam opt(s.model.parameters(), {.lr = 1e-2});
+    optim::Adam opt(s.model.parameters(), optim::AdamOptions(1e-2));
     for (int step = 0; step < 300; ++step) ex05::train_step(s.model, opt, s.x, s.y);
     NoGradGuard no_grad;
     const double acc = accuracy(s.model.forward(s.x), s.y);

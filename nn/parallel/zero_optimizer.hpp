@@ -5,7 +5,7 @@
 // averages them), so the step, and every loss after it, is plain DDP's exactly.
 //
 //   DistributedDataParallel ddp(model);
-//   ZeroRedundancyOptimizer opt(model.parameters(), optim::AdamOptions{.lr = 1e-4});
+//   ZeroRedundancyOptimizer opt(model.parameters(), optim::AdamOptions(1e-4));
 //   loss.backward(); opt.step();                   // as a plain optimizer
 //   opt.consolidate_state_dict(0);                 // on every rank (a collective), before rank 0 saves
 //   if (rank == 0) nn::save_run(path, model, {.optimizer = &opt, ...});

@@ -12,6 +12,14 @@
 
 #include <cstddef>
 
+// The model's sizes, the notebook's positional arguments after the vocabulary sizes, with its
+// defaults: fields of the stacks' options and of TransformerOptions (their dropouts differ).
+#define XTGRAD_TUTORIAL_A_SIZE_ARGS               \
+    XTGRAD_ARG(std::size_t, num_layers) = 6;      \
+    XTGRAD_ARG(std::size_t, model_dim) = 512;     \
+    XTGRAD_ARG(std::size_t, num_heads) = 8;       \
+    XTGRAD_ARG(std::size_t, ffn_dim) = 2048
+
 namespace xtgrad::nn::tutorial_a {
 
 template <class Tag>
@@ -43,10 +51,7 @@ public:
     StackOptionsOf(std::size_t vocab_size, std::size_t max_seq_len) : vocab_size_(vocab_size), max_seq_len_(max_seq_len) {}
     XTGRAD_ARG(std::size_t, vocab_size);
     XTGRAD_ARG(std::size_t, max_seq_len);
-    XTGRAD_ARG(std::size_t, num_layers) = 6;
-    XTGRAD_ARG(std::size_t, model_dim) = 512;
-    XTGRAD_ARG(std::size_t, num_heads) = 8;
-    XTGRAD_ARG(std::size_t, ffn_dim) = 2048;
+    XTGRAD_TUTORIAL_A_SIZE_ARGS;
     XTGRAD_ARG(float, dropout) = 0.f;
     XTGRAD_TUTORIAL_A_ERRATA_ARGS;
 

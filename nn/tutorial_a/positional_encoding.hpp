@@ -23,15 +23,13 @@ namespace xtgrad::nn::tutorial_a {
 class PositionalEncodingOptions {
 public:
     PositionalEncodingOptions(std::size_t d_model, std::size_t max_seq_len) : d_model_(d_model), max_seq_len_(max_seq_len) {}
-    XTGRAD_ARG(std::size_t, d_model);
-    XTGRAD_ARG(std::size_t, max_seq_len);
+    XTGRAD_ARG(std::size_t, d_model);      // the width of each encoding row
+    XTGRAD_ARG(std::size_t, max_seq_len);  // the longest input_len forward accepts (the table has one row more)
 };
 
 class PositionalEncoding : public Module {
 public:
-    explicit PositionalEncoding(const PositionalEncodingOptions& o);
-    PositionalEncoding(std::size_t d_model, std::size_t max_seq_len)
-        : PositionalEncoding(PositionalEncodingOptions(d_model, max_seq_len)) {}
+    XTGRAD_OPTIONS_CONSTRUCTORS(PositionalEncoding);
 
     // input_len (B) or (B, 1), each ≤ max_seq_len -> (B, max(input_len), d_model)
     Tensor forward(const Ids& input_len) const;

@@ -43,10 +43,7 @@ public:
     XTGRAD_ARG(std::size_t, src_max_len);
     XTGRAD_ARG(std::size_t, tgt_vocab_size);
     XTGRAD_ARG(std::size_t, tgt_max_len);
-    XTGRAD_ARG(std::size_t, num_layers) = 6;
-    XTGRAD_ARG(std::size_t, model_dim) = 512;
-    XTGRAD_ARG(std::size_t, num_heads) = 8;
-    XTGRAD_ARG(std::size_t, ffn_dim) = 2048;
+    XTGRAD_TUTORIAL_A_SIZE_ARGS;
     XTGRAD_ARG(float, dropout) = 0.2f;
     XTGRAD_TUTORIAL_A_ERRATA_ARGS;
 

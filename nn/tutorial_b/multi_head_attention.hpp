@@ -28,15 +28,13 @@ namespace xtgrad::nn::tutorial_b {
 class MultiHeadAttentionOptions {
 public:
     MultiHeadAttentionOptions(std::size_t d_model, std::size_t num_heads) : d_model_(d_model), num_heads_(num_heads) {}
-    XTGRAD_ARG(std::size_t, d_model);
-    XTGRAD_ARG(std::size_t, num_heads);
+    XTGRAD_ARG(std::size_t, d_model);    // the model width, split into num_heads heads of d_model / num_heads
+    XTGRAD_ARG(std::size_t, num_heads);  // must divide d_model
 };
 
 class MultiHeadAttention : public Module {
 public:
-    explicit MultiHeadAttention(const MultiHeadAttentionOptions& options);
-    MultiHeadAttention(std::size_t d_model, std::size_t num_heads)
-        : MultiHeadAttention(MultiHeadAttentionOptions(d_model, num_heads)) {}
+    XTGRAD_OPTIONS_CONSTRUCTORS(MultiHeadAttention);
 
     // Q (B, Lq, d), K and V (B, Lk, d); mask (4-D, True = keep) -> (B, Lq, d).
     Tensor forward(const Tensor& Q, const Tensor& K, const Tensor& V, const Mask& mask) const;

@@ -24,15 +24,13 @@ namespace xtgrad::nn::tutorial_b {
 class PositionWiseFeedForwardOptions {
 public:
     PositionWiseFeedForwardOptions(std::size_t d_model, std::size_t d_ff) : d_model_(d_model), d_ff_(d_ff) {}
-    XTGRAD_ARG(std::size_t, d_model);
-    XTGRAD_ARG(std::size_t, d_ff);
+    XTGRAD_ARG(std::size_t, d_model);  // input and output width
+    XTGRAD_ARG(std::size_t, d_ff);     // the hidden width between fc1 and fc2
 };
 
 class PositionWiseFeedForward : public Module {
 public:
-    explicit PositionWiseFeedForward(const PositionWiseFeedForwardOptions& options);
-    PositionWiseFeedForward(std::size_t d_model, std::size_t d_ff)
-        : PositionWiseFeedForward(PositionWiseFeedForwardOptions(d_model, d_ff)) {}
+    XTGRAD_OPTIONS_CONSTRUCTORS(PositionWiseFeedForward);
     Tensor forward(const Tensor& x) const;  // x (..., d_model) -> (..., d_model)
 
     std::shared_ptr<Linear> fc1, fc2;

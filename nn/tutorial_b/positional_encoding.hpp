@@ -29,9 +29,7 @@ public:
 
 class PositionalEncoding : public Module {
 public:
-    explicit PositionalEncoding(const PositionalEncodingOptions& options);
-    PositionalEncoding(std::size_t d_model, std::size_t max_seq_length)
-        : PositionalEncoding(PositionalEncodingOptions(d_model, max_seq_length)) {}
+    XTGRAD_OPTIONS_CONSTRUCTORS(PositionalEncoding);
     Tensor forward(const Tensor& x) const;  // x (B, L, d), L <= max_seq_length -> x + pe[:, :L]
 
     Tensor pe;  // buffer (1, max_seq_length, d_model)

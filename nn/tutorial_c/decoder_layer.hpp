@@ -25,9 +25,7 @@ struct DecoderLayerOutput {
 
 class DecoderLayer : public Module {
 public:
-    explicit DecoderLayer(const DecoderLayerOptions& options);
-    DecoderLayer(std::size_t d_model, std::size_t n_heads, std::size_t d_ff, std::size_t d_k, std::size_t d_v)
-        : DecoderLayer(DecoderLayerOptions(d_model, n_heads, d_ff, d_k, d_v)) {}
+    XTGRAD_OPTIONS_CONSTRUCTORS(DecoderLayer);
     // dec_inputs (B, Lt, d), enc_outputs (B, Ls, d), dec_self_attn_mask (B, Lt, Lt),
     // dec_enc_attn_mask (B, Lt, Ls); masks True = masked.
     DecoderLayerOutput forward(const Tensor& dec_inputs, const Tensor& enc_outputs, const Mask& dec_self_attn_mask,

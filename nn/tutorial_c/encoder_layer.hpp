@@ -22,9 +22,7 @@ struct EncoderLayerOutput {
 
 class EncoderLayer : public Module {
 public:
-    explicit EncoderLayer(const EncoderLayerOptions& options);
-    EncoderLayer(std::size_t d_model, std::size_t n_heads, std::size_t d_ff, std::size_t d_k, std::size_t d_v)
-        : EncoderLayer(EncoderLayerOptions(d_model, n_heads, d_ff, d_k, d_v)) {}
+    XTGRAD_OPTIONS_CONSTRUCTORS(EncoderLayer);
     // enc_inputs (B, L, d), enc_self_attn_mask (B, L, L) True = masked.
     EncoderLayerOutput forward(const Tensor& enc_inputs, const Mask& enc_self_attn_mask) const;
 

@@ -43,9 +43,7 @@ public:
 
 class MultiHeadAttention : public Module {
 public:
-    explicit MultiHeadAttention(const MultiHeadAttentionOptions& options);
-    MultiHeadAttention(std::size_t d_model, std::size_t n_heads, std::size_t d_k, std::size_t d_v)
-        : MultiHeadAttention(MultiHeadAttentionOptions(d_model, n_heads, d_k, d_v)) {}
+    XTGRAD_OPTIONS_CONSTRUCTORS(MultiHeadAttention);
 
     // Q (B, Lq, d), K and V (B, Lk, d), attn_mask (B, Lq, Lk) True = masked.
     MultiHeadAttentionOutput forward(const Tensor& Q, const Tensor& K, const Tensor& V, const Mask& attn_mask) const;

@@ -25,8 +25,7 @@ public:
 
 class ScaledDotProductAttention : public Module {
 public:
-    explicit ScaledDotProductAttention(const ScaledDotProductAttentionOptions& options);
-    explicit ScaledDotProductAttention(std::size_t d_k) : ScaledDotProductAttention(ScaledDotProductAttentionOptions(d_k)) {}
+    XTGRAD_OPTIONS_CONSTRUCTORS(ScaledDotProductAttention);
     // -> {context (B, h, Lq, d_v), weights = attn (B, h, Lq, Lk)}
     AttentionResult forward(const Tensor& Q, const Tensor& K, const Tensor& V, const Mask& attn_mask) const;
 

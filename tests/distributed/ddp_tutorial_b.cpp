@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
         const Ids tgt = dp.shard(randint({batch, len}, 1, static_cast<std::int64_t>(vocab), gen));
         if (dp.rank() == freeze_rank) model.parameters().front().requires_grad_(false);
         nn::parallel::DistributedDataParallel ddp(model);
-        optim::Adam opt(model.parameters(), {.lr = 1e-4, .betas = {0.9, 0.98}, .eps = 1e-9});
+        optim::Adam opt(model.parameters(), optim::AdamOptions(1e-4).betas({0.9, 0.98}).eps(1e-9));
         // Uneven shares (a batch N does not divide): each process's gradient and loss weigh by its rows.
         const std::size_t rows = src.shape()[0], per = rows / static_cast<std::size_t>(micro_batches);
         const double share = dp.share(rows);

@@ -19,7 +19,7 @@ struct Net : nn::Module {
     Tensor forward(const Tensor& x) const { return fc2->forward(relu(fc1->forward(x))); }
 };
 
-const optim::AdamOptions kAdam{.lr = 1e-2, .betas = {0.9, 0.98}, .eps = 1e-9};
+const optim::AdamOptions kAdam = optim::AdamOptions(1e-2).betas({0.9, 0.98}).eps(1e-9);
 
 void train(Net& net, optim::Optimizer& opt, int steps) {
     for (int s = 0; s < steps; ++s) {
@@ -70,7 +70,7 @@ TEST_CASE("ZeroRedundancyOptimizer loads plain Adam's state and continues as Ada
     manual_seed(4);
     Net b;
     for (std::size_t i = 0; i < 4; ++i) b.parameters()[i].mutable_data() = a.parameters()[i].data();
-    ZeroRedundancyOptimizer zero(b.parameters(), {.lr = 0.5});
+    ZeroRedundancyOptimizer zero(b.parameters(), optim::AdamOptions(0.5));
     zero.load_state_dict(adam.state_dict());
     CHECK(zero.lr() == doctest::Approx(1e-2));  // the saved hyperparameters, as torch
     train(a, adam, 2);
@@ -134,7 +134,7 @@ TEST_CASE("consolidate_state_dict's shard message: round trip; cut short, corrup
 }
 
 TEST_CASE("ZeroRedundancyOptimizer over another optimizer (a factory): SGD with momentum as plain SGD; a bad factory is an Error") {
-    const optim::SGDOptions sgd{.lr = 0.1, .momentum = 0.9};
+    const optim::SGDOptions sgd = optim::SGDOptions(0.1).momentum(0.9);
     manual_seed(5);
     Net a;
     manual_seed(5);

@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
             winter_target.reshape({winter_target.size()});
         }
         std::unique_ptr<optim::Optimizer> opt;
-        const optim::AdamOptions adam{.lr = 1e-3, .betas = {0.9, 0.98}, .eps = 1e-9};
+        const optim::AdamOptions adam = optim::AdamOptions(1e-3).betas({0.9, 0.98}).eps(1e-9);
         nn::parallel::ZeroRedundancyOptimizer* zero = nullptr;
         if (optimizer == "zero") {
             auto z = std::make_unique<nn::parallel::ZeroRedundancyOptimizer>(model->parameters(), adam);

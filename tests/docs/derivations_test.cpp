@@ -274,7 +274,7 @@ TEST_CASE("derivations: Adam — three steps of the bias-corrected update, and A
         CAPTURE(decoupled);
         Tensor p = rnd({5}, 34);
         const Array p0 = p.data();
-        const optim::AdamOptions o{.lr = 0.01, .betas = {0.9, 0.98}, .eps = 1e-8, .weight_decay = 0.1};
+        const optim::AdamOptions o = optim::AdamOptions(0.01).betas({0.9, 0.98}).eps(1e-8).weight_decay(0.1);
         optim::Adam adam({p}, o, decoupled);
         std::vector<double> want(p0.begin(), p0.end()), m(5, 0), v(5, 0);
         for (int t = 1; t <= 3; ++t) {
@@ -284,13 +284,13 @@ TEST_CASE("derivations: Adam — three steps of the bias-corrected update, and A
             adam.step();
             for (std::size_t i = 0; i < 5; ++i) {
                 double g = c.data()(i);
-                if (decoupled) want[i] *= 1 - o.lr * o.weight_decay;  // AdamW: decay the weight
-                else g += o.weight_decay * want[i];                     // Adam: L2 in the gradient
-                m[i] = o.betas.first * m[i] + (1 - o.betas.first) * g;
-                v[i] = o.betas.second * v[i] + (1 - o.betas.second) * g * g;
-                const double mhat = m[i] / (1 - std::pow(o.betas.first, t));
-                const double vhat = v[i] / (1 - std::pow(o.betas.second, t));
-                want[i] -= o.lr * mhat / (std::sqrt(vhat) + o.eps);
+                if (decoupled) want[i] *= 1 - o.lr() * o.weight_decay();  // AdamW: decay the weight
+                else g += o.weight_decay() * want[i];                     // Adam: L2 in the gradient
+                m[i] = o.betas().first * m[i] + (1 - o.betas().first) * g;
+                v[i] = o.betas().second * v[i] + (1 - o.betas().second) * g * g;
+                const double mhat = m[i] / (1 - std::pow(o.betas().first, t));
+                const double vhat = v[i] / (1 - std::pow(o.betas().second, t));
+                want[i] -= o.lr() * mhat / (std::sqrt(vhat) + o.eps());
             }
         }
         CHECK(worst(want, p.data()) < 1e-6);

@@ -25,7 +25,7 @@ struct HostileNet : Module {
 struct HostileRun {
     Generator gen{3};
     HostileNet net;
-    optim::Adam opt{net.parameters(), {.lr = 0.01}};
+    optim::Adam opt{net.parameters(), optim::AdamOptions(0.01)};
     optim::LRScheduler schedule{opt, optim::linear_warmup(0.01, 3)};
     RunState state{.optimizer = &opt, .schedule = &schedule, .generators = {{"data", &gen}}};
     void steps(int n) {

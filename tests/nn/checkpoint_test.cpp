@@ -28,7 +28,7 @@ struct Net : Module {
 struct Run {
     Generator gen{7};
     Net net;
-    optim::Adam opt{net.parameters(), {.lr = 0.01}};
+    optim::Adam opt{net.parameters(), optim::AdamOptions(0.01)};
     optim::LRScheduler schedule{opt, optim::linear_warmup(0.01, 3)};
     RunState state() { return {.optimizer = &opt, .schedule = &schedule, .generators = {{"default", &default_generator()}, {"data", &gen}}}; }
     void steps(long from, long to) {
@@ -162,7 +162,7 @@ TEST_CASE("run checkpoint: a model-only file loads the model alone; a file that 
     Net wide_source;
     std::vector<Tensor> three = wide_source.parameters();
     three.pop_back();
-    optim::Adam three_opt(three, {});
+    optim::Adam three_opt(three);
     RunState three_state{.optimizer = &three_opt, .generators = {}, .epoch = 1};
     save_run(dir.file("three.safetensors"), wide_source, three_state);
     RunState only_opt{.optimizer = &other.opt, .generators = {}};

@@ -190,8 +190,8 @@ TEST_CASE("tied parameters: listed once by parameters(), under every name by sta
 
 TEST_CASE("tied parameters: an optimizer given the same tensor twice throws; save and load keep the tie") {
     TiedModel a, b;
-    test::expect_error([&] { optim::SGD({a.w, a.w_tied}, {}); }, {"optimizer", "given twice", "(2,2)"});
-    CHECK_NOTHROW(optim::SGD(a.parameters(), {}));
+    test::expect_error([&] { optim::SGD({a.w, a.w_tied}, optim::SGDOptions(0.1)); }, {"optimizer", "given twice", "(2,2)"});
+    CHECK_NOTHROW(optim::SGD(a.parameters(), optim::SGDOptions(0.1)));
     a.w.mutable_data().fill(3.f);
     b.load_state_dict(a.state_dict());
     CHECK(b.w.impl() == b.w_tied.impl());

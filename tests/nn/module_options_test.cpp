@@ -71,6 +71,26 @@ TEST_CASE("module options: tutorial B, Options or the tutorial's positional argu
     CHECK(tb::PositionalEncoding(tb::PositionalEncodingOptions(8, 6)).pe.shape() == Shape{1, 6, 8});
 }
 
+TEST_CASE("module options: XTGRAD_OPTIONS_CONSTRUCTORS takes an Options (any value category) or its constructor's arguments") {
+    // An lvalue Options, const or not, goes to the Options constructor (not back through the
+    // forwarding one, which would recurse); the Options' arguments build the same module.
+    tb::MultiHeadAttentionOptions mutable_options(8, 2);
+    const tb::MultiHeadAttentionOptions const_options(8, 4);
+    CHECK(tb::MultiHeadAttention(mutable_options).num_heads == 2);
+    CHECK(tb::MultiHeadAttention(const_options).num_heads == 4);
+    CHECK(tb::MultiHeadAttention(tb::MultiHeadAttentionOptions(8, 1)).num_heads == 1);
+    CHECK(tc::ScaledDotProductAttention(5).d_k == 5);
+    same_module([] { return tc::EncoderLayer(tc::EncoderLayerOptions(8, 2, 12, 3, 5)); }, [] { return tc::EncoderLayer(8, 2, 12, 3, 5); });
+    // Only the Options' constructor arguments are accepted, and never implicitly.
+    static_assert(std::is_constructible_v<tb::MultiHeadAttention, std::size_t, std::size_t>);
+    static_assert(!std::is_constructible_v<tb::MultiHeadAttention, std::size_t>);
+    static_assert(!std::is_constructible_v<tb::MultiHeadAttention, std::string, std::size_t>);
+    static_assert(!std::is_convertible_v<tb::MultiHeadAttentionOptions, tb::MultiHeadAttention>);
+    static_assert(!std::is_convertible_v<std::size_t, tc::ScaledDotProductAttention>);
+    // and bad sizes still get the module's error
+    test::expect_error([] { tb::MultiHeadAttention(6, 4); }, {"MultiHeadAttention", "6", "4"});
+}
+
 TEST_CASE("module options: tutorial C and the shared feed-forward block") {
     same_module([] { return tc::MultiHeadAttention(tc::MultiHeadAttentionOptions(8, 2, 3, 5)); },
                 [] { return tc::MultiHeadAttention(8, 2, 3, 5); });

@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
     try {
         manual_seed(0);
         Mlp model;
-        optim::Adam opt(model.parameters(), {.lr = 1e-3});
+        optim::Adam opt(model.parameters(), optim::AdamOptions(1e-3));
         RunReport report(argv[1], {.title = fmt::format("long run: {} steps </script><!--", steps), .write_interval = 1e9});
         report.attach(model);
         const Tensor x = randn({32, 4}, default_generator());

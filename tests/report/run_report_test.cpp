@@ -63,7 +63,7 @@ TEST_CASE("RunReport records the losses, per-module gradient norms, update ratio
     TempDir dir;
     manual_seed(1);
     ReportMlp model;
-    optim::SGD opt(model.parameters(), {.lr = 0.1});
+    optim::SGD opt(model.parameters(), optim::SGDOptions(0.1));
     RunReport report(dir.file("report.html"), {.title = "mlp", .write_interval = 0});
     report.attach(model);
     double fc1_grad = 0, fc1_ratio = 0, fc1_mean = 0;
@@ -117,7 +117,7 @@ TEST_CASE("RunReport: docs/report.md's loop writes the page") {
     };
     std::optional<InFolder> in_dir(std::in_place, dir.file(""));
     ReportMlp model;
-    optim::Adam opt(model.parameters(), {.lr = 1e-2});
+    optim::Adam opt(model.parameters(), optim::AdamOptions(1e-2));
     const Tensor& x = kReportInput;
     const Ids& y = kReportTarget;
     const long steps = 4;
@@ -151,7 +151,7 @@ TEST_CASE("RunReport: docs/report.md's loop writes the page") {
 
 TEST_CASE("RunReport samples module statistics every stats_every steps") {
     ReportMlp model;
-    optim::SGD opt(model.parameters(), {.lr = 0.1});
+    optim::SGD opt(model.parameters(), optim::SGDOptions(0.1));
     TempDir dir;
     RunReport report(dir.file("r.html"), {.stats_every = 2});
     report.attach(model);

@@ -16,12 +16,18 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const json& spec, const std::ve
     const std::string cls = spec.at("class");
     const json& h = spec.at("hyper");
     if (cls == "torch.optim.SGD")
-        return std::make_unique<optim::SGD>(params, optim::SGDOptions{h.at("lr"), h.value("momentum", 0.0), h.value("dampening", 0.0),
-                                                                      h.value("weight_decay", 0.0), h.value("nesterov", false)});
-    optim::AdamOptions o{h.at("lr"), {h.at("betas")[0], h.at("betas")[1]}, h.at("eps"), h.value("weight_decay", 0.0)};
+        return std::make_unique<optim::SGD>(params, optim::SGDOptions(h.at("lr"))
+                                                        .momentum(h.value("momentum", 0.0))
+                                                        .dampening(h.value("dampening", 0.0))
+                                                        .weight_decay(h.value("weight_decay", 0.0))
+                                                        .nesterov(h.value("nesterov", false)));
+    const optim::AdamOptions o = optim::AdamOptions(h.at("lr"))
+                                     .betas({h.at("betas")[0], h.at("betas")[1]})
+                                     .eps(h.at("eps"))
+                                     .weight_decay(h.value("weight_decay", 0.0));
     if (h.value("amsgrad", false)) xtgrad::fail("parity: amsgrad is not supported");
     if (cls == "torch.optim.Adam") return std::make_unique<optim::Adam>(params, o);
-    if (cls == "torch.optim.AdamW") return std::make_unique<optim::AdamW>(params, o);
+    if (cls == "torch.optim.AdamW") return std::make_unique<optim::AdamW>(params, optim::AdamWOptions(o));
     xtgrad::fail("parity: unknown optimizer class '{}'", cls);
 }
 

@@ -21,7 +21,10 @@ void run_training(const Fixture& f, Report& r, nn::Module& model, const Logits& 
     model.train();  // dropout is 0 in the fixtures, so train mode computes what eval does
     const json& t = f.meta().at("training");
     const json& h = t.at("hyper");
-    optim::Adam opt(model.parameters(), {h.at("lr"), {h.at("betas")[0], h.at("betas")[1]}, h.at("eps"), h.value("weight_decay", 0.0)});
+    optim::Adam opt(model.parameters(), optim::AdamOptions(h.at("lr"))
+                                            .betas({h.at("betas")[0], h.at("betas")[1]})
+                                            .eps(h.at("eps"))
+                                            .weight_decay(h.value("weight_decay", 0.0)));
     const json& args = t.at("loss_args");
     const long ignore = args.value("ignore_index", -100L);
     const float smoothing = args.value("label_smoothing", 0.f);

@@ -43,7 +43,7 @@ void check_train_log(const Fixture& f, Report& r) {
     r.compare_exact("input.src", src, f.ids("input.src"));
     r.compare_exact("input.tgt", tgt, f.ids("input.tgt"));
     const nn::tutorial_b::ShiftedTargets shifted = nn::tutorial_b::shift_targets(tgt);
-    optim::Adam opt(model.parameters(), {.lr = f.cfg_float("lr"), .betas = {0.9, 0.98}, .eps = 1e-9});
+    optim::Adam opt(model.parameters(), optim::AdamOptions(f.cfg_float("lr")).betas({0.9, 0.98}).eps(1e-9));
     model.train();
     const Array torch_losses = f.floats("losses");
     Array losses = torch_losses;  // same shape; every step overwritten
