@@ -81,7 +81,7 @@ TEST_CASE("tutorial D: a Transformer with custom encoder and decoder passes grad
     // one SGD step moves the custom modules' parameters: they are the model's parameters
     const Array proj_before = encoder->proj->weight.data();
     const Array layer_before = decoder->layer->linear1->weight.data();
-    optim::SGD sgd(model.parameters(), optim::SGDOptions{0.1});
+    optim::SGD sgd(model.parameters(), optim::SGDOptions(0.1));
     sgd.zero_grad();
     sum(model.forward(src, tgt, {}, causal) * rnd({4, 2, 8}, 54)).backward();
     sgd.step();
