@@ -16,7 +16,7 @@
 #include <xtgrad/autograd/grad_mode.hpp>
 #include <xtgrad/autograd/gradcheck.hpp>
 #include <xtgrad/autograd/graphviz.hpp>
-#include <xtgrad/autograd/make_result.hpp>
+#include <xtgrad/autograd/node.hpp>
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/autograd/tensor.hpp>
 #include <xtgrad/autograd/trace_table.hpp>

@@ -1,5 +1,6 @@
 #include <xtgrad/autograd/node.hpp>
 
+#include <xtgrad/autograd/anomaly.hpp>
 #include <xtgrad/autograd/broadcast.hpp>
 #include <xtgrad/autograd/engine.hpp>
 #include <xtgrad/autograd/error.hpp>
@@ -101,6 +102,77 @@ void Node::release() {
     inputs_.clear();
     saved_.clear();
     released_ = true;
+}
+
+// ---- Saved ----
+
+Saved::Saved(const Tensor& t) : values_(t.values_ptr()), version_(t.version()), tensor_(t.impl_ptr()) {}
+Saved::Saved(Array owned) : values_(std::make_shared<const TensorValues>(std::move(owned))) {}
+Saved::Saved(Ids ids) : ids_(std::make_shared<const Ids>(std::move(ids))) {}
+Saved::Saved(Mask mask) : mask_(std::make_shared<const Mask>(std::move(mask))) {}
+
+const char* Saved::kind() const { return ids_ ? "int64" : mask_ ? "bool" : "float"; }
+
+const Array& Saved::array(const Node& node, const char* name) const {
+    if (!values_) wrong_kind(node, name, "float");
+    if (values_->version != version_) modified(node, name);
+    return values_->array;
+}
+
+const Ids& Saved::ids(const Node& node, const char* name) const {
+    if (!ids_) wrong_kind(node, name, "int64");
+    return *ids_;
+}
+
+const Mask& Saved::mask(const Node& node, const char* name) const {
+    if (!mask_) wrong_kind(node, name, "bool");
+    return *mask_;
+}
+
+void Saved::wrong_kind(const Node& node, const char* name, const char* want) const {
+    fail("{}: saved value '{}' holds {} values, not {}", node.op(), name, kind(), want);
+}
+
+void Saved::modified(const Node& node, const char* name) const {
+    const std::shared_ptr<const TensorImpl> t = tensor_.lock();
+    std::string who = "a tensor";
+    if (t) {
+        who = t->name.empty() ? "a tensor " : "'" + t->name + "' ";
+        who += shape_str(shape_of(values_->array));
+        if (t->grad_fn) who += ", the output of " + t->grad_fn->op() + ",";
+    }
+    fail("{}: {} it saved for backward (as '{}') was modified by an inplace operation (mutable_data(), "
+         "mutable_ptr(), an optimizer step): it is at version {}, the backward expected version {}; write into a copy, or after "
+         "backward", node.op(), who, name, values_->version, version_);
+}
+
+// ---- make_result ----
+
+bool records_graph(const std::vector<Tensor>& inputs) {
+    if (!is_grad_enabled()) return false;
+    for (const Tensor& t : inputs)
+        if (t.defined() && t.requires_grad()) return true;
+    return false;
+}
+
+Tensor make_result(Array out, const char* op, const std::vector<Tensor>& inputs, std::vector<SavedRecord> saved,
+                   Node::BackwardFn backward, SourceLocation where) {
+    return attach_grad_fn(Tensor(std::move(out)), op, inputs, std::move(saved), std::move(backward), where);
+}
+
+Tensor attach_grad_fn(Tensor result, const char* op, const std::vector<Tensor>& inputs,
+                      std::vector<SavedRecord> saved, Node::BackwardFn backward, SourceLocation where) {
+    if (anomaly_detection_enabled()) detail::check_forward_anomaly(result.data(), op, inputs, where);
+    if (!records_graph(inputs)) return result;
+    std::vector<ImplPtr> edges;
+    edges.reserve(inputs.size());
+    for (const Tensor& t : inputs) edges.push_back(t.graph_ptr());  // the slot, not the values
+    TensorImpl& out = *result.impl();
+    out.shape_at_creation = out.shape();
+    out.leaf_values.reset();  // the graph holds the autograd part only; handles and closures the values
+    out.requires_grad = true;
+    out.grad_fn = std::make_shared<Node>(op, std::move(edges), std::move(saved), std::move(backward), where);
+    return result;
 }
 
 }  // namespace xtgrad

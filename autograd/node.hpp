@@ -1,20 +1,20 @@
-// Node: one step of the backward graph.
+// The backward graph, in one file: how an op joins it (make_result), what a step of it is
+// (Node), what that step's backward reads (Saved) and how it writes gradients (GradOut).
 //
 // micrograd's mental model: every tensor produced by an op remembers the op (`grad_fn`),
 // the tensors it came from (`inputs`), the values its backward reads, saved by name as torch
 // names them (`saved`: "self", "result", "mean", ...; llm.c's rule: cache what backward needs,
 // nothing more), and a closure that, given the gradient of the output, writes the gradients of
-// the inputs, reading the saved values through saved(name).
-//
-// Ops build nodes with make_result() (autograd/make_result.hpp); the engine
-// (autograd/engine.cpp) runs them in reverse topological order.
+// the inputs, reading the saved values through saved(name). The engine (autograd/engine.cpp)
+// runs the nodes in reverse topological order.
 #pragma once
 
 #include <xtgrad/autograd/array.hpp>
-#include <xtgrad/autograd/grad_out.hpp>
-#include <xtgrad/autograd/saved.hpp>
 #include <xtgrad/autograd/source_location.hpp>
 
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -22,13 +22,138 @@
 
 namespace xtgrad {
 
+class Node;
+class Tensor;
 struct TensorImpl;
+struct TensorValues;
 using ImplPtr = std::shared_ptr<TensorImpl>;
 
+// ---- Saved -----------------------------------------------------------------------------------
+// One value a node's backward reads, saved by the op's forward under the name torch uses
+// (PyTorch's SavedVariable and grad_fn._saved_<name>). A node keeps them as SavedRecords
+// {name, value} (Node, below); its backward reads them back by name (node.saved("result")),
+// so a saved value lives in exactly one place, which the debugger and the gdb printers show.
+//
+// A Saved holds one of
+//   - a tensor's values (an input or the output): the values part, shared, so they stay alive
+//     exactly as long as the node needs them, and their version at save time; reading them
+//     after an in-place write throws an Error naming the node, the tensor and both versions;
+//   - a float array the op computed for backward (layer norm's mean and rstd): its own, which
+//     nothing else can write;
+//   - integer ids (embedding's and max's indices) or a boolean mask (dropout, masked_fill).
+class Saved {
+public:
+    Saved(const Tensor& t);  // NOLINT: implicit, so records read {"self", a}
+    Saved(Array owned);      // NOLINT
+    Saved(Ids ids);          // NOLINT
+    Saved(Mask mask);        // NOLINT
+
+    // The float values; after an in-place write of a saved tensor, an Error (node, name, versions).
+    const Array& array(const Node& node, const char* name) const;
+    const Ids& ids(const Node& node, const char* name) const;
+    const Mask& mask(const Node& node, const char* name) const;
+    const char* kind() const;  // "float", "int64" or "bool", for messages
+
+private:
+    [[noreturn]] void modified(const Node& node, const char* name) const;
+    [[noreturn]] void wrong_kind(const Node& node, const char* name, const char* want) const;
+    std::shared_ptr<const TensorValues> values_;  // float values (a tensor's, or owned)
+    std::uint64_t version_ = 0;                   // values_->version at save time
+    std::weak_ptr<const TensorImpl> tensor_;      // the saved tensor, for the error's name only
+    std::shared_ptr<const Ids> ids_;
+    std::shared_ptr<const Mask> mask_;
+};
+
+// A node's saved value and the name torch gives it ("self", "other", "result", "mean", ...).
+struct SavedRecord {
+    const char* name;
+    Saved value;
+};
+
+// ---- GradOut ---------------------------------------------------------------------------------
+// The one contract by which a backward kernel writes an input's gradient.
+//
+// During a backward pass every input has one gradient buffer (TensorImpl::incoming) that all
+// its consumers write into. The first consumer to write finds no buffer: Node::grad_out() makes
+// one WITHOUT zeroing it (`fresh`), and the kernel must overwrite every element. A later
+// consumer finds the running sum and must add to it. GradOut carries that one bit and applies
+// it, so a kernel is written once:
+//
+//   elementwise / row kernels   dx.write([&](float* d, auto store) { for (...) store(d[i], v); });
+//                               `store` is Assign (d = v) or Add (d += v), chosen once per call,
+//                               not per element, so both loops vectorise.
+//   GEMMs                       gemm(..., dx.beta(), dx.data())     beta 0 overwrites, 1 adds
+//   scatter-adds (embedding,    float* d = dx.zeroed();  d[j] += ...  a scatter must read what it
+//   column sums, col2im)        adds to, so a fresh buffer is zeroed first (only then: a running
+//                               sum is added to as it is)
+//   a whole gradient array      Node::accumulate(i, g): moved in when fresh (no copy), added
+//                               otherwise; a broadcast gradient is summed back to the input's shape
+//
+// Why not llm.c's "backward always accumulates" (every buffer zeroed, every kernel +=)? It is
+// simpler, but zeroing every intermediate's gradient is one more full-size pass per tensor per
+// step, and the first write is by far the common case (a tensor with one consumer). The explicit
+// overwrite-or-add policy keeps those passes away and costs one branch per kernel call.
+struct Assign {  // the first write into a fresh buffer
+    void operator()(float& dst, float v) const { dst = v; }
+};
+struct Add {  // a later write into a running sum
+    void operator()(float& dst, float v) const { dst += v; }
+};
+
+class GradOut {
+public:
+    GradOut() = default;  // no gradient wanted: false, kernels skip the work
+    GradOut(float* data, std::size_t size, bool fresh) : data_(data), size_(size), fresh_(fresh) {}
+    // For kernels called outside a graph (tests, benchmarks).
+    static GradOut overwrite(float* data, std::size_t size) { return {data, size, true}; }
+    static GradOut add_into(float* data, std::size_t size) { return {data, size, false}; }
+
+    explicit operator bool() const { return data_ != nullptr; }
+    float* data() const { return data_; }
+    std::size_t size() const { return size_; }
+    bool fresh() const { return fresh_; }     // true: the buffer holds garbage; the first write overwrites
+    float beta() const { return fresh_ ? 0.f : 1.f; }  // GEMM's beta for this buffer
+
+    // Runs body(data, store) with store = Assign for a fresh buffer, Add for a running sum.
+    template <class Body>
+    void write(Body&& body) const {
+        if (fresh_)
+            body(data_, Assign{});
+        else
+            body(data_, Add{});
+    }
+
+    // The elements [offset, offset + n) alone, for a kernel that writes only those (linear_rows:
+    // the row block of a packed weight's gradient). A fresh buffer gets zeros everywhere else
+    // first, so the whole buffer is written once the part is.
+    GradOut part(std::size_t offset, std::size_t n) const {
+        if (fresh_) {
+            std::fill(data_, data_ + offset, 0.f);
+            std::fill(data_ + offset + n, data_ + size_, 0.f);
+        }
+        return {data_ + offset, n, fresh_};
+    }
+
+    // The buffer, ready to be added into (scatter-adds): zero-filled if fresh. Afterwards the
+    // buffer counts as a running sum.
+    float* zeroed() {
+        if (fresh_) std::fill(data_, data_ + size_, 0.f);
+        fresh_ = false;
+        return data_;
+    }
+
+private:
+    float* data_ = nullptr;
+    std::size_t size_ = 0;
+    bool fresh_ = false;
+};
+
+// ---- Node ------------------------------------------------------------------------------------
+// One step of the backward graph; ops build nodes with make_result() (below).
 class Node {
 public:
     // grad_out has the shape of the op's output; the function writes the inputs' gradients
-    // through grad_out(i, shape) or accumulate(i, g) (the contract: autograd/grad_out.hpp).
+    // through grad_out(i, shape) or accumulate(i, g) (the contract: GradOut, above).
     using BackwardFn = std::function<void(Node& self, const Array& grad_out)>;
 
     // `where` is the make_result() call that built the node (file:line of the op's code), for
@@ -55,7 +180,7 @@ public:
     // (flashlight's shape-checked accumulation). Does nothing if input i needs no gradient.
     void accumulate(std::size_t i, Array g);
 
-    // Input i's gradient buffer, for kernels that write in place (autograd/grad_out.hpp): fresh
+    // Input i's gradient buffer, for kernels that write in place (GradOut, above): fresh
     // (overwrite it) if no consumer wrote yet, a running sum (add to it) otherwise; an empty
     // GradOut if input i needs no gradient. `writes` is the shape the kernel writes; it must be
     // the input's (else an Error naming the op and both shapes). A fresh buffer must be written
@@ -91,4 +216,36 @@ private:
     bool released_ = false;
 };
 
+// ---- make_result -----------------------------------------------------------------------------
+// How an op joins the graph. Every op computes its output array, then calls
+//
+//   return make_result(std::move(out), "MulBackward", {a, b}, {{"self", a}, {"other", b}},
+//                      [](Node& self, const Array& g) {
+//                          if (self.needs_grad(0)) self.accumulate(0, Array(g * self.saved("other")));
+//                          ...
+//                      });
+//
+// with the inputs (the graph's edges), what backward reads under torch's names (Saved, above;
+// `{}` when it reads nothing) and the backward closure, which reads them through self.saved(name)
+// and writes the inputs' gradients through the contract of GradOut (above).
+// The node is only built when grad mode is on and some input requires a gradient, so
+// inference pays nothing for autograd. `where` defaults to the caller's file:line, i.e. the
+// op's make_result() call; the node keeps it for anomaly errors and the debugger. In anomaly
+// mode (autograd/anomaly.hpp) every output is checked here, whether or not a node is built.
+Tensor make_result(Array out, const char* op, const std::vector<Tensor>& inputs, std::vector<SavedRecord> saved,
+                   Node::BackwardFn backward, SourceLocation where = SourceLocation::current());
+
+// The same for an output tensor that already exists (so the node can save the output itself as
+// "result", e.g. exp's backward reuses exp(x)). Returns `result`.
+Tensor attach_grad_fn(Tensor result, const char* op, const std::vector<Tensor>& inputs,
+                      std::vector<SavedRecord> saved, Node::BackwardFn backward,
+                      SourceLocation where = SourceLocation::current());
+
+// True when an op with these inputs records a node (grad mode on, some input requires grad).
+bool records_graph(const std::vector<Tensor>& inputs);
+
 }  // namespace xtgrad
+
+// make_result returns a Tensor: an op's file needs only this header. (tensor.hpp includes this
+// one first for the types above; #pragma once ends the cycle.)
+#include <xtgrad/autograd/tensor.hpp>

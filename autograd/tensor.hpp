@@ -10,7 +10,7 @@
 //
 // Who keeps what (docs/architecture.md, "Who keeps what"). The graph (Node::inputs, the engine,
 // the debugger) holds only autograd parts. A node holds the values its backward reads, as
-// Saved records (autograd/saved.hpp): the values plus their version at save time, so an
+// Saved records (Saved, autograd/node.hpp): the values plus their version at save time, so an
 // in-place write after the save makes that backward throw instead of silently using new values.
 // So an intermediate's values are freed as soon as no Tensor and no backward needs them, as in
 // PyTorch; the autograd part keeps a weak pointer to them (for the debugger) and the shape. A

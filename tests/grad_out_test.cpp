@@ -1,8 +1,8 @@
-// The gradient-write contract (autograd/grad_out.hpp): a backward kernel overwrites a fresh
+// The gradient-write contract (autograd/node.hpp): a backward kernel overwrites a fresh
 // gradient buffer and adds into a running one. Each kernel-writing op is checked both ways: its
 // input used twice (the second write finds a running sum) must get the sum of both gradients.
 #include <xtgrad/autograd/ops/softmax.hpp>
-#include <xtgrad/autograd/make_result.hpp>
+#include <xtgrad/autograd/node.hpp>
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/random/random.hpp>
 #include "test_util.hpp"

@@ -1,5 +1,5 @@
 // gradcheck itself must catch the classic backward bugs at its default float tolerance.
-#include <xtgrad/autograd/make_result.hpp>
+#include <xtgrad/autograd/node.hpp>
 #include "tests/test_util.hpp"
 
 TEST_SUITE_BEGIN("ops");

@@ -1,4 +1,4 @@
-// Saved values by name (autograd/saved.hpp, Node::saved): what an op's backward reads, under
+// Saved values by name (Saved and Node::saved, autograd/node.hpp): what an op's backward reads, under
 // the names torch gives them (grad_fn._saved_result, ...), read back by the same records.
 #include <xtgrad/autograd/ops.hpp>
 #include "test_util.hpp"

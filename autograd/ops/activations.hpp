@@ -1,9 +1,9 @@
 // GELU's kernels, beside their op (ops/activations.cpp). Named kernels on raw buffers (llm.c
 // style): each can be called and tested alone and broken on (`break xtgrad::gelu_backward`).
-// The backward writes its gradient through GradOut (autograd/grad_out.hpp).
+// The backward writes its gradient through GradOut (autograd/node.hpp).
 #pragma once
 
-#include <xtgrad/autograd/grad_out.hpp>
+#include <xtgrad/autograd/node.hpp>
 #include <xtgrad/autograd/ops.hpp>
 
 #include <cstddef>

@@ -5,7 +5,7 @@
 #pragma once
 
 #include <xtgrad/autograd/autocast.hpp>
-#include <xtgrad/autograd/grad_out.hpp>
+#include <xtgrad/autograd/node.hpp>
 #include <xtgrad/autograd/tensor.hpp>
 
 #include <cstddef>

@@ -2,7 +2,7 @@
 #pragma once
 
 #include <xtgrad/autograd/error.hpp>
-#include <xtgrad/autograd/make_result.hpp>
+#include <xtgrad/autograd/node.hpp>
 #include <xtgrad/autograd/tensor.hpp>
 
 #include <limits>

@@ -1,10 +1,10 @@
 // Layer norm's kernels, beside their op (ops/layer_norm.cpp). Named kernels on raw buffers
 // (llm.c style): each can be called and tested alone and broken on
 // (`break xtgrad::layer_norm_backward`). The backward writes its gradients through GradOut
-// (autograd/grad_out.hpp): overwrite a fresh buffer, add into a running sum; an empty one is skipped.
+// (autograd/node.hpp): overwrite a fresh buffer, add into a running sum; an empty one is skipped.
 #pragma once
 
-#include <xtgrad/autograd/grad_out.hpp>
+#include <xtgrad/autograd/node.hpp>
 
 #include <cstddef>
 

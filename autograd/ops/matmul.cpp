@@ -2,7 +2,7 @@
 // (oneDNN or OpenBLAS), with transposes passed as flags, never materialised. Inside an
 // autocast scope (autograd/autocast.hpp) the forward's and the backward's GEMMs take bf16
 // operands: the node keeps the precision it was created with. Gradients are
-// written straight into the gradient buffers (GradOut, autograd/grad_out.hpp): beta = 0 for
+// written straight into the gradient buffers (GradOut, autograd/node.hpp): beta = 0 for
 // the first write into a fresh buffer, beta = 1 after. Batched products with many slices run
 // on xtgrad's threads (for_each_slice).
 #include <xtgrad/autograd/autocast.hpp>

@@ -1,10 +1,10 @@
 // Softmax's row kernels, beside their op (ops/softmax.cpp: softmax, log_softmax; attention's
 // fused blocks call them too). Named kernels on raw buffers (llm.c style): each can be called and
 // tested alone, and each is a place to break in a debugger (`break xtgrad::softmax_backward`).
-// The backward writes its gradient through GradOut (autograd/grad_out.hpp).
+// The backward writes its gradient through GradOut (autograd/node.hpp).
 #pragma once
 
-#include <xtgrad/autograd/grad_out.hpp>
+#include <xtgrad/autograd/node.hpp>
 #include <xtgrad/autograd/ops.hpp>
 
 #include <cstddef>

@@ -1,7 +1,7 @@
 // Exercise 01: sigmoid as an op of its own. Lesson 1 writes `square` this way, line by line.
 #include "exercise.hpp"
 
-#include <xtgrad/autograd/make_result.hpp>
+#include <xtgrad/autograd/node.hpp>
 
 namespace ex01 {
 
@@ -15,7 +15,7 @@ Tensor sigmoid(const Tensor& x) {
 
     // The node: inputs {x}; saved values by name (what backward reads); the backward closure.
     // Tip: σ'(x) = σ(x)(1 − σ(x)), so saving the result, not the input, is enough. Save it
-    // with attach_grad_fn (make_result.hpp): make the output Tensor from y first, then attach
+    // with attach_grad_fn (autograd/node.hpp): make the output Tensor from y first, then attach
     // the node to it. Not {"result", Tensor(y)} in this call: C++ leaves the order of a call's
     // arguments open, so Tensor(y) may be built after std::move(y) emptied y (clang does that).
     return make_result(std::move(y), "SigmoidBackward", {x}, {},

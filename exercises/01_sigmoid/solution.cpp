@@ -1,7 +1,7 @@
 // Exercise 01, solved: sigmoid saves its result, since σ' = σ(1 − σ).
 #include "exercise.hpp"
 
-#include <xtgrad/autograd/make_result.hpp>
+#include <xtgrad/autograd/node.hpp>
 
 namespace ex01 {
 

@@ -1,7 +1,7 @@
 // Exercise 02's op around your backward (given: the forward and the node).
 #include "exercise.hpp"
 
-#include <xtgrad/autograd/make_result.hpp>
+#include <xtgrad/autograd/node.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -1,7 +1,7 @@
 // Exercise 04's op around your backward (given).
 #include "exercise.hpp"
 
-#include <xtgrad/autograd/make_result.hpp>
+#include <xtgrad/autograd/node.hpp>
 
 #include <cmath>
 #include <limits>

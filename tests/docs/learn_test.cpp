@@ -1,6 +1,6 @@
 // docs/learn/: the code the lessons show, compiled and checked. Each lesson's block says
 // `doc-check: snippet-of tests/docs/learn_test.cpp`: its lines appear below verbatim.
-#include <xtgrad/autograd/make_result.hpp>
+#include <xtgrad/autograd/node.hpp>
 #include "tests/test_util.hpp"
 
 TEST_SUITE_BEGIN("docs");

@@ -564,7 +564,7 @@ def _has_field(value, name):
 
 
 def _saved_array(saved):
-    """(array value or None, note) of a Saved (autograd/saved.hpp): its float values (a tensor's,
+    """(array value or None, note) of a Saved (Saved, autograd/node.hpp): its float values (a tensor's,
     with a note when they were modified in place since the save: the backward would throw), or
     its ids or mask."""
     values = _shared_get(saved["values_"])
