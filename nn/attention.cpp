@@ -75,7 +75,7 @@ AttentionResult scaled_dot_product_attention_composed(const Tensor& q, const Ten
     if (o.additive) scores = scores + *o.additive;
     Tensor weights = softmax(scores, -1);
     Tensor dropped = o.dropout > 0.f ? dropout(weights, o.dropout, o.training, o.gen ? *o.gen : default_generator()) : weights;
-    return {matmul(dropped, v), weights};
+    return {matmul(dropped, v), o.weights_after_dropout ? dropped : weights};
 }
 
 AttentionResult scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
@@ -89,6 +89,11 @@ AttentionResult scaled_dot_product_attention(const Tensor& q, const Tensor& k, c
                                   o.training, gen),
                 Tensor()};
     Tensor weights = attention_weights(q, k, o.scale, o.masked, o.fill, o.additive ? *o.additive : Tensor());
+    if (o.weights_after_dropout && o.training && o.dropout > 0.f) {
+        // the dropped weights are an output: materialise them (dropout draws dropout_matmul's mask)
+        Tensor dropped = dropout(weights, o.dropout, o.training, gen);
+        return {matmul(dropped, v), dropped};
+    }
     return {dropout_matmul(weights, v, o.dropout, o.training, gen), weights};
 }
 

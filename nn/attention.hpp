@@ -21,7 +21,7 @@ class Module;
 
 struct AttentionResult {
     Tensor context;  // (..., Lq, dv)
-    Tensor weights;  // (..., Lq, Lk), after softmax (before dropout)
+    Tensor weights;  // (..., Lq, Lk), after softmax; before dropout unless weights_after_dropout
 };
 
 struct AttentionOptions {
@@ -37,6 +37,9 @@ struct AttentionOptions {
     // fused path then makes one node (attention_context) that keeps no weights for backward and
     // leaves `weights` undefined; the composed path returns them anyway.
     bool need_weights = true;
+    // Return the weights the context was computed with, dropout included (torch's
+    // multi_head_attention_forward in training: tutorial D); A, B and C return them before it.
+    bool weights_after_dropout = false;
 };
 
 // Built of the fused attention ops (autograd/ops/attention.cpp: attention_weights, then

@@ -27,14 +27,24 @@ private:                                            \
 // A module's two constructors, as torch's C++ frontend has them: from its <Module>Options, and
 // from the Options' constructor arguments (the required sizes) directly:
 //   MultiHeadAttention(MultiHeadAttentionOptions(512, 8))   ==   MultiHeadAttention(512, 8)
-// Write `XTGRAD_OPTIONS_CONSTRUCTORS(MultiHeadAttention);` in the class; define the first in the .cpp.
+// Write `XTGRAD_OPTIONS_CONSTRUCTORS(MultiHeadAttention);` in the class; define the Options one
+// in the .cpp. The third, private constructor is never called: g++ writes a class's full debug
+// information into a program only where it sees an inline non-template constructor of it, and
+// without one gdb prints a module in a learner's own -g program as `<incomplete type>`
+// (tests/gdb/run_gdb_test.sh prints one).
 #define XTGRAD_OPTIONS_CONSTRUCTORS(Module)                                                   \
     template <class... Args>                                                                  \
         requires ::xtgrad::nn::detail::options_arguments<Module##Options, Args...>            \
     explicit Module(Args&&... args) : Module(Module##Options(std::forward<Args>(args)...)) {} \
+                                                                                              \
+private:                                                                                      \
+    Module(::xtgrad::nn::detail::DebugInfoTag, const Module##Options& o) : Module(o) {}       \
+                                                                                              \
+public:                                                                                       \
     explicit Module(const Module##Options& options)
 
 namespace xtgrad::nn::detail {
+struct DebugInfoTag {};
 // Arguments of an Options constructor, other than one Options (which the first constructor takes).
 template <class Options, class... Args>
 concept options_arguments =

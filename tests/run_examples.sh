@@ -36,6 +36,12 @@ else
     fi
   done
 fi
+# its heatmaps (showgraph) have axis titles, and the decoder's self-attention its 21 later words hatched
+dec="$out/wg0/dec_self_attn_layer1_head0.svg"
+if [ "$(grep -c 'class="axis-title"' "$dec" 2>/dev/null)" = 2 ] && [ "$(grep -o 'class="masked"' "$dec" | wc -l)" = 21 ] \
+   && grep -q "keys: decoder inputs (later and PAD masked)" "$dec"; then
+  ok "winter_games heatmaps: axis titles, 21 masked cells in dec_self_attn"
+else bad "winter_games heatmap axis titles and masks ($dec)"; fi
 # its heatmaps are SVG with CJK labels that render to PNG
 svg="$out/wg0/dec_enc_attn_layer1_head0.svg"
 if grep -q "北京" "$svg" && rsvg-convert "$svg" -o "$out/heatmap.png" && [ "$(stat -c %s "$out/heatmap.png")" -gt 5000 ]; then
@@ -81,6 +87,12 @@ print(len({m["kind"] for m in maps}), len(maps), masked)' "$1"
 maps=$(report_maps "$out/b/report.html" 2>&1 || true)
 if [ "$maps" = "3 12 420" ]; then ok "random_copy report: 3 kinds, 12 maps, the decoder's 420 later positions masked (4 heads x 105)"
 else bad "random_copy report's attention maps: '$maps' (want '3 12 420')"; fi
+# ... and its heatmap SVG (layer 0, head 0 by default): axis titles, the 105 later positions of 15 hatched
+svg="$out/b/dec_self_attn_layer0_head0.svg"
+if [ "$(grep -c 'class="axis-title"' "$svg" 2>/dev/null)" = 2 ] && [ "$(grep -o 'class="masked"' "$svg" | wc -l)" = 105 ] \
+   && grep -q "later positions masked" "$svg" && rsvg-convert "$svg" -o "$out/b_heatmap.png"; then
+  ok "random_copy heatmap: axis titles, 105 masked cells ($svg)"
+else bad "random_copy heatmap ($svg)"; ls "$out/b"; fi
 mkdir -p "$out/cwd"; bin=$(cd "$build" && pwd)/examples
 if (cd "$out/cwd" && "$bin/spiral" --epochs 3 >/dev/null && "$bin/reverse" --steps 3 >/dev/null) &&
    [ -s "$out/cwd/spiral_out/report.html" ] && [ -s "$out/cwd/reverse_out/report.html" ] &&

@@ -7,6 +7,8 @@ bash tools/install_deps.sh
 bash tools/lint.sh
 
 jobs=${XTGRAD_JOBS:-2}
+# Each phase's start, in seconds since the suite began (the CI time docs/architecture.md records).
+stamp() { echo "[$(printf '%5d' "$SECONDS") s] $*"; }
 total_passed=0
 total_failed=0
 
@@ -15,10 +17,12 @@ total_failed=0
 ninja_targets=()
 build_and_test() {
   local dir=$1; shift
-  echo "== build $dir ($*)"
+  stamp "== build $dir ($*)"
   meson setup "$dir" "$@" -Dwerror=true --wipe >/dev/null 2>&1 || meson setup "$dir" "$@" -Dwerror=true >/dev/null
+  local t0=$SECONDS
   ninja -C "$dir" -j "$jobs" "${ninja_targets[@]}"
-  echo "== tests ($dir)"
+  stamp "== built $dir in $((SECONDS - t0)) s"
+  stamp "== tests ($dir)"
   local log="$dir/test.log" status=0
   "$dir/tests/xtgrad_tests" --no-intro=true >"$log" 2>&1 || status=$?
   grep -E "ERROR|FATAL|runtime error|Sanitizer" "$log" | head -n 40 || true
@@ -27,7 +31,7 @@ build_and_test() {
   total_passed=$((total_passed + $(echo "$line" | sed -E 's/.*\| *([0-9]+) passed.*/\1/')))
   total_failed=$((total_failed + $(echo "$line" | sed -E 's/.*\| *([0-9]+) failed.*/\1/')))
   [ "$status" -eq 0 ] || total_failed=$((total_failed + 1))
-  echo "== parity tool on the committed fixtures ($dir)"
+  stamp "== parity tool on the committed fixtures ($dir)"
   if ! "$dir/tools/parity" --all tests/fixtures/small --quiet; then total_failed=$((total_failed + 1)); fi
 }
 
@@ -38,7 +42,7 @@ build_and_test build-ci --buildtype=release
 ninja_targets=(tests/xtgrad_tests tools/parity)
 build_and_test build-ci-openblas --buildtype=release -Dgemm=openblas
 ninja_targets=()
-echo "== meson install, then a user's program built with pkg-config and with CMake (two -march, g++ and clang++), and a data-parallel one under mpirun (build-ci)"
+stamp "== meson install, then a user's program built with pkg-config and with CMake (two -march, g++ and clang++), and a data-parallel one under mpirun (build-ci)"
 prefix="$PWD/build-ci/prefix"
 rm -rf "$prefix"
 meson configure build-ci -Dprefix="$prefix" >/dev/null && meson install -C build-ci --quiet >/dev/null
@@ -49,42 +53,42 @@ else
 fi
 # The exercises (exercises/README.md): the solutions pass, and as shipped each exercise fails
 # with its expected message; in tree, then a copy built against the install with its Makefile.
-echo "== exercises, in tree and against the install (build-ci)"
+stamp "== exercises, in tree and against the install (build-ci)"
 if bash exercises/check.sh build-ci/exercises/exercises_solved build-ci/exercises/exercises &&
    bash exercises/check_installed.sh "$prefix" build-ci/exercises-installed; then
   total_passed=$((total_passed + 1))
 else
   echo "exercises FAILED"; total_failed=$((total_failed + 1))
 fi
-echo "== examples (build-ci)"
+stamp "== examples (build-ci)"
 if bash tests/run_examples.sh build-ci; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
 # Data-parallel training (docs/distributed.md): 2 processes under mpirun match 1 process; a
 # rank that dies or stops fails the job with an error instead of a hang; the examples' MPI mode.
-echo "== data-parallel over MPI, 2 processes on localhost (build-ci)"
+stamp "== data-parallel over MPI, 2 processes on localhost (build-ci)"
 if bash tests/distributed/run_mpi_test.sh build-ci; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
 # ZeroRedundancyOptimizer: plain DDP's losses on 2 and 3 processes, checkpoints saved by N
 # processes resume on M, each process holds ~1/N of Adam's state.
-echo "== sharded optimizer (ZeRO-1) over MPI, 2 and 3 processes on localhost (build-ci)"
+stamp "== sharded optimizer (ZeRO-1) over MPI, 2 and 3 processes on localhost (build-ci)"
 if bash tests/distributed/run_zero_test.sh build-ci; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
 # Two network namespaces joined by a veth pair as two hosts, OpenMPI over TCP only: the losses
 # of one process, and the bytes on the wire per step against the cost model. Needs root (skips
 # with a message where namespaces are not allowed).
-echo "== data-parallel across two network namespaces over TCP (build-ci)"
+stamp "== data-parallel across two network namespaces over TCP (build-ci)"
 if bash tests/distributed/run_netns_test.sh build-ci; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
 # The run report page (docs/report.md) in headless Chromium: a short real run's page loads from
 # disk with no console error and no request, its curves, selectors and graph work; a 10,000-step
 # page loads in < 2 s. Debian's python3, whose packages (python3-selenium) apt installed.
-echo "== report page in headless Chromium (build-ci)"
+stamp "== report page in headless Chromium (build-ci)"
 if /usr/bin/python3 tests/report/browser_test.py build-ci; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
 # The learning tools on the release (-O3) build: gdb follows a gradient with the pretty-printers,
 # and the commands of docs/debugging.md run (the graph example renders with Graphviz).
-echo "== gdb test (build-ci)"
+stamp "== gdb test (build-ci)"
 if bash tests/gdb/run_gdb_test.sh build-ci; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
-echo "== docs/debugging.md commands (build-ci)"
+stamp "== docs/debugging.md commands (build-ci)"
 if bash tests/debug/run_doc_commands.sh build-ci; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
 # Every command block of README.md, docs/**/*.md and exercises/README.md runs, or its comment says what runs it
 # (docs/architecture.md, "Docs that stay true"); blocks that need python3-torch are skipped without it.
-echo "== README.md, docs/**/*.md and exercises/README.md command blocks (build-ci)"
+stamp "== README.md, docs/**/*.md and exercises/README.md command blocks (build-ci)"
 if python3 tests/docs/run_doc_blocks.py build-ci; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
 # The loaders against hostile files: each libFuzzer target (clang 14, ASan + UBSan) runs for a
 # fixed time from the seeds xtgrad's writers make (docs/reliability.md says how to run longer):
@@ -92,7 +96,7 @@ if python3 tests/docs/run_doc_blocks.py build-ci; then total_passed=$((total_pas
 # metadata and optimizer state, linked against build-ci's library) 25 s each.
 fuzz_seconds=${XTGRAD_FUZZ_SECONDS:-45}
 fuzz_new_seconds=${XTGRAD_FUZZ_NEW_SECONDS:-25}
-echo "== libFuzzer targets, ${fuzz_seconds} s / ${fuzz_new_seconds} s each (build-ci/fuzz)"
+stamp "== libFuzzer targets, ${fuzz_seconds} s / ${fuzz_new_seconds} s each (build-ci/fuzz)"
 if bash fuzz/build.sh build-ci/fuzz build-ci >build-ci/fuzz-build.log 2>&1; then
   for target in safetensors npy writers run_checkpoint; do
     seconds=$fuzz_seconds
@@ -111,5 +115,6 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
   build_and_test "$asan_dir" --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
 [ -n "${XTGRAD_ASAN_DIR:-}" ] || rm -rf "$asan_dir"
 
+stamp "== done"
 echo "$total_passed passed, $total_failed failed"
 [ "$total_failed" -eq 0 ]

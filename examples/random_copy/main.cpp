@@ -9,6 +9,10 @@
 // about 0.7 lower after 10 steps) is the model memorising this one random batch, not
 // learning a language: there is nothing to learn in random tokens.
 //
+// After the run it draws the decoder's self-attention of one layer and head (--map-layer,
+// --map-head) for the first sequence as OUT/dec_self_attn_layer{L}_head{H}.svg: the later
+// positions, which the causal mask hides, hatched.
+//
 // Like winter_games it saves the run (OUT/random_copy.safetensors: model, Adam's state, the step
 // count and the generators) and --resume continues it bit-identically; --steps is the total.
 #include "examples/common/cli.hpp"
@@ -30,12 +34,20 @@ using namespace xtgrad;
 
 namespace {
 
+// Where the heatmap SVG comes from: --map-layer (negative counts from the last) and --map-head.
+struct MapChoice {
+    long layer = -1;
+    std::size_t head = 0;
+};
+
 // Every attention map of every layer and head into the report, for the first sequence of the
-// batch (its first 32 tokens at most, so that the page stays light at the tutorial's length 100).
-// Tutorial B's attention returns the context only: the modules keep their weights for this one
-// forward (MultiHeadAttention::keep_attention_weights).
-void report_attention(RunReport& report, nn::tutorial_b::Transformer& model, const Ids& src, const Ids& tgt_in) {
-    if (!report.enabled()) return;
+// batch (its first 32 tokens at most, so that the page stays light at the tutorial's length 100),
+// and the chosen layer and head of the decoder's self-attention as an SVG heatmap (svg_folder, ""
+// for none). Tutorial B's attention returns the context only: the modules keep their weights for
+// this one forward (MultiHeadAttention::keep_attention_weights).
+void show_attention(RunReport& report, const std::string& svg_folder, const MapChoice& choice,
+                    nn::tutorial_b::Transformer& model, const Ids& src, const Ids& tgt_in) {
+    if (!report.enabled() && svg_folder.empty()) return;
     const std::size_t n = std::min<std::size_t>(32, src.shape(1)), m = std::min<std::size_t>(32, tgt_in.shape(1));
     const Ids s = xt::view(src, xt::range(0, 1), xt::range(0, n)), t = xt::view(tgt_in, xt::range(0, 1), xt::range(0, m));
     std::vector<nn::tutorial_b::MultiHeadAttention*> all;
@@ -65,9 +77,22 @@ void report_attention(RunReport& report, nn::tutorial_b::Transformer& model, con
     };
     const std::vector<std::string> sw = words(s), tw = words(t);
     const Mask dec_self = nn::decoder_self_mask(t, "random_copy");  // the later positions (random tokens: no padding)
-    report.attention("encoder self-attention", enc, sw, sw);
-    report.attention("decoder self-attention", dec, tw, tw, 0, &dec_self);
-    report.attention("decoder-encoder attention", cross, tw, sw);
+    if (report.enabled()) {
+        report.attention("encoder self-attention", enc, sw, sw);
+        report.attention("decoder self-attention", dec, tw, tw, 0, &dec_self);
+        report.attention("decoder-encoder attention", cross, tw, sw);
+    }
+    if (svg_folder.empty()) return;
+    const std::size_t layer = static_cast<std::size_t>(choice.layer < 0 ? static_cast<long>(dec.size()) + choice.layer : choice.layer);
+    // dec[layer]: (1, heads, m, m); the decoder's self-attention shows the causal mask as hatched cells
+    nn::AttentionMap map =
+        nn::select_attention_map(dec[layer], 0, 0, choice.head, tw, tw, dec_self, "random_copy");
+    map.title = fmt::format("dec_self_attn, layer {}, head {} (sequence 0, first {} tokens)", layer, choice.head, m);
+    map.query_axis = "queries: decoder inputs (token ids)";
+    map.key_axis = "keys: decoder inputs (later positions masked)";
+    const std::string path = fmt::format("{}/dec_self_attn_layer{}_head{}.svg", svg_folder, layer, choice.head);
+    nn::write_attention_svg(path, map);
+    fmt::print("attention heatmap (decoder self-attention, layer {}, head {}) -> {}\n", layer, choice.head, path);
 }
 
 }  // namespace
@@ -80,6 +105,7 @@ int main(int argc, char** argv) {
     std::uint64_t seed = 0;
     int threads = 2;
     std::string out = "random_copy_out";
+    MapChoice map_choice;
     examples::RunOptions run_options;
     CLI::App app{"Train tutorial B's Transformer on random tokens (the tutorial's training run).\n"
                  "Saves the run to OUT/random_copy.safetensors (docs/checkpoints.md).",
@@ -103,7 +129,11 @@ int main(int argc, char** argv) {
     app.add_option("--seed", seed, "torch.manual_seed(seed) before the model is built; the random batch comes next from the same generator")
         ->capture_default_str();
     cli::add_threads_option(app, threads);
-    app.add_option("--out", out, "folder for the checkpoint and report.html (created; must be writable)")->capture_default_str();
+    app.add_option("--out", out, "folder for the checkpoint, report.html and the heatmap SVG (created; must be writable)")
+        ->capture_default_str();
+    app.add_option("--map-layer", map_choice.layer, "decoder layer of the heatmap SVG (negative: from the last)")
+        ->capture_default_str();
+    app.add_option("--map-head", map_choice.head, "head of the heatmap SVG")->capture_default_str();
     examples::add_run_options(app, run_options, "step");
     return cli::run_main(app, argc, argv, [&] {
       // Under mpirun each rank trains on its share of the batch; rank 0 alone prints and writes.
@@ -113,6 +143,12 @@ int main(int argc, char** argv) {
         if (len < 2) cli::usage_error("--len must be >= 2 (the targets are shifted by one), got {}", len);
         if (vocab < 2) cli::usage_error("--vocab must be >= 2 (id 0 is padding), got {}", vocab);
         if (d_model % heads != 0) cli::usage_error("--d-model {} is not a multiple of --heads {}", d_model, heads);
+        const long n_layers = static_cast<long>(layers);
+        if (map_choice.layer < -n_layers || map_choice.layer >= n_layers)
+            cli::usage_error("--map-layer {} is out of range for {} layers (use 0..{}, or -1..-{} from the last)",
+                             map_choice.layer, layers, n_layers - 1, n_layers);
+        if (map_choice.head >= heads)
+            cli::usage_error("--map-head {} is out of range for {} heads (use 0..{})", map_choice.head, heads, heads - 1);
         const double d = static_cast<double>(d_model), v = static_cast<double>(vocab);
         examples::require_model_budget(static_cast<double>(layers) * (12 * d * d + 4 * d * static_cast<double>(d_ff)) +
                                            3 * v * d,
@@ -173,7 +209,7 @@ int main(int argc, char** argv) {
             std::fflush(stdout);
         }
         if (done == steps) run.save_now();
-        report_attention(run.report(), model, src, tgt_in);
+        show_attention(run.report(), run_options.writes ? out : std::string(), map_choice, model, src, tgt_in);
         run.report().finish();
         fmt::print("saved {}\n", run.checkpoint());
         return cli::kSuccess;

@@ -69,10 +69,13 @@ std::string python_list(const std::vector<std::string>& words) {
     return "[" + s + "]";
 }
 
-void show_heatmaps(const tc::TransformerOutput& out, const Settings& s) {
+void show_heatmaps(const tc::TransformerOutput& out, const tc::Batch& batch, const Settings& s) {
     // The sentences' words, not the ids' (the lesson's ids do not name their words: 4 is three).
     const std::vector<std::string> src = tc::split(tc::sentences()[0]);
     const std::vector<std::string> dec = tc::split(tc::sentences()[1]);
+    // The masks the model used: PAD keys (with --tutorial-settings, 'I' and '我' are id 0) and,
+    // in the decoder's self-attention, the later words.
+    const Ids &enc_ids = batch.enc_inputs, &dec_ids = batch.dec_inputs;
     // x: the words of the keys, y: the words of the queries (the tutorial labels x with the
     // source words for every map, also the decoder's self-attention, whose keys are its inputs).
     struct Map {
@@ -80,13 +83,23 @@ void show_heatmaps(const tc::TransformerOutput& out, const Settings& s) {
         const std::vector<Tensor>& layers;
         const std::vector<std::string>& x_words;
         const std::vector<std::string>& y_words;
+        Mask masked;
+        const char* query_axis;
+        const char* key_axis;
     };
-    for (const Map& m : {Map{"enc_self_attn", out.enc_self_attns, src, src}, Map{"dec_self_attn", out.dec_self_attns, dec, dec},
-                         Map{"dec_enc_attn", out.dec_enc_attns, src, dec}}) {
+    const Map maps[] = {
+        {"enc_self_attn", out.enc_self_attns, src, src, tc::get_attn_pad_mask(enc_ids, enc_ids),
+         "queries: source words", "keys: source words (PAD masked)"},
+        {"dec_self_attn", out.dec_self_attns, dec, dec, nn::decoder_self_mask(dec_ids, "winter_games"),
+         "queries: decoder inputs", "keys: decoder inputs (later and PAD masked)"},
+        {"dec_enc_attn", out.dec_enc_attns, src, dec, tc::get_attn_pad_mask(dec_ids, enc_ids),
+         "queries: decoder inputs", "keys: source words (PAD masked)"}};
+    for (const Map& m : maps) {
         const int layer = s.layer < 0 ? static_cast<int>(m.layers.size()) + s.layer : s.layer;
         tc::ShowgraphOptions options;
         options.layer = layer, options.head = static_cast<std::size_t>(s.head), options.scale = s.scale;
         options.title = fmt::format("{}, layer {}, head {}", m.name, layer, s.head);
+        options.query_axis = m.query_axis, options.key_axis = m.key_axis, options.masked = m.masked;
         const std::string path = fmt::format("{}/{}_layer{}_head{}.svg", s.out, m.name, layer, s.head);
         const nn::AttentionMap map = tc::showgraph(m.layers, m.x_words, m.y_words, path, options);
         if (!s.quiet) fmt::print("\n{} -> {}\n{}", options.title, path, nn::attention_text(map));
@@ -264,7 +277,7 @@ int main(int argc, char** argv) {
                    greedy == expected ? "(correct)" : "(wrong: expected " + expected + ")");
         report_attention(run.report(), out, batch);
         run.report().finish();
-        show_heatmaps(out, s);  // after the save: a display problem never costs the training
+        show_heatmaps(out, batch, s);  // after the save: a display problem never costs the training
         fmt::print("\nsaved {}\n", ckpt);
         return s.check && greedy != expected ? cli::kRuntimeError : cli::kSuccess;
     });

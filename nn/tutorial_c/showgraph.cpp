@@ -24,6 +24,19 @@ AttentionMap attention_map(const std::vector<Tensor>& attns, const std::vector<s
     map.query_words = y_words;
     map.scale = options.scale;
     map.title = options.title.empty() ? fmt::format("layer {}, head {}", layer, options.head) : options.title;
+    map.query_axis = options.query_axis;
+    map.key_axis = options.key_axis;
+    const Mask& m = options.masked;
+    if (m.dimension() == 3) {  // the model's (B, Lq, Lk): this sentence's
+        if (m.shape(0) != s[0] || m.shape(1) != s[2] || m.shape(2) != s[3])
+            fail("showgraph: the mask of shape {} does not fit layer {}'s attention weights {} (batch, heads, Lq, Lk)",
+                 shape_str(m.shape()), layer, shape_str(s));
+        map.masked = xt::view(m, options.batch, xt::all(), xt::all());
+    } else if (m.dimension() == 2) {
+        map.masked = m;
+    } else if (m.dimension() != 0) {
+        fail("showgraph: the mask must be (B, Lq, Lk) or (Lq, Lk), got {}", shape_str(m.shape()));
+    }
     check_attention_map(map, "showgraph");
     return map;
 }

@@ -20,6 +20,13 @@ struct ShowgraphOptions {
     std::size_t batch = 0;  // ... of the first sentence
     AttentionScale scale = AttentionScale::probability;
     std::string title;      // "" = "layer L, head H"
+    // The axis titles (the tutorial's plot has none): what the rows (y) and columns (x) are.
+    std::string query_axis = "queries: target words (y)";
+    std::string key_axis = "keys: source words (x)";
+    // The model's mask for these weights, true = hidden (tutorial C's get_attn_pad_mask, or the
+    // decoder's pad-or-later mask): (B, Lq, Lk) as the model builds it, or (Lq, Lk); a default
+    // Mask = none. Hidden cells are drawn hatched with "×", apart from weights of 0.
+    Mask masked;
 };
 
 // attns: one tensor per layer, (B, heads, Lq, Lk), as Transformer::forward returns them.

@@ -13,6 +13,7 @@
 
 #include <xtgrad/nn/layers.hpp>
 #include <xtgrad/nn/module.hpp>
+#include <xtgrad/nn/tutorial_d/encoder_decoder_base.hpp>
 #include <xtgrad/nn/tutorial_d/decoder_layer.hpp>
 #include <xtgrad/nn/options.hpp>
 
@@ -31,7 +32,7 @@ public:
     XTGRAD_ARG(std::shared_ptr<LayerNorm>, norm);  // the final norm, registered as given; null = None
 };
 
-class TransformerDecoder : public Module {
+class TransformerDecoder : public DecoderBase {
 public:
     explicit TransformerDecoder(const TransformerDecoderOptions& options);
     // torch's positional arguments: TransformerDecoder(decoder_layer, 6, norm).
@@ -41,7 +42,7 @@ public:
     // Shapes as TransformerDecoderLayer::forward; returns the shape of tgt.
     Tensor forward(const Tensor& tgt, const Tensor& memory, const AttentionMask& tgt_mask = {},
                    const AttentionMask& memory_mask = {}, const AttentionMask& tgt_key_padding_mask = {},
-                   const AttentionMask& memory_key_padding_mask = {}) const;
+                   const AttentionMask& memory_key_padding_mask = {}) const override;
 
     std::shared_ptr<ModuleList<TransformerDecoderLayer>> layers;
     std::shared_ptr<LayerNorm> norm;  // null without a final norm (torch's norm=None)

@@ -1,5 +1,6 @@
 #include <xtgrad/nn/tutorial_d/decoder_layer.hpp>
 
+#include <xtgrad/autograd/error.hpp>
 #include <xtgrad/nn/tutorial_d/sublayers.hpp>
 
 #include <utility>
@@ -38,6 +39,10 @@ Tensor TransformerDecoderLayer::forward(const Tensor& tgt, const Tensor& memory,
     auto scope = enter(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask);
     check_layer_input(*this, "TransformerDecoderLayer", "tgt", tgt, options.d_model(), options.batch_first());
     check_layer_input(*this, "TransformerDecoderLayer", "memory", memory, options.d_model(), options.batch_first());
+    if (tgt.dim() != memory.dim())
+        module_error(*this, "TransformerDecoderLayer",
+                     fmt::format("tgt {} and memory {} must be both batched (3-D) or both unbatched (2-D)",
+                                 shape_str(tgt.shape()), shape_str(memory.shape())));
     // x: (T, N, E) or (N, T, E); memory: (S, N, E) or (N, S, E)
     const auto self_attention = [&](const Tensor& x) {
         return self_attn->forward(x, x, x, tgt_key_padding_mask, /*need_weights=*/false, tgt_mask).attn_output;

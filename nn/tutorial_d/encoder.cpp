@@ -45,14 +45,18 @@ Tensor TransformerEncoder::forward(const Tensor& src, const AttentionMask& mask,
     Tensor x = src;
     if (pe == PositionalEncodingAt::encoder_input) {
         check_layer_input(*this, "TransformerEncoder", "src", src, layer_options.d_model(), layer_options.batch_first());
-        const int seq_axis = layer_options.batch_first() ? 1 : 0;
+        const bool unbatched = src.dim() == 2;  // (S, E): the sequence is axis 0 whatever batch_first says
+        const int seq_axis = layer_options.batch_first() && !unbatched ? 1 : 0;
         if (src.size(seq_axis) > pe_max_len)
             module_error(*this, "TransformerEncoder",
                          fmt::format("src {} has {} positions (axis {}), more than the positional encoding's "
                                      "max_len {}", shape_str(src.shape()), src.size(seq_axis), seq_axis, pe_max_len));
-        // the tutorial's positional_encoding with its dropout, in training mode only (erratum 7)
-        x = positional_encoding(src, layer_options.d_model(), layer_options.dropout(), pe_max_len, seq_axis,
+        // the tutorial's positional_encoding with its dropout, in training mode only (erratum 7);
+        // unbatched src gets a batch axis of 1 for it
+        const Tensor batched = unbatched ? unsqueeze(src, 1) : src;
+        x = positional_encoding(batched, layer_options.d_model(), layer_options.dropout(), pe_max_len, seq_axis,
                                 is_training());
+        if (unbatched) x = squeeze(x, 1);
     }
     for (const auto& layer : *layers) x = layer->forward(x, mask, src_key_padding_mask);
     return scope.output(norm ? norm->forward(x) : x);

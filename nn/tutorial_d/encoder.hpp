@@ -21,6 +21,7 @@
 
 #include <xtgrad/nn/layers.hpp>
 #include <xtgrad/nn/module.hpp>
+#include <xtgrad/nn/tutorial_d/encoder_decoder_base.hpp>
 #include <xtgrad/nn/tutorial_d/encoder_layer.hpp>
 #include <xtgrad/nn/options.hpp>
 
@@ -48,7 +49,7 @@ public:
     XTGRAD_ARG(std::size_t, pe_max_len) = 512;
 };
 
-class TransformerEncoder : public Module {
+class TransformerEncoder : public EncoderBase {
 public:
     explicit TransformerEncoder(const TransformerEncoderOptions& options);
     // torch's positional arguments: TransformerEncoder(encoder_layer, 6, norm).
@@ -59,7 +60,7 @@ public:
     // src (S, N, E) or (N, S, E) if batch_first; mask (S, S) or (N·nhead, S, S);
     // src_key_padding_mask (N, S). Returns the shape of src.
     Tensor forward(const Tensor& src, const AttentionMask& mask = {},
-                   const AttentionMask& src_key_padding_mask = {}) const;
+                   const AttentionMask& src_key_padding_mask = {}) const override;
 
     std::shared_ptr<ModuleList<TransformerEncoderLayer>> layers;
     std::shared_ptr<LayerNorm> norm;  // null without a final norm (torch's norm=None)

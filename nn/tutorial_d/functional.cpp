@@ -174,10 +174,69 @@ InProjection project(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
                          bias_block(1), bias_block(2), who);
 }
 
+// torch's _mha_shape_check: a 3-D query is batched, a 2-D one unbatched, and key, value and the
+// masks must agree with it (torch's wording, with the shapes).
+bool is_batched(const Tensor& query, const Tensor& key, const Tensor& value, const MultiheadAttentionForwardFuncOptions& o) {
+    const std::string& who = o.who();
+    if (!query.defined() || (query.dim() != 2 && query.dim() != 3))
+        fail("{}: query should be unbatched 2D or batched 3D tensor but received {}-D query tensor {}", who,
+             query.defined() ? query.dim() : std::size_t{0}, shape_or_none(query));
+    const bool batched = query.dim() == 3;
+    const std::size_t d = batched ? 3 : 2;
+    const char* kind = batched ? "batched (3-D)" : "unbatched (2-D)";
+    if (!key.defined() || !value.defined() || key.dim() != d || value.dim() != d)
+        fail("{}: For {} `query`, expected `key` and `value` to be {}-D but found {} and {} (query {})", who, kind, d,
+             shape_or_none(key), shape_or_none(value), shape_str(query.shape()));
+    const AttentionMask& kpm = o.key_padding_mask();
+    if (kpm.defined() && kpm.dim() != d - 1)
+        fail("{}: For {} `query`, expected `key_padding_mask` to be `None` or {}-D but found {}-D tensor {} instead",
+             who, kind, d - 1, kpm.dim(), shape_str(kpm.shape()));
+    const AttentionMask& attn = o.attn_mask();  // batched: checked against the expected shapes later
+    if (!batched && attn.defined() && attn.dim() != 2 && attn.dim() != 3)
+        fail("{}: For {} `query`, expected `attn_mask` to be `None`, 2-D or 3-D but found {}-D tensor {} instead", who,
+             kind, attn.dim(), shape_str(attn.shape()));
+    if (!batched && attn.defined() && attn.dim() == 3) {
+        const Shape expected{o.num_heads(), query.size(0), key.size(0)};
+        if (attn.shape() != expected)
+            fail("{}: Expected `attn_mask` shape to be {} but got {}", who, shape_str(expected), shape_str(attn.shape()));
+    }
+    return batched;
+}
+
+MultiheadAttentionOutput batched_forward(const Tensor& query, const Tensor& key, const Tensor& value,
+                                         const MultiheadAttentionForwardFuncOptions& o);
+
 }  // namespace
 
 MultiheadAttentionOutput multi_head_attention_forward(const Tensor& query, const Tensor& key, const Tensor& value,
                                                       const MultiheadAttentionForwardFuncOptions& o) {
+    if (is_batched(query, key, value, o)) return batched_forward(query, key, value, o);
+    // Unbatched, as torch: a batch axis of 1 in, squeezed out of the results. query (L, E), key
+    // (S, kdim), value (S, vdim), key_padding_mask (S), attn_mask (L, S) or (num_heads, L, S)
+    // (the (N·num_heads, L, S) of N = 1); a tensor given twice stays one tensor.
+    const int batch = o.batch_first() ? 0 : 1;
+    const Tensor q = unsqueeze(query, batch);
+    const Tensor k = same_tensor(key, query) ? q : unsqueeze(key, batch);
+    const Tensor v = same_tensor(value, key) ? k : same_tensor(value, query) ? q : unsqueeze(value, batch);
+    MultiheadAttentionForwardFuncOptions with_batch = o;
+    if (const AttentionMask& kpm = o.key_padding_mask(); kpm.defined()) {
+        if (kpm.shape() != Shape{key.size(0)})
+            fail("{}: expecting key_padding_mask shape of {}, but got {}", o.who(), shape_str(Shape{key.size(0)}),
+                 shape_str(kpm.shape()));
+        with_batch.key_padding_mask(kpm.reshaped({1, key.size(0)}));
+    }
+    MultiheadAttentionOutput r = batched_forward(q, k, v, with_batch);
+    r.attn_output = squeeze(r.attn_output, batch);                                           // (L, E)
+    if (r.attn_output_weights.defined()) r.attn_output_weights = squeeze(r.attn_output_weights, 0);  // (L, S) or (h, L, S)
+    return r;
+}
+
+namespace {
+
+// query (L, N, E) (or (N, L, E) with batch_first), key and value (S, N, ·): torch's function after
+// its unbatched inputs got their batch axis.
+MultiheadAttentionOutput batched_forward(const Tensor& query, const Tensor& key, const Tensor& value,
+                                         const MultiheadAttentionForwardFuncOptions& o) {
     const std::string& who = o.who();
     Sizes s = check_inputs(query, key, value, o);
     AttentionMask attn = checked_attn_mask(o.attn_mask(), s, who);
@@ -228,6 +287,8 @@ MultiheadAttentionOutput multi_head_attention_forward(const Tensor& query, const
     if (o.need_weights()) result.attn_output_weights = o.average_attn_weights() ? mean(a.weights, {1}) : a.weights;
     return result;
 }
+
+}  // namespace
 
 MultiheadAttentionOutput multi_head_attention_forward(
     const Tensor& query, const Tensor& key, const Tensor& value, std::size_t embed_dim_to_check,

@@ -17,7 +17,10 @@
 //
 // Inputs are sequence-first (L, N, E), as torch's function; batch_first(true) is xtgrad's
 // addition so the module's batch-first input reaches the function without two transposes.
-// Unbatched (2-D) inputs are not supported (docs/tutorial_d.md, "What xtgrad leaves out").
+// Unbatched inputs, as torch 1.13 (_mha_shape_check): query (L, E), key (S, kdim), value (S, vdim),
+// key_padding_mask (S), attn_mask (L, S) or (num_heads, L, S) run with a batch axis of 1 and give
+// attn_output (L, E) and weights (L, S), or (num_heads, L, S) per head.
+// 7. returns the weights the output was computed with: after dropout in training, as torch.
 #pragma once
 
 #include <xtgrad/random/random.hpp>
@@ -87,7 +90,8 @@ public:
 
 struct MultiheadAttentionOutput {
     Tensor attn_output;          // (L, N, E), or (N, L, E) with batch_first
-    Tensor attn_output_weights;  // (N, L, S) averaged over heads, (N, h, L, S) per head; undefined without need_weights
+    Tensor attn_output_weights;  // (N, L, S) averaged over heads, (N, h, L, S) per head; undefined without need_weights;
+                                 // after dropout in training (zeros where dropped, the rest scaled by 1/(1-p))
 };
 
 // query (L, N, E), key (S, N, kdim), value (S, N, vdim) (kdim = vdim = E unless

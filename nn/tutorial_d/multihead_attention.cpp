@@ -73,9 +73,9 @@ MultiheadAttention::Output MultiheadAttention::forward(const Tensor& query, cons
                                                        bool average_attn_weights) const {
     auto scope = enter(query, key, value, key_padding_mask, need_weights, attn_mask, average_attn_weights);
     // The widths the functional cannot know: it sees only the weights.
-    if (key.defined() && key.dim() == 3 && key.size(2) != kdim)
+    if (key.defined() && key.dim() >= 2 && key.size(-1) != kdim)
         module_error(*this, kMultiheadAttentionType, fmt::format("key {} must end in kdim {}", shape_str(key.shape()), kdim));
-    if (value.defined() && value.dim() == 3 && value.size(2) != vdim)
+    if (value.defined() && value.dim() >= 2 && value.size(-1) != vdim)
         module_error(*this, kMultiheadAttentionType, fmt::format("value {} must end in vdim {}", shape_str(value.shape()), vdim));
     const std::string who = path().empty() ? kMultiheadAttentionType : fmt::format("{} '{}'", kMultiheadAttentionType, path());
     return scope.output(multi_head_attention_forward(

@@ -17,6 +17,7 @@ AttentionResult scaled_dot_product_attention(const Tensor& q, const Tensor& k, c
     o.training = training;
     o.gen = gen;
     o.need_weights = need_weights;
+    o.weights_after_dropout = true;  // torch returns attn after F.dropout, the weights the output used
     const Tensor additive = attn_mask.defined() && !attn_mask.is_bool() ? attn_mask.additive() : Tensor();
     if (attn_mask.is_bool()) o.masked = &attn_mask.masked();  // filled with -inf (the default fill)
     if (additive.defined()) o.additive = &additive;

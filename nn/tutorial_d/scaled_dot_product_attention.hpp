@@ -2,7 +2,8 @@
 //
 //   q     = q / sqrt(E)                  E = q's last dim (the head dim inside MultiheadAttention)
 //   attn  = softmax(q kᵀ + attn_mask)    over the keys; a boolean mask fills -inf instead
-//   out   = dropout(attn) v
+//   attn  = dropout(attn)                training only
+//   out   = attn v                       returns out and attn: the weights after dropout, as torch
 //
 // q is scaled by 1/sqrt(E) before the product, as torch does, rather than the scores after
 // it (the two differ in the last bit only). The arithmetic itself is xtgrad's one attention function
@@ -20,7 +21,8 @@
 namespace xtgrad::nn::tutorial_d {
 
 // q (..., Lq, E), k (..., Lk, E), v (..., Lk, Ev); attn_mask broadcasts to (..., Lq, Lk).
-// Returns the output (..., Lq, Ev) and the weights (..., Lq, Lk) (before dropout); without
+// Returns the output (..., Lq, Ev) and the weights (..., Lq, Lk) the output was computed with
+// (after dropout in training: zeros where dropped, the rest scaled by 1/(1-p)); without
 // need_weights the weights may be left undefined (AttentionOptions::need_weights).
 AttentionResult scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                              const AttentionMask& attn_mask = {}, float dropout_p = 0.f,

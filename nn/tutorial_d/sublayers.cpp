@@ -18,9 +18,10 @@ Tensor residual(const Tensor& x, const std::function<Tensor(const Tensor&)>& sub
 
 void check_layer_input(const Module& layer, const char* layer_type, const char* name, const Tensor& x,
                        std::size_t d_model, bool batch_first) {
-    if (!x.defined() || x.dim() != 3 || x.size(2) != d_model)
+    // (L, E) is unbatched, as torch 1.13 takes it (batch_first does not apply to it)
+    if (!x.defined() || (x.dim() != 2 && x.dim() != 3) || x.size(-1) != d_model)
         module_error(layer, layer_type,
-                     fmt::format("{} must be {} with E = d_model = {}, got {}", name,
+                     fmt::format("{} must be {} or unbatched (L, E) with E = d_model = {}, got {}", name,
                                  batch_first ? "(N, L, E) (batch_first)" : "(L, N, E)", d_model,
                                  x.defined() ? shape_str(x.shape()) : "an undefined tensor"));
 }

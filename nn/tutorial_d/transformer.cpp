@@ -6,6 +6,8 @@
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/nn/init.hpp>
 
+#include <cstdlib>
+#include <cxxabi.h>
 #include <limits>
 
 namespace xtgrad::nn::tutorial_d {
@@ -59,22 +61,31 @@ Tensor Transformer::forward(const Tensor& src, const Tensor& tgt, const Attentio
                             const AttentionMask& src_key_padding_mask, const AttentionMask& tgt_key_padding_mask,
                             const AttentionMask& memory_key_padding_mask) const {
     auto scope = enter(src, tgt, src_mask, tgt_mask, memory_mask, src_key_padding_mask, tgt_key_padding_mask, memory_key_padding_mask);
-    // src: (S, N, E), tgt: (T, N, E), or batch first
-    if (!src.defined() || !tgt.defined() || src.dim() != 3 || tgt.dim() != 3)
-        module_error(*this, "Transformer", fmt::format("src and tgt must be 3-D, got {} and {}",
-                                                       src.defined() ? shape_str(src.shape()) : "undefined",
-                                                       tgt.defined() ? shape_str(tgt.shape()) : "undefined"));
+    // src: (S, N, E), tgt: (T, N, E), or batch first; unbatched (S, E) and (T, E), as torch 1.13
+    const auto shape_of = [](const Tensor& t) { return t.defined() ? shape_str(t.shape()) : std::string("undefined"); };
+    if (!src.defined() || !tgt.defined() || (src.dim() != 2 && src.dim() != 3) || tgt.dim() != src.dim())
+        module_error(*this, "Transformer", fmt::format("src and tgt must be both batched (3-D) or both unbatched (2-D), "
+                                                       "got {} and {}", shape_of(src), shape_of(tgt)));
+    const bool batched = src.dim() == 3;
     const int batch_axis = options.batch_first() ? 0 : 1;
-    if (src.size(batch_axis) != tgt.size(batch_axis))
+    if (batched && src.size(batch_axis) != tgt.size(batch_axis))
         module_error(*this, "Transformer", fmt::format("the batch number of src and tgt must be equal, got src {} and "
                                                        "tgt {} (batch axis {})",
                                                        shape_str(src.shape()), shape_str(tgt.shape()), batch_axis));
-    if (src.size(2) != options.d_model() || tgt.size(2) != options.d_model())
+    if (src.size(-1) != options.d_model() || tgt.size(-1) != options.d_model())
         module_error(*this, "Transformer", fmt::format("the feature number of src and tgt must be equal to d_model {}, "
                                                        "got src {} and tgt {}",
                                                        options.d_model(), shape_str(src.shape()), shape_str(tgt.shape())));
     const Tensor memory = encoder->forward(src, src_mask, src_key_padding_mask);
     return scope.output(decoder->forward(tgt, memory, tgt_mask, memory_mask, tgt_key_padding_mask, memory_key_padding_mask));
+}
+
+void Transformer::wrong_type(const char* which, const Module& actual, const char* wanted_mangled) {
+    int status = 0;
+    char* wanted = abi::__cxa_demangle(wanted_mangled, nullptr, nullptr, &status);
+    const std::string wanted_name = status == 0 && wanted ? wanted : wanted_mangled;
+    std::free(wanted);
+    fail("Transformer: the {} is a {} (a custom_{}), not a {}", which, actual.type_name(), which, wanted_name);
 }
 
 Tensor Transformer::generate_square_subsequent_mask(std::size_t sz) {

@@ -10,8 +10,10 @@
 // decoder.layers.{i}.*, decoder.norm.*. Every matrix is re-initialised with
 // xavier_uniform_ (torch's and the tutorial's _reset_parameters).
 // With pe = none the model is exactly torch.nn.Transformer. custom_encoder / custom_decoder
-// replace the stacks the options would build (torch's keywords of the same names); they are
-// re-initialised with the rest, as torch's _reset_parameters does.
+// replace the stacks the options would build (torch's keywords of the same names): any module
+// deriving from EncoderBase / DecoderBase (encoder_decoder_base.hpp), a TransformerEncoder /
+// TransformerDecoder of other sizes or one of your own; registered as encoder / decoder and
+// re-initialised with the rest (xavier_uniform_ on every matrix), as torch's _reset_parameters does.
 //
 // Errata (docs/tutorial_d.md): the tutorial builds encoder_norm but constructs
 // TransformerEncoder(encoder_layer, num_encoder_layers) without it, so its encoder has no
@@ -27,6 +29,7 @@
 #include <xtgrad/nn/options.hpp>
 
 #include <memory>
+#include <typeinfo>
 
 namespace xtgrad::nn::tutorial_d {
 
@@ -49,8 +52,8 @@ public:
     XTGRAD_ARG(std::size_t, dim_feedforward) = 2048;
     XTGRAD_ARG(float, dropout) = 0.1f;
     XTGRAD_ARG(Activation, activation) = Activation::relu;
-    XTGRAD_ARG(std::shared_ptr<TransformerEncoder>, custom_encoder);  // null: built from these options
-    XTGRAD_ARG(std::shared_ptr<TransformerDecoder>, custom_decoder);
+    XTGRAD_ARG(std::shared_ptr<EncoderBase>, custom_encoder);  // null: built from these options
+    XTGRAD_ARG(std::shared_ptr<DecoderBase>, custom_decoder);
     XTGRAD_ARG(float, layer_norm_eps) = 1e-5f;
     XTGRAD_ARG(bool, batch_first) = false;
     XTGRAD_ARG(bool, norm_first) = false;
@@ -75,9 +78,24 @@ public:
     // so position i attends to positions 0..i only.
     static Tensor generate_square_subsequent_mask(std::size_t sz);
 
+    // The encoder or decoder as its own type (TransformerEncoder unless a custom one was given);
+    // an Error naming both types if it is not one.
+    template <class M = TransformerEncoder>
+    M& encoder_as() const { return as<M>(encoder.get(), "encoder"); }
+    template <class M = TransformerDecoder>
+    M& decoder_as() const { return as<M>(decoder.get(), "decoder"); }
+
     TransformerOptions options;
-    std::shared_ptr<TransformerEncoder> encoder;
-    std::shared_ptr<TransformerDecoder> decoder;
+    std::shared_ptr<EncoderBase> encoder;  // a TransformerEncoder, or the custom_encoder
+    std::shared_ptr<DecoderBase> decoder;  // a TransformerDecoder, or the custom_decoder
+
+private:
+    template <class M>
+    static M& as(Module* m, const char* which) {
+        if (auto* typed = dynamic_cast<M*>(m)) return *typed;
+        wrong_type(which, *m, typeid(M).name());
+    }
+    [[noreturn]] static void wrong_type(const char* which, const Module& actual, const char* wanted_mangled);
 };
 
 }  // namespace xtgrad::nn::tutorial_d

@@ -7,6 +7,7 @@
 #include <xtgrad/nn/tutorial_d/clone.hpp>
 #include <xtgrad/nn/tutorial_d/decoder.hpp>
 #include <xtgrad/nn/tutorial_d/decoder_layer.hpp>
+#include <xtgrad/nn/tutorial_d/encoder_decoder_base.hpp>
 #include <xtgrad/nn/tutorial_d/encoder.hpp>
 #include <xtgrad/nn/tutorial_d/encoder_layer.hpp>
 #include <xtgrad/nn/tutorial_d/functional.hpp>

@@ -9,20 +9,10 @@
 set -uo pipefail
 build=$1
 prog="$build/tests/ddp_tutorial_b"
-if ! command -v mpirun >/dev/null || ! grep -q XTGRAD_WITH_MPI "$build/compile_commands.json"; then
-  echo "  skip: built without MPI or no mpirun (meson -Dmpi=enabled, libopenmpi-dev openmpi-bin)"
-  exit 0
-fi
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-fail=0
-ok() { echo "  ok   $1"; }
-bad() { echo "  FAIL $1"; fail=1; }
+source "$(dirname "$0")/mpi_common.sh"
 
-# CI runs as root; 2 processes may be more than the cores (--oversubscribe); no binding, so
-# the processes and their threads share the cores as the kernel sees fit.
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_btl_vader_single_copy_mechanism=none  # containers often forbid the CMA copy
+# 2 processes may be more than the cores (--oversubscribe); no binding, so the processes and
+# their threads share the cores as the kernel sees fit.
 mpi() { timeout "$1" mpirun -np 2 --oversubscribe --bind-to none "${@:2}"; }
 
 # 1. The same run, alone and as 2 processes.

@@ -16,22 +16,15 @@
 set -uo pipefail
 build=$1
 prog="$build/tests/zero_run"
-if ! command -v mpirun >/dev/null || ! grep -q XTGRAD_WITH_MPI "$build/compile_commands.json"; then
-  echo "  skip: built without MPI or no mpirun (meson -Dmpi=enabled, libopenmpi-dev openmpi-bin)"
-  exit 0
-fi
+source "$(dirname "$0")/mpi_common.sh"
 if ! command -v ip >/dev/null; then echo "  skip: no 'ip' (iproute2) to make network namespaces"; exit 0; fi
 h0="xtgrad-h0-$$" h1="xtgrad-h1-$$"  # per run: concurrent runs do not collide
 if ! ip netns add "$h0" 2>/dev/null; then
   echo "  skip: 'ip netns add' is not permitted here (needs root with CAP_NET_ADMIN); the 2-host TCP test did not run"
   exit 0
 fi
-out=$(mktemp -d)
 cleanup() { ip netns del "$h0" 2>/dev/null; ip netns del "$h1" 2>/dev/null; rm -rf "$out"; }
 trap cleanup EXIT
-fail=0
-ok() { echo "  ok   $1"; }
-bad() { echo "  FAIL $1"; fail=1; }
 
 # The two hosts: 10.231.0.1 in $h0, 10.231.0.2 in $h1, a /30 of their own (the addresses exist
 # only inside these namespaces; nothing is routed anywhere else). Deleting a namespace deletes its veth end.
@@ -53,7 +46,6 @@ exec ip netns exec "\$ns" sh -c "\$*"
 EOF
 chmod +x "$out/agent.sh"
 printf '10.231.0.1 slots=1\n10.231.0.2 slots=1\n' >"$out/hosts"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # mpirun itself runs on host 0; one rank per host (--map-by node); TCP over the veth only.
 mpirun_extra=()  # mpirun's own options for the next call
 mpi_hosts() {

@@ -13,17 +13,7 @@
 set -uo pipefail
 build=$1
 prog="$build/tests/zero_run"
-if ! command -v mpirun >/dev/null || ! grep -q XTGRAD_WITH_MPI "$build/compile_commands.json"; then
-  echo "  skip: built without MPI or no mpirun (meson -Dmpi=enabled, libopenmpi-dev openmpi-bin)"
-  exit 0
-fi
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
-fail=0
-ok() { echo "  ok   $1"; }
-bad() { echo "  FAIL $1"; fail=1; }
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_btl_vader_single_copy_mechanism=none  # containers often forbid the CMA copy
+source "$(dirname "$0")/mpi_common.sh"
 # mpi NP ARGS...: 3 processes on 2 cores need --oversubscribe; one thread each
 mpirun_extra=()  # mpirun's own options for the next call
 mpi() { local np=$1; shift; timeout 300 mpirun -np "$np" --oversubscribe --bind-to none "${mpirun_extra[@]}" "$prog" "$@"; }

@@ -149,6 +149,8 @@ expect 2 "absurd sizes (--layers 1000 --d-model 60000)" "${wg[@]}" --layers 1000
 says "GiB"; trained_nothing
 expect 2 "random_copy absurd batch x len" "${rc[@]}" --batch 60000 --len 60000 --vocab 5000
 expect 2 "random_copy --d-model not a multiple of --heads" "${rc[@]}" --d-model 15 --heads 2
+expect 2 "random_copy --map-head past the heads" "${rc[@]}" --map-head 2
+expect 2 "random_copy --map-layer past the layers" "${rc[@]}" --map-layer 1
 expect 2 "--lr 0" "${wg[@]}" --lr 0
 expect 2 "--threads 0" "${wg[@]}" --threads 0
 echo "a file" >"$out/afile"

@@ -51,3 +51,8 @@ if [ "$(pkg-config --variable=mpi xtgrad)" = yes ] && command -v mpirun >/dev/nu
 else
   echo "-- DistributedDataParallel: skipped (library built without MPI, or no mpirun)"
 fi
+echo "-- a learner's program (tests/install_consumer/learner.cpp) at -O0 -g, as bench/learner_compile.sh times it"
+# shellcheck disable=SC2046
+g++ -std=c++20 -O0 -g "$here/learner.cpp" -o "$work/learner" $(pkg-config --cflags --libs xtgrad)
+"$work/learner" | tee "$work/learner.out"
+grep -q "^gradcheck passed$" "$work/learner.out" || { echo "the learner's program did not pass its gradcheck"; exit 1; }

@@ -20,6 +20,12 @@ using nn::AttentionScale;
 
 namespace {
 
+std::size_t occurrences(const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+    return n;
+}
+
 AttentionMap map_of(Array w, AttentionScale scale = AttentionScale::probability) {
     AttentionMap m;
     m.weights = std::move(w);
@@ -201,6 +207,44 @@ TEST_CASE("showgraph: tutorial C's choice (last layer, head 0, first sentence) a
     test::expect_error([&] { nn::tutorial_c::attention_map(attns, x, y, options(-1, 5, 0)); }, {"showgraph", "head 5", "2 heads"});
     test::expect_error([&] { nn::tutorial_c::attention_map(attns, x, y, options(-1, 0, 2)); }, {"showgraph", "sentence 2"});
     test::expect_error([&] { nn::tutorial_c::attention_map(attns, {"I"}, y); }, {"showgraph", "(2,3)", "1 key words"});
+}
+
+TEST_CASE("showgraph: query and key axis titles, and the model's mask drawn as masked cells") {
+    std::vector<Tensor> attns;
+    Array w = xt::ones<float>({2, 2, 2, 3}) / 3.f;
+    w(1, 0, 0, 2) = 0.f;  // sentence 1: key 'games' is PAD, hidden from both queries
+    w(1, 0, 1, 2) = 0.f;
+    w(1, 0, 0, 0) = w(1, 0, 0, 1) = w(1, 0, 1, 0) = w(1, 0, 1, 1) = 0.5f;
+    attns.emplace_back(w);
+    const std::vector<std::string> x = {"I", "like", "PAD"}, y = {"S", "我"};
+    nn::tutorial_c::ShowgraphOptions o;
+    o.batch = 1;
+    CHECK(nn::tutorial_c::attention_map(attns, x, y, o).query_axis == "queries: target words (y)");  // the defaults
+    CHECK(nn::tutorial_c::attention_map(attns, x, y, o).key_axis == "keys: source words (x)");
+    CHECK_FALSE(nn::tutorial_c::attention_map(attns, x, y, o).has_mask());
+    // the model's (B, Lq, Lk) mask: the map takes the chosen sentence's
+    Mask pad = xt::zeros<bool>({2, 2, 3});
+    pad(1, 0, 2) = pad(1, 1, 2) = true;
+    o.masked = pad;
+    o.query_axis = "queries: decoder inputs";
+    o.key_axis = "keys: source words (PAD masked)";
+    test::TempDir dir;
+    const AttentionMap m = nn::tutorial_c::showgraph(attns, x, y, dir.file("pad.svg"), o);
+    CHECK(m.is_masked(0, 2));
+    CHECK(m.is_masked(1, 2));
+    CHECK_FALSE(m.is_masked(0, 0));
+    const std::string svg = test::read_bytes(dir.file("pad.svg"));
+    CHECK(occurrences(svg, "class=\"masked\"") == 2);
+    CHECK(occurrences(svg, "class=\"axis-title\"") == 2);
+    CHECK(svg.find("queries: decoder inputs") != std::string::npos);
+    CHECK(svg.find("keys: source words (PAD masked)") != std::string::npos);
+    // an (Lq, Lk) mask as it is, and masks that do not fit
+    o.masked = Mask{{false, false, true}, {false, false, true}};
+    CHECK(nn::tutorial_c::attention_map(attns, x, y, o).is_masked(1, 2));
+    o.masked = xt::zeros<bool>({3, 2, 3});
+    test::expect_error([&] { nn::tutorial_c::attention_map(attns, x, y, o); }, {"showgraph", "mask of shape (3,2,3)", "(2,2,2,3)"});
+    o.masked = xt::zeros<bool>({2, 2});
+    test::expect_error([&] { nn::tutorial_c::attention_map(attns, x, y, o); }, {"showgraph", "mask", "(2,2)"});
 }
 
 TEST_SUITE_END();

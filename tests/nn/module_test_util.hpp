@@ -5,6 +5,10 @@
 #include "tests/test_util.hpp"
 #include <xtgrad/xtgrad.hpp>
 
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -24,6 +28,39 @@ inline std::vector<Tensor> with_parameters(const nn::Module& m, std::vector<Tens
     for (const Tensor& p : m.parameters())
         if (p.requires_grad()) xs.push_back(p);
     return xs;
+}
+
+// A file of a committed fixture case (tests/fixtures/small/CASE/FILE), and its meta.json parsed.
+inline std::string fixture_path(const std::string& case_name, const std::string& file) {
+    return std::string(XTGRAD_FIXTURE_DIR) + "/small/" + case_name + "/" + file;
+}
+inline nlohmann::json fixture_meta(const std::string& case_name) {
+    std::ifstream in(fixture_path(case_name, "meta.json"));
+    REQUIRE(in);
+    return nlohmann::json::parse(in);
+}
+
+// The state names torch listed in a fixture's meta.json ("params" or "buffers"), in torch's order.
+inline std::vector<std::string> meta_names(const std::string& case_name, const char* list) {
+    const nlohmann::json meta = fixture_meta(case_name);  // a named json: the loop below refers into it
+    std::vector<std::string> out;
+    for (const auto& p : meta.at(list)) out.push_back(p.at("name").get<std::string>());
+    return out;
+}
+
+// The names of m's parameters that train (trainable) or are frozen (not), in order.
+inline std::vector<std::string> names_where(const nn::Module& m, bool trainable) {
+    std::vector<std::string> out;
+    for (auto& [name, t] : m.named_parameters())
+        if (t.requires_grad() == trainable) out.push_back(name);
+    return out;
+}
+
+// One token id as a (1, 1) batch (a braced Ids{{1}} is ambiguous for xtensor).
+inline Ids single_token(std::int64_t id) {
+    Ids out = Ids::from_shape({1, 1});
+    out(0, 0) = id;
+    return out;
 }
 
 // The names of a named_parameters() / named_buffers() list, in order.

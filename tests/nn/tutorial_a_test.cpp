@@ -18,7 +18,9 @@ using namespace xtgrad;
 namespace ta = xtgrad::nn::tutorial_a;
 using test::rnd;
 using test::kReluSafe;
+using test::meta_names;
 using test::names_of;
+using test::names_where;
 using V = std::vector<Tensor>;
 
 namespace {
@@ -414,22 +416,8 @@ TEST_CASE("tutorial A: Transformer named_parameters are the notebook's state_dic
 TEST_CASE("tutorial A: state names and order match the committed PyTorch fixtures") {
     // meta.json lists torch's trainable parameters in state_dict order, and the frozen tables
     // as buffers; xtgrad's trainable named_parameters must be the same list.
-    auto trainable_names = [](const nn::Module& m) {
-        std::vector<std::string> out;
-        for (auto& [name, t] : m.named_parameters())
-            if (t.requires_grad()) out.push_back(name);
-        return out;
-    };
-    auto meta_names = [](const std::string& c, const char* list) {
-        std::ifstream in(std::string(XTGRAD_FIXTURE_DIR) + "/small/" + c + "/meta.json");
-        REQUIRE(in);
-        const nlohmann::json meta = nlohmann::json::parse(in);
-        std::vector<std::string> out;
-        for (const auto& p : meta.at(list)) out.push_back(p.at("name").get<std::string>());
-        return out;
-    };
     ta::Transformer model(13, 10, 11, 9, 2, 20, 4, 36);
-    CHECK(trainable_names(model) == meta_names("transformer_a", "params"));
+    CHECK(names_where(model, true) == meta_names("transformer_a", "params"));
     CHECK(names_of(model.named_buffers()).empty());
     std::vector<std::string> frozen;
     for (auto& [name, t] : model.named_parameters())
@@ -437,8 +425,8 @@ TEST_CASE("tutorial A: state names and order match the committed PyTorch fixture
     CHECK(frozen == meta_names("transformer_a", "buffers"));
     ta::Errata custom;
     custom.layer_norm = ta::LayerNormKind::custom;
-    CHECK(trainable_names(ta::MultiHeadAttention(20, 4, 0.f, custom)) == meta_names("mha_a__ln_custom", "params"));
-    CHECK(trainable_names(ta::DecoderLayer(20, 4, 36)) == meta_names("decoder_layer_a", "params"));
+    CHECK(names_where(ta::MultiHeadAttention(20, 4, 0.f, custom), true) == meta_names("mha_a__ln_custom", "params"));
+    CHECK(names_where(ta::DecoderLayer(20, 4, 36), true) == meta_names("decoder_layer_a", "params"));
 }
 
 // ---- masks --------------------------------------------------------------------------------

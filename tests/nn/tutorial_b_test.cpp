@@ -18,6 +18,10 @@ TEST_SUITE_BEGIN("tutorial_b");
 using namespace xtgrad;
 namespace tb = xtgrad::nn::tutorial_b;
 using test::rnd;
+using test::fixture_meta;
+using test::meta_names;
+using test::names_where;
+using test::single_token;
 using test::kReluSafe;
 using test::with_parameters;
 using test::names_of;
@@ -33,33 +37,6 @@ constexpr std::size_t kDB = 8, kHeadsB = 2, kFfB = 12;
 // Even a 1e-3 step crosses a kink for some initialisations (a gradcheck failure at a
 // feed_forward.fc1 weight with no bug, as the PyTorch parity of the same module shows); the
 // seeds here are ones whose pre-activations stay clear of it.
-
-std::vector<std::string> trainable_names(const nn::Module& m) {
-    std::vector<std::string> out;
-    for (auto& [name, t] : m.named_parameters())
-        if (t.requires_grad()) out.push_back(name);
-    return out;
-}
-
-nlohmann::json fixture_meta(const std::string& case_name) {
-    std::ifstream in(std::string(XTGRAD_FIXTURE_DIR) + "/small/" + case_name + "/meta.json");
-    REQUIRE(in);
-    return nlohmann::json::parse(in);
-}
-
-std::vector<std::string> meta_names(const std::string& case_name, const char* list) {
-    const nlohmann::json meta = fixture_meta(case_name);  // a named json: the loop below refers into it
-    std::vector<std::string> out;
-    for (const auto& p : meta.at(list)) out.push_back(p.at("name").get<std::string>());
-    return out;
-}
-
-// One token id as a (1, 1) batch (a braced Ids{{1}} is ambiguous for xtensor).
-Ids single(std::int64_t id) {
-    Ids out = Ids::from_shape({1, 1});
-    out(0, 0) = id;
-    return out;
-}
 
 // ids (B, L) with trailing PAD (0), row 0 full length, as tutorial B's batches.
 const Ids kSrcB = {{3, 1, 5, 2, 4}, {2, 6, 0, 0, 0}};  // (2, 5), vocab 7
@@ -253,7 +230,7 @@ TEST_CASE("tutorial B: generate_mask keeps real keys, and the past of real queri
     // row i = query i: keys j <= i, and nothing for the padded query 2
     CHECK(tgt_mask == Mask{{{{true, false, false}, {true, true, false}, {false, false, false}}}});
     CHECK(tb::Transformer::generate_mask(src, tgt).tgt_mask == tgt_mask);
-    test::expect_error([] { tb::generate_mask(Ids{1, 2}, single(1)); }, {"generate_mask", "src (2)"});
+    test::expect_error([] { tb::generate_mask(Ids{1, 2}, single_token(1)); }, {"generate_mask", "src (2)"});
 }
 
 TEST_CASE("tutorial B: Transformer gradcheck over every parameter, logits shape") {
@@ -270,22 +247,22 @@ TEST_CASE("tutorial B: Transformer gradcheck over every parameter, logits shape"
 
 TEST_CASE("tutorial B: Transformer rejects ids out of range and mismatched batches") {
     tb::Transformer model(7, 6, kDB, kHeadsB, 1, kFfB, 10, 0.f);
-    test::expect_error([&] { model.forward(Ids{{1, 7}}, single(1)); }, {"Transformer", "src (1,2)", "id 7", "vocabulary of 7"});
-    test::expect_error([&] { model.forward(single(1), single(-1)); }, {"Transformer", "tgt (1,1)", "id -1"});
+    test::expect_error([&] { model.forward(Ids{{1, 7}}, single_token(1)); }, {"Transformer", "src (1,2)", "id 7", "vocabulary of 7"});
+    test::expect_error([&] { model.forward(single_token(1), single_token(-1)); }, {"Transformer", "tgt (1,1)", "id -1"});
     test::expect_error([&] { model.forward(kSrcB, Ids{{1, 2}}); }, {"Transformer", "batch", "(2,5)", "(1,2)"});
     test::expect_error([&] { model.forward(Ids{1, 2}, kTgtB); }, {"Transformer", "src", "(batch, len)", "(2)"});
 }
 
 TEST_CASE("tutorial B: state names are the tutorial's, in torch's order") {
-    CHECK(trainable_names(tb::MultiHeadAttention(kDB, kHeadsB)) ==
+    CHECK(names_where(tb::MultiHeadAttention(kDB, kHeadsB), true) ==
           std::vector<std::string>{"W_q.weight", "W_q.bias", "W_k.weight", "W_k.bias", "W_v.weight", "W_v.bias",
                                    "W_o.weight", "W_o.bias"});
-    CHECK(trainable_names(tb::MultiHeadAttention(20, 4)) == meta_names("mha_b", "params"));
-    CHECK(trainable_names(tb::PositionWiseFeedForward(20, 36)) == meta_names("ffn_linear", "params"));
-    CHECK(trainable_names(tb::EncoderLayer(20, 4, 36, 0.1f)) == meta_names("encoder_layer_b", "params"));
-    CHECK(trainable_names(tb::DecoderLayer(20, 4, 36, 0.1f)) == meta_names("decoder_layer_b", "params"));
+    CHECK(names_where(tb::MultiHeadAttention(20, 4), true) == meta_names("mha_b", "params"));
+    CHECK(names_where(tb::PositionWiseFeedForward(20, 36), true) == meta_names("ffn_linear", "params"));
+    CHECK(names_where(tb::EncoderLayer(20, 4, 36, 0.1f), true) == meta_names("encoder_layer_b", "params"));
+    CHECK(names_where(tb::DecoderLayer(20, 4, 36, 0.1f), true) == meta_names("decoder_layer_b", "params"));
     tb::Transformer model(13, 11, 20, 4, 2, 36, 10, 0.1f);
-    CHECK(trainable_names(model) == meta_names("transformer_b", "params"));
+    CHECK(names_where(model, true) == meta_names("transformer_b", "params"));
     CHECK(names_of(model.named_buffers()) == meta_names("transformer_b", "buffers"));  // positional_encoding.pe
     const std::vector<std::string> state = names_of(model.state_dict());
     CHECK(state.size() == meta_names("transformer_b", "params").size() + 1);

@@ -19,6 +19,10 @@ TEST_SUITE_BEGIN("tutorial_c");
 using namespace xtgrad;
 namespace tc = xtgrad::nn::tutorial_c;
 using test::rnd;
+using test::fixture_path;
+using test::meta_names;
+using test::names_where;
+using test::single_token;
 using test::kReluSafe;
 using test::with_parameters;
 using test::names_of;
@@ -48,33 +52,6 @@ tc::Config small_config() {
 // Even a 1e-3 step crosses a kink for some initialisations (a gradcheck failure at a
 // pos_ffn.conv1 weight with no bug, as the PyTorch parity of the same module shows); the seeds
 // here are ones whose pre-activations stay clear of it.
-
-std::vector<std::string> names_where(const nn::Module& m, bool trainable) {
-    std::vector<std::string> out;
-    for (auto& [name, t] : m.named_parameters())
-        if (t.requires_grad() == trainable) out.push_back(name);
-    return out;
-}
-
-std::string fixture_path(const std::string& case_name, const std::string& file) {
-    return std::string(XTGRAD_FIXTURE_DIR) + "/small/" + case_name + "/" + file;
-}
-
-std::vector<std::string> meta_names_c(const std::string& case_name, const char* list) {
-    std::ifstream in(fixture_path(case_name, "meta.json"));
-    REQUIRE(in);
-    const nlohmann::json meta = nlohmann::json::parse(in);  // a named json: the loop below refers into it
-    std::vector<std::string> out;
-    for (const auto& p : meta.at(list)) out.push_back(p.at("name").get<std::string>());
-    return out;
-}
-
-// One token id as a (1, 1) batch (a braced Ids{{1}} is ambiguous for xtensor).
-Ids single_token(std::int64_t id) {
-    Ids out = Ids::from_shape({1, 1});
-    out(0, 0) = id;
-    return out;
-}
 
 // ids (B, L) with trailing PAD (0), row 0 full length.
 const Ids kEnc = {{3, 1, 5, 2, 4}, {2, 6, 0, 0, 0}};  // (2, 5), vocab 7
@@ -304,10 +281,10 @@ TEST_CASE("tutorial C: state names are the tutorial's, in torch's order, pos_emb
     CHECK(names_of(tc::MultiHeadAttention(kDC, kHeadsC, kDk, kDv).named_parameters()) ==
           std::vector<std::string>{"W_Q.weight", "W_Q.bias", "W_K.weight", "W_K.bias", "W_V.weight", "W_V.bias",
                                    "linear.weight", "linear.bias", "layer_norm.weight", "layer_norm.bias"});
-    CHECK(names_where(tc::MultiHeadAttention(20, 4, 5, 7), true) == meta_names_c("mha_c__dk_dv", "params"));
-    CHECK(names_where(tc::EncoderLayer(20, 4, 36, 5, 5), true) == meta_names_c("encoder_layer_c", "params"));
-    CHECK(names_where(tc::DecoderLayer(20, 4, 36, 5, 5), true) == meta_names_c("decoder_layer_c", "params"));
-    CHECK(names_where(tc::PoswiseFeedForwardNet(20, 36), true) == meta_names_c("ffn_conv1d__c_names", "params"));
+    CHECK(names_where(tc::MultiHeadAttention(20, 4, 5, 7), true) == meta_names("mha_c__dk_dv", "params"));
+    CHECK(names_where(tc::EncoderLayer(20, 4, 36, 5, 5), true) == meta_names("encoder_layer_c", "params"));
+    CHECK(names_where(tc::DecoderLayer(20, 4, 36, 5, 5), true) == meta_names("decoder_layer_c", "params"));
+    CHECK(names_where(tc::PoswiseFeedForwardNet(20, 36), true) == meta_names("ffn_conv1d__c_names", "params"));
     tc::Transformer model(tc::Config()
                               .src_vocab_size(13)
                               .tgt_vocab_size(11)
@@ -319,10 +296,10 @@ TEST_CASE("tutorial C: state names are the tutorial's, in torch's order, pos_emb
                               .d_v(5)
                               .n_layers(2)
                               .n_heads(4));
-    CHECK(names_where(model, true) == meta_names_c("transformer_c", "params"));
+    CHECK(names_where(model, true) == meta_names("transformer_c", "params"));
     // the frozen tables: parameters without gradient (torch: requires_grad=False), the
     // fixture's "buffers"
-    CHECK(names_where(model, false) == meta_names_c("transformer_c", "buffers"));
+    CHECK(names_where(model, false) == meta_names("transformer_c", "buffers"));
     CHECK(names_where(model, false) == std::vector<std::string>{"encoder.pos_emb.weight", "decoder.pos_emb.weight"});
     const std::vector<std::string> state = names_of(model.state_dict());
     CHECK(state.front() == "encoder.token_emb.weight");

@@ -1,9 +1,10 @@
 // Tutorial D (nn/tutorial_d, torch.nn's Transformer): scaled_dot_product_attention and MultiheadAttention: names, init,
-// gradchecks, add_bias_kv / add_zero_attn, dropout, bad input. Parity runs in tests/parity_test.cpp.
+// gradchecks, add_bias_kv / add_zero_attn, dropout (the weights returned after it, as torch), bad input. Parity runs in tests/parity_test.cpp.
 #include "tests/nn/tutorial_d_util.hpp"
 
 #include <xtensor/xmath.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 TEST_SUITE_BEGIN("tutorial_d");
@@ -114,7 +115,7 @@ TEST_CASE("tutorial D: MultiheadAttention names the module and the shapes on bad
     MultiheadAttention m(8, 2);
     Tensor q = rnd({4, 2, 8}), k = rnd({5, 2, 8}), v = rnd({5, 2, 8});
     expect_error([&] { m.forward(rnd({4, 2, 6}), k, v); }, {"was expecting embedding dimension of 8", "(4,2,6)"});
-    expect_error([&] { m.forward(rnd({4, 8}), k, v); }, {"query must be 3-D", "(4,8)"});
+    expect_error([&] { m.forward(rnd({4, 8}), k, v); }, {"For unbatched (2-D) `query`", "(4,8)", "(5,2,8)"});
     expect_error([&] { m.forward(q, k, rnd({6, 2, 8})); }, {"key's sequence and batch dims", "(5,2,8)", "(6,2,8)"});
     expect_error([&] { m.forward(q, rnd({5, 3, 8}), rnd({5, 3, 8})); }, {"batch size", "(4,2,8)", "(5,3,8)"});
     expect_error([&] { m.forward(q, k, v, {}, true, Mask(xt::zeros<bool>({5, 5}))); },
@@ -178,6 +179,69 @@ TEST_CASE("tutorial D: MultiheadAttentionOptions: required sizes, torch's keywor
     CHECK(names_of(positional) == std::vector<std::string>{"q_proj_weight", "k_proj_weight", "v_proj_weight",
                                                            "in_proj_bias", "bias_k", "bias_v", "out_proj.weight",
                                                            "out_proj.bias"});
+}
+
+
+TEST_CASE("tutorial D: in training the attention weights returned are those after dropout, as torch returns them") {
+    const float p = 0.5f;
+    for (const auto fusion : {nn::AttentionFusion::composed, nn::AttentionFusion::fused}) {
+        nn::set_attention_fusion(fusion);
+        MultiheadAttention m(8, 2, p);
+        randomize(m, 21);
+        const Tensor query = rnd({4, 3, 8}, 22), key = rnd({5, 3, 8}, 23), value = rnd({5, 3, 8}, 24);
+        m.eval();
+        const Array before = m.forward(query, key, value, {}, true, {}, false).attn_output_weights.data();
+        m.train();
+        const auto [out, weights] = m.forward(query, key, value, {}, true, {}, false);  // (N, h, L, S)
+        const Array w = weights.data();
+        // zeros where dropped, the rest the eval weights scaled by 1/(1-p)
+        int dropped = 0, kept = 0;
+        for (std::size_t i = 0; i < w.size(); ++i) {
+            if (w.flat(i) == 0.f) {
+                ++dropped;
+            } else {
+                ++kept;
+                CHECK(w.flat(i) == doctest::Approx(before.flat(i) / (1.f - p)).epsilon(1e-6));
+            }
+        }
+        CHECK(dropped > 10);
+        CHECK(kept > 10);
+        // these weights are the ones the output used: out = out_proj(merge_heads(weights · v_proj)), by hand
+        const Array W = m.in_proj_weight.data(), b = m.in_proj_bias.data();
+        const Array Wo = m.out_proj->weight.data(), bo = m.out_proj->bias.data(), val = value.data();
+        const std::size_t N = 3, h = 2, L = 4, S = 5, E = 8, hd = 4;
+        Array vp = xt::zeros<float>({S, N, E});  // value · W_vᵀ + b_v, W_v the rows 2E:3E
+        for (std::size_t s = 0; s < S; ++s)
+            for (std::size_t n = 0; n < N; ++n)
+                for (std::size_t e = 0; e < E; ++e) {
+                    float acc = b(2 * E + e);
+                    for (std::size_t f = 0; f < E; ++f) acc += val(s, n, f) * W(2 * E + e, f);
+                    vp(s, n, e) = acc;
+                }
+        float worst = 0.f;
+        for (std::size_t l = 0; l < L; ++l)
+            for (std::size_t n = 0; n < N; ++n) {
+                float ctx[8] = {};
+                for (std::size_t head = 0; head < h; ++head)
+                    for (std::size_t d = 0; d < hd; ++d)
+                        for (std::size_t s = 0; s < S; ++s) ctx[head * hd + d] += w(n, head, l, s) * vp(s, n, head * hd + d);
+                for (std::size_t e = 0; e < E; ++e) {
+                    float y = bo(e);
+                    for (std::size_t f = 0; f < E; ++f) y += ctx[f] * Wo(e, f);
+                    worst = std::max(worst, std::abs(y - out.data()(l, n, e)));
+                }
+            }
+        CHECK(worst < 1e-5f);
+    }
+    nn::set_attention_fusion(nn::AttentionFusion::automatic);
+
+    // the function alone: attn after dropout, out = attn · v
+    const Tensor q = rnd({2, 3, 4}, 31), k = rnd({2, 5, 4}, 32), v = rnd({2, 5, 4}, 33);
+    const nn::AttentionResult r = scaled_dot_product_attention(q, k, v, {}, p, /*training=*/true);
+    CHECK(test::max_abs_diff(r.context.data(), matmul(r.weights, v).data()) < 1e-6f);
+    CHECK(xt::any(xt::equal(r.weights.data(), 0.f)));
+    const nn::AttentionResult e = scaled_dot_product_attention(q, k, v, {}, p, /*training=*/false);
+    CHECK(xt::all(xt::isclose(xt::sum(e.weights.data(), {2}), 1.f)));
 }
 
 TEST_SUITE_END();

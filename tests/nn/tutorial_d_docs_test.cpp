@@ -45,7 +45,7 @@ TEST_CASE("tutorial D: the functional core as docs/tutorial_d.md shows it") {
     CHECK(out.shape() == Shape{4, 2, 8});
     CHECK(weights.shape() == Shape{2, 4, 7});
     CHECK(encoder.layers->size() == 3);
-    CHECK(model.encoder->layers->size() == 2);
+    CHECK(model.encoder_as().layers->size() == 2);
     CHECK(y.shape() == Shape{4, 2, 8});
 }
 

@@ -72,7 +72,7 @@ TEST_CASE("tutorial D: Transformer has exactly torch.nn.Transformer's parameter 
     CHECK(names_of(model) == expected);
     CHECK(model.named_buffers().empty());
     // every matrix re-initialised with xavier_uniform_: linear1 (12, 8) has bound sqrt(6 / 20)
-    CHECK(xt::amax(xt::abs((*model.encoder->layers)[0].linear1->weight.data()))() <= std::sqrt(6.f / 20.f));
+    CHECK(xt::amax(xt::abs((*model.encoder_as().layers)[0].linear1->weight.data()))() <= std::sqrt(6.f / 20.f));
 }
 
 TEST_CASE("tutorial D: Transformer passes gradcheck and its tgt_mask makes the decoder causal") {
@@ -178,12 +178,12 @@ TEST_CASE("tutorial D: Transformer takes a custom encoder and decoder, re-initia
     const Tensor before = Tensor(custom_encoder->layers->operator[](0).linear1->weight.data());
     Transformer model(small_transformer(1, 1).custom_encoder(custom_encoder).activation(Activation::gelu));
     CHECK(model.encoder == custom_encoder);
-    CHECK(model.encoder->layers->size() == 3);
-    CHECK(model.decoder->layers->size() == 1);
+    CHECK(model.encoder_as().layers->size() == 3);
+    CHECK(model.decoder_as().layers->size() == 1);
     CHECK(names_of(model).front() == "encoder.layers.0.self_attn.in_proj_weight");
     CHECK(names_of(model)[3 * 12] == "decoder.layers.0.self_attn.in_proj_weight");  // no encoder.norm
     // _reset_parameters re-draws every matrix, the custom encoder's too
-    CHECK(test::max_abs_diff(before.data(), (*model.encoder->layers)[0].linear1->weight.data()) > 0.f);
+    CHECK(test::max_abs_diff(before.data(), (*model.encoder_as().layers)[0].linear1->weight.data()) > 0.f);
     randomize(model, 41);
     Tensor src = rnd({5, 2, 8}, 42), tgt = rnd({4, 2, 8}, 43);
     const Tensor causal = Transformer::generate_square_subsequent_mask(4);
@@ -194,8 +194,8 @@ TEST_CASE("tutorial D: Transformer takes a custom encoder and decoder, re-initia
     const TransformerDecoderLayer dec_layer(small_layer<TransformerDecoderLayerOptions>());
     auto custom_decoder = std::make_shared<TransformerDecoder>(dec_layer, 2, std::make_shared<nn::LayerNorm>(8, 1e-3f));
     Transformer with_decoder(small_transformer(1, 1).custom_decoder(custom_decoder));
-    CHECK(with_decoder.decoder->layers->size() == 2);
-    CHECK(with_decoder.decoder->norm->eps == 1e-3f);
+    CHECK(with_decoder.decoder_as().layers->size() == 2);
+    CHECK(with_decoder.decoder_as().norm->eps == 1e-3f);
 }
 
 TEST_SUITE_END();

@@ -1,6 +1,7 @@
 // Runners for tutorial D's modules (docs/fixtures.md, section Config keys): each module is
 // rebuilt from meta.json's config exactly as a user would build it, and called with the
 // fixture's inputs by name (absent masks are None).
+#include <xtgrad/autograd/error.hpp>
 #include <xtgrad/nn/tutorial_d/tutorial_d.hpp>
 #include "tools/parity/module_runner.hpp"
 #include "tools/parity/register_all.hpp"
@@ -42,6 +43,18 @@ std::shared_ptr<nn::LayerNorm> final_norm(const Fixture& f) {
 }
 
 PositionalEncodingAt pe_placement(const Fixture& f) { return positional_encoding_from_string(f.cfg_str("pe", "none")); }
+
+// The custom encoder of the transformer_d__custom_encoder fixture, as a user writes one: memory =
+// proj(src), the masks ignored (tools/fixtures/reference_d.py's LinearEncoder).
+struct LinearEncoder : EncoderBase {
+    explicit LinearEncoder(std::size_t d_model) {
+        proj = register_module("proj", std::make_shared<nn::Linear>(d_model, d_model));
+    }
+    Tensor forward(const Tensor& src, const AttentionMask&, const AttentionMask&) const override {
+        return proj->forward(src);
+    }
+    std::shared_ptr<nn::Linear> proj;
+};
 
 Outputs output_of(const Tensor& y) {
     Outputs out;
@@ -192,11 +205,14 @@ void register_stacks() {
         "transformer_d",
         [](const Fixture& f) {
             const auto n = [&f](const char* key) { return static_cast<std::size_t>(f.cfg_int(key)); };
-            const TransformerOptions o =
+            TransformerOptions o =
                 with_layer_keywords(f, TransformerOptions(n("d_model"), n("nhead"), n("num_encoder_layers"),
                                                           n("num_decoder_layers")))
                     .pe(pe_placement(f))
                     .pe_max_len(n("pe_max_len"));
+            const std::string custom = f.cfg_str("custom_encoder", "");
+            if (custom == "linear") o.custom_encoder(std::make_shared<LinearEncoder>(n("d_model")));
+            else if (!custom.empty()) fail("transformer_d: unknown custom_encoder '{}' (linear)", custom);
             return std::make_shared<Transformer>(o);
         },
         [](Transformer& m, const Fixture& f, Inputs& in) {
