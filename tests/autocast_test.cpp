@@ -456,6 +456,30 @@ TEST_CASE("autocast conv1d, kernel 1 and 3, forward and backward near fp32") {
                     {rnd({2, 32, 40}, 15), rnd({48, 32, 3}, 16), rnd({48}, 17)});
 }
 
+TEST_CASE("autocast conv1d converts its weight once for every batch element, forward and backward") {
+    if (!bf16_here()) return;
+    autocast::clear_weight_cache();
+    Tensor w(rnd({96, 64, 1}, 50).data(), true);
+    const Tensor x(rnd({4, 64, 40}, 51).data(), true);  // 4 batch elements, each a (96, 40, 64) product
+    Tensor y;
+    {
+        const autocast::Scope bf16(DType::bf16);
+        y = conv1d(x, w, Tensor());
+    }
+    CHECK(autocast::weight_cache_stats().conversions == 1);
+    sum(mul(y, y)).backward();  // dx = Wᵀ · dy per element reads the same copy
+    CHECK(autocast::weight_cache_stats().conversions == 1);
+    CHECK(relative_distance(y.data(), conv1d(rounded(x), rounded(w), Tensor()).data()) < 1e-5);
+    // a short sequence's products run in fp32: no copy is made for them
+    autocast::clear_weight_cache();
+    {
+        const autocast::Scope bf16(DType::bf16);
+        (void)conv1d(Tensor(rnd({2, 64, 7}, 52).data()), w, Tensor());
+    }
+    CHECK(autocast::weight_cache_stats().conversions == 0);
+    autocast::clear_weight_cache();
+}
+
 TEST_CASE("autocast fused attention: the score and context products in bf16, softmax in fp32") {
     if (!bf16_here()) return;
     Generator gen(3);

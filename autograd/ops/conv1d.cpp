@@ -6,6 +6,7 @@
 // product as a Linear layer. Inside an autocast scope (autograd/autocast.hpp) every GEMM,
 // forward and backward, takes bf16 operands.
 #include <xtgrad/autograd/autocast.hpp>
+#include <xtgrad/autograd/bf16_weights.hpp>
 #include <xtgrad/gemm/blas.hpp>
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/autograd/ops/common.hpp>
@@ -63,6 +64,12 @@ Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::si
     const DType p = autocast::dtype();  // bf16 operands inside an autocast scope, for backward too
     dims.Lout = d.L + 2 * padding - d.K + 1;
     const int M = static_cast<int>(dims.Cout), N = static_cast<int>(dims.Lout), Kc = static_cast<int>(dims.Cin * dims.K);
+    // One bf16 copy of W (Cout, Cin·K) per version serves every batch element's product, forward
+    // (W · cols) and backward (dcols = Wᵀ · dy, W transposed by flag: the same stored order); none
+    // when the products run in fp32 anyway (a short sequence: bf16_product_in_fp32).
+    const autocast::Bf16Copy w16 =
+        p == DType::bf16 && !bf16_product_in_fp32(M, N, Kc) ? autocast::bf16_weight(weight) : nullptr;
+    const std::uint16_t* w16_data = w16 ? w16->data() : nullptr;
 
     Array out = empty_array({dims.B, dims.Cout, dims.Lout});
     std::vector<float> cols(dims.direct() ? 0 : dims.Cin * dims.K * dims.Lout);
@@ -70,7 +77,7 @@ Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::si
         const float* xb = x.ptr() + b * dims.Cin * dims.L;
         if (!dims.direct()) im2col(xb, cols.data(), dims);
         float* yb = out.data() + b * dims.Cout * dims.Lout;
-        gemm(p, false, false, M, N, Kc, 1.f, weight.ptr(), dims.direct() ? xb : cols.data(), 0.f, yb);
+        gemm(p, false, false, M, N, Kc, 1.f, weight.ptr(), w16_data, dims.direct() ? xb : cols.data(), nullptr, 0.f, yb);
         if (bias.defined())
             for (std::size_t o = 0; o < dims.Cout; ++o)
                 std::for_each(yb + o * dims.Lout, yb + (o + 1) * dims.Lout, [v = bias.ptr()[o]](float& y) { y += v; });
@@ -78,7 +85,7 @@ Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::si
     std::vector<Tensor> inputs{x, weight};
     if (bias.defined()) inputs.push_back(bias);
     return make_result(std::move(out), "Conv1dBackward", inputs, {{"input", x}, {"weight", weight}},
-                       [dims, M, N, Kc, p](Node& self, const Array& g) {
+                       [dims, M, N, Kc, p, w16](Node& self, const Array& g) {
                            std::vector<float> cols(dims.direct() ? 0 : dims.Cin * dims.K * dims.Lout);
                            std::vector<float> dcols(dims.direct() ? 0 : cols.size());
                            const float* x = self.saved("input").data();
@@ -101,10 +108,11 @@ Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::si
                                }
                                if (dx) {  // dcols (Cin·K, Lout) = Wᵀ · dy[b]
                                    float* dxb = dx + b * dims.Cin * dims.L;
+                                   const std::uint16_t* w16_data = w16 ? w16->data() : nullptr;
                                    if (dims.direct()) {
-                                       gemm(p, true, false, Kc, N, M, 1.f, w, gb, dx_out.beta(), dxb);
+                                       gemm(p, true, false, Kc, N, M, 1.f, w, w16_data, gb, nullptr, dx_out.beta(), dxb);
                                    } else {
-                                       gemm(p, true, false, Kc, N, M, 1.f, w, gb, 0.f, dcols.data());
+                                       gemm(p, true, false, Kc, N, M, 1.f, w, w16_data, gb, nullptr, 0.f, dcols.data());
                                        col2im_add(dcols.data(), dxb, dims);
                                    }
                                }
