@@ -83,7 +83,7 @@ constexpr double kFp32Sum = 1e-5;                          // fp32 summation, re
 
 // One product through gemm_ld(DType::bf16) with padded leading dimensions, alpha and beta,
 // checked against both references element by element.
-void check_bf16_product(const test::GemmCase& p, float alpha, float beta) {
+double check_bf16_product(const test::GemmCase& p, float alpha, float beta) {
     CAPTURE(p.ta);
     CAPTURE(p.tb);
     CAPTURE(p.M);
@@ -120,6 +120,7 @@ void check_bf16_product(const test::GemmCase& p, float alpha, float beta) {
     }
     CHECK(worst_plain < 1.0);
     CHECK(worst_fp32 < 1.0);
+    return std::max(worst_plain, worst_fp32);  // the error over its bound, for the caller's own check
 }
 
 // A product small_gemm takes runs in fp32 under DType::bf16 (bf16_product_in_fp32): bit for
@@ -176,7 +177,7 @@ Run run(F&& f, const std::vector<Tensor>& inputs, DType dtype) {
 // Autocast's output and gradients are near fp32's (bf16's relative error, ~2^-9 per operand,
 // summed over a product's terms: well under 1 %), and differ from them (the products did round).
 template <class F>
-void check_near_fp32(F&& f, const std::vector<Tensor>& inputs, double tolerance = 1e-2) {
+double check_near_fp32(F&& f, const std::vector<Tensor>& inputs, double tolerance = 1e-2) {
     const Run fp32 = run(f, inputs, DType::fp32), bf16 = run(f, inputs, DType::bf16);
     const double d = relative_distance(bf16.out, fp32.out);
     CHECK(d < tolerance);
@@ -185,6 +186,7 @@ void check_near_fp32(F&& f, const std::vector<Tensor>& inputs, double tolerance 
         CAPTURE(i);
         CHECK(relative_distance(bf16.grads[i], fp32.grads[i]) < tolerance);
     }
+    return d;  // the output's distance from fp32, for the caller's own check
 }
 
 }  // namespace
@@ -287,6 +289,7 @@ TEST_CASE("autocast(bf16) refuses a build or CPU where bf16 would be slow, with 
 TEST_CASE("gemm_ld with bf16 operands equals the rounded reference and fp32 within bf16's bound") {
     if (!bf16_here()) return;
     const MinSide every_shape(0);  // the bf16 kernels on every shape, short sides included
+    double worst = 0;            // the largest error over its bound of every product below
     for (int threads : {1, 2}) {
         set_num_threads(threads);
         set_blas_threads(threads);
@@ -294,13 +297,14 @@ TEST_CASE("gemm_ld with bf16 operands equals the rounded reference and fp32 with
         for (bool ta : {false, true})
             for (bool tb : {false, true}) {
                 check_small_in_fp32({ta, tb, 3, 5, 7});                  // small_gemm's: fp32, unrounded
-                check_bf16_product({ta, tb, 37, 29, 41}, 0.5f, 1.f);    // oneDNN's bf16 matmul
-                check_bf16_product({ta, tb, 150, 97, 130}, 1.f, 0.f);   // split over the pool at 2 threads
-                check_bf16_product({ta, tb, 70, 300, 64}, -2.f, 1.f);   // split by columns
+                worst = std::max({worst, check_bf16_product({ta, tb, 37, 29, 41}, 0.5f, 1.f),  // oneDNN's bf16 matmul
+                                  check_bf16_product({ta, tb, 150, 97, 130}, 1.f, 0.f),     // split over the pool at 2 threads
+                                  check_bf16_product({ta, tb, 70, 300, 64}, -2.f, 1.f)});  // split by columns
             }
     }
     set_num_threads(1);
     set_blas_threads(1);
+    CHECK(worst < 1.0);
 }
 
 TEST_CASE("autocast linear: forward and backward in bf16, equal to the rounded reference") {
@@ -450,10 +454,12 @@ TEST_CASE("autocast matmul and matmul_nt, batched and broadcast, forward and bac
 
 TEST_CASE("autocast conv1d, kernel 1 and 3, forward and backward near fp32") {
     if (!bf16_here()) return;
-    check_near_fp32([](const std::vector<Tensor>& v) { return conv1d(v[0], v[1], v[2]); },
-                    {rnd({2, 64, 40}, 12), rnd({96, 64, 1}, 13), rnd({96}, 14)});
-    check_near_fp32([](const std::vector<Tensor>& v) { return conv1d(v[0], v[1], v[2], 1); },
-                    {rnd({2, 32, 40}, 15), rnd({48, 32, 3}, 16), rnd({48}, 17)});
+    const double kernel_1 = check_near_fp32([](const std::vector<Tensor>& v) { return conv1d(v[0], v[1], v[2]); },
+                                            {rnd({2, 64, 40}, 12), rnd({96, 64, 1}, 13), rnd({96}, 14)});
+    const double kernel_3 = check_near_fp32([](const std::vector<Tensor>& v) { return conv1d(v[0], v[1], v[2], 1); },
+                                            {rnd({2, 32, 40}, 15), rnd({48, 32, 3}, 16), rnd({48}, 17)});
+    CHECK(kernel_1 < 1e-2);  // the outputs' distances from fp32: bf16's rounding, no more
+    CHECK(kernel_3 < 1e-2);
 }
 
 TEST_CASE("autocast conv1d converts its weight once for every batch element, forward and backward") {
