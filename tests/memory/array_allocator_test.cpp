@@ -4,9 +4,11 @@
 
 #include <doctest/doctest.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 TEST_SUITE_BEGIN("memory");
 
@@ -63,15 +65,18 @@ TEST_CASE("a freed large block serves the next request of about its size, and th
         CHECK(memory::block_cache_stats().peak_live_bytes >= memory::block_cache_stats().live_bytes);
     }
     const memory::BlockCacheStats s1 = memory::block_cache_stats();
-    CHECK(s1.cached_bytes == (4u << 20));
+    // one mapping: the 4 MiB and a page, so that blocks can start at different offsets in a page
+    CHECK(s1.cached_bytes == (4u << 20) + 4096);
     CHECK(s1.cached_blocks == 1);
     {
-        const Array b = empty_array({(1 << 20) - 4096});  // 16 KiB less: within 1/8, the same block
-        CHECK(b.data() == first);
+        const Array b = empty_array({(1 << 20) - 4096});  // 16 KiB less: within 1/8, the same mapping
+        const std::ptrdiff_t apart = reinterpret_cast<const char*>(b.data()) - reinterpret_cast<const char*>(first);
+        CHECK(apart != 0);  // at another offset within its first page
+        CHECK(std::abs(apart) < 4096);
         CHECK(memory::block_cache_stats().reused == s1.reused + 1);
         CHECK(memory::block_cache_stats().cached_bytes == 0);
     }
-    CHECK(memory::block_cache_stats().cached_bytes == (4u << 20));
+    CHECK(memory::block_cache_stats().cached_bytes == (4u << 20) + 4096);
     memory::release_cached_blocks();
     CHECK(memory::block_cache_stats().cached_bytes == 0);
     CHECK(memory::block_cache_stats().cached_blocks == 0);
@@ -95,6 +100,20 @@ TEST_CASE("blocks from the cache hold what is written to them, across reuse and 
     }
     const memory::BlockCacheStats s = memory::block_cache_stats();
     CHECK(s.live_bytes <= s.peak_live_bytes);
+}
+
+TEST_CASE("successive large blocks start at different offsets within a page (no 4K aliasing)") {
+    if (!memory::block_cache_stats().enabled) {  // heap blocks: glibc's offsets
+        CHECK_FALSE(block_cache_expected());
+        return;
+    }
+    std::vector<Array> arrays;
+    std::vector<std::uintptr_t> offsets;
+    for (int i = 0; i < 8; ++i) {
+        arrays.push_back(empty_array({300'000}));
+        offsets.push_back(reinterpret_cast<std::uintptr_t>(arrays.back().data()) % 4096);
+    }
+    for (std::size_t i = 1; i < offsets.size(); ++i) CHECK(offsets[i] != offsets[i - 1]);
 }
 
 TEST_SUITE_END();
