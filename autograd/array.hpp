@@ -7,9 +7,9 @@
 // keep dimensions go through the helpers in autograd/reduce_kernels.hpp, never a lazy reducer that keeps dimensions.
 #pragma once
 
+#include <xtgrad/autograd/array_allocator.hpp>
 #include <xtgrad/autograd/sizes.hpp>
 
-#include <xsimd/memory/xsimd_aligned_allocator.hpp>
 #include <xtensor/xarray.hpp>
 
 #include <cstddef>
@@ -21,12 +21,12 @@ namespace xtgrad {
 // The allocator is part of an xtensor container's type, and xsimd's default one takes its
 // alignment from the compile flags (16 bytes for SSE, 32 for AVX2, 64 for AVX-512). With it,
 // a program compiled with other -march flags than the library would name a different Array
-// type and fail to link (or, through a template, silently mix two types). So the alignment
-// is fixed here: 64 bytes, a cache line and AVX-512's vector width, which satisfies the
-// aligned loads of every instruction set xsimd may pick. Users' flags never change Array.
-inline constexpr std::size_t kArrayAlignment = 64;
+// type and fail to link (or, through a template, silently mix two types). So Array's allocator
+// is xtgrad's own (autograd/array_allocator.hpp): 64-byte blocks whatever the flags, a cache
+// line and AVX-512's vector width, and large blocks kept for reuse without the heap's holes.
+inline constexpr std::size_t kArrayAlignment = memory::kAlignment;
 template <class T>
-using RowMajorArray = xt::xarray<T, xt::layout_type::row_major, xsimd::aligned_allocator<T, kArrayAlignment>>;
+using RowMajorArray = xt::xarray<T, xt::layout_type::row_major, ArrayAllocator<T>>;
 
 using Array = RowMajorArray<float>;
 using Ids = RowMajorArray<std::int64_t>;

@@ -251,6 +251,8 @@ void after_node(const Node& node) {
 void matched_node(const Node& node, const Array& grad_out) { asm volatile("" : : "r"(&node), "r"(&grad_out) : "memory"); }
 void matched_node_done(const Node& node) { asm volatile("" : : "r"(&node) : "memory"); }
 
+bool stops_at(const Node& node) { return filter().armed && matches(node); }
+
 void break_on_op(const char* op) {
     filter().op = op ? op : "";
     filter().armed = !filter().op.empty() || !filter().module.empty();

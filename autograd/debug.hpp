@@ -66,6 +66,7 @@ XTGRAD_DEBUG_ENTRY void break_on_module(const char* path);  // "" or null: any m
 XTGRAD_DEBUG_ENTRY void clear_breaks();
 void set_trap_on_match(bool on);
 bool matches(const Node& node);  // does the current filter select this node?
+bool stops_at(const Node& node);  // ... and is it armed (matched_node and matched_node_done will be called)?
 
 // The node the engine is at, for `print *xtgrad::debug::state.node` from any frame.
 struct State {

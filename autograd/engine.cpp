@@ -241,11 +241,11 @@ void BackwardPass::run_next() {
     TensorImpl& t = **pending_;
     pending_ = nullptr;
     Node& node = *t.grad_fn;
-    const std::shared_ptr<Array> grad = std::move(t.incoming);
+    std::shared_ptr<Array> grad = std::move(t.incoming);
     const std::vector<BackwardObserver*>& observers = backward_observers();
     for (BackwardObserver* o : observers) o->before_node(step_, node, t, *grad);
     ++step_;
-    node.run(*grad);  // the chain rule: the node's backward adds into its inputs' gradients
+    node.run(std::move(grad), !retain_graph_);  // the chain rule: the node's backward adds into its inputs' gradients
     for (BackwardObserver* o : observers) o->node_ran(node);
     // A leaf whose last consumer just ran gets its gradient now (PyTorch's AccumulateGrad), so the
     // debugger sees .grad right after the node that completes it.

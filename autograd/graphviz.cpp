@@ -37,9 +37,9 @@ std::string quoted(const std::string& s) {
     return q + "\"";
 }
 
-// "name: float (2,3) min -1 max 2 mean 0.5"; ids and masks by shape (and how many are true).
+// "name: float (2,3) min -1 max 2 mean 0.5"; ids and masks by shape (and how many are true or set).
 std::string saved_summary(const Node& node, const std::string& name) {
-    const std::vector<std::string> kinds = {"float", "int64", "bool"};
+    const std::vector<std::string> kinds = {"float", "int64", "bits", "bool"};
     for (const std::string& kind : kinds) {
         try {
             if (kind == "float") {
@@ -51,6 +51,10 @@ std::string saved_summary(const Node& node, const std::string& name) {
                                    sum / static_cast<double>(a.size()));
             }
             if (kind == "int64") return fmt::format("{}: int64 {}", name, shape_str(node.saved_ids(name.c_str()).shape()));
+            if (kind == "bits") {
+                const BitMask& b = node.saved_bits(name.c_str());
+                return fmt::format("{}: bits {} ({} set)", name, shape_str(b.shape()), b.count());
+            }
             const Mask& m = node.saved_mask(name.c_str());
             std::size_t on = 0;
             for (bool b : m) on += b;

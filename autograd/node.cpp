@@ -1,4 +1,5 @@
 #include <xtgrad/autograd/node.hpp>
+#include <xtgrad/autograd/debug.hpp>
 
 #include <xtgrad/autograd/anomaly.hpp>
 #include <xtgrad/autograd/broadcast.hpp>
@@ -89,12 +90,43 @@ const Saved& Node::find_saved(const char* name) const {
 const Array& Node::saved(const char* name) const { return find_saved(name).array(*this, name); }
 const Ids& Node::saved_ids(const char* name) const { return find_saved(name).ids(*this, name); }
 const Mask& Node::saved_mask(const char* name) const { return find_saved(name).mask(*this, name); }
+const BitMask& Node::saved_bits(const char* name) const { return find_saved(name).bits(*this, name); }
 
 void Node::run(const Array& grad_out) {
     if (released_ || !fn_)
         fail("{}: this part of the graph was freed by an earlier backward(); call the first "
              "backward with retain_graph = true to backpropagate twice", op_);
     fn_(*this, grad_out);
+}
+
+void Node::run(std::shared_ptr<Array> grad_out, bool last_run) {
+    running_grad_ = std::move(grad_out);
+    last_run_ = last_run;
+    struct Drop {
+        Node& node;
+        ~Drop() {  // also when fn_ throws
+            node.running_grad_.reset();
+            node.last_run_ = false;
+        }
+    } drop{*this};
+    run(*running_grad_);
+}
+
+Array* Node::take_saved(const char* name) {
+    if (!last_run_ || debug::stops_at(*this)) return nullptr;
+    for (SavedRecord& r : saved_)
+        if (std::strcmp(r.name, name) == 0) return r.value.owned_array();
+    return nullptr;
+}
+
+Array* Node::take_grad_out(const Array& grad_out) {
+    const bool owned = running_grad_ && running_grad_.get() == &grad_out && running_grad_.use_count() == 1;
+    return owned ? running_grad_.get() : nullptr;
+}
+
+void Node::pass_on(std::size_t i, const Array& grad_out) {
+    if (Array* own = take_grad_out(grad_out)) accumulate(i, std::move(*own));
+    else accumulate(i, grad_out);
 }
 
 void Node::release() {
@@ -107,11 +139,13 @@ void Node::release() {
 // ---- Saved ----
 
 Saved::Saved(const Tensor& t) : values_(t.values_ptr()), version_(t.version()), tensor_(t.impl_ptr()) {}
-Saved::Saved(Array owned) : values_(std::make_shared<const TensorValues>(std::move(owned))) {}
+// Made non-const (held through a pointer to const), so owned_array() may hand it out for writing.
+Saved::Saved(Array owned) : values_(std::make_shared<TensorValues>(std::move(owned))), owned_(true) {}
 Saved::Saved(Ids ids) : ids_(std::make_shared<const Ids>(std::move(ids))) {}
 Saved::Saved(Mask mask) : mask_(std::make_shared<const Mask>(std::move(mask))) {}
+Saved::Saved(BitMask bits) : bits_(std::make_shared<const BitMask>(std::move(bits))) {}
 
-const char* Saved::kind() const { return ids_ ? "int64" : mask_ ? "bool" : "float"; }
+const char* Saved::kind() const { return ids_ ? "int64" : mask_ ? "bool" : bits_ ? "bits" : "float"; }
 
 const Array& Saved::array(const Node& node, const char* name) const {
     if (!values_) wrong_kind(node, name, "float");
@@ -127,6 +161,16 @@ const Ids& Saved::ids(const Node& node, const char* name) const {
 const Mask& Saved::mask(const Node& node, const char* name) const {
     if (!mask_) wrong_kind(node, name, "bool");
     return *mask_;
+}
+
+Array* Saved::owned_array() {
+    if (!owned_ || values_.use_count() != 1) return nullptr;
+    return &const_cast<TensorValues&>(*values_).array;
+}
+
+const BitMask& Saved::bits(const Node& node, const char* name) const {
+    if (!bits_) wrong_kind(node, name, "bits");
+    return *bits_;
 }
 
 void Saved::wrong_kind(const Node& node, const char* name, const char* want) const {

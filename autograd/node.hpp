@@ -10,6 +10,7 @@
 #pragma once
 
 #include <xtgrad/autograd/array.hpp>
+#include <xtgrad/autograd/bit_mask.hpp>
 #include <xtgrad/autograd/source_location.hpp>
 
 #include <algorithm>
@@ -40,28 +41,35 @@ using ImplPtr = std::shared_ptr<TensorImpl>;
 //     after an in-place write throws an Error naming the node, the tensor and both versions;
 //   - a float array the op computed for backward (layer norm's mean and rstd): its own, which
 //     nothing else can write;
-//   - integer ids (embedding's and max's indices) or a boolean mask (dropout, masked_fill).
+//   - integer ids (embedding's and max's indices), a boolean mask (masked_fill's, as given) or
+//     a bit mask the op computed (relu's output > 0, dropout's kept elements: a bit each).
 class Saved {
 public:
     Saved(const Tensor& t);  // NOLINT: implicit, so records read {"self", a}
     Saved(Array owned);      // NOLINT
     Saved(Ids ids);          // NOLINT
     Saved(Mask mask);        // NOLINT
+    Saved(BitMask bits);     // NOLINT
 
     // The float values; after an in-place write of a saved tensor, an Error (node, name, versions).
     const Array& array(const Node& node, const char* name) const;
     const Ids& ids(const Node& node, const char* name) const;
     const Mask& mask(const Node& node, const char* name) const;
-    const char* kind() const;  // "float", "int64" or "bool", for messages
+    const BitMask& bits(const Node& node, const char* name) const;
+    // An array saved as the node's own (Saved(Array)), when nothing else holds it; else null.
+    Array* owned_array();
+    const char* kind() const;  // "float", "int64", "bool" or "bits", for messages
 
 private:
     [[noreturn]] void modified(const Node& node, const char* name) const;
     [[noreturn]] void wrong_kind(const Node& node, const char* name, const char* want) const;
     std::shared_ptr<const TensorValues> values_;  // float values (a tensor's, or owned)
+    bool owned_ = false;                          // values_ made by Saved(Array), not a tensor's
     std::uint64_t version_ = 0;                   // values_->version at save time
     std::weak_ptr<const TensorImpl> tensor_;      // the saved tensor, for the error's name only
     std::shared_ptr<const Ids> ids_;
     std::shared_ptr<const Mask> mask_;
+    std::shared_ptr<const BitMask> bits_;
 };
 
 // A node's saved value and the name torch gives it ("self", "other", "result", "mean", ...).
@@ -188,17 +196,35 @@ public:
     GradOut grad_out(std::size_t i, const Shape& writes);
 
     // The values the backward reads, by the names torch gives them (grad_fn._saved_<name>):
-    // saved_names() lists them; saved(name) returns a float array, saved_ids / saved_mask the
-    // int64 and bool ones. An unknown name throws an Error naming the node and listing its names;
-    // a tensor written in place since it was saved throws the version error; after the graph
-    // was freed (backward without retain_graph) every read throws.
+    // saved_names() lists them; saved(name) returns a float array, saved_ids / saved_mask /
+    // saved_bits the int64, bool and bit-mask ones. An unknown name throws an Error naming the
+    // node and listing its names; a tensor written in place since it was saved throws the
+    // version error; after the graph was freed (backward without retain_graph) every read throws.
     std::vector<std::string> saved_names() const;
     const Array& saved(const char* name) const;
     const Ids& saved_ids(const char* name) const;
     const Mask& saved_mask(const char* name) const;
+    const BitMask& saved_bits(const char* name) const;
 
-    // Runs the backward function (called by the engine).
+    // Runs the backward function (called by the engine). Given the gradient's owner, the
+    // backward may take the buffer instead of copying it (take_grad_out).
     void run(const Array& grad_out);
+    // last_run: the graph is freed after this run (backward without retain_graph), so the
+    // backward may take what it saved (take_saved).
+    void run(std::shared_ptr<Array> grad_out, bool last_run);
+
+    // For a backward that passes its gradient on unchanged or only relabelled (reshape, add): the
+    // buffer of grad_out, when the engine handed it over and nothing else holds it (no hook, no
+    // retained .grad), so it can be moved on instead of copied; else null.
+    Array* take_grad_out(const Array& grad_out);
+    // accumulate(i, grad_out) as the backward's last use of grad_out: its buffer moves on when
+    // take_grad_out allows, else it is copied.
+    void pass_on(std::size_t i, const Array& grad_out);
+    // On the last run only (above): an array the forward saved as its own under `name` (not a
+    // tensor's values), for the backward to write its gradient over (cross_entropy's probs
+    // become the logits' gradient); null otherwise, or when a debugger stop after this node
+    // (debug::matched_node_done) would show the saved values.
+    Array* take_saved(const char* name);
 
     // Drops the saved values and the edges, as PyTorch frees the graph after backward.
     void release();
@@ -211,6 +237,8 @@ private:
     // walk a node's saved values without calling code.
     std::vector<SavedRecord> saved_;
     BackwardFn fn_;
+    std::shared_ptr<Array> running_grad_;  // the gradient run() was handed, while fn_ runs
+    bool last_run_ = false;                 // ... and whether the graph is freed after it
     std::string module_path_;
     SourceLocation where_;
     bool released_ = false;

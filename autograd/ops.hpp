@@ -63,11 +63,14 @@ Tensor linear_rows(const Tensor& x, const Tensor& weight, const Tensor& bias, st
 // ---- shape (ops/shape.cpp; cat, split, chunk, narrow, slice, index_select in ops/select.cpp) ----
 Tensor transpose(const Tensor& a, int dim0, int dim1);
 Tensor permute(const Tensor& a, const std::vector<int>& dims);
-Tensor reshape(const Tensor& a, const std::vector<long>& shape);  // one entry may be -1
-Tensor view(const Tensor& a, const std::vector<long>& shape);     // = reshape (always contiguous)
-Tensor contiguous(const Tensor& a);                                // identity: tensors are contiguous
-Tensor unsqueeze(const Tensor& a, int dim);
-Tensor squeeze(const Tensor& a, int dim);
+// reshape, view, unsqueeze and squeeze take the tensor by value: given a temporary (or
+// std::move(t)) they relabel its buffer, as torch's views share it; given a tensor still in
+// use, they copy it (xtgrad's tensors own contiguous buffers).
+Tensor reshape(Tensor a, const std::vector<long>& shape);  // one entry may be -1
+Tensor view(Tensor a, const std::vector<long>& shape);     // = reshape (always contiguous)
+Tensor contiguous(const Tensor& a);                         // identity: tensors are contiguous
+Tensor unsqueeze(Tensor a, int dim);
+Tensor squeeze(Tensor a, int dim);
 Tensor expand(const Tensor& a, const Shape& shape);
 Tensor cat(const std::vector<Tensor>& tensors, int dim);
 std::vector<Tensor> split(const Tensor& a, std::size_t split_size, int dim);
@@ -128,9 +131,9 @@ Tensor embedding(const Tensor& weight, const Ids& ids, long padding_idx = -1);
 // by 1/(1-p); identity otherwise.
 Tensor dropout(const Tensor& a, float p, bool training, Generator& gen);
 // logits (N, C), target (N): mean over rows whose target != ignore_index of the
-// (label-smoothed) negative log-likelihood, as F.cross_entropy.
-Tensor cross_entropy(const Tensor& logits, const Ids& target, long ignore_index = -100,
-                     float label_smoothing = 0.f);
+// (label-smoothed) negative log-likelihood, as F.cross_entropy. Given temporary logits (or
+// std::move(logits)), backward's probabilities are written over them.
+Tensor cross_entropy(Tensor logits, const Ids& target, long ignore_index = -100, float label_smoothing = 0.f);
 // x (B, Cin, L), weight (Cout, Cin, K), bias (Cout) or undefined -> (B, Cout, L + 2p - K + 1).
 Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), std::size_t padding = 0);
 

@@ -126,6 +126,15 @@ Array& Tensor::grad_array() {
 }
 const Array& Tensor::grad_array() const { return const_cast<Tensor*>(this)->grad_array(); }
 
+bool Tensor::sole_holder() const { return values_ && values_.use_count() == 1 && impl_ && !impl_->leaf_values; }
+
+Array Tensor::take_array() && {
+    if (!sole_holder()) fail("take_array: '{}' shares its values (another handle, a leaf or a saved value)", name());
+    Array out = std::move(values_->array);
+    values_.reset();  // the impl's weak pointer expires, as when the last handle goes
+    return out;
+}
+
 void Tensor::zero_grad() { checked().grad.reset(); }
 
 void Tensor::retain_grad() {

@@ -126,6 +126,15 @@ public:
     // A new leaf sharing this tensor's storage, cut from the graph.
     Tensor detach() const;
 
+    // True when this handle is the only holder of a non-leaf's values: no other handle, no
+    // backward that saved them. An op given such a tensor by value (a temporary, or
+    // std::move(t)) may take its buffer (take_array) instead of allocating another: reshape
+    // relabels it, cross_entropy writes its probabilities over the logits.
+    bool sole_holder() const;
+    // The values' array, moved out (sole_holder() must hold, else an Error); the tensor keeps its
+    // place in the graph, without values, as one whose last handle went away.
+    Array take_array() &&;
+
     const std::string& name() const;
     Tensor& set_name(std::string name);
 

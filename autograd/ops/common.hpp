@@ -1,6 +1,7 @@
 // Helpers shared by the op implementations (not part of the public API).
 #pragma once
 
+#include <xtgrad/autograd/anomaly.hpp>
 #include <xtgrad/autograd/error.hpp>
 #include <xtgrad/autograd/node.hpp>
 #include <xtgrad/autograd/tensor.hpp>
@@ -23,6 +24,10 @@ inline std::size_t prod(const Shape& s, std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) p *= s[i];
     return p;
 }
+
+// Whether an op given `t` by value may take its buffer (Tensor::sole_holder): never in anomaly
+// mode, whose forward check reads the inputs' values after the op.
+inline bool can_take_values(const Tensor& t) { return !anomaly_detection_enabled() && t.sole_holder(); }
 
 inline void require_defined(const Tensor& t, const char* op, const char* what) {
     if (!t.defined()) fail("{}: {} is an undefined tensor", op, what);

@@ -13,7 +13,7 @@
 
 namespace xtgrad {
 
-Tensor cross_entropy(const Tensor& logits, const Ids& target, long ignore_index, float label_smoothing) {
+Tensor cross_entropy(Tensor logits, const Ids& target, long ignore_index, float label_smoothing) {
     detail::require_defined(logits, "cross_entropy", "the logits");
     if (logits.dim() != 2) fail("cross_entropy: logits must be 2-D (N, C), got {}", shape_str(logits.shape()));
     const std::size_t N = logits.size(0), C = logits.size(1);
@@ -32,31 +32,36 @@ Tensor cross_entropy(const Tensor& logits, const Ids& target, long ignore_index,
     }
     if (kept == 0) fail("cross_entropy: all {} targets equal ignore_index {}; the mean loss is undefined", N, ignore_index);
 
-    // probabilities, kept for backward
-    Array prob = empty_array({N, C});
+    // probabilities, kept for backward: written over the logits when they are a temporary (or
+    // std::move(t)) nothing else holds, as each row is read before it is written
+    const bool in_place = detail::can_take_values(logits);
+    Array prob = in_place ? std::move(logits).take_array() : empty_array({N, C});
+    const float* logit_rows = in_place ? prob.data() : logits.ptr();
     const float eps = label_smoothing;
     // Rows split over xtgrad's pool; each row's loss is kept and the mean summed in row order
     // afterwards, so the loss is the same for any thread count.
     std::vector<double> row_loss(N, 0.0);
     parallel_rows(N, C, [&](std::size_t i0, std::size_t i1) {
         for (std::size_t i = i0; i < i1; ++i) {
-            const float* x = logits.ptr() + i * C;
+            const float* x = logit_rows + i * C;  // may be p itself: x[c] is read before p[c] is written
             float* p = prob.data() + i * C;
+            const std::int64_t t = target.data()[i];
+            const float x_target = t == ignore_index ? 0.f : x[t];
             float mx = x[0];
             for (std::size_t c = 1; c < C; ++c) mx = std::max(mx, x[c]);
             double s = 0, sum_x = 0;
             for (std::size_t c = 0; c < C; ++c) {
-                p[c] = std::exp(x[c] - mx);
+                const float xc = x[c];
+                sum_x += xc;
+                p[c] = std::exp(xc - mx);
                 s += p[c];
-                sum_x += x[c];
             }
             const double lse = mx + std::log(s);
             for (std::size_t c = 0; c < C; ++c) p[c] = static_cast<float>(p[c] / s);
-            const std::int64_t t = target.data()[i];
             if (t == ignore_index) continue;
             // The smoothing term only when it is used: a -inf logit makes it +inf, and 0 · inf
             // would be NaN where torch's loss is finite (at ε = 0) or +inf.
-            const double nll = lse - x[t];
+            const double nll = lse - x_target;
             row_loss[i] = eps == 0.f ? nll : (1.0 - eps) * nll + eps * (lse - sum_x / static_cast<double>(C));
         }
     });
@@ -69,16 +74,15 @@ Tensor cross_entropy(const Tensor& logits, const Ids& target, long ignore_index,
     // the logits is "probs", the targets "target" (nll_loss's name)
     return make_result(std::move(out), "CrossEntropyBackward", {logits}, {{"probs", std::move(prob)}, {"target", target}},
                        [ignore_index, eps, kept, N, C](Node& self, const Array& g) {
-                           const Array& probs = self.saved("probs");
                            const Ids& targets = self.saved_ids("target");
                            // dx (N, C): row i is (p_i - (1 - ε) onehot(t_i) - ε / C) · scale, 0 if ignored
                            const float scale = g.data()[0] / static_cast<float>(kept);
-                           self.grad_out(0, {N, C}).write([&](float* dx, auto store) {
+                           auto rows = [&](const float* probs, float* dx, auto store) {
                                parallel_rows(N, C, [&](std::size_t i0, std::size_t i1) {
                                    for (std::size_t i = i0; i < i1; ++i) {
                                        const std::int64_t t = targets.data()[i];
                                        float* d = dx + i * C;
-                                       const float* p = probs.data() + i * C;
+                                       const float* p = probs + i * C;  // may be d itself: p[c] read before d[c] written
                                        const bool ignored = t == ignore_index;
                                        for (std::size_t c = 0; c < C; ++c) {
                                            const float v = (p[c] - eps / static_cast<float>(C)) * scale;
@@ -87,7 +91,14 @@ Tensor cross_entropy(const Tensor& logits, const Ids& target, long ignore_index,
                                        }
                                    }
                                });
-                           });
+                           };
+                           if (Array* probs = self.take_saved("probs")) {  // their last use: dx over them
+                               rows(probs->data(), probs->data(), Assign{});
+                               self.accumulate(0, std::move(*probs));
+                               return;
+                           }
+                           const Array& probs = self.saved("probs");
+                           self.grad_out(0, {N, C}).write([&](float* dx, auto store) { rows(probs.data(), dx, store); });
                        });
 }
 

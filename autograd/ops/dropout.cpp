@@ -16,7 +16,7 @@
 namespace xtgrad {
 
 DropoutMask draw_dropout_mask(const Shape& shape, float p, Generator& gen) {
-    // What backward needs: one byte per element (true = kept), a quarter of a float mask.
+    // One byte per element (true = kept), as the bernoulli draws write them; dropout keeps a bit.
     Mask kept = Mask::from_shape(shape);
     static_assert(sizeof(bool) == 1, "the bernoulli draws write one byte per element");
     std::uint8_t* bytes = reinterpret_cast<std::uint8_t*>(kept.data());  // 0 or 1: valid bools
@@ -57,16 +57,20 @@ Tensor dropout(const Tensor& a, float p, bool training, Generator& gen) {
     parallel_rows(n, 1, [&, keep](std::size_t i0, std::size_t i1) {
         for (std::size_t i = i0; i < i1; ++i) y[i] = x[i] * (static_cast<float>(mr[i]) * keep);
     });
-    return make_result(std::move(out), "DropoutBackward", {a}, {{"mask", std::move(kept)}}, [keep](Node& self, const Array& g) {
-        // dx = g * (kept ? 1/(1-p) : 0), all (n)
-        const Mask& mask = self.saved_mask("mask");
+    // Backward keeps a bit per element (the byte mask above is freed on return).
+    std::vector<SavedRecord> saved;
+    if (records_graph({a})) {
+        BitMask kept_bits(a.shape());
+        pack_bits(kept_bits, [mr](std::size_t i) { return mr[i] != 0; });
+        saved.push_back({"mask", std::move(kept_bits)});
+    }
+    return make_result(std::move(out), "DropoutBackward", {a}, std::move(saved), [keep](Node& self, const Array& g) {
+        // dx = g * (kept ? 1/(1-p) : 0), all (n), branch-free as forward
+        const BitMask& mask = self.saved_bits("mask");
         self.grad_out(0, shape_of(g)).write([&](float* dx, auto store) {
-            const bool* __restrict mk = mask.data();
             const float* __restrict gi = g.data();
             float* __restrict d = dx;
-            parallel_rows(mask.size(), 1, [&, keep](std::size_t i0, std::size_t i1) {  // branch-free, as forward
-                for (std::size_t i = i0; i < i1; ++i) store(d[i], gi[i] * (static_cast<float>(mk[i]) * keep));
-            });
+            for_each_bit(mask, [&, keep](std::size_t i, float on) { store(d[i], gi[i] * (on * keep)); });
         });
     });
 }

@@ -38,7 +38,7 @@ Tensor add(const Tensor& a, const Tensor& b) {
     check_binary(a, b, "add");
     return make_result(Array(a.data() + b.data()), "AddBackward", {a, b}, {}, [](Node& self, const Array& g) {
         self.accumulate(0, g);
-        self.accumulate(1, g);
+        self.pass_on(1, g);  // the second input takes the buffer itself (a residual's x + f(x): one copy less)
     });
 }
 
@@ -118,10 +118,34 @@ Tensor tanh(const Tensor& a) {
 }
 
 // A NaN input stays NaN (as torch's relu), so a NaN unit shows in the loss instead of becoming 0.
+// torch keeps relu's whole result for backward; its derivative reads only whether each output
+// is positive, so that is what xtgrad keeps: a bit per element, "result_positive" (a 32nd of the
+// floats; the feed-forward's relu output is freed as soon as dropout or the next Linear is done).
 Tensor relu(const Tensor& a) {
-    return unary<Reads::output>(
-        a, "ReluBackward", [](const Array& x) { return Array(xt::where(x <= 0.f, 0.f, x)); },
-        [](const Array& g, const Array& y) { return Array(xt::where(y > 0.f, g, 0.f)); });
+    detail::require_defined(a, "relu", "the input");
+    // x, y: (n), element ranges over xtgrad's pool
+    Array out = empty_array(a.shape());
+    const float* __restrict x = a.ptr();
+    float* __restrict y = out.data();
+    parallel_rows(out.size(), 1, [&](std::size_t i0, std::size_t i1) {
+        for (std::size_t i = i0; i < i1; ++i) y[i] = x[i] <= 0.f ? 0.f : x[i];
+    });
+    std::vector<SavedRecord> saved;
+    if (records_graph({a})) {  // inference packs no bits
+        BitMask positive(a.shape());
+        pack_bits(positive, [y](std::size_t i) { return y[i] > 0.f; });
+        saved.push_back({"result_positive", std::move(positive)});
+    }
+    return make_result(std::move(out), "ReluBackward", {a}, std::move(saved),
+                       [](Node& self, const Array& g) {
+                           // dx = g where the output was positive, else 0 (a NaN g too, as torch's select)
+                           const BitMask& positive = self.saved_bits("result_positive");
+                           self.grad_out(0, shape_of(g)).write([&](float* dx, auto store) {
+                               const float* __restrict gi = g.data();
+                               float* __restrict d = dx;
+                               for_each_bit(positive, [&](std::size_t i, float on) { store(d[i], on != 0.f ? gi[i] : 0.f); });
+                           });
+                       });
 }
 
 Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }

@@ -55,12 +55,19 @@ Array permute_copy(const Array& x, const std::vector<std::size_t>& perm) {
     return out;
 }
 
-Tensor reshaped(const Tensor& a, const Shape& shape, const char* op) {
-    Array out = a.data();
-    out.reshape(shape);
+// A reshape relabels the buffer of a temporary input (or std::move(t)) instead of copying it;
+// torch's view shares it.
+Tensor reshaped(Tensor a, const Shape& shape, const char* op) {
     const Shape in_shape = a.shape();
+    Array out = detail::can_take_values(a) ? std::move(a).take_array() : a.data();
+    out.reshape(shape);
     return make_result(std::move(out), op, {a}, {}, [in_shape](Node& self, const Array& g) {
-        Array gi = g;
+        if (Array* own = self.take_grad_out(g)) {  // nothing reads g after this node: relabel it
+            own->reshape(in_shape);
+            self.accumulate(0, std::move(*own));
+            return;
+        }
+        Array gi = g;  // g is still read elsewhere (a hook, a retained .grad): a copy
         gi.reshape(in_shape);
         self.accumulate(0, std::move(gi));
     });
@@ -96,7 +103,7 @@ Tensor transpose(const Tensor& a, int dim0, int dim1) {
     return permute(a, dims);
 }
 
-Tensor reshape(const Tensor& a, const std::vector<long>& shape) {
+Tensor reshape(Tensor a, const std::vector<long>& shape) {
     detail::require_defined(a, "reshape", "the input");
     Shape out(shape.size(), 1);  // the -1, if any, counts as 1 until it is inferred
     int infer = -1;
@@ -118,31 +125,31 @@ Tensor reshape(const Tensor& a, const std::vector<long>& shape) {
     } else if (known != n) {
         fail("reshape: shape {} has {} elements but the input {} has {}", shape_str(shape), known, shape_str(a.shape()), n);
     }
-    return reshaped(a, out, "ReshapeBackward");
+    return reshaped(std::move(a), out, "ReshapeBackward");
 }
 
-Tensor view(const Tensor& a, const std::vector<long>& shape) { return reshape(a, shape); }
+Tensor view(Tensor a, const std::vector<long>& shape) { return reshape(std::move(a), shape); }
 
 Tensor contiguous(const Tensor& a) {
     detail::require_defined(a, "contiguous", "the input");
     return a;  // every xtgrad tensor is contiguous already
 }
 
-Tensor unsqueeze(const Tensor& a, int dim) {
+Tensor unsqueeze(Tensor a, int dim) {
     detail::require_defined(a, "unsqueeze", "the input");
     Shape s = a.shape();
     const std::size_t d = detail::normalize_axis(dim, s.size() + 1, "unsqueeze", s);
     s.insert(s.begin() + static_cast<long>(d), 1);
-    return reshaped(a, s, "UnsqueezeBackward");
+    return reshaped(std::move(a), s, "UnsqueezeBackward");
 }
 
-Tensor squeeze(const Tensor& a, int dim) {
+Tensor squeeze(Tensor a, int dim) {
     detail::require_defined(a, "squeeze", "the input");
     Shape s = a.shape();
     const std::size_t d = detail::normalize_axis(dim, s.size(), "squeeze", s);
     if (s[d] != 1) return a;  // as torch: squeezing a dim that is not 1 is a no-op
     s.erase(s.begin() + static_cast<long>(d));
-    return reshaped(a, s, "SqueezeBackward");
+    return reshaped(std::move(a), s, "SqueezeBackward");
 }
 
 Tensor expand(const Tensor& a, const Shape& shape) {

@@ -199,7 +199,10 @@ int main(int argc, char** argv) {
             const auto t0 = std::chrono::steady_clock::now();
             const double loss = run.step(step, [&] {
                 Tensor logits = ddp.forward(src, tgt_in);
-                Tensor l = cross_entropy(reshape(logits, {-1, static_cast<long>(vocab)}), target, /*ignore_index=*/0);
+                // std::move: reshape relabels the logits' buffer and cross_entropy writes its
+                // probabilities over it (torch's view shares it), instead of two more copies
+                Tensor l = cross_entropy(reshape(std::move(logits), {-1, static_cast<long>(vocab)}), target,
+                                         /*ignore_index=*/0);
                 run.backward(l);
                 return l;
             });

@@ -210,7 +210,8 @@ int main(int argc, char** argv) {
                 Tensor logits = ddp.forward(b.src, b.src_len, b.tgt_in, b.tgt_len).logits;
                 Ids target = b.target;
                 target.reshape({target.size()});
-                Tensor l = cross_entropy(reshape(logits, {-1, kVocab}), target, /*ignore_index=*/0);
+                // std::move: no copy of the logits (reshape relabels them, cross_entropy overwrites them)
+                Tensor l = cross_entropy(reshape(std::move(logits), {-1, kVocab}), target, /*ignore_index=*/0);
                 run.backward(l);
                 return l;
             });

@@ -236,6 +236,21 @@ expect 2 "parity with neither DIR nor --all" "$build/tools/parity"
 expect 1 "parity on a folder that is no fixture" "$build/tools/parity" "$out/init"
 
 
+echo "== XTGRAD_BLOCK_CACHE (autograd/array_allocator.hpp): checked, and the same run either way"
+# tutorial B at d-model 512: its weights are 1 and 4 MiB arrays, which the block cache serves
+rcb=("$build/examples/random_copy" --batch 2 --len 8 --vocab 20 --layers 1 --heads 2 --lr 1e-3 --threads 1 --steps 2)
+for v in 2 yes -1; do
+  expect 1 "XTGRAD_BLOCK_CACHE=$v" env XTGRAD_BLOCK_CACHE=$v "${rcb[@]}" --out "bc_bad$v"
+  says "XTGRAD_BLOCK_CACHE: '$v' is neither 1"
+  trained_nothing
+done
+XTGRAD_BLOCK_CACHE=0 "${rcb[@]}" --out bc_off >bc_off.log 2>&1
+XTGRAD_BLOCK_CACHE=1 "${rcb[@]}" --out bc_on >bc_on.log 2>&1
+if [ -n "$(losses '^Epoch: ' bc_on.log)" ] && [ "$(losses '^Epoch: ' bc_on.log)" = "$(losses '^Epoch: ' bc_off.log)" ] &&
+   cmp -s bc_on/random_copy.safetensors bc_off/random_copy.safetensors; then
+  ok "XTGRAD_BLOCK_CACHE=0 and 1: the same losses and byte-identical checkpoints"
+else bad "XTGRAD_BLOCK_CACHE=0 and 1 differ"; tail -n 3 bc_on.log bc_off.log; fi
+
 echo "== bench/run.sh --table: each ratio uses torch's faster OpenBLAS setting and names its kernel"
 # Two torch runs of one config (OpenBLAS pinned to Haswell, and its own Cooperlake detection)
 # that each win one phase, an xtgrad fp32 run and an autocast run.

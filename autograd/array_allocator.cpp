@@ -1,0 +1,196 @@
+#include <xtgrad/autograd/array_allocator.hpp>
+#include <xtgrad/autograd/error.hpp>
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <iterator>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#ifndef MREMAP_MAYMOVE
+#error "the block cache resizes mappings with Linux's mremap"
+#endif
+
+namespace xtgrad::memory {
+
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kAddressSanitizer = true;
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+#else
+constexpr bool kAddressSanitizer = false;
+#endif
+
+constexpr std::size_t kPage = 4096;
+
+std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
+
+void* heap_allocate(std::size_t bytes) {
+    void* p = std::aligned_alloc(kAlignment, round_up(std::max<std::size_t>(bytes, 1), kAlignment));
+    if (p == nullptr) throw std::bad_alloc();
+    return p;
+}
+
+// XTGRAD_BLOCK_CACHE: unset, "" or "1" on, "0" off; anything else is refused by every large
+// allocation (an Error naming the variable) rather than guessed.
+enum class Setting { on, off, invalid };
+Setting setting() {
+    static const Setting s = [] {
+        const char* env = std::getenv("XTGRAD_BLOCK_CACHE");
+        if (env == nullptr || std::strcmp(env, "") == 0 || std::strcmp(env, "1") == 0)
+            return kAddressSanitizer ? Setting::off : Setting::on;
+        return std::strcmp(env, "0") == 0 ? Setting::off : Setting::invalid;
+    }();
+    return s;
+}
+
+bool cache_enabled() {
+    const Setting s = setting();
+    if (s == Setting::invalid)
+        fail("XTGRAD_BLOCK_CACHE: '{}' is neither 1 (keep large blocks for reuse, the default) nor 0 (take them "
+             "from the C heap)",
+             std::string(std::getenv("XTGRAD_BLOCK_CACHE")).substr(0, 40));
+    return s == Setting::on;
+}
+
+class BlockCache {
+public:
+    void* take(std::size_t bytes) {
+        const std::size_t need = round_up(bytes, kPage);
+        const std::lock_guard<std::mutex> lock(mutex_);
+        Block b = reuse_or_resize(need);
+        if (b.p == nullptr) {
+            b = {map(need), need};
+            ++stats_.mapped;
+        }
+        live_.emplace(b.p, b.size);
+        stats_.live_bytes += b.size;
+        stats_.peak_live_bytes = std::max(stats_.peak_live_bytes, stats_.live_bytes);
+        return b.p;
+    }
+
+    void give_back(void* p) noexcept {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        const auto it = live_.find(p);
+        if (it == live_.end()) return;  // not ours: nothing sane to do in a noexcept free
+        const std::size_t size = it->second;
+        live_.erase(it);
+        stats_.live_bytes -= size;
+        try {
+            cached_.emplace(size, p);
+            stats_.cached_bytes += size;
+        } catch (...) {  // no memory for the cache's own bookkeeping: return the block instead
+            ::munmap(p, size);
+        }
+    }
+
+    void release() {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        release_locked();
+    }
+
+    BlockCacheStats stats() {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        BlockCacheStats s = stats_;
+        s.enabled = true;
+        s.cached_blocks = cached_.size();
+        return s;
+    }
+
+private:
+    struct Block {
+        void* p;
+        std::size_t size;
+    };
+
+    // A cached block for `need` bytes, or {null, 0} for a new mapping. A block at most 1/8 larger
+    // is taken as it is. Otherwise a new mapping, while live + cached + need stays within the
+    // highest live total so far plus 1/16 of it; past that, a cached block is resized to `need`
+    // (the smallest larger one shrunk, or the largest smaller one grown: mremap keeps the pages it
+    // can), so resident memory stays near the live peak. The 1/16 lets the cache settle on the
+    // sizes a step asks for instead of reshaping blocks (page faults) on every step.
+    Block reuse_or_resize(std::size_t need) {
+        if (cached_.empty()) return {nullptr, 0};
+        auto it = cached_.lower_bound(need);
+        if (it != cached_.end() && it->first <= need + need / 8) {
+            const Block b{it->second, it->first};
+            stats_.cached_bytes -= b.size;
+            cached_.erase(it);
+            ++stats_.reused;
+            return b;
+        }
+        const std::size_t budget = stats_.peak_live_bytes + stats_.peak_live_bytes / 16;
+        if (stats_.live_bytes + stats_.cached_bytes + need <= budget) return {nullptr, 0};
+        if (it == cached_.end()) it = std::prev(cached_.end());
+        void* p = ::mremap(it->second, it->first, need, MREMAP_MAYMOVE);
+        if (p == MAP_FAILED) return {nullptr, 0};  // the old block stays cached; map a new one
+        stats_.cached_bytes -= it->first;
+        cached_.erase(it);
+        ++stats_.resized;
+        return {p, need};
+    }
+
+    void* map(std::size_t need) {
+        void* p = ::mmap(nullptr, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED && !cached_.empty()) {  // out of address space or memory: drop the cache, try again
+            release_locked();
+            p = ::mmap(nullptr, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        }
+        if (p == MAP_FAILED) throw std::bad_alloc();
+        if (std::getenv("XTGRAD_EXP_THP") && need >= (std::size_t{2} << 20)) ::madvise(p, need, MADV_HUGEPAGE);
+        return p;
+    }
+
+    void release_locked() {
+        for (const auto& [size, p] : cached_) ::munmap(p, size);
+        cached_.clear();
+        stats_.cached_bytes = 0;
+    }
+
+    std::mutex mutex_;
+    std::multimap<std::size_t, void*> cached_;      // size -> a freed block of that size
+    std::unordered_map<void*, std::size_t> live_;  // block -> its mapped size
+    BlockCacheStats stats_;
+};
+
+// Never destroyed: arrays in other static objects may be freed after it would have been.
+BlockCache& cache() {
+    static BlockCache* c = new BlockCache;
+    return *c;
+}
+
+}  // namespace
+
+void* allocate(std::size_t bytes) {
+    if (bytes < kLargeBlockBytes || !cache_enabled()) return heap_allocate(bytes);
+    return cache().take(bytes);
+}
+
+void deallocate(void* p, std::size_t bytes) noexcept {
+    if (p == nullptr) return;
+    // The same test as allocate's: a large block exists only if the cache was on when it was taken
+    if (bytes < kLargeBlockBytes || setting() != Setting::on) std::free(p);
+    else cache().give_back(p);
+}
+
+BlockCacheStats block_cache_stats() {
+    if (setting() != Setting::on) return {};
+    return cache().stats();
+}
+
+void release_cached_blocks() {
+    if (setting() == Setting::on) cache().release();
+}
+
+}  // namespace xtgrad::memory

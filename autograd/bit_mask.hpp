@@ -1,0 +1,80 @@
+// BitMask: one bit per element, for a backward that needs only a yes or no per element: relu's
+// "was the output positive", dropout's "was this element kept". It is a 32nd of the floats torch
+// keeps for relu (its whole result) and an 8th of a bool mask; on tutorial B at batch 64 the
+// feed-forwards' relu outputs alone were ~630 MB kept for backward (docs/performance.md, "Memory").
+//
+// Element i is bit i % 32 of word i / 32. A word's 32 elements expand with one variable shift per
+// lane (AVX2's vpsrlvd), so the loops in for_each_bit and pack_bits vectorise.
+#pragma once
+
+#include <xtgrad/autograd/array.hpp>
+#include <xtgrad/threads/parallel.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace xtgrad {
+
+class BitMask {
+public:
+    static constexpr std::size_t kWordBits = 32;
+
+    BitMask() = default;
+    explicit BitMask(Shape shape);  // every bit clear; an Error if the element count overflows
+
+    const Shape& shape() const { return shape_; }
+    std::size_t size() const { return size_; }
+    std::size_t words() const { return words_.size(); }
+    const std::uint32_t* data() const { return words_.data(); }
+    std::uint32_t* data() { return words_.data(); }
+    bool operator[](std::size_t i) const { return (words_[i / kWordBits] >> (i % kWordBits)) & 1u; }
+
+    std::size_t count() const;  // how many bits are set
+    Mask to_mask() const;       // the same bits as a bool array of shape(), for display and tests
+
+private:
+    Shape shape_;
+    std::size_t size_ = 0;
+    std::vector<std::uint32_t> words_;
+};
+
+// Sets bit i = is_set(i) for every i < m.size(), whole words split over xtgrad's pool (a word is
+// written by one thread only).
+template <class IsSet>
+void pack_bits(BitMask& m, IsSet is_set) {
+    std::uint32_t* words = m.data();
+    const std::size_t n = m.size();
+    parallel_rows(m.words(), BitMask::kWordBits, [&](std::size_t w0, std::size_t w1) {
+        for (std::size_t w = w0; w < w1; ++w) {
+            const std::size_t base = w * BitMask::kWordBits, len = std::min(BitMask::kWordBits, n - base);
+            std::uint32_t word = 0;
+            for (std::size_t j = 0; j < len; ++j) word |= static_cast<std::uint32_t>(is_set(base + j) ? 1u : 0u) << j;
+            words[w] = word;
+        }
+    });
+}
+
+// Calls body(i, bit) for every i < m.size(), bit = 0.f or 1.f, a word's 32 elements at a time,
+// words split over xtgrad's pool; element ranges, so any body that writes only element i gives
+// the same result for any thread count.
+template <class Body>
+void for_each_bit(const BitMask& m, Body body) {
+    const std::uint32_t* words = m.data();
+    const std::size_t n = m.size();
+    parallel_rows(m.words(), BitMask::kWordBits, [&](std::size_t w0, std::size_t w1) {
+        for (std::size_t w = w0; w < w1; ++w) {
+            const std::uint32_t word = words[w];
+            const std::size_t base = w * BitMask::kWordBits;
+            if (n - base >= BitMask::kWordBits) {  // a full word: a fixed trip count, so it vectorises
+                for (std::uint32_t j = 0; j < BitMask::kWordBits; ++j)
+                    body(base + j, static_cast<float>((word >> j) & 1u));
+            } else {
+                for (std::uint32_t j = 0; j < n - base; ++j) body(base + j, static_cast<float>((word >> j) & 1u));
+            }
+        }
+    });
+}
+
+}  // namespace xtgrad
