@@ -112,7 +112,7 @@ void gemm_backend(bool trans_a, bool trans_b, int M, int N, int K, float alpha, 
 namespace {
 // A product with at most 7 rows or columns of C (a Linear's forward x·Wᵀ and dx = dy·W on a
 // 7-token sentence; a Conv1d's W·x and Wᵀ·dy on 7 positions, the same through Cᵀ), where the
-// skinny kernels run on AVX-512: they stream the weight at 1.5-2.7x oneDNN's rate
+// skinny kernels run on AVX-512: they stream the weight 1.4-1.9x faster than oneDNN
 // (gemm/skinny_avx512.cpp, docs/performance.md "The Winter Games step"). Weight gradients
 // (a short K) stay with the backend.
 bool skinny_on_avx512(int M, int N) {

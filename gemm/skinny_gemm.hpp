@@ -9,7 +9,7 @@
 // 27 % in its kernel (docs/performance.md). These kernels read the weight once, straight from
 // its buffer, with the few activation rows held in L1; each is a plain loop over xsimd batches.
 // On an AVX-512 CPU (simd/cpu_isa.hpp) skinny_nt and skinny_nn run kernels of their own for up
-// to 7 rows (gemm/skinny_avx512.cpp), which prefetch the weight ahead and stream it 1.4-2x
+// to 7 rows (gemm/skinny_avx512.cpp), which prefetch the weight ahead and stream it 1.4-1.9x
 // faster than oneDNN: there gemm_ld sends them the products with at most 7 rows or columns
 // under oneDNN too.
 //
