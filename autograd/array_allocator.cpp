@@ -77,6 +77,7 @@ public:
         live_.emplace(b.p, b.size);
         stats_.live_bytes += b.size;
         stats_.peak_live_bytes = std::max(stats_.peak_live_bytes, stats_.live_bytes);
+        stats_.peak_mapped_bytes = std::max(stats_.peak_mapped_bytes, stats_.live_bytes + stats_.cached_bytes);
         return b.p;
     }
 
@@ -115,30 +116,39 @@ private:
     };
 
     // A cached block for `need` bytes, or {null, 0} for a new mapping. A block at most 1/8 larger
-    // is taken as it is. Otherwise a new mapping, while live + cached + need stays within the
-    // highest live total so far plus 1/16 of it; past that, a cached block is resized to `need`
-    // (the smallest larger one shrunk, or the largest smaller one grown: mremap keeps the pages it
-    // can), so resident memory stays near the live peak. The 1/16 lets the cache settle on the
-    // sizes a step asks for instead of reshaping blocks (page faults) on every step.
+    // is taken as it is. Otherwise a new mapping while live + cached + need stays within the
+    // budget: the highest live total so far plus 1/kSlack of it, which lets the cache settle on
+    // the sizes a step asks for instead of reshaping blocks (page faults) on every step. Past the
+    // budget, a cached block is resized to `need` (the smallest larger one shrunk, or the largest
+    // smaller one grown: mremap keeps the pages it can) and, if that grew past it, the smallest
+    // cached blocks are unmapped: resident memory stays within the budget while the cache has any.
+    static constexpr std::size_t kSlack = 32;
     Block reuse_or_resize(std::size_t need) {
         if (cached_.empty()) return {nullptr, 0};
         auto it = cached_.lower_bound(need);
         if (it != cached_.end() && it->first <= need + need / 8) {
             const Block b{it->second, it->first};
-            stats_.cached_bytes -= b.size;
-            cached_.erase(it);
+            take_from_cache(it);
             ++stats_.reused;
             return b;
         }
-        const std::size_t budget = stats_.peak_live_bytes + stats_.peak_live_bytes / 16;
+        const std::size_t budget = stats_.peak_live_bytes + stats_.peak_live_bytes / kSlack;
         if (stats_.live_bytes + stats_.cached_bytes + need <= budget) return {nullptr, 0};
         if (it == cached_.end()) it = std::prev(cached_.end());
         void* p = ::mremap(it->second, it->first, need, MREMAP_MAYMOVE);
         if (p == MAP_FAILED) return {nullptr, 0};  // the old block stays cached; map a new one
+        take_from_cache(it);
+        ++stats_.resized;
+        while (!cached_.empty() && stats_.live_bytes + stats_.cached_bytes + need > budget) {
+            ::munmap(cached_.begin()->second, cached_.begin()->first);
+            take_from_cache(cached_.begin());
+        }
+        return {p, need};
+    }
+
+    void take_from_cache(std::multimap<std::size_t, void*>::iterator it) {
         stats_.cached_bytes -= it->first;
         cached_.erase(it);
-        ++stats_.resized;
-        return {p, need};
     }
 
     void* map(std::size_t need) {

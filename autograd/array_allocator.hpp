@@ -35,6 +35,7 @@ struct BlockCacheStats {
     std::size_t live_bytes = 0;   // in large blocks arrays hold now
     std::size_t peak_live_bytes = 0;
     std::size_t cached_bytes = 0;  // freed large blocks kept for reuse
+    std::size_t peak_mapped_bytes = 0;  // live + cached at most: what the blocks added to resident memory
     std::size_t cached_blocks = 0;
     std::size_t reused = 0;   // requests served by a cached block as it was
     std::size_t resized = 0;  // ... by a cached block resized in place

@@ -290,6 +290,7 @@ nlohmann::ordered_json run(const std::string& config, const Options& o) {
     // Large blocks (autograd/array_allocator.hpp): live at most, and how requests were served
     const memory::BlockCacheStats bc = memory::block_cache_stats();
     r["block_cache"] = bc.enabled ? nlohmann::ordered_json{{"peak_live_mib", static_cast<double>(bc.peak_live_bytes) / (1 << 20)},
+                                                           {"peak_mapped_mib", static_cast<double>(bc.peak_mapped_bytes) / (1 << 20)},
                                                            {"cached_mib", static_cast<double>(bc.cached_bytes) / (1 << 20)},
                                                            {"reused", bc.reused},
                                                            {"resized", bc.resized},
@@ -315,9 +316,10 @@ void print_text(const nlohmann::ordered_json& r) {
                r["threads"].get<int>(), r["fwd_matmul_gflop"].get<double>(), r["peak_rss_mib"].get<double>());
     fmt::print("  step CPU time (all threads) {:.1f} ms\n", r["step_cpu_ms"].get<double>());
     if (const auto& bc = r["block_cache"]; !bc.is_null())
-        fmt::print("  large blocks: peak live {:.0f} MiB, {:.0f} MiB cached at the end; requests reused {}, resized {}, "
-                   "mapped {}\n",
-                   bc["peak_live_mib"].get<double>(), bc["cached_mib"].get<double>(), bc["reused"].get<std::size_t>(),
+        fmt::print("  large blocks: peak live {:.0f} MiB, live + cached {:.0f} MiB at most, {:.0f} MiB cached at the end; "
+                   "requests reused {}, resized {}, mapped {}\n",
+                   bc["peak_live_mib"].get<double>(), bc["peak_mapped_mib"].get<double>(), bc["cached_mib"].get<double>(),
+                   bc["reused"].get<std::size_t>(),
                    bc["resized"].get<std::size_t>(), bc["mapped"].get<std::size_t>());
     fmt::print("  {:6} {:>10} {:>10} {:>10} {:>8}\n", "phase", "median ms", "min ms", "max ms", "GFLOP/s");
     for (const auto& [name, s] : r["phases"].items())

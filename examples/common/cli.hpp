@@ -53,6 +53,8 @@ inline std::string cli_footer(const std::string& extra = "") {
            "  XTGRAD_BREAK_TRAP=1        also raise SIGTRAP on a match (stops any debugger)\n"
            "  XTGRAD_ISA=baseline        xtgrad's own vector kernels without AVX-512 even where the CPU has it\n"
            "  XTGRAD_GEMM_PROFILE=1      at exit, print each matrix-product shape's calls, time and GFLOP/s to stderr\n"
+           "  XTGRAD_BLOCK_CACHE=0       take arrays of 1 MiB and more from the C heap, not the block cache\n"
+           "                             (for heaptrack or valgrind; docs/architecture.md, \"Where the blocks live\")\n"
            "  XTGRAD_DIST_TIMEOUT=300    under mpirun: seconds a collective may wait for the other processes\n"
            "                             (a positive number, or with a unit: 90s, 5m, 1h)\n"
            "  OPENBLAS_NUM_THREADS,      ignored where --threads is an option: --threads sets the GEMM backend's\n"

@@ -20,6 +20,7 @@ xtgrad::nn::tutorial_c::MultiHeadAttention* attention = nullptr;    // encoder.l
 xtgrad::Array scalar, empty, vector, matrix, five_d, long_vector, wide, five_d_big, huge, small, integral, non_finite;
 xtgrad::Ids ids, empty_ids;
 xtgrad::Mask mask;
+xtgrad::BitMask bits;      // (2,3), elements 0, 2 and 4 set, as relu and dropout save them
 xtgrad::Tensor leaf;       // `vector` as a leaf that requires grad
 
 xtgrad::Array pattern(const xtgrad::Shape& shape, float scale) {
@@ -47,6 +48,8 @@ void make_printer_arrays() {
     ids = xtgrad::Ids{{1, 2, 3}, {4, 5, 6000}};
     empty_ids = xtgrad::Ids::from_shape({0});
     mask = xtgrad::Mask{{true, false}, {false, true}};
+    bits = xtgrad::BitMask({2, 3});
+    xtgrad::pack_bits(bits, [](std::size_t i) { return i % 2 == 0; });
     leaf = xtgrad::Tensor(vector, /*requires_grad=*/true);
 }
 }  // namespace gdb_target

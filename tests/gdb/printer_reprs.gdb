@@ -37,4 +37,5 @@ for name, lines in expected.items():
         print("repr MISMATCH %s\n--- torch\n%s\n--- printer\n%s" % (name, want, text))
 end
 print gdb_target::matrix
+print gdb_target::bits
 kill

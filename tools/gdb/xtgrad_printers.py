@@ -458,6 +458,33 @@ class ArrayPrinter:
         return _children([("values", _as_repr(self.value), ())])
 
 
+class BitMaskPrinter:
+    """xtgrad::BitMask (2,3): 2 of 6 set = {bits = 001100} (relu's result_positive, dropout's mask: a bit
+    per element, autograd/bit_mask.hpp); the count and the bits only for masks of up to 4096 elements."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def _bits(self):
+        size = int(self.value["size_"])
+        if size > 4096:
+            return size, None
+        words = [int(w) for w in _vector_items(self.value["words_"])]
+        return size, "".join(str((words[i // 32] >> (i % 32)) & 1) for i in range(size))
+
+    def to_string(self):
+        def text():
+            shape = [int(d) for d in _vector_items(self.value["shape_"])]
+            size, bits = self._bits()
+            counted = "" if bits is None else ": %d of %d set" % (bits.count("1"), size)
+            return "xtgrad::BitMask %s%s" % (_shape_str(shape), counted)
+        return _safely(text)
+
+    def children(self):
+        bits = _safely(lambda: self._bits()[1])
+        return iter([]) if bits is None else iter([("bits", bits)])
+
+
 class _ImplPrinterBase:
     """One line about the tensor; its values and its gradient as children."""
 
@@ -573,7 +600,7 @@ def _saved_array(saved):
         now, then = int(values["version"]), int(saved["version_"])
         note = "" if now == then else " (modified in place since saved: version %d, saved at %d)" % (now, then)
         return values["array"], note
-    for field in ("ids_", "mask_"):
+    for field in ("ids_", "mask_", "bits_"):
         if _has_field(saved, field):
             other = _shared_get(saved[field])
             if other is not None:
@@ -739,6 +766,7 @@ _PRINTERS = [
     (r"^xtgrad::Tensor$", TensorPrinter),
     (r"^xtgrad::TensorImpl$", TensorImplPrinter),
     (r"^xtgrad::Node$", NodePrinter),
+    (r"^xtgrad::BitMask$", BitMaskPrinter),
     (r"^xt::xarray_container<.*>$", ArrayPrinter),
     (r"^xt::xtensor_container<.*>$", ArrayPrinter),
 ]
