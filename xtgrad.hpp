@@ -49,6 +49,7 @@
 #include <xtgrad/nn/tutorial_d/tutorial_d.hpp>
 
 // Optimizers and learning-rate schedules.
+#include <xtgrad/optim/in_backward.hpp>
 #include <xtgrad/optim/optimizer.hpp>
 #include <xtgrad/optim/schedule.hpp>
 

@@ -3,6 +3,7 @@
 #include <xtgrad/autograd/error.hpp>
 #include <xtgrad/autograd/tensor.hpp>
 
+#include <algorithm>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -11,9 +12,16 @@ namespace xtgrad {
 
 namespace {
 
+struct Hook {
+    std::uint64_t id;
+    std::string owner;
+    bool last;
+    std::function<void(TensorImpl&)> fn;
+};
+
 struct Entry {
     std::weak_ptr<TensorImpl> leaf;  // an address can be reused once its impl is gone
-    std::vector<std::function<void(TensorImpl&)>> hooks;
+    std::vector<Hook> hooks;         // in running order: the `last` ones at the end
 };
 
 std::unordered_map<const TensorImpl*, Entry>& registry() {
@@ -21,28 +29,54 @@ std::unordered_map<const TensorImpl*, Entry>& registry() {
     return r;
 }
 
+std::uint64_t next_id = 1;
+
+// The leaf's live entry, or null (none, or one left by a leaf that is gone).
+Entry* entry_of(const TensorImpl* leaf) {
+    const auto it = registry().find(leaf);
+    if (it == registry().end() || it->second.leaf.lock().get() != leaf) return nullptr;
+    return &it->second;
+}
+
 }  // namespace
 
-void register_post_accumulate_grad_hook(const Tensor& leaf, std::function<void(TensorImpl&)> hook) {
+PostAccumulateHookHandle register_post_accumulate_grad_hook(const Tensor& leaf, std::function<void(TensorImpl&)> hook,
+                                                            const PostAccumulateHookOptions& options) {
     if (!leaf.defined() || !leaf.requires_grad() || !leaf.is_leaf())
         fail("register_post_accumulate_grad_hook: '{}' must be a leaf that requires grad",
              leaf.defined() ? leaf.name() : std::string("(undefined)"));
+    if (!hook) fail("register_post_accumulate_grad_hook: the hook on '{}' is empty (a default-constructed std::function)", leaf.name());
     std::erase_if(registry(), [](const auto& kv) { return kv.second.leaf.expired(); });
     Entry& e = registry()[leaf.impl()];
     e.leaf = leaf.graph_ptr();
-    e.hooks.push_back(std::move(hook));
+    // A hook without `last` goes before the first `last` one; a `last` one at the end.
+    const auto at = options.last ? e.hooks.end()
+                                   : std::find_if(e.hooks.begin(), e.hooks.end(), [](const Hook& h) { return h.last; });
+    const std::uint64_t id = next_id++;
+    e.hooks.insert(at, Hook{id, options.owner, options.last, std::move(hook)});
+    return PostAccumulateHookHandle(leaf.impl(), id);
+}
+
+void PostAccumulateHookHandle::remove() {
+    if (leaf_ == nullptr) return;
+    if (Entry* e = entry_of(leaf_)) std::erase_if(e->hooks, [&](const Hook& h) { return h.id == id_; });
+    leaf_ = nullptr;
+}
+
+bool has_post_accumulate_grad_hook(const Tensor& leaf, const std::string& owner) {
+    const Entry* e = leaf.defined() ? entry_of(leaf.impl()) : nullptr;
+    return e != nullptr && std::any_of(e->hooks.begin(), e->hooks.end(), [&](const Hook& h) { return h.owner == owner; });
 }
 
 namespace detail {
 
 void run_post_accumulate_grad_hooks(TensorImpl& leaf) {
-    auto& r = registry();
-    if (r.empty()) return;
-    const auto it = r.find(&leaf);
-    if (it == r.end() || it->second.leaf.lock().get() != &leaf) return;
-    // A copy: a hook that registers another hook grows (and may move) the registry being walked.
-    const std::vector<std::function<void(TensorImpl&)>> hooks = it->second.hooks;
-    for (const auto& hook : hooks) hook(leaf);
+    if (registry().empty()) return;
+    const Entry* e = entry_of(&leaf);
+    if (e == nullptr || e->hooks.empty()) return;
+    // A copy: a hook that registers or removes a hook changes (and may move) the list being walked.
+    const std::vector<Hook> hooks = e->hooks;
+    for (const Hook& hook : hooks) hook.fn(leaf);
 }
 
 }  // namespace detail

@@ -19,15 +19,18 @@
 //
 // Each step is timed in phases: zero (optimizer zero_grad), fwd (forward + loss), bwd
 // (backward), opt (optimizer step), and step (all of it, end to end, including freeing the
-// graph). infer is a forward in eval() mode without gradients. For each: median, min and max
-// over --steps steps after --warmup untimed ones; GFLOP/s from the analytic count of matmul
-// FLOPs below (backward = 2 x forward); peak RSS of the process (getrusage ru_maxrss).
+// graph). With --optimizer-in-backward the optimizer steps inside backward
+// (optim::OptimizerInBackward): no opt phase, bwd includes the updates. infer is a forward in
+// eval() mode without gradients. For each: median, min and max over --steps steps after
+// --warmup untimed ones; GFLOP/s from the analytic count of matmul FLOPs below (backward =
+// 2 x forward); peak RSS of the process (getrusage ru_maxrss).
 // With several configs the binary runs itself once per config, so each peak RSS is its own.
 #include "examples/common/cli.hpp"
 #include <xtgrad/gemm/blas.hpp>
 #include <xtgrad/nn/tutorial_b/transformer.hpp>
 #include <xtgrad/nn/tutorial_c/tutorial_c.hpp>
 #include <xtgrad/nn/tutorial_d/tutorial_d.hpp>
+#include <xtgrad/optim/in_backward.hpp>
 #include <xtgrad/optim/optimizer.hpp>
 #include <xtgrad/xtgrad.hpp>
 
@@ -56,6 +59,7 @@ struct Options {
     std::size_t batch = 64;
     std::size_t d_heads = 8, d_encoder_layers = 6;
     bool adam = false, no_infer = false, json = false;
+    bool optimizer_in_backward = false;  // the optimizer steps inside backward (optim::OptimizerInBackward)
     std::string autocast;  // "" (fp32) or "bf16": forward and loss inside autocast::Scope(DType::bf16)
 };
 
@@ -213,6 +217,11 @@ nlohmann::ordered_json run(const std::string& config, const Options& o) {
             return fwd();
         };
     }
+    std::unique_ptr<optim::OptimizerInBackward> in_backward;
+    if (o.optimizer_in_backward && w.opt) {
+        in_backward = std::make_unique<optim::OptimizerInBackward>(*w.opt);
+        w.what += ", optimizer step in backward";
+    }
     const std::vector<std::string> names{"zero", "fwd", "bwd", "opt", "step"};
     std::map<std::string, std::vector<double>> times;
     w.model->train();
@@ -231,7 +240,7 @@ nlohmann::ordered_json run(const std::string& config, const Options& o) {
             t2 = Clock::now();
             w.backward(out);
             t3 = Clock::now();
-            if (w.opt) w.opt->step();
+            if (w.opt && !in_backward) w.opt->step();
             t4 = Clock::now();
         }  // the loss and what is left of the graph are freed here, inside "step"
         const auto t5 = Clock::now();
@@ -241,7 +250,7 @@ nlohmann::ordered_json run(const std::string& config, const Options& o) {
         times["zero"].push_back(ms_since(t0, t1));
         times["fwd"].push_back(ms_since(t1, t2));
         times["bwd"].push_back(ms_since(t2, t3));
-        if (w.opt) times["opt"].push_back(ms_since(t3, t4));
+        if (w.opt && !in_backward) times["opt"].push_back(ms_since(t3, t4));
         times["step"].push_back(ms_since(t0, t5));
     }
     std::vector<std::string> order;
@@ -263,6 +272,7 @@ nlohmann::ordered_json run(const std::string& config, const Options& o) {
     r["config"] = config;
     r["what"] = w.what;
     r["threads"] = o.threads;
+    r["optimizer_in_backward"] = in_backward != nullptr;
     r["autocast"] = o.autocast.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(o.autocast);
     r["gemm_backend"] = gemm_backend_name();
     r["gemm_kernel"] = gemm_backend_kernel();
@@ -363,6 +373,9 @@ int main(int argc, char** argv) {
         ->capture_default_str()
         ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
     app.add_flag("--adam", o.adam, "seed-d: also take an Adam step");
+    app.add_flag("--optimizer-in-backward", o.optimizer_in_backward,
+                 "the optimizer steps inside backward, each parameter as its gradient completes "
+                 "(optim::OptimizerInBackward); bit-identical updates, no opt phase");
     app.add_flag("--no-infer", o.no_infer, "skip the inference (no-grad) forward");
     app.add_flag("--json", o.json, "one JSON object per config and line");
     app.add_option("--autocast", o.autocast, "bf16: forward and loss under autocast::Scope(DType::bf16) (matmul, linear, "

@@ -9,6 +9,7 @@
 #   bash bench/run.sh --table /tmp/bench.jsonl     # print the table of an earlier run again
 #   bash bench/run.sh --ceiling-builds "build build-openblas"   # the ceiling of each backend's build
 #   bash bench/run.sh --autocast bf16  # each config in fp32 and under bf16 autocast, both programs
+#   bash bench/run.sh --configs winter --optimizer-in-backward   # xtgrad also with its step in backward
 #
 # Needs a release build with the benchmark (meson setup build --buildtype=release; ninja -C
 # build) and Debian's python3-torch for the PyTorch side. Each configuration runs in its own
@@ -72,30 +73,36 @@ print("| config | threads | phase | xtgrad ms | torch ms | xtgrad / torch | torc
       "| step CPU ms xtgrad / torch |")
 print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for (cfg, t, ac), fw in by.items():
-    xr, pr = fw.get("xtgrad"), fw.get("torch")
-    if not xr or not pr:
+    xr_all, pr = fw.get("xtgrad"), fw.get("torch")
+    if not xr_all or not pr:
         continue
-    fp32 = by.get((cfg, t, ""), {}).get("xtgrad") if ac else None
-    name = cfg + (f" (batch {xr[0]['batch']})" if xr[0].get("batch") else "") + (f", autocast {ac}" if ac else "")
-    first = True
-    for phase in ["step", "fwd", "bwd", "opt", "zero", "infer"]:
-        x, p = best(xr, phase), best(pr, phase)
-        if not x or not p:
-            continue
-        xs, ps = x["phases"][phase], p["phases"][phase]
-        g = lambda s: f"{s['gflops']:.0f}" if s.get("gflops") else "-"
-        pct = f"{100 * xs['gflops'] / (peak_core * t):.0f} %" if xs.get("gflops") and peak_core else "-"
-        ratio = xs["median_ms"] / ps["median_ms"] if ps["median_ms"] > 0 else float("nan")
-        both = " / ".join(f"{r['phases'][phase]['median_ms']:.1f}" for r in
-                          sorted(pr, key=lambda r: r.get("openblas_env") != "pinned") if phase in r["phases"])
-        which = f"{kernel(p)} ({both})" if len(pr) > 1 else kernel(p)
-        f32 = best(fp32, phase) if fp32 else None
-        vs32 = f"{xs['median_ms'] / f32['phases'][phase]['median_ms']:.2f}" if f32 else "-"
-        rss = f"{x['peak_rss_mib']:.0f} / {p['peak_rss_mib']:.0f}" if first else ""
-        cpu = f"{x['step_cpu_ms']:.0f} / {p['step_cpu_ms']:.0f}" if first else ""
-        print(f"| {name if first else ''} | {t if first else ''} | {phase} | {xs['median_ms']:.1f} | "
-              f"{ps['median_ms']:.1f} | {ratio:.2f} | {which} | {g(xs)} | {g(ps)} | {pct} | {vs32} | {rss} | {cpu} |")
-        first = False
+    # xtgrad's runs with the optimizer's step in backward (--optimizer-in-backward) get rows of
+    # their own, against the same torch runs (torch steps after backward, its default).
+    for inb in sorted({bool(r.get("optimizer_in_backward")) for r in xr_all}):
+        xr = [r for r in xr_all if bool(r.get("optimizer_in_backward")) == inb]
+        fp32 = [r for r in by.get((cfg, t, ""), {}).get("xtgrad", [])
+                if bool(r.get("optimizer_in_backward")) == inb] if ac else None
+        name = (cfg + (f" (batch {xr[0]['batch']})" if xr[0].get("batch") else "") +
+                (f", autocast {ac}" if ac else "") + (", xtgrad steps in backward" if inb else ""))
+        first = True
+        for phase in ["step", "fwd", "bwd", "opt", "zero", "infer"]:
+            x, p = best(xr, phase), best(pr, phase)
+            if not x or not p:
+                continue
+            xs, ps = x["phases"][phase], p["phases"][phase]
+            g = lambda s: f"{s['gflops']:.0f}" if s.get("gflops") else "-"
+            pct = f"{100 * xs['gflops'] / (peak_core * t):.0f} %" if xs.get("gflops") and peak_core else "-"
+            ratio = xs["median_ms"] / ps["median_ms"] if ps["median_ms"] > 0 else float("nan")
+            both = " / ".join(f"{r['phases'][phase]['median_ms']:.1f}" for r in
+                              sorted(pr, key=lambda r: r.get("openblas_env") != "pinned") if phase in r["phases"])
+            which = f"{kernel(p)} ({both})" if len(pr) > 1 else kernel(p)
+            f32 = best(fp32, phase) if fp32 else None
+            vs32 = f"{xs['median_ms'] / f32['phases'][phase]['median_ms']:.2f}" if f32 else "-"
+            rss = f"{x['peak_rss_mib']:.0f} / {p['peak_rss_mib']:.0f}" if first else ""
+            cpu = f"{x['step_cpu_ms']:.0f} / {p['step_cpu_ms']:.0f}" if first else ""
+            print(f"| {name if first else ''} | {t if first else ''} | {phase} | {xs['median_ms']:.1f} | "
+                  f"{ps['median_ms']:.1f} | {ratio:.2f} | {which} | {g(xs)} | {g(ps)} | {pct} | {vs32} | {rss} | {cpu} |")
+            first = False
 print()
 print("Medians over the timed steps. step = zero_grad + forward + loss + backward + optimizer step, end to end;")
 print("infer = eval() forward without gradients. GFLOP/s from the analytic matmul count (step = 3 x forward).")
@@ -105,6 +112,8 @@ print("Step CPU time counts all threads, spinning ones included; below the wall 
 print("means the process was descheduled (a busy machine). % of FMA peak: xtgrad's matmul GFLOP/s over the")
 print("FMA peak per core above times the threads (GEMM-heavy phases: fwd, bwd, infer of seed-b and seed-d).")
 print("vs xtgrad fp32: an autocast row's time over xtgrad's fp32 time of the same config and phase.")
+print("'xtgrad steps in backward': xtgrad's optimizer steps inside backward (--optimizer-in-backward: no opt phase,")
+print("bwd includes the updates); torch's side is the same runs as the other rows (Adam's step after backward).")
 EOF
 }
 
@@ -128,7 +137,7 @@ print(next((o["value"] for o in opts if o["name"] == "gemm"), "onednn"))' "$1"
 }
 
 main() {
-  local build=build quick=0 configs="winter seed-d seed-b" out="" table="" ceiling_builds="" autocast=""
+  local build=build quick=0 configs="winter seed-d seed-b" out="" table="" ceiling_builds="" autocast="" in_backward=("")
   while [[ $# -gt 0 ]]; do
     case "$1" in
       --quick) quick=1 ;;
@@ -137,10 +146,11 @@ main() {
       --out) out="$2"; shift ;;
       --table) table="$2"; shift ;;
       --ceiling-builds) ceiling_builds="$2"; shift ;;
+      --optimizer-in-backward) in_backward=("" --optimizer-in-backward) ;;
       --autocast)
         autocast="$2"; shift
         [[ $autocast == bf16 ]] || { echo "run.sh: --autocast takes bf16, got '$autocast'" >&2; return 2; } ;;
-      -h|--help) sed -n '2,23p' "$0"; return 0 ;;
+      -h|--help) sed -n '2,24p' "$0"; return 0 ;;
       *) echo "run.sh: unknown argument $1" >&2; return 2 ;;
     esac
     shift
@@ -179,14 +189,17 @@ main() {
       for ac in "" $autocast; do  # fp32, then (with --autocast) the autocast run
         local acflag=()
         [[ -n "$ac" ]] && acflag=(--autocast "$ac")
-        echo "# $c, $t thread(s)${ac:+, autocast $ac}: xtgrad ...  (load $(cut -d' ' -f1 /proc/loadavg), compilers $(pgrep -c cc1plus || true))" >&2
-        if [[ $xtgrad_backend == openblas ]]; then
-          # shellcheck disable=SC2086
-          both_openblas_ways "$bench" --config "$c" --threads "$t" $a "${acflag[@]}" --json >> "$results"
-        else
-          # shellcheck disable=SC2086
-          "$bench" --config "$c" --threads "$t" $a "${acflag[@]}" --json >> "$results"
-        fi
+        local ib
+        for ib in "${in_backward[@]}"; do  # "" (the step after backward), then --optimizer-in-backward if asked
+          echo "# $c, $t thread(s)${ac:+, autocast $ac}${ib:+, $ib}: xtgrad ...  (load $(cut -d' ' -f1 /proc/loadavg), compilers $(pgrep -c cc1plus || true))" >&2
+          if [[ $xtgrad_backend == openblas ]]; then
+            # shellcheck disable=SC2086
+            both_openblas_ways "$bench" --config "$c" --threads "$t" $a "${acflag[@]}" $ib --json >> "$results"
+          else
+            # shellcheck disable=SC2086
+            "$bench" --config "$c" --threads "$t" $a "${acflag[@]}" $ib --json >> "$results"
+          fi
+        done
         echo "# $c, $t thread(s)${ac:+, autocast $ac}: torch, OpenBLAS pinned, then its own ...  (load $(cut -d' ' -f1 /proc/loadavg), compilers $(pgrep -c cc1plus || true))" >&2
         local torch_env=()
         [[ $t -gt 1 ]] && torch_env=(OMP_WAIT_POLICY=PASSIVE)

@@ -5,6 +5,9 @@
 #include <xtgrad/threads/parallel.hpp>
 
 #include <xtgrad/gemm/simd_batch.hpp>
+#include <xtgrad/gemm/skinny_avx512.hpp>
+#include <xtgrad/simd/cpu_isa.hpp>
+#include "xtgrad_simd_config.hpp"
 
 #include <xsimd/xsimd.hpp>
 
@@ -49,6 +52,10 @@ inline float blend(float value, float alpha, float beta, float c) { return beta 
 // L1. Each step also prefetches B 2 KiB ahead: on its own the hardware prefetcher left the
 // kernel ~40 % slower (7.4 against 11-14 ms per 64 MiB of weights, bench/skinny_bench.cpp).
 constexpr int kNtMaxRows = 7;
+
+// Block b's height when M rows, m of them already taken, are cut into `blocks` blocks of equal
+// height (M = 7: one block; 8: 4 + 4; 16: 6 + 5 + 5).
+inline int block_height(int M, int m, int blocks, int b) { return (M - m) / (blocks - b) + ((M - m) % (blocks - b) != 0); }
 constexpr int kPrefetchFloats = 512;
 
 // A hint to load the line `ahead` floats past p. Never faults, even past the end of the
@@ -219,12 +226,23 @@ void skinny_nt(int M, int N, int K, float alpha, const float* A, int lda, const 
                int ldc) {
     if (K == 0) return scale(M, N, beta, C, ldc);
     // Columns of C = rows of B, split over threads; each pair of B's rows meets all of A's rows,
-    // in blocks of equal height (M = 7: one block; 8: 4 + 4; 16: 6 + 5 + 5).
+    // in blocks of equal height (block_height).
     const int blocks = (M + kNtMaxRows - 1) / kNtMaxRows;
+#if XTGRAD_HAVE_AVX512_KERNELS
+    if (active_isa() == Isa::avx512)
+        return split(N, static_cast<long>(M) * N * K, 32, [&](int n0, int n1) {
+            for (int b = 0, m = 0; b < blocks; ++b) {
+                const int mb = block_height(M, m, blocks, b);
+                detail::skinny_nt_columns_avx512(mb, n0, n1, N, K, alpha, A + static_cast<std::ptrdiff_t>(m) * lda, lda, B,
+                                                 ldb, beta, C + static_cast<std::ptrdiff_t>(m) * ldc, ldc);
+                m += mb;
+            }
+        });
+#endif
     split(N, static_cast<long>(M) * N * K, 32, [&](int n0, int n1) {
         const auto columns = [&](auto nb, int n) {
             for (int b = 0, m = 0; b < blocks; ++b) {
-                const int mb = (M - m) / (blocks - b) + ((M - m) % (blocks - b) != 0);
+                const int mb = block_height(M, m, blocks, b);
                 nt_rows<decltype(nb)::value>(mb, K, alpha, A + static_cast<std::ptrdiff_t>(m) * lda, lda,
                                              B + static_cast<std::ptrdiff_t>(n) * ldb, ldb, beta,
                                              C + static_cast<std::ptrdiff_t>(m) * ldc + n, ldc);
@@ -239,6 +257,12 @@ void skinny_nt(int M, int N, int K, float alpha, const float* A, int lda, const 
 
 void skinny_nn(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta, float* C,
                int ldc) {
+#if XTGRAD_HAVE_AVX512_KERNELS
+    if (active_isa() == Isa::avx512 && M <= kNtMaxRows)
+        return split(N, static_cast<long>(M) * N * K, kNnColumnBlock / 4, [&](int n0, int n1) {
+            detail::skinny_nn_columns_avx512(M, n0, n1, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        });
+#endif
     split(N, static_cast<long>(M) * N * K, kNnColumnBlock / 4, [&](int n0, int n1) {
         for (int c0 = n0; c0 < n1; c0 += kNnColumnBlock)
             nn_block(M, c0, std::min(n1, c0 + kNnColumnBlock), K, alpha, A, lda, B, ldb, beta, C, ldc);

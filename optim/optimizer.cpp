@@ -1,5 +1,7 @@
 #include <xtgrad/optim/optimizer.hpp>
 
+#include <xtgrad/optim/in_backward.hpp>
+
 #include <xtgrad/autograd/anomaly.hpp>
 #include <xtgrad/autograd/error.hpp>
 #include <xtgrad/threads/parallel.hpp>
@@ -26,22 +28,46 @@ Optimizer::Optimizer(std::vector<Tensor> params, double lr) : lr_(lr) {
     }
 }
 
+Optimizer::~Optimizer() {
+    if (in_backward_ != nullptr) in_backward_->detach();
+}
+
+void Optimizer::check_gradient(std::size_t i, const char* who) const {
+    const Tensor& p = params_[i];
+    if (!p.has_grad()) return;
+    // In backward, the parameters whose gradients completed earlier have already stepped.
+    const char* updated = in_backward_ != nullptr ? "this backward's earlier parameters were updated, this one and "
+                                                    "the rest were not"
+                                                  : "nothing was updated";
+    const Array& g = p.grad_array();
+    if (g.shape() != p.data().shape())
+        fail("{}.step: the gradient of parameter {} '{}' has shape {}, the parameter has shape {}; {} (was .grad "
+             "replaced through grad_array() or a hook?)", who, i, p.name(), shape_str(g.shape()),
+             shape_str(p.shape()), updated);
+    if (!check_finite_) return;
+    const std::size_t bad = xtgrad::detail::first_non_finite(g.data(), g.size());
+    if (bad != g.size())
+        fail("{}.step: the gradient of parameter {} '{}' {} holds {} at element {}; {} (a NaN or infinite loss, or a "
+             "backward that made one: set_anomaly_detection(true) finds the op)", who, i, p.name(),
+             shape_str(p.shape()), g.data()[bad], bad, updated);
+}
+
 void Optimizer::check_gradients(const char* who) const {
-    for (std::size_t i = 0; i < params_.size(); ++i) {
-        const Tensor& p = params_[i];
-        if (!p.has_grad()) continue;
-        const Array& g = p.grad_array();
-        if (g.shape() != p.data().shape())
-            fail("{}.step: the gradient of parameter {} '{}' has shape {}, the parameter has shape {}; nothing was "
-                 "updated (was .grad replaced through grad_array() or a hook?)", who, i, p.name(),
-                 shape_str(g.shape()), shape_str(p.shape()));
-        if (!check_finite_) continue;
-        const std::size_t bad = xtgrad::detail::first_non_finite(g.data(), g.size());
-        if (bad != g.size())
-            fail("{}.step: the gradient of parameter {} '{}' {} holds {} at element {}; nothing was updated (a NaN or "
-                 "infinite loss, or a backward that made one: set_anomaly_detection(true) finds the op)", who, i,
-                 p.name(), shape_str(p.shape()), g.data()[bad], bad);
-    }
+    for (std::size_t i = 0; i < params_.size(); ++i) check_gradient(i, who);
+}
+
+void Optimizer::step_parameter(Tensor&) {
+    fail("{}: has no per-parameter step (its step is one collective over every parameter)", kind());
+}
+
+void Optimizer::step_each() {
+    if (in_backward_ != nullptr)
+        fail("{}.step: this optimizer steps in backward (an OptimizerInBackward on it is alive), so every parameter "
+             "with a gradient was already updated; calling step() too would update them twice. Drop the step() call, "
+             "or destroy the OptimizerInBackward to step after backward again", kind());
+    check_gradients(kind());
+    for (Tensor& p : params_)
+        if (p.has_grad()) step_parameter(p);
 }
 
 void Optimizer::zero_grad() {
@@ -222,28 +248,24 @@ SGD::SGD(std::vector<Tensor> params, const SGDOptions& o) : Optimizer(std::move(
     check_options(o, "SGD");
 }
 
-void SGD::step() {
-    check_gradients("SGD");
+void SGD::step_parameter(Tensor& p) {
     const float lr = static_cast<float>(lr_), mom = static_cast<float>(options.momentum()),
                 one_minus_damp = static_cast<float>(1 - options.dampening()), wd = static_cast<float>(options.weight_decay());
-    for (Tensor& p : params_) {
-        if (!p.has_grad()) continue;
-        ParamState& s = state_of(p);
-        float* w = p.mutable_ptr();
-        const float* g = p.grad_array().data();
-        const std::size_t n = p.numel();
-        float* buf = mom != 0 ? buffer(s, "momentum_buffer", p).data() : nullptr;
-        const bool first = s.step == 0;
-        for (std::size_t i = 0; i < n; ++i) {
-            float gi = g[i] + wd * w[i];
-            if (buf) {
-                buf[i] = first ? gi : mom * buf[i] + one_minus_damp * gi;
-                gi = options.nesterov() ? gi + mom * buf[i] : buf[i];
-            }
-            w[i] -= lr * gi;
+    ParamState& s = state_of(p);
+    float* w = p.mutable_ptr();
+    const float* g = p.grad_array().data();
+    const std::size_t n = p.numel();
+    float* buf = mom != 0 ? buffer(s, "momentum_buffer", p).data() : nullptr;
+    const bool first = s.step == 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        float gi = g[i] + wd * w[i];
+        if (buf) {
+            buf[i] = first ? gi : mom * buf[i] + one_minus_damp * gi;
+            gi = options.nesterov() ? gi + mom * buf[i] : buf[i];
         }
-        ++s.step;
+        w[i] -= lr * gi;
     }
+    ++s.step;
 }
 
 void SGD::write_options(nlohmann::json& g) const {
@@ -278,36 +300,32 @@ Adam::Adam(std::vector<Tensor> params, const AdamOptions& o, bool decoupled)
     check_options(o, decoupled ? "AdamW" : "Adam");
 }
 
-void Adam::step() {
-    check_gradients(decoupled_ ? "AdamW" : "Adam");
+void Adam::step_parameter(Tensor& p) {
     const double b1 = options.betas().first, b2 = options.betas().second;
-    for (Tensor& p : params_) {
-        if (!p.has_grad()) continue;
-        ParamState& s = state_of(p);
-        const long t = ++s.step;
-        // scalars in double, as torch computes them in Python floats
-        const double bc1 = 1 - std::pow(b1, static_cast<double>(t)), bc2 = 1 - std::pow(b2, static_cast<double>(t));
-        const float step_size = static_cast<float>(lr_ / bc1), inv_sqrt_bc2 = static_cast<float>(1 / std::sqrt(bc2));
-        // 1 - β in double, then rounded: (1 - 0.999f) would be 1.3e-5 off torch's 0.001f
-        const vec::AdamCoefficients c{.b1 = static_cast<float>(b1),
-                                      .one_minus_b1 = static_cast<float>(1 - b1),
-                                      .b2 = static_cast<float>(b2),
-                                      .one_minus_b2 = static_cast<float>(1 - b2),
-                                      .l2 = decoupled_ ? 0.f : static_cast<float>(options.weight_decay()),
-                                      .decay = decoupled_ ? static_cast<float>(1 - lr_ * options.weight_decay()) : 1.f,
-                                      .step_size = step_size,
-                                      .inv_sqrt_bc2 = inv_sqrt_bc2,
-                                      .eps = static_cast<float>(options.eps())};
-        float* w = p.mutable_ptr();
-        const float* g = p.grad_array().data();
-        float* m = buffer(s, "exp_avg", p).data();
-        float* v = buffer(s, "exp_avg_sq", p).data();
-        // one fused, in-place pass; big parameters split over xtgrad's threads (set_num_threads)
-        parallel_for(p.numel(), std::size_t{1} << 16,
-                     [&](std::size_t i0, std::size_t i1) {
-                         vec::adam_update(c, w + i0, g + i0, m + i0, v + i0, i1 - i0);
-                     });
-    }
+    ParamState& s = state_of(p);
+    const long t = ++s.step;
+    // scalars in double, as torch computes them in Python floats
+    const double bc1 = 1 - std::pow(b1, static_cast<double>(t)), bc2 = 1 - std::pow(b2, static_cast<double>(t));
+    const float step_size = static_cast<float>(lr_ / bc1), inv_sqrt_bc2 = static_cast<float>(1 / std::sqrt(bc2));
+    // 1 - β in double, then rounded: (1 - 0.999f) would be 1.3e-5 off torch's 0.001f
+    const vec::AdamCoefficients c{.b1 = static_cast<float>(b1),
+                                  .one_minus_b1 = static_cast<float>(1 - b1),
+                                  .b2 = static_cast<float>(b2),
+                                  .one_minus_b2 = static_cast<float>(1 - b2),
+                                  .l2 = decoupled_ ? 0.f : static_cast<float>(options.weight_decay()),
+                                  .decay = decoupled_ ? static_cast<float>(1 - lr_ * options.weight_decay()) : 1.f,
+                                  .step_size = step_size,
+                                  .inv_sqrt_bc2 = inv_sqrt_bc2,
+                                  .eps = static_cast<float>(options.eps())};
+    float* w = p.mutable_ptr();
+    const float* g = p.grad_array().data();
+    float* m = buffer(s, "exp_avg", p).data();
+    float* v = buffer(s, "exp_avg_sq", p).data();
+    // one fused, in-place pass; big parameters split over xtgrad's threads (set_num_threads)
+    parallel_for(p.numel(), std::size_t{1} << 16,
+                 [&](std::size_t i0, std::size_t i1) {
+                     vec::adam_update(c, w + i0, g + i0, m + i0, v + i0, i1 - i0);
+                 });
 }
 
 void Adam::write_options(nlohmann::json& g) const {
@@ -338,7 +356,18 @@ std::vector<std::string> Adam::required_state_keys(const nlohmann::json&) const 
 
 std::vector<std::string> Adam::state_keys() const { return {"exp_avg", "exp_avg_sq"}; }
 
+namespace {
+void refuse_in_backward(const std::vector<Tensor>& params, const char* who) {
+    for (const Tensor& p : params)
+        if (has_post_accumulate_grad_hook(p, hook_owner::optimizer_in_backward))
+            fail("{}: parameter '{}' steps in backward (OptimizerInBackward): each parameter is updated, and its gradient "
+                 "used, as soon as that gradient is complete, before the others exist, so no norm of all the gradients "
+                 "can come before the step. Step after backward (no OptimizerInBackward) to clip", who, p.name());
+}
+}  // namespace
+
 double grad_norm(const std::vector<Tensor>& params) {
+    refuse_in_backward(params, "grad_norm");
     double sq = 0;
     for (const Tensor& p : params)
         if (p.has_grad())
@@ -347,6 +376,7 @@ double grad_norm(const std::vector<Tensor>& params) {
 }
 
 double clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
+    refuse_in_backward(params, "clip_grad_norm");
     const double norm = grad_norm(params);
     const double coef = max_norm / (norm + 1e-6);
     if (coef < 1)

@@ -5,6 +5,8 @@
 //
 // Parameters without a gradient at a step are skipped entirely (value, state and step
 // count unchanged), as torch does. Frozen parameters (requires_grad false) are ignored.
+// SGD, Adam and AdamW can also step inside backward, each parameter as soon as its gradient is
+// complete (OptimizerInBackward, optim/in_backward.hpp): bit for bit the same updates.
 // Each step is one fused pass over each parameter, in place: no temporaries the size of
 // a parameter (the step is memory-bound for the Winter Games model).
 #pragma once
@@ -20,6 +22,8 @@
 #include <vector>
 
 namespace xtgrad::optim {
+
+class OptimizerInBackward;
 
 // An optimizer's state in the layout of PyTorch's optimizer.state_dict(), flattened for a
 // safetensors file (docs/checkpoints.md):
@@ -38,7 +42,9 @@ struct OptimizerState {
 class Optimizer {
 public:
     Optimizer(std::vector<Tensor> params, double lr);
-    virtual ~Optimizer() = default;
+    virtual ~Optimizer();
+    Optimizer(const Optimizer&) = delete;  // an OptimizerInBackward points at this one
+    Optimizer& operator=(const Optimizer&) = delete;
 
     virtual void step() = 0;
     void zero_grad();  // drops every parameter's gradient (set_to_none)
@@ -87,14 +93,28 @@ protected:
     // The buffers a parameter that took a step must have, under the group's hyperparameters.
     virtual std::vector<std::string> required_state_keys(const nlohmann::json& group) const = 0;
 
+    // Whether the update is one per parameter (step_parameter), which stepping in backward needs;
+    // a sharded optimizer's step is a collective over every parameter at once.
+    virtual bool steps_per_parameter() const { return false; }
+    // One parameter's update from its .grad (present, of its shape, checked); step() and the step
+    // in backward both make every update through it, so the two are bit-identical.
+    virtual void step_parameter(Tensor& param);
+    virtual const char* kind() const { return "optimizer"; }  // for messages: "Adam", "AdamW", "SGD"
+
     void check_gradients(const char* who) const;
+    void check_gradient(std::size_t index, const char* who) const;  // one parameter's part of it
+    // step() of a per-parameter optimizer: every gradient checked first, then step_parameter on
+    // each parameter that has one. Refused while an OptimizerInBackward steps this optimizer.
+    void step_each();
 
     std::vector<Tensor> params_;
     double lr_;
 
 private:
+    friend class OptimizerInBackward;
     std::map<const TensorImpl*, ParamState> state_;
     bool check_finite_ = true;
+    OptimizerInBackward* in_backward_ = nullptr;  // the one stepping this optimizer in backward
 };
 
 // The optimizers' options follow the modules' convention (nn/options.hpp), as torch's C++
@@ -115,10 +135,13 @@ public:
 class SGD : public Optimizer {
 public:
     SGD(std::vector<Tensor> params, const SGDOptions& options);
-    void step() override;
+    void step() override { step_each(); }
     SGDOptions options;
 
 protected:
+    bool steps_per_parameter() const override { return true; }
+    void step_parameter(Tensor& param) override;
+    const char* kind() const override { return "SGD"; }
     void write_options(nlohmann::json& group) const override;
     void read_options(const nlohmann::json& group) override;
     std::vector<std::string> state_keys() const override;
@@ -159,10 +182,13 @@ using AdamWOptions = AdamOptionsOf<AdamWTag>;
 class Adam : public Optimizer {
 public:
     explicit Adam(std::vector<Tensor> params, const AdamOptions& options = AdamOptions(), bool decoupled_weight_decay = false);
-    void step() override;
+    void step() override { step_each(); }
     AdamOptions options;
 
 protected:
+    bool steps_per_parameter() const override { return true; }
+    void step_parameter(Tensor& param) override;
+    const char* kind() const override { return decoupled_ ? "AdamW" : "Adam"; }
     void write_options(nlohmann::json& group) const override;
     void read_options(const nlohmann::json& group) override;
     std::vector<std::string> state_keys() const override;
@@ -179,7 +205,8 @@ public:
 };
 
 // Scales all gradients so that their joint L2 norm is at most max_norm; returns the norm
-// before clipping (torch.nn.utils.clip_grad_norm_).
+// before clipping (torch.nn.utils.clip_grad_norm_). Both refuse parameters stepped in backward
+// (OptimizerInBackward): their gradients are used, and gone, before the last one exists.
 double clip_grad_norm(const std::vector<Tensor>& params, double max_norm);
 
 // The joint L2 norm of the gradients (in double; NaN or Inf if any gradient holds one).

@@ -7,6 +7,7 @@
 
 #include <xtgrad/gemm/blas.hpp>
 #include <xtgrad/gemm/skinny_gemm.hpp>
+#include <xtgrad/simd/cpu_isa.hpp>
 
 #include <cmath>
 #include <limits>
@@ -48,19 +49,27 @@ TEST_CASE("skinny products equal a double-precision reference") {
             products.push_back({true, false, n, k, 7});   // dW = dyᵀ · x
         }
     products.push_back({true, false, 600, 512, 7});  // a big fresh dW: streamed stores, rows not all aligned
-    for (int threads : {1, 2}) {
-        set_num_threads(threads);
-        for (const Product& p : products)
-          for (test::GemmDoor door : {test::GemmDoor(&skinny_door), test::GemmDoor(&gemm_ld)}) {
-            CAPTURE(p.ta);
-            CAPTURE(p.tb);
-            CAPTURE(p.M);
-            CAPTURE(p.N);
-            CAPTURE(p.K);
-            CAPTURE(threads);
-            CHECK(test::gemm_error(door, p, 1.f, 0.f) < 1e-5);   // a fresh gradient: C not read
-            CHECK(test::gemm_error(door, p, 0.5f, 1.f) < 1e-5);  // accumulate into C
-            CHECK(test::gemm_error(door, p, -2.f, 0.25f) < 1e-5);
+    products.push_back({false, true, 7, 70, 512});   // skinny_nt's AVX-512 tiles with their prefetch ahead
+    products.push_back({false, false, 300, 7, 33});  // a Conv1d's W·x: skinny_nt through Cᵀ (gemm_ld routes it there too)
+    std::vector<Isa> isas{Isa::baseline};  // skinny_nt has an AVX-512 kernel: both are checked
+    if (avx512_available()) isas.push_back(Isa::avx512);
+    for (Isa isa : isas) {
+        const IsaScope scope(isa);
+        for (int threads : {1, 2}) {
+            set_num_threads(threads);
+            for (const Product& p : products)
+                for (test::GemmDoor door : {test::GemmDoor(&skinny_door), test::GemmDoor(&gemm_ld)}) {
+                    CAPTURE(p.ta);
+                    CAPTURE(p.tb);
+                    CAPTURE(p.M);
+                    CAPTURE(p.N);
+                    CAPTURE(p.K);
+                    CAPTURE(threads);
+                    CAPTURE(static_cast<int>(isa));
+                    CHECK(test::gemm_error(door, p, 1.f, 0.f) < 1e-5);   // a fresh gradient: C not read
+                    CHECK(test::gemm_error(door, p, 0.5f, 1.f) < 1e-5);  // accumulate into C
+                    CHECK(test::gemm_error(door, p, -2.f, 0.25f) < 1e-5);
+                }
         }
     }
     set_num_threads(1);

@@ -155,11 +155,18 @@ void Reducer::set_gradient_weight(double weight) {
 }
 
 void Reducer::install_hooks() {
+    for (const Tensor& p : params_)
+        if (has_post_accumulate_grad_hook(p, hook_owner::optimizer_in_backward))
+            fail("DistributedDataParallel: parameter '{}' steps in backward (an optim::OptimizerInBackward), which would "
+                 "update it from this process's own gradient before the average exists; destroy the "
+                 "OptimizerInBackward and step after backward", p.name());
     const std::weak_ptr<Reducer> self = weak_from_this();
     for (std::size_t i = 0; i < params_.size(); ++i)
-        register_post_accumulate_grad_hook(params_[i], [self, i](TensorImpl&) {
-            if (const auto r = self.lock()) r->on_gradient(i);
-        });
+        register_post_accumulate_grad_hook(
+            params_[i], [self, i](TensorImpl&) {
+                if (const auto r = self.lock()) r->on_gradient(i);
+            },
+            {.owner = hook_owner::ddp});
 }
 
 std::vector<std::string> Reducer::unready_names() const {

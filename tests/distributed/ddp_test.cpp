@@ -6,6 +6,7 @@
 #include <xtgrad/nn/layers.hpp>
 #include <xtgrad/nn/parallel/distributed.hpp>
 #include <xtgrad/nn/parallel/distributed_sampler.hpp>
+#include <xtgrad/optim/in_backward.hpp>
 #include "test_util.hpp"
 
 #include <cmath>
@@ -234,6 +235,39 @@ TEST_CASE("register_post_accumulate_grad_hook sees the complete gradient in .gra
     Tensor y = x * 2.f;
     test::expect_error([&] { register_post_accumulate_grad_hook(y, [](TensorImpl&) {}); },
                        {"register_post_accumulate_grad_hook", "leaf"});
+}
+
+TEST_CASE("register_post_accumulate_grad_hook: remove() through the handle, last hooks after the others, empty refused") {
+    Tensor x = Tensor::ones({2}, true).set_name("x");
+    std::vector<std::string> order;
+    register_post_accumulate_grad_hook(x, [&](TensorImpl&) { order.push_back("last"); }, {.owner = "me", .last = true});
+    PostAccumulateHookHandle h = register_post_accumulate_grad_hook(x, [&](TensorImpl&) { order.push_back("plain"); });
+    CHECK(has_post_accumulate_grad_hook(x, "me"));
+    CHECK_FALSE(has_post_accumulate_grad_hook(x, "someone else"));
+    sum(x).backward();
+    CHECK(order == std::vector<std::string>{"plain", "last"});
+    h.remove();
+    h.remove();  // twice: nothing
+    sum(x).backward();
+    CHECK(order == std::vector<std::string>{"plain", "last", "last"});
+    test::expect_error([&] { register_post_accumulate_grad_hook(x, std::function<void(TensorImpl&)>()); },
+                       {"register_post_accumulate_grad_hook", "'x'", "empty"});
+}
+
+TEST_CASE("DistributedDataParallel and the optimizer's step in backward refuse each other, in either order") {
+    TwoLayers model;
+    {
+        DistributedDataParallel ddp(model);
+        optim::Adam opt(model.parameters());
+        test::expect_error([&] { optim::OptimizerInBackward in_backward(opt); },
+                           {"OptimizerInBackward", "DistributedDataParallel", "averaged"});
+    }
+    TwoLayers other;
+    optim::Adam opt(other.parameters());
+    optim::OptimizerInBackward in_backward(opt);
+    test::expect_error([&] { DistributedDataParallel ddp(other); },
+                       {"DistributedDataParallel", "steps in backward", "average"});
+    CHECK(has_post_accumulate_grad_hook(other.fc1->weight, hook_owner::optimizer_in_backward));
 }
 
 TEST_CASE("XTGRAD_DIST_TIMEOUT: positive finite seconds, with or without a unit; anything else names the variable and value") {

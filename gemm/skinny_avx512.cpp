@@ -1,0 +1,198 @@
+// skinny_nt and skinny_nn on AVX-512 (gemm/skinny_gemm.hpp), for M <= 7: a Linear's (or,
+// through Cᵀ, a Conv1d's) forward product and its dx on a 7-token sentence. meson compiles this
+// file with -march=x86-64-v4; skinny_gemm.cpp calls it only when simd/cpu_isa.hpp chose AVX-512.
+//
+// Why kernels of their own: each product is a stream over the weight B with 7 multiply-adds per
+// element, so what limits it is how fast B arrives, and oneDNN's sgemm streams it at 14-25 GB/s
+// against the 38 one read stream reaches (Zen 5, bench/skinny_bench, bench/bandwidth_bench).
+// skinny_nt, C (M, N) = alpha · A (M, K) · B (N, K)ᵀ + beta · C: 4 rows of B per tile, 28
+// accumulators (~212 GFLOP/s with B in L2: never the limit), and a software prefetch of the tile
+// two ahead walked as the one contiguous region those rows are; with the hardware prefetcher
+// alone, which sees 4 interleaved 2 KiB streams, the same tiles reached 20 GB/s, with it 38.
+#include <xtgrad/gemm/skinny_avx512.hpp>
+
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#if !defined(__AVX512F__)
+#error "skinny_avx512.cpp must be compiled with -march=x86-64-v4 (meson does)"
+#endif
+
+namespace xtgrad::detail {
+namespace {
+
+constexpr int kTile = 4;       // rows of B per tile
+constexpr int kAheadTiles = 2;  // prefetch distance
+
+// The sum of v's 16 lanes. The masked shuffles name their pass-through lanes (v, all masked
+// in): the plain ones' _mm512_undefined_ps trips GCC 12's false -Wuninitialized (PR105593), as
+// _mm512_reduce_add_ps does.
+inline float lane_sum(__m512 v) {
+    constexpr __mmask16 all = 0xffff;
+    v = _mm512_add_ps(v, _mm512_mask_shuffle_f32x4(v, all, v, v, _MM_SHUFFLE(1, 0, 3, 2)));
+    v = _mm512_add_ps(v, _mm512_mask_shuffle_f32x4(v, all, v, v, _MM_SHUFFLE(2, 3, 0, 1)));
+    v = _mm512_add_ps(v, _mm512_mask_permute_ps(v, all, v, _MM_SHUFFLE(1, 0, 3, 2)));
+    v = _mm512_add_ps(v, _mm512_mask_permute_ps(v, all, v, _MM_SHUFFLE(2, 3, 0, 1)));
+    return _mm512_cvtss_f32(v);
+}
+
+// dot (MB, NB) = A (MB, K) · B[rows 0..NB) (NB, K)ᵀ; prefetches [pf, pf_end) a line per row of
+// the tile per 16 floats of K (pf = 0: none). Addresses are integers until they are in range.
+template <int MB, int NB>
+void tile(int K, const float* A, int lda, const float* B, int ldb, std::uintptr_t pf, std::uintptr_t pf_end,
+          float (&dot)[MB][NB]) {
+    __m512 acc[MB][NB];
+    for (auto& row : acc)
+        for (__m512& a : row) a = _mm512_setzero_ps();
+    int k = 0;
+    for (; k + 16 <= K; k += 16) {
+        __m512 b[NB];
+        for (int j = 0; j < NB; ++j) b[j] = _mm512_loadu_ps(B + static_cast<std::ptrdiff_t>(j) * ldb + k);
+        for (int j = 0; j < NB; ++j) {
+            const std::uintptr_t p = pf + sizeof(float) * static_cast<std::size_t>(NB * k + 16 * j);
+            if (pf != 0 && p < pf_end) _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0);
+        }
+        for (int i = 0; i < MB; ++i) {
+            const __m512 a = _mm512_loadu_ps(A + static_cast<std::ptrdiff_t>(i) * lda + k);
+            for (int j = 0; j < NB; ++j) acc[i][j] = _mm512_fmadd_ps(a, b[j], acc[i][j]);
+        }
+    }
+    if (k < K) {  // K's tail: masked loads read nothing past the row
+        const __mmask16 m = static_cast<__mmask16>((1u << (K - k)) - 1);
+        __m512 b[NB];
+        for (int j = 0; j < NB; ++j) b[j] = _mm512_maskz_loadu_ps(m, B + static_cast<std::ptrdiff_t>(j) * ldb + k);
+        for (int i = 0; i < MB; ++i) {
+            const __m512 a = _mm512_maskz_loadu_ps(m, A + static_cast<std::ptrdiff_t>(i) * lda + k);
+            for (int j = 0; j < NB; ++j) acc[i][j] = _mm512_fmadd_ps(a, b[j], acc[i][j]);
+        }
+    }
+    for (int i = 0; i < MB; ++i)
+        for (int j = 0; j < NB; ++j) dot[i][j] = lane_sum(acc[i][j]);
+}
+
+template <int MB>
+void columns(int n0, int n1, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
+             float* C, int ldc) {
+    // B's last row ends at b_end: no prefetch past it
+    const std::uintptr_t b_begin = reinterpret_cast<std::uintptr_t>(B);
+    const std::uintptr_t b_end = b_begin + sizeof(float) * (static_cast<std::size_t>(N - 1) * ldb + K);
+    const auto store = [&](int n, const auto& dot, int nb) {
+        for (int i = 0; i < MB; ++i)
+            for (int j = 0; j < nb; ++j) {
+                float& c = C[static_cast<std::ptrdiff_t>(i) * ldc + n + j];
+                c = beta == 0.f ? alpha * dot[i][j] : alpha * dot[i][j] + beta * c;  // beta 0: C not read
+            }
+    };
+    int n = n0;
+    for (; n + kTile <= n1; n += kTile) {
+        float dot[MB][kTile];
+        const std::uintptr_t pf = b_begin + sizeof(float) * static_cast<std::size_t>(n + kAheadTiles * kTile) * ldb;
+        tile<MB, kTile>(K, A, lda, B + static_cast<std::ptrdiff_t>(n) * ldb, ldb, pf, b_end, dot);
+        store(n, dot, kTile);
+    }
+    for (; n < n1; ++n) {
+        float dot[MB][1];
+        tile<MB, 1>(K, A, lda, B + static_cast<std::ptrdiff_t>(n) * ldb, ldb, 0, 0, dot);
+        store(n, dot, 1);
+    }
+}
+
+// ---- skinny_nn: C (M, N) = alpha · A (M, K) · B (K, N) + beta · C, M <= 7 --------------------
+// B's rows are consumed in chunks of kNnChunk rows, in order: for each 64-column strip of the
+// chunk, 7 x 4 accumulators (C's rows, 4 zmm of columns) take 28 multiply-adds per 4 loads of B,
+// then go back to a scratch row block that stays in L1. While a chunk is multiplied, the next
+// one is prefetched line by line, so B streams in storage order (the strips re-read the chunk
+// from L1/L2). Every C element sums its K products in k order, whatever the column split.
+constexpr int kNnChunk = 16;
+constexpr int kStrip = 64;  // 4 zmm
+
+struct Prefetcher {  // walks rows [r, r_end) x columns [n0, n1) of B a line at a time
+    const float* B;
+    int ldb, n0, n1, r, r_end, c;
+    void next() {
+        if (r >= r_end) return;
+        _mm_prefetch(reinterpret_cast<const char*>(B + static_cast<std::ptrdiff_t>(r) * ldb + c), _MM_HINT_T0);
+        c += 16;
+        if (c >= n1) c = n0, ++r;
+    }
+};
+
+template <int MB>
+void nn_columns(int n0, int n1, int K, const float* A, int lda, const float* B, int ldb, float* acc_rows) {
+    // acc_rows (MB, n1 - n0): the running sums, zeroed here
+    const int width = n1 - n0;
+    for (int i = 0; i < MB * width; ++i) acc_rows[i] = 0.f;
+    const int lines_per_row = (width + 15) / 16;
+    for (int k0 = 0; k0 < K; k0 += kNnChunk) {
+        const int k1 = k0 + kNnChunk < K ? k0 + kNnChunk : K;
+        Prefetcher pf{B, ldb, n0, n1, k1, k1 + kNnChunk < K ? k1 + kNnChunk : K, n0};
+        const int strips = (width + kStrip - 1) / kStrip;
+        // lines of the next chunk per strip, so the prefetch spreads over this chunk's work
+        const int pf_per_strip = ((k1 - k0) * lines_per_row + strips - 1) / strips;
+        for (int s0 = 0; s0 < width; s0 += kStrip) {
+            const int sw = width - s0 < kStrip ? width - s0 : kStrip;
+            __mmask16 mask[4];
+            for (int j = 0; j < 4; ++j) {
+                const int left = sw - 16 * j;
+                mask[j] = left >= 16 ? static_cast<__mmask16>(0xffff) : left <= 0 ? 0 : static_cast<__mmask16>((1u << left) - 1);
+            }
+            __m512 acc[MB][4];
+            for (int i = 0; i < MB; ++i)
+                for (int j = 0; j < 4; ++j) acc[i][j] = _mm512_maskz_loadu_ps(mask[j], acc_rows + i * width + s0 + 16 * j);
+            for (int p = 0; p < pf_per_strip; ++p) pf.next();
+            for (int k = k0; k < k1; ++k) {
+                const float* b_row = B + static_cast<std::ptrdiff_t>(k) * ldb + n0 + s0;
+                __m512 b[4];
+                for (int j = 0; j < 4; ++j) b[j] = _mm512_maskz_loadu_ps(mask[j], b_row + 16 * j);
+                for (int i = 0; i < MB; ++i) {
+                    const __m512 a = _mm512_set1_ps(A[static_cast<std::ptrdiff_t>(i) * lda + k]);
+                    for (int j = 0; j < 4; ++j) acc[i][j] = _mm512_fmadd_ps(a, b[j], acc[i][j]);
+                }
+            }
+            for (int i = 0; i < MB; ++i)
+                for (int j = 0; j < 4; ++j) _mm512_mask_storeu_ps(acc_rows + i * width + s0 + 16 * j, mask[j], acc[i][j]);
+        }
+    }
+}
+
+}  // namespace
+
+void skinny_nn_columns_avx512(int M, int n0, int n1, int K, float alpha, const float* A, int lda, const float* B,
+                              int ldb, float beta, float* C, int ldc) {
+    thread_local std::vector<float> sums;  // (M, n1 - n0); per thread: the split runs on the pool's workers
+    const int width = n1 - n0;
+    sums.resize(static_cast<std::size_t>(M) * static_cast<std::size_t>(width));
+    switch (M) {
+        case 7: nn_columns<7>(n0, n1, K, A, lda, B, ldb, sums.data()); break;
+        case 6: nn_columns<6>(n0, n1, K, A, lda, B, ldb, sums.data()); break;
+        case 5: nn_columns<5>(n0, n1, K, A, lda, B, ldb, sums.data()); break;
+        case 4: nn_columns<4>(n0, n1, K, A, lda, B, ldb, sums.data()); break;
+        case 3: nn_columns<3>(n0, n1, K, A, lda, B, ldb, sums.data()); break;
+        case 2: nn_columns<2>(n0, n1, K, A, lda, B, ldb, sums.data()); break;
+        default: nn_columns<1>(n0, n1, K, A, lda, B, ldb, sums.data()); break;
+    }
+    for (int i = 0; i < M; ++i)
+        for (int n = 0; n < width; ++n) {
+            float& c = C[static_cast<std::ptrdiff_t>(i) * ldc + n0 + n];
+            const float v = sums[static_cast<std::size_t>(i) * static_cast<std::size_t>(width) + static_cast<std::size_t>(n)];
+            c = beta == 0.f ? alpha * v : alpha * v + beta * c;  // beta 0: C not read
+        }
+}
+
+void skinny_nt_columns_avx512(int M, int n0, int n1, int N, int K, float alpha, const float* A, int lda, const float* B,
+                              int ldb, float beta, float* C, int ldc) {
+    switch (M) {
+        case 7: return columns<7>(n0, n1, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        case 6: return columns<6>(n0, n1, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        case 5: return columns<5>(n0, n1, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        case 4: return columns<4>(n0, n1, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        case 3: return columns<3>(n0, n1, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        case 2: return columns<2>(n0, n1, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        default: return columns<1>(n0, n1, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    }
+}
+
+}  // namespace xtgrad::detail
