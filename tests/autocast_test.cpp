@@ -84,11 +84,7 @@ constexpr double kFp32Sum = 1e-5;                          // fp32 summation, re
 // One product through gemm_ld(DType::bf16) with padded leading dimensions, alpha and beta,
 // checked against both references element by element.
 double check_bf16_product(const test::GemmCase& p, float alpha, float beta) {
-    CAPTURE(p.ta);
-    CAPTURE(p.tb);
-    CAPTURE(p.M);
-    CAPTURE(p.N);
-    CAPTURE(p.K);
+    INFO(test::describe(p));
     CAPTURE(beta);
     const int a_rows = p.ta ? p.K : p.M, a_cols = p.ta ? p.M : p.K, b_rows = p.tb ? p.N : p.K, b_cols = p.tb ? p.K : p.N;
     const int lda = a_cols + 3, ldb = b_cols + 5, ldc = p.N + 2;

@@ -53,11 +53,7 @@ TEST_CASE("gemm_ld and the backend equal a double-precision reference in every l
         set_blas_threads(threads);
         for (const Case& p : cases())
             for (test::GemmDoor door : {test::GemmDoor(&gemm_ld), test::GemmDoor(&gemm_backend)}) {
-                CAPTURE(p.ta);
-                CAPTURE(p.tb);
-                CAPTURE(p.M);
-                CAPTURE(p.N);
-                CAPTURE(p.K);
+                INFO(test::describe(p));
                 CAPTURE(threads);
                 CHECK(test::gemm_error(door, p, 1.f, 0.f) < tolerance(p.K, 1.f));       // a fresh gradient: C not read
                 CHECK(test::gemm_error(door, p, 0.5f, 1.f) < tolerance(p.K, 0.5f));     // accumulate into C

@@ -38,8 +38,9 @@ bool same_bits(const Array& a, const Array& b) {
 using MakeOptimizer = std::function<std::unique_ptr<Optimizer>(std::vector<Tensor>)>;
 
 // Trains two copies of Net for `steps` steps, one stepping after backward and one in it, with the
-// same lr schedule, and checks parameters, step counts and every state buffer bit for bit.
-void check_identical(const MakeOptimizer& make, const std::vector<std::string>& keys, int steps = 5) {
+// same lr schedule, and checks parameters, step counts and every state buffer bit for bit;
+// returns whether all of them were.
+bool check_identical(const MakeOptimizer& make, const std::vector<std::string>& keys, int steps = 5) {
     manual_seed(3);
     Net after;
     manual_seed(3);
@@ -60,20 +61,24 @@ void check_identical(const MakeOptimizer& make, const std::vector<std::string>& 
         }
         for (const Tensor& p : inside.parameters()) CHECK_FALSE(p.has_grad());  // dropped after each step
     }
+    bool identical = true;
     const std::vector<Tensor> pa = after.parameters(), pi = inside.parameters();
     REQUIRE(pa.size() == pi.size());
     for (std::size_t i = 0; i < pa.size(); ++i) {
         CAPTURE(pa[i].name());
+        identical = identical && same_bits(pa[i].data(), pi[i].data());
         CHECK(same_bits(pa[i].data(), pi[i].data()));
         CHECK(opt_after->step_count(pa[i]) == opt_inside->step_count(pi[i]));
         for (const std::string& key : keys) {
             const Array *a = opt_after->state(pa[i], key), *b = opt_inside->state(pi[i], key);
             REQUIRE(a != nullptr);
             REQUIRE(b != nullptr);
+            identical = identical && same_bits(*a, *b);
             CHECK(same_bits(*a, *b));
         }
     }
     CHECK(opt_inside->step_count(inside.odd) == (steps / 2));  // skipped in the steps without its gradient
+    return identical;
 }
 
 // An optimizer whose step is not per parameter (as ZeroRedundancyOptimizer's collective).
@@ -92,24 +97,24 @@ protected:
 }  // namespace
 
 TEST_CASE("step in backward: Adam, AdamW and SGD with momentum are bit-identical to stepping after backward") {
-    check_identical([](std::vector<Tensor> p) { return std::make_unique<Adam>(std::move(p), AdamOptions(1e-2)); },
-                    {"exp_avg", "exp_avg_sq"});
-    check_identical([](std::vector<Tensor> p) { return std::make_unique<Adam>(std::move(p), AdamOptions(1e-2).weight_decay(0.1)); },
-                    {"exp_avg", "exp_avg_sq"});
-    check_identical([](std::vector<Tensor> p) { return std::make_unique<AdamW>(std::move(p), AdamWOptions(1e-2)); },
-                    {"exp_avg", "exp_avg_sq"});
-    check_identical([](std::vector<Tensor> p) { return std::make_unique<SGD>(std::move(p), SGDOptions(1e-3).momentum(0.9)); },
-                    {"momentum_buffer"});
-    check_identical([](std::vector<Tensor> p) {
+    CHECK(check_identical([](std::vector<Tensor> p) { return std::make_unique<Adam>(std::move(p), AdamOptions(1e-2)); },
+                    {"exp_avg", "exp_avg_sq"}));
+    CHECK(check_identical([](std::vector<Tensor> p) { return std::make_unique<Adam>(std::move(p), AdamOptions(1e-2).weight_decay(0.1)); },
+                    {"exp_avg", "exp_avg_sq"}));
+    CHECK(check_identical([](std::vector<Tensor> p) { return std::make_unique<AdamW>(std::move(p), AdamWOptions(1e-2)); },
+                    {"exp_avg", "exp_avg_sq"}));
+    CHECK(check_identical([](std::vector<Tensor> p) { return std::make_unique<SGD>(std::move(p), SGDOptions(1e-3).momentum(0.9)); },
+                    {"momentum_buffer"}));
+    CHECK(check_identical([](std::vector<Tensor> p) {
         return std::make_unique<SGD>(std::move(p), SGDOptions(1e-3).momentum(0.9).nesterov(true).weight_decay(0.01));
-    }, {"momentum_buffer"});
+    }, {"momentum_buffer"}));
 }
 
 TEST_CASE("step in backward: bit-identical on two threads (Adam's update split over the pool)") {
     const int before = num_threads();
     set_num_threads(2);
-    check_identical([](std::vector<Tensor> p) { return std::make_unique<Adam>(std::move(p), AdamOptions(1e-2)); },
-                    {"exp_avg", "exp_avg_sq"}, 3);
+    CHECK(check_identical([](std::vector<Tensor> p) { return std::make_unique<Adam>(std::move(p), AdamOptions(1e-2)); },
+                    {"exp_avg", "exp_avg_sq"}, 3));
     set_num_threads(before);
     CHECK(num_threads() == before);
 }

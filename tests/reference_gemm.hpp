@@ -7,6 +7,7 @@
 #include <xtgrad/random/random.hpp>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace xtgrad::test {
@@ -16,6 +17,12 @@ struct GemmCase {
     bool ta, tb;
     int M, N, K;
 };
+
+// "ta 0 tb 1 M 7 N 512 K 2048", for a failing check's message (doctest's INFO).
+inline std::string describe(const GemmCase& p) {
+    return "ta " + std::to_string(p.ta) + " tb " + std::to_string(p.tb) + " M " + std::to_string(p.M) + " N " +
+           std::to_string(p.N) + " K " + std::to_string(p.K);
+}
 
 // op(A) · op(B) in double, row-major (M, N); op transposes when ta / tb.
 // A: (M, K) or (K, M) with leading dimension lda; B: (K, N) or (N, K) with ldb.

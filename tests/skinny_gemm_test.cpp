@@ -59,11 +59,7 @@ TEST_CASE("skinny products equal a double-precision reference") {
             set_num_threads(threads);
             for (const Product& p : products)
                 for (test::GemmDoor door : {test::GemmDoor(&skinny_door), test::GemmDoor(&gemm_ld)}) {
-                    CAPTURE(p.ta);
-                    CAPTURE(p.tb);
-                    CAPTURE(p.M);
-                    CAPTURE(p.N);
-                    CAPTURE(p.K);
+                    INFO(test::describe(p));
                     CAPTURE(threads);
                     CAPTURE(static_cast<int>(isa));
                     CHECK(test::gemm_error(door, p, 1.f, 0.f) < 1e-5);   // a fresh gradient: C not read

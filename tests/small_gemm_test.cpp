@@ -28,11 +28,7 @@ TEST_CASE("small products equal a double-precision reference in every layout") {
             products.push_back({ta, tb, 20, 64, 20});
         }
     for (const test::GemmCase& p : products) {
-        CAPTURE(p.ta);
-        CAPTURE(p.tb);
-        CAPTURE(p.M);
-        CAPTURE(p.N);
-        CAPTURE(p.K);
+        INFO(test::describe(p));
         CHECK(test::gemm_error(&small_gemm, p, 1.f, 0.f) < 1e-5);     // a fresh result: C not read
         CHECK(test::gemm_error(&small_gemm, p, 0.5f, 1.f) < 1e-5);    // accumulate into C
         CHECK(test::gemm_error(&small_gemm, p, -2.f, 0.25f) < 1e-5);  // general alpha and beta
