@@ -8,14 +8,16 @@
 #       && ninja -C /tmp/before/build bench/xtgrad_bench
 #   bash bench/compare_builds.sh --before /tmp/before/build --after build
 #   bash bench/compare_builds.sh --before B --after A --runs "winter:1 seed-b:2:16" --rounds 3
+#   bash bench/compare_builds.sh --before B --after A --runs "winter:1" --args "--optimizer-in-backward"
 #
 # --runs is a list of config:threads[:batch]; the default covers every config of bench/run.sh
 # plus seed-b at batch 16 on 2 threads (issue 10's memory check). Each (side, run, round)
 # is its own process, so every peak RSS is that run's own. The medians reported are the
-# median over the rounds of each round's median step.
+# median over the rounds of each round's median step. --args adds options to every
+# xtgrad_bench run of both sides.
 set -euo pipefail
 
-before="" after="" rounds=2 runs="winter:1 winter:2 seed-d:1 seed-d:2 seed-b:2:16 seed-b:2:64" out=""
+before="" after="" rounds=2 runs="winter:1 winter:2 seed-d:1 seed-d:2 seed-b:2:16 seed-b:2:64" out="" extra=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --before) before="$2"; shift ;;
@@ -23,7 +25,8 @@ while [[ $# -gt 0 ]]; do
     --rounds) rounds="$2"; shift ;;
     --runs) runs="$2"; shift ;;
     --out) out="$2"; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    --args) extra="$2"; shift ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "compare_builds.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -54,6 +57,7 @@ for ((r = 1; r <= rounds; r++)); do
     IFS=: read -r config threads batch <<< "$run"
     args=$(steps_of "$config")
     [[ -n "${batch:-}" ]] && args="$args --batch $batch"
+    args="$args $extra"
     for side in before after; do
       build=$before; [[ $side == after ]] && build=$after
       echo "# round $r: $run $side (load $(cut -d' ' -f1 /proc/loadavg))" >&2

@@ -2,6 +2,8 @@
 // or OpenBLAS, as built) against xtgrad's skinny kernels (gemm/skinny_gemm.hpp), as in the Winter Games step: the weights
 // of tutorial C's model do not fit any cache, so each product cycles through 64 MiB of weights.
 // Runs alternate between the two, so a busy machine slows both alike; prints min and median.
+// Then the weight gradients of tutorial C's Linears (K = 7), written fresh to memory and into a
+// cached buffer.
 //
 //   build/bench/skinny_bench [--threads N] [--reps R]
 #include <xtgrad/random/random.hpp>
@@ -15,6 +17,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <string>
 #include <vector>
 
 using namespace xtgrad;
@@ -58,7 +61,7 @@ int run(int threads, int reps) {
     constexpr int count = 16;
     Generator gen(0);
     const Array weights = randn({static_cast<std::size_t>(count) * ff * d}, gen).data();
-    const Array act = randn({static_cast<std::size_t>(rows) * ff}, gen).data();
+    const Array act = randn({static_cast<std::size_t>(rows) * 2 * ff}, gen).data();  // (7, ff) twice: dyᵀ and x of a dW
     Array out = Array::from_shape({static_cast<std::size_t>(ff) * d});
     // Gradients in xtgrad's own (32-byte aligned) arrays, where dW's rows can be streamed.
     Array grads = Array::from_shape({static_cast<std::size_t>(count) * ff * d});
@@ -112,5 +115,51 @@ int run(int threads, int reps) {
         fmt::print("{:<42} {:>7.2f} (min {:>5.2f}) {:>7.2f} (min {:>5.2f}) {:>8.2f}\n", s.what, mb,
                    *std::min_element(blas.begin(), blas.end()), mo, *std::min_element(ours.begin(), ours.end()), mo / mb);
     }
+    // The winter config's weight gradients, dW (M, N) = dyᵀ · x over 7 rows, in the layouts the
+    // step calls: a Linear's (TN: dy (7, M), x (7, N)) and a kernel-1 Conv1d's (NT: dy (M, 7),
+    // x (N, 7), which skinny_gemm transposes first). Write-bound: 7 multiply-adds per element of
+    // dW. "fresh": each product writes its own gradient, cycling through 64 MiB (the gradient goes
+    // to memory). "cached": the same gradient buffer every time (it stays in L2/L3: in the step in
+    // backward, a gradient often reuses the block the previous parameter's just freed).
+    // GB/s = bytes of dW written / time.
+    fmt::print("\nweight gradients, K = 7 (ms per product, median of {} x {} products; GB/s of dW written)\n", reps, count);
+    fmt::print("{:<34} {:>16} {:>16} {:>8} {:>10} {:>10}\n", "product", fmt::format("{} ms", gemm_backend_name()),
+               "skinny ms", "ratio", "GB/s " + std::string(gemm_backend_name()), "GB/s skinny");
+    struct DwShape {
+        bool linear;  // TN (a Linear's), else NT (a Conv1d's)
+        int M, N;
+    };
+    const DwShape dw_shapes[] = {{true, d, d}, {true, d, ff}, {true, ff, d}, {false, d, ff}, {false, ff, d}};
+    for (const DwShape& w : dw_shapes)
+        for (const bool cached : {false, true}) {
+            const int M = w.M, N = w.N;
+            const std::size_t size = static_cast<std::size_t>(M) * N;
+            const int buffers = cached ? 1 : static_cast<int>(grads.size() / size);
+            const float* dy = act.data();                 // (7, M) or (M, 7)
+            const float* x = act.data() + rows * ff;      // (7, N) or (N, 7)
+            const auto pass = [&](Gemm gemm) {
+                const auto t0 = std::chrono::steady_clock::now();
+                for (int i = 0; i < count; ++i) {
+                    float* dW = grads.data() + static_cast<std::size_t>(i % buffers) * size;
+                    if (w.linear)
+                        gemm(true, false, M, N, rows, 1.f, dy, M, x, N, 0.f, dW, N);
+                    else
+                        gemm(false, true, M, N, rows, 1.f, dy, rows, x, rows, 0.f, dW, N);
+                }
+                return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / count;
+            };
+            std::vector<double> blas, ours;
+            pass(&gemm_backend);
+            pass(&skinny);
+            for (int r = 0; r < reps; ++r) {
+                blas.push_back(pass(&gemm_backend));
+                ours.push_back(pass(&skinny));
+            }
+            const double mb = median(blas), mo = median(ours), bytes = 4.0 * static_cast<double>(size);
+            fmt::print("{:<34} {:>7.3f} (min {:>5.3f}) {:>7.3f} (min {:>5.3f}) {:>8.2f} {:>10.1f} {:>10.1f}\n",
+                       fmt::format("dW ({}, {}) {} {}", M, N, w.linear ? "TN" : "NT", cached ? "cached" : "fresh"), mb,
+                       *std::min_element(blas.begin(), blas.end()), mo, *std::min_element(ours.begin(), ours.end()),
+                       mo / mb, bytes / mb / 1e6, bytes / mo / 1e6);
+        }
     return cli::kSuccess;
 }

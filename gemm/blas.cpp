@@ -111,15 +111,17 @@ void gemm_backend(bool trans_a, bool trans_b, int M, int N, int K, float alpha, 
 
 namespace {
 // A product with at most 7 rows or columns of C (a Linear's forward x·Wᵀ and dx = dy·W on a
-// 7-token sentence; a Conv1d's W·x and Wᵀ·dy on 7 positions, the same through Cᵀ), where the
-// skinny kernels run on AVX-512: they stream the weight 1.4-1.9x faster than oneDNN
-// (gemm/skinny_avx512.cpp, docs/performance.md "The Winter Games step"). Weight gradients
-// (a short K) stay with the backend.
-bool skinny_on_avx512(int M, int N) {
+// 7-token sentence; a Conv1d's W·x and Wᵀ·dy on 7 positions, the same through Cᵀ), or with an
+// inner dimension of at most 7 and both sides longer than kSkinnyRows (its weight gradient
+// dW = dyᵀ·x, skinny_gemm's skinny_tn case), where the skinny kernels run on AVX-512: they
+// stream the weight 1.4-1.9x faster than oneDNN, and write the gradient at ~2-4x its rate
+// (gemm/skinny_avx512.cpp, docs/performance.md "The Winter Games step").
+bool skinny_on_avx512(int M, int N, int K) {
 #if XTGRAD_HAVE_AVX512_KERNELS
-    return active_isa() == Isa::avx512 && (M <= 7 || N <= 7);
+    return active_isa() == Isa::avx512 &&
+           (M <= 7 || N <= 7 || (K <= 7 && M > kSkinnyRows && N > kSkinnyRows));
 #else
-    (void)M, (void)N;
+    (void)M, (void)N, (void)K;
     return false;
 #endif
 }
@@ -128,12 +130,12 @@ bool skinny_on_avx512(int M, int N) {
 // cheaper than a library call's set-up (small_gemm.hpp); a product with a skinny side (a Linear
 // or Conv1d layer on a 7-token sentence, its weight gradient over 7 rows) streams the big
 // operand once instead of packing it (skinny_gemm.hpp), where that beats the backend (OpenBLAS
-// always; oneDNN on the forward and dx products, where the skinny kernels have AVX-512); every
+// always; oneDNN where the skinny kernels have AVX-512: forward, dx and dW); every
 // other product goes to the backend.
 void route(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
            int ldb, float beta, float* C, int ldc) {
     if (small_gemm_fits(M, N, K)) return small_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    if ((detail::backend_prefers_skinny_kernels() || skinny_on_avx512(M, N)) &&
+    if ((detail::backend_prefers_skinny_kernels() || skinny_on_avx512(M, N, K)) &&
         skinny_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
         return;
     split_or_call(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);

@@ -1,5 +1,6 @@
 // skinny_nt and skinny_nn on AVX-512 (gemm/skinny_gemm.hpp), for M <= 7: a Linear's (or,
-// through Cᵀ, a Conv1d's) forward product and its dx on a 7-token sentence. meson compiles this
+// through Cᵀ, a Conv1d's) forward product and its dx on a 7-token sentence; skinny_tn for
+// K <= 7: its weight gradient. meson compiles this
 // file with -march=x86-64-v4; skinny_gemm.cpp calls it only when simd/cpu_isa.hpp chose AVX-512.
 //
 // Why kernels of their own: each product is a stream over the weight B with 7 multiply-adds per
@@ -158,7 +159,103 @@ void nn_columns(int n0, int n1, int K, const float* A, int lda, const float* B, 
     }
 }
 
+// ---- skinny_tn: C (M, N) = alpha · op(A)(M, K) · op(B)(K, N) + beta · C, K <= 7 -------------
+// A Linear's weight gradient dW = dyᵀ · x on a 7-token sentence (or a kernel-1 Conv1d's,
+// dy · xᵀ): a rank-7 update, 7 multiply-adds per element of C and nothing else, so what limits
+// it is how fast C is written. oneDNN writes the (512, 2048) gradient at 8-28 GB/s; one store
+// stream reaches 31 from memory, ~58 into cache (bench/bandwidth_bench, bench/skinny_bench).
+// So: C is written once, row by row in storage order (one contiguous stream per thread, which
+// the hardware prefetcher follows for the lines the stores claim), with plain stores: with the
+// optimizer in backward, Adam reads the gradient right after, and a streamed store would have
+// sent it to memory first. op(B)'s K rows of a column block are first copied into an aligned
+// per-thread panel (K x 1024 floats, <= 29 KiB: L1), whatever B's layout and alignment (a
+// Conv1d's x is (N, K), transposed by the copy; an operand 4 bytes off a line split every load
+// in two); its rows are 1040 floats apart, so they do not alias each other or C modulo 4 KiB.
+// The panel is the FMAs' memory operand; row m's K coefficients alpha · op(A)[m][k] are
+// broadcast once into K zmm registers; 4 zmm of C (64 columns) per step keep 4 independent
+// chains. Each element is alpha · op(A)[m][0] · op(B)[0][n] + ... in k order, then
+// + beta · C[m][n]: the same sum for any split of the rows over threads.
+constexpr int kTnColumns = 1024;
+constexpr int kTnPanelStride = kTnColumns;
+constexpr int kTnMaxK = 7;
+
+constexpr int kTnWriteAhead = 2;  // rows of C claimed ahead of the stores
+
+// Asks for the line at address p in a writable state (PREFETCHW: AMD since K8, Intel since
+// Broadwell, so every AVX-512 CPU), so a store finds it there instead of waiting for it. Never
+// faults. Inline assembly: GCC emits PREFETCHW only with -mprfchw, not part of x86-64-v4.
+inline void prefetch_for_write(std::uintptr_t p) { asm volatile("prefetchw (%0)" : : "r"(p)); }
+
+// panel (K, c1 - c0), row stride kTnPanelStride = op(B)[:, c0:c1); op(B)[k][n] = B[k·sbk + n·sbn]
+void copy_panel(int K, int c0, int c1, const float* B, std::ptrdiff_t sbk, std::ptrdiff_t sbn, float* panel) {
+    for (int k = 0; k < K; ++k) {
+        float* out = panel + static_cast<std::ptrdiff_t>(k) * kTnPanelStride;
+        const float* in = B + k * sbk;
+        if (sbn == 1)
+            for (int n = c0; n < c1; ++n) out[n - c0] = in[n];
+        else
+            for (int n = c0; n < c1; ++n) out[n - c0] = in[n * sbn];
+    }
+}
+
+template <int K>
+void tn_rows(int m0, int m1, int N, float alpha, const float* A, std::ptrdiff_t sam, std::ptrdiff_t sak, const float* B,
+             std::ptrdiff_t sbk, std::ptrdiff_t sbn, float beta, float* C, int ldc) {
+    alignas(64) thread_local float panel_storage[kTnMaxK * kTnPanelStride];  // per thread: the split runs on the pool
+    float* const panel = panel_storage;  // the TLS address once (a shared library's TLS access is a call)
+    const __m512 vbeta = _mm512_set1_ps(beta);
+    for (int c0 = 0; c0 < N; c0 += kTnColumns) {
+        const int c1 = N - c0 < kTnColumns ? N : c0 + kTnColumns;
+        copy_panel(K, c0, c1, B, sbk, sbn, panel);
+        const int width = c1 - c0;
+        for (int m = m0; m < m1; ++m) {
+            __m512 a[K];  // alpha · op(A)[m][k], broadcast
+            for (int k = 0; k < K; ++k) a[k] = _mm512_set1_ps(alpha * A[m * sam + k * sak]);
+            float* c = C + static_cast<std::ptrdiff_t>(m) * ldc + c0;  // row m of C, from column c0
+            // the same columns kTnWriteAhead rows on, as an integer (it may lie past C)
+            const std::uintptr_t c_ahead = reinterpret_cast<std::uintptr_t>(c) + sizeof(float) * kTnWriteAhead * static_cast<std::size_t>(ldc);
+            // 16 columns of row m at n, masked: sum over k, then beta · C (C not read when beta = 0)
+            const auto one = [&](int n, __mmask16 mask) {
+                __m512 acc = _mm512_mul_ps(a[0], _mm512_maskz_load_ps(mask, panel + n));
+                for (int k = 1; k < K; ++k)
+                    acc = _mm512_fmadd_ps(a[k], _mm512_maskz_load_ps(mask, panel + k * kTnPanelStride + n), acc);
+                if (beta != 0.f) acc = _mm512_fmadd_ps(vbeta, _mm512_maskz_loadu_ps(mask, c + n), acc);
+                _mm512_mask_storeu_ps(c + n, mask, acc);
+            };
+            int n = 0;
+            for (; n + 64 <= width; n += 64) {
+                __m512 acc[4];
+                for (int j = 0; j < 4; ++j) acc[j] = _mm512_mul_ps(a[0], _mm512_load_ps(panel + n + 16 * j));
+                for (int k = 1; k < K; ++k)
+                    for (int j = 0; j < 4; ++j)
+                        acc[j] = _mm512_fmadd_ps(a[k], _mm512_load_ps(panel + k * kTnPanelStride + n + 16 * j), acc[j]);
+                if (beta != 0.f)
+                    for (int j = 0; j < 4; ++j) acc[j] = _mm512_fmadd_ps(vbeta, _mm512_loadu_ps(c + n + 16 * j), acc[j]);
+                for (int j = 0; j < 4; ++j) _mm512_storeu_ps(c + n + 16 * j, acc[j]);
+                for (int j = 0; j < 4; ++j)
+                    prefetch_for_write(c_ahead + sizeof(float) * static_cast<std::size_t>(n + 16 * j));
+            }
+            for (; n + 16 <= width; n += 16) one(n, static_cast<__mmask16>(0xffff));
+            if (n < width) one(n, static_cast<__mmask16>((1u << (width - n)) - 1));  // the row's tail
+        }
+    }
+}
+
 }  // namespace
+
+void skinny_tn_rows_avx512(int m0, int m1, int N, int K, float alpha, const float* A, std::ptrdiff_t sam,
+                           std::ptrdiff_t sak, const float* B, std::ptrdiff_t sbk, std::ptrdiff_t sbn, float beta,
+                           float* C, int ldc) {
+    switch (K) {
+        case 7: return tn_rows<7>(m0, m1, N, alpha, A, sam, sak, B, sbk, sbn, beta, C, ldc);
+        case 6: return tn_rows<6>(m0, m1, N, alpha, A, sam, sak, B, sbk, sbn, beta, C, ldc);
+        case 5: return tn_rows<5>(m0, m1, N, alpha, A, sam, sak, B, sbk, sbn, beta, C, ldc);
+        case 4: return tn_rows<4>(m0, m1, N, alpha, A, sam, sak, B, sbk, sbn, beta, C, ldc);
+        case 3: return tn_rows<3>(m0, m1, N, alpha, A, sam, sak, B, sbk, sbn, beta, C, ldc);
+        case 2: return tn_rows<2>(m0, m1, N, alpha, A, sam, sak, B, sbk, sbn, beta, C, ldc);
+        default: return tn_rows<1>(m0, m1, N, alpha, A, sam, sak, B, sbk, sbn, beta, C, ldc);
+    }
+}
 
 void skinny_nn_columns_avx512(int M, int n0, int n1, int K, float alpha, const float* A, int lda, const float* B,
                               int ldb, float beta, float* C, int ldc) {

@@ -1,6 +1,8 @@
-// skinny_nt's AVX-512 kernel (gemm/skinny_avx512.cpp, compiled with -march=x86-64-v4).
-// Internal: skinny_nt calls it when simd/cpu_isa.hpp chose AVX-512.
+// skinny_nt's, skinny_nn's and skinny_tn's AVX-512 kernels (gemm/skinny_avx512.cpp, compiled
+// with -march=x86-64-v4). Internal: skinny_gemm.cpp calls them when simd/cpu_isa.hpp chose AVX-512.
 #pragma once
+
+#include <cstddef>
 
 namespace xtgrad::detail {
 
@@ -13,5 +15,13 @@ void skinny_nt_columns_avx512(int M, int n0, int n1, int N, int K, float alpha, 
 // beta = 0 never reads C.
 void skinny_nn_columns_avx512(int M, int n0, int n1, int K, float alpha, const float* A, int lda, const float* B,
                               int ldb, float beta, float* C, int ldc);
+
+// Rows [m0, m1) of C (M, N) = alpha · op(A) (M, K) · op(B) (K, N) + beta · C, for 1 <= K <= 7,
+// any layout through strides: op(A)[m][k] = A[m·sam + k·sak], op(B)[k][n] = B[k·sbk + n·sbn]
+// (a weight gradient's dyᵀ: sam = 1, sak = lda; a Conv1d's xᵀ: sbk = 1, sbn = ldb). Plain stores;
+// beta = 0 never reads C.
+void skinny_tn_rows_avx512(int m0, int m1, int N, int K, float alpha, const float* A, std::ptrdiff_t sam,
+                           std::ptrdiff_t sak, const float* B, std::ptrdiff_t sbk, std::ptrdiff_t sbn, float beta,
+                           float* C, int ldc);
 
 }  // namespace xtgrad::detail

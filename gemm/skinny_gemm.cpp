@@ -212,6 +212,26 @@ constexpr std::array<TnRows, sizeof...(Ks)> tn_table(std::integer_sequence<int, 
 }
 constexpr auto kTnRows = tn_table(std::make_integer_sequence<int, kSkinnyRows>{});
 
+// On AVX-512 with K <= 7: skinny_tn's own kernel, on op(A) and op(B) in their stored layouts
+// (no transposed copies), C's rows split over threads; plain stores, even for a big fresh
+// gradient (skinny_avx512.cpp says why). Returns false elsewhere.
+bool tn_on_avx512(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                  float beta, float* C, int ldc) {
+#if XTGRAD_HAVE_AVX512_KERNELS
+    if (active_isa() != Isa::avx512 || K > kNtMaxRows) return false;
+    // op(A)[m][k] = A[m·sam + k·sak], op(B)[k][n] = B[k·sbk + n·sbn]
+    const std::ptrdiff_t sam = ta ? 1 : lda, sak = ta ? lda : 1, sbk = tb ? 1 : ldb, sbn = tb ? ldb : 1;
+    split(M, static_cast<long>(M) * N * K, 32, [&](int m0, int m1) {
+        detail::skinny_tn_rows_avx512(m0, m1, N, K, alpha, A, sam, sak, B, sbk, sbn, beta, C, ldc);
+    });
+    return true;
+#else
+    (void)ta, (void)tb, (void)M, (void)N, (void)K, (void)alpha, (void)A, (void)lda, (void)B, (void)ldb, (void)beta,
+        (void)C, (void)ldc;
+    return false;
+#endif
+}
+
 void scale(int M, int N, float beta, float* C, int ldc) {  // C = beta · C (a product with K = 0)
     for (int m = 0; m < M; ++m)
         for (int n = 0; n < N; ++n) {
@@ -272,6 +292,7 @@ void skinny_nn(int M, int N, int K, float alpha, const float* A, int lda, const 
 void skinny_tn(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta, float* C,
                int ldc) {
     if (K == 0) return scale(M, N, beta, C, ldc);
+    if (tn_on_avx512(true, false, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
     const TnRows rows = kTnRows[static_cast<std::size_t>(K - 1)];
     const bool stream = beta == 0.f && static_cast<long>(M) * N >= kStreamFloats;
     split(M, static_cast<long>(M) * N * K, 32, [&](int m0, int m1) {
@@ -285,11 +306,15 @@ void skinny_tn(int M, int N, int K, float alpha, const float* A, int lda, const 
 namespace {
 
 // X (rows, cols, leading dimension ld) transposed into scratch: (cols, rows), leading dimension rows.
+// The small side is cols (a Conv1d's 7 positions): row by row of the result, so the stores run
+// contiguously. Column by column of X instead, each of X's rows scattered its 7 floats 2-8 KiB
+// apart, and the stores' 4K aliasing with the loads took ~0.1 ms for a (2048, 7) operand.
 const float* transposed(const float* X, int rows, int cols, int ld, std::vector<float>& scratch) {
     scratch.resize(static_cast<std::size_t>(rows) * cols);
-    for (int r = 0; r < rows; ++r)
-        for (int c = 0; c < cols; ++c)
-            scratch[static_cast<std::size_t>(c) * rows + r] = X[static_cast<std::ptrdiff_t>(r) * ld + c];
+    for (int c = 0; c < cols; ++c) {
+        float* out = scratch.data() + static_cast<std::size_t>(c) * rows;
+        for (int r = 0; r < rows; ++r) out[r] = X[static_cast<std::ptrdiff_t>(r) * ld + c];
+    }
     return scratch.data();
 }
 
@@ -335,6 +360,7 @@ bool skinny_gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, c
         return true;
     }
     if (K <= kSkinnyRows) {  // a short inner dimension: a weight gradient dW = dyᵀ·x over 7 rows
+        if (tn_on_avx512(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return true;
         // skinny_tn wants op(A) as Aᵀ with A (K, M) and op(B) as B (K, N), both row-major.
         const float* At = trans_a ? A : transposed(A, M, K, lda, s.a);
         const float* Bk = trans_b ? transposed(B, N, K, ldb, s.b) : B;

@@ -9,8 +9,10 @@
 #include <xtgrad/gemm/skinny_gemm.hpp>
 #include <xtgrad/simd/cpu_isa.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 #include <vector>
 
 TEST_SUITE_BEGIN("ops");
@@ -100,6 +102,78 @@ TEST_CASE("the skinny kernels agree with the GEMM backend on a Linear layer's th
     CHECK(compare(false, true, 7, 1024, 512, x.data(), 512, w.data(), 512) < 1e-4);    // y = x · Wᵀ
     CHECK(compare(false, false, 7, 512, 1024, dy.data(), 1024, w.data(), 512) < 1e-4);  // dx = dy · W
     CHECK(compare(true, false, 1024, 512, 7, dy.data(), 1024, x.data(), 512) < 1e-4);   // dW = dyᵀ · x
+}
+
+TEST_CASE("skinny_tn with an inner dimension of 1 to 7 equals a plain loop, on every path and thread count") {
+    // The weight gradient's product C (M, N) = alpha · A (K, M)ᵀ · B (K, N) + beta · C, which
+    // has an AVX-512 kernel for K <= 7 (gemm/skinny_avx512.cpp): rows and columns that are not
+    // multiples of 16 (masked tails), a row past the kernel's 1024-column block, leading
+    // dimensions wider than the rows, C's padding left alone, and beta = 0 never reading C.
+    std::vector<Isa> isas{Isa::baseline};
+    if (avx512_available()) isas.push_back(Isa::avx512);
+    constexpr float kPadding = -777.f;
+    int checked = 0;
+    for (Isa isa : isas) {
+        const IsaScope scope(isa);
+        for (int threads : {1, 2}) {
+            set_num_threads(threads);
+            for (int K = 1; K <= 7; ++K)
+                for (const auto& [M, N] : {std::pair{1, 1}, {17, 15}, {33, 64}, {70, 65}, {40, 1030}, {300, 100}})
+                    for (const auto& [alpha, beta] : {std::pair{1.f, 0.f}, {-1.5f, 0.f}, {0.75f, 1.f}, {-1.5f, 0.5f}}) {
+                        const int lda = M + 3, ldb = N + 5, ldc = N + 7;
+                        const std::vector<float> A = random_buffer(static_cast<std::size_t>(K) * lda, 11 + K);
+                        const std::vector<float> B = random_buffer(static_cast<std::size_t>(K) * ldb, 23 + K);
+                        std::vector<float> C = random_buffer(static_cast<std::size_t>(M) * ldc, 37 + K);
+                        for (int m = 0; m < M; ++m)
+                            for (int n = N; n < ldc; ++n) C[static_cast<std::size_t>(m) * ldc + n] = kPadding;
+                        std::vector<float> C0 = C;
+                        if (beta == 0.f)  // must not be read: a NaN would show in the result
+                            for (int m = 0; m < M; ++m)
+                                for (int n = 0; n < N; ++n) C[static_cast<std::size_t>(m) * ldc + n] = std::nanf("");
+                        skinny_tn(M, N, K, alpha, A.data(), lda, B.data(), ldb, beta, C.data(), ldc);
+                        double worst = 0;
+                        bool padding_kept = true;
+                        for (int m = 0; m < M; ++m) {
+                            for (int n = 0; n < N; ++n) {
+                                double want = 0;  // the plain loop, in double
+                                for (int k = 0; k < K; ++k)
+                                    want += static_cast<double>(A[static_cast<std::size_t>(k) * lda + m]) *
+                                            B[static_cast<std::size_t>(k) * ldb + n];
+                                want = alpha * want + (beta == 0.f ? 0.0 : beta * static_cast<double>(C0[static_cast<std::size_t>(m) * ldc + n]));
+                                const double got = C[static_cast<std::size_t>(m) * ldc + n];
+                                worst = std::isfinite(got) ? std::max(worst, std::abs(got - want) / (1 + std::abs(want))) : 1e30;
+                            }
+                            for (int n = N; n < ldc; ++n) padding_kept = padding_kept && C[static_cast<std::size_t>(m) * ldc + n] == kPadding;
+                        }
+                        INFO("isa " << isa_name(isa) << " threads " << threads << " M " << M << " N " << N << " K " << K
+                                    << " alpha " << alpha << " beta " << beta);
+                        CHECK(worst < 1e-5);
+                        CHECK(padding_kept);
+                        ++checked;
+                    }
+        }
+    }
+    set_num_threads(1);
+    CHECK(checked == static_cast<int>(isas.size()) * 2 * 7 * 6 * 4);
+}
+
+TEST_CASE("a winter weight gradient through gemm_ld: two threads give the one-thread result exactly") {
+    // dW (512, 2048) = dyᵀ · x over 7 rows, as the Linear backward calls it (trans_a), fresh and
+    // accumulated: the rows split over threads, each element summed in the same order.
+    const int M = 512, N = 2048, K = 7;
+    const std::vector<float> dy = random_buffer(static_cast<std::size_t>(K) * M, 41), x = random_buffer(static_cast<std::size_t>(K) * N, 43);
+    const std::vector<float> start = random_buffer(static_cast<std::size_t>(M) * N, 47);
+    for (const float beta : {0.f, 1.f}) {
+        std::vector<float> one = start, two = start;
+        set_num_threads(1);
+        gemm_ld(true, false, M, N, K, 1.f, dy.data(), M, x.data(), N, beta, one.data(), N);
+        set_num_threads(2);
+        gemm_ld(true, false, M, N, K, 1.f, dy.data(), M, x.data(), N, beta, two.data(), N);
+        set_num_threads(1);
+        CAPTURE(beta);
+        CHECK(one == two);
+        CHECK(one != start);
+    }
 }
 
 TEST_SUITE_END();
