@@ -104,57 +104,71 @@ TEST_CASE("the skinny kernels agree with the GEMM backend on a Linear layer's th
     CHECK(compare(true, false, 1024, 512, 7, dy.data(), 1024, x.data(), 512) < 1e-4);   // dW = dyᵀ · x
 }
 
-TEST_CASE("skinny_tn with an inner dimension of 1 to 7 equals a plain loop, on every path and thread count") {
-    // The weight gradient's product C (M, N) = alpha · A (K, M)ᵀ · B (K, N) + beta · C, which
-    // has an AVX-512 kernel for K <= 7 (gemm/skinny_avx512.cpp): rows and columns that are not
-    // multiples of 16 (masked tails), a row past the kernel's 1024-column block, leading
-    // dimensions wider than the rows, C's padding left alone, and beta = 0 never reading C.
+TEST_CASE("products with an inner dimension of 1 to 7 equal a plain loop, in every layout, path and thread count") {
+    // C (M, N) = alpha · op(A) (M, K) · op(B) (K, N) + beta · C with K <= 7: a Linear's weight
+    // gradient (op(A) = dyᵀ: trans_a) or a kernel-1 Conv1d's (op(B) = xᵀ: trans_b), which has an
+    // AVX-512 kernel (gemm/skinny_avx512.cpp). skinny_tn directly, and skinny_gemm in all four
+    // layouts where it sends them there (M and N above kSkinnyRows). Rows and columns that are
+    // not multiples of 16 (masked tails), a row past the kernel's 1024-column panel, leading
+    // dimensions wider than the rows, C's padding left alone, beta = 0 never reading C.
     std::vector<Isa> isas{Isa::baseline};
     if (avx512_available()) isas.push_back(Isa::avx512);
     constexpr float kPadding = -777.f;
-    int checked = 0;
+    int checked = 0, expected = 0;
     for (Isa isa : isas) {
         const IsaScope scope(isa);
         for (int threads : {1, 2}) {
             set_num_threads(threads);
             for (int K = 1; K <= 7; ++K)
-                for (const auto& [M, N] : {std::pair{1, 1}, {17, 15}, {33, 64}, {70, 65}, {40, 1030}, {300, 100}})
-                    for (const auto& [alpha, beta] : {std::pair{1.f, 0.f}, {-1.5f, 0.f}, {0.75f, 1.f}, {-1.5f, 0.5f}}) {
-                        const int lda = M + 3, ldb = N + 5, ldc = N + 7;
-                        const std::vector<float> A = random_buffer(static_cast<std::size_t>(K) * lda, 11 + K);
-                        const std::vector<float> B = random_buffer(static_cast<std::size_t>(K) * ldb, 23 + K);
-                        std::vector<float> C = random_buffer(static_cast<std::size_t>(M) * ldc, 37 + K);
-                        for (int m = 0; m < M; ++m)
-                            for (int n = N; n < ldc; ++n) C[static_cast<std::size_t>(m) * ldc + n] = kPadding;
-                        std::vector<float> C0 = C;
-                        if (beta == 0.f)  // must not be read: a NaN would show in the result
-                            for (int m = 0; m < M; ++m)
-                                for (int n = 0; n < N; ++n) C[static_cast<std::size_t>(m) * ldc + n] = std::nanf("");
-                        skinny_tn(M, N, K, alpha, A.data(), lda, B.data(), ldb, beta, C.data(), ldc);
-                        double worst = 0;
-                        bool padding_kept = true;
-                        for (int m = 0; m < M; ++m) {
-                            for (int n = 0; n < N; ++n) {
-                                double want = 0;  // the plain loop, in double
-                                for (int k = 0; k < K; ++k)
-                                    want += static_cast<double>(A[static_cast<std::size_t>(k) * lda + m]) *
-                                            B[static_cast<std::size_t>(k) * ldb + n];
-                                want = alpha * want + (beta == 0.f ? 0.0 : beta * static_cast<double>(C0[static_cast<std::size_t>(m) * ldc + n]));
-                                const double got = C[static_cast<std::size_t>(m) * ldc + n];
-                                worst = std::isfinite(got) ? std::max(worst, std::abs(got - want) / (1 + std::abs(want))) : 1e30;
+                for (const auto& [M, N] : {std::pair{1, 1}, {17, 15}, {18, 17}, {33, 64}, {70, 65}, {40, 1030}, {300, 100}})
+                    for (const bool ta : {true, false})
+                        for (const bool tb : {false, true})
+                            for (const auto& [alpha, beta] : {std::pair{1.f, 0.f}, {-1.5f, 0.f}, {0.75f, 1.f}, {-1.5f, 0.5f}}) {
+                                const bool through_gemm = M > kSkinnyRows && N > kSkinnyRows;
+                                if (!through_gemm && (!ta || tb)) continue;  // skinny_tn's own layout only
+                                ++expected;
+                                // A stored (K, M) when ta, else (M, K); B (K, N), or (N, K) when tb
+                                const int lda = (ta ? M : K) + 3, ldb = (tb ? K : N) + 5, ldc = N + 7;
+                                const std::vector<float> A = random_buffer(static_cast<std::size_t>(ta ? K : M) * lda, 11 + K);
+                                const std::vector<float> B = random_buffer(static_cast<std::size_t>(tb ? N : K) * ldb, 23 + K);
+                                const auto a = [&](int m, int k) { return A[ta ? static_cast<std::size_t>(k) * lda + m : static_cast<std::size_t>(m) * lda + k]; };
+                                const auto b = [&](int k, int n) { return B[tb ? static_cast<std::size_t>(n) * ldb + k : static_cast<std::size_t>(k) * ldb + n]; };
+                                std::vector<float> C = random_buffer(static_cast<std::size_t>(M) * ldc, 37 + K);
+                                for (int m = 0; m < M; ++m)
+                                    for (int n = N; n < ldc; ++n) C[static_cast<std::size_t>(m) * ldc + n] = kPadding;
+                                const std::vector<float> C0 = C;
+                                if (beta == 0.f)  // must not be read: a NaN would show in the result
+                                    for (int m = 0; m < M; ++m)
+                                        for (int n = 0; n < N; ++n) C[static_cast<std::size_t>(m) * ldc + n] = std::nanf("");
+                                if (through_gemm)
+                                    CHECK(skinny_gemm(ta, tb, M, N, K, alpha, A.data(), lda, B.data(), ldb, beta, C.data(), ldc));
+                                else
+                                    skinny_tn(M, N, K, alpha, A.data(), lda, B.data(), ldb, beta, C.data(), ldc);
+                                double worst = 0;
+                                bool padding_kept = true;
+                                for (int m = 0; m < M; ++m) {
+                                    for (int n = 0; n < N; ++n) {
+                                        double want = 0;  // the plain loop, in double
+                                        for (int k = 0; k < K; ++k) want += static_cast<double>(a(m, k)) * b(k, n);
+                                        want = alpha * want +
+                                               (beta == 0.f ? 0.0 : beta * static_cast<double>(C0[static_cast<std::size_t>(m) * ldc + n]));
+                                        const double got = C[static_cast<std::size_t>(m) * ldc + n];
+                                        worst = std::isfinite(got) ? std::max(worst, std::abs(got - want) / (1 + std::abs(want))) : 1e30;
+                                    }
+                                    for (int n = N; n < ldc; ++n)
+                                        padding_kept = padding_kept && C[static_cast<std::size_t>(m) * ldc + n] == kPadding;
+                                }
+                                INFO("isa " << isa_name(isa) << " threads " << threads << " ta " << ta << " tb " << tb << " M " << M
+                                            << " N " << N << " K " << K << " alpha " << alpha << " beta " << beta);
+                                CHECK(worst < 1e-5);
+                                CHECK(padding_kept);
+                                ++checked;
                             }
-                            for (int n = N; n < ldc; ++n) padding_kept = padding_kept && C[static_cast<std::size_t>(m) * ldc + n] == kPadding;
-                        }
-                        INFO("isa " << isa_name(isa) << " threads " << threads << " M " << M << " N " << N << " K " << K
-                                    << " alpha " << alpha << " beta " << beta);
-                        CHECK(worst < 1e-5);
-                        CHECK(padding_kept);
-                        ++checked;
-                    }
         }
     }
     set_num_threads(1);
-    CHECK(checked == static_cast<int>(isas.size()) * 2 * 7 * 6 * 4);
+    CHECK(checked == expected);
+    CHECK(checked == static_cast<int>(isas.size()) * 2 * 7 * (2 + 5 * 4) * 4);
 }
 
 TEST_CASE("a winter weight gradient through gemm_ld: two threads give the one-thread result exactly") {
