@@ -162,7 +162,9 @@ void nn_block(int M, int n0, int n1, int K, float alpha, const float* A, int lda
 //
 // A fresh weight gradient (beta = 0) is a big write nobody reads soon (Adam, after the whole
 // backward), so it goes out with non-temporal stores: a plain store first reads the line it
-// writes. 64 MiB of dW: 3.1 ms streamed, 7.1 plain (OpenBLAS: 7.0).
+// writes. 64 MiB of dW: 3.1 ms streamed, 7.1 plain (OpenBLAS: 7.0). On AVX-512 with K <= 7
+// (tn_on_avx512) the gradient is written with plain stores instead: with the optimizer in
+// backward Adam reads it at once, from cache (gemm/skinny_avx512.cpp).
 constexpr int kTnColumnBlock = 512;
 constexpr long kStreamFloats = 1L << 18;  // stream C from 1 MiB up
 
