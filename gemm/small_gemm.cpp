@@ -29,10 +29,14 @@ bool small_gemm_takes(int M, int N, int K) {
 
 void small_gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
                 const float* B, int ldb, float beta, float* C, int ldc) {
-    // dot-product tiles only where B's copy would cost as much as the product (small_gemm_impl.hpp)
+    // dot-product tiles only where B's copy would cost as much as the product (small_gemm_impl.hpp);
+    // on AVX-512, whose 16-lane sums cost more and whose copy transposes whole blocks, only for at
+    // most 16 columns (bench/matmul_primitive_probe: q·kᵀ on 20 x 20 x 64 slices 52 GFLOP/s with
+    // dots, 68-73 packed; on 10 x 10 x 64, 50 with dots, 29 packed)
     const bool dots = small_gemm_fits(M, N, K);
 #if XTGRAD_HAVE_AVX512_KERNELS
-    if (on_avx512()) return detail::small_gemm_avx512(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, dots);
+    if (on_avx512())
+        return detail::small_gemm_avx512(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, dots && N <= 16);
 #endif
     detail::small::Kernels<xsimd::default_arch>::run(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,
                                                      dots);
