@@ -2,8 +2,8 @@
 // benchmark's shapes: dnnl_sgemm (what gemm/gemm_onednn.cpp calls, one call per slice of a
 // batched product) against the matmul primitive (one primitive per shape, created once, all
 // slices of a batch in one execute, or one execute per slice as a per-(batch, head) kernel would),
-// and, where the product is small enough for it, xtgrad's small_gemm (gemm/small_gemm.hpp)
-// one slice at a time. Issue 12 asks for "its sgemm, or its matmul primitive where that is
+// and, where gemm_ld would hand the product to it (small_gemm_takes), xtgrad's small_gemm
+// (gemm/small_gemm.hpp) one slice at a time. Issue 12 asks for "its sgemm, or its matmul primitive where that is
 // faster"; this measures which (docs/performance.md, "Design choices", has the finding). Built with -Dgemm=onednn.
 //
 //   build/bench/matmul_primitive_probe [--reps R]
@@ -56,6 +56,8 @@ int run(int reps) {
     const Case cases[] = {
         {"attention scores q kT, 256 x 100x100x64", 256, 100, 100, 64, true},
         {"attention context w v, 256 x 100x64x100", 256, 100, 64, 100, false},
+        {"attention dk = dsT q, 256 x 100x64x100", 256, 100, 64, 100, false, true},
+        {"attention scores q kT, 256 x 99x99x64", 256, 99, 99, 64, true},
         {"seed-d decoder scores, 256 x 20x20x64", 256, 20, 20, 64, true},
         {"seed-d decoder context, 256 x 20x64x20", 256, 20, 64, 20, false},
         {"seed-d encoder scores, 256 x 10x10x64", 256, 10, 10, 64, true},
@@ -106,7 +108,7 @@ int run(int reps) {
         };
         const auto by_sgemm = [&] { per_slice_with(gemm_backend, C1); };
         std::vector<float> C3(c_n);
-        const bool small = small_gemm_fits(c.M, c.N, c.K);
+        const bool small = small_gemm_takes(c.M, c.N, c.K);
         const auto by_small = [&] { per_slice_with(small_gemm, C3); };
         if (small) by_small();
         const auto by_primitive = [&] {

@@ -114,8 +114,9 @@ namespace {
 // 7-token sentence; a Conv1d's W·x and Wᵀ·dy on 7 positions, the same through Cᵀ), or with an
 // inner dimension of at most 7 and both sides longer than kSkinnyRows (its weight gradient
 // dW = dyᵀ·x, skinny_gemm's skinny_tn case), where the skinny kernels run on AVX-512: they
-// stream the weight 1.4-1.9x faster than oneDNN, and write the gradient at ~2-4x its rate
-// (gemm/skinny_avx512.cpp, docs/performance.md "The Winter Games step").
+// stream the weight 1.4-1.9x faster than oneDNN, and write the gradient with plain stores at
+// ~55 GB/s into cache, where oneDNN wrote the (512, 2048) one at ~28 (gemm/skinny_avx512.cpp,
+// docs/performance.md "The Winter Games step").
 bool skinny_on_avx512(int M, int N, int K) {
 #if XTGRAD_HAVE_AVX512_KERNELS
     return active_isa() == Isa::avx512 &&
@@ -134,7 +135,7 @@ bool skinny_on_avx512(int M, int N, int K) {
 // other product goes to the backend.
 void route(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
            int ldb, float beta, float* C, int ldc) {
-    if (small_gemm_fits(M, N, K)) return small_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (small_gemm_takes(M, N, K)) return small_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     if ((detail::backend_prefers_skinny_kernels() || skinny_on_avx512(M, N, K)) &&
         skinny_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
         return;

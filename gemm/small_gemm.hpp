@@ -11,7 +11,8 @@
 //
 // Same contract as gemm_ld (gemm/blas.hpp): row-major, explicit leading dimensions,
 // C = alpha · op(A) · op(B) + beta · C, beta = 0 never reads C. gemm_ld hands it every product
-// small_gemm_fits accepts, on every backend, so callers never choose. One thread per call (the
+// small_gemm_takes accepts, on every backend, so callers never choose. Its kernels
+// (small_gemm_impl.hpp) run on AVX-512 where simd/cpu_isa.hpp chose it, else on AVX2. One thread per call (the
 // attention core already runs its blocks on the pool).
 #pragma once
 
@@ -25,8 +26,26 @@ inline bool small_gemm_fits(int M, int N, int K) {
     return static_cast<long>(M) * N * K <= kSmallGemmMacs;
 }
 
-// C (M, N) = alpha · op(A) · op(B) + beta · C for any M, N, K >= 1 (fastest when small_gemm_fits).
+// On AVX-512, small_gemm also takes medium blocks: tutorial B's 100-token attention slices
+// (100 x 100 x 64, 100 x 64 x 100) cost oneDNN's sgemm a few µs of set-up each, as much as the
+// product (58-130 GFLOP/s in seed-b's profile); with 32 registers the outer-product tile is
+// 6 x 64 and runs near the FMA peak while op(B)'s panel (K x N) stays in L2.
+inline constexpr long kMediumGemmMacs = 1L << 21;  // 128 x 128 x 128
+inline constexpr int kMediumGemmMaxSide = 256;     // N and K: the panel stays in L2
+inline constexpr int kMediumGemmMinSide = 8;       // M, N: skinny products have their own kernels
+
+// The products gemm_ld hands to small_gemm: small_gemm_fits, and the medium blocks above where
+// the AVX-512 kernels run (simd/cpu_isa.hpp).
+bool small_gemm_takes(int M, int N, int K);
+
+// C (M, N) = alpha · op(A) · op(B) + beta · C for any M, N, K >= 1 (fastest when small_gemm_takes).
 void small_gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
                 const float* B, int ldb, float beta, float* C, int ldc);
+
+namespace detail {
+// small_gemm's AVX-512 build (gemm/small_gemm_avx512.cpp); `dots`: dot-product tiles for A · Bᵀ.
+void small_gemm_avx512(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
+                       const float* B, int ldb, float beta, float* C, int ldc, bool dots);
+}  // namespace detail
 
 }  // namespace xtgrad
