@@ -29,6 +29,7 @@ using Gemm = void (*)(bool, bool, int, int, int, float, const float*, int, const
 
 struct Shape3 {
     const char* what;
+    const char* cached;  // its label with the weight in cache
     bool ta, tb;
     int M, N, K;
 };
@@ -68,9 +69,9 @@ int run(int threads, int reps) {
 
     // The products of W (ff, d) in a feed-forward's first Linear, x (7, d), dy (7, ff).
     const Shape3 shapes[] = {
-        {"forward   y = x·Wᵀ  (7,512)·(2048,512)ᵀ", false, true, rows, ff, d},
-        {"backward dx = dy·W  (7,2048)·(2048,512)", false, false, rows, d, ff},
-        {"backward dW = dyᵀ·x (7,2048)ᵀ·(7,512)", true, false, ff, d, rows},
+        {"forward   y = x·Wᵀ  (7,512)·(2048,512)ᵀ", "forward,  W in cache (L3)", false, true, rows, ff, d},
+        {"backward dx = dy·W  (7,2048)·(2048,512)", "dx,       W in cache (L3)", false, false, rows, d, ff},
+        {"backward dW = dyᵀ·x (7,2048)ᵀ·(7,512)", "", true, false, ff, d, rows},
     };
     fmt::print("{} thread(s); each time is one pass over {} weight matrices of {}x{} (64 MiB)\n", threads, count, ff, d);
     fmt::print("{:<42} {:>16} {:>16} {:>8}\n", "product", fmt::format("{} ms", gemm_backend_name()), "skinny ms", "ratio");
@@ -89,35 +90,40 @@ int run(int threads, int reps) {
         fmt::print("{:<42} {:>7.2f} (min {:>5.2f})   read bandwidth {:.1f} GB/s\n", "floor: read the weights once", median(t),
                    *std::min_element(t.begin(), t.end()), 64.0 * 1.048576 / *std::min_element(t.begin(), t.end()));
     }
-    for (const Shape3& s : shapes) {
-        const auto pass = [&](Gemm gemm) {
-            const auto t0 = std::chrono::steady_clock::now();
-            for (int i = 0; i < count; ++i) {
-                const float* W = weights.data() + static_cast<std::size_t>(i) * ff * d;
-                if (s.ta)  // dW_i = dyᵀ · x, written into its own gradient buffer
-                    gemm(true, false, s.M, s.N, s.K, 1.f, act.data(), ff, act.data(), d, 0.f,
-                         grads.data() + static_cast<std::size_t>(i) * ff * d, d);
-                else if (s.tb)
-                    gemm(false, true, s.M, s.N, s.K, 1.f, act.data(), d, W, d, 0.f, out.data(), s.N);
-                else
-                    gemm(false, false, s.M, s.N, s.K, 1.f, act.data(), ff, W, d, 0.f, out.data(), s.N);
+    // Each product from memory (16 weights in turn), and the forward and dx also with one weight
+    // every time, in cache (L3): the kernels' arithmetic rate, which streaming from memory overlaps.
+    for (const Shape3& s : shapes)
+        for (const bool cached : {false, true}) {
+            if (cached && s.ta) continue;
+            const auto pass = [&](Gemm gemm) {
+                const auto t0 = std::chrono::steady_clock::now();
+                for (int i = 0; i < count; ++i) {
+                    const float* W = weights.data() + static_cast<std::size_t>(cached ? 0 : i) * ff * d;
+                    if (s.ta)  // dW_i = dyᵀ · x, written into its own gradient buffer
+                        gemm(true, false, s.M, s.N, s.K, 1.f, act.data(), ff, act.data(), d, 0.f,
+                             grads.data() + static_cast<std::size_t>(i) * ff * d, d);
+                    else if (s.tb)
+                        gemm(false, true, s.M, s.N, s.K, 1.f, act.data(), d, W, d, 0.f, out.data(), s.N);
+                    else
+                        gemm(false, false, s.M, s.N, s.K, 1.f, act.data(), ff, W, d, 0.f, out.data(), s.N);
+                }
+                return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+            };
+            std::vector<double> blas, ours;
+            pass(&gemm_backend);
+            pass(&skinny);
+            for (int r = 0; r < reps; ++r) {
+                blas.push_back(pass(&gemm_backend));
+                ours.push_back(pass(&skinny));
             }
-            return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-        };
-        std::vector<double> blas, ours;
-        pass(&gemm_backend);
-        pass(&skinny);
-        for (int r = 0; r < reps; ++r) {
-            blas.push_back(pass(&gemm_backend));
-            ours.push_back(pass(&skinny));
+            const double mb = median(blas), mo = median(ours);
+            fmt::print("{:<42} {:>7.2f} (min {:>5.2f}) {:>7.2f} (min {:>5.2f}) {:>8.2f}\n",
+                       cached ? s.cached : s.what, mb,
+                       *std::min_element(blas.begin(), blas.end()), mo, *std::min_element(ours.begin(), ours.end()), mo / mb);
         }
-        const double mb = median(blas), mo = median(ours);
-        fmt::print("{:<42} {:>7.2f} (min {:>5.2f}) {:>7.2f} (min {:>5.2f}) {:>8.2f}\n", s.what, mb,
-                   *std::min_element(blas.begin(), blas.end()), mo, *std::min_element(ours.begin(), ours.end()), mo / mb);
-    }
     // The winter config's weight gradients, dW (M, N) = dyᵀ · x over 7 rows, in the layouts the
     // step calls: a Linear's (TN: dy (7, M), x (7, N)) and a kernel-1 Conv1d's (NT: dy (M, 7),
-    // x (N, 7), which skinny_gemm transposes first). Write-bound: 7 multiply-adds per element of
+    // x (N, 7)). Write-bound: 7 multiply-adds per element of
     // dW. "fresh": each product writes its own gradient, cycling through 64 MiB (the gradient goes
     // to memory). "cached": the same gradient buffer every time (it stays in L2/L3: in the step in
     // backward, a gradient often reuses the block the previous parameter's just freed).
