@@ -11,6 +11,7 @@
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/autograd/ops/common.hpp>
 #include <xtgrad/autograd/broadcast.hpp>
+#include <xtgrad/threads/parallel.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -210,11 +211,15 @@ Tensor linear_block(const Tensor& x, const Tensor& weight, const Tensor& bias, s
     const std::uint16_t* w16_block = w16 ? w16->data() + w_offset : nullptr;
     // y (rows, count) = x (rows, in) W[first:first+count] (count, in)ᵀ
     gemm(p, false, true, r, no, ni, 1.f, x.ptr(), weight.ptr() + w_offset, w16_block, 0.f, out.data());
-    if (bias.defined()) {
-        const float* bp = bias.ptr() + first;
+    if (bias.defined()) {  // y[i] += bias (rows, count), rows over the pool: a pass over y as big as the product's output
+        const float* __restrict bp = bias.ptr() + first;
         float* y = out.data();
-        for (std::size_t i = 0; i < rows; ++i, y += count)
-            for (std::size_t j = 0; j < count; ++j) y[j] += bp[j];
+        parallel_rows(rows, count, [&](std::size_t i0, std::size_t i1) {
+            for (std::size_t i = i0; i < i1; ++i) {
+                float* __restrict yi = y + i * count;
+                for (std::size_t j = 0; j < count; ++j) yi[j] += bp[j];
+            }
+        });
     }
     std::vector<Tensor> inputs{x, weight};
     if (bias.defined()) inputs.push_back(bias);
@@ -243,10 +248,18 @@ Tensor linear_block(const Tensor& x, const Tensor& weight, const Tensor& bias, s
                                gemm(p, true, false, no, ni, r, 1.f, g.data(), g16, x, nullptr, part.beta(), part.data());
                            }
                            if (GradOut db_out = self.grad_out(2, {ws[0]})) {  // db[block] (count) = sum of dy over rows
+                               // columns over the pool, each summed over the rows in order: the
+                               // same sums for any thread count
                                float* db = db_out.part(first, static_cast<std::size_t>(no)).zeroed();
                                const float* gy = g.data();
-                               for (int i = 0; i < r; ++i, gy += no)
-                                   for (int j = 0; j < no; ++j) db[j] += gy[j];
+                               const auto n_out = static_cast<std::size_t>(no), n_rows = static_cast<std::size_t>(r);
+                               parallel_rows(n_out, n_rows, [&](std::size_t j0, std::size_t j1) {
+                                   float* __restrict d = db;
+                                   for (std::size_t i = 0; i < n_rows; ++i) {
+                                       const float* __restrict gi = gy + i * n_out;
+                                       for (std::size_t j = j0; j < j1; ++j) d[j] += gi[j];
+                                   }
+                               });
                            }
                        });
 }
