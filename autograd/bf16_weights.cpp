@@ -15,9 +15,17 @@ struct Entry {
     Bf16Copy copy;
 };
 
+// An activation's copy is held by the products' backward closures, not here.
+struct ActivationEntry {
+    std::weak_ptr<const TensorValues> owner;
+    std::uint64_t version = 0;
+    std::weak_ptr<const std::vector<std::uint16_t>> copy;
+};
+
 struct Cache {
     std::mutex mutex;  // ops may be created on several threads (autocast state is per thread)
     std::unordered_map<const TensorValues*, Entry> entries;
+    std::unordered_map<const TensorValues*, ActivationEntry> activations;
     WeightCacheStats stats;
 };
 
@@ -63,6 +71,25 @@ Bf16Copy bf16_weight(const Tensor& weight) {
     return e.copy;
 }
 
+Bf16Copy bf16_activation(const Tensor& x) {
+    const std::shared_ptr<const TensorValues> values = x.values_ptr();
+    if (!values) return nullptr;
+    Cache& c = cache();
+    const std::lock_guard<std::mutex> lock(c.mutex);
+    const auto found = c.activations.find(values.get());
+    if (found != c.activations.end() && found->second.owner.lock() == values && found->second.version == values->version)
+        if (Bf16Copy copy = found->second.copy.lock(); copy && copy->size() == values->array.size()) {
+            ++c.stats.activation_hits;
+            return copy;
+        }
+    if (found == c.activations.end())  // a new tensor: drop the entries nobody holds first
+        std::erase_if(c.activations, [](const auto& e) { return e.second.owner.expired() || e.second.copy.expired(); });
+    Bf16Copy copy = convert(*values);
+    c.activations[values.get()] = ActivationEntry{values, values->version, copy};
+    ++c.stats.activation_conversions;
+    return copy;
+}
+
 WeightCacheStats weight_cache_stats() {
     Cache& c = cache();
     const std::lock_guard<std::mutex> lock(c.mutex);
@@ -75,6 +102,7 @@ void clear_weight_cache() {
     Cache& c = cache();
     const std::lock_guard<std::mutex> lock(c.mutex);
     c.entries.clear();
+    c.activations.clear();
     c.stats = {};
 }
 

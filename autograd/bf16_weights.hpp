@@ -7,7 +7,13 @@
 // kept, keyed by their values' identity and version counter (autograd/tensor.hpp): an in-place
 // write (an optimizer step, init, loading) bumps the version, and the next product converts the
 // new values. A training step therefore converts each weight once; repeated inference converts
-// nothing after the first pass. Activations are converted by each product that reads them.
+// nothing after the first pass.
+//
+// A Linear's input (an activation) is converted once too (bf16_activation): the layers that read
+// the same input (self-attention's W_q, W_k, W_v; cross-attention's W_k, W_v) share one copy, and
+// each keeps it for its weight gradient (dW = dyᵀ·x reads x as bf16 anyway), so backward converts
+// no input again and the fp32 input is not kept for it (torch's autocast keeps its cast copy the
+// same way). The cache holds no activation copy alive: the layers' backward closures do.
 //
 // A copy is kept while its tensor's values live (the cache holds a weak pointer to them; entries
 // of dead tensors are dropped at the next insertion) and is replaced by its next version, so the
@@ -31,11 +37,17 @@ using Bf16Copy = std::shared_ptr<const std::vector<std::uint16_t>>;
 // caller keeps the returned pointer for as long as it reads the copy (a backward closure does).
 Bf16Copy bf16_weight(const Tensor& weight);
 
+// The bf16 copy of activation `x`'s current values, shared with the other products that read the
+// same values and version while any of them holds it (converted over the pool on a miss).
+Bf16Copy bf16_activation(const Tensor& x);
+
 // What the cache did since the last clear: tests check one conversion per version.
 struct WeightCacheStats {
     std::size_t conversions = 0;  // copies made (a miss: new tensor or new version)
     std::size_t hits = 0;         // copies reused
     std::size_t entries = 0;      // copies held now
+    std::size_t activation_conversions = 0;  // bf16_activation's misses
+    std::size_t activation_hits = 0;         // and its copies shared
 };
 WeightCacheStats weight_cache_stats();
 

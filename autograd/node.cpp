@@ -38,7 +38,33 @@ bool Node::needs_grad(std::size_t i) const {
     return i < inputs_.size() && inputs_[i] && inputs_[i]->requires_grad;
 }
 
-void Node::accumulate(std::size_t i, Array g) {
+namespace {
+// dst (n) += src (n), element ranges over the pool: the same sums for any thread count
+void add_into(float* dst, const float* src, std::size_t n) {
+    parallel_rows(n, 1, [&](std::size_t i0, std::size_t i1) {
+        float* __restrict d = dst;
+        const float* __restrict s = src;
+        for (std::size_t j = i0; j < i1; ++j) d[j] += s[j];
+    });
+}
+}  // namespace
+
+void Node::accumulate(std::size_t i, const Array& g) {
+    if (!needs_grad(i)) return;
+    const Shape got = shape_of(g);
+    if (got != inputs_[i]->shape()) return accumulate(i, Array(g));  // summed back to the input's shape there
+    // the caller keeps g: written into the input's buffer (fresh: a copy; else a sum) over the pool
+    grad_out(i, got).write([&](float* d, auto store) {
+        const float* src = g.data();
+        parallel_rows(g.size(), 1, [&](std::size_t i0, std::size_t i1) {
+            float* __restrict out = d;
+            const float* __restrict in = src;
+            for (std::size_t j = i0; j < i1; ++j) store(out[j], in[j]);
+        });
+    });
+}
+
+void Node::accumulate(std::size_t i, Array&& g) {
     if (!needs_grad(i)) return;
     TensorImpl& in = *inputs_[i];
     const Shape want = in.shape();  // kept by the impl when its values are freed
@@ -54,7 +80,7 @@ void Node::accumulate(std::size_t i, Array g) {
     if (!in.incoming)
         in.incoming = std::make_shared<Array>(std::move(g));
     else
-        *in.incoming += g;
+        add_into(in.incoming->data(), g.data(), g.size());
 }
 
 GradOut Node::grad_out(std::size_t i, const Shape& writes) {

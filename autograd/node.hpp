@@ -186,7 +186,9 @@ public:
     // here — the one place where broadcasting is undone. A gradient that cannot be reduced to the
     // input's shape is a bug in the op and throws an Error naming the op and both shapes
     // (flashlight's shape-checked accumulation). Does nothing if input i needs no gradient.
-    void accumulate(std::size_t i, Array g);
+    // A gradient the caller keeps (an lvalue) is copied or added over xtgrad's pool.
+    void accumulate(std::size_t i, Array&& g);
+    void accumulate(std::size_t i, const Array& g);
 
     // Input i's gradient buffer, for kernels that write in place (GradOut, above): fresh
     // (overwrite it) if no consumer wrote yet, a running sum (add to it) otherwise; an empty

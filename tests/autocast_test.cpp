@@ -327,6 +327,44 @@ TEST_CASE("autocast linear: forward and backward in bf16, equal to the rounded r
     }
 }
 
+TEST_CASE("autocast converts a Linear's input once for all layers reading it and keeps only that copy for dW") {
+    if (!bf16_here()) return;
+    // self-attention's W_q, W_k, W_v on one x (40 x 64 x 32: products in bf16)
+    const auto three_layers = [](const std::vector<Tensor>& v) {
+        return add(mul(linear(v[0], v[1]), linear(v[0], v[2])), linear(v[0], v[3]));
+    };
+    autocast::clear_weight_cache();
+    check_near_fp32(three_layers, {rnd({40, 64}, 50), rnd({32, 64}, 51), rnd({32, 64}, 52), rnd({32, 64}, 53)});
+    // the fp32 run converts no input; the bf16 run converts x once for the three layers, and
+    // backward (every dW above near fp32's) converts no input again
+    CHECK(autocast::weight_cache_stats().activation_conversions == 1);
+    CHECK(autocast::weight_cache_stats().activation_hits == 2);
+
+    const Tensor x(rnd({40, 64}, 54).data(), true), w(rnd({32, 64}, 55).data(), true);
+    CHECK(linear(x, w).grad_fn()->saved_names() == std::vector<std::string>{"input", "weight"});
+    Tensor y;
+    {
+        const autocast::Scope bf16(DType::bf16);
+        y = linear(x, w);
+    }
+    // under autocast the node keeps the weight, and x only as its bf16 copy (torch's cast)
+    CHECK(y.grad_fn()->saved_names() == std::vector<std::string>{"weight"});
+    // bf16_min_side raised between forward and backward: dW runs in fp32 on the copy widened,
+    // the rounded x forward multiplied: dW = dyᵀ · round(x), dy = 2 y
+    {
+        const MinSide all_in_fp32(1 << 20);
+        sum(mul(y, y)).backward();
+    }
+    std::vector<float> dy(y.data().begin(), y.data().end()), dw(32 * 64);
+    for (float& d : dy) d *= 2.f;
+    const std::vector<float> xr = rounded(std::vector<float>(x.data().begin(), x.data().end()));
+    gemm(true, false, 32, 64, 40, 1.f, dy.data(), xr.data(), 0.f, dw.data());
+    Array expected = empty_array({32, 64});
+    std::copy(dw.begin(), dw.end(), expected.begin());
+    CHECK(relative_distance(w.grad_array(), expected) < 1e-6);
+    autocast::clear_weight_cache();
+}
+
 TEST_CASE("autocast converts a weight once per version; an optimizer step's in-place write makes a new copy") {
     if (!bf16_here()) return;
     autocast::clear_weight_cache();

@@ -11,6 +11,7 @@
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/autograd/ops/common.hpp>
 #include <xtgrad/autograd/broadcast.hpp>
+#include <xtgrad/threads/parallel.hpp>
 
 #include <algorithm>
 #include <cstdint>
@@ -178,6 +179,17 @@ Tensor matmul_nt(const Tensor& a, const Tensor& b, float alpha) {
 
 // x (..., in) · weight (out, in)ᵀ + bias (out) -> (..., out)
 namespace {
+// A Linear under autocast keeps its input as bf16 only. Its dW product (M, N, K) runs in bf16
+// unless bf16_min_side was raised since forward (a test knob): then it reads fp32 operands, and
+// the kept copy, widened, is the input it multiplied in forward. Null when bf16 still runs.
+const float* widened_if_fp32(const std::vector<std::uint16_t>& x16, int M, int N, int K) {
+    if (!bf16_product_in_fp32(M, N, K)) return nullptr;
+    thread_local std::vector<float> wide;
+    wide.resize(x16.size());
+    for (std::size_t i = 0; i < x16.size(); ++i) wide[i] = from_bf16_bits(x16[i]);
+    return wide.data();
+}
+
 // linear and linear_rows: x (..., in) · W[first : first + count]ᵀ + bias[first : first + count]
 // -> (..., count), the block read in place (row stride `in`). `op` names the caller in errors.
 Tensor linear_block(const Tensor& x, const Tensor& weight, const Tensor& bias, std::size_t first,
@@ -208,18 +220,27 @@ Tensor linear_block(const Tensor& x, const Tensor& weight, const Tensor& bias, s
     const DType p = bf16_product_in_fp32(r, no, ni) ? DType::fp32 : autocast::dtype();
     const autocast::Bf16Copy w16 = p == DType::bf16 ? autocast::bf16_weight(weight) : nullptr;
     const std::uint16_t* w16_block = w16 ? w16->data() + w_offset : nullptr;
+    // x in bf16 once, shared with the layers reading the same x and kept for dW in place of x
+    const autocast::Bf16Copy x16 = p == DType::bf16 ? autocast::bf16_activation(x) : nullptr;
     // y (rows, count) = x (rows, in) W[first:first+count] (count, in)ᵀ
-    gemm(p, false, true, r, no, ni, 1.f, x.ptr(), weight.ptr() + w_offset, w16_block, 0.f, out.data());
-    if (bias.defined()) {
-        const float* bp = bias.ptr() + first;
+    gemm(p, false, true, r, no, ni, 1.f, x.ptr(), x16 ? x16->data() : nullptr, weight.ptr() + w_offset, w16_block, 0.f,
+         out.data());
+    if (bias.defined()) {  // y[i] += bias (rows, count), rows over the pool: a pass over y as big as the product's output
+        const float* __restrict bp = bias.ptr() + first;
         float* y = out.data();
-        for (std::size_t i = 0; i < rows; ++i, y += count)
-            for (std::size_t j = 0; j < count; ++j) y[j] += bp[j];
+        parallel_rows(rows, count, [&](std::size_t i0, std::size_t i1) {
+            for (std::size_t i = i0; i < i1; ++i) {
+                float* __restrict yi = y + i * count;
+                for (std::size_t j = 0; j < count; ++j) yi[j] += bp[j];
+            }
+        });
     }
     std::vector<Tensor> inputs{x, weight};
     if (bias.defined()) inputs.push_back(bias);
-    return make_result(std::move(out), "LinearBackward", inputs, {{"input", x}, {"weight", weight}},
-                       [xs, ws, r, ni, no, first, w_offset, p, w16](Node& self, const Array& g) {
+    std::vector<SavedRecord> saved{{"weight", weight}};
+    if (!x16) saved.insert(saved.begin(), {"input", x});
+    return make_result(std::move(out), "LinearBackward", inputs, std::move(saved),
+                       [xs, ws, r, ni, no, first, w_offset, p, w16, x16](Node& self, const Array& g) {
                            const std::size_t block = static_cast<std::size_t>(no) * static_cast<std::size_t>(ni);
                            const GradOut dx = self.grad_out(0, xs), dW = self.grad_out(1, ws);
                            // dy (rows, count) in bf16 once when both products read it: dx reads dy,
@@ -239,14 +260,23 @@ Tensor linear_block(const Tensor& x, const Tensor& weight, const Tensor& bias, s
                            }
                            if (dW) {  // dW[block] (count, in) = dyᵀ (count, rows) x (rows, in)
                                const GradOut part = dW.part(w_offset, block);
-                               const float* x = self.saved("input").data();
-                               gemm(p, true, false, no, ni, r, 1.f, g.data(), g16, x, nullptr, part.beta(), part.data());
+                               const float* x = x16 ? widened_if_fp32(*x16, no, ni, r) : self.saved("input").data();
+                               gemm(p, true, false, no, ni, r, 1.f, g.data(), g16, x, x16 ? x16->data() : nullptr,
+                                    part.beta(), part.data());
                            }
                            if (GradOut db_out = self.grad_out(2, {ws[0]})) {  // db[block] (count) = sum of dy over rows
+                               // columns over the pool, each summed over the rows in order: the
+                               // same sums for any thread count
                                float* db = db_out.part(first, static_cast<std::size_t>(no)).zeroed();
                                const float* gy = g.data();
-                               for (int i = 0; i < r; ++i, gy += no)
-                                   for (int j = 0; j < no; ++j) db[j] += gy[j];
+                               const auto n_out = static_cast<std::size_t>(no), n_rows = static_cast<std::size_t>(r);
+                               parallel_rows(n_out, n_rows, [&](std::size_t j0, std::size_t j1) {
+                                   float* __restrict d = db;
+                                   for (std::size_t i = 0; i < n_rows; ++i) {
+                                       const float* __restrict gi = gy + i * n_out;
+                                       for (std::size_t j = j0; j < j1; ++j) d[j] += gi[j];
+                                   }
+                               });
                            }
                        });
 }
