@@ -268,4 +268,14 @@ says "| seed-d, autocast bf16 | 1 | fwd | 30.0 | 40.0 | 0.75 | Haswell (pinned) 
 expect 2 "bench/run.sh --autocast fp16 (only bf16)" bash "$src/bench/run.sh" --autocast fp16
 says "--autocast takes bf16"
 
+echo "== bench/compare_builds.sh --args: options for every xtgrad_bench run of both sides"
+# One build as both sides, one 1-step round: the table has no opt phase (the step ran in backward).
+expect 0 "bench/compare_builds.sh --args '--optimizer-in-backward ...'" bash "$src/bench/compare_builds.sh" \
+  --before "$build" --after "$build" --runs winter:1 --rounds 1 --args "--optimizer-in-backward --steps 1 --warmup 0 --no-infer"
+says "| winter:1 | step |"
+if grep -qF "| opt |" "$out/last.log"; then bad "  ...has an opt phase: --args did not reach xtgrad_bench"; else ok "  ...no opt phase"; fi
+expect 2 "bench/compare_builds.sh --args with an option xtgrad_bench does not take" bash "$src/bench/compare_builds.sh" \
+  --before "$build" --after "$build" --runs winter:1 --rounds 1 --args "--bogus"
+says "--bogus"
+
 exit $fail
