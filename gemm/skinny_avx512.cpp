@@ -104,24 +104,39 @@ void columns(int n0, int n1, int N, int K, float alpha, const float* A, int lda,
 // ---- skinny_nn: C (M, N) = alpha · A (M, K) · B (K, N) + beta · C, M <= 7 --------------------
 // B's rows are consumed in chunks of kNnChunk rows, in order: for each 64-column strip of the
 // chunk, 7 x 4 accumulators (C's rows, 4 zmm of columns) take 28 multiply-adds per 4 loads of B,
-// then go back to a scratch row block that stays in L1. While a strip of a chunk is
-// multiplied, the same strip of the next chunk is prefetched: with each row of B loaded, the
-// row kNnChunk below, at the same columns (4 lines). Without it the hardware prefetcher, which
-// sees 16 rows read 256 bytes at a time, left dx at a quarter of the speed (9.2 against 2.3 ms
-// per 64 MiB, bench/skinny_bench); walking the next chunk in storage order instead, a line per
-// call of a small state machine, cost a third of the kernel's time when B is in cache (2.0
-// against 1.3 ms). Every C element sums its K products in k order, whatever the column split.
+// then go back to a scratch row block that stays in L1. While a chunk is multiplied, the next
+// one is prefetched line by line, so B streams in storage order (the strips re-read the chunk
+// from L1/L2). Every C element sums its K products in k order, whatever the column split.
+// Prefetching instead the same strip of the next chunk with each row of B loaded costs fewer
+// instructions (dx with B in cache 1.35-1.44 against 1.99 ms per 64 MiB, bench/skinny_bench)
+// but made the winter step's dx slower (7.0-7.4 -> 8.0-8.5 ms per step): the order in which
+// memory is asked for counts more here than the kernel's own speed.
 constexpr int kNnChunk = 16;
 constexpr int kStrip = 64;  // 4 zmm
+
+struct Prefetcher {  // walks rows [r, r_end) x columns [n0, n1) of B a line at a time
+    const float* B;
+    int ldb, n0, n1, r, r_end, c;
+    void next() {
+        if (r >= r_end) return;
+        _mm_prefetch(reinterpret_cast<const char*>(B + static_cast<std::ptrdiff_t>(r) * ldb + c), _MM_HINT_T0);
+        c += 16;
+        if (c >= n1) c = n0, ++r;
+    }
+};
 
 template <int MB>
 void nn_columns(int n0, int n1, int K, const float* A, int lda, const float* B, int ldb, float* acc_rows) {
     // acc_rows (MB, n1 - n0): the running sums, zeroed here
     const int width = n1 - n0;
     for (int i = 0; i < MB * width; ++i) acc_rows[i] = 0.f;
-    const std::ptrdiff_t ahead = static_cast<std::ptrdiff_t>(kNnChunk) * ldb;  // floats to row k + kNnChunk
+    const int lines_per_row = (width + 15) / 16;
     for (int k0 = 0; k0 < K; k0 += kNnChunk) {
         const int k1 = k0 + kNnChunk < K ? k0 + kNnChunk : K;
+        Prefetcher pf{B, ldb, n0, n1, k1, k1 + kNnChunk < K ? k1 + kNnChunk : K, n0};
+        const int strips = (width + kStrip - 1) / kStrip;
+        // lines of the next chunk per strip, so the prefetch spreads over this chunk's work
+        const int pf_per_strip = ((k1 - k0) * lines_per_row + strips - 1) / strips;
         for (int s0 = 0; s0 < width; s0 += kStrip) {
             const int sw = width - s0 < kStrip ? width - s0 : kStrip;
             __mmask16 mask[4];
@@ -132,11 +147,9 @@ void nn_columns(int n0, int n1, int K, const float* A, int lda, const float* B, 
             __m512 acc[MB][4];
             for (int i = 0; i < MB; ++i)
                 for (int j = 0; j < 4; ++j) acc[i][j] = _mm512_maskz_loadu_ps(mask[j], acc_rows + i * width + s0 + 16 * j);
-            const int lines = (sw + 15) / 16;  // of the strip, to prefetch in the row below
+            for (int p = 0; p < pf_per_strip; ++p) pf.next();
             for (int k = k0; k < k1; ++k) {
                 const float* b_row = B + static_cast<std::ptrdiff_t>(k) * ldb + n0 + s0;
-                if (k + kNnChunk < K)
-                    for (int j = 0; j < lines; ++j) _mm_prefetch(reinterpret_cast<const char*>(b_row + ahead + 16 * j), _MM_HINT_T0);
                 __m512 b[4];
                 for (int j = 0; j < 4; ++j) b[j] = _mm512_maskz_loadu_ps(mask[j], b_row + 16 * j);
                 for (int i = 0; i < MB; ++i) {
