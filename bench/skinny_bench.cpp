@@ -41,6 +41,25 @@ void skinny(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, 
         gemm_backend(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
+// Times of pass(&gemm_backend) and pass(&skinny), `reps` each, alternating (a busy machine slows
+// both alike), after one untimed pass of each.
+struct Timings {
+    std::vector<double> backend, skinny;
+};
+template <class Pass>
+Timings alternate(const Pass& pass, int reps) {
+    Timings t;
+    pass(&gemm_backend);
+    pass(&skinny);
+    for (int r = 0; r < reps; ++r) {
+        t.backend.push_back(pass(&gemm_backend));
+        t.skinny.push_back(pass(&skinny));
+    }
+    return t;
+}
+
+double minimum(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
+
 }  // namespace
 
 int run(int threads, int reps);
@@ -88,7 +107,7 @@ int run(int threads, int reps) {
             if (r > 0) t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
         }
         fmt::print("{:<42} {:>7.2f} (min {:>5.2f})   read bandwidth {:.1f} GB/s\n", "floor: read the weights once", median(t),
-                   *std::min_element(t.begin(), t.end()), 64.0 * 1.048576 / *std::min_element(t.begin(), t.end()));
+                   minimum(t), 64.0 * 1.048576 / minimum(t));
     }
     // Each product from memory (16 weights in turn), and the forward and dx also with one weight
     // every time, in cache (L3): the kernels' arithmetic rate, which streaming from memory overlaps.
@@ -109,17 +128,10 @@ int run(int threads, int reps) {
                 }
                 return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
             };
-            std::vector<double> blas, ours;
-            pass(&gemm_backend);
-            pass(&skinny);
-            for (int r = 0; r < reps; ++r) {
-                blas.push_back(pass(&gemm_backend));
-                ours.push_back(pass(&skinny));
-            }
-            const double mb = median(blas), mo = median(ours);
-            fmt::print("{:<42} {:>7.2f} (min {:>5.2f}) {:>7.2f} (min {:>5.2f}) {:>8.2f}\n",
-                       cached ? s.cached : s.what, mb,
-                       *std::min_element(blas.begin(), blas.end()), mo, *std::min_element(ours.begin(), ours.end()), mo / mb);
+            const Timings t = alternate(pass, reps);
+            const double mb = median(t.backend), mo = median(t.skinny);
+            fmt::print("{:<42} {:>7.2f} (min {:>5.2f}) {:>7.2f} (min {:>5.2f}) {:>8.2f}\n", cached ? s.cached : s.what, mb,
+                       minimum(t.backend), mo, minimum(t.skinny), mo / mb);
         }
     // The winter config's weight gradients, dW (M, N) = dyᵀ · x over 7 rows, in the layouts the
     // step calls: a Linear's (TN: dy (7, M), x (7, N)) and a kernel-1 Conv1d's (NT: dy (M, 7),
@@ -154,18 +166,11 @@ int run(int threads, int reps) {
                 }
                 return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count() / count;
             };
-            std::vector<double> blas, ours;
-            pass(&gemm_backend);
-            pass(&skinny);
-            for (int r = 0; r < reps; ++r) {
-                blas.push_back(pass(&gemm_backend));
-                ours.push_back(pass(&skinny));
-            }
-            const double mb = median(blas), mo = median(ours), bytes = 4.0 * static_cast<double>(size);
+            const Timings t = alternate(pass, reps);
+            const double mb = median(t.backend), mo = median(t.skinny), bytes = 4.0 * static_cast<double>(size);
             fmt::print("{:<34} {:>7.3f} (min {:>5.3f}) {:>7.3f} (min {:>5.3f}) {:>8.2f} {:>10.1f} {:>10.1f}\n",
                        fmt::format("dW ({}, {}) {} {}", M, N, w.linear ? "TN" : "NT", cached ? "cached" : "fresh"), mb,
-                       *std::min_element(blas.begin(), blas.end()), mo, *std::min_element(ours.begin(), ours.end()),
-                       mo / mb, bytes / mb / 1e6, bytes / mo / 1e6);
+                       minimum(t.backend), mo, minimum(t.skinny), mo / mb, bytes / mb / 1e6, bytes / mo / 1e6);
         }
     return cli::kSuccess;
 }

@@ -49,6 +49,20 @@ struct DotArgs {
     std::ptrdiff_t ldc;
 };
 
+// table[r][c] = pick.operator()<r, c>() for 1 <= r <= Rows, 1 <= c <= Cols (row and column 0
+// null): the kernel instantiated for each tile size, picked by the sizes a call needs.
+template <class Fn, int Rows, int Cols, class Pick>
+constexpr std::array<std::array<Fn, Cols + 1>, Rows + 1> kernel_table(Pick pick) {
+    std::array<std::array<Fn, Cols + 1>, Rows + 1> table{};
+    const auto fill_row = [&]<int R, int... C>(std::integer_sequence<int, C...>) {
+        ((table[R][C + 1] = pick.template operator()<R, C + 1>()), ...);
+    };
+    [&]<int... R>(std::integer_sequence<int, R...>) {
+        (fill_row.template operator()<R + 1>(std::make_integer_sequence<int, Cols>{}), ...);
+    }(std::make_integer_sequence<int, Rows>{});
+    return table;
+}
+
 // dst (L, L) = src (L, L)ᵀ, rows of stride ld_src and ld_dst, through registers. Only where the
 // ISA's shuffles make it cheap (AVX-512: 64 shuffles per 256 floats); elsewhere scalar copies.
 template <class Arch>
@@ -137,17 +151,10 @@ struct Kernels {
     }
 
     using Tile = void (*)(const TileArgs&);
-    template <int R, int... H>
-    static constexpr std::array<Tile, kMaxBatches + 1> tile_row(std::integer_sequence<int, H...>) {
-        return {nullptr, &tile<R, H + 1>...};
-    }
-    template <int... R>
-    static constexpr std::array<std::array<Tile, kMaxBatches + 1>, MR + 1> tile_table(std::integer_sequence<int, R...>) {
-        return {std::array<Tile, kMaxBatches + 1>{}, tile_row<R + 1>(std::make_integer_sequence<int, kMaxBatches>{})...};
-    }
     // tiles()[R][NB] (a function: the class is complete only inside member bodies)
-    static const std::array<std::array<Tile, kMaxBatches + 1>, MR + 1>& tiles() {
-        static constexpr auto table = tile_table(std::make_integer_sequence<int, MR>{});
+    static const auto& tiles() {
+        static constexpr auto table =
+            kernel_table<Tile, MR, kMaxBatches>([]<int R, int NB>() -> Tile { return &tile<R, NB>; });
         return table;
     }
 
@@ -182,17 +189,10 @@ struct Kernels {
     }
 
     using DotTile = void (*)(const DotArgs&);
-    template <int R, int... S>
-    static constexpr std::array<DotTile, DS + 1> dot_row(std::integer_sequence<int, S...>) {
-        return {nullptr, &dot_tile<R, S + 1>...};
-    }
-    template <int... R>
-    static constexpr std::array<std::array<DotTile, DS + 1>, DR + 1> dot_table(std::integer_sequence<int, R...>) {
-        return {std::array<DotTile, DS + 1>{}, dot_row<R + 1>(std::make_integer_sequence<int, DS>{})...};
-    }
     // dot_tiles()[R][S]
-    static const std::array<std::array<DotTile, DS + 1>, DR + 1>& dot_tiles() {
-        static constexpr auto table = dot_table(std::make_integer_sequence<int, DR>{});
+    static const auto& dot_tiles() {
+        static constexpr auto table =
+            kernel_table<DotTile, DR, DS>([]<int R, int S>() -> DotTile { return &dot_tile<R, S>; });
         return table;
     }
 
