@@ -11,6 +11,7 @@
 // Backward: the gradients of an autocast node are bf16 products too (the node keeps its
 // precision), checked against the same two references; the fp32 gradients they are compared
 // with are gradchecked in tests/ops.
+#include "tests/autocast_util.hpp"
 #include "tests/reference_gemm.hpp"
 #include "tests/test_util.hpp"
 
@@ -30,53 +31,16 @@
 TEST_SUITE_BEGIN("ops");
 
 using namespace xtgrad;
+using namespace xtgrad::autocast_test;
 using test::rnd;
 
 namespace {
 
-// True where bf16 products run (then the case tests them). Elsewhere (the OpenBLAS build, a CPU
-// without AVX512-BF16) it asserts the refusal instead — Scope(bf16) and a bf16 gemm_ld throw
-// Error with the reason — so that no case passes without asserting anything.
-bool bf16_here() {
-    const std::string reason = autocast::bf16_unsupported_reason();
-    if (reason.empty()) return true;
-    REQUIRE(reason.size() > 20);
-    test::expect_error([] { const autocast::Scope s(DType::bf16); }, {"autocast(bf16): ", reason.c_str()});
-    float a = 1.f, b = 2.f, c = 0.f;
-    test::expect_error([&] { gemm(DType::bf16, false, false, 1, 1, 1, 1.f, &a, &b, 0.f, &c); },
-                       {"gemm (bf16): ", reason.c_str()});
-    CHECK(c == 0.f);  // refused before writing
-    return false;
-}
-
-// Values rounded to bf16 (the floats they stand for).
-std::vector<float> rounded(const std::vector<float>& v) {
-    std::vector<float> r(v.size());
-    for (std::size_t i = 0; i < v.size(); ++i) r[i] = round_to_bf16(v[i]);
-    return r;
-}
-Tensor rounded(const Tensor& t) {
-    Array a = t.data();
-    for (float& x : a) x = round_to_bf16(x);
-    return Tensor(std::move(a));
-}
 std::vector<float> absolute(const std::vector<float>& v) {
     std::vector<float> r(v.size());
     for (std::size_t i = 0; i < v.size(); ++i) r[i] = std::abs(v[i]);
     return r;
 }
-
-// bf16_product_in_fp32's shortest side set to `rows` for a scope.
-class MinSide {
-public:
-    explicit MinSide(int rows) : previous_(detail::bf16_min_side()) { detail::set_bf16_min_side(rows); }
-    ~MinSide() { detail::set_bf16_min_side(previous_); }
-    MinSide(const MinSide&) = delete;
-    MinSide& operator=(const MinSide&) = delete;
-
-private:
-    int previous_;
-};
 
 constexpr double kBf16Term = 1.0 / 128 * (1 + 1.0 / 512);  // 2^-7 (1 + 2^-9) = 2u + u², u = 2^-8: one term's bound
 constexpr double kFp32Sum = 1e-5;                          // fp32 summation, relative to Σ|a||b| (K ≤ 600)
@@ -137,53 +101,6 @@ void check_small_in_fp32(const test::GemmCase& p) {
     CHECK(c16 != C0);
 }
 
-// ||a - b|| / ||b||
-double relative_distance(const Array& a, const Array& b) {
-    REQUIRE(a.shape() == b.shape());
-    double d = 0, n = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        d += std::pow(static_cast<double>(a.data()[i]) - b.data()[i], 2);
-        n += std::pow(static_cast<double>(b.data()[i]), 2);
-    }
-    return std::sqrt(d / std::max(n, 1e-300));
-}
-
-// f's output and its inputs' gradients (backward of sum(out · R), R fixed), with autocast on or off.
-struct Run {
-    Array out;
-    std::vector<Array> grads;
-};
-template <class F>
-Run run(F&& f, const std::vector<Tensor>& inputs, DType dtype) {
-    std::vector<Tensor> in;
-    for (const Tensor& t : inputs) in.push_back(Tensor(t.data(), true));
-    Tensor out;
-    {
-        const autocast::Scope scope(dtype);
-        out = f(in);
-    }
-    Generator g(7);
-    const Tensor r = randn(out.shape(), g);
-    sum(mul(out, r)).backward();  // outside the scope: the node decides its precision
-    Run result{out.data(), {}};
-    for (const Tensor& t : in) result.grads.push_back(t.grad_array());
-    return result;
-}
-
-// Autocast's output and gradients are near fp32's (bf16's relative error, ~2^-9 per operand,
-// summed over a product's terms: well under 1 %), and differ from them (the products did round).
-template <class F>
-double check_near_fp32(F&& f, const std::vector<Tensor>& inputs, double tolerance = 1e-2) {
-    const Run fp32 = run(f, inputs, DType::fp32), bf16 = run(f, inputs, DType::bf16);
-    const double d = relative_distance(bf16.out, fp32.out);
-    CHECK(d < tolerance);
-    CHECK(d > 1e-5);  // bf16 really ran
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-        CAPTURE(i);
-        CHECK(relative_distance(bf16.grads[i], fp32.grads[i]) < tolerance);
-    }
-    return d;  // the output's distance from fp32, for the caller's own check
-}
 
 }  // namespace
 
@@ -327,117 +244,6 @@ TEST_CASE("autocast linear: forward and backward in bf16, equal to the rounded r
     }
 }
 
-TEST_CASE("autocast converts a Linear's input once for all layers reading it and keeps only that copy for dW") {
-    if (!bf16_here()) return;
-    // self-attention's W_q, W_k, W_v on one x (40 x 64 x 32: products in bf16)
-    const auto three_layers = [](const std::vector<Tensor>& v) {
-        return add(mul(linear(v[0], v[1]), linear(v[0], v[2])), linear(v[0], v[3]));
-    };
-    autocast::clear_weight_cache();
-    check_near_fp32(three_layers, {rnd({40, 64}, 50), rnd({32, 64}, 51), rnd({32, 64}, 52), rnd({32, 64}, 53)});
-    // the fp32 run converts no input; the bf16 run converts x once for the three layers, and
-    // backward (every dW above near fp32's) converts no input again
-    CHECK(autocast::weight_cache_stats().activation_conversions == 1);
-    CHECK(autocast::weight_cache_stats().activation_hits == 2);
-
-    const Tensor x(rnd({40, 64}, 54).data(), true), w(rnd({32, 64}, 55).data(), true);
-    CHECK(linear(x, w).grad_fn()->saved_names() == std::vector<std::string>{"input", "weight"});
-    Tensor y;
-    {
-        const autocast::Scope bf16(DType::bf16);
-        y = linear(x, w);
-    }
-    // under autocast the node keeps the weight, and x only as its bf16 copy (torch's cast)
-    CHECK(y.grad_fn()->saved_names() == std::vector<std::string>{"weight"});
-    // bf16_min_side raised between forward and backward: dW runs in fp32 on the copy widened,
-    // the rounded x forward multiplied: dW = dyᵀ · round(x), dy = 2 y
-    {
-        const MinSide all_in_fp32(1 << 20);
-        sum(mul(y, y)).backward();
-    }
-    std::vector<float> dy(y.data().begin(), y.data().end()), dw(32 * 64);
-    for (float& d : dy) d *= 2.f;
-    const std::vector<float> xr = rounded(std::vector<float>(x.data().begin(), x.data().end()));
-    gemm(true, false, 32, 64, 40, 1.f, dy.data(), xr.data(), 0.f, dw.data());
-    Array expected = empty_array({32, 64});
-    std::copy(dw.begin(), dw.end(), expected.begin());
-    CHECK(relative_distance(w.grad_array(), expected) < 1e-6);
-    autocast::clear_weight_cache();
-}
-
-TEST_CASE("autocast converts a weight once per version; an optimizer step's in-place write makes a new copy") {
-    if (!bf16_here()) return;
-    autocast::clear_weight_cache();
-    Tensor w(rnd({48, 64}, 40).data(), true);
-    const Tensor x(rnd({40, 64}, 41).data(), true);  // so that backward reads W (dx = dy·W)
-    optim::SGD sgd({w}, optim::SGDOptions(0.5));
-    const auto forward = [&] {
-        const autocast::Scope bf16(DType::bf16);
-        return linear(x, w);
-    };
-    // forward converts W; backward (dx = dy·W) reuses the node's copy; a second forward in the
-    // same version finds it in the cache
-    Tensor y = forward();
-    CHECK(autocast::weight_cache_stats().conversions == 1);
-    CHECK(autocast::weight_cache_stats().hits == 0);
-    sum(mul(y, y)).backward();
-    CHECK(autocast::weight_cache_stats().conversions == 1);
-    const Tensor y_again = forward();
-    CHECK(autocast::weight_cache_stats().conversions == 1);
-    CHECK(autocast::weight_cache_stats().hits == 1);
-    CHECK(test::max_abs_diff(y_again.data(), y.data()) == 0.f);
-    // the step writes W in place: the old graph's backward refuses (the saved W changed), and
-    // the next forward converts the new values, never the stale copy
-    const Array w_old = w.data();
-    sgd.step();
-    REQUIRE(test::max_abs_diff(w.data(), w_old) > 1e-3f);
-    test::expect_error([&] { sum(y_again).backward(); }, {"LinearBackward", "modified by an inplace operation"});
-    const Tensor y_new = forward();
-    CHECK(autocast::weight_cache_stats().conversions == 2);
-    CHECK(autocast::weight_cache_stats().entries == 1);  // the old version's copy was replaced
-    const Array fresh = linear(rounded(x), rounded(w)).data(), stale = linear(rounded(x), rounded(Tensor(w_old))).data();
-    CHECK(relative_distance(y_new.data(), fresh) < 1e-5);
-    CHECK(relative_distance(y_new.data(), stale) > 1e-2);
-    // its backward uses the new copy too: dx = round(dy) round(W_new)
-    Tensor xg(x.data(), true);
-    Tensor y2;
-    {
-        const autocast::Scope bf16(DType::bf16);
-        y2 = linear(xg, w);
-    }
-    sum(y2).backward();  // dy = 1 (exact in bf16)
-    CHECK(autocast::weight_cache_stats().conversions == 2);
-    CHECK(relative_distance(xg.grad_array(), matmul(Tensor::ones({40, 48}), rounded(w)).data()) < 1e-5);
-    // tensors that are not parameters (no grad, or not leaves) are converted per product, not kept
-    {
-        const autocast::Scope bf16(DType::bf16);
-        (void)linear(x, Tensor(w.data()));
-        (void)linear(x, mul(w, Tensor::scalar(1.f)));
-    }
-    CHECK(autocast::weight_cache_stats().conversions == 2);
-    // a dead weight's copy goes when a new weight is cached
-    {
-        const Tensor w2(rnd({48, 64}, 42).data(), true);
-        const autocast::Scope bf16(DType::bf16);
-        (void)linear(x, w2);
-        CHECK(autocast::weight_cache_stats().entries == 2);
-    }
-    {
-        const Tensor w3(rnd({48, 64}, 43).data(), true);
-        const autocast::Scope bf16(DType::bf16);
-        (void)linear(x, w3);
-        CHECK(autocast::weight_cache_stats().entries == 2);  // w and w3; w2's copy dropped
-    }
-    // linear_rows reads a block of the cached whole-weight copy
-    {
-        const autocast::Scope bf16(DType::bf16);
-        const Tensor block = linear_rows(x, w, Tensor(), 16, 32);
-        CHECK(relative_distance(block.data(), linear_rows(rounded(x), rounded(w), Tensor(), 16, 32).data()) < 1e-5);
-    }
-    autocast::clear_weight_cache();
-    CHECK(autocast::weight_cache_stats().entries == 0);
-}
-
 TEST_CASE("autocast runs products with a side under bf16_min_side in fp32: a 7-token sentence's Linear layers") {
     if (!bf16_here()) return;
     CHECK(detail::bf16_min_side() == 8);
@@ -494,30 +300,6 @@ TEST_CASE("autocast conv1d, kernel 1 and 3, forward and backward near fp32") {
                                             {rnd({2, 32, 40}, 15), rnd({48, 32, 3}, 16), rnd({48}, 17)});
     CHECK(kernel_1 < 1e-2);  // the outputs' distances from fp32: bf16's rounding, no more
     CHECK(kernel_3 < 1e-2);
-}
-
-TEST_CASE("autocast conv1d converts its weight once for every batch element, forward and backward") {
-    if (!bf16_here()) return;
-    autocast::clear_weight_cache();
-    Tensor w(rnd({96, 64, 1}, 50).data(), true);
-    const Tensor x(rnd({4, 64, 40}, 51).data(), true);  // 4 batch elements, each a (96, 40, 64) product
-    Tensor y;
-    {
-        const autocast::Scope bf16(DType::bf16);
-        y = conv1d(x, w, Tensor());
-    }
-    CHECK(autocast::weight_cache_stats().conversions == 1);
-    sum(mul(y, y)).backward();  // dx = Wᵀ · dy per element reads the same copy
-    CHECK(autocast::weight_cache_stats().conversions == 1);
-    CHECK(relative_distance(y.data(), conv1d(rounded(x), rounded(w), Tensor()).data()) < 1e-5);
-    // a short sequence's products run in fp32: no copy is made for them
-    autocast::clear_weight_cache();
-    {
-        const autocast::Scope bf16(DType::bf16);
-        (void)conv1d(Tensor(rnd({2, 64, 7}, 52).data()), w, Tensor());
-    }
-    CHECK(autocast::weight_cache_stats().conversions == 0);
-    autocast::clear_weight_cache();
 }
 
 TEST_CASE("autocast fused attention: the score and context products in bf16, softmax in fp32") {

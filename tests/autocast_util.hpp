@@ -1,0 +1,105 @@
+// The helpers the autocast tests share (tests/autocast_test.cpp: the products, ops and models;
+// tests/autocast_copies_test.cpp: the bf16 copies of weights and inputs autocast keeps).
+#pragma once
+
+#include "tests/test_util.hpp"
+
+#include <xtgrad/autograd/autocast.hpp>
+#include <xtgrad/gemm/blas.hpp>
+#include <xtgrad/random/random.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace xtgrad::autocast_test {
+
+// True where bf16 products run (then the case tests them). Elsewhere (the OpenBLAS build, a CPU
+// without AVX512-BF16) it asserts the refusal instead — Scope(bf16) and a bf16 gemm_ld throw
+// Error with the reason — so that no case passes without asserting anything.
+inline bool bf16_here() {
+    const std::string reason = autocast::bf16_unsupported_reason();
+    if (reason.empty()) return true;
+    REQUIRE(reason.size() > 20);
+    test::expect_error([] { const autocast::Scope s(DType::bf16); }, {"autocast(bf16): ", reason.c_str()});
+    float a = 1.f, b = 2.f, c = 0.f;
+    test::expect_error([&] { gemm(DType::bf16, false, false, 1, 1, 1, 1.f, &a, &b, 0.f, &c); },
+                       {"gemm (bf16): ", reason.c_str()});
+    CHECK(c == 0.f);  // refused before writing
+    return false;
+}
+
+// Values rounded to bf16 (the floats they stand for).
+inline std::vector<float> rounded(const std::vector<float>& v) {
+    std::vector<float> r(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) r[i] = round_to_bf16(v[i]);
+    return r;
+}
+inline Tensor rounded(const Tensor& t) {
+    Array a = t.data();
+    for (float& x : a) x = round_to_bf16(x);
+    return Tensor(std::move(a));
+}
+
+// bf16_product_in_fp32's shortest side set to `rows` for a scope.
+class MinSide {
+public:
+    explicit MinSide(int rows) : previous_(detail::bf16_min_side()) { detail::set_bf16_min_side(rows); }
+    ~MinSide() { detail::set_bf16_min_side(previous_); }
+    MinSide(const MinSide&) = delete;
+    MinSide& operator=(const MinSide&) = delete;
+
+private:
+    int previous_;
+};
+
+// ||a - b|| / ||b||
+inline double relative_distance(const Array& a, const Array& b) {
+    REQUIRE(a.shape() == b.shape());
+    double d = 0, n = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        d += std::pow(static_cast<double>(a.data()[i]) - b.data()[i], 2);
+        n += std::pow(static_cast<double>(b.data()[i]), 2);
+    }
+    return std::sqrt(d / std::max(n, 1e-300));
+}
+
+// f's output and its inputs' gradients (backward of sum(out · R), R fixed), with autocast on or off.
+struct Run {
+    Array out;
+    std::vector<Array> grads;
+};
+template <class F>
+Run run(F&& f, const std::vector<Tensor>& inputs, DType dtype) {
+    std::vector<Tensor> in;
+    for (const Tensor& t : inputs) in.push_back(Tensor(t.data(), true));
+    Tensor out;
+    {
+        const autocast::Scope scope(dtype);
+        out = f(in);
+    }
+    Generator g(7);
+    const Tensor r = randn(out.shape(), g);
+    sum(mul(out, r)).backward();  // outside the scope: the node decides its precision
+    Run result{out.data(), {}};
+    for (const Tensor& t : in) result.grads.push_back(t.grad_array());
+    return result;
+}
+
+// Autocast's output and gradients are near fp32's (bf16's relative error, ~2^-9 per operand,
+// summed over a product's terms: well under 1 %), and differ from them (the products did round).
+template <class F>
+double check_near_fp32(F&& f, const std::vector<Tensor>& inputs, double tolerance = 1e-2) {
+    const Run fp32 = run(f, inputs, DType::fp32), bf16 = run(f, inputs, DType::bf16);
+    const double d = relative_distance(bf16.out, fp32.out);
+    CHECK(d < tolerance);
+    CHECK(d > 1e-5);  // bf16 really ran
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        CAPTURE(i);
+        CHECK(relative_distance(bf16.grads[i], fp32.grads[i]) < tolerance);
+    }
+    return d;  // the output's distance from fp32, for the caller's own check
+}
+
+}  // namespace xtgrad::autocast_test
