@@ -167,7 +167,6 @@ private:
             p = ::mmap(nullptr, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         }
         if (p == MAP_FAILED) throw std::bad_alloc();
-        if (std::getenv("XTGRAD_EXP_THP") && need >= (std::size_t{2} << 20)) ::madvise(p, need, MADV_HUGEPAGE);
         return p;
     }
 
