@@ -142,6 +142,7 @@ DebuggerStops debugger_stops;
 AnomalyCheck anomaly_check;
 PostAccumulateHooks post_accumulate_hooks;
 constexpr std::size_t kBuiltInsAfterAdded = 3;  // debugger_stops, anomaly_check, post_accumulate_hooks
+constexpr std::size_t kBuiltIns = 4;            // and trace_printer
 
 std::vector<detail::BackwardObserver*>& observer_list() {
     thread_local std::vector<detail::BackwardObserver*> list{&trace_printer, &debugger_stops, &anomaly_check,
@@ -245,7 +246,9 @@ void BackwardPass::run_next() {
     const std::vector<BackwardObserver*>& observers = backward_observers();
     for (BackwardObserver* o : observers) o->before_node(step_, node, t, *grad);
     ++step_;
-    node.run(std::move(grad), !retain_graph_);  // the chain rule: the node's backward adds into its inputs' gradients
+    const bool consumers = offer_consumers(node);
+    // the chain rule: the node's backward adds into its inputs' gradients (or hands one to a consumer)
+    node.run(std::move(grad), !retain_graph_, consumers ? &consumers_ : nullptr);
     for (BackwardObserver* o : observers) o->node_ran(node);
     // A leaf whose last consumer just ran gets its gradient now (PyTorch's AccumulateGrad), so the
     // debugger sees .grad right after the node that completes it.
@@ -256,6 +259,30 @@ void BackwardPass::run_next() {
     }
     for (BackwardObserver* o : observers) o->after_node(node);
     if (!retain_graph_) node.release();
+}
+
+// An input's gradient may go straight to a consumer only where nothing but the consumer's owner
+// could see or change it (gradient_consumer.hpp): a leaf this node is the only consumer of in the
+// pass, with no .grad, no tensor hook and nothing arrived yet, whose only post-accumulate hook
+// registered the consumer; not under anomaly mode or another observer (a trace table, a test's).
+bool BackwardPass::offer_consumers(const Node& node) {
+    if (!detail::post_accumulate_consumers_registered() || anomaly_detection_enabled() ||
+        observer_list().size() != kBuiltIns)
+        return false;
+    const std::vector<ImplPtr>& inputs = node.inputs();
+    consumers_.assign(inputs.size(), nullptr);
+    bool any = false;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        const TensorImpl* in = inputs[i].get();
+        if (in == nullptr || in->grad_fn || !in->requires_grad || in->incoming || in->grad || !in->hooks.empty() ||
+            in->retains_grad)
+            continue;
+        const auto uses = leaf_uses_.find(in);
+        if (uses == leaf_uses_.end() || uses->second != 1) continue;
+        consumers_[i] = detail::post_accumulate_consumer(*in);
+        any = any || consumers_[i] != nullptr;
+    }
+    return any;
 }
 
 Array loss_seed(const Tensor& loss, const char* who) {

@@ -31,6 +31,7 @@
 namespace xtgrad {
 
 struct TensorImpl;
+class GradientConsumer;
 class Node;
 class Tensor;
 
@@ -66,6 +67,9 @@ private:
     std::size_t remaining_;                           // order_[0, remaining_) is still to visit
     const std::shared_ptr<TensorImpl>* pending_ = nullptr;
     std::unordered_map<const TensorImpl*, std::size_t> leaf_uses_;  // node edges into each leaf not yet run
+    std::vector<GradientConsumer*> consumers_;  // per input of the node about to run: the consumer offered
+    // Fills consumers_ for node's inputs (autograd/gradient_consumer.hpp: when); false if none is offered.
+    bool offer_consumers(const Node& node);
     std::size_t step_ = 0;
     bool retain_graph_;
     bool ended_ = false;

@@ -125,17 +125,23 @@ void Node::run(const Array& grad_out) {
     fn_(*this, grad_out);
 }
 
-void Node::run(std::shared_ptr<Array> grad_out, bool last_run) {
+void Node::run(std::shared_ptr<Array> grad_out, bool last_run, const std::vector<GradientConsumer*>* consumers) {
     running_grad_ = std::move(grad_out);
     last_run_ = last_run;
+    consumers_ = consumers;
     struct Drop {
         Node& node;
         ~Drop() {  // also when fn_ throws
             node.running_grad_.reset();
             node.last_run_ = false;
+            node.consumers_ = nullptr;
         }
     } drop{*this};
     run(*running_grad_);
+}
+
+GradientConsumer* Node::grad_consumer(std::size_t i) const {
+    return consumers_ != nullptr && i < consumers_->size() ? (*consumers_)[i] : nullptr;
 }
 
 Array* Node::take_saved(const char* name) {

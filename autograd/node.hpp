@@ -23,6 +23,7 @@
 
 namespace xtgrad {
 
+class GradientConsumer;
 class Node;
 class Tensor;
 struct TensorImpl;
@@ -208,12 +209,19 @@ public:
     const Mask& saved_mask(const char* name) const;
     const BitMask& saved_bits(const char* name) const;
 
+    // Who takes input i's whole gradient straight from the kernel (the optimizer's step in
+    // backward: autograd/gradient_consumer.hpp says when the engine offers one); null when none
+    // is offered. A backward that hands the gradient over writes nothing through grad_out(i) or
+    // accumulate(i).
+    GradientConsumer* grad_consumer(std::size_t i) const;
+
     // Runs the backward function (called by the engine). Given the gradient's owner, the
     // backward may take the buffer instead of copying it (take_grad_out).
     void run(const Array& grad_out);
     // last_run: the graph is freed after this run (backward without retain_graph), so the
-    // backward may take what it saved (take_saved).
-    void run(std::shared_ptr<Array> grad_out, bool last_run);
+    // backward may take what it saved (take_saved). consumers: per input, the one offered (or null).
+    void run(std::shared_ptr<Array> grad_out, bool last_run,
+             const std::vector<GradientConsumer*>* consumers = nullptr);
 
     // For a backward that passes its gradient on unchanged or only relabelled (reshape, add): the
     // buffer of grad_out, when the engine handed it over and nothing else holds it (no hook, no
@@ -241,6 +249,7 @@ private:
     BackwardFn fn_;
     std::shared_ptr<Array> running_grad_;  // the gradient run() was handed, while fn_ runs
     bool last_run_ = false;                 // ... and whether the graph is freed after it
+    const std::vector<GradientConsumer*>* consumers_ = nullptr;  // ... and the consumers offered
     std::string module_path_;
     SourceLocation where_;
     bool released_ = false;

@@ -17,6 +17,7 @@ struct Hook {
     std::string owner;
     bool last;
     std::function<void(TensorImpl&)> fn;
+    std::shared_ptr<GradientConsumer> consumer;
 };
 
 struct Entry {
@@ -30,6 +31,7 @@ std::unordered_map<const TensorImpl*, Entry>& registry() {
 }
 
 std::uint64_t next_id = 1;
+std::size_t hooks_with_consumers = 0;  // live hooks registered with a consumer
 
 // The leaf's live entry, or null (none, or one left by a leaf that is gone).
 Entry* entry_of(const TensorImpl* leaf) {
@@ -46,20 +48,30 @@ PostAccumulateHookHandle register_post_accumulate_grad_hook(const Tensor& leaf, 
         fail("register_post_accumulate_grad_hook: '{}' must be a leaf that requires grad",
              leaf.defined() ? leaf.name() : std::string("(undefined)"));
     if (!hook) fail("register_post_accumulate_grad_hook: the hook on '{}' is empty (a default-constructed std::function)", leaf.name());
-    std::erase_if(registry(), [](const auto& kv) { return kv.second.leaf.expired(); });
+    std::erase_if(registry(), [](const auto& kv) {
+        if (!kv.second.leaf.expired()) return false;
+        for (const Hook& h : kv.second.hooks) hooks_with_consumers -= h.consumer != nullptr;
+        return true;
+    });
     Entry& e = registry()[leaf.impl()];
     e.leaf = leaf.graph_ptr();
     // A hook without `last` goes before the first `last` one; a `last` one at the end.
     const auto at = options.last ? e.hooks.end()
                                    : std::find_if(e.hooks.begin(), e.hooks.end(), [](const Hook& h) { return h.last; });
     const std::uint64_t id = next_id++;
-    e.hooks.insert(at, Hook{id, options.owner, options.last, std::move(hook)});
+    e.hooks.insert(at, Hook{id, options.owner, options.last, std::move(hook), options.consumer});
+    hooks_with_consumers += options.consumer != nullptr;
     return PostAccumulateHookHandle(leaf.impl(), id);
 }
 
 void PostAccumulateHookHandle::remove() {
     if (leaf_ == nullptr) return;
-    if (Entry* e = entry_of(leaf_)) std::erase_if(e->hooks, [&](const Hook& h) { return h.id == id_; });
+    if (Entry* e = entry_of(leaf_))
+        std::erase_if(e->hooks, [&](const Hook& h) {
+            if (h.id != id_) return false;
+            hooks_with_consumers -= h.consumer != nullptr;
+            return true;
+        });
     leaf_ = nullptr;
 }
 
@@ -77,6 +89,13 @@ void run_post_accumulate_grad_hooks(TensorImpl& leaf) {
     // A copy: a hook that registers or removes a hook changes (and may move) the list being walked.
     const std::vector<Hook> hooks = e->hooks;
     for (const Hook& hook : hooks) hook.fn(leaf);
+}
+
+bool post_accumulate_consumers_registered() { return hooks_with_consumers != 0; }
+
+GradientConsumer* post_accumulate_consumer(const TensorImpl& leaf) {
+    const Entry* e = entry_of(&leaf);
+    return e != nullptr && e->hooks.size() == 1 ? e->hooks.front().consumer.get() : nullptr;
 }
 
 }  // namespace detail

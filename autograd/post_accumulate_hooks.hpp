@@ -11,10 +11,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 
 namespace xtgrad {
 
+class GradientConsumer;
 class Tensor;
 struct TensorImpl;
 
@@ -33,6 +35,10 @@ struct PostAccumulateHookOptions {
     // Runs after the leaf's other hooks, whenever they were registered (the optimizer's step in
     // backward drops .grad: the others must see it first).
     bool last = false;
+    // The hook's work on a gradient a kernel hands over itself (autograd/gradient_consumer.hpp),
+    // for the library's own step in backward: while this is the leaf's only hook, a backward
+    // kernel that can gives the gradient to the consumer, and the hook does not run that backward.
+    std::shared_ptr<GradientConsumer> consumer = nullptr;
 };
 
 // What register_post_accumulate_grad_hook returns (torch's RemovableHandle): remove() takes the
@@ -62,6 +68,10 @@ bool has_post_accumulate_grad_hook(const Tensor& leaf, const std::string& owner)
 namespace detail {
 // Called by the engine when it reaches a leaf in backward order (its gradient complete).
 void run_post_accumulate_grad_hooks(TensorImpl& leaf);
+// Whether any hook with a consumer is registered (a quick test for the engine), and the leaf's
+// consumer: that of its only hook, or null.
+bool post_accumulate_consumers_registered();
+GradientConsumer* post_accumulate_consumer(const TensorImpl& leaf);
 }  // namespace detail
 
 }  // namespace xtgrad

@@ -1,9 +1,32 @@
 #include <xtgrad/optim/in_backward.hpp>
 
 #include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/gradient_consumer.hpp>
 #include <xtgrad/autograd/tensor.hpp>
 
 namespace xtgrad::optim {
+
+// The step of one parameter on a gradient its kernel hands over (autograd/gradient_consumer.hpp):
+// the hook's work, with the kernel's proof of finiteness in place of the NaN scan.
+class GradientToStep final : public GradientConsumer {
+public:
+    GradientToStep(std::weak_ptr<OptimizerInBackward*> self, std::size_t index) : self_(std::move(self)), index_(index) {}
+    bool needs_finite() const override { return in_backward().checks_finite(); }
+    void consume(TensorImpl& leaf, std::shared_ptr<Array> gradient) override {
+        leaf.grad = std::move(gradient);
+        in_backward().step(index_, leaf, /*proven_finite=*/true);
+    }
+
+private:
+    OptimizerInBackward& in_backward() const {
+        const auto me = self_.lock();
+        if (!me || *me == nullptr || (*me)->optimizer_ == nullptr)
+            fail("OptimizerInBackward: a gradient was handed to a step in backward that was removed");
+        return **me;
+    }
+    std::weak_ptr<OptimizerInBackward*> self_;
+    std::size_t index_;
+};
 
 OptimizerInBackward::OptimizerInBackward(Optimizer& optimizer, const InBackwardOptions& options)
     : optimizer_(&optimizer), options_(options) {
@@ -33,7 +56,9 @@ OptimizerInBackward::OptimizerInBackward(Optimizer& optimizer, const InBackwardO
                 [self, i](TensorImpl& leaf) {
                     if (const auto me = self.lock(); me && *me != nullptr) (*me)->step(i, leaf);
                 },
-                {.owner = hook_owner::optimizer_in_backward, .last = true}));
+                {.owner = hook_owner::optimizer_in_backward,
+                 .last = true,
+                 .consumer = std::make_shared<GradientToStep>(self, i)}));
     } catch (...) {  // a parameter frozen since the optimizer was built: leave no hook behind
         optimizer_ = nullptr;
         detach();
@@ -43,6 +68,8 @@ OptimizerInBackward::OptimizerInBackward(Optimizer& optimizer, const InBackwardO
 }
 
 OptimizerInBackward::~OptimizerInBackward() { detach(); }
+
+bool OptimizerInBackward::checks_finite() const { return optimizer_->check_finite_; }
 
 void OptimizerInBackward::detach() {
     for (PostAccumulateHookHandle& h : handles_) h.remove();
@@ -54,14 +81,14 @@ void OptimizerInBackward::detach() {
 
 // Runs as parameter `index`'s gradient completes in backward: the checks and the update step()
 // would make, then .grad dropped (or kept).
-void OptimizerInBackward::step(std::size_t index, TensorImpl& leaf) {
+void OptimizerInBackward::step(std::size_t index, TensorImpl& leaf, bool proven_finite) {
     Optimizer& opt = *optimizer_;
     Tensor& p = opt.params_[index];
     if (options_.keep_grad() && leaf.grad != nullptr && leaf.grad == kept_[index].lock())
         fail("OptimizerInBackward: parameter '{}' kept its gradient (keep_grad) and this backward added into it, so "
              "its step would use the sum of two backwards; call zero_grad() before each backward with keep_grad, or "
              "leave keep_grad off", p.name());
-    opt.check_gradient(index, opt.kind());
+    opt.check_gradient(index, opt.kind(), /*scan_finite=*/!proven_finite);
     opt.step_parameter(p);
     if (options_.keep_grad())
         kept_[index] = leaf.grad;

@@ -16,6 +16,11 @@
 // `opt.zero_grad(); loss.backward(); opt.step();` (tests/optim_in_backward_test.cpp). SGD,
 // Adam and AdamW support it; ZeroRedundancyOptimizer (a collective step) does not.
 //
+// Where a parameter's gradient is one fp32 product (a Linear's weight, or a kernel-1 Conv1d's on
+// one batch item) and nothing else could see it, the kernel hands it straight to the step with a
+// proof that it is finite from the product's few operands, instead of the step scanning all of it
+// (autograd/gradient_consumer.hpp): the same update; without a proof, the scan as always.
+//
 // What is different (docs/architecture.md, "The step in backward"):
 //   .grad      none after backward: dropped right after its parameter's step, so zero_grad costs
 //              nothing and the next gradient reuses its memory, still in cache. keep_grad(true)
@@ -66,8 +71,11 @@ public:
 
 private:
     friend class Optimizer;
+    friend class GradientToStep;
     void detach();  // removes the hooks and forgets the optimizer (its destructor calls this)
-    void step(std::size_t index, TensorImpl& leaf);
+    bool checks_finite() const;  // the optimizer's set_check_finite
+    // proven_finite: the gradient's kernel proved it finite (no NaN scan)
+    void step(std::size_t index, TensorImpl& leaf, bool proven_finite = false);
 
     Optimizer* optimizer_;
     InBackwardOptions options_;

@@ -32,7 +32,7 @@ Optimizer::~Optimizer() {
     if (in_backward_ != nullptr) in_backward_->detach();
 }
 
-void Optimizer::check_gradient(std::size_t i, const char* who) const {
+void Optimizer::check_gradient(std::size_t i, const char* who, bool scan_finite) const {
     const Tensor& p = params_[i];
     if (!p.has_grad()) return;
     // In backward, the parameters whose gradients completed earlier have already stepped.
@@ -44,7 +44,7 @@ void Optimizer::check_gradient(std::size_t i, const char* who) const {
         fail("{}.step: the gradient of parameter {} '{}' has shape {}, the parameter has shape {}; {} (was .grad "
              "replaced through grad_array() or a hook?)", who, i, p.name(), shape_str(g.shape()),
              shape_str(p.shape()), updated);
-    if (!check_finite_) return;
+    if (!check_finite_ || !scan_finite) return;
     const std::size_t bad = xtgrad::detail::first_non_finite(g.data(), g.size());
     if (bad != g.size())
         fail("{}.step: the gradient of parameter {} '{}' {} holds {} at element {}; {} (a NaN or infinite loss, or a "

@@ -102,7 +102,9 @@ protected:
     virtual const char* kind() const { return "optimizer"; }  // for messages: "Adam", "AdamW", "SGD"
 
     void check_gradients(const char* who) const;
-    void check_gradient(std::size_t index, const char* who) const;  // one parameter's part of it
+    // One parameter's part of it; scan_finite false skips the NaN scan (a gradient proven finite
+    // by the kernel that made it: autograd/gradient_consumer.hpp).
+    void check_gradient(std::size_t index, const char* who, bool scan_finite = true) const;
     // step() of a per-parameter optimizer: every gradient checked first, then step_parameter on
     // each parameter that has one. Refused while an OptimizerInBackward steps this optimizer.
     void step_each();

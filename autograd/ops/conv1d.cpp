@@ -7,6 +7,7 @@
 // forward and backward, takes bf16 operands.
 #include <xtgrad/autograd/autocast.hpp>
 #include <xtgrad/autograd/bf16_weights.hpp>
+#include <xtgrad/autograd/gradient_consumer.hpp>
 #include <xtgrad/gemm/blas.hpp>
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/autograd/ops/common.hpp>
@@ -91,7 +92,14 @@ Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::si
                            const float* x = self.saved("input").data();
                            const float* w = self.saved("weight").data();
                            GradOut dx_out = self.grad_out(0, {dims.B, dims.Cin, dims.L});
-                           GradOut dw_out = self.grad_out(1, {dims.Cout, dims.Cin, dims.K});
+                           // With one batch item and kernel 1 the weight gradient is one fp32 product,
+                           // which may go straight to the optimizer's step in backward, proven finite
+                           // from dy and x (autograd/gradient_consumer.hpp): after the loop, as dx
+                           // reads the weight that step updates.
+                           const Shape w_shape{dims.Cout, dims.Cin, dims.K};
+                           const bool may_hand_over = dims.B == 1 && dims.direct() && p == DType::fp32 &&
+                                                      self.grad_consumer(1) != nullptr;
+                           GradOut dw_out = may_hand_over ? GradOut() : self.grad_out(1, w_shape);
                            // col2im and the bias sum add into their buffers (zeroed when fresh);
                            // the GEMMs overwrite a fresh buffer with beta 0
                            float* dx = !dx_out ? nullptr : dims.direct() ? dx_out.data() : dx_out.zeroed();
@@ -119,6 +127,19 @@ Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::si
                                if (db)
                                    for (std::size_t o = 0; o < dims.Cout; ++o)
                                        for (std::size_t t = 0; t < dims.Lout; ++t) db[o] += gb[o * dims.Lout + t];
+                           }
+                           // dW (Cout, Cin) = dy[0] (Cout, Lout) · x[0]ᵀ, handed over or, if declined, stored
+                           if (may_hand_over) {
+                               const auto dW_product = [&](float* out) { gemm(false, true, M, Kc, N, 1.f, g.data(), x, 0.f, out); };
+                               const auto dW_finite = [&] {
+                                   return detail::product_provably_finite(
+                                       g.data(), g.size(), x, static_cast<std::size_t>(Kc) * static_cast<std::size_t>(N), N,
+                                       static_cast<std::size_t>(M) * static_cast<std::size_t>(Kc));
+                               };
+                               if (!give_gradient_to_consumer(self, 1, w_shape, dW_finite, dW_product)) {
+                                   const GradOut late = self.grad_out(1, w_shape);
+                                   gemm(false, true, M, Kc, N, 1.f, g.data(), x, late.beta(), late.data());
+                               }
                            }
                        });
 }

@@ -7,6 +7,7 @@
 // on xtgrad's threads (for_each_slice).
 #include <xtgrad/autograd/autocast.hpp>
 #include <xtgrad/autograd/bf16_weights.hpp>
+#include <xtgrad/autograd/gradient_consumer.hpp>
 #include <xtgrad/gemm/blas.hpp>
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/autograd/ops/common.hpp>
@@ -242,12 +243,13 @@ Tensor linear_block(const Tensor& x, const Tensor& weight, const Tensor& bias, s
     return make_result(std::move(out), "LinearBackward", inputs, std::move(saved),
                        [xs, ws, r, ni, no, first, w_offset, p, w16, x16](Node& self, const Array& g) {
                            const std::size_t block = static_cast<std::size_t>(no) * static_cast<std::size_t>(ni);
-                           const GradOut dx = self.grad_out(0, xs), dW = self.grad_out(1, ws);
+                           const GradOut dx = self.grad_out(0, xs);
+                           const bool dW_wanted = self.needs_grad(1);
                            // dy (rows, count) in bf16 once when both products read it: dx reads dy,
                            // dW reads dyᵀ (dy transposed by flag), the same stored order
                            thread_local std::vector<std::uint16_t> dy16;
                            const std::uint16_t* g16 = nullptr;
-                           if (p == DType::bf16 && dx && dW) {
+                           if (p == DType::bf16 && dx && dW_wanted) {
                                dy16.resize(static_cast<std::size_t>(r) * static_cast<std::size_t>(no));
                                convert_to_bf16(g.data(), r, no, no, dy16.data());
                                g16 = dy16.data();
@@ -258,8 +260,22 @@ Tensor linear_block(const Tensor& x, const Tensor& weight, const Tensor& bias, s
                                gemm(p, false, false, r, ni, no, 1.f, g.data(), g16, w, w16 ? w16->data() + w_offset : nullptr,
                                     dx.beta(), dx.data());
                            }
-                           if (dW) {  // dW[block] (count, in) = dyᵀ (count, rows) x (rows, in)
-                               const GradOut part = dW.part(w_offset, block);
+                           // dW[block] (count, in) = dyᵀ (count, rows) x (rows, in). The whole weight's
+                           // fp32 gradient may go straight to the optimizer's step in backward, proven
+                           // finite from dy and x (autograd/gradient_consumer.hpp): after dx, which reads
+                           // the weight that step updates.
+                           const auto dW_product = [&](float* out) {
+                               gemm(true, false, no, ni, r, 1.f, g.data(), self.saved("input").data(), 0.f, out);
+                           };
+                           const auto dW_finite = [&] {
+                               return detail::product_provably_finite(g.data(), g.size(), self.saved("input").data(),
+                                                                      static_cast<std::size_t>(r) * static_cast<std::size_t>(ni), r,
+                                                                      block);
+                           };
+                           const bool dW_consumed = dW_wanted && p == DType::fp32 && block == ws[0] * ws[1] &&
+                                                    give_gradient_to_consumer(self, 1, ws, dW_finite, dW_product);
+                           if (dW_wanted && !dW_consumed) {
+                               const GradOut part = self.grad_out(1, ws).part(w_offset, block);
                                const float* x = x16 ? widened_if_fp32(*x16, no, ni, r) : self.saved("input").data();
                                gemm(p, true, false, no, ni, r, 1.f, g.data(), g16, x, x16 ? x16->data() : nullptr,
                                     part.beta(), part.data());
