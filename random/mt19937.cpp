@@ -1,23 +1,12 @@
 #include <xtgrad/random/mt19937.hpp>
 
+#include <xtgrad/simd/vector_kernels.hpp>
+
 #include <algorithm>
 #include <istream>
 #include <ostream>
 
 namespace xtgrad {
-
-namespace {
-
-constexpr std::uint32_t kUpper = 0x80000000u, kLower = 0x7FFFFFFFu, kMatrixA = 0x9908B0DFu;
-
-// One word of the twist: the top bit of `cur` and the low 31 of `next`, shifted and xored into the
-// word 397 ahead. Branch-free (the odd case's matrix as a mask), so the loops below vectorise.
-inline std::uint32_t twisted(std::uint32_t cur, std::uint32_t next, std::uint32_t far) {
-    const std::uint32_t y = (cur & kUpper) | (next & kLower);
-    return far ^ (y >> 1) ^ (kMatrixA & (0u - (y & 1u)));
-}
-
-}  // namespace
 
 void Mt19937::seed(result_type s) {
     state_[0] = s;
@@ -29,14 +18,7 @@ void Mt19937::seed(result_type s) {
 }
 
 void Mt19937::twist() {
-    // x: (624,) state words, rewritten in place in order. Word i reads words i + 1 (not yet
-    // rewritten) and i + 397, which wraps to the already rewritten word i - 227 from i = 227 on:
-    // both loops have a dependence distance of at least 227 words, far more than a vector.
-    std::uint32_t* __restrict x = state_.data();
-    constexpr std::size_t wrap = state_size - shift_size;  // 227
-    for (std::size_t i = 0; i < wrap; ++i) x[i] = twisted(x[i], x[i + 1], x[i + shift_size]);
-    for (std::size_t i = wrap; i < state_size - 1; ++i) x[i] = twisted(x[i], x[i + 1], x[i - wrap]);
-    x[state_size - 1] = twisted(x[state_size - 1], x[0], x[shift_size - 1]);
+    vec::mt_twist(state_.data());  // the vector kernels of the CPU's instruction set
     pos_ = 0;
 }
 
@@ -44,9 +26,7 @@ void Mt19937::generate(result_type* out, std::size_t n) {
     while (n > 0) {
         if (pos_ >= state_size) twist();
         const std::size_t k = std::min(n, state_size - pos_);
-        const std::uint32_t* __restrict x = state_.data() + pos_;
-        std::uint32_t* __restrict o = out;
-        for (std::size_t i = 0; i < k; ++i) o[i] = temper(x[i]);
+        vec::mt_temper(state_.data() + pos_, k, out);
         pos_ += k, out += k, n -= k;
     }
 }

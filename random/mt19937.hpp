@@ -5,7 +5,9 @@
 // order, so the masks equal torch's), and one call at a time costs ~3.5 ns per number here; a
 // training step of tutorial B draws hundreds of millions. generate() twists the whole 624-word
 // state and tempers a run of words in loops the compiler vectorises (each twist step reads words
-// 1 and 397 ahead, so 8 or 16 lanes never read a word the same pass is still writing).
+// 1 and 397 ahead, so 8 or 16 lanes never read a word the same pass is still writing), compiled
+// for AVX2 and AVX-512 (simd/vector_kernels.hpp's mt_twist and mt_temper: 0.17 and 0.10 ns per
+// word on Zen 5).
 // The text form (operator<< / >>) is libstdc++'s for std::mt19937 — the 624 state words, then
 // the position — so generator states saved by earlier builds still load.
 #pragma once

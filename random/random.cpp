@@ -1,6 +1,7 @@
 #include <xtgrad/random/random.hpp>
 
 #include <xtgrad/autograd/error.hpp>
+#include <xtgrad/simd/vector_kernels.hpp>
 
 #include <algorithm>
 #include <bit>
@@ -143,11 +144,7 @@ void fill_bernoulli(std::uint8_t* data, std::size_t n, double p, Generator& gen)
         const std::size_t m = std::min(chunk, n - i0);
         gen.engine().generate(words, 2 * m);
         // words: (m, 2) = (high, low) halves of each element's random64 -> data[i0 .. i0 + m)
-        std::uint8_t* __restrict d = data + i0;
-        for (std::size_t k = 0; k < m; ++k) {
-            const std::uint64_t r = (static_cast<std::uint64_t>(words[2 * k] & 0x1FFFFFu) << 32) | words[2 * k + 1];
-            d[k] = r < bound ? 1 : 0;
-        }
+        vec::bernoulli_bytes(words, m, bound, data + i0);
     }
 }
 

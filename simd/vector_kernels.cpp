@@ -24,4 +24,12 @@ void adam_update(const AdamCoefficients& c, float* w, const float* g, float* m, 
     active().adam_update(c, w, g, m, v, n);
 }
 
+void mt_twist(std::uint32_t* state) { active().mt_twist(state); }
+
+void mt_temper(const std::uint32_t* x, std::size_t n, std::uint32_t* out) { active().mt_temper(x, n, out); }
+
+void bernoulli_bytes(const std::uint32_t* words, std::size_t m, std::uint64_t bound, std::uint8_t* out) {
+    active().bernoulli_bytes(words, m, bound, out);
+}
+
 }  // namespace xtgrad::vec

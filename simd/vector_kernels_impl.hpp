@@ -11,6 +11,8 @@
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 
 namespace xtgrad::vec::detail {
 
@@ -18,7 +20,14 @@ namespace xtgrad::vec::detail {
 struct KernelTable {
     double (*exp_shifted_sum)(const float*, float*, std::size_t, float, bool);
     void (*adam_update)(const AdamCoefficients&, float*, const float*, float*, float*, std::size_t);
+    void (*mt_twist)(std::uint32_t*);
+    void (*mt_temper)(const std::uint32_t*, std::size_t, std::uint32_t*);
+    void (*bernoulli_bytes)(const std::uint32_t*, std::size_t, std::uint64_t, std::uint8_t*);
 };
+
+// The Mersenne Twister's constants (std::mt19937's).
+inline constexpr std::size_t kMtStateSize = 624, kMtShiftSize = 397;
+
 
 template <class Arch>
 struct Kernels {
@@ -72,7 +81,53 @@ struct Kernels {
         for (std::size_t k = 0; k < rest; ++k) w[i + k] = tw[k], m[i + k] = tm[k], v[i + k] = tv[k];
     }
 
-    static constexpr KernelTable table{&exp_shifted_sum, &adam_update};
+    // One word of the twist: the top bit of `cur` and the low 31 of `next`, shifted and xored into
+    // the word 397 ahead. Branch-free (the odd case's matrix as a mask), so the loops vectorise.
+    static std::uint32_t mt_twisted(std::uint32_t cur, std::uint32_t next, std::uint32_t far) {
+        const std::uint32_t y = (cur & 0x80000000u) | (next & 0x7FFFFFFFu);
+        return far ^ (y >> 1) ^ (0x9908B0DFu & (0u - (y & 1u)));
+    }
+
+    // Mt19937::temper's steps (its operator() draws one number with them)
+    static std::uint32_t mt_tempered(std::uint32_t y) {
+        y ^= y >> 11;
+        y ^= (y << 7) & 0x9D2C5680u;
+        y ^= (y << 15) & 0xEFC60000u;
+        return y ^ (y >> 18);
+    }
+
+    // x: (624,) rewritten in place in order. Word i reads words i + 1 (not yet rewritten) and
+    // i + 397, which wraps to the already rewritten word i - 227 from i = 227 on: both loops have a
+    // dependence distance of at least 227 words, far more than a vector.
+    static void mt_twist(std::uint32_t* state) {
+        std::uint32_t* __restrict x = state;
+        constexpr std::size_t wrap = kMtStateSize - kMtShiftSize;  // 227
+        for (std::size_t i = 0; i < wrap; ++i) x[i] = mt_twisted(x[i], x[i + 1], x[i + kMtShiftSize]);
+        for (std::size_t i = wrap; i < kMtStateSize - 1; ++i) x[i] = mt_twisted(x[i], x[i + 1], x[i - wrap]);
+        x[kMtStateSize - 1] = mt_twisted(x[kMtStateSize - 1], x[0], x[kMtShiftSize - 1]);
+    }
+
+    static void mt_temper(const std::uint32_t* x, std::size_t n, std::uint32_t* out) {
+        const std::uint32_t* __restrict in = x;
+        std::uint32_t* __restrict o = out;
+        for (std::size_t i = 0; i < n; ++i) o[i] = mt_tempered(in[i]);
+    }
+
+    // words: (m, 2) = (high, low) words of each element's random64, read as one little-endian
+    // 64-bit lane (low dword = high word), its halves swapped back. r < 2^53 and bound <= 2^53,
+    // so the compare may be signed: AVX2 has only that one for 64-bit lanes.
+    static void bernoulli_bytes(const std::uint32_t* words, std::size_t m, std::uint64_t bound, std::uint8_t* out) {
+        const std::int64_t b = static_cast<std::int64_t>(bound);
+        std::uint8_t* __restrict o = out;
+        for (std::size_t k = 0; k < m; ++k) {
+            std::uint64_t lane;
+            std::memcpy(&lane, words + 2 * k, sizeof lane);
+            const auto r = static_cast<std::int64_t>(((lane << 32) | (lane >> 32)) & 0x001FFFFFFFFFFFFFull);
+            o[k] = static_cast<std::uint8_t>(r < b);
+        }
+    }
+
+    static constexpr KernelTable table{&exp_shifted_sum, &adam_update, &mt_twist, &mt_temper, &bernoulli_bytes};
 };
 
 // Defined in vector_kernels_baseline.cpp and (when built) vector_kernels_avx512.cpp.

@@ -6,7 +6,9 @@
 #include <xtgrad/simd/cpu_isa.hpp>
 #include <xtgrad/simd/vector_kernels.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -129,5 +131,57 @@ TEST_CASE("the instruction set: names, the scope restores it, avx512 only where 
     } else {
         test::expect_error([] { set_isa(Isa::avx512); }, {"set_isa(avx512)", "AVX-512"});
         CHECK(active_isa() == before);
+    }
+}
+
+TEST_CASE("the random draws' kernels give the scalar definitions' bits in every instruction set") {
+    // scalar references: std::mt19937's twist and tempering, and torch's bernoulli_ compare
+    const auto temper = [](std::uint32_t y) {
+        y ^= y >> 11;
+        y ^= (y << 7) & 0x9D2C5680u;
+        y ^= (y << 15) & 0xEFC60000u;
+        return y ^ (y >> 18);
+    };
+    std::vector<std::uint32_t> seed_state(624);
+    for (std::size_t i = 0; i < seed_state.size(); ++i)
+        seed_state[i] = static_cast<std::uint32_t>(i * 2654435761u + 12345u);
+    std::vector<std::uint32_t> twisted = seed_state;
+    for (std::size_t i = 0; i < 624; ++i) {  // the textbook twist, one word at a time
+        const std::uint32_t y = (twisted[i] & 0x80000000u) | (twisted[(i + 1) % 624] & 0x7FFFFFFFu);
+        twisted[i] = twisted[(i + 397) % 624] ^ (y >> 1) ^ ((y & 1u) != 0 ? 0x9908B0DFu : 0u);
+    }
+    // words whose 53-bit values sit on both sides of the bounds below
+    const std::uint64_t bound = (std::uint64_t{1} << 52) + 3;
+    std::vector<std::uint32_t> words;
+    for (std::uint64_t r : {std::uint64_t{0}, bound - 1, bound, bound + 1, (std::uint64_t{1} << 53) - 1,
+                            std::uint64_t{0xFFFFFFFFu}, std::uint64_t{1} << 32})
+        for (std::uint32_t high_junk : {0u, 0xFFE00000u}) {  // bits above the 53 are ignored
+            words.push_back(static_cast<std::uint32_t>(r >> 32) | high_junk);
+            words.push_back(static_cast<std::uint32_t>(r));
+        }
+    for (std::uint32_t i = 0; i < 40; ++i) words.push_back(i * 0x9E3779B9u);
+    const std::size_t m = words.size() / 2;
+    for (Isa isa : available_isas()) {
+        IsaScope scope(isa);
+        CAPTURE(isa_name(isa));
+        std::vector<std::uint32_t> state = seed_state;
+        vec::mt_twist(state.data());
+        CHECK(state == twisted);
+        for (std::size_t n : kSizes) {
+            CAPTURE(n);
+            const std::size_t k = std::min<std::size_t>(n, 624);
+            std::vector<std::uint32_t> out(k);
+            vec::mt_temper(twisted.data(), k, out.data());
+            for (std::size_t i = 0; i < k; ++i) CHECK(out[i] == temper(twisted[i]));
+        }
+        for (std::uint64_t b : {std::uint64_t{0}, bound, std::uint64_t{1} << 53}) {
+            CAPTURE(b);
+            std::vector<std::uint8_t> kept(m, 7);
+            vec::bernoulli_bytes(words.data(), m, b, kept.data());
+            for (std::size_t k = 0; k < m; ++k) {
+                const std::uint64_t r = (static_cast<std::uint64_t>(words[2 * k] & 0x1FFFFFu) << 32) | words[2 * k + 1];
+                CHECK(kept[k] == (r < b ? 1 : 0));
+            }
+        }
     }
 }
