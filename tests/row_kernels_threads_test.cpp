@@ -1,5 +1,5 @@
 // The row kernels split over xtgrad's pool (parallel_rows: softmax, log_softmax, layer norm,
-// cross-entropy, GELU, dropout's mask): forward values and every gradient are bit-identical for
+// cross-entropy, GELU, dropout's mask, permute's copy): forward values and every gradient are bit-identical for
 // 1 and 2 threads, at sizes above the split threshold (their gradchecks, on small sizes, check
 // them against the definition; this checks that splitting changes nothing).
 #include "tests/test_util.hpp"
@@ -66,6 +66,24 @@ TEST_CASE("row kernels give bit-identical results on 1 and 2 threads") {
         CHECK(differences_1_vs_2_threads({{700, 101}}, [&](const std::vector<Tensor>& v) {
             return cross_entropy(v[0], target, /*ignore_index=*/0, /*label_smoothing=*/0.1f);
         }) == "");
+    }
+    SUBCASE("permute (its copy split by output rows, each chunk starting its own odometer)") {
+        CHECK(differences_1_vs_2_threads({{20, 32, 8, 64}}, [](const std::vector<Tensor>& v) {
+            return permute(v[0], {1, 2, 0, 3});  // split_heads' order: contiguous rows of 64
+        }) == "");
+        CHECK(differences_1_vs_2_threads({{37, 41, 53}}, [](const std::vector<Tensor>& v) {
+            return permute(v[0], {2, 0, 1});  // the last axis moves: strided rows
+        }) == "");
+        // and equal to the definition: out[a][b][c] = x[b][c][a]
+        set_num_threads(2);
+        const Tensor x = test::rnd({37, 41, 53}, 9);
+        const Array y = permute(x, {2, 0, 1}).data();
+        set_num_threads(1);
+        bool same = true;
+        for (std::size_t a = 0; a < 53; ++a)
+            for (std::size_t b = 0; b < 37; ++b)
+                for (std::size_t c = 0; c < 41; ++c) same = same && y(a, b, c) == x.data()(b, c, a);
+        CHECK(same);
     }
     SUBCASE("dropout: the same mask from the same seed") {
         CHECK(differences_1_vs_2_threads({{70000}}, [](const std::vector<Tensor>& v) {

@@ -3,6 +3,7 @@
 // hand-written copy (xt::transpose copies are ~6x slower, docs/performance.md).
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/autograd/ops/common.hpp>
+#include <xtgrad/threads/parallel.hpp>
 #include <xtgrad/autograd/broadcast.hpp>
 
 #include <xtensor/xbroadcast.hpp>
@@ -35,23 +36,32 @@ Array permute_copy(const Array& x, const std::vector<std::size_t>& perm) {
         return out;
     }
     const float* src = x.data();
-    float* dst = out.data();
     const std::size_t inner = out_shape[nd - 1], inner_step = step[nd - 1];
-    std::vector<std::size_t> idx(nd, 0);
-    std::size_t off = 0;
-    for (std::size_t row = 0, rows = out.size() / inner; row < rows; ++row, dst += inner) {
-        if (inner_step == 1)
-            std::copy(src + off, src + off + inner, dst);
-        else
-            for (std::size_t k = 0; k < inner; ++k) dst[k] = src[off + k * inner_step];
-        for (std::size_t d = nd - 1; d-- > 0;) {  // odometer over the outer output axes
-            ++idx[d];
-            off += step[d];
-            if (idx[d] < out_shape[d]) break;
-            off -= step[d] * out_shape[d];
-            idx[d] = 0;
+    // The output's rows (its last axis) over the pool: a copy, so any split gives the same array.
+    // One thread left seed-d's split_heads and merges (~3 % of its 2-thread step) to one core.
+    parallel_rows(out.size() / inner, inner, [&](std::size_t r0, std::size_t r1) {
+        std::vector<std::size_t> idx(nd, 0);  // row r0's index over the outer output axes
+        std::size_t off = 0;
+        for (std::size_t d = nd - 1, r = r0; d-- > 0;) {
+            idx[d] = r % out_shape[d];
+            r /= out_shape[d];
+            off += idx[d] * step[d];
         }
-    }
+        float* dst = out.data() + r0 * inner;
+        for (std::size_t row = r0; row < r1; ++row, dst += inner) {
+            if (inner_step == 1)
+                std::copy(src + off, src + off + inner, dst);
+            else
+                for (std::size_t k = 0; k < inner; ++k) dst[k] = src[off + k * inner_step];
+            for (std::size_t d = nd - 1; d-- > 0;) {  // odometer over the outer output axes
+                ++idx[d];
+                off += step[d];
+                if (idx[d] < out_shape[d]) break;
+                off -= step[d] * out_shape[d];
+                idx[d] = 0;
+            }
+        }
+    });
     return out;
 }
 
