@@ -1,5 +1,5 @@
 // The row kernels split over xtgrad's pool (parallel_rows: softmax, log_softmax, layer norm,
-// cross-entropy, GELU, dropout's mask, permute's copy): forward values and every gradient are bit-identical for
+// cross-entropy, GELU, dropout's mask, permute's copy, a scalar product): forward values and every gradient are bit-identical for
 // 1 and 2 threads, at sizes above the split threshold (their gradchecks, on small sizes, check
 // them against the definition; this checks that splitting changes nothing).
 #include "tests/test_util.hpp"
@@ -84,6 +84,9 @@ TEST_CASE("row kernels give bit-identical results on 1 and 2 threads") {
             for (std::size_t b = 0; b < 37; ++b)
                 for (std::size_t c = 0; c < 41; ++c) same = same && y(a, b, c) == x.data()(b, c, a);
         CHECK(same);
+    }
+    SUBCASE("a tensor times a scalar, its input used twice (the second gradient adds)") {
+        CHECK(differences_1_vs_2_threads({{70000}}, [](const std::vector<Tensor>& v) { return v[0] * 0.125f + v[0] * -3.f; }) == "");
     }
     SUBCASE("dropout: the same mask from the same seed") {
         CHECK(differences_1_vs_2_threads({{70000}}, [](const std::vector<Tensor>& v) {

@@ -50,6 +50,19 @@ Array sum_of(const Array& a, const Array& b) {
     });
     return out;
 }
+
+// a · b elementwise over the pool (attention's q · scaling on every (T, B·H, hd) query).
+Array scaled(const Array& a, float b) {
+    Array out = empty_array(shape_of(a));
+    const float* x = a.data();
+    float* y = out.data();
+    parallel_rows(out.size(), 1, [&](std::size_t i0, std::size_t i1) {
+        const float* __restrict xi = x;
+        float* __restrict yi = y;
+        for (std::size_t i = i0; i < i1; ++i) yi[i] = xi[i] * b;
+    });
+    return out;
+}
 }  // namespace
 
 Tensor add(const Tensor& a, const Tensor& b) {
@@ -95,8 +108,16 @@ Tensor add(const Tensor& a, float b) {
 
 Tensor mul(const Tensor& a, float b) {
     detail::require_defined(a, "mul", "the input");
-    return make_result(Array(a.data() * b), "MulBackward", {a}, {},
-                       [b](Node& self, const Array& g) { self.accumulate(0, Array(g * b)); });
+    return make_result(scaled(a.data(), b), "MulBackward", {a}, {}, [b](Node& self, const Array& g) {
+        // dx = g · b, written (or added) straight into the input's gradient buffer
+        if (const GradOut dx_out = self.grad_out(0, shape_of(g)))
+            dx_out.write([&](float* dx, auto store) {
+                const float* gi = g.data();
+                parallel_rows(g.size(), 1, [&](std::size_t i0, std::size_t i1) {
+                    for (std::size_t i = i0; i < i1; ++i) store(dx[i], gi[i] * b);
+                });
+            });
+    });
 }
 
 Tensor neg(const Tensor& a) { return mul(a, -1.f); }
