@@ -102,26 +102,38 @@ void columns(int n0, int n1, int N, int K, float alpha, const float* A, int lda,
 }
 
 // ---- skinny_nn: C (M, N) = alpha · A (M, K) · B (K, N) + beta · C, M <= 7 --------------------
-// B's rows are consumed in chunks of kNnChunk rows, in order: for each 64-column strip of the
-// chunk, 7 x 4 accumulators (C's rows, 4 zmm of columns) take 28 multiply-adds per 4 loads of B,
+// B's rows are consumed in chunks of kNnChunk rows, in order: for each 48-column strip of the
+// chunk, 7 x 3 accumulators (C's rows, 3 zmm of columns) take 21 multiply-adds per 3 loads of B,
 // then go back to a scratch row block that stays in L1. While a chunk is multiplied, the next
-// one is prefetched line by line, so B streams in storage order (the strips re-read the chunk
-// from L1/L2). Every C element sums its K products in k order, whatever the column split.
+// one is prefetched line by line in storage order, a few lines with each row of the strip, so
+// B streams in storage order (the strips re-read the chunk from L1/L2). Every C element sums its
+// K products in k order, whatever the column split or strip width.
+// 64-column strips (7 x 4 accumulators + 4 of B + A's broadcast = 33 zmm) spilled one
+// accumulator to the stack, and the strip's prefetches issued in one burst stalled on the
+// miss buffers: on Zen 5, `skinny_bench` dx 2.72 -> 2.06 ms per 64 MiB from memory (the read
+// floor ~2.0), 2.71 -> 1.55 in cache; the winter step's dx ~0.3 ms per step less.
 // Prefetching instead the same strip of the next chunk with each row of B loaded costs fewer
 // instructions (dx with B in cache 1.35-1.44 against 1.99 ms per 64 MiB, bench/skinny_bench)
 // but made the winter step's dx slower (7.0-7.4 -> 8.0-8.5 ms per step): the order in which
 // memory is asked for counts more here than the kernel's own speed.
 constexpr int kNnChunk = 16;
-constexpr int kStrip = 64;  // 4 zmm
+constexpr int kStripVectors = 3;
+constexpr int kStrip = 16 * kStripVectors;  // columns per strip
 
 struct Prefetcher {  // walks rows [r, r_end) x columns [n0, n1) of B a line at a time
     const float* B;
     int ldb, n0, n1, r, r_end, c;
-    void next() {
-        if (r >= r_end) return;
-        _mm_prefetch(reinterpret_cast<const char*>(B + static_cast<std::ptrdiff_t>(r) * ldb + c), _MM_HINT_T0);
-        c += 16;
-        if (c >= n1) c = n0, ++r;
+    // The next `count` lines. The walk runs on locals, in registers: with the fields in memory
+    // the walk was ~15 % of the kernel's instructions (perf annotate on bench/skinny_bench).
+    void next(int count) {
+        int row = r, col = c;
+        const float* line = B + static_cast<std::ptrdiff_t>(row) * ldb;
+        for (int p = 0; p < count && row < r_end; ++p) {
+            _mm_prefetch(reinterpret_cast<const char*>(line + col), _MM_HINT_T0);
+            col += 16;
+            if (col >= n1) col = n0, ++row, line += ldb;
+        }
+        r = row, c = col;
     }
 };
 
@@ -137,28 +149,29 @@ void nn_columns(int n0, int n1, int K, const float* A, int lda, const float* B, 
         const int strips = (width + kStrip - 1) / kStrip;
         // lines of the next chunk per strip, so the prefetch spreads over this chunk's work
         const int pf_per_strip = ((k1 - k0) * lines_per_row + strips - 1) / strips;
+        const int pf_per_step = (pf_per_strip + (k1 - k0) - 1) / (k1 - k0);  // a few with each row of the strip
         for (int s0 = 0; s0 < width; s0 += kStrip) {
             const int sw = width - s0 < kStrip ? width - s0 : kStrip;
-            __mmask16 mask[4];
-            for (int j = 0; j < 4; ++j) {
+            __mmask16 mask[kStripVectors];
+            for (int j = 0; j < kStripVectors; ++j) {
                 const int left = sw - 16 * j;
                 mask[j] = left >= 16 ? static_cast<__mmask16>(0xffff) : left <= 0 ? 0 : static_cast<__mmask16>((1u << left) - 1);
             }
-            __m512 acc[MB][4];
+            __m512 acc[MB][kStripVectors];
             for (int i = 0; i < MB; ++i)
-                for (int j = 0; j < 4; ++j) acc[i][j] = _mm512_maskz_loadu_ps(mask[j], acc_rows + i * width + s0 + 16 * j);
-            for (int p = 0; p < pf_per_strip; ++p) pf.next();
+                for (int j = 0; j < kStripVectors; ++j) acc[i][j] = _mm512_maskz_loadu_ps(mask[j], acc_rows + i * width + s0 + 16 * j);
             for (int k = k0; k < k1; ++k) {
+                pf.next(pf_per_step);
                 const float* b_row = B + static_cast<std::ptrdiff_t>(k) * ldb + n0 + s0;
-                __m512 b[4];
-                for (int j = 0; j < 4; ++j) b[j] = _mm512_maskz_loadu_ps(mask[j], b_row + 16 * j);
+                __m512 b[kStripVectors];
+                for (int j = 0; j < kStripVectors; ++j) b[j] = _mm512_maskz_loadu_ps(mask[j], b_row + 16 * j);
                 for (int i = 0; i < MB; ++i) {
                     const __m512 a = _mm512_set1_ps(A[static_cast<std::ptrdiff_t>(i) * lda + k]);
-                    for (int j = 0; j < 4; ++j) acc[i][j] = _mm512_fmadd_ps(a, b[j], acc[i][j]);
+                    for (int j = 0; j < kStripVectors; ++j) acc[i][j] = _mm512_fmadd_ps(a, b[j], acc[i][j]);
                 }
             }
             for (int i = 0; i < MB; ++i)
-                for (int j = 0; j < 4; ++j) _mm512_mask_storeu_ps(acc_rows + i * width + s0 + 16 * j, mask[j], acc[i][j]);
+                for (int j = 0; j < kStripVectors; ++j) _mm512_mask_storeu_ps(acc_rows + i * width + s0 + 16 * j, mask[j], acc[i][j]);
         }
     }
 }
