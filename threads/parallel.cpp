@@ -2,15 +2,17 @@
 //
 // One job at a time: the caller publishes (fn, n, chunk count) under the mutex, bumps the
 // generation and wakes the workers; worker i runs chunk i + 1, the caller runs chunk 0, and
-// the caller waits until `pending` drops to 0. Workers spin and yield briefly on the
-// generation before sleeping, so a burst of small jobs does not pay a futex wake-up per job,
-// and a waiting worker never holds a core another thread (OpenBLAS's) wants.
+// the caller waits until `pending` drops to 0. Workers spin (~50 µs) and then yield (to
+// ~500 µs) on the generation before sleeping, so a step's jobs, with sequential stretches of a
+// few hundred µs between them, do not pay a wake-up each (~20-40 µs on a KVM guest), and a
+// waiting worker never holds a core another thread (OpenBLAS's) wants for long.
 #include <xtgrad/threads/parallel.hpp>
 
 #include <xtgrad/autograd/error.hpp>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <memory>
@@ -19,10 +21,8 @@
 #include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
 #include <immintrin.h>
-#define XTGRAD_CPU_RELAX() _mm_pause()
-#else
-#define XTGRAD_CPU_RELAX() ((void)0)
 #endif
 
 namespace xtgrad {
@@ -30,6 +30,31 @@ namespace xtgrad {
 namespace {
 
 thread_local bool inside_chunk = false;  // no nested parallel_for
+
+// One step of a spinning wait. PAUSE lets a hyperthread sibling have the core meanwhile, but under
+// a hypervisor a run of PAUSEs is what its pause-loop exiting watches for: it then takes the vCPU
+// off the CPU. On a KVM guest (Zen 5, 2 vCPUs) a worker spinning with PAUSE started the next job
+// 26 µs after it was posted, with a plain loop 1.4 µs (bench/pool_wake_bench), and every split
+// kernel waits that long for its second half. So under a hypervisor (CPUID's hypervisor bit) the
+// spin is a plain loop; on bare metal, PAUSE.
+bool under_hypervisor() {
+#if defined(__x86_64__) || defined(__i386__)
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & (1u << 31)) != 0;
+#else
+    return false;
+#endif
+}
+const bool kUnderHypervisor = under_hypervisor();
+
+constexpr std::chrono::microseconds kSpin{50}, kYield{500};  // a waiting worker's phases (loop)
+
+inline void spin_step() {
+#if defined(__x86_64__) || defined(__i386__)
+    if (!kUnderHypervisor) _mm_pause();
+#endif
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // the loop re-reads what it waits on
+}
 
 class Pool {
 public:
@@ -63,7 +88,7 @@ public:
         run_chunk(0);
         for (int spin = 0; pending_.load(std::memory_order_acquire) != 0; ++spin)  // the workers' chunks
             if (spin < 1024)
-                XTGRAD_CPU_RELAX();
+                spin_step();
             else
                 std::this_thread::yield();  // a worker was descheduled: give it the core
         if (error_) std::rethrow_exception(error_);
@@ -85,12 +110,17 @@ private:
     void loop(int index) {
         unsigned long seen = 0;
         for (;;) {
-            // Wait for the next job: spin a few µs, then yield a while (the core goes to any
+            // Wait for the next job: spin ~kSpin, then yield until ~kYield (the core goes to any
             // runnable thread, e.g. an OpenBLAS worker, at once), then sleep on the condition.
-            for (int spin = 0; spin < 256 && generation_.load(std::memory_order_acquire) == seen; ++spin)
-                XTGRAD_CPU_RELAX();
-            for (int y = 0; y < 64 && generation_.load(std::memory_order_acquire) == seen; ++y)
-                std::this_thread::yield();
+            // Bounded by time, not by counts: a PAUSE and a yield cost from 0.1 to several µs
+            // depending on the machine and the hypervisor, and a worker asleep takes ~20-40 µs to
+            // start a job (bench/pool_wake_bench), which a step's sequential stretches of a few
+            // hundred µs (dropout's draws, the graph) would otherwise pay again and again.
+            const auto idle_since = std::chrono::steady_clock::now();
+            const auto idle = [&] { return std::chrono::steady_clock::now() - idle_since; };
+            while (generation_.load(std::memory_order_acquire) == seen && idle() < kSpin)
+                for (int i = 0; i < 64 && generation_.load(std::memory_order_acquire) == seen; ++i) spin_step();
+            while (generation_.load(std::memory_order_acquire) == seen && idle() < kYield) std::this_thread::yield();
             std::size_t chunks;
             {
                 std::unique_lock<std::mutex> lock(mutex_);
