@@ -2,12 +2,14 @@
 
 #include <xtgrad/autograd/error.hpp>
 #include <xtgrad/simd/vector_kernels.hpp>
+#include <xtgrad/threads/parallel.hpp>
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <numbers>
 #include <sstream>
+#include <vector>
 
 namespace xtgrad {
 
@@ -132,20 +134,49 @@ void fill_normal(float* data, std::size_t n, double mean, double stddev, Generat
     }
 }
 
+namespace {
+
+// data[i0 .. i1) from `engine`, positioned at element i0's first word: each element is the low 53
+// bits of a random64 (two draws, the first the high half), kept when below `bound`.
+void bernoulli_range(std::uint8_t* data, std::size_t i0, std::size_t i1, std::uint64_t bound, Mt19937& engine) {
+    constexpr std::size_t chunk = 2048;  // elements per bulk draw: 16 KiB of words, in L1
+    alignas(64) std::uint32_t words[2 * chunk];
+    for (std::size_t i = i0; i < i1; i += chunk) {
+        const std::size_t m = std::min(chunk, i1 - i);
+        engine.generate(words, 2 * m);
+        // words: (m, 2) = (high, low) halves of each element's random64 -> data[i .. i + m)
+        vec::bernoulli_bytes(words, m, bound, data + i);
+    }
+}
+
+// Below this many elements the draws stay on one thread: a second one first skips the words
+// before its part, which costs ~1/4 of drawing them.
+constexpr std::size_t kParallelDraws = std::size_t{1} << 16;
+
+}  // namespace
+
 void fill_bernoulli(std::uint8_t* data, std::size_t n, double p, Generator& gen) {
     if (!(p >= 0.0 && p <= 1.0)) fail("bernoulli_: expects 0 <= p <= 1, got {}", p);
     // torch keeps element i when u < p, u = r · 2^-53 with r the low 53 bits of random64 (two
     // draws, the first the high half). u is exact, so u < p ⇔ r < p · 2^53 ⇔ r < ceil(p · 2^53):
     // one integer compare per element on words drawn in bulk, the same mask bit for bit.
     const std::uint64_t bound = static_cast<std::uint64_t>(std::ceil(std::ldexp(p, 53)));
-    constexpr std::size_t chunk = 2048;  // elements per bulk draw: 16 KiB of words, in L1
-    alignas(64) std::uint32_t words[2 * chunk];
-    for (std::size_t i0 = 0; i0 < n; i0 += chunk) {
-        const std::size_t m = std::min(chunk, n - i0);
-        gen.engine().generate(words, 2 * m);
-        // words: (m, 2) = (high, low) halves of each element's random64 -> data[i0 .. i0 + m)
-        vec::bernoulli_bytes(words, m, bound, data + i0);
-    }
+    const std::size_t parts = static_cast<std::size_t>(num_threads());
+    if (parts == 1 || n < kParallelDraws) return bernoulli_range(data, 0, n, bound, gen.engine());
+    // One stream, torch's order, cut into a part per thread: part c starts from a copy of the
+    // engine advanced past the 2 · (its first element) words before it (discard: the twist
+    // without the tempering), so the mask is the same for any thread count, and the engine ends
+    // where the last part's copy ended. Dropout on seed-b's attention weights draws ~350 M
+    // elements a step; on one core the other one waited.
+    std::vector<Mt19937> engines(parts, gen.engine());
+    parallel_for(parts, 1, [&](std::size_t c0, std::size_t c1) {
+        for (std::size_t c = c0; c < c1; ++c) {
+            const std::size_t i0 = n * c / parts, i1 = n * (c + 1) / parts;
+            engines[c].discard(2 * static_cast<unsigned long long>(i0));
+            bernoulli_range(data, i0, i1, bound, engines[c]);
+        }
+    });
+    gen.engine() = engines.back();
 }
 
 Tensor randn(const Shape& shape, Generator& gen, bool requires_grad) {

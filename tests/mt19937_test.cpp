@@ -2,6 +2,7 @@
 // at-a-time definitions of random.hpp: the same numbers, the same state text, bit for bit.
 #include <xtgrad/random/mt19937.hpp>
 #include <xtgrad/random/random.hpp>
+#include <xtgrad/threads/parallel.hpp>
 #include "tests/test_util.hpp"
 
 #include <doctest/doctest.h>
@@ -92,6 +93,26 @@ TEST_CASE("mt19937: bulk bernoulli and uniform equal their one-number definition
     for (float v : got) mismatches += v != single.uniform(-0.25f, 0.75f);
     CHECK(mismatches == 0);
     CHECK(bulk.random() == single.random());
+}
+
+TEST_CASE("mt19937: bernoulli split over threads draws the one stream's mask and leaves the engine where one thread would") {
+    // above the split's threshold, odd sizes (parts of unequal length), 2 and 3 threads
+    for (std::size_t n : {std::size_t{70001}, std::size_t{200003}}) {
+        Generator one(21);
+        std::vector<std::uint8_t> want(n);
+        fill_bernoulli(want.data(), n, 0.9, one);
+        for (int threads : {2, 3}) {
+            CAPTURE(n);
+            CAPTURE(threads);
+            set_num_threads(threads);
+            Generator split(21);
+            std::vector<std::uint8_t> got(n);
+            fill_bernoulli(got.data(), n, 0.9, split);
+            set_num_threads(1);
+            CHECK(got == want);
+            CHECK(split.engine() == one.engine());  // the same draws consumed
+        }
+    }
 }
 
 TEST_CASE("mt19937: the engine serves std:: algorithms as a UniformRandomBitGenerator") {
