@@ -1,4 +1,5 @@
-// The helpers the autocast tests share (tests/autocast_test.cpp: the products, ops and models;
+// The helpers the autocast tests share (tests/autocast_test.cpp: the products, the Linear layer
+// and the models; tests/autocast_ops_test.cpp: matmul, conv1d, attention and the fp32 ops;
 // tests/autocast_copies_test.cpp: the bf16 copies of weights and inputs autocast keeps).
 #pragma once
 
