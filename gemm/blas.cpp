@@ -9,6 +9,7 @@
 #include <xtgrad/threads/parallel.hpp>
 #include <xtgrad/gemm/skinny_gemm.hpp>
 #include <xtgrad/gemm/small_gemm.hpp>
+#include <xtgrad/gemm/transpose.hpp>
 #include <xtgrad/simd/cpu_isa.hpp>
 #include "xtgrad_simd_config.hpp"
 
@@ -88,9 +89,9 @@ void scale_only(int M, int N, float beta, float* C, int ldc) {
     }
 }
 
-// gemm_backend's work: split over the pool or one backend call.
-void split_or_call(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
-                   const float* B, int ldb, float beta, float* C, int ldc) {
+// One product on the backend: split over the pool or one call.
+void split_or_call_as_given(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
+                            const float* B, int ldb, float beta, float* C, int ldc) {
     if (detail::backend_threads_itself() || detail::backend_threads() < 2 || num_threads() < 2 ||
         !worth_splitting(M, N, K, 4.0))
         return detail::backend_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -98,6 +99,78 @@ void split_or_call(bool trans_a, bool trans_b, int M, int N, int K, float alpha,
                   [&](int m, int n, const float* a, const float* b, float* c) {
                       detail::backend_sgemm(trans_a, trans_b, m, n, K, alpha, a, lda, b, ldb, beta, c, ldc);
                   });
+}
+
+// Products with a narrow C, reoriented. oneDNN's sgemm (2.6, AVX-512; Zen 5, one thread) runs a
+// product whose C has at most 512 columns and more rows below its speed on a wide C:
+//   Aᵀ·B, (M, N, K) = (1024-4096, 256-512, 3200): 157-200 GFLOP/s; the same product as
+//     Cᵀ = Bᵀ·A (C wide, then transposed into place) 209-223. A feed-forward layer's first
+//     weight gradient dW1 = dyᵀ·x, (2048, 512): ~20 % faster.
+//   A·B, N = 256-512, K = 256-2048: 203-221; A·(Bᵀ)ᵀ with B transposed first 206-236 (K = 4000
+//     on two threads: 3-5 % slower). The input gradient dx = dy·W of a layer with 512 inputs
+//     (K = 512, 2048): 8-10 % faster.
+// With 1024 or more columns both orientations run at 225-239. The transposes read and write
+// K·N (B) or M·N (C) floats, ~1-3 % of the product. bench/narrow_product_probe measures both
+// orientations on the CPU at hand.
+constexpr int kNarrowColumns = 512;
+constexpr double kMinReorientedMacs = 1 << 22;  // ~8 MFLOP: smaller products keep their shape
+
+bool reorient_tn(bool ta, bool tb, int M, int N, int K) {
+    return ta && !tb && N <= kNarrowColumns && M >= 2 * N && double(M) * N * K >= kMinReorientedMacs;
+}
+bool reorient_nn(bool ta, bool tb, int M, int N, int K) {
+    return !ta && !tb && N <= kNarrowColumns && M >= 4 * N && K <= 2048 &&
+           double(M) * N * K >= kMinReorientedMacs;
+}
+
+// A thread's scratch for a transposed operand or result: grows to the largest one met, kept.
+std::vector<float>& transpose_scratch() {
+    thread_local std::vector<float> scratch;
+    return scratch;
+}
+
+// C (M, N) = alpha · Aᵀ·B + beta · C, A stored (K, M), B (K, N), C narrow: each row block of C
+// (split over the pool as usual) computed as T (N, m) = alpha · Bᵀ·A_block, wide, then
+// C_block = Tᵀ + beta · C_block.
+void tn_through_wide_c(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
+                       float* C, int ldc) {
+    const auto block = [&](int m, const float* a, float* c) {
+        std::vector<float>& t = transpose_scratch();
+        if (t.size() < static_cast<std::size_t>(m) * N) t.resize(static_cast<std::size_t>(m) * N);
+        detail::backend_sgemm(true, false, N, m, K, alpha, B, ldb, a, lda, 0.f, t.data(), m);
+        detail::add_transposed(t.data(), m, N, m, beta, c, ldc);
+    };
+    if (detail::backend_threads_itself() || detail::backend_threads() < 2 || num_threads() < 2 ||
+        !worth_splitting(M, N, K, 4.0))
+        return block(M, A, C);
+    split_product(true, false, M, N, A, lda, B, ldb, C, ldc,
+                  [&](int m, int, const float* a, const float*, float* c) { block(m, a, c); });
+}
+
+// C (M, N) = alpha · A·B + beta · C with B (K, N) narrow: B transposed once into (N, K) (split over
+// the pool by B's rows), then the product A·(Bᵀ)ᵀ.
+void nn_through_transposed_b(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
+                             float beta, float* C, int ldc) {
+    std::vector<float>& bt = transpose_scratch();
+    if (bt.size() < static_cast<std::size_t>(K) * N) bt.resize(static_cast<std::size_t>(K) * N);
+    float* const out = bt.data();
+    parallel_rows(static_cast<std::size_t>(K), static_cast<std::size_t>(N), [&](std::size_t k0, std::size_t k1) {
+        detail::transpose(B + static_cast<std::ptrdiff_t>(k0) * ldb, static_cast<int>(k1 - k0), N, ldb,
+                          out + k0, K);
+    });
+    split_or_call_as_given(false, true, M, N, K, alpha, A, lda, out, K, beta, C, ldc);
+}
+
+// gemm_backend's work: reoriented where the backend is slow on a narrow C, then split over the
+// pool or one backend call.
+void split_or_call(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
+                   const float* B, int ldb, float beta, float* C, int ldc) {
+    if (detail::backend_slow_on_narrow_c()) {
+        if (reorient_tn(trans_a, trans_b, M, N, K)) return tn_through_wide_c(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        if (reorient_nn(trans_a, trans_b, M, N, K))
+            return nn_through_transposed_b(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    }
+    split_or_call_as_given(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 }  // namespace

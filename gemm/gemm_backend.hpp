@@ -36,6 +36,10 @@ int backend_threads();
 // a big product over xtgrad's pool (oneDNN, kept single-threaded per call).
 bool backend_threads_itself();
 
+// True when the backend runs products with a narrow C (at most 512 columns, more rows) well below
+// its speed on wide ones, so blas.cpp reorients them (oneDNN; blas.cpp has the measurements).
+bool backend_slow_on_narrow_c();
+
 // True when xtgrad's skinny kernels (gemm/skinny_gemm.hpp) beat this backend on products
 // with a side of at most kSkinnyRows (bench/skinny_bench measures both).
 bool backend_prefers_skinny_kernels();

@@ -6,11 +6,13 @@
 #include "tests/test_util.hpp"
 
 #include <xtgrad/gemm/blas.hpp>
+#include <xtgrad/gemm/transpose.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 TEST_SUITE_BEGIN("ops");
@@ -83,6 +85,61 @@ TEST_CASE("a product split over two threads equals the reference and the one-thr
         worst = std::max({worst, std::abs(one[i] - ref[i]) / (1 + std::abs(ref[i])),
                           std::abs(two[i] - ref[i]) / (1 + std::abs(ref[i]))});
     CHECK(worst < tolerance(512, 1.f));
+}
+
+TEST_CASE("products with a narrow C, which blas.cpp reorients on oneDNN, equal the reference") {
+    // Aᵀ·B with C (1100, 100): computed as Cᵀ = Bᵀ·A, then transposed into C (beta read or not);
+    // A·B with B (257, 90) and M >= 4N: B transposed first. Odd sizes (no 16 x 16 tile fits
+    // exactly), padded leading dimensions, 1 and 2 threads; the shapes just outside the rule too.
+    const Case narrow[] = {{true, false, 1100, 100, 300}, {false, false, 600, 90, 257}, {true, false, 1100, 513, 40},
+                           {false, false, 600, 90, 2049}, {false, false, 300, 90, 257}};
+    const int blas_before = blas_threads();
+    for (int threads : {1, 2}) {
+        set_num_threads(threads);
+        set_blas_threads(threads);
+        for (const Case& p : narrow) {
+            INFO(test::describe(p));
+            CAPTURE(threads);
+            CHECK(test::gemm_error(&gemm_ld, p, 1.f, 0.f) < tolerance(p.K, 1.f));
+            CHECK(test::gemm_error(&gemm_ld, p, 0.5f, 1.f) < tolerance(p.K, 0.5f));  // a gradient accumulated
+            CHECK(test::gemm_error(&gemm_ld, p, -2.f, 0.25f) < tolerance(p.K, -2.f));
+        }
+    }
+    set_num_threads(1);
+    set_blas_threads(blas_before);
+}
+
+TEST_CASE("transpose and add_transposed move every element once, in tiles or not") {
+    for (auto [rows, cols] : {std::pair{1, 1}, {16, 16}, {17, 33}, {40, 3}, {3, 40}}) {
+        CAPTURE(rows);
+        CAPTURE(cols);
+        const int ld_src = cols + 2, ld_dst = rows + 3;
+        const std::vector<float> src = random_buffer(static_cast<std::size_t>(rows) * ld_src, 31);
+        std::vector<float> dst(static_cast<std::size_t>(cols) * ld_dst, -7.f);
+        detail::transpose(src.data(), rows, cols, ld_src, dst.data(), ld_dst);
+        bool exact = true, padding_kept = true;
+        for (int c = 0; c < cols; ++c)
+            for (int r = 0; r < ld_dst; ++r) {
+                const float got = dst[static_cast<std::size_t>(c) * ld_dst + r];
+                if (r < rows) exact = exact && got == src[static_cast<std::size_t>(r) * ld_src + c];
+                else padding_kept = padding_kept && got == -7.f;
+            }
+        CHECK(exact);
+        CHECK(padding_kept);
+        // C (rows, cols) = dstᵀ + 0.5 · C: back to src's layout, plus half of what C held
+        const int ldc = cols + 1;
+        std::vector<float> C = random_buffer(static_cast<std::size_t>(rows) * ldc, 32);
+        const std::vector<float> C0 = C;
+        detail::add_transposed(dst.data(), rows, cols, ld_dst, 0.5f, C.data(), ldc);
+        bool summed = true;
+        for (int r = 0; r < rows; ++r)
+            for (int c = 0; c < ldc; ++c) {
+                const std::size_t i = static_cast<std::size_t>(r) * ldc + c;
+                const float want = c < cols ? src[static_cast<std::size_t>(r) * ld_src + c] + 0.5f * C0[i] : C0[i];
+                summed = summed && C[i] == want;
+            }
+        CHECK(summed);
+    }
 }
 
 TEST_CASE("the backend's name is the meson option's value") {
