@@ -13,6 +13,7 @@
 #include <xtgrad/simd/cpu_isa.hpp>
 #include "xtgrad_simd_config.hpp"
 
+#include <xtgrad/autograd/array_allocator.hpp>
 #include <xtgrad/autograd/autocast.hpp>
 #include <xtgrad/autograd/error.hpp>
 
@@ -123,11 +124,22 @@ bool reorient_nn(bool ta, bool tb, int M, int N, int K) {
            double(M) * N * K >= kMinReorientedMacs;
 }
 
-// A thread's scratch for a transposed operand or result: grows to the largest one met, kept.
-std::vector<float>& transpose_scratch() {
-    thread_local std::vector<float> scratch;
-    return scratch;
-}
+// A transposed operand or result for the length of one product, from the arrays' allocator (its
+// block cache hands the same blocks back to the next step's activations; a buffer kept per
+// thread would add its largest size to the peak resident memory). Uninitialised.
+class TransposeScratch {
+public:
+    explicit TransposeScratch(std::size_t floats)
+        : bytes_(floats * sizeof(float)), data_(static_cast<float*>(memory::allocate(bytes_))) {}
+    ~TransposeScratch() { memory::deallocate(data_, bytes_); }
+    TransposeScratch(const TransposeScratch&) = delete;
+    TransposeScratch& operator=(const TransposeScratch&) = delete;
+    float* data() const { return data_; }
+
+private:
+    std::size_t bytes_;
+    float* data_;
+};
 
 // C (M, N) = alpha · Aᵀ·B + beta · C, A stored (K, M), B (K, N), C narrow: each row block of C
 // (split over the pool as usual) computed as T (N, m) = alpha · Bᵀ·A_block, wide, then
@@ -135,8 +147,7 @@ std::vector<float>& transpose_scratch() {
 void tn_through_wide_c(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
                        float* C, int ldc) {
     const auto block = [&](int m, const float* a, float* c) {
-        std::vector<float>& t = transpose_scratch();
-        if (t.size() < static_cast<std::size_t>(m) * N) t.resize(static_cast<std::size_t>(m) * N);
+        const TransposeScratch t(static_cast<std::size_t>(m) * N);
         detail::backend_sgemm(true, false, N, m, K, alpha, B, ldb, a, lda, 0.f, t.data(), m);
         detail::add_transposed(t.data(), m, N, m, beta, c, ldc);
     };
@@ -151,8 +162,7 @@ void tn_through_wide_c(int M, int N, int K, float alpha, const float* A, int lda
 // the pool by B's rows), then the product A·(Bᵀ)ᵀ.
 void nn_through_transposed_b(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
                              float beta, float* C, int ldc) {
-    std::vector<float>& bt = transpose_scratch();
-    if (bt.size() < static_cast<std::size_t>(K) * N) bt.resize(static_cast<std::size_t>(K) * N);
+    const TransposeScratch bt(static_cast<std::size_t>(K) * N);
     float* const out = bt.data();
     parallel_rows(static_cast<std::size_t>(K), static_cast<std::size_t>(N), [&](std::size_t k0, std::size_t k1) {
         detail::transpose(B + static_cast<std::ptrdiff_t>(k0) * ldb, static_cast<int>(k1 - k0), N, ldb,
