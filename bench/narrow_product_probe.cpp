@@ -38,6 +38,8 @@ int run(int reps) {
     const Case cases[] = {
         {"dW1 = dyT x, feed-forward (2048, 512)", true, 2048, 512, 6336},
         {"dW1 half (a thread's rows on 2 threads)", true, 1024, 512, 6336},
+        {"dW1, tutorial D's decoder (640 rows)", true, 2048, 512, 640},
+        {"dW1, tutorial D's encoder (320 rows)", true, 2048, 512, 320},
         {"dW, vocabulary (5000, 512)", true, 5000, 512, 6336},
         {"dW, projection (512, 512): not narrow", true, 512, 512, 6400},
         {"dx = dy W, projection, 512 inputs", false, 3168, 512, 512},

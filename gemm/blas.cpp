@@ -115,9 +115,14 @@ void split_or_call_as_given(bool trans_a, bool trans_b, int M, int N, int K, flo
 // orientations on the CPU at hand.
 constexpr int kNarrowColumns = 512;
 constexpr double kMinReorientedMacs = 1 << 22;  // ~8 MFLOP: smaller products keep their shape
+// C's transpose costs ~0.4 ns per element (gemm/transpose.cpp), ~6 % of a (2048, 512) product over
+// 640 rows and 12 % over 320: narrow_product_probe, three runs, as stored → reoriented, GFLOP/s:
+// tutorial D's decoder (640 rows) 180-203 → 202-210, its encoder (320 rows) 195-216 → 173-197.
+constexpr int kMinReorientedTnDepth = 512;
 
 bool reorient_tn(bool ta, bool tb, int M, int N, int K) {
-    return ta && !tb && N <= kNarrowColumns && M >= 2 * N && double(M) * N * K >= kMinReorientedMacs;
+    return ta && !tb && N <= kNarrowColumns && M >= 2 * N && K >= kMinReorientedTnDepth &&
+           double(M) * N * K >= kMinReorientedMacs;
 }
 bool reorient_nn(bool ta, bool tb, int M, int N, int K) {
     return !ta && !tb && N <= kNarrowColumns && M >= 4 * N && K <= 2048 &&

@@ -88,11 +88,12 @@ TEST_CASE("a product split over two threads equals the reference and the one-thr
 }
 
 TEST_CASE("products with a narrow C, which blas.cpp reorients on oneDNN, equal the reference") {
-    // Aᵀ·B with C (1100, 100): computed as Cᵀ = Bᵀ·A, then transposed into C (beta read or not);
-    // A·B with B (257, 90) and M >= 4N: B transposed first. Odd sizes (no 16 x 16 tile fits
-    // exactly), padded leading dimensions, 1 and 2 threads; the shapes just outside the rule too.
-    const Case narrow[] = {{true, false, 1100, 100, 300}, {false, false, 600, 90, 257}, {true, false, 1100, 513, 40},
-                           {false, false, 600, 90, 2049}, {false, false, 300, 90, 257}};
+    // Aᵀ·B with C (1030, 41) over 513 rows: computed as Cᵀ = Bᵀ·A, then transposed into C (beta
+    // read or not); A·B with B (257, 90) and M >= 4N: B transposed first. Odd sizes (no 8 x 8
+    // block fits exactly), padded leading dimensions, 1 and 2 threads; the shapes just outside
+    // the rules too (K 500, N 513, K 2049, M < 4N).
+    const Case narrow[] = {{true, false, 1030, 41, 513}, {false, false, 600, 90, 257}, {true, false, 1030, 41, 500},
+                           {true, false, 1100, 513, 40}, {false, false, 600, 90, 2049}, {false, false, 300, 90, 257}};
     const int blas_before = blas_threads();
     for (int threads : {1, 2}) {
         set_num_threads(threads);
@@ -110,7 +111,7 @@ TEST_CASE("products with a narrow C, which blas.cpp reorients on oneDNN, equal t
 }
 
 TEST_CASE("transpose and add_transposed move every element once, in tiles or not") {
-    for (auto [rows, cols] : {std::pair{1, 1}, {16, 16}, {17, 33}, {40, 3}, {3, 40}}) {
+    for (auto [rows, cols] : {std::pair{1, 1}, {8, 8}, {16, 16}, {17, 33}, {40, 3}, {3, 40}, {70, 45}}) {
         CAPTURE(rows);
         CAPTURE(cols);
         const int ld_src = cols + 2, ld_dst = rows + 3;
