@@ -112,6 +112,13 @@ Tensor dropout_matmul(const Tensor& weights, const Tensor& v, float p, bool trai
 // of keeping (..., Lq, Lk) of them (ops/attention_context.cpp).
 Tensor attention_context(const Tensor& q, const Tensor& k, const Tensor& v, float scale, const Mask* masked, float fill,
                          const Tensor& additive, float p, bool training, Generator& gen);
+// attention_context on a multi-head attention's projections as they come, heads packed along the
+// last dim: q (B, Lq, H·dk), k (B, Lk, H·dk), v (B, Lk, H·dv) -> (B, Lq, H·dv), equal bit for bit
+// to merge_heads(attention_context(split_heads(q, H), split_heads(k, H), split_heads(v, H), ...))
+// with masks that broadcast to the scores (B, H, Lq, Lk), and with no copy of any head.
+Tensor attention_context_heads(const Tensor& q, const Tensor& k, const Tensor& v, std::size_t heads, float scale,
+                               const Mask* masked, float fill, const Tensor& additive, float p, bool training,
+                               Generator& gen);
 
 // ---- normalisation (ops/layer_norm.cpp, fused row kernels) ----
 // torch's layer norm over the last dim: (x - mean) / sqrt(var + eps) * weight + bias, biased

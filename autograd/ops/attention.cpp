@@ -33,18 +33,18 @@ Tensor attention_weights(const Tensor& q, const Tensor& k, float scale, const Ma
     Shape shape = q.shape();
     shape.back() = k.size(-2);
     const Blocks b{detail::prod(shape, 0, shape.size() - 2), q.size(-2), k.size(-2), autocast::dtype()};
-    const int d = detail::to_blas_int(q.size(-1), op);
-    detail::to_blas_int(b.Lq, op), detail::to_blas_int(b.Lk, op);  // the blocks' GEMM sizes fit
+    detail::to_blas_int(q.size(-1), op), detail::to_blas_int(b.Lq, op), detail::to_blas_int(b.Lk, op);  // GEMM sizes fit
     const ScoreMasks m = score_masks(shape, masked, fill, additive.defined() ? &additive.data() : nullptr, op);
     const Shape masked_shape = masked ? Shape(masked->shape().begin(), masked->shape().end()) : Shape();
     Array out = empty_array(shape);
     const std::size_t dk = q.size(-1);
+    const BlockPlace qp{b.Lq, dk}, kp{b.Lk, dk};
     const double flops = 2.0 * static_cast<double>(b.size()) * static_cast<double>(dk);
     {
         const float *Q = q.ptr(), *K = k.ptr();
         float* W = out.data();
         for_each_slice(b.count, flops, true, [&](std::size_t c) {
-            weights_block(c, Q + c * b.Lq * dk, K + c * b.Lk * dk, scale, m, b, d, W + c * b.size(), shape);
+            weights_block(c, Q, qp, K, kp, scale, m, b, W + c * b.size(), shape);
         });
     }
     std::vector<Tensor> inputs{q, k};
@@ -55,7 +55,7 @@ Tensor attention_weights(const Tensor& q, const Tensor& k, float scale, const Ma
     const Shape qs = q.shape(), ks = k.shape();
     return attach_grad_fn(
         weights, "AttentionWeightsBackward", inputs, std::move(saved),
-        [b, d, dk, scale, flops, shape, masked_shape, has_mask = masked != nullptr, qs, ks](Node& self, const Array& g) {
+        [b, qp, kp, scale, flops, shape, masked_shape, has_mask = masked != nullptr, qs, ks](Node& self, const Array& g) {
             // per block c: the weights' backward (weights_backward_block) with g as dw
             const float* W = self.saved("result").data();  // read here: a stale Saved throws on this thread
             const float* Q = self.saved("query").data();
@@ -70,8 +70,7 @@ Tensor attention_weights(const Tensor& q, const Tensor& k, float scale, const Ma
                                    mask ? mask->data() : nullptr, mask_at};
             for_each_slice(b.count, 2 * flops, true, [&](std::size_t c) {
                 const std::size_t at = c * b.size();
-                weights_backward_block(c, g.data() + at, W + at, Q + c * b.Lq * dk, K + c * b.Lk * dk, scale, b, d,
-                                       out, scratch(b.size()));
+                weights_backward_block(c, g.data() + at, W + at, Q, qp, K, kp, scale, b, out, scratch(b.size()));
             });
             if (additive_grad) self.accumulate(2, std::move(d_additive));
         });
@@ -88,8 +87,8 @@ Tensor dropout_matmul(const Tensor& weights, const Tensor& v, float p, bool trai
     const Blocks b{detail::prod(weights.shape(), 0, weights.dim() - 2), weights.size(-2), weights.size(-1),
                    autocast::dtype()};
     const std::size_t dv = v.size(-1);
-    const int n = detail::to_blas_int(dv, op);
-    detail::to_blas_int(b.Lq, op), detail::to_blas_int(b.Lk, op);  // the blocks' GEMM sizes fit
+    detail::to_blas_int(dv, op), detail::to_blas_int(b.Lq, op), detail::to_blas_int(b.Lk, op);  // GEMM sizes fit
+    const BlockPlace vp{b.Lk, dv}, cp{b.Lq, dv};
     const bool drops = training && p > 0.f;
     // Drawn for the whole tensor before any block, in dropout's order: the masks stay torch's.
     DropoutMask drawn = drops ? draw_dropout_mask(weights.shape(), p, gen) : DropoutMask{Mask(), 1.f};
@@ -103,8 +102,8 @@ Tensor dropout_matmul(const Tensor& weights, const Tensor& v, float p, bool trai
         const bool* kept = drawn.kept.data();
         float* C = out.data();
         for_each_slice(b.count, flops, true, [&](std::size_t c) {
-            context_block(W + c * b.size(), drops ? kept + c * b.size() : nullptr, keep, V + c * b.Lk * dv, b, n,
-                          C + c * b.Lq * dv, scratch(b.size()));
+            context_block(c, W + c * b.size(), drops ? kept + c * b.size() : nullptr, keep, V, vp, b, C, cp,
+                          scratch(b.size()));
         });
     }
     std::vector<SavedRecord> saved{{"self", weights}, {"mat2", v}};
@@ -112,7 +111,7 @@ Tensor dropout_matmul(const Tensor& weights, const Tensor& v, float p, bool trai
     const Shape ws = weights.shape(), vs = v.shape();
     return make_result(
         std::move(out), "DropoutMatmulBackward", {weights, v}, std::move(saved),
-        [b, dv, n, keep, drops, flops, ws, vs](Node& self, const Array& g) {
+        [b, vp, cp, keep, drops, flops, ws, vs](Node& self, const Array& g) {
             // per block c: context_backward_block (dropped recomputed from w and the mask)
             const float* W = self.saved("self").data();  // read here: a stale Saved throws on this thread
             const float* V = self.saved("mat2").data();
@@ -120,10 +119,9 @@ Tensor dropout_matmul(const Tensor& weights, const Tensor& v, float p, bool trai
             const GradOut dw = self.grad_out(0, ws), dv_out = self.grad_out(1, vs);
             for_each_slice(b.count, 2 * flops, true, [&](std::size_t c) {
                 const std::size_t at = c * b.size();
-                context_backward_block(g.data() + c * b.Lq * dv, W + at, V + c * b.Lk * dv, kept ? kept + at : nullptr,
-                                       keep, b, n, dw ? dw.data() + at : nullptr, dw.beta(),
-                                       dv_out ? dv_out.data() + c * b.Lk * dv : nullptr, dv_out.beta(),
-                                       scratch(2 * b.size()));
+                context_backward_block(c, g.data(), cp, W + at, V, vp, kept ? kept + at : nullptr, keep, b,
+                                       dw ? dw.data() + at : nullptr, dw.beta(), dv_out ? dv_out.data() : nullptr,
+                                       dv_out.beta(), scratch(2 * b.size()));
             });
         });
 }

@@ -78,16 +78,20 @@ namespace {
 // tokens): there its fp32 kernels, with no set-up per call, beat oneDNN's bf16 matmul set up for
 // every block. seed-b (100 tokens, batch 16, 2 threads) under autocast, XTGRAD_GEMM_PROFILE:
 // q·kᵀ 104-110 → 119-123 GFLOP/s, the other block products 140-151 → 172-192.
-void block_gemm(const Blocks& b, bool ta, bool tb, int M, int N, int K, float alpha, const float* A, const float* B,
-                float beta, float* C) {
+// Operands with row strides (lda, ldb, ldc): a block's rows of heads packed along the last dim
+// sit heads·width apart (BlockPlace).
+void block_gemm(const Blocks& b, bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda,
+                const float* B, int ldb, float beta, float* C, int ldc) {
     const DType operands = small_gemm_takes(M, N, K) ? DType::fp32 : b.operands;
-    gemm(operands, ta, tb, M, N, K, alpha, A, B, beta, C);
+    gemm_ld(operands, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 }  // namespace
 
-void weights_block(std::size_t c, const float* q, const float* k, float scale, const ScoreMasks& m, const Blocks& b,
-                   int d, float* w, const Shape& scores) {
-    block_gemm(b, false, true, static_cast<int>(b.Lq), static_cast<int>(b.Lk), d, scale, q, k, 0.f, w);
+void weights_block(std::size_t c, const float* Q, const BlockPlace& qp, const float* K, const BlockPlace& kp,
+                   float scale, const ScoreMasks& m, const Blocks& b, float* w, const Shape& scores) {
+    const int Lk = static_cast<int>(b.Lk);
+    block_gemm(b, false, true, static_cast<int>(b.Lq), Lk, static_cast<int>(qp.width), scale, Q + qp.offset(c), qp.ld(),
+               K + kp.offset(c), kp.ld(), 0.f, w, Lk);
     for (std::size_t i = 0; i < b.Lq; ++i) {
         float* row = w + i * b.Lk;
         if (m.masked)
@@ -100,18 +104,22 @@ void weights_block(std::size_t c, const float* q, const float* k, float scale, c
     }
 }
 
-void weights_backward_block(std::size_t c, const float* dw, const float* w, const float* q, const float* k,
-                            float scale, const Blocks& b, int d, const WeightsGrads& out, float* ds) {
-    const std::size_t dk = static_cast<std::size_t>(d);
-    const int Lq = static_cast<int>(b.Lq), Lk = static_cast<int>(b.Lk);
+void weights_backward_block(std::size_t c, const float* dw, const float* w, const float* Q, const BlockPlace& qp,
+                            const float* K, const BlockPlace& kp, float scale, const Blocks& b, const WeightsGrads& out,
+                            float* ds) {
+    const int Lq = static_cast<int>(b.Lq), Lk = static_cast<int>(b.Lk), d = static_cast<int>(qp.width);
     softmax_backward(dw, w, GradOut::overwrite(ds, b.size()), b.Lq, b.Lk, 1, false);
     if (out.d_additive) std::memcpy(out.d_additive + c * b.size(), ds, b.size() * sizeof(float));
     if (out.masked)
         for (std::size_t i = 0; i < b.Lq; ++i)
             for (std::size_t j = 0; j < b.Lk; ++j)
                 if (out.masked[out.masked_at.at(c, i, j)]) ds[i * b.Lk + j] = 0.f;
-    if (out.dq) block_gemm(b, false, false, Lq, d, Lk, scale, ds, k, out.dq.beta(), out.dq.data() + c * b.Lq * dk);
-    if (out.dk) block_gemm(b, true, false, Lk, d, Lq, scale, ds, q, out.dk.beta(), out.dk.data() + c * b.Lk * dk);
+    if (out.dq)
+        block_gemm(b, false, false, Lq, d, Lk, scale, ds, Lk, K + kp.offset(c), kp.ld(), out.dq.beta(),
+                   out.dq.data() + qp.offset(c), qp.ld());
+    if (out.dk)
+        block_gemm(b, true, false, Lk, d, Lq, scale, ds, Lk, Q + qp.offset(c), qp.ld(), out.dk.beta(),
+                   out.dk.data() + kp.offset(c), kp.ld());
 }
 
 namespace {
@@ -123,35 +131,38 @@ void drop_block(const float* __restrict w, const bool* __restrict kept, float ke
 }
 }  // namespace
 
-void context_block(const float* w, const bool* kept, float keep, const float* v, const Blocks& b, int dv, float* out,
-                   float* work) {
+void context_block(std::size_t c, const float* w, const bool* kept, float keep, const float* V, const BlockPlace& vp,
+                   const Blocks& b, float* Out, const BlockPlace& op, float* work) {
     if (kept) {
         drop_block(w, kept, keep, b.size(), work);
         w = work;
     }
-    block_gemm(b, false, false, static_cast<int>(b.Lq), dv, static_cast<int>(b.Lk), 1.f, w, v, 0.f, out);
+    const int Lk = static_cast<int>(b.Lk);
+    block_gemm(b, false, false, static_cast<int>(b.Lq), static_cast<int>(vp.width), Lk, 1.f, w, Lk, V + vp.offset(c),
+               vp.ld(), 0.f, Out + op.offset(c), op.ld());
 }
 
-void context_backward_block(const float* g, const float* w, const float* v, const bool* kept, float keep,
-                            const Blocks& b, int dv, float* dw, float dw_beta, float* dv_out, float dv_beta,
-                            float* work) {
-    const int Lq = static_cast<int>(b.Lq), Lk = static_cast<int>(b.Lk);
+void context_backward_block(std::size_t c, const float* G, const BlockPlace& gp, const float* w, const float* V,
+                            const BlockPlace& vp, const bool* kept, float keep, const Blocks& b, float* dw,
+                            float dw_beta, float* dV, float dv_beta, float* work) {
+    const int Lq = static_cast<int>(b.Lq), Lk = static_cast<int>(b.Lk), dv = static_cast<int>(vp.width);
+    const float *g = G + gp.offset(c), *v = V + vp.offset(c);
     if (kept) {
         drop_block(w, kept, keep, b.size(), work);
         w = work;
     }
     if (dw && kept) {
         float* d_dropped = work + b.size();
-        block_gemm(b, false, true, Lq, Lk, dv, 1.f, g, v, 0.f, d_dropped);
+        block_gemm(b, false, true, Lq, Lk, dv, 1.f, g, gp.ld(), v, vp.ld(), 0.f, d_dropped, Lk);
         const auto scaled = [&](auto store) {
             for (std::size_t i = 0; i < b.size(); ++i) store(dw[i], d_dropped[i] * (static_cast<float>(kept[i]) * keep));
         };
         if (dw_beta == 0.f) scaled(Assign{});
         else scaled(Add{});
     } else if (dw) {
-        block_gemm(b, false, true, Lq, Lk, dv, 1.f, g, v, dw_beta, dw);
+        block_gemm(b, false, true, Lq, Lk, dv, 1.f, g, gp.ld(), v, vp.ld(), dw_beta, dw, Lk);
     }
-    if (dv_out) block_gemm(b, true, false, Lk, dv, Lq, 1.f, w, g, dv_beta, dv_out);
+    if (dV) block_gemm(b, true, false, Lk, dv, Lq, 1.f, w, Lk, g, gp.ld(), dv_beta, dV + vp.offset(c), vp.ld());
 }
 
 }  // namespace xtgrad::attention_detail

@@ -22,6 +22,18 @@ struct Blocks {
     std::size_t size() const { return Lq * Lk; }
 };
 
+// Where block c's rows of a q, k, v, context or gradient operand sit: (L, width) rows ld() floats
+// apart from offset(c). Blocks stored one after another ((batch..., L, width): heads = 1) start at
+// c·L·width, rows `width` apart. Heads packed along the last dim ((B, L, heads·width), a
+// projection's output before split_heads): block c = (b, h), b = c / heads, h = c % heads, starts
+// at b·L·heads·width + h·width, rows heads·width apart; the attention reads and writes them there,
+// with no split_heads or merge_heads copy.
+struct BlockPlace {
+    std::size_t L, width, heads = 1;
+    std::size_t offset(std::size_t c) const { return (c / heads) * L * heads * width + (c % heads) * width; }
+    int ld() const { return static_cast<int>(heads * width); }
+};
+
 // Where element (i, j) of block c sits in a mask broadcast to (batch..., Lq, Lk): strides are 0
 // along the dims the mask broadcasts, so no broadcast copy is made.
 struct BroadcastIndex {
@@ -51,16 +63,17 @@ struct ScoreMasks {
 // Checks that the masks broadcast to the scores' shape (an Error naming op and both shapes).
 ScoreMasks score_masks(const Shape& scores, const Mask* masked, float fill, const Array* additive, const char* op);
 
-// One block c:  q (Lq, d), k (Lk, d) -> w (Lq, Lk)
+// One block c:  q (Lq, d), k (Lk, d) (block c of Q and K, placed as qp and kp) -> w (Lq, Lk)
 //   w = q kᵀ · scale;  w[i, j] = fill where masked;  w += additive;  softmax of each row, in place
-void weights_block(std::size_t c, const float* q, const float* k, float scale, const ScoreMasks& m, const Blocks& b,
-                   int d, float* w, const Shape& scores);
+void weights_block(std::size_t c, const float* Q, const BlockPlace& qp, const float* K, const BlockPlace& kp,
+                   float scale, const ScoreMasks& m, const Blocks& b, float* w, const Shape& scores);
 
 // One block c of the weights' backward, dw and w (Lq, Lk), q (Lq, d), k (Lk, d):
 //   ds = w ⊙ (dw - Σ_j dw w)          softmax backward, into ds (Lq, Lk); also the additive mask's
 //                                     gradient, copied to d_additive + c·Lq·Lk when it is non-null
 //   ds = 0 where masked               the filled scores do not depend on q, k
-//   dq (Lq, d) = scale · ds k         dk (Lk, d) = scale · dsᵀ q      (into block c of each)
+//   dq (Lq, d) = scale · ds k         dk (Lk, d) = scale · dsᵀ q      (into block c of each, placed
+//                                     as q and k are)
 struct WeightsGrads {
     const GradOut& dq;
     const GradOut& dk;
@@ -68,21 +81,25 @@ struct WeightsGrads {
     const bool* masked;          // null: no mask
     const BroadcastIndex& masked_at;
 };
-void weights_backward_block(std::size_t c, const float* dw, const float* w, const float* q, const float* k,
-                            float scale, const Blocks& b, int d, const WeightsGrads& out, float* ds);
+void weights_backward_block(std::size_t c, const float* dw, const float* w, const float* Q, const BlockPlace& qp,
+                            const float* K, const BlockPlace& kp, float scale, const Blocks& b, const WeightsGrads& out,
+                            float* ds);
 
-// One block: w (Lq, Lk), v (Lk, dv) -> out (Lq, dv) = dropped v
+// One block c: w (Lq, Lk), v (Lk, dv) (block c of V, placed as vp) -> out (Lq, dv) = dropped v,
+// into block c of Out (placed as op)
 //   dropped = w ⊙ (kept ? keep : 0) as dropout computes it, into work (Lq, Lk); w itself when
 //   kept is null (no dropout)
-void context_block(const float* w, const bool* kept, float keep, const float* v, const Blocks& b, int dv, float* out,
-                   float* work);
+void context_block(std::size_t c, const float* w, const bool* kept, float keep, const float* V, const BlockPlace& vp,
+                   const Blocks& b, float* Out, const BlockPlace& op, float* work);
 
-// One block of context_block's backward, g (Lq, dv), w (Lq, Lk), v (Lk, dv), kept (Lq, Lk) or null:
+// One block c of context_block's backward, g (Lq, dv) (block c of G, placed as gp), w (Lq, Lk),
+// v (Lk, dv) (block c of V, placed as vp), kept (Lq, Lk) or null:
 //   dropped = w ⊙ (kept ? keep : 0)            recomputed into work (Lq, Lk), not kept from forward
-//   dv_out (Lk, dv) = droppedᵀ g               (beta dv_beta: 0 overwrites, 1 adds; null: skipped)
+//   dv (Lk, dv) = droppedᵀ g                   into block c of dV, placed as v (beta dv_beta: 0
+//                                              overwrites, 1 adds; null: skipped)
 //   dw (Lq, Lk) = (g vᵀ) ⊙ (kept ? keep : 0)   (beta dw_beta; null: skipped); work holds 2·Lq·Lk
-void context_backward_block(const float* g, const float* w, const float* v, const bool* kept, float keep,
-                            const Blocks& b, int dv, float* dw, float dw_beta, float* dv_out, float dv_beta,
-                            float* work);
+void context_backward_block(std::size_t c, const float* G, const BlockPlace& gp, const float* w, const float* V,
+                            const BlockPlace& vp, const bool* kept, float keep, const Blocks& b, float* dw,
+                            float dw_beta, float* dV, float dv_beta, float* work);
 
 }  // namespace xtgrad::attention_detail
