@@ -15,6 +15,13 @@ namespace {
 
 AttentionFusion fusion = AttentionFusion::automatic;
 
+// Checked on every path: the composed one only calls dropout for p > 0, which let NaN and
+// negative probabilities through while the fused one refused them.
+void check_attention_options(const AttentionOptions& o) {
+    if (!(o.dropout >= 0.f && o.dropout <= 1.f))
+        fail("{}: dropout probability must be in [0, 1], got {}", o.who, o.dropout);
+}
+
 // The checks every path shares; errors name the caller (o.who), as before the fused ops.
 void check_attention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& o) {
     if (q.dim() < 2 || k.dim() < 2 || v.dim() < 2)
@@ -24,10 +31,7 @@ void check_attention(const Tensor& q, const Tensor& k, const Tensor& v, const At
         fail("{}: query {} and key {} differ in the last dim (d_k)", o.who, shape_str(q.shape()), shape_str(k.shape()));
     if (k.size(-2) != v.size(-2))
         fail("{}: key {} and value {} differ in length", o.who, shape_str(k.shape()), shape_str(v.shape()));
-    // Checked on every path: the composed one only calls dropout for p > 0, which let NaN and
-    // negative probabilities through while the fused one refused them.
-    if (!(o.dropout >= 0.f && o.dropout <= 1.f))
-        fail("{}: dropout probability must be in [0, 1], got {}", o.who, o.dropout);
+    check_attention_options(o);
 }
 
 // The scores' shape (..., Lq, Lk), or an Error when a mask does not fit it.
@@ -95,6 +99,17 @@ AttentionResult scaled_dot_product_attention(const Tensor& q, const Tensor& k, c
         return {matmul(dropped, v), dropped};
     }
     return {dropout_matmul(weights, v, o.dropout, o.training, gen), weights};
+}
+
+Tensor attention_on_packed_heads(const Tensor& q, const Tensor& k, const Tensor& v, std::size_t heads,
+                                 const AttentionOptions& o) {
+    if (o.need_weights || fusion == AttentionFusion::composed) return Tensor();
+    if (q.dim() != 3 || k.dim() != 3 || heads == 0) return Tensor();  // the split path names the error
+    const std::size_t scores = q.size(0) * heads * q.size(1) * k.size(1);
+    if (fusion == AttentionFusion::automatic && scores < kFusedMinScores) return Tensor();
+    check_attention_options(o);
+    return attention_context_heads(q, k, v, heads, o.scale, o.masked, o.fill, o.additive ? *o.additive : Tensor(),
+                                   o.dropout, o.training, o.gen ? *o.gen : default_generator());
 }
 
 Tensor split_heads(const Tensor& x, std::size_t heads) {

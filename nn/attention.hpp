@@ -61,6 +61,15 @@ inline constexpr std::size_t kFusedMinScores = std::size_t{1} << 12;  // 16 KiB 
 void set_attention_fusion(AttentionFusion fusion);
 AttentionFusion attention_fusion();
 
+// merge_heads(scaled_dot_product_attention(split_heads(q, heads), split_heads(k, heads),
+// split_heads(v, heads), options).context), computed on the heads where the projections wrote them
+// (attention_context_heads: the same numbers bit for bit, no split or merge copy), where that
+// call would make the one-node fused core: options.need_weights false and fusion `fused`, or
+// `automatic` with at least kFusedMinScores scores. Undefined elsewhere (the caller then takes
+// the split path). q (B, Lq, h·dk), k (B, Lk, h·dk), v (B, Lk, h·dv) -> (B, Lq, h·dv).
+Tensor attention_on_packed_heads(const Tensor& q, const Tensor& k, const Tensor& v, std::size_t heads,
+                                 const AttentionOptions& options);
+
 // (B, L, h·d) -> (B, h, L, d): view (B, L, h, d), then swap L and h.
 Tensor split_heads(const Tensor& x, std::size_t heads);
 // (B, h, L, d) -> (B, L, h·d), the inverse.

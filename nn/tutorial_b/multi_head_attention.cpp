@@ -26,15 +26,23 @@ Tensor MultiHeadAttention::split_heads(const Tensor& x) const { return nn::split
 
 Tensor MultiHeadAttention::combine_heads(const Tensor& x) const { return merge_heads(x); }
 
-Tensor MultiHeadAttention::scaled_dot_product_attention(const Tensor& Q, const Tensor& K, const Tensor& V,
-                                                        const Mask* mask) const {
-    const Mask masked_out = mask ? Mask(!*mask) : Mask();  // B's mask says where to keep
+// The attention's options for B: scores / sqrt(d_k), -1e9 where the mask says not to keep
+// (masked_out holds that inverted mask for the call).
+AttentionOptions MultiHeadAttention::attention_options(const Mask* mask, Mask& masked_out) const {
+    if (mask) masked_out = !*mask;  // B's mask says where to keep
     AttentionOptions o;
     o.scale = 1.f / std::sqrt(static_cast<float>(d_k));
     o.masked = mask ? &masked_out : nullptr;
     o.fill = -1e9f;
     o.who = kMultiHeadAttentionType;
     o.need_weights = keep_weights_;  // the tutorial returns the context only
+    return o;
+}
+
+Tensor MultiHeadAttention::scaled_dot_product_attention(const Tensor& Q, const Tensor& K, const Tensor& V,
+                                                        const Mask* mask) const {
+    Mask masked_out;
+    const AttentionOptions o = attention_options(mask, masked_out);
     AttentionResult r = nn::scaled_dot_product_attention(Q, K, V, o);
     if (keep_weights_) kept_weights_ = r.weights.detach();
     return r.context;
@@ -57,10 +65,17 @@ Tensor MultiHeadAttention::forward(const Tensor& Q, const Tensor& K, const Tenso
 
 Tensor MultiHeadAttention::attend(const Tensor& Q, const Tensor& K, const Tensor& V, const Mask* mask) const {
     check_inputs(Q, K, V, mask);  // in forward's module scope
+    const Tensor q_all = W_q->forward(Q), k_all = W_k->forward(K), v_all = W_v->forward(V);  // (B, L, d)
+    // The tutorial's lines are the last four. Where they would run the fused core and nobody keeps
+    // the weights, it reads each head where W_q, W_k, W_v wrote it and writes the context merged:
+    // the same numbers bit for bit, without split_heads' and combine_heads' copies
+    // (docs/derivations.md, "The heads where they sit").
+    Mask masked_out;
+    if (const Tensor merged = attention_on_packed_heads(q_all, k_all, v_all, num_heads, attention_options(mask, masked_out));
+        merged.defined())
+        return W_o->forward(merged);
     // (B, L, d) -> (B, h, L, d_k)
-    const Tensor q = split_heads(W_q->forward(Q));
-    const Tensor k = split_heads(W_k->forward(K));
-    const Tensor v = split_heads(W_v->forward(V));
+    const Tensor q = split_heads(q_all), k = split_heads(k_all), v = split_heads(v_all);
     const Tensor attn_output = scaled_dot_product_attention(q, k, v, mask);  // (B, h, Lq, d_k)
     return W_o->forward(combine_heads(attn_output));                          // (B, Lq, d)
 }

@@ -62,6 +62,7 @@ private:
     mutable Tensor kept_weights_;  // written by the const forward: what it saw, not the module's state
 
     Tensor attend(const Tensor& Q, const Tensor& K, const Tensor& V, const Mask* mask) const;
+    AttentionOptions attention_options(const Mask* mask, Mask& masked_out) const;
     void check_inputs(const Tensor& Q, const Tensor& K, const Tensor& V, const Mask* mask) const;
 };
 

@@ -1,0 +1,94 @@
+// Tutorial B's MultiHeadAttention on the heads where its projections wrote them
+// (nn::attention_on_packed_heads, docs/derivations.md "The heads where they sit"): the same
+// output and gradients, bit for bit, as the tutorial's split_heads -> attention -> combine_heads
+// lines, and which of the two paths each setting takes.
+#include <xtgrad/nn/tutorial_b/tutorial_b.hpp>
+#include "tests/test_util.hpp"
+
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+TEST_SUITE_BEGIN("tutorial_b");
+
+using namespace xtgrad;
+namespace tb = xtgrad::nn::tutorial_b;
+using test::rnd;
+
+namespace {
+
+// Every backward op name reachable from t's grad_fn.
+std::set<std::string> ops_behind(const Tensor& t) {
+    std::set<std::string> ops;
+    std::set<const Node*> seen;
+    const std::function<void(const Node*)> walk = [&](const Node* n) {
+        if (!n || !seen.insert(n).second) return;
+        ops.insert(n->op());
+        for (const auto& in : n->inputs()) walk(in->grad_fn.get());
+    };
+    walk(t.grad_fn().get());
+    return ops;
+}
+
+struct Result {
+    Array out;
+    std::vector<Array> grads;  // every parameter's, then Q's and K's
+    std::set<std::string> ops;
+};
+
+Result run(tb::MultiHeadAttention& mha, const Tensor& Q, const Tensor& K, const Mask* mask, nn::AttentionFusion f) {
+    nn::set_attention_fusion(f);
+    mha.zero_grad();
+    for (const Tensor* t : {&Q, &K}) Tensor(*t).zero_grad();
+    const Tensor out = mask ? mha.forward(Q, K, K, *mask) : mha.forward(Q, K, K);
+    nn::set_attention_fusion(nn::AttentionFusion::automatic);
+    Result r{out.data(), {}, ops_behind(out)};  // before backward, which releases the graph
+    sum(out * rnd(out.shape(), 5)).backward();
+    for (const Tensor& p : mha.parameters()) r.grads.push_back(p.grad_array());
+    r.grads.push_back(Q.grad_array());
+    r.grads.push_back(K.grad_array());
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("tutorial B: MultiHeadAttention on packed heads equals the tutorial's split path bit for bit") {
+    manual_seed(3);
+    tb::MultiHeadAttention mha(tb::MultiHeadAttentionOptions(16, 4));
+    const Tensor Q = rnd({2, 5, 16}, 1), K = rnd({2, 7, 16}, 2);
+    Mask src = Mask::from_shape({2, 1, 1, 7});  // B's src_mask: True = keep; batch 1 hides its last keys
+    for (std::size_t j = 0; j < 7; ++j) src(0, 0, 0, j) = true, src(1, 0, 0, j) = j < 4;
+    for (const Mask* mask : std::vector<const Mask*>{nullptr, &src}) {
+        CAPTURE(mask != nullptr);
+        const Result packed = run(mha, Q, K, mask, nn::AttentionFusion::fused);
+        const Result split = run(mha, Q, K, mask, nn::AttentionFusion::composed);
+        // which path each took: the packed one has no head copies and one attention node
+        CHECK(packed.ops.count("AttentionContextBackward") == 1);
+        CHECK(packed.ops.count("PermuteBackward") == 0);
+        CHECK(split.ops.count("PermuteBackward") == 1);
+        CHECK(packed.out == split.out);
+        REQUIRE(packed.grads.size() == split.grads.size());
+        for (std::size_t i = 0; i < packed.grads.size(); ++i) {
+            CAPTURE(i);
+            CHECK(packed.grads[i].size() > 0);
+            CHECK(packed.grads[i] == split.grads[i]);
+        }
+    }
+}
+
+TEST_CASE("tutorial B: MultiHeadAttention keeps the tutorial's split path where it keeps the weights or composes") {
+    manual_seed(4);
+    tb::MultiHeadAttention mha(tb::MultiHeadAttentionOptions(8, 2));
+    const Tensor Q = rnd({1, 3, 8}, 1);
+    // small scores under `automatic`: composed, the split path (each step its own node)
+    CHECK(run(mha, Q, Q, nullptr, nn::AttentionFusion::automatic).ops.count("PermuteBackward") == 1);
+    // weights kept for a heatmap: the two fused nodes on split heads, and the weights are there
+    mha.keep_attention_weights(true);
+    const Result kept = run(mha, Q, Q, nullptr, nn::AttentionFusion::fused);
+    CHECK(kept.ops.count("AttentionWeightsBackward") == 1);
+    CHECK(kept.ops.count("PermuteBackward") == 1);
+    CHECK(mha.attention_weights().shape() == Shape{1, 2, 3, 3});
+}
+
+TEST_SUITE_END();
