@@ -103,13 +103,16 @@ AttentionResult scaled_dot_product_attention(const Tensor& q, const Tensor& k, c
 
 Tensor attention_on_packed_heads(const Tensor& q, const Tensor& k, const Tensor& v, std::size_t heads,
                                  const AttentionOptions& o) {
-    if (o.need_weights || fusion == AttentionFusion::composed) return Tensor();
     if (q.dim() != 3 || k.dim() != 3 || heads == 0) return Tensor();  // the split path names the error
-    const std::size_t scores = q.size(0) * heads * q.size(1) * k.size(1);
-    if (fusion == AttentionFusion::automatic && scores < kFusedMinScores) return Tensor();
+    if (!packed_heads_take(q.size(0) * heads * q.size(1) * k.size(1), o.need_weights)) return Tensor();
     check_attention_options(o);
     return attention_context_heads(q, k, v, heads, o.scale, o.masked, o.fill, o.additive ? *o.additive : Tensor(),
                                    o.dropout, o.training, o.gen ? *o.gen : default_generator());
+}
+
+bool packed_heads_take(std::size_t scores, bool need_weights) {
+    if (need_weights || fusion == AttentionFusion::composed) return false;
+    return fusion == AttentionFusion::fused || scores >= kFusedMinScores;
 }
 
 Tensor split_heads(const Tensor& x, std::size_t heads) {

@@ -69,6 +69,9 @@ AttentionFusion attention_fusion();
 // the split path). q (B, Lq, h·dk), k (B, Lk, h·dk), v (B, Lk, h·dv) -> (B, Lq, h·dv).
 Tensor attention_on_packed_heads(const Tensor& q, const Tensor& k, const Tensor& v, std::size_t heads,
                                  const AttentionOptions& options);
+// Whether attention_on_packed_heads takes a call with this many score elements (batch · heads ·
+// Lq · Lk): for a caller that lays out its projections differently on each path.
+bool packed_heads_take(std::size_t scores, bool need_weights);
 
 // (B, L, h·d) -> (B, h, L, d): view (B, L, h, d), then swap L and h.
 Tensor split_heads(const Tensor& x, std::size_t heads);

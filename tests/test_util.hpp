@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include <functional>
+#include <set>
 #include <string>
 
 namespace xtgrad::test {
@@ -44,6 +46,20 @@ inline float max_abs_diff(const Array& a, const Array& b) {
     float m = 0;
     for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::abs(a.data()[i] - b.data()[i]));
     return m;
+}
+
+// Every backward op name reachable from t's grad_fn (before backward, which releases the graph):
+// which path a module took.
+inline std::set<std::string> ops_behind(const Tensor& t) {
+    std::set<std::string> ops;
+    std::set<const Node*> seen;
+    const std::function<void(const Node*)> walk = [&](const Node* n) {
+        if (!n || !seen.insert(n).second) return;
+        ops.insert(n->op());
+        for (const auto& in : n->inputs()) walk(in->grad_fn.get());
+    };
+    walk(t.grad_fn().get());
+    return ops;
 }
 
 }  // namespace xtgrad::test

@@ -5,6 +5,8 @@
 #include <xtgrad/nn/attention.hpp>
 #include <xtgrad/nn/tutorial_d/scaled_dot_product_attention.hpp>
 
+#include <cmath>
+
 namespace xtgrad::nn::tutorial_d {
 
 namespace {
@@ -233,6 +235,52 @@ MultiheadAttentionOutput multi_head_attention_forward(const Tensor& query, const
 
 namespace {
 
+// A mask that broadcasts to the scores (N, h, L, S), for the scores seen as (1, N·h, L, S): a 4-D
+// one made whole over N and h first (a padding mask (N, 1, 1, S) is per batch, not per block).
+AttentionMask for_blocks_in_a_row(const AttentionMask& m, std::size_t N, std::size_t h) {
+    if (!m.defined() || m.dim() < 4) return m;
+    const Shape s = m.shape(), whole{N, h, s[2], s[3]}, row{1, N * h, s[2], s[3]};
+    if (s[0] == 1 && s[1] == 1) return m;
+    if (m.is_bool()) return AttentionMask(Mask(xt::broadcast(m.masked(), whole))).reshaped(row);
+    return AttentionMask(Tensor(Array(xt::broadcast(m.additive().data(), whole)))).reshaped(row);
+}
+
+// The plain case (no bias_kv, static keys or zero attention; nobody reads the weights; a size the
+// fused core takes) on the heads where the in-projection writes them (nn::attention_on_packed_heads):
+// no batch-first transposes, no split or merge copies, the same numbers as the lines of
+// batched_forward below. Batch first, (N, L, E) holds N·h blocks, h to a batch row; sequence
+// first, (L, N, E) is (1, L, N·E): N·h blocks side by side in every row. Undefined elsewhere.
+Tensor on_packed_heads(const Tensor& query, const Tensor& key, const Tensor& value,
+                       const MultiheadAttentionForwardFuncOptions& o, const Sizes& s, const AttentionMask& attn,
+                       const AttentionMask& padding) {
+    if (o.bias_k().defined() || o.static_k().defined() || o.static_v().defined() || o.add_zero_attn() ||
+        !packed_heads_take(s.N * s.h * s.L * s.S, o.need_weights()))
+        return Tensor();
+    const InProjection p = project(query, key, value, o);  // each (N, ·, E) or (·, N, E), as given
+    AttentionMask mask = attn.merged_with(padding.defined() ? padding.reshaped({s.N, 1, 1, s.S}) : padding);
+    const long N = static_cast<long>(s.N), L = static_cast<long>(s.L), S = static_cast<long>(s.S);
+    const auto rows = [&](const Tensor& t, long len) { return reshape(t, {1, len, static_cast<long>(t.size(2)) * N}); };
+    const bool first = o.batch_first();
+    if (!first) mask = for_blocks_in_a_row(mask, s.N, s.h);
+    // torch's q / sqrt(head_dim) before the product (tutorial_d::scaled_dot_product_attention)
+    const Tensor q = (first ? p.q : rows(p.q, L)) / std::sqrt(static_cast<float>(s.head_dim));
+    AttentionOptions a;
+    a.who = o.who().c_str();
+    a.dropout = o.training() ? o.dropout_p() : 0.f;  // torch: "if not training: dropout_p = 0.0"
+    a.training = o.training();
+    a.gen = o.generator();
+    a.need_weights = false;
+    const Tensor additive = mask.defined() && !mask.is_bool() ? mask.additive() : Tensor();
+    if (mask.is_bool()) a.masked = &mask.masked();
+    if (additive.defined()) a.additive = &additive;
+    const Tensor context = attention_on_packed_heads(q, first ? p.k : rows(p.k, S), first ? p.v : rows(p.v, S),
+                                                     first ? s.h : s.N * s.h, a);
+    if (!context.defined()) return Tensor();
+    expect_shape(o.who(), "out_proj_weight", o.out_proj_weight(), {s.E, s.E}, false);
+    const Tensor merged = first ? context : reshape(context, {L, N, static_cast<long>(s.E)});
+    return linear(merged, o.out_proj_weight(), o.out_proj_bias());  // (N, L, E) or (L, N, E)
+}
+
 // query (L, N, E) (or (N, L, E) with batch_first), key and value (S, N, ·): torch's function after
 // its unbatched inputs got their batch axis.
 MultiheadAttentionOutput batched_forward(const Tensor& query, const Tensor& key, const Tensor& value,
@@ -241,6 +289,7 @@ MultiheadAttentionOutput batched_forward(const Tensor& query, const Tensor& key,
     Sizes s = check_inputs(query, key, value, o);
     AttentionMask attn = checked_attn_mask(o.attn_mask(), s, who);
     AttentionMask padding = checked_key_padding_mask(o.key_padding_mask(), s, who);
+    if (const Tensor out = on_packed_heads(query, key, value, o, s, attn, padding); out.defined()) return {out, Tensor()};
 
     // batch first inside: (N, L, features); a tensor given twice is transposed once, so the
     // in-projection still sees that q, k and v are one tensor (torch keeps the "is" too)
