@@ -6,10 +6,13 @@
 #include <doctest/doctest.h>
 
 #include <functional>
+#include <limits>
 #include <set>
 #include <string>
 
 namespace xtgrad::test {
+
+inline constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // Random leaf tensor that requires grad, deterministic per seed.
 inline Tensor rnd(const Shape& shape, std::uint64_t seed = 0, float scale = 1.f) {

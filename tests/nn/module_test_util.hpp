@@ -9,6 +9,8 @@
 
 #include <cstdint>
 #include <fstream>
+#include <initializer_list>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -86,6 +88,22 @@ void same_module(FromOptions&& from_options, Positional&& positional) {
         CHECK(pa[i].second.shape() == pb[i].second.shape());
         CHECK(xt::all(xt::equal(pa[i].second.data(), pb[i].second.data())));
     }
+}
+
+// One module forward's result for comparing two paths through it: the output, the backward op
+// names behind it (read before backward releases the graph), and, after a backward of
+// sum(out · r) with r fixed, every parameter's gradient and then each input's.
+struct PathRun {
+    Array out;
+    std::vector<Array> grads;
+    std::set<std::string> ops;
+};
+inline PathRun backward_through(const Tensor& out, const nn::Module& m, std::initializer_list<const Tensor*> inputs) {
+    PathRun r{out.data(), {}, ops_behind(out)};
+    sum(out * rnd(out.shape(), 5)).backward();
+    for (const Tensor& p : m.parameters()) r.grads.push_back(p.grad_array());
+    for (const Tensor* t : inputs) r.grads.push_back(t->grad_array());
+    return r;
 }
 
 }  // namespace xtgrad::test

@@ -3,9 +3,8 @@
 // output and gradients, bit for bit, as the tutorial's split_heads -> attention -> combine_heads
 // lines, and which of the two paths each setting takes.
 #include <xtgrad/nn/tutorial_b/tutorial_b.hpp>
-#include "tests/test_util.hpp"
+#include "tests/nn/module_test_util.hpp"
 
-#include <set>
 #include <string>
 #include <vector>
 
@@ -13,29 +12,17 @@ TEST_SUITE_BEGIN("tutorial_b");
 
 using namespace xtgrad;
 namespace tb = xtgrad::nn::tutorial_b;
-using test::ops_behind;
 using test::rnd;
 
 namespace {
 
-struct BRun {
-    Array out;
-    std::vector<Array> grads;  // every parameter's, then Q's and K's
-    std::set<std::string> ops;
-};
-
-BRun run(tb::MultiHeadAttention& mha, const Tensor& Q, const Tensor& K, const Mask* mask, nn::AttentionFusion f) {
+test::PathRun run(tb::MultiHeadAttention& mha, const Tensor& Q, const Tensor& K, const Mask* mask, nn::AttentionFusion f) {
     nn::set_attention_fusion(f);
     mha.zero_grad();
     for (const Tensor* t : {&Q, &K}) Tensor(*t).zero_grad();
     const Tensor out = mask ? mha.forward(Q, K, K, *mask) : mha.forward(Q, K, K);
     nn::set_attention_fusion(nn::AttentionFusion::automatic);
-    BRun r{out.data(), {}, ops_behind(out)};  // before backward, which releases the graph
-    sum(out * rnd(out.shape(), 5)).backward();
-    for (const Tensor& p : mha.parameters()) r.grads.push_back(p.grad_array());
-    r.grads.push_back(Q.grad_array());
-    r.grads.push_back(K.grad_array());
-    return r;
+    return test::backward_through(out, mha, {&Q, &K});
 }
 
 }  // namespace
@@ -48,8 +35,8 @@ TEST_CASE("tutorial B: MultiHeadAttention on packed heads equals the tutorial's 
     for (std::size_t j = 0; j < 7; ++j) src(0, 0, 0, j) = true, src(1, 0, 0, j) = j < 4;
     for (const Mask* mask : std::vector<const Mask*>{nullptr, &src}) {
         CAPTURE(mask != nullptr);
-        const BRun packed = run(mha, Q, K, mask, nn::AttentionFusion::fused);
-        const BRun split = run(mha, Q, K, mask, nn::AttentionFusion::composed);
+        const test::PathRun packed = run(mha, Q, K, mask, nn::AttentionFusion::fused);
+        const test::PathRun split = run(mha, Q, K, mask, nn::AttentionFusion::composed);
         // which path each took: the packed one has no head copies and one attention node
         CHECK(packed.ops.count("AttentionContextBackward") == 1);
         CHECK(packed.ops.count("PermuteBackward") == 0);
@@ -72,7 +59,7 @@ TEST_CASE("tutorial B: MultiHeadAttention keeps the tutorial's split path where 
     CHECK(run(mha, Q, Q, nullptr, nn::AttentionFusion::automatic).ops.count("PermuteBackward") == 1);
     // weights kept for a heatmap: the two fused nodes on split heads, and the weights are there
     mha.keep_attention_weights(true);
-    const BRun kept = run(mha, Q, Q, nullptr, nn::AttentionFusion::fused);
+    const test::PathRun kept = run(mha, Q, Q, nullptr, nn::AttentionFusion::fused);
     CHECK(kept.ops.count("AttentionWeightsBackward") == 1);
     CHECK(kept.ops.count("PermuteBackward") == 1);
     CHECK(mha.attention_weights().shape() == Shape{1, 2, 3, 3});

@@ -4,12 +4,11 @@
 // (transpose, project, split_heads, attention, merge_heads, out_proj, transpose back; the weight
 // gradients sequence first to float rounding); sequence first and batch first,
 // with a float causal mask, a key padding mask and dropout in training.
+#include "tests/nn/module_test_util.hpp"
 #include "tests/nn/tutorial_d_util.hpp"
 
 #include <xtensor/xmath.hpp>
 
-#include <limits>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -17,19 +16,12 @@ TEST_SUITE_BEGIN("tutorial_d");
 
 using namespace xtgrad;
 using namespace xtgrad::test::tutorial_d;
-using test::ops_behind;
 using test::rnd;
 
 namespace {
 
-struct DRun {
-    Array out;
-    std::vector<Array> grads;  // every parameter's, then the inputs'
-    std::set<std::string> ops;
-};
-
 // One training forward and backward of m on (query, kv), the dropout drawn from seed 11.
-DRun run(const MultiheadAttention& m, const Tensor& query, const Tensor& kv, const AttentionMask& padding,
+test::PathRun run(const MultiheadAttention& m, const Tensor& query, const Tensor& kv, const AttentionMask& padding,
            const AttentionMask& attn, bool need_weights, nn::AttentionFusion f) {
     for (const Tensor* t : {&query, &kv}) Tensor(*t).zero_grad();
     for (Tensor p : m.parameters()) p.zero_grad();
@@ -37,18 +29,13 @@ DRun run(const MultiheadAttention& m, const Tensor& query, const Tensor& kv, con
     nn::set_attention_fusion(f);
     const Tensor out = m.forward(query, kv, kv, padding, need_weights, attn).attn_output;
     nn::set_attention_fusion(nn::AttentionFusion::automatic);
-    DRun r{out.data(), {}, ops_behind(out)};  // before backward, which releases the graph
-    sum(out * rnd(out.shape(), 5)).backward();
-    for (const Tensor& p : m.parameters()) r.grads.push_back(p.grad_array());
-    r.grads.push_back(query.grad_array());
-    r.grads.push_back(kv.grad_array());
-    return r;
+    return test::backward_through(out, m, {&query, &kv});
 }
 
 // Bit for bit, but for the parameters' gradients sequence first: the packed path multiplies the
 // (L, N, E) rows in their order (torch's own), the split path after the batch-first transpose, so
 // dW = dyᵀ·x sums the same products in another order (equal to float rounding).
-void check_same(const DRun& packed, const DRun& split, std::size_t param_grads_to_round) {
+void check_same(const test::PathRun& packed, const test::PathRun& split, std::size_t param_grads_to_round) {
     CHECK(packed.ops.count("AttentionContextBackward") == 1);
     CHECK(packed.ops.count("PermuteBackward") == 0);  // no transposes, no split or merge of heads
     CHECK(split.ops.count("PermuteBackward") == 1);
@@ -70,7 +57,7 @@ TEST_CASE("tutorial D: MultiheadAttention on packed heads equals torch's lines b
     const std::size_t N = 3, L = 5, S = 6, E = 16;
     Array causal = xt::zeros<float>({L, S});  // a float mask: -inf above the diagonal
     for (std::size_t i = 0; i < L; ++i)
-        for (std::size_t j = i + 2; j < S; ++j) causal(i, j) = -std::numeric_limits<float>::infinity();
+        for (std::size_t j = i + 2; j < S; ++j) causal(i, j) = -kInf;
     for (bool batch_first : {false, true}) {
         CAPTURE(batch_first);
         manual_seed(2);
@@ -95,12 +82,12 @@ TEST_CASE("tutorial D: MultiheadAttention keeps torch's lines where the weights 
     const Tensor query = rnd({5, 3, 16}, 1);
     MultiheadAttention plain(16, 4);
     // need_weights (torch's default): the weights are returned, from the split heads
-    const DRun wanted = run(plain, query, query, {}, {}, true, nn::AttentionFusion::fused);
+    const test::PathRun wanted = run(plain, query, query, {}, {}, true, nn::AttentionFusion::fused);
     CHECK(wanted.ops.count("AttentionContextBackward") == 0);
     CHECK(wanted.ops.count("PermuteBackward") == 1);
     // add_bias_kv appends a learned key to the split heads: torch's lines
     MultiheadAttention bias_kv(16, 4, 0.f, true, /*add_bias_kv=*/true);
-    const DRun appended = run(bias_kv, query, query, {}, {}, false, nn::AttentionFusion::fused);
+    const test::PathRun appended = run(bias_kv, query, query, {}, {}, false, nn::AttentionFusion::fused);
     CHECK(appended.ops.count("PermuteBackward") == 1);
 }
 

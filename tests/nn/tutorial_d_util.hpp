@@ -14,7 +14,7 @@ namespace xtgrad::test::tutorial_d {
 using namespace xtgrad::nn::tutorial_d;
 using V = std::vector<Tensor>;
 
-inline constexpr float kInf = std::numeric_limits<float>::infinity();
+using xtgrad::test::kInf;  // tests/test_util.hpp
 
 // Small sizes: E 8, 2 heads, ff 12. gelu keeps the functions smooth for finite differences
 // (relu's kink is covered by the parity fixtures).

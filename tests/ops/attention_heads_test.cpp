@@ -4,6 +4,7 @@
 // autocast), a gradcheck, and bad input.
 #include <xtgrad/nn/attention.hpp>
 #include "tests/autocast_util.hpp"
+#include "tests/ops/attention_util.hpp"
 #include "tests/test_util.hpp"
 
 #include <limits>
@@ -13,20 +14,11 @@
 TEST_SUITE_BEGIN("ops");
 
 using namespace xtgrad;
+using test::kInf;
 using test::rnd;
+using test::some_masked;
 
 namespace {
-
-constexpr float kInf = std::numeric_limits<float>::infinity();
-
-// (B, 1, Lq, Lk): query i of batch b does not see key j when (i + 2j + b) % 3 == 0, except key 0.
-Mask some_masked(std::size_t B, std::size_t Lq, std::size_t Lk) {
-    Mask m = Mask::from_shape({B, 1, Lq, Lk});
-    for (std::size_t b = 0; b < B; ++b)
-        for (std::size_t i = 0; i < Lq; ++i)
-            for (std::size_t j = 0; j < Lk; ++j) m(b, 0, i, j) = j != 0 && (i + 2 * j + b) % 3 == 0;
-    return m;
-}
 
 struct Packed {
     std::size_t heads;

@@ -2,6 +2,7 @@
 // (autograd/ops/attention_context.cpp): gradchecks, the plain reference (the composition of
 // separate ops they fuse), 1 vs 2 threads, bad input.
 #include <xtgrad/nn/attention.hpp>
+#include "tests/ops/attention_util.hpp"
 #include "tests/test_util.hpp"
 
 #include <limits>
@@ -11,22 +12,12 @@
 TEST_SUITE_BEGIN("ops");
 
 using namespace xtgrad;
+using test::kInf;
 using test::rnd;
+using test::some_masked;
 using V = std::vector<Tensor>;
 
 namespace {
-
-constexpr float kInf = std::numeric_limits<float>::infinity();
-
-// (B, 1, Lq, Lk): query i of batch b does not see key j when (i + j + b) % 3 == 0, except key 1,
-// which every query sees (no row is fully masked).
-Mask some_masked(std::size_t B, std::size_t Lq, std::size_t Lk) {
-    Mask m = Mask::from_shape({B, 1, Lq, Lk});
-    for (std::size_t b = 0; b < B; ++b)
-        for (std::size_t i = 0; i < Lq; ++i)
-            for (std::size_t j = 0; j < Lk; ++j) m(b, 0, i, j) = j != 1 && (i + j + b) % 3 == 0;
-    return m;
-}
 
 // The inputs of one attention call and the options both paths read.
 struct Case {
