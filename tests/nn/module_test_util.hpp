@@ -6,6 +6,7 @@
 #include <xtgrad/xtgrad.hpp>
 
 #include <nlohmann/json.hpp>
+#include <xtensor/xmath.hpp>
 
 #include <cstdint>
 #include <fstream>
@@ -104,6 +105,26 @@ inline PathRun backward_through(const Tensor& out, const nn::Module& m, std::ini
     for (const Tensor& p : m.parameters()) r.grads.push_back(p.grad_array());
     for (const Tensor* t : inputs) r.grads.push_back(t->grad_array());
     return r;
+}
+
+// A multi-head attention through the packed heads (nn::attention_on_packed_heads) against its split
+// path: which path each took (one attention node and no permute on the packed one), and the same
+// output and gradients bit for bit, but for the first `rounded_grads` (parameters' gradients whose
+// products sum rows in another order, equal to float rounding: tutorial D sequence first).
+inline void check_packed_heads_path(const PathRun& packed, const PathRun& split, std::size_t rounded_grads = 0) {
+    CHECK(packed.ops.count("AttentionContextBackward") == 1);
+    CHECK(packed.ops.count("PermuteBackward") == 0);  // no transposes, no split or merge of heads
+    CHECK(split.ops.count("PermuteBackward") == 1);
+    CHECK(packed.out == split.out);
+    REQUIRE(packed.grads.size() == split.grads.size());
+    for (std::size_t i = 0; i < packed.grads.size(); ++i) {
+        CAPTURE(i);
+        CHECK(packed.grads[i].size() > 0);
+        if (i < rounded_grads)
+            CHECK(max_abs_diff(packed.grads[i], split.grads[i]) <= 1e-5f * (1.f + xt::amax(xt::abs(split.grads[i]))()));
+        else
+            CHECK(packed.grads[i] == split.grads[i]);
+    }
 }
 
 }  // namespace xtgrad::test

@@ -7,8 +7,6 @@
 #include "tests/nn/module_test_util.hpp"
 #include "tests/nn/tutorial_d_util.hpp"
 
-#include <xtensor/xmath.hpp>
-
 #include <string>
 #include <vector>
 
@@ -32,24 +30,6 @@ test::PathRun run(const MultiheadAttention& m, const Tensor& query, const Tensor
     return test::backward_through(out, m, {&query, &kv});
 }
 
-// Bit for bit, but for the parameters' gradients sequence first: the packed path multiplies the
-// (L, N, E) rows in their order (torch's own), the split path after the batch-first transpose, so
-// dW = dyᵀ·x sums the same products in another order (equal to float rounding).
-void check_same(const test::PathRun& packed, const test::PathRun& split, std::size_t param_grads_to_round) {
-    CHECK(packed.ops.count("AttentionContextBackward") == 1);
-    CHECK(packed.ops.count("PermuteBackward") == 0);  // no transposes, no split or merge of heads
-    CHECK(split.ops.count("PermuteBackward") == 1);
-    CHECK(packed.out == split.out);
-    REQUIRE(packed.grads.size() == split.grads.size());
-    for (std::size_t i = 0; i < packed.grads.size(); ++i) {
-        CAPTURE(i);
-        CHECK(packed.grads[i].size() > 0);
-        if (i < param_grads_to_round)
-            CHECK(test::max_abs_diff(packed.grads[i], split.grads[i]) <= 1e-5f * (1.f + xt::amax(xt::abs(split.grads[i]))()));
-        else
-            CHECK(packed.grads[i] == split.grads[i]);
-    }
-}
 
 }  // namespace
 
@@ -67,12 +47,12 @@ TEST_CASE("tutorial D: MultiheadAttention on packed heads equals torch's lines b
         const Tensor query = batch_first ? rnd({N, L, E}, 1) : rnd({L, N, E}, 1);
         const Tensor kv = batch_first ? rnd({N, S, E}, 2) : rnd({S, N, E}, 2);
         const std::size_t rounded = batch_first ? 0 : m.parameters().size();
-        check_same(run(m, query, kv, padding_mask(N, S, 4), Tensor(causal), false, nn::AttentionFusion::fused),
+        test::check_packed_heads_path(run(m, query, kv, padding_mask(N, S, 4), Tensor(causal), false, nn::AttentionFusion::fused),
                    run(m, query, kv, padding_mask(N, S, 4), Tensor(causal), false, nn::AttentionFusion::composed),
                    rounded);
         // no masks, evaluation (no dropout)
         m.eval();
-        check_same(run(m, query, kv, {}, {}, false, nn::AttentionFusion::fused),
+        test::check_packed_heads_path(run(m, query, kv, {}, {}, false, nn::AttentionFusion::fused),
                    run(m, query, kv, {}, {}, false, nn::AttentionFusion::composed), rounded);
     }
 }
