@@ -215,6 +215,11 @@ for prog in examples/winter_games examples/random_copy examples/reverse examples
   timeout 10 "$build/$prog" --no-such-option >/dev/null 2>&1; st=$?
   if [ "$st" -eq 2 ]; then ok "$prog --no-such-option (exit 2)"; else bad "$prog --no-such-option: exit $st"; fi
 done
+if [ -x "$build/bench/narrow_product_probe" ]; then  # its one option, checked before any product
+  expect 2 "narrow_product_probe --reps 0" "$build/bench/narrow_product_probe" --reps 0
+  says "--reps: Value 0 not in range 1 to 10000"
+  expect 2 "narrow_product_probe --reps 10001" "$build/bench/narrow_product_probe" --reps 10001
+fi
 for prog in examples/winter_games examples/random_copy examples/reverse examples/spiral bench/xtgrad_bench bench/skinny_bench bench/ddp_bench tools/parity; do
   if "$build/$prog" --help | grep -A1 -- "--threads" | grep -q "(oneDNN or OpenBLAS) and for xtgrad's own kernels"; then ok "$prog --threads: the shared meaning"; else bad "$prog --threads"; fi
 done
