@@ -9,6 +9,7 @@
 
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 TEST_SUITE_BEGIN("ops");
@@ -107,6 +108,23 @@ TEST_CASE("attention_context_heads: bad shapes, head counts and masks are Errors
     test::expect_error([&] { context(q, k, v, 2, nullptr, 1.5f); }, {"attention_context_heads", "1.5"});
     const Mask wrong = Mask::from_shape({2, 1, 4, 5});
     test::expect_error([&] { context(q, k, v, 2, &wrong); }, {"attention_context_heads", "(2,1,4,5)", "(2,2,3,5)"});
+}
+
+TEST_CASE("attention_context_heads: empty batches, zero-length sequences and no keys") {
+    // q (B, Lq, 2·4), k (B, Lk, 2·4), v (B, Lk, 2·3); 2 heads
+    for (const auto& [B, Lq, Lk] : {std::tuple<std::size_t, std::size_t, std::size_t>{0, 3, 5}, {1, 0, 5}, {1, 2, 0}}) {
+        CAPTURE(B);
+        CAPTURE(Lq);
+        CAPTURE(Lk);
+        const Tensor q = rnd({B, Lq, 8}), k = rnd({B, Lk, 8}, 1), v = rnd({B, Lk, 6}, 2);
+        Generator g(1);
+        const Tensor y = attention_context_heads(q, k, v, 2, 0.5f, nullptr, 0.f, Tensor(), 0.2f, true, g);
+        CHECK(y.shape() == Shape{B, Lq, 6});
+        CHECK(y.data() == xt::zeros<float>({B, Lq, std::size_t{6}}));  // no queries, or no keys to attend to
+        sum(y).backward();
+        CHECK(q.grad_array() == xt::zeros<float>(q.shape()));
+        CHECK(v.grad_array() == xt::zeros<float>(v.shape()));
+    }
 }
 
 TEST_SUITE_END();
