@@ -16,6 +16,10 @@ const detail::KernelTable& active() {
 }
 }  // namespace
 
+float max_value(const float* x, std::size_t n) { return active().max_value(x, n); }
+
+double dot(const float* a, const float* b, std::size_t n) { return active().dot(a, b, n); }
+
 double exp_shifted_sum(const float* x, float* y, std::size_t n, float shift, bool store) {
     return active().exp_shifted_sum(x, y, n, shift, store);
 }

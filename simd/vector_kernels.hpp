@@ -10,6 +10,13 @@
 
 namespace xtgrad::vec {
 
+// The largest of x[0, n) that is not NaN; -inf if there is none (or n = 0). Exact: either set
+// gives the same value.
+float max_value(const float* x, std::size_t n);
+
+// Σ_k a[k] · b[k] over [0, n): fused multiply-adds per lane in float, lanes added in double.
+double dot(const float* a, const float* b, std::size_t n);
+
 // Σ_k exp(x[k] - shift) over a contiguous row x[0, n), each exp also written to y[k] when
 // `store` (softmax's numerator). Summed per lane in float, lanes added in double.
 double exp_shifted_sum(const float* x, float* y, std::size_t n, float shift, bool store);

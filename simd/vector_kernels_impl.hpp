@@ -9,15 +9,19 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 namespace xtgrad::vec::detail {
 
 // One instruction set's kernels, as plain function pointers (vector_kernels.cpp picks a table).
 struct KernelTable {
+    float (*max_value)(const float*, std::size_t);
+    double (*dot)(const float*, const float*, std::size_t);
     double (*exp_shifted_sum)(const float*, float*, std::size_t, float, bool);
     void (*adam_update)(const AdamCoefficients&, float*, const float*, float*, float*, std::size_t);
     void (*mt_twist)(std::uint32_t*);
@@ -33,6 +37,34 @@ template <class Arch>
 struct Kernels {
     using Batch = xsimd::batch<float, Arch>;
     static constexpr std::size_t lanes = Batch::size;
+
+    // x: (n). A chain of scalar maxima waits ~3 cycles per element (softmax's first pass over
+    // every attention row); lanes run independent chains. max(x, acc) keeps acc where x is NaN
+    // (the vector instruction returns its second operand then), as std::max(acc, x) does: NaN
+    // never enters a lane. The maximum is exact, so the lanes' order changes nothing.
+    static float max_value(const float* x, std::size_t n) {
+        constexpr float lowest = -std::numeric_limits<float>::infinity();
+        Batch acc(lowest);
+        std::size_t k = 0;
+        for (; k + lanes <= n; k += lanes) acc = xsimd::max(Batch::load_unaligned(x + k), acc);
+        alignas(64) float lane[lanes];
+        acc.store_aligned(lane);
+        float mx = lowest;
+        for (const float l : lane) mx = std::max(mx, l);
+        for (; k < n; ++k) mx = std::max(mx, x[k]);
+        return mx;
+    }
+
+    // a, b: (n). Σ a[k] b[k]: per lane in float (fused multiply-adds), the lanes then the tail
+    // added in double (softmax's backward, Σ g·y over a row).
+    static double dot(const float* a, const float* b, std::size_t n) {
+        Batch acc(0.f);
+        std::size_t k = 0;
+        for (; k + lanes <= n; k += lanes) acc = xsimd::fma(Batch::load_unaligned(a + k), Batch::load_unaligned(b + k), acc);
+        double sum = xsimd::hadd(acc);
+        for (; k < n; ++k) sum += static_cast<double>(a[k]) * b[k];
+        return sum;
+    }
 
     // x, y: (n). Why SIMD by hand: std::exp is a scalar libm call per element (~6x slower than
     // xsimd::exp's polynomial); the per-lane partial sums keep the additions independent.
@@ -127,7 +159,7 @@ struct Kernels {
         }
     }
 
-    static constexpr KernelTable table{&exp_shifted_sum, &adam_update, &mt_twist, &mt_temper, &bernoulli_bytes};
+    static constexpr KernelTable table{&max_value, &dot, &exp_shifted_sum, &adam_update, &mt_twist, &mt_temper, &bernoulli_bytes};
 };
 
 // Defined in vector_kernels_baseline.cpp and (when built) vector_kernels_avx512.cpp.

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 using namespace xtgrad;
@@ -67,6 +68,51 @@ TEST_CASE("exp_shifted_sum equals a double-precision reference in every instruct
             std::vector<float> untouched(n, -1.f);
             CHECK(vec::exp_shifted_sum(x.data(), untouched.data(), n, shift, false) == sum);
             CHECK(std::all_of(untouched.begin(), untouched.end(), [](float u) { return u == -1.f; }));
+        }
+    }
+}
+
+TEST_CASE("max_value is the largest value that is not NaN, in every instruction set") {
+    const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+    for (Isa isa : available_isas()) {
+        IsaScope scope(isa);
+        for (std::size_t n : kSizes) {
+            CAPTURE(isa_name(isa));
+            CAPTURE(n);
+            std::vector<float> x = test::random_buffer(n, 11);
+            const float expected = n == 0 ? -inf : *std::max_element(x.begin(), x.end());
+            CHECK(vec::max_value(x.data(), n) == expected);
+            if (n == 0) continue;
+            for (std::size_t at : {std::size_t{0}, n / 2, n - 1}) {  // a NaN anywhere is passed over
+                std::vector<float> with_nan = x;
+                with_nan[at] = nan;
+                float rest = -inf;
+                for (std::size_t k = 0; k < n; ++k)
+                    if (k != at) rest = std::max(rest, x[k]);
+                CHECK(vec::max_value(with_nan.data(), n) == rest);
+            }
+            std::vector<float> all_nan(n, nan), masked(n, -inf);
+            CHECK(vec::max_value(all_nan.data(), n) == -inf);
+            CHECK(vec::max_value(masked.data(), n) == -inf);
+            masked[n - 1] = 2.5f;  // the tail, or the last lane
+            CHECK(vec::max_value(masked.data(), n) == 2.5f);
+        }
+    }
+}
+
+TEST_CASE("dot equals a double-precision reference in every instruction set") {
+    for (Isa isa : available_isas()) {
+        IsaScope scope(isa);
+        for (std::size_t n : kSizes) {
+            CAPTURE(isa_name(isa));
+            CAPTURE(n);
+            const std::vector<float> a = test::random_buffer(n, 12), b = test::random_buffer(n, 13);
+            double ref = 0, magnitude = 0;
+            for (std::size_t k = 0; k < n; ++k) {
+                ref += static_cast<double>(a[k]) * b[k];
+                magnitude += std::abs(static_cast<double>(a[k]) * b[k]);
+            }
+            CHECK(std::abs(vec::dot(a.data(), b.data(), n) - ref) <= 1e-6 * (1 + magnitude));
         }
     }
 }

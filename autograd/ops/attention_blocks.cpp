@@ -6,6 +6,7 @@
 #include <xtgrad/autograd/ops/softmax.hpp>
 #include <xtgrad/autograd/ops/common.hpp>
 
+#include <algorithm>
 #include <cstring>
 
 namespace xtgrad::attention_detail {
@@ -87,6 +88,21 @@ void block_gemm(const Blocks& b, bool ta, bool tb, int M, int N, int K, float al
 }
 }  // namespace
 
+namespace {
+// Block c's score row i (Lk values): `value` where the mask, broadcast to the scores, is set.
+// A mask's column stride is 1 (its last dim is the keys') or 0 (it broadcasts along them):
+// a contiguous select the compiler vectorises, or the whole row, not a lookup per score.
+void fill_masked(float* row, std::size_t Lk, const bool* masked, const BroadcastIndex& at, std::size_t c,
+                 std::size_t i, float value) {
+    const bool* m = masked + at.at(c, i, 0);
+    if (at.col_stride == 0) {
+        if (*m) std::fill(row, row + Lk, value);
+        return;
+    }
+    for (std::size_t j = 0; j < Lk; ++j) row[j] = m[j] ? value : row[j];
+}
+}  // namespace
+
 void weights_block(std::size_t c, const float* Q, const BlockPlace& qp, const float* K, const BlockPlace& kp,
                    float scale, const ScoreMasks& m, const Blocks& b, float* w, const Shape& scores) {
     const int Lk = static_cast<int>(b.Lk);
@@ -94,11 +110,12 @@ void weights_block(std::size_t c, const float* Q, const BlockPlace& qp, const fl
                K + kp.offset(c), kp.ld(), 0.f, w, Lk);
     for (std::size_t i = 0; i < b.Lq; ++i) {
         float* row = w + i * b.Lk;
-        if (m.masked)
-            for (std::size_t j = 0; j < b.Lk; ++j)
-                if (m.masked[m.masked_at.at(c, i, j)]) row[j] = m.fill;
-        if (m.additive)
-            for (std::size_t j = 0; j < b.Lk; ++j) row[j] += m.additive[m.additive_at.at(c, i, j)];
+        if (m.masked) fill_masked(row, b.Lk, m.masked, m.masked_at, c, i, m.fill);
+        if (m.additive) {
+            const float* a = m.additive + m.additive_at.at(c, i, 0);
+            const std::size_t cs = m.additive_at.col_stride;
+            for (std::size_t j = 0; j < b.Lk; ++j) row[j] += a[j * cs];
+        }
         // "softmax" in errors, as the composition's softmax op named a fully masked row
         softmax_row(row, row, b.Lk, 1, false, {"softmax", c * b.Lq + i, scores});
     }
@@ -111,9 +128,7 @@ void weights_backward_block(std::size_t c, const float* dw, const float* w, cons
     softmax_backward(dw, w, GradOut::overwrite(ds, b.size()), b.Lq, b.Lk, 1, false);
     if (out.d_additive) std::memcpy(out.d_additive + c * b.size(), ds, b.size() * sizeof(float));
     if (out.masked)
-        for (std::size_t i = 0; i < b.Lq; ++i)
-            for (std::size_t j = 0; j < b.Lk; ++j)
-                if (out.masked[out.masked_at.at(c, i, j)]) ds[i * b.Lk + j] = 0.f;
+        for (std::size_t i = 0; i < b.Lq; ++i) fill_masked(ds + i * b.Lk, b.Lk, out.masked, out.masked_at, c, i, 0.f);
     if (out.dq)
         block_gemm(b, false, false, Lq, d, Lk, scale, ds, Lk, K + kp.offset(c), kp.ld(), out.dq.beta(),
                    out.dq.data() + qp.offset(c), qp.ld());

@@ -63,17 +63,27 @@ double exp_shifted(const float* x, float* y, std::size_t len, std::size_t st, fl
 }  // namespace
 
 // One row of `len` values `st` apart (x and y may be the same buffer).
+// A contiguous row (st = 1: the last axis, every attention row) takes the vector maximum and
+// loops the compiler vectorises; the strided loops would not be.
 void softmax_row(const float* xr, float* yr, std::size_t len, std::size_t st, bool log, const SoftmaxRowName& name) {
     float mx = -std::numeric_limits<float>::infinity();
-    for (std::size_t k = 0; k < len; ++k) mx = std::max(mx, xr[k * st]);
+    if (st == 1) mx = vec::max_value(xr, len);
+    else
+        for (std::size_t k = 0; k < len; ++k) mx = std::max(mx, xr[k * st]);
     if (mx == -std::numeric_limits<float>::infinity() && len > 0) fully_masked(name.op, name.row, name.shape, xr, len, st);
     const double sum = exp_shifted(xr, yr, len, st, mx, !log);
     if (log) {
         const float lse = mx + static_cast<float>(std::log(sum));
-        for (std::size_t k = 0; k < len; ++k) yr[k * st] = xr[k * st] - lse;
+        if (st == 1)
+            for (std::size_t k = 0; k < len; ++k) yr[k] = xr[k] - lse;
+        else
+            for (std::size_t k = 0; k < len; ++k) yr[k * st] = xr[k * st] - lse;
     } else {
         const float inv = static_cast<float>(1.0 / sum);
-        for (std::size_t k = 0; k < len; ++k) yr[k * st] *= inv;
+        if (st == 1)
+            for (std::size_t k = 0; k < len; ++k) yr[k] *= inv;
+        else
+            for (std::size_t k = 0; k < len; ++k) yr[k * st] *= inv;
     }
 }
 
@@ -103,6 +113,14 @@ void softmax_backward(const float* g, const float* y, GradOut dx, std::size_t ou
         parallel_rows(r.count(), len, [&](std::size_t row0, std::size_t row1) {  // rows independent
             for (std::size_t row = row0; row < row1; ++row) {
                 const std::size_t s0 = r.start(row), st = r.inner;
+                if (st == 1 && !log) {  // a contiguous row: the vector dot product, a loop that vectorises
+                    const float* gr = g + s0;
+                    const float* yr = y + s0;
+                    float* o = out + s0;
+                    const float d = static_cast<float>(vec::dot(gr, yr, len));
+                    for (std::size_t k = 0; k < len; ++k) store(o[k], yr[k] * (gr[k] - d));
+                    continue;
+                }
                 double dot = 0;
                 for (std::size_t k = 0; k < len; ++k) dot += log ? g[s0 + k * st] : g[s0 + k * st] * y[s0 + k * st];
                 const float d = static_cast<float>(dot);

@@ -96,6 +96,20 @@ TEST_CASE("attention_weights: gradcheck with a broadcast mask, an additive mask 
           "AttentionWeightsBackward");
 }
 
+TEST_CASE("attention_weights: a mask that broadcasts along the keys fills whole rows, as masked_fill does") {
+    // (B, Lq, 1): query 1 of batch 0 and query 2 of batch 1
+    Mask rows = Mask{{false, true, false}, {false, false, true}};
+    rows.reshape({2, 3, 1});
+    const Tensor q = rnd({2, 3, 4}, 21), k = rnd({2, 5, 4}, 22);
+    const Tensor w = attention_weights(q, k, 0.5f, &rows, -1e9f);
+    const Tensor composed = softmax(masked_fill(matmul_nt(q, k, 0.5f), rows, -1e9f), -1);
+    CHECK(test::max_abs_diff(w.data(), composed.data()) == 0.f);
+    for (std::size_t j = 0; j < 5; ++j) CHECK(w.data()(0, 1, j) == 0.2f);  // every key filled alike
+    CHECK(w.data()(0, 0, 0) != 0.2f);
+    CHECK(gradcheck([&](const V& x) { return attention_weights(x[0], x[1], 0.5f, &rows, -1e9f); },
+                    {rnd({2, 3, 4}, 23), rnd({2, 5, 4}, 24)}));
+}
+
 TEST_CASE("dropout_matmul: gradcheck in training mode with a fixed seed, and without dropout") {
     const auto dropped = [](const V& x) {
         Generator g(9);  // the same mask at every evaluation
