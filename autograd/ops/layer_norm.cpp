@@ -10,8 +10,10 @@
 #include <xtgrad/autograd/ops/common.hpp>
 #include <xtgrad/threads/parallel.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace xtgrad {
 
@@ -60,59 +62,78 @@ void layer_norm_forward(const float* x, const float* w, const float* b, float* y
 }
 
 namespace {
-// dx of rows [r0, r1) (store: Assign or Add). Each row needs only its own sums, so row ranges
-// run on different threads.
+// Rows per block of the weight and bias gradients' partial sums. Fixed, not per thread: each
+// block sums its rows in order, then the blocks are added in order, so the gradients have the
+// same bits for any thread count.
+constexpr std::size_t kGradRowBlock = 64;
+
+// One pass over rows [r0, r1) (one block): dx of each row (store: Assign or Add; dx null: not
+// wanted) and the block's sums dw_part[j] = Σ_r g[r, j] xhat[r, j], db_part[j] = Σ_r g[r, j]
+// (null: not wanted). The row's g and x are read from memory once; the row's three loops find
+// them in L1, and the block's sums stay there too.
 template <class Store>
-void layer_norm_dx_rows(const float* g, const float* x, const float* w, const float* mean, const float* rstd, float* dx,
-                        Store store, std::size_t r0, std::size_t r1, std::size_t d) {
+void layer_norm_backward_rows(const float* g, const float* x, const float* w, const float* mean, const float* rstd,
+                              float* dx, Store store, float* dw_part, float* db_part, std::size_t r0, std::size_t r1,
+                              std::size_t d) {
     for (std::size_t r = r0; r < r1; ++r) {
         const float* gr = g + r * d;
         const float* xr = x + r * d;
         const float m = mean[r], rs = rstd[r];
-        const auto dxhat = [gr, w](std::size_t j) { return gr[j] * (w ? w[j] : 1.f); };
-        const double sum_dxh = sum8(d, [&](std::size_t j) { return static_cast<double>(dxhat(j)); });
-        const double sum_dxh_xh = sum8(d, [&](std::size_t j) {
-            const float xh = (xr[j] - m) * rs;
-            return static_cast<double>(dxhat(j)) * xh;
-        });
-        const float a = static_cast<float>(sum_dxh / static_cast<double>(d));
-        const float c = static_cast<float>(sum_dxh_xh / static_cast<double>(d));
-        float* dxr = dx + r * d;
-        for (std::size_t j = 0; j < d; ++j) {
-            const float xh = (xr[j] - m) * rs;
-            store(dxr[j], rs * (gr[j] * (w ? w[j] : 1.f) - a - xh * c));
+        if (dx) {
+            const auto dxhat = [gr, w](std::size_t j) { return gr[j] * (w ? w[j] : 1.f); };
+            const double sum_dxh = sum8(d, [&](std::size_t j) { return static_cast<double>(dxhat(j)); });
+            const double sum_dxh_xh = sum8(d, [&](std::size_t j) {
+                const float xh = (xr[j] - m) * rs;
+                return static_cast<double>(dxhat(j)) * xh;
+            });
+            const float a = static_cast<float>(sum_dxh / static_cast<double>(d));
+            const float c = static_cast<float>(sum_dxh_xh / static_cast<double>(d));
+            float* dxr = dx + r * d;
+            for (std::size_t j = 0; j < d; ++j) {
+                const float xh = (xr[j] - m) * rs;
+                store(dxr[j], rs * (gr[j] * (w ? w[j] : 1.f) - a - xh * c));
+            }
         }
-    }
-}
-
-// dw[j] += Σ_r g[r, j] xhat[r, j], db[j] += Σ_r g[r, j] for columns [j0, j1): sums over rows,
-// so threads take column ranges; each column adds its rows in order 0, 1, ..., as one thread would.
-void layer_norm_dw_columns(const float* g, const float* x, const float* mean, const float* rstd, float* dw, float* db,
-                           std::size_t rows, std::size_t d, std::size_t j0, std::size_t j1) {
-    for (std::size_t r = 0; r < rows; ++r) {
-        const float* gr = g + r * d;
-        const float* xr = x + r * d;
-        const float m = mean[r], rs = rstd[r];
-        if (dw)
-            for (std::size_t j = j0; j < j1; ++j) dw[j] += gr[j] * ((xr[j] - m) * rs);
-        if (db)
-            for (std::size_t j = j0; j < j1; ++j) db[j] += gr[j];
+        const bool first = r == r0;
+        if (dw_part)
+            for (std::size_t j = 0; j < d; ++j) {
+                const float term = gr[j] * ((xr[j] - m) * rs);
+                dw_part[j] = first ? term : dw_part[j] + term;
+            }
+        if (db_part)
+            for (std::size_t j = 0; j < d; ++j) db_part[j] = first ? gr[j] : db_part[j] + gr[j];
     }
 }
 }  // namespace
 
 // g, x, dx: (rows, d);  w, dw, db: (d);  mean, rstd: (rows)
+// Row blocks of kGradRowBlock rows run on the pool: each writes its rows' dx and its own partial
+// sums of dw and db (part: (blocks, d) each); then the partial sums are added, block after
+// block, into dw and db (a running sum, zeroed first when fresh).
 void layer_norm_backward(const float* g, const float* x, const float* w, const float* mean, const float* rstd,
                          GradOut dx_out, GradOut dw_out, GradOut db_out, std::size_t rows, std::size_t d) {
-    // dw and db are sums over rows (added into, zeroed first when fresh); dx is written per row.
-    float* dw = dw_out ? dw_out.zeroed() : nullptr;
-    float* db = db_out ? db_out.zeroed() : nullptr;
-    if (dw || db)
-        parallel_rows(d, rows, [&](std::size_t j0, std::size_t j1) { layer_norm_dw_columns(g, x, mean, rstd, dw, db, rows, d, j0, j1); });
-    if (dx_out)
-        dx_out.write([&](float* dx, auto store) {
-            parallel_rows(rows, d, [&](std::size_t r0, std::size_t r1) { layer_norm_dx_rows(g, x, w, mean, rstd, dx, store, r0, r1, d); });
+    if (!dx_out && !dw_out && !db_out) return;
+    const std::size_t blocks = (rows + kGradRowBlock - 1) / kGradRowBlock;
+    Array dw_part = empty_array({dw_out ? blocks : 0, d}), db_part = empty_array({db_out ? blocks : 0, d});
+    const auto run = [&](float* dx, auto store) {
+        parallel_rows(blocks, kGradRowBlock * d, [&](std::size_t b0, std::size_t b1) {
+            for (std::size_t b = b0; b < b1; ++b)
+                layer_norm_backward_rows(g, x, w, mean, rstd, dx, store, dw_out ? dw_part.data() + b * d : nullptr,
+                                         db_out ? db_part.data() + b * d : nullptr, b * kGradRowBlock,
+                                         std::min(rows, (b + 1) * kGradRowBlock), d);
         });
+    };
+    if (dx_out)
+        dx_out.write(run);
+    else
+        run(nullptr, Assign{});
+    for (auto [out, part] : {std::pair{&dw_out, &dw_part}, std::pair{&db_out, &db_part}}) {
+        if (!*out) continue;
+        float* sum = out->zeroed();
+        const float* p = part->data();
+        for (std::size_t b = 0; b < blocks; ++b)
+            for (std::size_t j = 0; j < d; ++j) sum[j] += p[b * d + j];
+    }
 }
 
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, float eps) {
