@@ -116,66 +116,12 @@ def write_init(root, case, seed):
          os.path.join(folder, 'meta.json'))
 
 
-# Tutorial B's layers with the tutorial's dropout (tools/fixtures/reference_b.py leaves it out).
-class EncoderLayer(nn.Module):
-    def __init__(self, d_model, num_heads, d_ff, dropout):
-        super().__init__()
-        self.self_attn = reference_b.MultiHeadAttention(d_model, num_heads)
-        self.feed_forward = reference_b.PositionWiseFeedForward(d_model, d_ff)
-        self.norm1 = nn.LayerNorm(d_model)
-        self.norm2 = nn.LayerNorm(d_model)
-        self.dropout = nn.Dropout(dropout)
-
-    def forward(self, x, mask):
-        x = self.norm1(x + self.dropout(self.self_attn(x, x, x, mask)))
-        return self.norm2(x + self.dropout(self.feed_forward(x)))
-
-
-class DecoderLayer(nn.Module):
-    def __init__(self, d_model, num_heads, d_ff, dropout):
-        super().__init__()
-        self.self_attn = reference_b.MultiHeadAttention(d_model, num_heads)
-        self.cross_attn = reference_b.MultiHeadAttention(d_model, num_heads)
-        self.feed_forward = reference_b.PositionWiseFeedForward(d_model, d_ff)
-        self.norm1 = nn.LayerNorm(d_model)
-        self.norm2 = nn.LayerNorm(d_model)
-        self.norm3 = nn.LayerNorm(d_model)
-        self.dropout = nn.Dropout(dropout)
-
-    def forward(self, x, enc_output, src_mask, tgt_mask):
-        x = self.norm1(x + self.dropout(self.self_attn(x, x, x, tgt_mask)))
-        x = self.norm2(x + self.dropout(self.cross_attn(x, enc_output, enc_output, src_mask)))
-        return self.norm3(x + self.dropout(self.feed_forward(x)))
-
-
-class TransformerB(nn.Module):
-    def __init__(self, src_vocab_size, tgt_vocab_size, d_model, num_heads, num_layers, d_ff, max_seq_length, dropout):
-        super().__init__()
-        self.encoder_embedding = nn.Embedding(src_vocab_size, d_model)
-        self.decoder_embedding = nn.Embedding(tgt_vocab_size, d_model)
-        self.positional_encoding = reference_b.PositionalEncoding(d_model, max_seq_length)
-        self.encoder_layers = nn.ModuleList([EncoderLayer(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)])
-        self.decoder_layers = nn.ModuleList([DecoderLayer(d_model, num_heads, d_ff, dropout) for _ in range(num_layers)])
-        self.fc = nn.Linear(d_model, tgt_vocab_size)
-        self.dropout = nn.Dropout(dropout)
-
-    def forward(self, src, tgt):
-        src_mask, tgt_mask = reference_b.generate_mask(src, tgt)
-        enc = self.dropout(self.positional_encoding(self.encoder_embedding(src)))
-        dec = self.dropout(self.positional_encoding(self.decoder_embedding(tgt)))
-        for layer in self.encoder_layers:
-            enc = layer(enc, src_mask)
-        for layer in self.decoder_layers:
-            dec = layer(dec, enc, src_mask, tgt_mask)
-        return self.fc(dec)
-
-
 def train_b(seed, cfg, log=print, autocast=False):
     """Tutorial B's training loop; returns the losses (float) and the printed lines. autocast: the
     forward and loss under torch.autocast("cpu", dtype=torch.bfloat16) (tools/make_autocast_fixture.py)."""
     torch.manual_seed(seed)
-    model = TransformerB(cfg['src_vocab_size'], cfg['tgt_vocab_size'], cfg['d_model'], cfg['num_heads'],
-                         cfg['num_layers'], cfg['d_ff'], cfg['max_seq_length'], cfg['dropout'])
+    model = reference_b.Transformer(cfg['src_vocab_size'], cfg['tgt_vocab_size'], cfg['d_model'], cfg['num_heads'],
+                                    cfg['num_layers'], cfg['d_ff'], cfg['max_seq_length'], cfg['dropout'])
     shape = (cfg['batch'], cfg['max_seq_length'])
     src = torch.randint(1, cfg['src_vocab_size'], shape)
     tgt = torch.randint(1, cfg['tgt_vocab_size'], shape)
