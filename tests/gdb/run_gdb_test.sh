@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The gdb test: debugs BUILD/tests/gdb_target (one training step of tutorial C's Transformer)
 # in batch mode and checks what gdb prints.
+#   0. tests/gdb/repr_test.py: tools/gdb/xtgrad_repr.py alone, in plain python3, against
+#      PyTorch's repr of test 4's arrays.
 #   1. tests/gdb/attention_backward.gdb: the printers and commands load by themselves
 #      (.debug_gdb_scripts), a break on the SoftmaxBackward of encoder.layers.0.enc_self_attn,
 #      then a node, a gradient, a tensor and calls into the program's print helpers.
@@ -55,9 +57,17 @@ refuse() {
 
 num='-?[0-9][0-9.e+-]*'
 
+echo "== gdb test 0: tools/gdb/xtgrad_repr.py in plain python3 (tests/gdb/repr_test.py)"
+if ! python3 "$src/tests/gdb/repr_test.py" >"$out/repr_test.log" 2>&1; then
+  echo "  FAIL  tests/gdb/repr_test.py"
+  failed=1
+fi
+expect "$out/repr_test.log" "the repr test ran to its end" '^repr test: passed$'
+
 echo "== gdb test 1: break in the attention's softmax backward ($target)"
 log=$out/attention.log
 run_gdb tests/gdb/attention_backward.gdb "$log"
+expect "$log" "the repr auto-loaded from the library" '^Yes +xtgrad_repr\.py'
 expect "$log" "printers auto-loaded from the library" '^Yes +xtgrad_printers\.py'
 expect "$log" "commands auto-loaded from the library" '^Yes +xtgrad_commands\.py'
 expect "$log" "stopped in matched_node; the frame line keeps to one-line summaries" \
