@@ -7,7 +7,8 @@
 #      (.debug_gdb_scripts), a break on the SoftmaxBackward of encoder.layers.0.enc_self_attn,
 #      then a node, a gradient, a tensor and calls into the program's print helpers.
 #   2. docs/gdb/follow_gradient.gdb: the walk-through of docs/debugging.md, as written there.
-#   3. The printers and commands sourced by hand (how users' own static programs load them).
+#   3. The printers and commands sourced by hand (how users' own static programs load them);
+#      3b. the printers copied alone, without xtgrad_repr.py: a message, no traceback, printers working.
 #   4. tests/gdb/printer_reprs.gdb: arrays of every kind (0-d, empty, 5-d, abbreviated, 2048x2048,
 #      ids, masks) printed as PyTorch prints them: compared with tests/gdb/expected_reprs.txt,
 #      PyTorch's own repr of the same values (tools/gdb/make_repr_fixture.py).
@@ -135,6 +136,26 @@ expect "$log" "sourced printers, threshold 10: rows and columns abbreviated" \
   "^  values = tensor\(\[\[ ?$num, +$num, +$num, +\.\.\., +$num, +$num, +$num\],$"
 expect "$log" "... and the elided rows" '^ {19}\.\.\.,$'
 expect "$log" "sourced commands" '^xtgrad::Node LinearBackward in '
+
+echo "== gdb test 3b: the printers copied without xtgrad_repr.py beside them"
+mkdir "$out/alone"
+cp "$src/tools/gdb/xtgrad_printers.py" "$out/alone/"
+log=$out/alone.log
+cat >"$out/alone.gdb" <<EOF
+source $out/alone/xtgrad_printers.py
+set breakpoint pending on
+break xtgrad::debug::matched_node
+set environment XTGRAD_BREAK_OP=LinearBackward
+run
+print gdb_target::w_q
+kill
+EOF
+run_gdb "$out/alone.gdb" "$log" -iex "set auto-load python-scripts off"
+expect "$log" "a message naming the missing file and what to do" 'xtgrad_repr\.py is missing: copy tools/gdb/xtgrad_repr\.py beside the printers'
+refuse "$log" "no Python traceback" '^Traceback'
+expect "$log" "the printers still load: a tensor's summary" \
+  '^\$[0-9]+ = xtgrad::Tensor "encoder\.layers\.0\.enc_self_attn\.W_Q\.weight" \(16,16\)'
+expect "$log" "... its values name what is missing" 'values: .*xtgrad_repr\.py is missing'
 
 echo "== gdb test 4: arrays printed as PyTorch prints them (tests/gdb/expected_reprs.txt)"
 log=$out/reprs.log

@@ -37,6 +37,7 @@
 import os
 import re
 import struct
+import types
 
 import gdb
 import gdb.printing
@@ -44,12 +45,18 @@ import gdb.printing
 # ---- PyTorch's repr: tools/gdb/xtgrad_repr.py ----
 def _repr_functions():
     """xtgrad_repr.py's torch_repr and options: loaded first from the library's section, or
-    sourced here from beside this file."""
+    sourced here from beside this file. Without it the printers still load, and say where the
+    values would be what is missing."""
     if getattr(gdb, "xtgrad_repr", None) is None:
         here = globals().get("__file__")
-        if here is None:
-            raise gdb.GdbError("xtgrad_printers.py: load it with gdb's `source` (it sources xtgrad_repr.py from beside it)")
-        gdb.execute("source " + os.path.join(os.path.dirname(os.path.abspath(here)), "xtgrad_repr.py"))
+        sibling = os.path.join(os.path.dirname(os.path.abspath(here)), "xtgrad_repr.py") if here else None
+        if sibling is None or not os.path.isfile(sibling):
+            missing = "%s is missing: copy tools/gdb/xtgrad_repr.py beside the printers" % (sibling or "xtgrad_repr.py")
+            gdb.write("xtgrad_printers.py: %s (the three scripts of tools/gdb belong together); values print "
+                      "as that message\n" % missing, gdb.STDERR)
+            return types.SimpleNamespace(torch_repr=lambda *args, **kwargs: "(values: " + missing + ")",
+                                         options={"threshold": 1000})
+        gdb.execute("source " + sibling)
     return gdb.xtgrad_repr
 
 
