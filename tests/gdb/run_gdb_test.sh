@@ -153,6 +153,7 @@ EOF
 run_gdb "$out/alone.gdb" "$log" -iex "set auto-load python-scripts off"
 expect "$log" "a message naming the missing file and what to do" 'xtgrad_repr\.py is missing: copy tools/gdb/xtgrad_repr\.py beside the printers'
 refuse "$log" "no Python traceback" '^Traceback'
+[ "$(grep -c '^xtgrad_printers\.py: .*xtgrad_repr\.py is missing' "$log")" = 1 ] && echo "  ok    ... said once" || { echo "  FAIL  the missing-file message is not said exactly once"; failed=1; }
 expect "$log" "the printers still load: a tensor's summary" \
   '^\$[0-9]+ = xtgrad::Tensor "encoder\.layers\.0\.enc_self_attn\.W_Q\.weight" \(16,16\)'
 expect "$log" "... its values name what is missing" 'values: .*xtgrad_repr\.py is missing'

@@ -15,9 +15,10 @@
 #
 # Printers for xtgrad::Tensor, TensorImpl, Node and xtensor's xarray_container /
 # xtensor_container (xtgrad::Array, Ids, Mask). Values print exactly as PyTorch's repr prints
-# them (tools/gdb/xtgrad_repr.py, after torch/_tensor_str.py: nested brackets, one width per tensor, fixed/integer/scientific
-# notation, precision 4, 80 columns, and beyond 1000 values only the first and last 3 rows and
-# columns around "..."), for any rank, 0-d and empty included. A printer's first line is a
+# them (tools/gdb/xtgrad_repr.py, after torch/_tensor_str.py: nested brackets, one width per
+# tensor, fixed/integer/scientific notation, precision 4, 80 columns, and beyond 1000 values only
+# the first and last 3 rows and columns around "..."), for any rank, 0-d and empty included.
+# A printer's first line is a
 # one-line summary (so frame lines stay short: `node=xtgrad::Node ... = {...}`); the values, a
 # tensor's gradient (labelled `grad`, or `incoming grad` while a backward is summing it) and a
 # node's inputs and saved values are its children, best read with `set print pretty on`.
@@ -60,8 +61,9 @@ def _repr_functions():
     return gdb.xtgrad_repr
 
 
-torch_repr = _repr_functions().torch_repr
-_print = _repr_functions().options  # set xtgrad-threshold writes options["threshold"]
+_repr = _repr_functions()
+torch_repr = _repr.torch_repr
+_print = _repr.options  # set xtgrad-threshold writes options["threshold"]
 
 
 # ---- reading memory ----
