@@ -2,40 +2,101 @@
 
 #include <xtgrad/autograd/error.hpp>
 #include <xtgrad/gemm/blas.hpp>
+#include <xtgrad/simd/cpu_peak.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <cstring>
 
 namespace xtgrad {
 
 namespace detail {
-std::string bf16_unsupported_reason(const char* backend, bool cpu_has_avx512_bf16) {
-    if (std::strcmp(backend, "onednn") != 0)
-        return fmt::format("this build's GEMM backend is {}, which has no bf16 matrix product; build with "
-                           "-Dgemm=onednn (the default) to use autocast(bf16)",
-                           backend);
-    if (!cpu_has_avx512_bf16)
-        return "this CPU has no AVX512-BF16 instructions: oneDNN would emulate the bf16 dot products, slower than "
-               "fp32; run without autocast (fp32)";
-    return "";
+
+autocast::Bf16Speed bf16_speed(const Bf16Cpu& cpu) {
+    using autocast::Bf16Speed;
+    if (std::strcmp(cpu.backend, "onednn") != 0) return Bf16Speed::unavailable;
+    if (std::strcmp(cpu.kernel, "avx512_core_amx") == 0) return Bf16Speed::faster;
+    if (!cpu.avx512_bf16) return Bf16Speed::slower;
+    return cpu.bf16_dot_gflops >= kBf16MinSpeedup * cpu.fp32_fma_gflops ? Bf16Speed::faster : Bf16Speed::slower;
 }
+
+std::string bf16_slow_reason(const Bf16Cpu& cpu) {
+    constexpr const char* kWayOut =
+        "run without autocast (fp32), or call autocast::allow_slower_bf16(true) to run bf16 anyway";
+    switch (bf16_speed(cpu)) {
+        case autocast::Bf16Speed::faster: return "";
+        case autocast::Bf16Speed::unavailable:
+            return fmt::format("this build's GEMM backend is {}, which has no bf16 matrix product; build with "
+                               "-Dgemm=onednn (the default) to use autocast(bf16)",
+                               cpu.backend);
+        case autocast::Bf16Speed::slower: break;
+    }
+    if (!cpu.avx512_bf16)
+        return fmt::format("this CPU has no AVX512-BF16 instructions (nor AMX): oneDNN would emulate the bf16 dot "
+                           "products, slower than fp32; {}",
+                           kWayOut);
+    return fmt::format("this CPU's bf16 dot products (AVX512-BF16's vdpbf16ps; oneDNN finds no AMX here) run at "
+                       "{:.0f} GFLOP/s per core and its fp32 FMAs at {:.0f}: bf16 products would be {} fp32 (they "
+                       "pay from {}x the fp32 rate); {}",
+                       cpu.bf16_dot_gflops, cpu.fp32_fma_gflops,
+                       cpu.bf16_dot_gflops < cpu.fp32_fma_gflops ? "slower than" : "no faster than", kBf16MinSpeedup,
+                       kWayOut);
+}
+
 }  // namespace detail
 
 namespace autocast {
 
 namespace {
 thread_local DType current = DType::fp32;
+std::atomic<bool> slower_allowed{false};
+
+// This process's CPU and build, the dot-product rates measured once (~3 ms) where they decide:
+// three rounds, alternating, the best of each (a preempted round does not count).
+const detail::Bf16Cpu& this_cpu() {
+    static const detail::Bf16Cpu cpu = [] {
+        detail::Bf16Cpu c;
+        c.backend = gemm_backend_name();
+        c.kernel = gemm_backend_kernel();
+        __builtin_cpu_init();
+        c.avx512_bf16 = __builtin_cpu_supports("avx512bf16");
+        if (std::strcmp(c.backend, "onednn") == 0 && std::strcmp(c.kernel, "avx512_core_amx") != 0 && c.avx512_bf16) {
+            constexpr long kSteps = 100'000;  // 1.2 M instructions per probe
+            for (int round = 0; round < 3; ++round) {
+                c.fp32_fma_gflops = std::max(c.fp32_fma_gflops, fma_peak_avx512_gflops(kSteps));
+                c.bf16_dot_gflops = std::max(c.bf16_dot_gflops, bf16_dot_peak_gflops(kSteps));
+            }
+        }
+        return c;
+    }();
+    return cpu;
+}
+}  // namespace
+
+Bf16Speed bf16_speed() { return detail::bf16_speed(this_cpu()); }
+
+const char* bf16_speed_name(Bf16Speed speed) {
+    switch (speed) {
+        case Bf16Speed::faster: return "faster";
+        case Bf16Speed::slower: return "slower";
+        case Bf16Speed::unavailable: return "unavailable";
+    }
+    return "?";
 }
 
+void allow_slower_bf16(bool allow) { slower_allowed.store(allow); }
+bool slower_bf16_allowed() { return slower_allowed.load(); }
+
 std::string bf16_unsupported_reason() {
-    __builtin_cpu_init();
-    return detail::bf16_unsupported_reason(gemm_backend_name(), __builtin_cpu_supports("avx512bf16"));
+    const Bf16Speed speed = bf16_speed();
+    if (speed == Bf16Speed::faster || (speed == Bf16Speed::slower && slower_bf16_allowed())) return "";
+    return detail::bf16_slow_reason(this_cpu());
 }
 
 Scope::Scope(DType dtype, bool enabled) : previous_(current) {
     const DType wanted = enabled ? dtype : DType::fp32;
     if (wanted == DType::bf16) {
-        static const std::string reason = bf16_unsupported_reason();  // the build and the CPU do not change
-        if (!reason.empty()) fail("autocast(bf16): {}", reason);
+        if (const std::string reason = bf16_unsupported_reason(); !reason.empty()) fail("autocast(bf16): {}", reason);
     }
     current = wanted;
 }

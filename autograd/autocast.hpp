@@ -1,7 +1,7 @@
 // Mixed precision, as torch.autocast("cpu", dtype=torch.bfloat16): inside an autocast::Scope the
 // matrix products of matmul, matmul_nt, linear, linear_rows, conv1d and the fused attention
 // nodes round their operands to bfloat16 and accumulate in fp32 (oneDNN's bf16 matmul, on the
-// CPU's AVX512-BF16 dot-product instructions: twice the FMA rate of fp32). Everything else —
+// CPU's AVX512-BF16 dot-product instructions or AMX tiles). Everything else —
 // softmax, layer norm, the losses, elementwise ops, Adam — runs in fp32, as do the values every
 // op returns and keeps: weights and gradients stay fp32 ("master weights"), as in torch.
 //
@@ -33,12 +33,33 @@ namespace xtgrad {
 
 namespace autocast {
 
+// Whether bf16 products pay here (bf16_speed). They need oneDNN (the default GEMM backend) and
+// pay where the CPU's bf16 dot products beat its fp32 FMAs: AMX tiles, or AVX512-BF16's
+// vdpbf16ps at twice the fp32 rate (AMD Zen 4 and 5, Intel Cooper Lake). Some CPUs have the
+// instruction at half that rate and no AMX (a Sapphire or Emerald Rapids Xeon in a VM that hides
+// AMX: bf16 products 1.7x slower than fp32), so the rate is measured, once per process, in ~3 ms
+// (simd/cpu_peak.hpp), wherever oneDNN reports no AMX.
+enum class Bf16Speed {
+    faster,       // AMX, or bf16 dot products measured at >= kBf16MinSpeedup x the fp32 FMA rate
+    slower,       // products run, slower than fp32: no AVX512-BF16 (oneDNN emulates the dot
+                  // products), or dot products measured under kBf16MinSpeedup x the fp32 rate
+    unavailable,  // this build has no bf16 product (the OpenBLAS backend)
+};
+Bf16Speed bf16_speed();
+const char* bf16_speed_name(Bf16Speed speed);  // "faster", "slower", "unavailable"
+
+// Where bf16 is slower than fp32, Scope(DType::bf16) and gemm(DType::bf16) throw Error (never
+// silently slow) unless the program allows it: allow_slower_bf16(true) runs them anyway, to check
+// a model's numerics under bf16 on such a machine or to measure how much slower they are
+// (xtgrad_bench --allow-slower-bf16). Process-wide; `unavailable` still throws.
+void allow_slower_bf16(bool allow);
+bool slower_bf16_allowed();
+
 // RAII: the products created on this thread until the scope ends round their operands to
 // `dtype` (bf16), then the previous setting returns. enabled = false makes a scope that turns
 // autocast off (torch's autocast(enabled=False), for a region that must stay fp32).
-// Scope(DType::bf16) throws Error when this build or CPU would run bf16 products slower than
-// fp32: the OpenBLAS backend (no bf16 GEMM), or a CPU without AVX512-BF16 (oneDNN would emulate
-// the bf16 dot products). DType::fp32 is the same as enabled = false.
+// Scope(DType::bf16) throws Error unless bf16 products run here now (bf16_unsupported_reason is
+// empty). DType::fp32 is the same as enabled = false.
 class Scope {
 public:
     explicit Scope(DType dtype, bool enabled = true);
@@ -54,15 +75,27 @@ private:
 DType dtype();
 bool is_enabled();  // dtype() != DType::fp32
 
-// Empty when bf16 products run fast here; else why not (the message Scope's Error carries).
+// Empty when Scope(DType::bf16) runs here now (bf16 is faster, or slower and allowed); else why
+// not: the message Scope's Error carries, which names the measured rates where they decided.
 std::string bf16_unsupported_reason();
 
 }  // namespace autocast
 
 namespace detail {
-// bf16_unsupported_reason's decision for a given backend name and CPU, so that tests can check
-// the messages of the machines they do not run on.
-std::string bf16_unsupported_reason(const char* backend, bool cpu_has_avx512_bf16);
+// What decides bf16_speed, so that tests can check the decisions and messages of the machines
+// they do not run on.
+struct Bf16Cpu {
+    const char* backend = "onednn";  // gemm_backend_name()
+    const char* kernel = "";         // gemm_backend_kernel(): oneDNN's ISA, "avx512_core_amx" with AMX
+    bool avx512_bf16 = false;        // the CPU has AVX512-BF16
+    double bf16_dot_gflops = 0;      // one core's vdpbf16ps rate, measured (0: not measured)
+    double fp32_fma_gflops = 0;      // and its AVX-512 fp32 FMA rate
+};
+// bf16 products also convert their operands, so the dot products must beat fp32 by this much.
+inline constexpr double kBf16MinSpeedup = 1.25;
+autocast::Bf16Speed bf16_speed(const Bf16Cpu& cpu);
+// Why bf16 is not faster on `cpu` (empty where it is).
+std::string bf16_slow_reason(const Bf16Cpu& cpu);
 }  // namespace detail
 
 }  // namespace xtgrad

@@ -61,6 +61,7 @@ struct Options {
     bool adam = false, no_infer = false, json = false;
     bool optimizer_in_backward = false;  // the optimizer steps inside backward (optim::OptimizerInBackward)
     std::string autocast;  // "" (fp32) or "bf16": forward and loss inside autocast::Scope(DType::bf16)
+    bool allow_slower_bf16 = false;  // autocast::allow_slower_bf16: measure bf16 where it is slower than fp32
 };
 
 // ---- analytic matmul FLOPs of one forward pass (2·M·N·K per product) ----------------------
@@ -212,6 +213,8 @@ nlohmann::ordered_json run(const std::string& config, const Options& o) {
     w.params = w.model->num_parameters();
     if (o.autocast == "bf16") {  // as torch.autocast: the forward and loss in the scope, backward outside
         w.what += ", autocast bf16";
+        if (autocast::bf16_speed() == autocast::Bf16Speed::slower && autocast::slower_bf16_allowed())
+            w.what += " (slower than fp32 on this CPU, run as --allow-slower-bf16 asks)";
         w.forward = [fwd = w.forward] {
             const autocast::Scope bf16(DType::bf16);
             return fwd();
@@ -274,6 +277,8 @@ nlohmann::ordered_json run(const std::string& config, const Options& o) {
     r["threads"] = o.threads;
     r["optimizer_in_backward"] = in_backward != nullptr;
     r["autocast"] = o.autocast.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(o.autocast);
+    r["bf16_speed"] = o.autocast.empty() ? nlohmann::ordered_json(nullptr)
+                                          : nlohmann::ordered_json(autocast::bf16_speed_name(autocast::bf16_speed()));
     r["gemm_backend"] = gemm_backend_name();
     r["gemm_kernel"] = gemm_backend_kernel();
     // OPENBLAS_CORETYPE pins an OpenBLAS build's kernel (bench/run.sh runs such a build both ways)
@@ -381,6 +386,9 @@ int main(int argc, char** argv) {
     app.add_option("--autocast", o.autocast, "bf16: forward and loss under autocast::Scope(DType::bf16) (matmul, linear, "
                    "conv1d and attention products in bf16, the rest fp32), as torch_bench.py --autocast bf16")
         ->check(CLI::IsMember({"bf16"}));
+    app.add_flag("--allow-slower-bf16", o.allow_slower_bf16,
+                 "with --autocast bf16: run it even on a CPU where bf16 products are slower than fp32 (where "
+                 "autocast::Scope refuses; autograd/autocast.hpp), to measure how much slower");
     app.footer(cli::cli_footer("With several configs the binary runs itself once per config (each peak RSS is its own)."));
     if (std::optional<int> status = cli::parse_or_exit(app, argc, argv)) return *status;
     if (o.configs.empty() || std::find(o.configs.begin(), o.configs.end(), "all") != o.configs.end())
@@ -392,6 +400,7 @@ int main(int argc, char** argv) {
     }
     try {
         cli::apply_threads(o.threads);
+        autocast::allow_slower_bf16(o.allow_slower_bf16);
         const nlohmann::ordered_json r = run(o.configs.front(), o);
         if (o.json)
             fmt::print("{}\n", r.dump());

@@ -7,15 +7,15 @@
 // before the table and divides the GEMM-heavy phases by it.
 //
 //   build/bench/ceiling_bench [--json] [--reps N]
+#include <xtgrad/autograd/autocast.hpp>
 #include <xtgrad/gemm/blas.hpp>
+#include <xtgrad/simd/cpu_peak.hpp>
 #include <xtgrad/threads/parallel.hpp>
 #include "examples/common/cli.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
-
-#include <immintrin.h>
 
 #include <algorithm>
 #include <chrono>
@@ -48,65 +48,8 @@ std::string cpu_model() {
     return fmt::format("{} (family {}, model {})", name, family, model);
 }
 
-// One core's FMA throughput: 12 independent accumulator chains (more than latency x ports on
-// current cores), each step one FMA per chain, so the loop is bound by FMA issue alone.
-// Returns GFLOP/s (an FMA is 2 FLOPs per lane).
-constexpr int kChains = 12;
+// The probes' length: 20 M steps of 12 chains, about a second each (simd/cpu_peak.hpp).
 constexpr long kIterations = 20'000'000;
-
-__attribute__((target("avx512f"))) double fma_peak_avx512() {
-    __m512 acc[kChains];
-    const __m512 b = _mm512_set1_ps(1.0000001f), c = _mm512_set1_ps(1e-7f);
-    for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_ps(static_cast<float>(i));
-    const auto t0 = std::chrono::steady_clock::now();
-    for (long n = 0; n < kIterations; ++n)
-#pragma GCC unroll 12
-        for (int i = 0; i < kChains; ++i) acc[i] = _mm512_fmadd_ps(acc[i], b, c);
-    const double t = seconds_since(t0);
-    alignas(64) float sink[16];
-    for (int i = 1; i < kChains; ++i) acc[0] = _mm512_add_ps(acc[0], acc[i]);
-    _mm512_store_ps(sink, acc[0]);
-    volatile float keep = sink[0];
-    (void)keep;
-    return static_cast<double>(kIterations) * kChains * 16 * 2 / t / 1e9;
-}
-
-__attribute__((target("avx2,fma"))) double fma_peak_avx2() {
-    __m256 acc[kChains];
-    const __m256 b = _mm256_set1_ps(1.0000001f), c = _mm256_set1_ps(1e-7f);
-    for (int i = 0; i < kChains; ++i) acc[i] = _mm256_set1_ps(static_cast<float>(i));
-    const auto t0 = std::chrono::steady_clock::now();
-    for (long n = 0; n < kIterations; ++n)
-#pragma GCC unroll 12
-        for (int i = 0; i < kChains; ++i) acc[i] = _mm256_fmadd_ps(acc[i], b, c);
-    const double t = seconds_since(t0);
-    alignas(32) float sink[8];
-    for (int i = 1; i < kChains; ++i) acc[0] = _mm256_add_ps(acc[0], acc[i]);
-    _mm256_store_ps(sink, acc[0]);
-    volatile float keep = sink[0];
-    (void)keep;
-    return static_cast<double>(kIterations) * kChains * 8 * 2 / t / 1e9;
-}
-
-// One core's bf16 dot-product throughput (AVX512-BF16's vdpbf16ps: per fp32 lane, two bf16
-// products added to the accumulator), the same 12 chains: the ceiling of a bf16 product with
-// fp32 sums (autocast, docs/autocast.md). Counted as 4 FLOPs per lane (two multiply-adds).
-__attribute__((target("avx512f,avx512bf16"))) double bf16_dot_peak() {
-    __m512 acc[kChains];
-    const __m512bh a = (__m512bh)_mm512_set1_epi16(0x3f80), b = (__m512bh)_mm512_set1_epi16(0x3380);  // 1, ~6e-8
-    for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_ps(static_cast<float>(i));
-    const auto t0 = std::chrono::steady_clock::now();
-    for (long n = 0; n < kIterations; ++n)
-#pragma GCC unroll 12
-        for (int i = 0; i < kChains; ++i) acc[i] = _mm512_dpbf16_ps(acc[i], a, b);
-    const double t = seconds_since(t0);
-    alignas(64) float sink[16];
-    for (int i = 1; i < kChains; ++i) acc[0] = _mm512_add_ps(acc[0], acc[i]);
-    _mm512_store_ps(sink, acc[0]);
-    volatile float keep = sink[0];
-    (void)keep;
-    return static_cast<double>(kIterations) * kChains * 16 * 4 / t / 1e9;
-}
 
 // Best of `reps` runs (after one untimed), as the FMA loop: the ceiling, not the typical.
 double best_of(int reps, double flops, const std::function<void()>& fn) {
@@ -142,11 +85,11 @@ int main(int argc, char** argv) {
         r["cpu"] = cpu_model();
         r["cores"] = std::thread::hardware_concurrency();
         __builtin_cpu_init();
-        r["fma_avx512_gflops_per_core"] =
-            __builtin_cpu_supports("avx512f") ? nlohmann::ordered_json(fma_peak_avx512()) : nlohmann::ordered_json(nullptr);
-        r["fma_avx2_gflops_per_core"] = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
-                                            ? nlohmann::ordered_json(fma_peak_avx2())
-                                            : nlohmann::ordered_json(nullptr);
+        const auto peak_or_null = [](double gflops) {
+            return gflops > 0 ? nlohmann::ordered_json(gflops) : nlohmann::ordered_json(nullptr);
+        };
+        r["fma_avx512_gflops_per_core"] = peak_or_null(fma_peak_avx512_gflops(kIterations));
+        r["fma_avx2_gflops_per_core"] = peak_or_null(fma_peak_avx2_gflops(kIterations));
         r["gemm_backend"] = gemm_backend_name();
         r["gemm_kernel"] = gemm_backend_kernel();
         // OPENBLAS_CORETYPE pins an OpenBLAS build's kernel (bench/run.sh runs such a build both ways)
@@ -175,8 +118,12 @@ int main(int argc, char** argv) {
         // The bf16 ceiling, where autocast runs (oneDNN on an AVX512-BF16 CPU): the dot-product
         // peak and gemm(DType::bf16) on the same shapes (operands converted to bf16 included).
         nlohmann::ordered_json bf16 = nlohmann::ordered_json::array();
+        // Measured where oneDNN runs them on the CPU's own instructions, even where they are slower
+        // than fp32 (autocast then refuses them: r["bf16_speed"]); this measures how much slower.
         const bool bf16_runs = std::string(gemm_backend_name()) == "onednn" && __builtin_cpu_supports("avx512bf16");
-        r["bf16_dot_gflops_per_core"] = bf16_runs ? nlohmann::ordered_json(bf16_dot_peak()) : nlohmann::ordered_json(nullptr);
+        r["bf16_speed"] = autocast::bf16_speed_name(autocast::bf16_speed());
+        r["bf16_dot_gflops_per_core"] = peak_or_null(bf16_dot_peak_gflops(bf16_runs ? kIterations : 0));
+        autocast::allow_slower_bf16(true);
         if (bf16_runs)
             for (const GemmShape& s : shapes)
                 for (int threads : {1, 2}) {
@@ -189,6 +136,7 @@ int main(int argc, char** argv) {
                     });
                     bf16.push_back({{"shape", s.what}, {"threads", threads}, {"gflops", g}});
                 }
+        autocast::allow_slower_bf16(false);
         set_num_threads(1);
         r["bf16_gemm"] = bf16;
         if (json) {
@@ -204,7 +152,8 @@ int main(int argc, char** argv) {
             fmt::print("  {:<36} {} thread(s) {:6.0f} GFLOP/s\n", g["shape"].get<std::string>(), g["threads"].get<int>(),
                        g["gflops"].get<double>());
         if (!bf16.empty()) {
-            fmt::print("bf16 dot-product peak per core (vdpbf16ps): {} GFLOP/s\n", num(r["bf16_dot_gflops_per_core"]));
+            fmt::print("bf16 dot-product peak per core (vdpbf16ps): {} GFLOP/s; autocast's bf16 products here: {}\n",
+                       num(r["bf16_dot_gflops_per_core"]), r["bf16_speed"].get<std::string>());
             fmt::print("gemm with bf16 operands (autocast), best of {}:\n", reps);
             for (const auto& g : bf16)
                 fmt::print("  {:<36} {} thread(s) {:6.0f} GFLOP/s\n", g["shape"].get<std::string>(), g["threads"].get<int>(),

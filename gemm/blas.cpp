@@ -319,8 +319,8 @@ void gemm_ld_bf16(DType operands, bool trans_a, bool trans_b, int M, int N, int 
                   int ldc) {
     if (operands == DType::fp32) return gemm_ld(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     // where bf16 would be slow (or absent), refuse as autocast::Scope does: never silently slow
-    static const std::string unsupported = autocast::bf16_unsupported_reason();
-    if (!unsupported.empty()) fail("gemm (bf16): {}", unsupported);
+    if (const std::string unsupported = autocast::bf16_unsupported_reason(); !unsupported.empty())
+        fail("gemm (bf16): {}", unsupported);
     if (M == 0 || N == 0) return;
     if (K == 0) return scale_only(M, N, beta, C, ldc);
     profiled(trans_a, trans_b, M, N, K,

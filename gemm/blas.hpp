@@ -23,8 +23,8 @@ void gemm_ld(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const
 // DType::bf16 rounds op(A) and op(B) to bfloat16 (to nearest, ties to even) and sums the
 // products in fp32, one oneDNN bf16 matmul, except the shapes where that is not faster, which
 // run in fp32 (bf16_product_in_fp32). DType::fp32 is gemm / gemm_ld. C stays fp32. Where bf16
-// is not fast (the OpenBLAS build, a CPU without AVX512-BF16) bf16 throws Error, with the
-// reason autocast::bf16_unsupported_reason() gives.
+// does not run or is slower than fp32 and not allowed (autocast::bf16_speed, allow_slower_bf16)
+// bf16 throws Error, with the reason autocast::bf16_unsupported_reason() gives.
 void gemm(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A,
           const float* B, float beta, float* C);
 void gemm_ld(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,

@@ -19,7 +19,8 @@ using namespace xtgrad::autocast_test;
 using test::rnd;
 
 TEST_CASE("autocast converts a Linear's input once for all layers reading it and keeps only that copy for dW") {
-    if (!bf16_here()) return;
+    const Bf16Here here;
+    if (!here) return;
     // self-attention's W_q, W_k, W_v on one x (40 x 64 x 32: products in bf16)
     const auto three_layers = [](const std::vector<Tensor>& v) {
         return add(mul(linear(v[0], v[1]), linear(v[0], v[2])), linear(v[0], v[3]));
@@ -57,7 +58,8 @@ TEST_CASE("autocast converts a Linear's input once for all layers reading it and
 }
 
 TEST_CASE("autocast converts a weight once per version; an optimizer step's in-place write makes a new copy") {
-    if (!bf16_here()) return;
+    const Bf16Here here;
+    if (!here) return;
     autocast::clear_weight_cache();
     Tensor w(rnd({48, 64}, 40).data(), true);
     const Tensor x(rnd({40, 64}, 41).data(), true);  // so that backward reads W (dx = dy·W)
@@ -130,7 +132,8 @@ TEST_CASE("autocast converts a weight once per version; an optimizer step's in-p
 }
 
 TEST_CASE("autocast conv1d converts its weight once for every batch element, forward and backward") {
-    if (!bf16_here()) return;
+    const Bf16Here here;
+    if (!here) return;
     autocast::clear_weight_cache();
     Tensor w(rnd({96, 64, 1}, 50).data(), true);
     const Tensor x(rnd({4, 64, 40}, 51).data(), true);  // 4 batch elements, each a (96, 40, 64) product

@@ -14,7 +14,8 @@ using namespace xtgrad::autocast_test;
 using test::rnd;
 
 TEST_CASE("autocast matmul and matmul_nt, batched and broadcast, forward and backward near fp32") {
-    if (!bf16_here()) return;
+    const Bf16Here here;
+    if (!here) return;
     check_near_fp32([](const std::vector<Tensor>& v) { return matmul(v[0], v[1]); }, {rnd({3, 40, 32}, 4), rnd({3, 32, 50}, 5)});
     check_near_fp32([](const std::vector<Tensor>& v) { return matmul(v[0], v[1]); }, {rnd({2, 70, 40}, 6), rnd({40, 50}, 7)});
     check_near_fp32([](const std::vector<Tensor>& v) { return matmul_nt(v[0], v[1], 0.25f); },
@@ -30,7 +31,8 @@ TEST_CASE("autocast matmul and matmul_nt, batched and broadcast, forward and bac
 }
 
 TEST_CASE("autocast conv1d, kernel 1 and 3, forward and backward near fp32") {
-    if (!bf16_here()) return;
+    const Bf16Here here;
+    if (!here) return;
     const double kernel_1 = check_near_fp32([](const std::vector<Tensor>& v) { return conv1d(v[0], v[1], v[2]); },
                                             {rnd({2, 64, 40}, 12), rnd({96, 64, 1}, 13), rnd({96}, 14)});
     const double kernel_3 = check_near_fp32([](const std::vector<Tensor>& v) { return conv1d(v[0], v[1], v[2], 1); },
@@ -40,7 +42,8 @@ TEST_CASE("autocast conv1d, kernel 1 and 3, forward and backward near fp32") {
 }
 
 TEST_CASE("autocast fused attention: the score and context products in bf16, softmax in fp32") {
-    if (!bf16_here()) return;
+    const Bf16Here here;
+    if (!here) return;
     Generator gen(3);
     // (batch 2, heads 2, 300 positions, 64): every block product (300 x 300 x 64, 300 x 64 x 300)
     // is past the sizes small_gemm takes, so each runs in bf16
@@ -76,7 +79,8 @@ TEST_CASE("autocast fused attention: the score and context products in bf16, sof
 }
 
 TEST_CASE("under autocast, softmax, layer_norm and cross_entropy run in fp32: bit for bit") {
-    if (!bf16_here()) return;
+    const Bf16Here here;
+    if (!here) return;
     const Tensor x = rnd({6, 10}, 25), g = rnd({10}, 26), b = rnd({10}, 27);
     const Ids target{1, 2, 3, 4, 5, 6};
     const Array s = softmax(x, -1).data(), ln = layer_norm(x, g, b).data(), ce = cross_entropy(x, target).data();

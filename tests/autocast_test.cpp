@@ -161,7 +161,8 @@ TEST_CASE("convert_to_bf16 rounds as to_bf16_bits at every row length and stride
 }
 
 TEST_CASE("autocast::Scope sets bf16 for its thread, nests and restores") {
-    if (!bf16_here()) return;  // asserted the refusal
+    const Bf16Here here;
+    if (!here) return;  // asserted the refusal
     CHECK(autocast::dtype() == DType::fp32);
     {
         const autocast::Scope outer(DType::bf16);
@@ -181,26 +182,88 @@ TEST_CASE("autocast::Scope sets bf16 for its thread, nests and restores") {
 }
 
 TEST_CASE("autocast(bf16) refuses a build or CPU where bf16 would be slow, with the reason") {
-    CHECK(detail::bf16_unsupported_reason("onednn", true).empty());
-    const std::string no_isa = detail::bf16_unsupported_reason("onednn", false);
-    CHECK(no_isa.find("AVX512-BF16") != std::string::npos);
-    CHECK(no_isa.find("slower than fp32") != std::string::npos);
-    const std::string openblas = detail::bf16_unsupported_reason("openblas", true);
-    CHECK(openblas.find("openblas") != std::string::npos);
-    CHECK(openblas.find("-Dgemm=onednn") != std::string::npos);
-    if (std::string(gemm_backend_name()) == "openblas")
+    detail::Bf16Cpu zen5;  // AVX512-BF16 at twice the fp32 rate (ceiling_bench on a Zen 5)
+    zen5.kernel = "avx512_core_bf16";
+    zen5.avx512_bf16 = true;
+    zen5.bf16_dot_gflops = 473;
+    zen5.fp32_fma_gflops = 259;
+    CHECK(detail::bf16_speed(zen5) == autocast::Bf16Speed::faster);
+    CHECK(detail::bf16_slow_reason(zen5).empty());
+
+    detail::Bf16Cpu amx = zen5;  // oneDNN found AMX: its tiles, whatever vdpbf16ps's rate
+    amx.kernel = "avx512_core_amx";
+    amx.bf16_dot_gflops = 87;
+    amx.fp32_fma_gflops = 180;
+    CHECK(detail::bf16_speed(amx) == autocast::Bf16Speed::faster);
+
+    detail::Bf16Cpu half = zen5;  // AVX512-BF16 at half the fp32 rate, no AMX (an Emerald Rapids VM)
+    half.bf16_dot_gflops = 87;
+    half.fp32_fma_gflops = 180;
+    CHECK(detail::bf16_speed(half) == autocast::Bf16Speed::slower);
+    const std::string measured = detail::bf16_slow_reason(half);
+    for (const char* part : {"vdpbf16ps", "no AMX", "87 GFLOP/s per core", "fp32 FMAs at 180", "slower than fp32",
+                             "1.25x", "allow_slower_bf16(true)"})
+        CHECK_MESSAGE(measured.find(part) != std::string::npos, measured);
+
+    detail::Bf16Cpu even = half;  // faster, but not by enough to pay for the conversions
+    even.bf16_dot_gflops = 200;
+    CHECK(detail::bf16_speed(even) == autocast::Bf16Speed::slower);
+    CHECK(detail::bf16_slow_reason(even).find("no faster than fp32") != std::string::npos);
+    even.bf16_dot_gflops = 225;  // exactly 1.25x
+    CHECK(detail::bf16_speed(even) == autocast::Bf16Speed::faster);
+
+    detail::Bf16Cpu no_isa;
+    no_isa.kernel = "avx512_core";
+    CHECK(detail::bf16_speed(no_isa) == autocast::Bf16Speed::slower);
+    const std::string emulated = detail::bf16_slow_reason(no_isa);
+    CHECK(emulated.find("no AVX512-BF16") != std::string::npos);
+    CHECK(emulated.find("slower than fp32") != std::string::npos);
+
+    detail::Bf16Cpu openblas = zen5;
+    openblas.backend = "openblas";
+    CHECK(detail::bf16_speed(openblas) == autocast::Bf16Speed::unavailable);
+    const std::string no_product = detail::bf16_slow_reason(openblas);
+    CHECK(no_product.find("openblas") != std::string::npos);
+    CHECK(no_product.find("-Dgemm=onednn") != std::string::npos);
+
+    if (std::string(gemm_backend_name()) == "openblas") {
+        CHECK(autocast::bf16_speed() == autocast::Bf16Speed::unavailable);
         test::expect_error([] { autocast::Scope s(DType::bf16); }, {"autocast(bf16)", "-Dgemm=onednn"});
+    }
     const autocast::Scope fp32(DType::fp32);  // always allowed: it turns autocast off
     CHECK(autocast::dtype() == DType::fp32);
-    if (bf16_here()) {  // elsewhere bf16_here asserted that Scope(bf16) and gemm(DType::bf16) refuse
+    const Bf16Here here;  // asserts the refusal where bf16 is not faster, then allows slower bf16
+    if (here) {
         float a = 1.f, b = 2.f, c = 0.f;
         gemm(DType::bf16, false, false, 1, 1, 1, 1.f, &a, &b, 0.f, &c);
         CHECK(c == 2.f);
     }
 }
 
+TEST_CASE("allow_slower_bf16 lets bf16 run where it is slower, never where it is unavailable") {
+    REQUIRE(!autocast::slower_bf16_allowed());
+    const autocast::Bf16Speed speed = autocast::bf16_speed();
+    CAPTURE(autocast::bf16_speed_name(speed));
+    autocast::allow_slower_bf16(true);
+    const bool allowed_runs = autocast::bf16_unsupported_reason().empty();
+    bool scope_ran = false;
+    try {
+        const autocast::Scope s(DType::bf16);
+        scope_ran = autocast::dtype() == DType::bf16;
+    } catch (const Error&) {
+    }
+    autocast::allow_slower_bf16(false);
+    CHECK(!autocast::slower_bf16_allowed());
+    CHECK(allowed_runs == (speed != autocast::Bf16Speed::unavailable));
+    CHECK(scope_ran == allowed_runs);
+    // and once disallowed, a slower CPU refuses again (a faster one never did)
+    CHECK(autocast::bf16_unsupported_reason().empty() == (speed == autocast::Bf16Speed::faster));
+    CHECK(std::string(autocast::bf16_speed_name(autocast::Bf16Speed::slower)) == "slower");
+}
+
 TEST_CASE("gemm_ld with bf16 operands equals the rounded reference and fp32 within bf16's bound") {
-    if (!bf16_here()) return;
+    const Bf16Here here;
+    if (!here) return;
     const MinSide every_shape(0);  // the bf16 kernels on every shape, short sides included
     double worst = 0;            // the largest error over its bound of every product below
     for (int threads : {1, 2}) {
@@ -221,7 +284,8 @@ TEST_CASE("gemm_ld with bf16 operands equals the rounded reference and fp32 with
 }
 
 TEST_CASE("autocast linear: forward and backward in bf16, equal to the rounded reference") {
-    if (!bf16_here()) return;
+    const Bf16Here here;
+    if (!here) return;
     // x (4, rows, 40), W (50, 40), b (50): 32 x 50 x 40 is one oneDNN call, 240 x 50 x 40 is split
     // over the pool at 2 threads
     for (std::size_t rows : {8, 60}) {
@@ -245,7 +309,8 @@ TEST_CASE("autocast linear: forward and backward in bf16, equal to the rounded r
 }
 
 TEST_CASE("autocast runs products with a side under bf16_min_side in fp32: a 7-token sentence's Linear layers") {
-    if (!bf16_here()) return;
+    const Bf16Here here;
+    if (!here) return;
     CHECK(detail::bf16_min_side() == 8);
     CHECK(bf16_product_in_fp32(7, 512, 512));      // y = x·Wᵀ on 7 rows
     CHECK(bf16_product_in_fp32(512, 512, 7));      // dW = dyᵀ·x summed over 7 rows
@@ -277,7 +342,8 @@ TEST_CASE("autocast runs products with a side under bf16_min_side in fp32: a 7-t
 }
 
 TEST_CASE("a node keeps the precision it was created with, wherever backward runs") {
-    if (!bf16_here()) return;
+    const Bf16Here here;
+    if (!here) return;
     const auto grads = [](bool forward_bf16, bool backward_bf16) {
         Tensor x(rnd({40, 64}, 28).data(), true), w(rnd({48, 64}, 29).data(), true);
         Tensor y;
@@ -298,7 +364,8 @@ TEST_CASE("a node keeps the precision it was created with, wherever backward run
 }
 
 TEST_CASE("tutorial B's Transformer under autocast: loss and gradients near fp32, weights fp32") {
-    if (!bf16_here()) return;
+    const Bf16Here here;
+    if (!here) return;
     const auto step = [](bool bf16) {
         manual_seed(0);
         nn::tutorial_b::Transformer model(50, 50, 64, 4, 2, 128, 20, 0.f);
@@ -349,7 +416,8 @@ TEST_CASE("tutorial B's Transformer under autocast: loss and gradients near fp32
 // and its autocast run may move from it by as much as torch's autocast run moves from torch's
 // fp32 run: the largest such distance over the 10 steps bounds every step.
 TEST_CASE("tutorial B's 10 steps under autocast stay within torch's autocast distance from fp32") {
-    if (!bf16_here()) return;
+    const Bf16Here here;
+    if (!here) return;
     for (const char* seed_dir : {"train_b__seed0", "train_b__seed1", "train_b__seed1234"}) {
         const std::string dir = std::string(XTGRAD_FIXTURE_DIR) + "/autocast/" + seed_dir;
         CAPTURE(dir);

@@ -16,20 +16,46 @@
 
 namespace xtgrad::autocast_test {
 
-// True where bf16 products run (then the case tests them). Elsewhere (the OpenBLAS build, a CPU
-// without AVX512-BF16) it asserts the refusal instead — Scope(bf16) and a bf16 gemm_ld throw
-// Error with the reason — so that no case passes without asserting anything.
-inline bool bf16_here() {
-    const std::string reason = autocast::bf16_unsupported_reason();
-    if (reason.empty()) return true;
-    REQUIRE(reason.size() > 20);
-    test::expect_error([] { const autocast::Scope s(DType::bf16); }, {"autocast(bf16): ", reason.c_str()});
-    float a = 1.f, b = 2.f, c = 0.f;
-    test::expect_error([&] { gemm(DType::bf16, false, false, 1, 1, 1, 1.f, &a, &b, 0.f, &c); },
-                       {"gemm (bf16): ", reason.c_str()});
-    CHECK(c == 0.f);  // refused before writing
-    return false;
-}
+// Whether a case can test bf16 products here; held for the case's length:
+//   const Bf16Here bf16; if (!bf16) return;
+// Where bf16 is faster than fp32, true. Where it is slower (no AVX512-BF16, or a CPU whose bf16
+// dot products are slower than its fp32 FMAs), it first asserts the refusal — Scope(bf16) and a
+// bf16 gemm throw Error with the reason — then allows slower bf16 for the case
+// (autocast::allow_slower_bf16) and is true, so the numbers are still checked on such a CPU.
+// Where bf16 is unavailable (the OpenBLAS build), it asserts the refusal and is false, so no
+// case passes without asserting anything.
+class Bf16Here {
+public:
+    Bf16Here() {
+        const autocast::Bf16Speed speed = autocast::bf16_speed();
+        if (speed == autocast::Bf16Speed::faster) return;
+        REQUIRE(!autocast::slower_bf16_allowed());  // no case leaves it on
+        const std::string reason = autocast::bf16_unsupported_reason();
+        REQUIRE(reason.size() > 20);
+        test::expect_error([] { const autocast::Scope s(DType::bf16); }, {"autocast(bf16): ", reason.c_str()});
+        float a = 1.f, b = 2.f, c = 0.f;
+        test::expect_error([&] { gemm(DType::bf16, false, false, 1, 1, 1, 1.f, &a, &b, 0.f, &c); },
+                           {"gemm (bf16): ", reason.c_str()});
+        CHECK(c == 0.f);  // refused before writing
+        if (speed == autocast::Bf16Speed::unavailable) {
+            runs_ = false;
+            return;
+        }
+        autocast::allow_slower_bf16(true);
+        allowed_ = true;
+        CHECK(autocast::bf16_unsupported_reason().empty());
+    }
+    ~Bf16Here() {
+        if (allowed_) autocast::allow_slower_bf16(false);
+    }
+    Bf16Here(const Bf16Here&) = delete;
+    Bf16Here& operator=(const Bf16Here&) = delete;
+    explicit operator bool() const { return runs_; }
+
+private:
+    bool runs_ = true;
+    bool allowed_ = false;
+};
 
 // Values rounded to bf16 (the floats they stand for).
 inline std::vector<float> rounded(const std::vector<float>& v) {

@@ -48,6 +48,7 @@ struct Settings {
     nn::AttentionScale scale = nn::AttentionScale::probability;
     bool tutorial_settings = false, literal_positions = false, check = false, quiet = false;
     std::string autocast;  // "" (fp32) or "bf16": the forwards under autocast::Scope(DType::bf16)
+    bool allow_slower_bf16 = false;  // autocast::allow_slower_bf16
 };
 
 // The words of a row of ids, through number_dict, up to and including the first `end`
@@ -182,8 +183,12 @@ int main(int argc, char** argv) {
     app.add_option("--autocast", s.autocast,
                    "bf16: mixed precision, as torch.autocast(\"cpu\", dtype=torch.bfloat16): the products of every forward "
                    "(training and translating) in bf16 with fp32 sums, everything else and the weights in fp32 "
-                   "(docs/autocast.md; an Error where bf16 is not fast: the OpenBLAS build, a CPU without AVX512-BF16)")
+                   "(docs/autocast.md; an Error where bf16 is not faster than fp32: the OpenBLAS build, a CPU without "
+                   "AVX512-BF16 or with bf16 dot products slower than its fp32 FMAs)")
         ->check(CLI::IsMember({"bf16"}));
+    app.add_flag("--allow-slower-bf16", s.allow_slower_bf16,
+                 "with --autocast bf16: run it even where bf16 products are slower than fp32, to check the "
+                 "translation under bf16 on such a CPU (autocast::allow_slower_bf16)");
     return cli::run_main(app, argc, argv, [&] {
         const tc::Vocabularies vocabularies = s.tutorial_settings ? tc::Vocabularies::lesson : tc::Vocabularies::fixed;
         const tc::Vocab input_vocab = tc::input_vocab(vocabularies), output_vocab = tc::output_vocab(vocabularies);
@@ -195,6 +200,7 @@ int main(int argc, char** argv) {
         }
         validate(s);
         const DType operands = s.autocast == "bf16" ? DType::bf16 : DType::fp32;
+        autocast::allow_slower_bf16(s.allow_slower_bf16);
         { const autocast::Scope can_run(operands); }  // an Error now, before training, where bf16 is not fast
         cli::apply_threads(s.threads);
         manual_seed(s.seed);

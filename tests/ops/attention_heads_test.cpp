@@ -83,7 +83,8 @@ TEST_CASE("attention_context_heads equals split_heads, attention_context and mer
 }
 
 TEST_CASE("attention_context_heads under autocast equals the split path bit for bit, small and bf16 blocks") {
-    if (!autocast_test::bf16_here()) return;
+    const autocast_test::Bf16Here here;
+    if (!here) return;
     // 130 tokens: past small_gemm's shapes, so the blocks' products run in bf16 on strided rows
     for (std::size_t L : {6, 130}) {
         CAPTURE(L);
