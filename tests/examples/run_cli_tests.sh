@@ -273,6 +273,38 @@ says "| seed-d, autocast bf16 | 1 | fwd | 30.0 | 40.0 | 0.75 | Haswell (pinned) 
 expect 2 "bench/run.sh --autocast fp16 (only bf16)" bash "$src/bench/run.sh" --autocast fp16
 says "--autocast takes bf16"
 
+echo "== bench/run.sh: OpenBLAS asked for an AVX-512 kernel where its own detection fell back to an older one"
+# A fake torch run that prints the kernel OpenBLAS would report: OPENBLAS_CORETYPE's, else what
+# a newer AVX-512 CPU gets from OpenBLAS 0.3.21's own detection (Prescott).
+cat > "$out/fake_torch.sh" <<'SH'
+echo "{\"framework\":\"torch\",\"openblas_env\":\"x\",\"openblas_core\":\"${OPENBLAS_CORETYPE:-Prescott}\"}"
+SH
+printf 'flags\t\t: fpu sse avx2 avx512f avx512_bf16\n' > "$out/cpuinfo_bf16"
+printf 'flags\t\t: fpu sse avx2 avx512f\n' > "$out/cpuinfo_512"
+printf 'flags\t\t: fpu sse avx2\n' > "$out/cpuinfo_avx2"
+# shellcheck source=/dev/null
+(
+  source "$src/bench/run.sh"
+  sub_fail=0  # bad() in this subshell cannot set the script's fail: the exit status carries it
+  check() { if [[ "$2" == "$3" ]]; then ok "$1: '$2'"; else echo "  FAIL $1: '$2', expected '$3'"; sub_fail=1; fi; }
+  check "avx512_kernel_to_name Prescott on an AVX512-BF16 CPU" "$(avx512_kernel_to_name "Prescott" "$out/cpuinfo_bf16")" Cooperlake
+  check "... on an AVX-512 CPU without BF16" "$(avx512_kernel_to_name "Prescott Haswell" "$out/cpuinfo_512")" SkylakeX
+  check "... where a run had SkylakeX" "$(avx512_kernel_to_name "Haswell SkylakeX" "$out/cpuinfo_bf16")" ""
+  check "... on an AVX2 CPU" "$(avx512_kernel_to_name "Haswell" "$out/cpuinfo_avx2")" ""
+  check "openblas_kernels_in" "$(openblas_kernels_in '{"openblas_core":"Haswell"}
+{"gemm_backend":"openblas","gemm_kernel":"Cooperlake"}
+{"gemm_backend":"onednn","gemm_kernel":"avx512_core_bf16"}')" "Haswell Cooperlake "
+  if grep -qw avx512f /proc/cpuinfo; then
+    check "both_openblas_ways on this AVX-512 CPU, OpenBLAS left to itself" \
+      "$(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE bash -c "source '$src/bench/run.sh'; both_openblas_ways bash '$out/fake_torch.sh'" 2>/dev/null | grep -o '"openblas_core":"[A-Za-z]*"' | tr '\n' ' ')" \
+      "\"openblas_core\":\"Prescott\" \"openblas_core\":\"$(grep -qw avx512_bf16 /proc/cpuinfo && echo Cooperlake || echo SkylakeX)\" "
+  fi
+  check "both_openblas_ways pinned to SkylakeX: no third run" \
+    "$(OPENBLAS_CORETYPE=SkylakeX bash -c "source '$src/bench/run.sh'; both_openblas_ways bash '$out/fake_torch.sh'" 2>/dev/null | grep -o '"openblas_core":"[A-Za-z]*"' | tr '\n' ' ')" \
+    "\"openblas_core\":\"SkylakeX\" \"openblas_core\":\"Prescott\" "
+  exit "$sub_fail"
+) || bad "bench/run.sh's OpenBLAS kernel choice (above)"
+
 echo "== bench/compare_builds.sh --args: options for every xtgrad_bench run of both sides"
 # One build as both sides, one 1-step round: the table has no opt phase (the step ran in backward).
 expect 0 "bench/compare_builds.sh --args '--optimizer-in-backward ...'" bash "$src/bench/compare_builds.sh" \
