@@ -68,7 +68,7 @@ def best(runs, phase):
     """The run with the fastest median of `phase` (OpenBLAS pinned or not)."""
     have = [r for r in runs if phase in r["phases"]]
     return min(have, key=lambda r: r["phases"][phase]["median_ms"]) if have else None
-print("| config | threads | phase | xtgrad ms | torch ms | xtgrad / torch | torch's OpenBLAS kernel (ms pinned / own) "
+print("| config | threads | phase | xtgrad ms | torch ms | xtgrad / torch | torch's OpenBLAS runs (kernel ms, the fastest in bold) "
       "| xtgrad GFLOP/s | torch GFLOP/s | xtgrad % of FMA peak | vs xtgrad fp32 | peak RSS MiB xtgrad / torch "
       "| step CPU ms xtgrad / torch |")
 print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -93,9 +93,10 @@ for (cfg, t, ac), fw in by.items():
             g = lambda s: f"{s['gflops']:.0f}" if s.get("gflops") else "-"
             pct = f"{100 * xs['gflops'] / (peak_core * t):.0f} %" if xs.get("gflops") and peak_core else "-"
             ratio = xs["median_ms"] / ps["median_ms"] if ps["median_ms"] > 0 else float("nan")
-            both = " / ".join(f"{r['phases'][phase]['median_ms']:.1f}" for r in
-                              sorted(pr, key=lambda r: r.get("openblas_env") != "pinned") if phase in r["phases"])
-            which = f"{kernel(p)} ({both})" if len(pr) > 1 else kernel(p)
+            runs = [(kernel(r), r["phases"][phase]["median_ms"], r is p) for r in
+                    sorted(pr, key=lambda r: r.get("openblas_env") != "pinned") if phase in r["phases"]]
+            which = " / ".join(f"**{k} {ms:.1f}**" if won else f"{k} {ms:.1f}" for k, ms, won in runs) if len(runs) > 1 \
+                else kernel(p)
             f32 = best(fp32, phase) if fp32 else None
             vs32 = f"{xs['median_ms'] / f32['phases'][phase]['median_ms']:.2f}" if f32 else "-"
             rss = f"{x['peak_rss_mib']:.0f} / {p['peak_rss_mib']:.0f}" if first else ""
@@ -106,8 +107,12 @@ for (cfg, t, ac), fw in by.items():
 print()
 print("Medians over the timed steps. step = zero_grad + forward + loss + backward + optimizer step, end to end;")
 print("infer = eval() forward without gradients. GFLOP/s from the analytic matmul count (step = 3 x forward).")
-print("torch runs twice: OpenBLAS pinned by OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE as the environment sets them,")
-print("and with both unset (OpenBLAS's own detection); each ratio uses the faster run, whose kernel the column names.")
+print("torch runs with OpenBLAS as OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are set (pinned), with both unset (its own")
+print("detection), and, where that found no AVX-512 kernel on an AVX-512 CPU, with one named; each ratio uses the fastest.")
+slow = sorted({r["config"] for r in rows if r["framework"] == "xtgrad" and r.get("bf16_speed") == "slower"})
+if slow:
+    print("bf16 products are slower than fp32 on this CPU: autocast::Scope(bf16) refuses them there; the autocast rows of")
+    print(f"xtgrad ({', '.join(slow)}) ran with --allow-slower-bf16 to measure by how much.")
 print("Step CPU time counts all threads, spinning ones included; below the wall time of a 1-thread run it")
 print("means the process was descheduled (a busy machine). % of FMA peak: xtgrad's matmul GFLOP/s over the")
 print("FMA peak per core above times the threads (GEMM-heavy phases: fwd, bwd, infer of seed-b and seed-d).")
@@ -225,20 +230,21 @@ main() {
       a=$(args_of "$c" "$quick")
       local ac
       for ac in "" $autocast; do  # fp32, then (with --autocast) the autocast run
-        local acflag=()
-        [[ -n "$ac" ]] && acflag=(--autocast "$ac")
+        local acflag=() xt_acflag=()
+        # xtgrad refuses bf16 where it is slower than fp32 (docs/autocast.md); here it measures by how much
+        [[ -n "$ac" ]] && acflag=(--autocast "$ac") && xt_acflag=(--autocast "$ac" --allow-slower-bf16)
         local ib
         for ib in "${in_backward[@]}"; do  # "" (the step after backward), then --optimizer-in-backward if asked
           echo "# $c, $t thread(s)${ac:+, autocast $ac}${ib:+, $ib}: xtgrad ...  (load $(cut -d' ' -f1 /proc/loadavg), compilers $(pgrep -c cc1plus || true))" >&2
           if [[ $xtgrad_backend == openblas ]]; then
             # shellcheck disable=SC2086
-            both_openblas_ways "$bench" --config "$c" --threads "$t" $a "${acflag[@]}" $ib --json >> "$results"
+            both_openblas_ways "$bench" --config "$c" --threads "$t" $a "${xt_acflag[@]}" $ib --json >> "$results"
           else
             # shellcheck disable=SC2086
-            "$bench" --config "$c" --threads "$t" $a "${acflag[@]}" $ib --json >> "$results"
+            "$bench" --config "$c" --threads "$t" $a "${xt_acflag[@]}" $ib --json >> "$results"
           fi
         done
-        echo "# $c, $t thread(s)${ac:+, autocast $ac}: torch, OpenBLAS pinned, then its own ...  (load $(cut -d' ' -f1 /proc/loadavg), compilers $(pgrep -c cc1plus || true))" >&2
+        echo "# $c, $t thread(s)${ac:+, autocast $ac}: torch, OpenBLAS as set, then its own detection ...  (load $(cut -d' ' -f1 /proc/loadavg), compilers $(pgrep -c cc1plus || true))" >&2
         local torch_env=()
         [[ $t -gt 1 ]] && torch_env=(OMP_WAIT_POLICY=PASSIVE)
         # shellcheck disable=SC2086
