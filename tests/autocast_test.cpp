@@ -26,7 +26,6 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
-#include <thread>
 
 TEST_SUITE_BEGIN("ops");
 
@@ -158,107 +157,6 @@ TEST_CASE("convert_to_bf16 rounds as to_bf16_bits at every row length and stride
         CHECK(d[0] == to_bf16_bits(denormals[0]));
         CHECK(d[1] == to_bf16_bits(denormals[1]));
     }
-}
-
-TEST_CASE("autocast::Scope sets bf16 for its thread, nests and restores") {
-    const Bf16Here here;
-    if (!here) return;  // asserted the refusal
-    CHECK(autocast::dtype() == DType::fp32);
-    {
-        const autocast::Scope outer(DType::bf16);
-        CHECK(autocast::dtype() == DType::bf16);
-        CHECK(autocast::is_enabled());
-        DType other_thread = DType::bf16;
-        std::thread([&] { other_thread = autocast::dtype(); }).join();
-        CHECK(other_thread == DType::fp32);  // per thread, as torch's
-        {
-            const autocast::Scope off(DType::bf16, /*enabled=*/false);
-            CHECK(autocast::dtype() == DType::fp32);
-        }
-        CHECK(autocast::dtype() == DType::bf16);
-    }
-    CHECK(autocast::dtype() == DType::fp32);
-    CHECK(std::string(dtype_name(DType::bf16)) == "bf16");
-}
-
-TEST_CASE("autocast(bf16) refuses a build or CPU where bf16 would be slow, with the reason") {
-    detail::Bf16Cpu zen5;  // AVX512-BF16 at twice the fp32 rate (ceiling_bench on a Zen 5)
-    zen5.kernel = "avx512_core_bf16";
-    zen5.avx512_bf16 = true;
-    zen5.bf16_dot_gflops = 473;
-    zen5.fp32_fma_gflops = 259;
-    CHECK(detail::bf16_speed(zen5) == autocast::Bf16Speed::faster);
-    CHECK(detail::bf16_slow_reason(zen5).empty());
-
-    detail::Bf16Cpu amx = zen5;  // oneDNN found AMX: its tiles, whatever vdpbf16ps's rate
-    amx.kernel = "avx512_core_amx";
-    amx.bf16_dot_gflops = 87;
-    amx.fp32_fma_gflops = 180;
-    CHECK(detail::bf16_speed(amx) == autocast::Bf16Speed::faster);
-
-    detail::Bf16Cpu half = zen5;  // AVX512-BF16 at half the fp32 rate, no AMX (an Emerald Rapids VM)
-    half.bf16_dot_gflops = 87;
-    half.fp32_fma_gflops = 180;
-    CHECK(detail::bf16_speed(half) == autocast::Bf16Speed::slower);
-    const std::string measured = detail::bf16_slow_reason(half);
-    for (const char* part : {"vdpbf16ps", "no AMX", "87 GFLOP/s per core", "fp32 FMAs at 180", "slower than fp32",
-                             "1.25x", "allow_slower_bf16(true)"})
-        CHECK_MESSAGE(measured.find(part) != std::string::npos, measured);
-
-    detail::Bf16Cpu even = half;  // faster, but not by enough to pay for the conversions
-    even.bf16_dot_gflops = 200;
-    CHECK(detail::bf16_speed(even) == autocast::Bf16Speed::slower);
-    CHECK(detail::bf16_slow_reason(even).find("no faster than fp32") != std::string::npos);
-    even.bf16_dot_gflops = 225;  // exactly 1.25x
-    CHECK(detail::bf16_speed(even) == autocast::Bf16Speed::faster);
-
-    detail::Bf16Cpu no_isa;
-    no_isa.kernel = "avx512_core";
-    CHECK(detail::bf16_speed(no_isa) == autocast::Bf16Speed::slower);
-    const std::string emulated = detail::bf16_slow_reason(no_isa);
-    CHECK(emulated.find("no AVX512-BF16") != std::string::npos);
-    CHECK(emulated.find("slower than fp32") != std::string::npos);
-
-    detail::Bf16Cpu openblas = zen5;
-    openblas.backend = "openblas";
-    CHECK(detail::bf16_speed(openblas) == autocast::Bf16Speed::unavailable);
-    const std::string no_product = detail::bf16_slow_reason(openblas);
-    CHECK(no_product.find("openblas") != std::string::npos);
-    CHECK(no_product.find("-Dgemm=onednn") != std::string::npos);
-
-    if (std::string(gemm_backend_name()) == "openblas") {
-        CHECK(autocast::bf16_speed() == autocast::Bf16Speed::unavailable);
-        test::expect_error([] { autocast::Scope s(DType::bf16); }, {"autocast(bf16)", "-Dgemm=onednn"});
-    }
-    const autocast::Scope fp32(DType::fp32);  // always allowed: it turns autocast off
-    CHECK(autocast::dtype() == DType::fp32);
-    const Bf16Here here;  // asserts the refusal where bf16 is not faster, then allows slower bf16
-    if (here) {
-        float a = 1.f, b = 2.f, c = 0.f;
-        gemm(DType::bf16, false, false, 1, 1, 1, 1.f, &a, &b, 0.f, &c);
-        CHECK(c == 2.f);
-    }
-}
-
-TEST_CASE("allow_slower_bf16 lets bf16 run where it is slower, never where it is unavailable") {
-    REQUIRE(!autocast::slower_bf16_allowed());
-    const autocast::Bf16Speed speed = autocast::bf16_speed();
-    CAPTURE(autocast::bf16_speed_name(speed));
-    autocast::allow_slower_bf16(true);
-    const bool allowed_runs = autocast::bf16_unsupported_reason().empty();
-    bool scope_ran = false;
-    try {
-        const autocast::Scope s(DType::bf16);
-        scope_ran = autocast::dtype() == DType::bf16;
-    } catch (const Error&) {
-    }
-    autocast::allow_slower_bf16(false);
-    CHECK(!autocast::slower_bf16_allowed());
-    CHECK(allowed_runs == (speed != autocast::Bf16Speed::unavailable));
-    CHECK(scope_ran == allowed_runs);
-    // and once disallowed, a slower CPU refuses again (a faster one never did)
-    CHECK(autocast::bf16_unsupported_reason().empty() == (speed == autocast::Bf16Speed::faster));
-    CHECK(std::string(autocast::bf16_speed_name(autocast::Bf16Speed::slower)) == "slower");
 }
 
 TEST_CASE("gemm_ld with bf16 operands equals the rounded reference and fp32 within bf16's bound") {

@@ -1,6 +1,7 @@
 // The helpers the autocast tests share (tests/autocast_test.cpp: the products, the Linear layer
 // and the models; tests/autocast_ops_test.cpp: matmul, conv1d, attention and the fp32 ops;
-// tests/autocast_copies_test.cpp: the bf16 copies of weights and inputs autocast keeps).
+// tests/autocast_copies_test.cpp: the bf16 copies of weights and inputs autocast keeps;
+// tests/autocast_scope_test.cpp: the scope, the refusal where bf16 is slow, allow_slower_bf16).
 #pragma once
 
 #include "tests/test_util.hpp"
