@@ -10,7 +10,8 @@
 //   write  a[i] = x                          4 B
 //   copy   b[i] = a[i]                       8 B
 //   triad  c[i] = a[i] + x·b[i]              12 B
-//   adam   the optimizer's update (w, g, m, v read; w, m, v written), 28 B: vec::adam_update
+//   adam   the optimizer's update (w, g, m, v read; w, m, v written), 28 B: vec::adam_update,
+//          plain and prefetching 2 KiB ahead (what Adam::step_parameter asks for on one thread)
 #include <xtgrad/simd/vector_kernels.hpp>
 #include "bench/timing.hpp"
 #include "examples/common/cli.hpp"
@@ -61,6 +62,8 @@ int run(int reps, std::size_t n) {
              for (std::size_t i = 0; i < n; ++i) c[i] = a[i] + s * b[i];
          }},
         {"adam  w, g, m, v -> w, m, v", 28, [&] { vec::adam_update(k, a.data(), b.data(), c.data(), d.data(), n); }},
+        {"adam, prefetching 2 KiB ahead", 28,
+         [&] { vec::adam_update(k, a.data(), b.data(), c.data(), d.data(), n, 2048); }},
     };
     std::vector<std::vector<double>> ms(kernels.size());
     for (int r = 0; r < reps + 1; ++r)  // round-robin, so a busier machine slows every kernel alike

@@ -24,8 +24,9 @@ double exp_shifted_sum(const float* x, float* y, std::size_t n, float shift, boo
     return active().exp_shifted_sum(x, y, n, shift, store);
 }
 
-void adam_update(const AdamCoefficients& c, float* w, const float* g, float* m, float* v, std::size_t n) {
-    active().adam_update(c, w, g, m, v, n);
+void adam_update(const AdamCoefficients& c, float* w, const float* g, float* m, float* v, std::size_t n,
+                 std::size_t prefetch_bytes) {
+    active().adam_update(c, w, g, m, v, n, prefetch_bytes);
 }
 
 void mt_twist(std::uint32_t* state) { active().mt_twist(state); }

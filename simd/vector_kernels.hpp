@@ -29,7 +29,10 @@ struct AdamCoefficients {
 // One fused, in-place Adam pass over n elements:
 //   g = grad + l2·w;  m = β1 m + (1-β1) g;  v = β2 v + (1-β2) g²
 //   w = w·decay - step_size · m / (sqrt(v) · inv_sqrt_bc2 + eps)
-void adam_update(const AdamCoefficients& c, float* w, const float* g, float* m, float* v, std::size_t n);
+// prefetch_bytes > 0: software-prefetch w, g, m and v that far ahead (the same bits; a memory hint
+// for one thread streaming alone: Adam::step_parameter's comment has the measurements).
+void adam_update(const AdamCoefficients& c, float* w, const float* g, float* m, float* v, std::size_t n,
+                 std::size_t prefetch_bytes = 0);
 
 // The random draws' integer loops (random/mt19937.cpp, random/random.cpp): the same bits in either
 // set, ~1.7x (the Twister) and ~6x (bernoulli_bytes) faster with AVX-512's 16 lanes and its

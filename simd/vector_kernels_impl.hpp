@@ -23,7 +23,7 @@ struct KernelTable {
     float (*max_value)(const float*, std::size_t);
     double (*dot)(const float*, const float*, std::size_t);
     double (*exp_shifted_sum)(const float*, float*, std::size_t, float, bool);
-    void (*adam_update)(const AdamCoefficients&, float*, const float*, float*, float*, std::size_t);
+    void (*adam_update)(const AdamCoefficients&, float*, const float*, float*, float*, std::size_t, std::size_t);
     void (*mt_twist)(std::uint32_t*);
     void (*mt_temper)(const std::uint32_t*, std::size_t, std::uint32_t*);
     void (*bernoulli_bytes)(const std::uint32_t*, std::size_t, std::uint64_t, std::uint8_t*);
@@ -102,9 +102,23 @@ struct Kernels {
             .store_unaligned(w);
     }
 
-    static void adam_update(const AdamCoefficients& c, float* w, const float* g, float* m, float* v, std::size_t n) {
+    // ahead > 0: each of the four streams asks for its line `ahead` bytes on (one prefetch per
+    // 64-byte line; an integer until it is an address, and prefetches never fault, so past the
+    // end is harmless). The bits are the same either way.
+    static constexpr std::size_t kLineFloats = 64 / sizeof(float);
+
+    static void adam_update(const AdamCoefficients& c, float* w, const float* g, float* m, float* v, std::size_t n,
+                            std::size_t ahead) {
         std::size_t i = 0;
-        for (; i + lanes <= n; i += lanes) adam_batch(c, w + i, g + i, m + i, v + i);
+        for (; i + lanes <= n; i += lanes) {
+            if (ahead != 0 && i % kLineFloats == 0) {
+                const auto prefetch = [&](const float* p) {
+                    __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(p + i) + ahead));
+                };
+                prefetch(w), prefetch(g), prefetch(m), prefetch(v);
+            }
+            adam_batch(c, w + i, g + i, m + i, v + i);
+        }
         if (i == n) return;
         float tw[lanes] = {}, tg[lanes] = {}, tm[lanes] = {}, tv[lanes] = {};  // zero padding: sqrt(0) + eps > 0
         const std::size_t rest = n - i;
