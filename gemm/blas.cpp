@@ -109,11 +109,14 @@ void split_or_call_as_given(bool trans_a, bool trans_b, int M, int N, int K, flo
 //     weight gradient dW1 = dyᵀ·x, (2048, 512): ~20 % faster.
 //   A·B, N = 256-512, K = 256-2048: 203-221; A·(Bᵀ)ᵀ with B transposed first 206-236 (K = 4000
 //     on two threads: 3-5 % slower). The input gradient dx = dy·W of a layer with 512 inputs
-//     (K = 512, 2048): 8-10 % faster.
+//     (K = 512, 2048): 8-10 % faster. Not on every CPU: an Intel Xeon (family 6 model 207) runs
+//     them as stored at 159-167 and with B transposed at 148-157 (5-12 % slower; its Aᵀ·B gains
+//     as on Zen 5, 117 -> 147 for dW1), so the backend says where (narrow_nn_transposed).
 // With 1024 or more columns both orientations run at 225-239. The transposes read and write
 // K·N (B) or M·N (C) floats, ~1-3 % of the product. bench/narrow_product_probe measures both
 // orientations on the CPU at hand.
 constexpr int kNarrowColumns = 512;
+std::atomic<int> narrow_nn_choice{-1};  // -1: the backend's choice; 0 or 1: set_narrow_nn_transposed's
 constexpr double kMinReorientedMacs = 1 << 22;  // ~8 MFLOP: smaller products keep their shape
 // C's transpose costs ~0.4 ns per element (gemm/transpose.cpp), ~6 % of a (2048, 512) product over
 // 640 rows and 12 % over 320: narrow_product_probe, three runs, as stored → reoriented, GFLOP/s:
@@ -126,7 +129,7 @@ bool reorient_tn(bool ta, bool tb, int M, int N, int K) {
 }
 bool reorient_nn(bool ta, bool tb, int M, int N, int K) {
     return !ta && !tb && N <= kNarrowColumns && M >= 4 * N && K <= 2048 &&
-           double(M) * N * K >= kMinReorientedMacs;
+           double(M) * N * K >= kMinReorientedMacs && detail::narrow_nn_transposed();
 }
 
 // A transposed operand or result for the length of one product, from the arrays' allocator (its
@@ -189,6 +192,14 @@ void split_or_call(bool trans_a, bool trans_b, int M, int N, int K, float alpha,
 }
 
 }  // namespace
+
+bool detail::narrow_nn_transposed() {
+    const int choice = narrow_nn_choice.load(std::memory_order_relaxed);
+    return choice < 0 ? detail::backend_narrow_nn_faster_transposed() : choice == 1;
+}
+void detail::set_narrow_nn_transposed(bool transposed) {
+    narrow_nn_choice.store(transposed ? 1 : 0, std::memory_order_relaxed);
+}
 
 void gemm_backend(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
                   const float* B, int ldb, float beta, float* C, int ldc) {

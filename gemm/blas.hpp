@@ -65,6 +65,11 @@ namespace detail {
 // bench/bf16_skinny_bench, which measures both sides of the crossover.
 int bf16_min_side();
 void set_bf16_min_side(int rows);
+
+// Whether a product A·B with a narrow C runs as A·(Bᵀ)ᵀ, B transposed first (gemm/blas.cpp): the
+// backend's choice for this CPU unless set; the tests set it both ways to reach both paths.
+bool narrow_nn_transposed();
+void set_narrow_nn_transposed(bool transposed);
 }  // namespace detail
 
 // The backend alone, without gemm_ld's routing of skinny products to gemm/skinny_gemm.hpp:

@@ -94,20 +94,35 @@ TEST_CASE("products with a narrow C, which blas.cpp reorients on oneDNN, equal t
     // the rules too (K 500, N 513, K 2049, M < 4N).
     const Case narrow[] = {{true, false, 1030, 41, 513}, {false, false, 600, 90, 257}, {true, false, 1030, 41, 500},
                            {true, false, 1100, 513, 40}, {false, false, 600, 90, 2049}, {false, false, 300, 90, 257}};
+    // A·B's reorientation depends on the CPU (detail::narrow_nn_transposed): both ways here.
     const int blas_before = blas_threads();
-    for (int threads : {1, 2}) {
-        set_num_threads(threads);
-        set_blas_threads(threads);
-        for (const Case& p : narrow) {
-            INFO(test::describe(p));
-            CAPTURE(threads);
-            CHECK(test::gemm_error(&gemm_ld, p, 1.f, 0.f) < tolerance(p.K, 1.f));
-            CHECK(test::gemm_error(&gemm_ld, p, 0.5f, 1.f) < tolerance(p.K, 0.5f));  // a gradient accumulated
-            CHECK(test::gemm_error(&gemm_ld, p, -2.f, 0.25f) < tolerance(p.K, -2.f));
+    const bool nn_before = detail::narrow_nn_transposed();
+    for (bool nn_transposed : {true, false}) {
+        detail::set_narrow_nn_transposed(nn_transposed);
+        CHECK(detail::narrow_nn_transposed() == nn_transposed);
+        for (int threads : {1, 2}) {
+            set_num_threads(threads);
+            set_blas_threads(threads);
+            for (const Case& p : narrow) {
+                INFO(test::describe(p));
+                CAPTURE(threads);
+                CAPTURE(nn_transposed);
+                CHECK(test::gemm_error(&gemm_ld, p, 1.f, 0.f) < tolerance(p.K, 1.f));
+                CHECK(test::gemm_error(&gemm_ld, p, 0.5f, 1.f) < tolerance(p.K, 0.5f));  // a gradient accumulated
+                CHECK(test::gemm_error(&gemm_ld, p, -2.f, 0.25f) < tolerance(p.K, -2.f));
+            }
         }
     }
+    detail::set_narrow_nn_transposed(nn_before);
     set_num_threads(1);
     set_blas_threads(blas_before);
+}
+
+TEST_CASE("A·B with a narrow C is transposed first where the backend says it is faster: oneDNN on AMD CPUs") {
+    __builtin_cpu_init();
+    const bool amd = __builtin_cpu_is("amd") != 0;
+    const bool onednn = std::string(gemm_backend_name()) == "onednn";
+    CHECK(detail::narrow_nn_transposed() == (onednn && amd));
 }
 
 TEST_CASE("transpose and add_transposed move every element once, in tiles or not") {
