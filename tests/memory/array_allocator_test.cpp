@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 TEST_SUITE_BEGIN("memory");
@@ -80,6 +81,23 @@ TEST_CASE("a freed large block serves the next request of about its size, and th
     memory::release_cached_blocks();
     CHECK(memory::block_cache_stats().cached_bytes == 0);
     CHECK(memory::block_cache_stats().cached_blocks == 0);
+}
+
+TEST_CASE("of several cached blocks of one size, the one freed last serves the next request") {
+    memory::release_cached_blocks();
+    if (!memory::block_cache_stats().enabled) return;  // ASan or XTGRAD_BLOCK_CACHE=0: the heap's choice
+    const std::size_t n = 1 << 19;  // 2 MiB each
+    std::optional<Array> a(empty_array({n})), b(empty_array({n})), c(empty_array({n}));
+    const float* freed_last = a->data();
+    b.reset(), c.reset(), a.reset();  // freed in the order b, c, a
+    const memory::BlockCacheStats before = memory::block_cache_stats();
+    CHECK(before.cached_blocks == 3);
+    const Array next = empty_array({n});
+    CHECK(memory::block_cache_stats().reused == before.reused + 1);
+    // a's mapping, at another offset within its first page
+    const std::ptrdiff_t apart = reinterpret_cast<const char*>(next.data()) - reinterpret_cast<const char*>(freed_last);
+    CHECK(std::abs(apart) < 4096);
+    memory::release_cached_blocks();
 }
 
 TEST_CASE("blocks from the cache hold what is written to them, across reuse and resizing") {
