@@ -127,14 +127,15 @@ private:
     // lines are the likeliest still in cache (a product's C, say, written over a block the step
     // has just freed). Intel Xeon model 207, alternating runs against the block freed first:
     // seed-d at 1 thread, step 1013.5 -> 987.1 ms and inference 340.6 -> 329.5 (4 rounds); at 2
-    // threads step 567 -> 547 (6 rounds); the Winter Games step in backward 93.9 -> 88.7 (5). Otherwise a new mapping while live + cached + need stays within the
-    // budget: the highest live total so far plus 1/32 of it or 128 MiB, whichever is more, which
-    // lets the cache settle on the sizes a step asks for instead of reshaping blocks on every step
-    // (page faults: ~340 ms per GiB on the benchmark's machine; with 1/32 alone, seed-d's step
-    // reshaped ~230 MB each time and ran 10 % slower than from the heap). Past the
-    // budget, a cached block is resized to `need` (the smallest larger one shrunk, or the largest
-    // smaller one grown: mremap keeps the pages it can) and, if that grew past it, the smallest
-    // cached blocks are unmapped: resident memory stays within the budget while the cache has any.
+    // threads step 567 -> 547 (6 rounds); the Winter Games step in backward 93.9 -> 88.7 (5).
+    // Otherwise a new mapping while live + cached + need stays within the budget: the highest
+    // live total so far plus 1/32 of it or 128 MiB, whichever is more, which lets the cache settle
+    // on the sizes a step asks for instead of reshaping blocks on every step (page faults: ~340 ms
+    // per GiB on the benchmark's machine; with 1/32 alone, seed-d's step reshaped ~230 MB each
+    // time and ran 10 % slower than from the heap). Past the budget, a cached block is resized to
+    // `need` (the smallest larger one shrunk, or the largest smaller one grown: mremap keeps the
+    // pages it can) and, if that grew past it, the smallest cached blocks are unmapped: resident
+    // memory stays within the budget while the cache has any.
     static constexpr std::size_t kSlackDivisor = 32, kSlackFloor = std::size_t{128} << 20;
     Block reuse_or_resize(std::size_t need) {
         if (cached_.empty()) return {nullptr, 0};
