@@ -63,7 +63,7 @@ int run(int reps, std::size_t n) {
          }},
         {"adam  w, g, m, v -> w, m, v", 28, [&] { vec::adam_update(k, a.data(), b.data(), c.data(), d.data(), n); }},
         {"adam, prefetching 2 KiB ahead", 28,
-         [&] { vec::adam_update(k, a.data(), b.data(), c.data(), d.data(), n, 2048); }},
+         [&] { vec::adam_update(k, a.data(), b.data(), c.data(), d.data(), n, vec::kAdamPrefetchBytes); }},
     };
     std::vector<std::vector<double>> ms(kernels.size());
     for (int r = 0; r < reps + 1; ++r)  // round-robin, so a busier machine slows every kernel alike

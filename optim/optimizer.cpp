@@ -113,9 +113,6 @@ std::pair<std::size_t, std::string> split_state_name(const std::string& name) {
 // torch keeps step as a float32 tensor: exact up to 2^24 steps
 constexpr long kMaxExactStep = 1L << 24;
 
-// How far ahead Adam's update prefetches on one thread (Adam::step_parameter)
-constexpr std::size_t kAdamPrefetchBytes = 2048;
-
 // param_groups is a file's text: parsed with a bound on its nesting (a valid one nests 3 deep:
 // list, group, betas), since json's dump() and destructor recurse and a 200 000-deep list would
 // overflow the stack, and with nlohmann's exceptions turned into Errors.
@@ -329,7 +326,7 @@ void Adam::step_parameter(Tensor& p) {
     // Games step, 5 alternating rounds: the step in backward 95.4 -> 88.4 ms, the update after
     // backward 70.0 -> 65.1 (Zen 5: within the drift). On two threads, which share the memory, the
     // step in backward lost (56.8 -> 66.6 ms at 2 KiB; 512 B: 54.5, after backward no gain): none.
-    const std::size_t ahead = num_threads() == 1 ? kAdamPrefetchBytes : 0;
+    const std::size_t ahead = num_threads() == 1 ? vec::kAdamPrefetchBytes : 0;
     parallel_for(p.numel(), std::size_t{1} << 16,
                  [&](std::size_t i0, std::size_t i1) {
                      vec::adam_update(c, w + i0, g + i0, m + i0, v + i0, i1 - i0, ahead);

@@ -31,6 +31,7 @@ struct AdamCoefficients {
 //   w = w·decay - step_size · m / (sqrt(v) · inv_sqrt_bc2 + eps)
 // prefetch_bytes > 0: software-prefetch w, g, m and v that far ahead (the same bits; a memory hint
 // for one thread streaming alone: Adam::step_parameter's comment has the measurements).
+inline constexpr std::size_t kAdamPrefetchBytes = 2048;  // what Adam::step_parameter asks for on one thread
 void adam_update(const AdamCoefficients& c, float* w, const float* g, float* m, float* v, std::size_t n,
                  std::size_t prefetch_bytes = 0);
 

@@ -140,9 +140,9 @@ TEST_CASE("adam_update gives every element the same bits in every instruction se
             CAPTURE(isa_name(isa));
             CHECK(worst < 1e-6);
             results.push_back(std::move(s));
-            // the prefetching path (one thread's update): the same bits, also where 2 KiB ahead is past the end
+            // the prefetching path (one thread's update): the same bits, also where the distance ahead is past the end
             AdamState p = start;
-            vec::adam_update(kAdam, p.w.data(), p.g.data(), p.m.data(), p.v.data(), n, 2048);
+            vec::adam_update(kAdam, p.w.data(), p.g.data(), p.m.data(), p.v.data(), n, vec::kAdamPrefetchBytes);
             results.push_back(std::move(p));
         }
         for (const AdamState& r : results) {
