@@ -5,10 +5,13 @@
 // From glibc's heap (kept, not returned, so that no step pays page faults again) those blocks
 // left holes between the ones backward keeps, and the heap's high-water mark, i.e. the process's
 // resident memory, sat ~1.1 GB above the live bytes on tutorial B at batch 64. Here each large
-// block is its own mapping: a freed block waits in the cache for the next request of about its
-// size, and a request that finds none resizes a cached block in place (mremap: shrinking hands
-// the tail back to the kernel, growing keeps the pages already there), so resident memory grows
-// only when the cache is empty. Resident = live + cached; `block_cache_stats()` reports both.
+// block is whole pages of mappings of its own: a freed block waits in the cache for the next
+// request of about its size, and past a budget (the live peak plus a slack) a request that finds
+// none is made of cached pages instead of new ones: the head of a larger block, or smaller blocks'
+// pages moved side by side (mremap moves page-table entries; a new page costs a fault and its
+// clearing), so resident memory grows only when the cache is empty, and a step that asks for other
+// sizes in backward than in forward faults no pages in. Resident = live + cached;
+// `block_cache_stats()` reports both.
 //
 // Builds with AddressSanitizer send every block to the heap (the sanitizer watches malloc, not
 // mmap), and so does XTGRAD_BLOCK_CACHE=0 at start-up (for heaptrack or valgrind, which also
@@ -38,13 +41,25 @@ struct BlockCacheStats {
     std::size_t peak_mapped_bytes = 0;  // live + cached at most: what the blocks added to resident memory
     std::size_t cached_blocks = 0;
     std::size_t reused = 0;   // requests served by a cached block as it was
-    std::size_t resized = 0;  // ... by a cached block resized in place
+    std::size_t resized = 0;  // ... by cached pages: a larger block's head, or blocks joined
     std::size_t mapped = 0;   // ... by a new mapping
+    std::size_t new_bytes = 0;  // new pages mapped for requests (each faults in on first touch)
+    std::size_t pieces = 0;     // ranges mremap can move in one call, in all blocks (at most ~8192)
 };
 BlockCacheStats block_cache_stats();
 
 // Unmaps every cached block (torch.cuda.empty_cache's counterpart); live blocks are untouched.
 void release_cached_blocks();
+
+namespace detail {  // for tests: the paths a real budget or a failing kernel would take
+// A fixed budget for live + cached bytes instead of the live peak plus its slack; 0 restores it.
+void set_block_cache_budget(std::size_t bytes);
+// The next `n` page moves succeed and the following ones fail, as mremap does when the kernel is
+// out of memory for its mappings; -1 (the default) never fails on purpose.
+void fail_block_moves_after(int n);
+// The pieces all blocks may hold before the cache unmaps its most cut blocks; 0 restores 8192.
+void set_block_cache_piece_limit(std::size_t pieces);
+}  // namespace detail
 
 }  // namespace memory
 

@@ -229,7 +229,9 @@ nlohmann::ordered_json run(const std::string& config, const Options& o) {
     std::map<std::string, std::vector<double>> times;
     w.model->train();
     std::vector<double> step_cpu;
+    std::size_t new_bytes_before_timed = 0;  // the block cache's new pages before the timed steps
     for (int i = 0; i < o.warmup + o.steps; ++i) {
+        if (i == o.warmup) new_bytes_before_timed = memory::block_cache_stats().new_bytes;
         const double cpu0 = process_cpu_ms();
         const auto t0 = Clock::now();
         Clock::time_point t1, t2, t3, t4;
@@ -256,6 +258,7 @@ nlohmann::ordered_json run(const std::string& config, const Options& o) {
         if (w.opt && !in_backward) times["opt"].push_back(ms_since(t3, t4));
         times["step"].push_back(ms_since(t0, t5));
     }
+    const std::size_t new_bytes_timed = memory::block_cache_stats().new_bytes - new_bytes_before_timed;
     std::vector<std::string> order;
     for (const std::string& n : names)
         if (times.count(n)) order.push_back(n);
@@ -299,7 +302,11 @@ nlohmann::ordered_json run(const std::string& config, const Options& o) {
                                                            {"cached_mib", static_cast<double>(bc.cached_bytes) / (1 << 20)},
                                                            {"reused", bc.reused},
                                                            {"resized", bc.resized},
-                                                           {"mapped", bc.mapped}}
+                                                           {"mapped", bc.mapped},
+                                                           {"pieces", bc.pieces},
+                                                           {"new_mib_per_timed_step",
+                                                            static_cast<double>(new_bytes_timed) /
+                                                                (1 << 20) / o.steps}}
                                   : nlohmann::ordered_json(nullptr);
     nlohmann::ordered_json phases;
     for (const std::string& n : order) {
@@ -322,10 +329,10 @@ void print_text(const nlohmann::ordered_json& r) {
     fmt::print("  step CPU time (all threads) {:.1f} ms\n", r["step_cpu_ms"].get<double>());
     if (const auto& bc = r["block_cache"]; !bc.is_null())
         fmt::print("  large blocks: peak live {:.0f} MiB, live + cached {:.0f} MiB at most, {:.0f} MiB cached at the end; "
-                   "requests reused {}, resized {}, mapped {}\n",
+                   "requests reused {}, resized {}, mapped {}; new pages per timed step {:.1f} MiB; {} pieces\n",
                    bc["peak_live_mib"].get<double>(), bc["peak_mapped_mib"].get<double>(), bc["cached_mib"].get<double>(),
-                   bc["reused"].get<std::size_t>(),
-                   bc["resized"].get<std::size_t>(), bc["mapped"].get<std::size_t>());
+                   bc["reused"].get<std::size_t>(), bc["resized"].get<std::size_t>(), bc["mapped"].get<std::size_t>(),
+                   bc["new_mib_per_timed_step"].get<double>(), bc["pieces"].get<std::size_t>());
     fmt::print("  {:6} {:>10} {:>10} {:>10} {:>8}\n", "phase", "median ms", "min ms", "max ms", "GFLOP/s");
     for (const auto& [name, s] : r["phases"].items())
         fmt::print("  {:6} {:10.2f} {:10.2f} {:10.2f} {:>8}\n", name, s["median_ms"].get<double>(),
