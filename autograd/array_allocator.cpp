@@ -70,7 +70,14 @@ bool cache_enabled() {
 // Test seams (array_allocator.hpp, memory::detail): a fixed budget, and a failing page move.
 std::atomic<std::size_t> budget_override{0};  // 0: the rule in reuse_or_recut
 std::atomic<int> moves_before_failure{-1};    // -1: moves never fail on purpose
-std::atomic<std::size_t> piece_limit{8192};   // BlockCache's kPieceLimit unless a test lowers it
+constexpr std::size_t kDefaultPieceLimit = 8192;
+std::atomic<std::size_t> piece_limit{kDefaultPieceLimit};  // unless a test lowers it
+
+// Fresh zero pages (untouched: they fault in on first write), at `at` (replacing what is there)
+// or where the kernel chooses; MAP_FAILED when it cannot.
+void* map_anonymous(std::size_t bytes, void* at = nullptr) {
+    return ::mmap(at, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | (at ? MAP_FIXED : 0), -1, 0);
+}
 
 class BlockCache {
 public:
@@ -177,7 +184,7 @@ private:
     // Every piece can be a mapping of the kernel's, whose number per process is limited
     // (vm.max_map_count, 65530 by default): pieces are at least kMinPiece long where the cache
     // cuts them (a shorter tail stays with its block), a join takes at most kMaxPiecesPerBlock,
-    // and once all blocks hold piece_limit (8192) the cached blocks cut the most are unmapped
+    // and once all blocks hold piece_limit (kDefaultPieceLimit) the cached blocks cut the most are unmapped
     // until a quarter of the pieces are gone (their bytes fault in again once). Tutorial B's step
     // adds ~20 pieces at first (sizes that do not line up), fewer as the cache settles.
     static constexpr std::size_t kMinPiece = std::size_t{256} << 10, kMaxPiecesPerBlock = 512;
@@ -264,7 +271,7 @@ private:
         if (parts.empty()) return {};
         std::size_t total = gap;
         for (const Block& part : parts) total += part.size;
-        void* range = ::mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        void* range = map_anonymous(total);
         if (range == MAP_FAILED) {
             for (Block& part : parts) cache(std::move(part));
             return {};
@@ -316,8 +323,7 @@ private:
         }
         for (std::size_t k = failed + 1; k < parts.size(); ++k) cache(std::move(parts[k]));
         const std::size_t filled = std::accumulate(out.pieces.begin(), out.pieces.end(), std::size_t{0});
-        void* rest = ::mmap(out.p + filled, out.size - filled, PROT_READ | PROT_WRITE,
-                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+        void* rest = map_anonymous(out.size - filled, out.p + filled);
         if (rest == MAP_FAILED) {
             ::munmap(out.p, out.size);
             pieces_ -= out.pieces.size();
@@ -330,10 +336,10 @@ private:
     }
 
     Block new_block(std::size_t need) {
-        void* p = ::mmap(nullptr, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        void* p = map_anonymous(need);
         if (p == MAP_FAILED && !cached_.empty()) {  // out of address space or memory: drop the cache, try again
             release_locked();
-            p = ::mmap(nullptr, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            p = map_anonymous(need);
         }
         if (p == MAP_FAILED) throw std::bad_alloc();
         ++pieces_;
@@ -405,7 +411,7 @@ void release_cached_blocks() {
 void detail::set_block_cache_budget(std::size_t bytes) { budget_override.store(bytes, std::memory_order_relaxed); }
 void detail::fail_block_moves_after(int n) { moves_before_failure.store(n, std::memory_order_relaxed); }
 void detail::set_block_cache_piece_limit(std::size_t pieces) {
-    piece_limit.store(pieces == 0 ? 8192 : pieces, std::memory_order_relaxed);
+    piece_limit.store(pieces == 0 ? kDefaultPieceLimit : pieces, std::memory_order_relaxed);
 }
 
 }  // namespace xtgrad::memory
