@@ -38,6 +38,7 @@ public:
     TempDir& operator=(const TempDir&) = delete;
 
     std::string file(const std::string& name) const { return (path_ / name).string(); }
+    const std::filesystem::path& path() const { return path_; }
 
     // Names of everything in the directory, to check that no temporary file is left behind.
     std::set<std::string> entries() const {

@@ -3,6 +3,7 @@
 #include <xtgrad/nn/init.hpp>
 #include <xtgrad/nn/layers.hpp>
 #include <xtgrad/optim/optimizer.hpp>
+#include "tests/io/io_test_util.hpp"
 #include "tests/test_util.hpp"
 
 #include <cmath>
@@ -85,8 +86,8 @@ TEST_CASE("modules: load_state_dict lists every missing, unexpected and mismatch
 
 TEST_CASE("checkpoints: safetensors round trip, strict errors, no half-written file") {
     namespace fs = std::filesystem;
-    const fs::path dir = fs::temp_directory_path() / "xtgrad_checkpoint_test";
-    fs::create_directories(dir);
+    const test::TempDir tmp;  // a folder of its own: two runs of the suite at once never share it
+    const fs::path& dir = tmp.path();
     const std::string path = (dir / "model.safetensors").string();
     Model a, b;
     save(a, path, {{"epoch", "3"}});
@@ -102,7 +103,6 @@ TEST_CASE("checkpoints: safetensors round trip, strict errors, no half-written f
     test::expect_error([&] { save(a, (dir / "missing" / "m.safetensors").string()); }, {"missing"});
     CHECK_FALSE(fs::exists(dir / "missing"));
     for (const auto& e : fs::directory_iterator(dir)) CHECK(e.path().extension() == ".safetensors");  // no temporaries
-    fs::remove_all(dir);
 }
 
 TEST_CASE("building blocks pass gradcheck") {
@@ -196,10 +196,8 @@ TEST_CASE("tied parameters: an optimizer given the same tensor twice throws; sav
     b.load_state_dict(a.state_dict());
     CHECK(b.w.impl() == b.w_tied.impl());
     CHECK(b.w_tied.data()(1, 1) == 3.f);
-    namespace fs = std::filesystem;
-    const fs::path dir = fs::temp_directory_path() / "xtgrad_tied_test";
-    fs::create_directories(dir);
-    const std::string path = (dir / "tied.safetensors").string();
+    const test::TempDir tmp;
+    const std::string path = tmp.file("tied.safetensors");
     a.lin->weight.mutable_data().fill(5.f);
     save(a, path);
     TiedModel c;
@@ -207,7 +205,6 @@ TEST_CASE("tied parameters: an optimizer given the same tensor twice throws; sav
     CHECK(c.w.impl() == c.w_tied.impl());
     CHECK(c.w.data()(0, 1) == 3.f);
     CHECK(c.lin->weight.data()(0, 0) == 5.f);
-    fs::remove_all(dir);
 }
 
 TEST_CASE("zero-sized Linear layers are valid and empty, as in PyTorch") {
