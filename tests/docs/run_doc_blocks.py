@@ -24,11 +24,14 @@ in a fresh scratch folder that mirrors the repository (a symlink per top-level e
 block is rewritten to the scratch folder's `tmp/`, so runs never collide. A ```console block's
 commands are its `$ ` lines (with `\\` continuations, `> ` stripped); its other lines are the output shown.
 Files a block writes (winter_games_out/, graph_out/) stay in the scratch folder, removed at the end.
+Blocks that name meson or ninja (they may write BUILD_DIR) run first, one at a time; the others
+run --jobs at a time (default 2, or XTGRAD_JOBS).
 Exit status 1 if any block fails. A torch block that cannot run (no torch, as in a clean CI
 checkout) is counted as skipped, with the reason, not failed. Blocks use only the repository:
 tools/lint.sh refuses references to anything beside it.
 """
 import argparse
+import concurrent.futures
 import os
 import re
 import shutil
@@ -46,6 +49,7 @@ RUN_LANGS = {'sh', 'bash', 'console', 'shell'}
 FENCE = re.compile(r'^(\s*)```\s*([\w+-]*)\s*$')
 COMMENT = re.compile(r'<!--\s*doc-check:(.*?)-->', re.S)
 QUOTED = r'"((?:[^"\\]|\\.)*)"'
+BUILDS = re.compile(r'\b(meson|ninja)\b')  # a block that may write BUILD_DIR
 
 
 class Block:
@@ -242,6 +246,8 @@ def main():
     ap.add_argument('--list', action='store_true', help='list the blocks and how each is covered, run nothing')
     ap.add_argument('--only', help='run only blocks whose FILE:LINE contains this text')
     ap.add_argument('--timeout', type=int, default=900, help='seconds per block (default 900)')
+    ap.add_argument('--jobs', type=int, default=int(os.environ.get('XTGRAD_JOBS', '2')),
+                    help='blocks run at once (default: XTGRAD_JOBS, else 2); those that build run alone')
     args = ap.parse_intermixed_args()
     build_dir = Path(args.build_dir).resolve()
     if not args.list and not (build_dir / 'build.ninja').is_file():
@@ -258,6 +264,7 @@ def main():
         print(f'  FAIL  {e}', flush=True)
     counts['failed'] += len(line_ref_errors)
     scratch_root = tempfile.mkdtemp(prefix='xtgrad-doc-blocks-')
+    to_run = []  # (block, plan, label, how) of the blocks to run, in page order
     try:
         for path in files:
             for block in parse(path):
@@ -305,9 +312,23 @@ def main():
                     counts['torch_skipped'] += 1
                     print(f'  skip  {label}: skipped ({missing})')
                     continue
-                ok, msg, seconds = run_block(block, plan, build_dir, scratch_root, args.timeout)
+                to_run.append((block, plan, label, how))
+        # The blocks that build (meson, ninja: they may write BUILD_DIR) run first, one at a
+        # time; the others --jobs at a time. Their results follow the lines above, in page order.
+        def run(item):
+            block, plan, _, _ = item
+            return run_block(block, plan, build_dir, scratch_root, args.timeout)
+
+        builds = [item for item in to_run if BUILDS.search(item[0].text)]
+        results = {id(item): run(item) for item in builds}
+        with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            futures = {id(item): pool.submit(run, item) for item in to_run if id(item) not in results}
+            for item in to_run:
+                block, plan, label, how = item
+                ok, msg, seconds = results[id(item)] if id(item) in results else futures[id(item)].result()
                 if not ok:
-                    fail(f'{how}{msg}')
+                    counts['failed'] += 1
+                    print(f'  FAIL  {label}: {how}{msg}', flush=True)
                     continue
                 counts['torch_run' if plan.torch else 'run'] += 1
                 print(f'  ok    {label}: ran ({how}{len(plan.expect)} output checks, {seconds:.1f} s)', flush=True)
