@@ -3,10 +3,11 @@
 # then build and test again under AddressSanitizer + UBSan. `.ci/run` runs exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+jobs=${XTGRAD_JOBS:-2}  # compiles, suite processes and doc blocks at once
+[[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "tools/test.sh: XTGRAD_JOBS must be a whole number >= 1, got '$jobs'" >&2; exit 2; }
 bash tools/install_deps.sh
 bash tools/lint.sh
 
-jobs=${XTGRAD_JOBS:-2}
 # Each phase's start, in seconds since the suite began (the CI time docs/architecture.md records).
 stamp() { echo "[$(printf '%5d' "$SECONDS") s] $*"; }
 total_passed=0

@@ -246,9 +246,16 @@ def main():
     ap.add_argument('--list', action='store_true', help='list the blocks and how each is covered, run nothing')
     ap.add_argument('--only', help='run only blocks whose FILE:LINE contains this text')
     ap.add_argument('--timeout', type=int, default=900, help='seconds per block (default 900)')
-    ap.add_argument('--jobs', type=int, default=int(os.environ.get('XTGRAD_JOBS', '2')),
+    ap.add_argument('--jobs', type=int, default=None,
                     help='blocks run at once (default: XTGRAD_JOBS, else 2); those that build run alone')
     args = ap.parse_intermixed_args()
+    if args.jobs is None:
+        jobs = os.environ.get('XTGRAD_JOBS', '2')
+        if not jobs.isdigit():
+            ap.error(f'XTGRAD_JOBS must be a whole number of jobs, got {jobs!r}')
+        args.jobs = int(jobs)
+    if args.jobs < 1:
+        ap.error(f'--jobs (or XTGRAD_JOBS) must be at least 1, got {args.jobs}')
     build_dir = Path(args.build_dir).resolve()
     if not args.list and not (build_dir / 'build.ninja').is_file():
         sys.exit(f'run_doc_blocks: {args.build_dir} is not a meson build folder')

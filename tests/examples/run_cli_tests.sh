@@ -316,4 +316,15 @@ expect 2 "bench/compare_builds.sh --args with an option xtgrad_bench does not ta
   --before "$build" --after "$build" --runs winter:1 --rounds 1 --args "--bogus"
 says "--bogus"
 
+echo "== the test tools' job count: XTGRAD_JOBS and run_doc_blocks.py --jobs"
+# tools/test.sh checks it first, before installing or building anything
+for jobs in x 0 -2; do
+  expect 2 "tools/test.sh with XTGRAD_JOBS=$jobs" env XTGRAD_JOBS="$jobs" bash "$src/tools/test.sh"
+  says "XTGRAD_JOBS must be a whole number >= 1, got '$jobs'"
+done
+expect 2 "run_doc_blocks.py with XTGRAD_JOBS=x" env XTGRAD_JOBS=x python3 "$src/tests/docs/run_doc_blocks.py" "$build"
+says "XTGRAD_JOBS must be a whole number of jobs, got 'x'"
+expect 2 "run_doc_blocks.py --jobs 0" python3 "$src/tests/docs/run_doc_blocks.py" "$build" --jobs 0
+says "--jobs (or XTGRAD_JOBS) must be at least 1, got 0"
+
 exit $fail
