@@ -25,11 +25,13 @@ run_suite() {
   n=$("$dir/tests/xtgrad_tests" --count --no-intro=true | sed -nE 's/.*current filters: *([0-9]+).*/\1/p')
   [ -n "$n" ] || { echo "the suite in $dir does not start"; total_failed=$((total_failed + 1)); return; }
   [ "$n" -ge "$ranges" ] || ranges=1
-  for ((k = 0; k < ranges; k++)); do echo "$k $((n * k / ranges + 1)) $((n * (k + 1) / ranges))"; done |
+  local first=() last=()
+  for ((k = 0; k < ranges; k++)); do first+=($((n * k / ranges + 1))); last+=($((n * (k + 1) / ranges))); done
+  for ((k = 0; k < ranges; k++)); do echo "$k ${first[k]} ${last[k]}"; done |
     xargs -P "$jobs" -L 1 bash -c '"$0/tests/xtgrad_tests" --no-intro=true --first="$2" --last="$3" \
       >"$0/test.$1.log" 2>&1; echo $? >"$0/test.$1.status"' "$dir"
   for ((k = 0; k < ranges; k++)); do
-    local log="$dir/test.$k.log" size=$((n * (k + 1) / ranges - n * k / ranges)) failed
+    local log="$dir/test.$k.log" size=$((last[k] - first[k] + 1)) failed
     grep -E "ERROR|FATAL|runtime error|Sanitizer" "$log" | head -n 40 || true
     failed=$(sed -nE 's/.*test cases:.*\| *([0-9]+) failed.*/\1/p' "$log")
     if [ -z "$failed" ]; then
