@@ -102,43 +102,34 @@ int main(int argc, char** argv) {
                                     {"6400x512x2048 (FFN down, x·Wᵀ)", 6400, 512, 2048, true},
                                     {"640x512x512 (seed-d projection)", 640, 512, 512, true},
                                     {"100x100x64 (one attention slice)", 100, 100, 64, true}};
-        nlohmann::ordered_json gemms = nlohmann::ordered_json::array();
-        for (const GemmShape& s : shapes)
-            for (int threads : {1, 2}) {
-                set_num_threads(threads);
-                set_blas_threads(threads);
-                std::vector<float> A(static_cast<std::size_t>(s.M) * s.K, 0.1f), B(static_cast<std::size_t>(s.K) * s.N, 0.2f),
-                    C(static_cast<std::size_t>(s.M) * s.N);
-                const double g = best_of(reps, 2.0 * s.M * s.N * s.K, [&] {
-                    gemm(false, s.tb, s.M, s.N, s.K, 1.f, A.data(), B.data(), 0.f, C.data());
-                });
-                gemms.push_back({{"shape", s.what}, {"threads", threads}, {"gflops", g}});
-            }
-        r["sgemm"] = gemms;
+        // Each shape on 1 and 2 threads, with fp32 or bf16 operands (fp32 accumulation either way).
+        const auto gemm_rates = [&](DType operands) {
+            nlohmann::ordered_json rates = nlohmann::ordered_json::array();
+            for (const GemmShape& s : shapes)
+                for (int threads : {1, 2}) {
+                    set_num_threads(threads);
+                    set_blas_threads(threads);
+                    std::vector<float> A(static_cast<std::size_t>(s.M) * s.K, 0.1f),
+                        B(static_cast<std::size_t>(s.K) * s.N, 0.2f), C(static_cast<std::size_t>(s.M) * s.N);
+                    const double g = best_of(reps, 2.0 * s.M * s.N * s.K, [&] {
+                        gemm(operands, false, s.tb, s.M, s.N, s.K, 1.f, A.data(), B.data(), 0.f, C.data());
+                    });
+                    rates.push_back({{"shape", s.what}, {"threads", threads}, {"gflops", g}});
+                }
+            return rates;
+        };
+        r["sgemm"] = gemm_rates(DType::fp32);
         // The bf16 ceiling, where autocast runs (oneDNN on an AVX512-BF16 CPU): the dot-product
         // peak and gemm(DType::bf16) on the same shapes (operands converted to bf16 included).
-        nlohmann::ordered_json bf16 = nlohmann::ordered_json::array();
         // Measured where oneDNN runs them on the CPU's own instructions, even where they are slower
         // than fp32 (autocast then refuses them: r["bf16_speed"]); this measures how much slower.
         const bool bf16_runs = std::string(gemm_backend_name()) == "onednn" && __builtin_cpu_supports("avx512bf16");
         r["bf16_speed"] = autocast::bf16_speed_name(autocast::bf16_speed());
         r["bf16_dot_gflops_per_core"] = peak_or_null(bf16_dot_peak_gflops(bf16_runs ? kIterations : 0));
         autocast::allow_slower_bf16(true);
-        if (bf16_runs)
-            for (const GemmShape& s : shapes)
-                for (int threads : {1, 2}) {
-                    set_num_threads(threads);
-                    set_blas_threads(threads);
-                    std::vector<float> A(static_cast<std::size_t>(s.M) * s.K, 0.1f), B(static_cast<std::size_t>(s.K) * s.N, 0.2f),
-                        C(static_cast<std::size_t>(s.M) * s.N);
-                    const double g = best_of(reps, 2.0 * s.M * s.N * s.K, [&] {
-                        gemm(DType::bf16, false, s.tb, s.M, s.N, s.K, 1.f, A.data(), B.data(), 0.f, C.data());
-                    });
-                    bf16.push_back({{"shape", s.what}, {"threads", threads}, {"gflops", g}});
-                }
+        r["bf16_gemm"] = bf16_runs ? gemm_rates(DType::bf16) : nlohmann::ordered_json::array();
         autocast::allow_slower_bf16(false);
         set_num_threads(1);
-        r["bf16_gemm"] = bf16;
         if (json) {
             fmt::print("{}\n", r.dump());
             return cli::kSuccess;
@@ -147,17 +138,18 @@ int main(int argc, char** argv) {
         fmt::print("CPU: {}, {} cores\n", r["cpu"].get<std::string>(), r["cores"].get<unsigned>());
         fmt::print("FMA peak per core: AVX-512 {} GFLOP/s, AVX2 {} GFLOP/s\n", num(r["fma_avx512_gflops_per_core"]),
                    num(r["fma_avx2_gflops_per_core"]));
+        const auto print_rates = [](const nlohmann::ordered_json& rates) {
+            for (const auto& g : rates)
+                fmt::print("  {:<36} {} thread(s) {:6.0f} GFLOP/s\n", g["shape"].get<std::string>(), g["threads"].get<int>(),
+                           g["gflops"].get<double>());
+        };
         fmt::print("sgemm ({}, kernel {}), best of {}:\n", gemm_backend_name(), gemm_backend_kernel(), reps);
-        for (const auto& g : gemms)
-            fmt::print("  {:<36} {} thread(s) {:6.0f} GFLOP/s\n", g["shape"].get<std::string>(), g["threads"].get<int>(),
-                       g["gflops"].get<double>());
-        if (!bf16.empty()) {
+        print_rates(r["sgemm"]);
+        if (!r["bf16_gemm"].empty()) {
             fmt::print("bf16 dot-product peak per core (vdpbf16ps): {} GFLOP/s; autocast's bf16 products here: {}\n",
                        num(r["bf16_dot_gflops_per_core"]), r["bf16_speed"].get<std::string>());
             fmt::print("gemm with bf16 operands (autocast), best of {}:\n", reps);
-            for (const auto& g : bf16)
-                fmt::print("  {:<36} {} thread(s) {:6.0f} GFLOP/s\n", g["shape"].get<std::string>(), g["threads"].get<int>(),
-                           g["gflops"].get<double>());
+            print_rates(r["bf16_gemm"]);
         }
         return cli::kSuccess;
     });
