@@ -11,6 +11,7 @@
 #include <xtgrad/autograd/autocast.hpp>
 #include <xtgrad/autograd/debug.hpp>
 #include <xtgrad/autograd/engine.hpp>
+#include <xtgrad/autograd/environment.hpp>
 #include <xtgrad/autograd/error.hpp>
 #include <xtgrad/autograd/format.hpp>
 #include <xtgrad/autograd/grad_mode.hpp>

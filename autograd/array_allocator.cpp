@@ -1,4 +1,5 @@
 #include <xtgrad/autograd/array_allocator.hpp>
+#include <xtgrad/autograd/env_switch.hpp>
 #include <xtgrad/autograd/error.hpp>
 
 #include <sys/mman.h>
@@ -45,26 +46,24 @@ void* heap_allocate(std::size_t bytes) {
     return p;
 }
 
-// XTGRAD_BLOCK_CACHE: unset, "" or "1" on, "0" off; anything else is refused by every large
-// allocation (an Error naming the variable) rather than guessed.
-enum class Setting { on, off, invalid };
-Setting setting() {
-    static const Setting s = [] {
-        const char* env = std::getenv("XTGRAD_BLOCK_CACHE");
-        if (env == nullptr || std::strcmp(env, "") == 0 || std::strcmp(env, "1") == 0)
-            return kAddressSanitizer ? Setting::off : Setting::on;
-        return std::strcmp(env, "0") == 0 ? Setting::off : Setting::invalid;
-    }();
-    return s;
+// XTGRAD_BLOCK_CACHE (detail::kBlockCacheSwitch): unset, empty or 1 on, 0 off; anything else is
+// refused by every large allocation (an Error naming the variable) rather than guessed. Under
+// AddressSanitizer on means off: the sanitizer must see each block's own allocation.
+xtgrad::detail::SwitchValue cache_setting() {
+    static const xtgrad::detail::SwitchValue value = xtgrad::detail::switch_value(xtgrad::detail::kBlockCacheSwitch);
+    return value;
 }
 
+// Whether large blocks come from the cache; never throws (deallocate's test).
+bool cache_on() {
+    const xtgrad::detail::SwitchValue v = cache_setting();
+    return v != xtgrad::detail::SwitchValue::off && v != xtgrad::detail::SwitchValue::invalid && !kAddressSanitizer;
+}
+
+// The same, for a new block: an invalid setting is an Error here.
 bool cache_enabled() {
-    const Setting s = setting();
-    if (s == Setting::invalid)
-        fail("XTGRAD_BLOCK_CACHE: '{}' is neither 1 (keep large blocks for reuse, the default) nor 0 (take them "
-             "from the C heap)",
-             std::string(std::getenv("XTGRAD_BLOCK_CACHE")).substr(0, 40));
-    return s == Setting::on;
+    if (cache_setting() == xtgrad::detail::SwitchValue::invalid) xtgrad::detail::fail_invalid_switch(xtgrad::detail::kBlockCacheSwitch);
+    return cache_on();
 }
 
 // Test seams (array_allocator.hpp, memory::detail): a fixed budget, and a failing page move.
@@ -395,17 +394,17 @@ void* allocate(std::size_t bytes) {
 void deallocate(void* p, std::size_t bytes) noexcept {
     if (p == nullptr) return;
     // The same test as allocate's: a large block exists only if the cache was on when it was taken
-    if (bytes < kLargeBlockBytes || setting() != Setting::on) std::free(p);
+    if (bytes < kLargeBlockBytes || !cache_on()) std::free(p);
     else cache().give_back(p);
 }
 
 BlockCacheStats block_cache_stats() {
-    if (setting() != Setting::on) return {};
+    if (!cache_on()) return {};
     return cache().stats();
 }
 
 void release_cached_blocks() {
-    if (setting() == Setting::on) cache().release();
+    if (cache_on()) cache().release();
 }
 
 void detail::set_block_cache_budget(std::size_t bytes) { budget_override.store(bytes, std::memory_order_relaxed); }

@@ -1,13 +1,18 @@
 #include <xtgrad/autograd/debug.hpp>
 
 #include <xtgrad/autograd/anomaly.hpp>
+#include <xtgrad/autograd/env_switch.hpp>
 #include <xtgrad/autograd/error.hpp>
 #include <xtgrad/autograd/format.hpp>
 #include <xtgrad/autograd/node.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
+#include <set>
 #include <unordered_set>
 #include <utility>
 
@@ -33,10 +38,7 @@ Filter& filter() {
     static Filter f = [] {
         Filter g{env_or_empty("XTGRAD_BREAK_OP"), env_or_empty("XTGRAD_BREAK_MODULE")};
         g.armed = !g.op.empty() || !g.module.empty();
-        const std::string trap = env_or_empty("XTGRAD_BREAK_TRAP");
-        if (trap != "" && trap != "0" && trap != "1")
-            fail("XTGRAD_BREAK_TRAP: '{}' is neither 1 (raise SIGTRAP at a match) nor 0", trap.substr(0, 40));
-        g.trap = trap == "1";
+        g.trap = detail::read_switch(detail::kBreakTrapSwitch, false);
         return g;
     }();
     return f;
@@ -217,6 +219,112 @@ void print_graph(const Node* node, int depth) {
 
 // ---- breaking ----
 
+namespace {
+// What the outermost backward pass on this thread ran, while a filter is set (pass_ended's note).
+struct PassRecord {
+    bool recording = false;  // from pass_began to pass_ended (a pass that threw never ends)
+    std::size_t matches_at_begin = 0, nodes = 0;
+    std::set<std::string> ops, modules;
+};
+thread_local PassRecord pass_record;
+std::mutex note_mutex;  // last_note and the filters told: backward may run on several threads
+std::string last_note;
+
+// Edit distance between a and b, letters compared without case (a misspelt op differs by a letter
+// or its case: SoftMaxBackward, softmaxbackward).
+std::size_t distance(const std::string& a, const std::string& b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diagonal = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                              std::tolower(static_cast<unsigned char>(b[j - 1]));
+            const std::size_t next = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
+            diagonal = row[j];
+            row[j] = next;
+        }
+    }
+    return row[b.size()];
+}
+
+// " Did you mean 'X'?" for the seen name nearest to wanted, when it is near (a third of its letters)
+std::string nearest(const std::string& wanted, const std::set<std::string>& seen) {
+    const std::string* best = nullptr;
+    std::size_t best_distance = 0;
+    for (const std::string& s : seen)
+        if (const std::size_t d = distance(wanted, s); best == nullptr || d < best_distance) best = &s, best_distance = d;
+    if (best == nullptr || best_distance > std::max<std::size_t>(2, wanted.size() / 3)) return "";
+    return fmt::format(" Did you mean '{}'?", *best);
+}
+
+std::string listed(const std::set<std::string>& names, std::size_t at_most) {
+    std::string s;
+    std::size_t n = 0;
+    for (const std::string& name : names) {
+        if (n++ == at_most) return s + fmt::format(", ... ({} in all)", names.size());
+        s += (s.empty() ? "" : ", ") + name;
+    }
+    return s;
+}
+
+std::string unmatched_note(const Filter& f, const PassRecord& r) {
+    const std::string what = f.module.empty() ? fmt::format("op '{}'", f.op)
+                             : f.op.empty()   ? fmt::format("module '{}'", f.module)
+                                              : fmt::format("op '{}' in module '{}'", f.op, f.module);
+    std::string s = fmt::format("xtgrad: break filter {} matched none of the {} nodes of this backward pass.", what,
+                                r.nodes);
+    const bool op_ran = f.op.empty() || r.ops.count(f.op) != 0;
+    const bool module_ran = f.module.empty() || std::any_of(r.modules.begin(), r.modules.end(),
+                                                            [&](const std::string& m) { return under(m, f.module); });
+    // A filter names a module or any of its ancestors: the paths the pass ran and their ancestors
+    // as deep as the filter's path (encoder.layers.0 -> encoder, encoder.layers, encoder.layers.0)
+    const auto depth = [](const std::string& path) { return std::count(path.begin(), path.end(), '.') + 1; };
+    std::set<std::string> paths;
+    for (const std::string& m : r.modules)
+        for (std::size_t end = m.find('.');; end = m.find('.', end + 1)) {
+            const std::string prefix = m.substr(0, end);  // end = npos: the whole path
+            if (depth(prefix) <= depth(f.module)) paths.insert(prefix);
+            if (end == std::string::npos) break;
+        }
+    if (!op_ran) s += nearest(f.op, r.ops);
+    if (!module_ran) s += nearest(f.module, paths);
+    if (op_ran && module_ran) s += fmt::format(" Op '{}' ran, but not under module '{}'.", f.op, f.module);
+    s += " Its ops: " + listed(r.ops, 40) + ".";
+    if (!f.module.empty()) s += " Its modules: " + listed(paths, 16) + ".";
+    return s;
+}
+}  // namespace
+
+std::string unmatched_filter_note() {
+    const std::lock_guard<std::mutex> lock(note_mutex);
+    return last_note;
+}
+
+void pass_began() {
+    pass_record.recording = true;
+    pass_record.matches_at_begin = state.matches;
+    pass_record.nodes = 0;
+    pass_record.ops.clear();
+    pass_record.modules.clear();
+    const std::lock_guard<std::mutex> lock(note_mutex);
+    last_note.clear();
+}
+
+void pass_ended() {
+    if (!std::exchange(pass_record.recording, false)) return;
+    const Filter& f = filter();
+    if (!f.armed || pass_record.nodes == 0 || state.matches != pass_record.matches_at_begin) return;
+    std::string note = unmatched_note(f, pass_record);
+    const std::lock_guard<std::mutex> lock(note_mutex);
+    static std::set<std::pair<std::string, std::string>> told;  // once per filter, not per step
+    if (told.insert({f.op, f.module}).second) std::fprintf(stderr, "%s\n", note.c_str());
+    last_note = std::move(note);
+}
+
+void check_break_environment() { (void)filter(); }
+
 bool matches(const Node& node) {
     const Filter& f = filter();
     return (f.op.empty() || node.op() == f.op) && (f.module.empty() || under(node.module_path(), f.module));
@@ -225,7 +333,13 @@ bool matches(const Node& node) {
 void before_node(const Node& node, const Array& grad_out) {
     state.node = &node;
     state.grad_out = &grad_out;
-    if (!filter().armed || !matches(node)) return;
+    if (!filter().armed) return;
+    if (pass_record.recording) {
+        ++pass_record.nodes;
+        pass_record.ops.insert(node.op());
+        if (!node.module_path().empty()) pass_record.modules.insert(node.module_path());
+    }
+    if (!matches(node)) return;
     ++state.matches;
     if (filter().trap) {
         if (trap_is_caught()) {

@@ -68,6 +68,19 @@ void set_trap_on_match(bool on);
 bool matches(const Node& node);  // does the current filter select this node?
 bool stops_at(const Node& node);  // ... and is it armed (matched_node and matched_node_done will be called)?
 
+// A filter that matched none of a whole backward pass's nodes (a misspelt XTGRAD_BREAK_OP stops
+// nowhere, silently otherwise) is told on stderr once per filter, when the pass ends: the filter,
+// how many nodes ran, the nearest op or module path to what was asked and the ops the pass ran:
+//   xtgrad: break filter op 'SoftMaxBackward' matched none of the 143 nodes of this backward pass.
+//   Did you mean 'SoftmaxBackward'? Its ops: AddBackward, Conv1dBackward, ... (one line)
+// unmatched_filter_note() is that text after the last pass ("" when it matched or no filter is set).
+std::string unmatched_filter_note();
+// The engine's begin and end of a pass (the nodes in between are recorded only while a filter is set).
+void pass_began();
+void pass_ended();
+// Reads XTGRAD_BREAK_OP, XTGRAD_BREAK_MODULE and XTGRAD_BREAK_TRAP now (check_environment).
+void check_break_environment();
+
 // The node the engine is at, for `print *xtgrad::debug::state.node` from any frame.
 struct State {
     const Node* node = nullptr;       // set before a node runs, kept until the next one

@@ -2,6 +2,7 @@
 
 #include <xtgrad/autograd/anomaly.hpp>
 #include <xtgrad/autograd/debug.hpp>
+#include <xtgrad/autograd/env_switch.hpp>
 #include <xtgrad/autograd/error.hpp>
 #include <xtgrad/autograd/node.hpp>
 #include <xtgrad/autograd/post_accumulate_hooks.hpp>
@@ -10,8 +11,6 @@
 #include <algorithm>
 #include <cmath>
 #include <iterator>
-#include <cstdlib>
-#include <cstring>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -26,6 +25,9 @@ double l2_norm(const Array& a) {
 
 namespace {
 
+// The passes running on this thread, outermost first: a hook may start another backward.
+thread_local std::vector<const detail::BackwardPass*> running_passes;
+
 std::string tensor_label(const TensorImpl& t) {
     std::string label = t.name.empty() ? "a tensor " + shape_str(t.shape()) : "'" + t.name + "' " + shape_str(t.shape());
     if (t.grad_fn) label += ", the output of " + t.grad_fn->op();
@@ -38,10 +40,8 @@ struct TraceState {
 };
 
 TraceState& trace_state() {
-    static TraceState state{[] {
-        const char* env = std::getenv("XTGRAD_TRACE");
-        return env != nullptr && std::strcmp(env, "") != 0 && std::strcmp(env, "0") != 0;
-    }()};
+    // A bad XTGRAD_TRACE throws here, and is read again at the next call (the static stays unset).
+    static TraceState state{detail::read_switch(detail::kTraceSwitch, false)};
     return state;
 }
 
@@ -124,10 +124,18 @@ class TracePrinter final : public detail::BackwardObserver {
     }
 };
 class DebuggerStops final : public detail::BackwardObserver {
+    // The outermost pass only (it is in running_passes from begin to end): a backward a hook
+    // runs inside another belongs to the outer one's record.
+    void begin() override {
+        if (running_passes.size() == 1) debug::pass_began();
+    }
     void before_node(std::size_t, const Node& node, const TensorImpl&, const Array& grad) override {
         debug::before_node(node, grad);
     }
     void after_node(const Node& node) override { debug::after_node(node); }
+    void end() override {
+        if (running_passes.size() == 1) debug::pass_ended();
+    }
 };
 class AnomalyCheck final : public detail::BackwardObserver {
     void node_ran(const Node& node) override {
@@ -156,12 +164,6 @@ void set_trace(bool on, std::FILE* out) { trace_state() = {on, out}; }
 bool trace_enabled() { return trace_state().on; }
 
 namespace detail {
-
-namespace {
-// The passes running on this thread, outermost first: a hook may start another backward.
-thread_local std::vector<const BackwardPass*> running_passes;
-
-}  // namespace
 
 const std::vector<BackwardObserver*>& backward_observers() { return observer_list(); }
 

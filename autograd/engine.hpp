@@ -38,7 +38,8 @@ class Tensor;
 void run_backward(const std::shared_ptr<TensorImpl>& root, const Array& grad_output, bool retain_graph);
 
 // Tracing: print each backward node as it runs, with its gradient's shape and norm.
-// Also switched on by the environment variable XTGRAD_TRACE=1.
+// Also switched on by the environment variable XTGRAD_TRACE=1 (0 or unset: off; any other value
+// is an Error at the first backward, or from check_environment).
 void set_trace(bool on, std::FILE* out = stderr);
 bool trace_enabled();
 

@@ -1,12 +1,12 @@
 #include <xtgrad/gemm/gemm_profile.hpp>
 
+#include <xtgrad/autograd/env_switch.hpp>
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -15,16 +15,15 @@ namespace xtgrad {
 
 namespace {
 
-bool env_on() {
-    const char* v = std::getenv("XTGRAD_GEMM_PROFILE");
-    return v && *v && std::strcmp(v, "0") != 0;
-}
-
 struct Profile {
     using Key = std::tuple<bool, bool, int, int, int>;
     std::mutex mutex;
     std::map<Key, GemmShapeStats> shapes;
-    std::atomic<bool> on{env_on()};
+    // Read before main, where an Error would end the program: a bad value is kept, and the first
+    // product (gemm_profiling()) throws it, unless set_gemm_profiling has decided by then.
+    const detail::SwitchValue env = detail::switch_value(detail::kGemmProfileSwitch);
+    std::atomic<bool> on{env == detail::SwitchValue::on};
+    std::atomic<bool> env_invalid{env == detail::SwitchValue::invalid};
     const bool print_at_exit = on.load();
     ~Profile() {
         if (!print_at_exit || shapes.empty()) return;
@@ -43,8 +42,15 @@ Profile& profile() {
 
 }  // namespace
 
-void set_gemm_profiling(bool on) { profile().on.store(on, std::memory_order_relaxed); }
-bool gemm_profiling() { return profile().on.load(std::memory_order_relaxed); }
+void set_gemm_profiling(bool on) {
+    profile().env_invalid.store(false, std::memory_order_relaxed);
+    profile().on.store(on, std::memory_order_relaxed);
+}
+
+bool gemm_profiling() {
+    if (profile().env_invalid.load(std::memory_order_relaxed)) detail::fail_invalid_switch(detail::kGemmProfileSwitch);
+    return profile().on.load(std::memory_order_relaxed);
+}
 
 void reset_gemm_profile() {
     std::lock_guard<std::mutex> lock(profile().mutex);

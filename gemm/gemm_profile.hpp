@@ -24,7 +24,8 @@ struct GemmShapeStats {
 };
 
 // On or off for the whole process; XTGRAD_GEMM_PROFILE=1 turns it on at start and prints the
-// report to stderr when the process exits.
+// report to stderr when the process exits (0 or unset: off; any other value is an Error at the
+// first product, or from check_environment, unless set_gemm_profiling has decided first).
 void set_gemm_profiling(bool on);
 bool gemm_profiling();
 void reset_gemm_profile();

@@ -11,6 +11,7 @@
 
 #include <xtgrad/gemm/blas.hpp>
 #include <xtgrad/simd/cpu_isa.hpp>
+#include <xtgrad/autograd/environment.hpp>
 #include <xtgrad/autograd/error.hpp>
 #include <xtgrad/threads/parallel.hpp>
 
@@ -107,10 +108,11 @@ inline std::optional<int> parse_or_exit(CLI::App& app, int argc, char** argv) {
     return std::nullopt;
 }
 
-// The environment's settings that can be wrong, checked before any work starts (a usage error).
+// The environment's settings that can be wrong (autograd/environment.hpp), checked before any
+// work starts: a usage error.
 inline void check_environment() {
     try {
-        (void)active_isa();  // reads XTGRAD_ISA
+        xtgrad::check_environment();
     } catch (const Error& e) {
         throw UsageError(e.what());
     }

@@ -65,6 +65,50 @@ TEST_CASE("break filters: by op, by module path (a path matches its sub-modules,
     CHECK(debug::matches(node));  // no filter: every node
 }
 
+TEST_CASE("a break filter that matched no node of a pass names the nearest op or module and the pass's ops") {
+    test::WinterGames w = test::winter_games_loss();
+    SUBCASE("a misspelt op") {
+        debug::break_on_op("SoftMaxBackward");
+        w.loss.backward();
+        const std::string note = debug::unmatched_filter_note();
+        CHECK(note.starts_with("xtgrad: break filter op 'SoftMaxBackward' matched none of the "));
+        CHECK(note.find(" nodes of this backward pass. Did you mean 'SoftmaxBackward'? Its ops: ") != std::string::npos);
+        CHECK(note.find("CrossEntropyBackward") != std::string::npos);
+    }
+    SUBCASE("a misspelt module path: the nearest path at the filter's depth") {
+        debug::break_on_module("encoder.layer.0");
+        w.loss.backward();
+        const std::string note = debug::unmatched_filter_note();
+        CHECK(note.find("module 'encoder.layer.0' matched none") != std::string::npos);
+        CHECK(note.find("Did you mean 'encoder.layers.0'?") != std::string::npos);
+        CHECK(note.find("Its modules: ") != std::string::npos);
+        CHECK(note.find("decoder.layers.0.dec_self_attn") == std::string::npos);  // deeper than the filter's path
+    }
+    SUBCASE("an op that ran, but not in that module") {
+        debug::break_on_op("SoftmaxBackward");
+        debug::break_on_module("projection");
+        w.loss.backward();
+        CHECK(debug::unmatched_filter_note().find("Op 'SoftmaxBackward' ran, but not under module 'projection'.") !=
+              std::string::npos);
+    }
+    SUBCASE("nothing near: no guess") {
+        debug::break_on_op("Q");
+        w.loss.backward();
+        const std::string note = debug::unmatched_filter_note();
+        CHECK(note.find("matched none") != std::string::npos);
+        CHECK(note.find("Did you mean") == std::string::npos);
+    }
+    SUBCASE("a filter that matched, and no filter: no note") {
+        debug::break_on_op("SoftmaxBackward");
+        w.loss.backward();
+        CHECK(debug::unmatched_filter_note().empty());
+    }
+    debug::clear_breaks();
+    Tensor x = Tensor::from_vector({1, 2}, {2}, true);
+    sum(x * x).backward();
+    CHECK(debug::unmatched_filter_note().empty());
+}
+
 TEST_CASE("modules not registered in a parent keep the enclosing module path") {
     ModuleScope outer("encoder.layers.0.enc_self_attn");
     {

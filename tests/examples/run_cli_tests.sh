@@ -132,6 +132,24 @@ says "no such file"
 expect 2 "XTGRAD_ISA with an unknown value" env XTGRAD_ISA=avx3 "${wg[@]}" --epochs 1
 says "XTGRAD_ISA=avx3: expected baseline or avx512"; trained_nothing
 expect 0 "XTGRAD_ISA=baseline runs" env XTGRAD_ISA=baseline "${wg[@]}" --epochs 1
+# The on/off switches (autograd/environment.hpp) take 1 or 0; "false" or "off" used to switch
+# XTGRAD_TRACE and XTGRAD_GEMM_PROFILE on. Checked before training (a usage error).
+for v in XTGRAD_TRACE=false XTGRAD_TRACE=off XTGRAD_GEMM_PROFILE=yes XTGRAD_GEMM_PROFILE=2 XTGRAD_BREAK_TRAP=true; do
+  expect 2 "$v" env "$v" "${wg[@]}" --epochs 1
+  says "${v%%=*}: '${v#*=}' is neither 1 ("; trained_nothing
+done
+expect 0 "XTGRAD_TRACE=0 and XTGRAD_GEMM_PROFILE= (empty) run" env XTGRAD_TRACE=0 XTGRAD_GEMM_PROFILE= "${wg[@]}" --epochs 1
+expect 0 "XTGRAD_GEMM_PROFILE=1 prints the table at exit" env XTGRAD_GEMM_PROFILE=1 "${wg[@]}" --epochs 1
+says "GEMM profile: "
+# A break filter that stops nowhere says so once, with the nearest name, and training goes on.
+expect 0 "XTGRAD_BREAK_OP misspelt" env XTGRAD_BREAK_OP=SoftMaxBackward "${wg[@]}" --epochs 2
+says "break filter op 'SoftMaxBackward' matched none of the"
+says "Did you mean 'SoftmaxBackward'?"
+if [ "$(grep -c 'break filter' "$out/last.log")" = 1 ]; then ok "  ...once, not every epoch"; else bad "  ...told $(grep -c 'break filter' "$out/last.log") times"; fi
+expect 0 "XTGRAD_BREAK_MODULE misspelt" env XTGRAD_BREAK_MODULE=encoder.layer.0 "${wg[@]}" --epochs 1
+says "Did you mean 'encoder.layers.0'?"
+expect 0 "XTGRAD_BREAK_OP that matches says nothing" env XTGRAD_BREAK_OP=SoftmaxBackward "${wg[@]}" --epochs 1
+if grep -q 'break filter' "$out/last.log"; then bad "  ...said it matched nothing"; else ok "  ...no note"; fi
 expect 2 "--layer beyond the layers" "${wg[@]}" --layer 2
 says "--layer 2 is out of range for 2 layers"; trained_nothing
 expect 2 "--layer below -layers" "${wg[@]}" --layer -3
@@ -245,7 +263,7 @@ echo "== XTGRAD_BLOCK_CACHE (autograd/array_allocator.hpp): checked, and the sam
 # tutorial B at d-model 512: its weights are 1 and 4 MiB arrays, which the block cache serves
 rcb=("$build/examples/random_copy" --batch 2 --len 8 --vocab 20 --layers 1 --heads 2 --lr 1e-3 --threads 1 --steps 2)
 for v in 2 yes -1; do
-  expect 1 "XTGRAD_BLOCK_CACHE=$v" env XTGRAD_BLOCK_CACHE=$v "${rcb[@]}" --out "bc_bad$v"
+  expect 2 "XTGRAD_BLOCK_CACHE=$v" env XTGRAD_BLOCK_CACHE=$v "${rcb[@]}" --out "bc_bad$v"
   says "XTGRAD_BLOCK_CACHE: '$v' is neither 1"
   trained_nothing
 done

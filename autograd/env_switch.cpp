@@ -1,0 +1,36 @@
+#include <xtgrad/autograd/env_switch.hpp>
+
+#include <xtgrad/autograd/error.hpp>
+
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+namespace xtgrad::detail {
+
+SwitchValue switch_value(const EnvSwitch& s) {
+    const char* env = std::getenv(s.name);
+    if (env == nullptr || *env == '\0') return SwitchValue::unset;
+    const std::string_view v(env);
+    if (v == "1") return SwitchValue::on;
+    if (v == "0") return SwitchValue::off;
+    return SwitchValue::invalid;
+}
+
+void fail_invalid_switch(const EnvSwitch& s) {
+    const char* env = std::getenv(s.name);
+    // 40 characters at most: the value is the user's, the message must stay one readable line
+    fail("{}: '{}' is neither 1 ({}) nor 0 ({})", s.name, std::string(env ? env : "").substr(0, 40), s.on, s.off);
+}
+
+bool read_switch(const EnvSwitch& s, bool unset_means) {
+    switch (switch_value(s)) {
+        case SwitchValue::unset: return unset_means;
+        case SwitchValue::on: return true;
+        case SwitchValue::off: return false;
+        case SwitchValue::invalid: break;
+    }
+    fail_invalid_switch(s);
+}
+
+}  // namespace xtgrad::detail

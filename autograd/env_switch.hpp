@@ -1,0 +1,36 @@
+// The library's on/off environment switches, read one way: unset or empty is the switch's
+// default, 1 is on, 0 is off, and any other value is an Error naming the variable, the value and
+// what 1 and 0 do. (XTGRAD_TRACE and XTGRAD_GEMM_PROFILE used to take anything but 0 as on, so
+// XTGRAD_TRACE=false or =off switched the trace on.) Internal: only the library's sources include it.
+#pragma once
+
+namespace xtgrad::detail {
+
+struct EnvSwitch {
+    const char* name;  // "XTGRAD_TRACE"
+    const char* on;    // what 1 does, for the message: "print every backward node as it runs"
+    const char* off;   // what 0 does
+};
+
+// The switches (one definition each: the reader and check_environment use the same)
+inline constexpr EnvSwitch kTraceSwitch{"XTGRAD_TRACE", "print every backward node as it runs", "no trace, the default"};
+inline constexpr EnvSwitch kGemmProfileSwitch{"XTGRAD_GEMM_PROFILE", "time every matrix product, print the table at exit",
+                                              "no profile, the default"};
+inline constexpr EnvSwitch kBreakTrapSwitch{"XTGRAD_BREAK_TRAP", "raise SIGTRAP at a match", "no signal, the default"};
+inline constexpr EnvSwitch kBlockCacheSwitch{"XTGRAD_BLOCK_CACHE", "keep large blocks for reuse, the default",
+                                             "take them from the C heap"};
+
+enum class SwitchValue { unset, off, on, invalid };
+
+// The variable's value as a switch; never throws (a reader that runs before main, where an
+// exception would end the program, keeps `invalid` and throws at first use).
+SwitchValue switch_value(const EnvSwitch& s);
+
+// The Error for an invalid value, e.g.
+//   XTGRAD_TRACE: 'false' is neither 1 (print every backward node as it runs) nor 0 (no trace)
+[[noreturn]] void fail_invalid_switch(const EnvSwitch& s);
+
+// unset: `unset_means`; 1: true; 0: false; anything else: fail_invalid_switch.
+bool read_switch(const EnvSwitch& s, bool unset_means);
+
+}  // namespace xtgrad::detail

@@ -1,0 +1,21 @@
+#include <xtgrad/autograd/environment.hpp>
+
+#include <xtgrad/autograd/debug.hpp>
+#include <xtgrad/autograd/engine.hpp>
+#include <xtgrad/autograd/env_switch.hpp>
+#include <xtgrad/gemm/gemm_profile.hpp>
+#include <xtgrad/simd/cpu_isa.hpp>
+
+namespace xtgrad {
+
+// Each reader throws its own Error for a bad value; the ones read once and kept (the trace, the
+// ISA, the profile, the break filter) are read here for good, the block cache's switch again.
+void check_environment() {
+    (void)trace_enabled();
+    (void)active_isa();
+    (void)gemm_profiling();
+    debug::check_break_environment();
+    (void)detail::read_switch(detail::kBlockCacheSwitch, true);
+}
+
+}  // namespace xtgrad

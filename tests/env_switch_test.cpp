@@ -1,0 +1,67 @@
+// The on/off environment switches (autograd/env_switch.hpp): 1, 0, unset or empty, else an Error
+// naming the variable, the value and what 1 and 0 do. A test variable of its own: the library's
+// switches are read once per process.
+#include "test_util.hpp"
+
+#include <xtgrad/autograd/env_switch.hpp>
+#include <xtgrad/autograd/environment.hpp>
+
+#include <cstdlib>
+#include <string>
+
+using namespace xtgrad;
+
+TEST_SUITE_BEGIN("environment");
+
+namespace {
+constexpr detail::EnvSwitch kTestSwitch{"XTGRAD_TEST_SWITCH", "do it", "do not"};
+
+struct TestVariable {
+    explicit TestVariable(const char* value) {
+        if (value) REQUIRE(::setenv(kTestSwitch.name, value, 1) == 0);
+        else REQUIRE(::unsetenv(kTestSwitch.name) == 0);
+    }
+    ~TestVariable() { ::unsetenv(kTestSwitch.name); }
+};
+}  // namespace
+
+TEST_CASE("an on/off switch: 1 on, 0 off, unset or empty the default") {
+    {
+        TestVariable v("1");
+        CHECK(detail::switch_value(kTestSwitch) == detail::SwitchValue::on);
+        CHECK(detail::read_switch(kTestSwitch, false));
+    }
+    {
+        TestVariable v("0");
+        CHECK(detail::switch_value(kTestSwitch) == detail::SwitchValue::off);
+        CHECK_FALSE(detail::read_switch(kTestSwitch, true));
+    }
+    for (const char* unset : {static_cast<const char*>(nullptr), ""}) {
+        TestVariable v(unset);
+        CHECK(detail::switch_value(kTestSwitch) == detail::SwitchValue::unset);
+        CHECK(detail::read_switch(kTestSwitch, true));
+        CHECK_FALSE(detail::read_switch(kTestSwitch, false));
+    }
+}
+
+TEST_CASE("any other value is an Error naming the variable, the value and what 1 and 0 do") {
+    // "false" and "off" used to turn XTGRAD_TRACE and XTGRAD_GEMM_PROFILE on
+    for (const char* value : {"false", "off", "yes", "true", "2", "-1", " 1", "1 ", "01"}) {
+        CAPTURE(value);
+        TestVariable v(value);
+        CHECK(detail::switch_value(kTestSwitch) == detail::SwitchValue::invalid);
+        CHECK_THROWS_WITH_AS(detail::read_switch(kTestSwitch, false),
+                             (std::string("XTGRAD_TEST_SWITCH: '") + value + "' is neither 1 (do it) nor 0 (do not)").c_str(),
+                             Error);
+    }
+    TestVariable v(std::string(100, 'x').c_str());  // the value is cut at 40 characters
+    CHECK_THROWS_WITH_AS(detail::read_switch(kTestSwitch, false),
+                         ("XTGRAD_TEST_SWITCH: '" + std::string(40, 'x') + "' is neither 1 (do it) nor 0 (do not)").c_str(),
+                         Error);
+}
+
+TEST_CASE("check_environment passes in the test's own environment") {
+    CHECK_NOTHROW(check_environment());
+}
+
+TEST_SUITE_END();
