@@ -5,6 +5,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${XTGRAD_JOBS:-2}  # compiles, suite processes and doc blocks at once
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "tools/test.sh: XTGRAD_JOBS must be a whole number >= 1, got '$jobs'" >&2; exit 2; }
+# The fuzz phase's times (below), checked here too: libFuzzer takes 'x' or 0 as no limit (CI never ends)
+for var in XTGRAD_FUZZ_SECONDS XTGRAD_FUZZ_NEW_SECONDS; do
+  [[ -z ${!var:-} || ${!var} =~ ^[1-9][0-9]{0,6}$ ]] ||
+    { echo "tools/test.sh: $var must be a whole number of seconds from 1 to 9999999, got '${!var}'" >&2; exit 2; }
+done
 bash tools/install_deps.sh
 bash tools/lint.sh
 

@@ -334,12 +334,21 @@ expect 2 "bench/compare_builds.sh --args with an option xtgrad_bench does not ta
   --before "$build" --after "$build" --runs winter:1 --rounds 1 --args "--bogus"
 says "--bogus"
 
-echo "== the test tools' job count: XTGRAD_JOBS and run_doc_blocks.py --jobs"
+echo "== the test tools' job count and fuzz times: XTGRAD_JOBS, XTGRAD_FUZZ_*SECONDS, run_doc_blocks.py --jobs, fuzz/run.sh"
 # tools/test.sh checks it first, before installing or building anything
 for jobs in x 0 -2; do
   expect 2 "tools/test.sh with XTGRAD_JOBS=$jobs" env XTGRAD_JOBS="$jobs" bash "$src/tools/test.sh"
   says "XTGRAD_JOBS must be a whole number >= 1, got '$jobs'"
 done
+# the fuzz phase's seconds: libFuzzer took 'x' and 0 as no limit (a CI run that never ends)
+for v in XTGRAD_FUZZ_SECONDS=x XTGRAD_FUZZ_SECONDS=0 XTGRAD_FUZZ_NEW_SECONDS=-5; do
+  expect 2 "tools/test.sh with $v" env "$v" bash "$src/tools/test.sh"
+  says "${v%%=*} must be a whole number of seconds from 1 to 9999999, got '${v#*=}'"
+done
+expect 2 "fuzz/run.sh with 0 seconds" bash "$src/fuzz/run.sh" "$out/fuzz" npy 0
+says "SECONDS must be a whole number from 1 to 9999999, got '0'"
+expect 2 "fuzz/run.sh with an unknown target" bash "$src/fuzz/run.sh" "$out/fuzz" png 5
+says "TARGET must be safetensors, npy, writers or run_checkpoint, got 'png'"
 expect 2 "run_doc_blocks.py with XTGRAD_JOBS=x" env XTGRAD_JOBS=x python3 "$src/tests/docs/run_doc_blocks.py" "$build"
 says "XTGRAD_JOBS must be a whole number of jobs, got 'x'"
 expect 2 "run_doc_blocks.py --jobs 0" python3 "$src/tests/docs/run_doc_blocks.py" "$build" --jobs 0
