@@ -27,8 +27,22 @@ set -euo pipefail
 # The table, from the JSON lines both benchmarks print with --json.
 print_table() {
   /usr/bin/python3 - "$1" <<'EOF'
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip().startswith("{")]
+import json, os, sys
+def not_results(kind, value, traceback):  # a line of another shape: one message, not a traceback
+    sys.stderr.write(f"run.sh: {sys.argv[1]} holds a line that is no benchmark result ({kind.__name__}: {value}); "
+                     "--table reads what --out wrote (xtgrad_bench and torch_bench.py --json lines)\n")
+    sys.stderr.flush()
+    os._exit(2)
+sys.excepthook = not_results
+rows = []
+for number, l in enumerate(open(sys.argv[1], errors="replace"), 1):
+    if l.strip().startswith("{"):
+        try:
+            rows.append(json.loads(l))
+        except ValueError as e:
+            sys.exit(f"run.sh: line {number} of {sys.argv[1]} is not a JSON object ({e})")
+if not rows:
+    sys.exit(f"run.sh: {sys.argv[1]} has no result line (a JSON object per line, as --out writes)")
 # OpenBLAS runs twice (both_openblas_ways): "pinned" (OPENBLAS_CORETYPE as the environment sets
 # it) and "own detection" (unset for that command). Every ratio uses the faster of the two.
 def kernel(r):
@@ -182,6 +196,10 @@ print(next((o["value"] for o in opts if o["name"] == "gemm"), "onednn"))' "$1"
 main() {
   local build=build quick=0 configs="winter seed-d seed-b" out="" table="" ceiling_builds="" autocast="" in_backward=("")
   while [[ $# -gt 0 ]]; do
+    case "$1" in  # an option that takes a value and has none: a usage error, not bash's "unbound variable"
+      --build | --configs | --out | --table | --ceiling-builds | --autocast)
+        [[ $# -ge 2 ]] || { echo "run.sh: $1 needs a value" >&2; return 2; } ;;
+    esac
     case "$1" in
       --quick) quick=1 ;;
       --build) build="$2"; shift ;;
@@ -198,7 +216,26 @@ main() {
     esac
     shift
   done
-  if [[ -n "$table" ]]; then print_table "$table"; return 0; fi
+  # Checked before any work: the ceiling alone takes a minute, a config's runs many.
+  if [[ -n "$table" ]]; then
+    [[ -f "$table" && -r "$table" ]] || { echo "run.sh: --table '$table' is not a readable file" >&2; return 2; }
+    print_table "$table" || return 2
+    return 0
+  fi
+  local c
+  [[ -n "${configs// /}" ]] || { echo "run.sh: --configs is empty (winter, seed-d, seed-b)" >&2; return 2; }
+  for c in $configs; do
+    case "$c" in winter | seed-d | seed-b) ;; *) echo "run.sh: unknown config '$c' in --configs (winter, seed-d, seed-b)" >&2; return 2 ;; esac
+  done
+  # --out gets one JSON line per run as each finishes: a regular file only (a fifo would block
+  # the run, a device would take the lines)
+  if [[ -n "$out" && -e "$out" && ! -f "$out" ]]; then
+    echo "run.sh: --out '$out' exists and is not a regular file" >&2; return 2
+  fi
+  local b
+  for b in "$build" $ceiling_builds; do
+    [[ -f "$b/meson-info/intro-buildoptions.json" ]] || { echo "run.sh: '$b' is not a meson build folder (meson setup $b --buildtype=release)" >&2; return 2; }
+  done
 
   local bench="$build/bench/xtgrad_bench" python=/usr/bin/python3
   [[ -x "$bench" ]] || { echo "run.sh: $bench not found; build first (ninja -C $build)" >&2; return 2; }
@@ -215,7 +252,6 @@ main() {
     ceiling_builds="$build"
     [[ -x build-openblas/bench/ceiling_bench ]] && ceiling_builds+=" build-openblas"
   fi
-  local b
   for b in $ceiling_builds; do
     echo "# ceiling ($b) ..." >&2
     if [[ $(backend_of "$b") == openblas ]]; then
@@ -224,7 +260,7 @@ main() {
       "$b/bench/ceiling_bench" --json >> "$results" || echo "# ceiling ($b): failed, left out" >&2
     fi
   done
-  local c t a
+  local t a
   for c in $configs; do
     for t in $(threads_of "$c"); do
       a=$(args_of "$c" "$quick")

@@ -291,6 +291,25 @@ says "| seed-d, autocast bf16 | 1 | fwd | 30.0 | 40.0 | 0.75 | Haswell (pinned) 
 says "xtgrad (seed-d) ran with --allow-slower-bf16 to measure by how much"
 expect 2 "bench/run.sh --autocast fp16 (only bf16)" bash "$src/bench/run.sh" --autocast fp16
 says "--autocast takes bf16"
+# every argument checked before the ceiling's minute and the configs' runs (it failed only when
+# xtgrad_bench refused an unknown config, after the ceiling; a fifo as --out blocked the run)
+expect 2 "bench/run.sh --configs with an unknown config" bash "$src/bench/run.sh" --configs "winter seed-x"
+says "unknown config 'seed-x' in --configs"
+mkfifo "$out/results.fifo"
+expect 2 "bench/run.sh --out a fifo" bash "$src/bench/run.sh" --configs winter --out "$out/results.fifo"
+says "exists and is not a regular file"
+expect 2 "bench/run.sh --build with no value" bash "$src/bench/run.sh" --build
+says "--build needs a value"
+expect 2 "bench/run.sh --build a folder that is no build" bash "$src/bench/run.sh" --build "$out"
+says "is not a meson build folder"
+expect 2 "bench/run.sh --table a missing file" bash "$src/bench/run.sh" --table "$out/missing.jsonl"
+says "is not a readable file"
+printf '{"framework":"xtgrad"\n' > "$out/cut.jsonl"
+expect 2 "bench/run.sh --table a line cut short" bash "$src/bench/run.sh" --table "$out/cut.jsonl"
+says "line 1 of $out/cut.jsonl is not a JSON object"
+printf '{"a":1}\n' > "$out/other.jsonl"
+expect 2 "bench/run.sh --table a JSON line of another shape" bash "$src/bench/run.sh" --table "$out/other.jsonl"
+says "holds a line that is no benchmark result (KeyError: 'framework')"
 
 echo "== bench/run.sh: OpenBLAS asked for an AVX-512 kernel where its own detection fell back to an older one"
 # A fake torch run that prints the kernel OpenBLAS would report: OPENBLAS_CORETYPE's, else what
