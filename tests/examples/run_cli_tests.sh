@@ -352,6 +352,17 @@ if grep -qF "| opt |" "$out/last.log"; then bad "  ...has an opt phase: --args d
 expect 2 "bench/compare_builds.sh --args with an option xtgrad_bench does not take" bash "$src/bench/compare_builds.sh" \
   --before "$build" --after "$build" --runs winter:1 --rounds 1 --args "--bogus"
 says "--bogus"
+# every run entry and --out checked before the first run
+for runs in "winter:1 seed-x:2" "winter:257" "seed-b:2:0" "winter"; do
+  expect 2 "bench/compare_builds.sh --runs '$runs'" bash "$src/bench/compare_builds.sh" --before "$build" --after "$build" --runs "$runs"
+  says "is not config:threads[:batch]"
+done
+[ -p "$out/results.fifo" ] || mkfifo "$out/results.fifo"
+expect 2 "bench/compare_builds.sh --out a fifo" bash "$src/bench/compare_builds.sh" --before "$build" --after "$build" \
+  --runs winter:1 --out "$out/results.fifo"
+says "exists and is not a regular file"
+expect 2 "bench/compare_builds.sh --rounds with no value" bash "$src/bench/compare_builds.sh" --before "$build" --after "$build" --rounds
+says "--rounds needs a value"
 
 echo "== the test tools' job count and fuzz times: XTGRAD_JOBS, XTGRAD_FUZZ_*SECONDS, run_doc_blocks.py --jobs, fuzz/run.sh"
 # tools/test.sh checks it first, before installing or building anything
