@@ -364,6 +364,22 @@ says "exists and is not a regular file"
 expect 2 "bench/compare_builds.sh --rounds with no value" bash "$src/bench/compare_builds.sh" --before "$build" --after "$build" --rounds
 says "--rounds needs a value"
 
+echo "== tools/compare_losses.py: two logs' losses, step by step"
+printf 'Epoch: 1, Loss: 8.6751\nEpoch: 2, Loss: 7.5\n' > "$out/torch.log"
+printf 'Epoch: 1, Loss: 8.67512\nEpoch: 2, Loss: 7.50004\n' > "$out/close.log"
+printf 'Epoch: 1, Loss: 8.6751\nEpoch: 2, Loss: nan\n' > "$out/diverged.log"
+expect 0 "compare_losses: within the tolerance and the print's rounding" python3 "$src/tools/compare_losses.py" "$out/torch.log" "$out/close.log"
+says "2 of 2 steps within 0.0001"
+# a diverged run's nan was not read as a loss: "holds 1 losses" instead of a mismatch at its step
+expect 1 "compare_losses: a nan loss is a mismatch at its step" python3 "$src/tools/compare_losses.py" "$out/torch.log" "$out/diverged.log"
+says "xtgrad nan"
+expect 2 "compare_losses: a missing log (a traceback)" python3 "$src/tools/compare_losses.py" "$out/torch.log" "$out/missing.log"
+says "cannot read $out/missing.log"
+for tol in nan -1; do  # every step was a MISMATCH, exit 1
+  expect 2 "compare_losses --tol $tol" python3 "$src/tools/compare_losses.py" "$out/torch.log" "$out/close.log" --tol "$tol"
+  says "--tol must be a finite number >= 0"
+done
+
 echo "== the test tools' job count and fuzz times: XTGRAD_JOBS, XTGRAD_FUZZ_*SECONDS, run_doc_blocks.py --jobs, fuzz/run.sh"
 # tools/test.sh checks it first, before installing or building anything
 for jobs in x 0 -2; do
