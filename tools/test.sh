@@ -5,6 +5,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=${XTGRAD_JOBS:-2}  # compiles, suite processes and doc blocks at once
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "tools/test.sh: XTGRAD_JOBS must be a whole number >= 1, got '$jobs'" >&2; exit 2; }
+# XTGRAD_ASAN_DIR (the sanitizer build's folder, kept): meson wipes and reconfigures it, so only a
+# new or empty folder or a meson build folder, never a folder of other files
+asan_keep=${XTGRAD_ASAN_DIR:-}
+if [[ -n $asan_keep && -e $asan_keep ]] && ! [[ -d $asan_keep && ( -d $asan_keep/meson-private || -z $(ls -A "$asan_keep") ) ]]; then
+  echo "tools/test.sh: XTGRAD_ASAN_DIR='$asan_keep' must be a new or empty folder or a meson build folder (it is wiped and configured for the sanitizers)" >&2
+  exit 2
+fi
 # The fuzz phase's times (below), checked here too: libFuzzer takes 'x' or 0 as no limit (CI never ends)
 for var in XTGRAD_FUZZ_SECONDS XTGRAD_FUZZ_NEW_SECONDS; do
   [[ -z ${!var:-} || ${!var} =~ ^[1-9][0-9]{0,6}$ ]] ||

@@ -391,6 +391,13 @@ for v in XTGRAD_FUZZ_SECONDS=x XTGRAD_FUZZ_SECONDS=0 XTGRAD_FUZZ_NEW_SECONDS=-5;
   expect 2 "tools/test.sh with $v" env "$v" bash "$src/tools/test.sh"
   says "${v%%=*} must be a whole number of seconds from 1 to 9999999, got '${v#*=}'"
 done
+# the sanitizer build's kept folder: meson would wipe it and write its build files among the others
+mkdir -p "$out/not_a_build" && touch "$out/not_a_build/notes.txt"
+for dir in "$out/not_a_build" "$out/not_a_build/notes.txt"; do
+  expect 2 "tools/test.sh with XTGRAD_ASAN_DIR a folder of other files or a file" env XTGRAD_ASAN_DIR="$dir" bash "$src/tools/test.sh"
+  says "must be a new or empty folder or a meson build folder"
+done
+[ -f "$out/not_a_build/notes.txt" ] && ok "  ...its files untouched" || bad "  ...its files are gone"
 expect 2 "fuzz/run.sh with 0 seconds" bash "$src/fuzz/run.sh" "$out/fuzz" npy 0
 says "SECONDS must be a whole number from 1 to 9999999, got '0'"
 expect 2 "fuzz/run.sh with an unknown target" bash "$src/fuzz/run.sh" "$out/fuzz" png 5
