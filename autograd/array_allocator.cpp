@@ -46,23 +46,26 @@ void* heap_allocate(std::size_t bytes) {
     return p;
 }
 
-// XTGRAD_BLOCK_CACHE (detail::kBlockCacheSwitch): unset, empty or 1 on, 0 off; anything else is
-// refused by every large allocation (an Error naming the variable) rather than guessed. Under
+// XTGRAD_BLOCK_CACHE (kBlockCacheSwitch): unset, empty or 1 on, 0 off; anything else is refused by
+// every large allocation (an Error naming the variable) rather than guessed. Under
 // AddressSanitizer on means off: the sanitizer must see each block's own allocation.
-xtgrad::detail::SwitchValue cache_setting() {
-    static const xtgrad::detail::SwitchValue value = xtgrad::detail::switch_value(xtgrad::detail::kBlockCacheSwitch);
+using xtgrad::detail::kBlockCacheSwitch;
+using xtgrad::detail::SwitchValue;
+
+SwitchValue cache_setting() {
+    static const SwitchValue value = xtgrad::detail::switch_value(kBlockCacheSwitch);
     return value;
 }
 
 // Whether large blocks come from the cache; never throws (deallocate's test).
 bool cache_on() {
-    const xtgrad::detail::SwitchValue v = cache_setting();
-    return v != xtgrad::detail::SwitchValue::off && v != xtgrad::detail::SwitchValue::invalid && !kAddressSanitizer;
+    const SwitchValue v = cache_setting();
+    return v != SwitchValue::off && v != SwitchValue::invalid && !kAddressSanitizer;
 }
 
 // The same, for a new block: an invalid setting is an Error here.
 bool cache_enabled() {
-    if (cache_setting() == xtgrad::detail::SwitchValue::invalid) xtgrad::detail::fail_invalid_switch(xtgrad::detail::kBlockCacheSwitch);
+    if (cache_setting() == SwitchValue::invalid) xtgrad::detail::fail_invalid_switch(kBlockCacheSwitch);
     return cache_on();
 }
 

@@ -39,7 +39,8 @@ void run_backward(const std::shared_ptr<TensorImpl>& root, const Array& grad_out
 
 // Tracing: print each backward node as it runs, with its gradient's shape and norm.
 // Also switched on by the environment variable XTGRAD_TRACE=1 (0 or unset: off; any other value
-// is an Error at the first backward, or from check_environment).
+// is an Error where it is first read: the first backward, set_trace, trace_enabled or
+// check_environment).
 void set_trace(bool on, std::FILE* out = stderr);
 bool trace_enabled();
 
