@@ -21,10 +21,9 @@ struct Profile {
     std::map<Key, GemmShapeStats> shapes;
     // Read before main, where an Error would end the program: a bad value is kept, and the first
     // product (gemm_profiling()) throws it, unless set_gemm_profiling has decided by then.
-    const detail::SwitchValue env = detail::switch_value(detail::kGemmProfileSwitch);
-    std::atomic<bool> on{env == detail::SwitchValue::on};
-    std::atomic<bool> env_invalid{env == detail::SwitchValue::invalid};
-    const bool print_at_exit = on.load();
+    // One atomic for the hot path (each product reads it): off, on, or the environment's bad value.
+    std::atomic<detail::SwitchValue> state{detail::switch_value(detail::kGemmProfileSwitch)};
+    const bool print_at_exit = state.load() == detail::SwitchValue::on;
     ~Profile() {
         if (!print_at_exit || shapes.empty()) return;
         const std::string report = gemm_profile_report();
@@ -43,13 +42,13 @@ Profile& profile() {
 }  // namespace
 
 void set_gemm_profiling(bool on) {
-    profile().env_invalid.store(false, std::memory_order_relaxed);
-    profile().on.store(on, std::memory_order_relaxed);
+    profile().state.store(on ? detail::SwitchValue::on : detail::SwitchValue::off, std::memory_order_relaxed);
 }
 
 bool gemm_profiling() {
-    if (profile().env_invalid.load(std::memory_order_relaxed)) detail::fail_invalid_switch(detail::kGemmProfileSwitch);
-    return profile().on.load(std::memory_order_relaxed);
+    const detail::SwitchValue s = profile().state.load(std::memory_order_relaxed);
+    if (s == detail::SwitchValue::invalid) detail::fail_invalid_switch(detail::kGemmProfileSwitch);
+    return s == detail::SwitchValue::on;
 }
 
 void reset_gemm_profile() {
