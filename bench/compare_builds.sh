@@ -16,12 +16,12 @@
 # median over the rounds of each round's median step. --args adds options to every
 # xtgrad_bench run of both sides.
 set -euo pipefail
+source "$(dirname "$0")/cli_checks.sh"
 
 before="" after="" rounds=2 runs="winter:1 winter:2 seed-d:1 seed-d:2 seed-b:2:16 seed-b:2:64" out="" extra=""
 while [[ $# -gt 0 ]]; do
-  case "$1" in  # an option that takes a value and has none: a usage error, not bash's "unbound variable"
-    --before | --after | --rounds | --runs | --out | --args)
-      [[ $# -ge 2 ]] || { echo "compare_builds.sh: $1 needs a value" >&2; exit 2; } ;;
+  case "$1" in
+    --before | --after | --rounds | --runs | --out | --args) needs_value compare_builds.sh "$1" $# || exit 2 ;;
   esac
   case "$1" in
     --before) before="$2"; shift ;;
@@ -43,16 +43,13 @@ done
 # Every run checked before the first (an unknown config used to stop the table after the runs before it)
 [[ -n "${runs// /}" ]] || { echo "compare_builds.sh: --runs is empty (config:threads[:batch], e.g. winter:1)" >&2; exit 2; }
 for run in $runs; do  # xtgrad_bench's ranges: --threads 1-256, --batch 1-4096
-  if ! [[ $run =~ ^(winter|seed-d|seed-b):([1-9][0-9]{0,2})(:([1-9][0-9]{0,3}))?$ ]] ||
+  if ! [[ $run =~ ^(${bench_configs// /|}):([1-9][0-9]{0,2})(:([1-9][0-9]{0,3}))?$ ]] ||
      ((BASH_REMATCH[2] > 256)) || ((${BASH_REMATCH[4]:-1} > 4096)); then
-    echo "compare_builds.sh: --runs entry '$run' is not config:threads[:batch] (config winter, seed-d or seed-b; threads 1-256; batch 1-4096)" >&2
+    echo "compare_builds.sh: --runs entry '$run' is not config:threads[:batch] (config: $bench_configs; threads 1-256; batch 1-4096)" >&2
     exit 2
   fi
 done
-# --out: a regular file only (a fifo would block the run, a device would take the lines)
-if [[ -n "$out" && -e "$out" && ! -f "$out" ]]; then
-  echo "compare_builds.sh: --out '$out' exists and is not a regular file" >&2; exit 2
-fi
+results_file compare_builds.sh "$out" || exit 2
 
 results=${out:-$(mktemp)}
 : > "$results"

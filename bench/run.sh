@@ -193,12 +193,13 @@ opts = json.load(open(sys.argv[1] + "/meson-info/intro-buildoptions.json"))
 print(next((o["value"] for o in opts if o["name"] == "gemm"), "onednn"))' "$1"
 }
 
+source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
+
 main() {
   local build=build quick=0 configs="winter seed-d seed-b" out="" table="" ceiling_builds="" autocast="" in_backward=("")
   while [[ $# -gt 0 ]]; do
-    case "$1" in  # an option that takes a value and has none: a usage error, not bash's "unbound variable"
-      --build | --configs | --out | --table | --ceiling-builds | --autocast)
-        [[ $# -ge 2 ]] || { echo "run.sh: $1 needs a value" >&2; return 2; } ;;
+    case "$1" in
+      --build | --configs | --out | --table | --ceiling-builds | --autocast) needs_value run.sh "$1" $# || return 2 ;;
     esac
     case "$1" in
       --quick) quick=1 ;;
@@ -223,15 +224,11 @@ main() {
     return 0
   fi
   local c
-  [[ -n "${configs// /}" ]] || { echo "run.sh: --configs is empty (winter, seed-d, seed-b)" >&2; return 2; }
+  [[ -n "${configs// /}" ]] || { echo "run.sh: --configs is empty ($bench_configs)" >&2; return 2; }
   for c in $configs; do
-    case "$c" in winter | seed-d | seed-b) ;; *) echo "run.sh: unknown config '$c' in --configs (winter, seed-d, seed-b)" >&2; return 2 ;; esac
+    [[ " $bench_configs " == *" $c "* ]] || { echo "run.sh: unknown config '$c' in --configs ($bench_configs)" >&2; return 2; }
   done
-  # --out gets one JSON line per run as each finishes: a regular file only (a fifo would block
-  # the run, a device would take the lines)
-  if [[ -n "$out" && -e "$out" && ! -f "$out" ]]; then
-    echo "run.sh: --out '$out' exists and is not a regular file" >&2; return 2
-  fi
+  results_file run.sh "$out" || return 2
   local b
   for b in "$build" $ceiling_builds; do
     [[ -f "$b/meson-info/intro-buildoptions.json" ]] || { echo "run.sh: '$b' is not a meson build folder (meson setup $b --buildtype=release)" >&2; return 2; }
