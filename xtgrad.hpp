@@ -14,6 +14,8 @@
 #include <xtgrad/autograd/environment.hpp>
 #include <xtgrad/autograd/error.hpp>
 #include <xtgrad/autograd/format.hpp>
+#include <xtgrad/autograd/func.hpp>
+#include <xtgrad/autograd/grad.hpp>
 #include <xtgrad/autograd/grad_mode.hpp>
 #include <xtgrad/autograd/gradcheck.hpp>
 #include <xtgrad/autograd/graphviz.hpp>

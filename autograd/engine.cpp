@@ -45,14 +45,14 @@ TraceState& trace_state() {
     return state;
 }
 
-void print_trace(std::size_t step, const Node& node, const TensorImpl& out, const Array& grad) {
+void print_trace(std::size_t step, const Node& node, const TensorImpl& out, const Array& grad, const char* pass = "backward") {
     std::string inputs;
     for (const ImplPtr& in : node.inputs()) {
         if (!inputs.empty()) inputs += ", ";
         inputs += in->name.empty() ? shape_str(in->shape()) : in->name + shape_str(in->shape());
     }
-    std::fprintf(trace_state().out, "[xtgrad backward %3zu] %-22s grad %-14s |g| = %-11.5g -> %s%s%s\n",
-                 step, node.op().c_str(), shape_str(grad.shape()).c_str(), l2_norm(grad),
+    std::fprintf(trace_state().out, "[xtgrad %s %3zu] %-22s grad %-14s |g| = %-11.5g -> %s%s%s\n",
+                 pass, step, node.op().c_str(), shape_str(grad.shape()).c_str(), l2_norm(grad),
                  inputs.c_str(), node.module_path().empty() ? "" : "  in ",
                  node.module_path().c_str());
     (void)out;
@@ -99,6 +99,11 @@ void keep_grad(TensorImpl& t) {
     if (!t.grad) {
         t.grad = t.incoming;  // shared: grad_fn only reads it, then the pass lets go of it
         return;
+    }
+    if (t.grad_graph) {  // a create_graph gradient's values belong to its tensor: add into a copy
+        t.grad = std::make_shared<Array>(*t.grad);
+        t.grad_graph.reset();
+        t.grad_graph_values.reset();
     }
     if (t.grad->shape() != t.incoming->shape())
         fail("backward: cannot add a gradient of shape {} into the .grad of {}, which has shape {} (was it "
@@ -161,6 +166,11 @@ std::vector<detail::BackwardObserver*>& observer_list() {
 }  // namespace
 
 void set_trace(bool on, std::FILE* out) { trace_state() = {on, out}; }
+
+void detail::trace_grad_node(std::size_t step, const Node& node, const TensorImpl& out, const Array& grad,
+                             bool create_graph) {
+    if (trace_state().on) print_trace(step, node, out, grad, create_graph ? "grad+graph" : "grad");
+}
 bool trace_enabled() { return trace_state().on; }
 
 namespace detail {
@@ -299,9 +309,26 @@ Array loss_seed(const Tensor& loss, const char* who) {
 
 }  // namespace detail
 
-void run_backward(const ImplPtr& root, const Array& grad_output, bool retain_graph) {
+namespace {
+BackwardEngine& installed_engine() {
+    static BackwardEngine engine;
+    return engine;
+}
+}  // namespace
+
+void set_backward_engine(BackwardEngine engine) { installed_engine() = std::move(engine); }
+
+void run_library_backward(const ImplPtr& root, const Array& grad_output, bool retain_graph) {
     detail::BackwardPass pass(root, grad_output, retain_graph);
     while (pass.next() != nullptr) pass.run_next();
+}
+
+void run_backward(const ImplPtr& root, const Array& grad_output, bool retain_graph) {
+    if (const BackwardEngine& engine = installed_engine()) {
+        const BackwardEngine running = engine;  // a copy: the engine may replace itself
+        return running(Tensor(root), grad_output, retain_graph);
+    }
+    run_library_backward(root, grad_output, retain_graph);
 }
 
 }  // namespace xtgrad

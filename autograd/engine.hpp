@@ -37,6 +37,16 @@ class Tensor;
 
 void run_backward(const std::shared_ptr<TensorImpl>& root, const Array& grad_output, bool retain_graph);
 
+// A backward engine of one's own (the learner path's capstone writes one): a function that runs a
+// whole pass from `root`, seeded with grad_output, in place of xtgrad's. Tensor::backward() calls
+// it while it is set; null (the default) is xtgrad's engine. Its parts are public: the order
+// over grad_fn()->inputs(), Node::run_into() for a node's input gradients, .grad_array() and
+// has_grad() for the leaves, Node::release() to free what a node saved.
+using BackwardEngine = std::function<void(const Tensor& root, const Array& grad_output, bool retain_graph)>;
+void set_backward_engine(BackwardEngine engine);
+// xtgrad's own engine, whatever is set (to compare a learner's against it).
+void run_library_backward(const std::shared_ptr<TensorImpl>& root, const Array& grad_output, bool retain_graph);
+
 // Tracing: print each backward node as it runs, with its gradient's shape and norm.
 // Also switched on by the environment variable XTGRAD_TRACE=1 (0 or unset: off; any other value
 // is an Error where it is first read: the first backward, set_trace, trace_enabled or
@@ -79,6 +89,10 @@ private:
     // a debugger stop) if the two graphs share a tensor: both would sum into its gradient.
     void refuse_overlap_with_running_passes() const;
 };
+
+// The trace's line for a node run by xtgrad::grad (autograd/grad.hpp), when the trace is on:
+// "[xtgrad grad N]", or "[xtgrad grad+graph N]" for a create_graph pass.
+void trace_grad_node(std::size_t step, const Node& node, const TensorImpl& out, const Array& grad, bool create_graph);
 
 // The seed gradient of backward() without an argument: ones, for a one-element tensor.
 Array loss_seed(const Tensor& loss, const char* who);

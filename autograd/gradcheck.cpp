@@ -1,7 +1,9 @@
 #include <xtgrad/autograd/gradcheck.hpp>
 
 #include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/grad.hpp>
 #include <xtgrad/autograd/grad_mode.hpp>
+#include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/random/random.hpp>
 
 #include <cmath>
@@ -129,6 +131,38 @@ GradcheckResult gradcheck(const GradcheckFn& f, std::vector<Tensor> inputs, cons
     }
     res.passed = worst <= 1.0;
     return res;
+}
+
+GradcheckFn first_order_gradients(GradcheckFn f, std::uint64_t seed) {
+    return [f = std::move(f), seed](const std::vector<Tensor>& x) {
+        struct GradOn {  // gradcheck evaluates G under NoGradGuard; G needs its graph
+            bool previous = is_grad_enabled();
+            GradOn() { set_grad_enabled(true); }
+            ~GradOn() { set_grad_enabled(previous); }
+        } on;
+        const Tensor y = f(x);
+        Generator gen(seed);
+        const Tensor loss = sum(mul(y, randn(y.shape(), gen)));
+        std::vector<Tensor> wanted;
+        for (const Tensor& t : x)
+            if (t.requires_grad()) wanted.push_back(t);
+        if (wanted.empty() || !loss.requires_grad())
+            fail("gradgradcheck: the function's output does not depend on any input that requires grad");
+        const std::vector<Tensor> g = grad({loss}, wanted, {}, GradOptions().create_graph(true).allow_unused(true));
+        std::vector<Tensor> flat;
+        for (std::size_t i = 0; i < g.size(); ++i)
+            flat.push_back(g[i].defined() ? reshape(g[i], {-1}) : Tensor::zeros({wanted[i].numel()}));
+        // tied to an input with a zero derivative, so a G that is constant (f linear) still has a graph
+        return add(cat(flat, 0), mul(sum(wanted[0]), 0.f));
+    };
+}
+
+GradcheckResult gradgradcheck(const GradcheckFn& f, std::vector<Tensor> inputs, const GradcheckOptions& options) {
+    bool any = false;
+    for (const Tensor& t : inputs) any = any || t.requires_grad();
+    if (!any)  // as gradcheck: none asked for means all; G needs them switched on to take f's gradients
+        fail("gradgradcheck: no input requires grad; set requires_grad on the inputs to check");
+    return gradcheck(first_order_gradients(f), std::move(inputs), options);
 }
 
 }  // namespace xtgrad

@@ -51,4 +51,17 @@ using GradcheckFn = std::function<Tensor(const std::vector<Tensor>&)>;
 // was: every .grad (the inputs', and those of parameters f uses) and every requires_grad flag.
 GradcheckResult gradcheck(const GradcheckFn& f, std::vector<Tensor> inputs, const GradcheckOptions& options = {});
 
+// gradgradcheck: the same check one order up, as torch.autograd.gradgradcheck. The first-order
+// gradients of sum(f(x) * R) taken with create_graph (autograd/grad.hpp), all inputs' flattened
+// into one vector G(x), are themselves gradchecked: G's backward — the backward of f's backward,
+// written in xtgrad's ops — against finite differences of G. A node whose backward cannot be
+// differentiated makes it throw that node's Error.
+//
+//   CHECK(gradgradcheck([](const std::vector<Tensor>& x) { return softmax(x[0], -1); }, {x}));
+GradcheckResult gradgradcheck(const GradcheckFn& f, std::vector<Tensor> inputs, const GradcheckOptions& options = {});
+
+// The G of gradgradcheck, as a function of its own: a way to check any order (the first-order
+// gradients of G with create_graph are f's third derivatives, gradgradcheck(first_order_gradients(f)) checks them).
+GradcheckFn first_order_gradients(GradcheckFn f, std::uint64_t seed = 4321);
+
 }  // namespace xtgrad

@@ -166,9 +166,14 @@ private:
         const Node& node = *t->grad_fn;
         const std::string id = id_of(t);
         record(t, "op", node.op(), node.module_path());
-        add(node.module_path(), id + " [shape=box, style=\"rounded,filled\", fillcolor=\"#eeeeee\"" +
+        // a node recorded by a create_graph backward (autograd/grad.hpp) is marked with its pass:
+        // orange, "backward pass k" under its op
+        const unsigned depth = node.backward_depth();
+        const std::string pass = depth == 0 ? "" : fmt::format("\nbackward pass {}", depth);
+        add(node.module_path(), id + " [shape=box, style=\"rounded,filled\", fillcolor=" +
+                                    std::string(depth == 0 ? "\"#eeeeee\"" : "\"#ffe0b2\"") +
                                     std::string(t == root_.get() ? ", penwidth=2" : "") + ", label=" +
-                                    quoted(node.op() + "\n" + shape_str(t->shape()) + summaries(*t)) + "];");
+                                    quoted(node.op() + pass + "\n" + shape_str(t->shape()) + summaries(*t)) + "];");
         for (const ImplPtr& in : node.inputs()) {
             if (!in) continue;
             if (!drawn(in.get())) draw_outside(in.get());

@@ -14,10 +14,22 @@
 
 namespace xtgrad {
 
+namespace {
+thread_local unsigned running_backward_depth = 0;  // create_graph backward passes running on this thread
+}  // namespace
+
+namespace detail {
+BackwardDepthScope::BackwardDepthScope(unsigned depth) : previous_(running_backward_depth) {
+    running_backward_depth = depth;
+}
+BackwardDepthScope::~BackwardDepthScope() { running_backward_depth = previous_; }
+unsigned current_backward_depth() { return running_backward_depth; }
+}  // namespace detail
+
 Node::Node(std::string op, std::vector<ImplPtr> inputs, std::vector<SavedRecord> saved, BackwardFn fn,
            SourceLocation where)
     : op_(std::move(op)), inputs_(std::move(inputs)), saved_(std::move(saved)), fn_(std::move(fn)),
-      module_path_(current_module_path()), where_(where) {}
+      module_path_(current_module_path()), where_(where), backward_depth_(running_backward_depth) {}
 
 // Freeing a chain of nodes one destructor inside the next would recurse once per node (a graph of
 // 10^6 ops overflows the stack). Instead this destructor takes over the inputs it is the last
@@ -76,12 +88,15 @@ void Node::accumulate(std::size_t i, Array&& g) {
         g = sum_to_shape(g, want);
     }
     // A TraceTable, if one is watching, notes sums (in.grad exists) and reductions (got != want).
-    for (detail::BackwardObserver* o : detail::backward_observers()) o->accumulated(*this, i, got, in.incoming != nullptr);
-    if (!in.incoming)
-        in.incoming = std::make_shared<Array>(std::move(g));
+    std::shared_ptr<Array>& into = slot(i);
+    for (detail::BackwardObserver* o : detail::backward_observers()) o->accumulated(*this, i, got, into != nullptr);
+    if (!into)
+        into = std::make_shared<Array>(std::move(g));
     else
-        add_into(in.incoming->data(), g.data(), g.size());
+        add_into(into->data(), g.data(), g.size());
 }
+
+std::shared_ptr<Array>& Node::slot(std::size_t i) { return sink_ != nullptr ? (*sink_)[i] : inputs_[i]->incoming; }
 
 GradOut Node::grad_out(std::size_t i, const Shape& writes) {
     if (!needs_grad(i)) return {};
@@ -90,10 +105,11 @@ GradOut Node::grad_out(std::size_t i, const Shape& writes) {
     if (writes != want)
         fail("{}: gradient for input {} has shape {} but the input has shape {}", op_, i, shape_str(writes),
              shape_str(want));
-    const bool fresh = !in.incoming;
+    std::shared_ptr<Array>& into = slot(i);
+    const bool fresh = !into;
     for (detail::BackwardObserver* o : detail::backward_observers()) o->accumulated(*this, i, want, !fresh);
-    if (fresh) in.incoming = std::make_shared<Array>(empty_array(want));
-    return {in.incoming->data(), in.incoming->size(), fresh};
+    if (fresh) into = std::make_shared<Array>(empty_array(want));
+    return {into->data(), into->size(), fresh};
 }
 
 std::vector<std::string> Node::saved_names() const {
@@ -161,8 +177,52 @@ void Node::pass_on(std::size_t i, const Array& grad_out) {
     else accumulate(i, grad_out);
 }
 
+void Node::run_into(const Array& grad_out, std::vector<std::shared_ptr<Array>>& sink) {
+    sink.assign(inputs_.size(), nullptr);
+    sink_ = &sink;
+    struct Drop {
+        Node& node;
+        ~Drop() { node.sink_ = nullptr; }  // also when the backward throws
+    } drop{*this};
+    run(grad_out);
+}
+
+std::vector<Tensor> Node::run_differentiable(const Tensor& grad_out) const {
+    if (released_)
+        fail("{}: this part of the graph was freed by an earlier backward(); call the first "
+             "backward with retain_graph = true to backpropagate twice", op_);
+    if (!diff_fn_)
+        fail("{}: its backward is a kernel only, not written in xtgrad's ops, so it cannot be differentiated "
+             "(create_graph = true); docs/higher_order.md lists the ops that can", op_);
+    std::vector<Tensor> grads = diff_fn_(*this, grad_out);
+    if (grads.size() != inputs_.size())
+        fail("{}: its backward in ops returned {} gradients for {} inputs", op_, grads.size(), inputs_.size());
+    return grads;
+}
+
+Tensor Node::input(std::size_t i) const { return Tensor(inputs_.at(i)); }
+
+Tensor Node::saved_tensor(const char* name) const {
+    const Saved& s = find_saved(name);
+    const Array& values = s.array(*this, name);  // the version check
+    return s.as_tensor(values);
+}
+
+Tensor Node::saved_constant(const char* name) const {
+    const Saved& s = find_saved(name);
+    if (std::strcmp(s.kind(), "float") == 0) return Tensor(s.array(*this, name));
+    if (std::strcmp(s.kind(), "int64") == 0) return Tensor(Array(xt::cast<float>(s.ids(*this, name))));
+    if (std::strcmp(s.kind(), "bool") == 0) return Tensor(Array(xt::cast<float>(s.mask(*this, name))));
+    const BitMask& bits = s.bits(*this, name);
+    Array out = empty_array(bits.shape());
+    float* o = out.data();
+    for_each_bit(bits, [o](std::size_t i, float on) { o[i] = on; });
+    return Tensor(std::move(out));
+}
+
 void Node::release() {
     fn_ = nullptr;
+    diff_fn_ = nullptr;
     inputs_.clear();
     saved_.clear();
     released_ = true;
@@ -222,6 +282,12 @@ void Saved::modified(const Node& node, const char* name) const {
          "backward", node.op(), who, name, values_->version, version_);
 }
 
+Tensor Saved::as_tensor(const Array& values) const {
+    const std::shared_ptr<TensorImpl> impl = std::const_pointer_cast<TensorImpl>(tensor_.lock());
+    if (owned_ || !impl) return Tensor(values);  // the op's own array, or a tensor nobody holds: a constant
+    return Tensor::from_parts(std::const_pointer_cast<TensorValues>(values_), impl);
+}
+
 // ---- make_result ----
 
 bool records_graph(const std::vector<Tensor>& inputs) {
@@ -248,6 +314,11 @@ Tensor attach_grad_fn(Tensor result, const char* op, const std::vector<Tensor>& 
     out.leaf_values.reset();  // the graph holds the autograd part only; handles and closures the values
     out.requires_grad = true;
     out.grad_fn = std::make_shared<Node>(op, std::move(edges), std::move(saved), std::move(backward), where);
+    return result;
+}
+
+Tensor differentiable(Tensor result, Node::DifferentiableFn fn) {
+    if (result.defined() && result.grad_fn()) result.grad_fn()->set_differentiable(std::move(fn));
     return result;
 }
 

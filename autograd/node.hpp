@@ -60,6 +60,9 @@ public:
     // An array saved as the node's own (Saved(Array)), when nothing else holds it; else null.
     Array* owned_array();
     const char* kind() const;  // "float", "int64", "bool" or "bits", for messages
+    // The saved tensor, values and autograd part (values: array()'s, version checked); a constant
+    // tensor for an owned array or when the tensor itself is gone.
+    Tensor as_tensor(const Array& values) const;
 
 private:
     [[noreturn]] void modified(const Node& node, const char* name) const;
@@ -157,6 +160,9 @@ private:
     bool fresh_ = false;
 };
 
+// The inputs' gradients a backward written in ops returns (Node::DifferentiableFn), one per input.
+using Grads = std::vector<Tensor>;
+
 // ---- Node ------------------------------------------------------------------------------------
 // One step of the backward graph; ops build nodes with make_result() (below).
 class Node {
@@ -164,6 +170,11 @@ public:
     // grad_out has the shape of the op's output; the function writes the inputs' gradients
     // through grad_out(i, shape) or accumulate(i, g) (the contract: GradOut, above).
     using BackwardFn = std::function<void(Node& self, const Array& grad_out)>;
+    // The same backward written in xtgrad's own ops (PyTorch's derivatives.yaml formulas), so that
+    // under create_graph (autograd/grad.hpp) the gradients it returns are tensors of a graph too
+    // and can be differentiated again. One tensor per input, in the output's shape or the input's
+    // (a broadcast gradient is summed back by the engine); undefined for an input it gives nothing.
+    using DifferentiableFn = std::function<std::vector<Tensor>(const Node& self, const Tensor& grad_out)>;
 
     // `where` is the make_result() call that built the node (file:line of the op's code), for
     // anomaly errors, the debugger and graph pictures; the module path says which layer ran it.
@@ -175,6 +186,9 @@ public:
 
     const std::string& op() const { return op_; }              // e.g. "MatmulBackward"
     const std::vector<ImplPtr>& inputs() const { return inputs_; }
+    // Input i as a tensor (its autograd part, and its values if anything still holds them): an
+    // edge for a node a backward in ops adds.
+    Tensor input(std::size_t i) const;
     const std::string& module_path() const { return module_path_; }  // "" outside modules
     bool released() const { return released_; }
     const SourceLocation& where() const { return where_; }
@@ -239,6 +253,28 @@ public:
     // Drops the saved values and the edges, as PyTorch frees the graph after backward.
     void release();
 
+    // ---- higher order (autograd/grad.hpp) ----
+    // Gives the node its backward in ops (above); ops call it through differentiable() (below).
+    void set_differentiable(DifferentiableFn fn) { diff_fn_ = std::move(fn); }
+    // Can create_graph go through this node? False for an op whose backward exists only as a
+    // kernel: create_graph then stops with an Error naming it, never a silently wrong derivative.
+    bool twice_differentiable() const { return static_cast<bool>(diff_fn_) && !released_; }
+    // Runs the backward in ops: the inputs' gradients as tensors of a new graph.
+    std::vector<Tensor> run_differentiable(const Tensor& grad_out) const;
+    // Runs the kernel backward with the inputs' gradients written into `sink` (one slot per
+    // input) instead of the inputs' buffers: grad() without create_graph, which never touches a
+    // tensor's state.
+    void run_into(const Array& grad_out, std::vector<std::shared_ptr<Array>>& sink);
+    // A saved tensor as a tensor of the graph (its values as saved, its autograd part), so a
+    // backward in ops that reads it depends on it; a constant if that tensor is gone.
+    Tensor saved_tensor(const char* name) const;
+    // The saved values of any kind as a float tensor that is a constant (masks as 0/1, ids as
+    // their values): what a backward in ops multiplies by but never differentiates.
+    Tensor saved_constant(const char* name) const;
+    // 0 for a node of the forward; k for one recorded while a create_graph backward of depth k ran
+    // (the second pass's nodes are 1), for the trace, the graph pictures and the debugger.
+    unsigned backward_depth() const { return backward_depth_; }
+
 private:
     const Saved& find_saved(const char* name) const;
     std::string op_;
@@ -250,10 +286,30 @@ private:
     std::shared_ptr<Array> running_grad_;  // the gradient run() was handed, while fn_ runs
     bool last_run_ = false;                 // ... and whether the graph is freed after it
     const std::vector<GradientConsumer*>* consumers_ = nullptr;  // ... and the consumers offered
+    std::vector<std::shared_ptr<Array>>* sink_ = nullptr;  // run_into's slots, while it runs
+    std::shared_ptr<Array>& slot(std::size_t i);  // where input i's gradient goes
+    DifferentiableFn diff_fn_;
     std::string module_path_;
     SourceLocation where_;
+    unsigned backward_depth_;
     bool released_ = false;
 };
+
+namespace detail {
+// While one lives, the nodes this thread records belong to a create_graph backward of this depth
+// (Node::backward_depth): the differentiated node's depth + 1.
+class BackwardDepthScope {
+public:
+    explicit BackwardDepthScope(unsigned depth);
+    ~BackwardDepthScope();
+    BackwardDepthScope(const BackwardDepthScope&) = delete;
+    BackwardDepthScope& operator=(const BackwardDepthScope&) = delete;
+
+private:
+    unsigned previous_;
+};
+unsigned current_backward_depth();
+}  // namespace detail
 
 // ---- make_result -----------------------------------------------------------------------------
 // How an op joins the graph. Every op computes its output array, then calls
@@ -282,6 +338,14 @@ Tensor attach_grad_fn(Tensor result, const char* op, const std::vector<Tensor>& 
 
 // True when an op with these inputs records a node (grad mode on, some input requires grad).
 bool records_graph(const std::vector<Tensor>& inputs);
+
+// Gives `result`'s node (just made by make_result) its backward in ops; returns `result`. Every
+// op's make_result call is wrapped in it:
+//   return differentiable(make_result(...), [](const Node& self, const Tensor& g) -> std::vector<Tensor> {
+//       return {mul(g, self.saved_tensor("other")), mul(g, self.saved_tensor("self"))};
+//   });
+// Does nothing when no node was recorded (inference, no input requiring grad).
+Tensor differentiable(Tensor result, Node::DifferentiableFn fn);
 
 }  // namespace xtgrad
 

@@ -3,6 +3,7 @@
 #include <xtgrad/autograd/anomaly.hpp>
 #include <xtgrad/autograd/engine.hpp>
 #include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/grad.hpp>
 #include <xtgrad/autograd/grad_mode.hpp>
 
 #include <malloc.h>
@@ -117,7 +118,15 @@ bool Tensor::has_grad() const { return checked().grad != nullptr; }
 
 Tensor Tensor::grad() const {
     if (!has_grad()) return Tensor();
+    if (impl_->grad_graph) return from_parts(impl_->grad_graph_values, impl_->grad_graph);
     return Tensor(*impl_->grad);
+}
+
+Tensor Tensor::from_parts(ValuesPtr values, ImplPtr impl) {
+    Tensor t;
+    t.values_ = std::move(values);
+    t.impl_ = std::move(impl);
+    return t;
 }
 
 Array& Tensor::grad_array() {
@@ -135,7 +144,12 @@ Array Tensor::take_array() && {
     return out;
 }
 
-void Tensor::zero_grad() { checked().grad.reset(); }
+void Tensor::zero_grad() {
+    TensorImpl& t = checked();
+    t.grad.reset();
+    t.grad_graph.reset();
+    t.grad_graph_values.reset();
+}
 
 void Tensor::retain_grad() {
     if (!requires_grad()) fail("retain_grad: '{}' does not require grad", name());
@@ -155,6 +169,16 @@ void Tensor::backward(bool retain_graph) const {
 void Tensor::backward(const Array& grad_output, bool retain_graph) const {
     if (!defined()) fail("backward: the tensor is undefined");
     run_backward(graph_ptr(), grad_output, retain_graph);
+}
+
+void Tensor::backward(bool retain_graph, bool create_graph) const {
+    if (!create_graph) return backward(retain_graph);
+    detail::backward_creating_graph(*this, detail::loss_seed(*this, "backward"));
+}
+
+void Tensor::backward(const Array& grad_output, bool retain_graph, bool create_graph) const {
+    if (!create_graph) return backward(grad_output, retain_graph);
+    detail::backward_creating_graph(*this, grad_output);
 }
 
 Tensor Tensor::detach() const {

@@ -56,6 +56,10 @@ struct TensorImpl {
     std::string name;
     // Called with the incoming gradient before it is used; may return a replacement.
     std::vector<std::function<Array(const Array&)>> hooks;
+    // After backward(create_graph = true): `grad` as a tensor of the graph that computed it (its
+    // autograd part; `grad` points into its values), so grad() can be differentiated again.
+    std::shared_ptr<TensorImpl> grad_graph;
+    std::shared_ptr<TensorValues> grad_graph_values;
 
     Shape shape() const { return leaf_values ? shape_of(leaf_values->array) : shape_at_creation; }
     std::size_t numel() const;
@@ -108,7 +112,9 @@ public:
     bool is_leaf() const;
     const std::shared_ptr<Node>& grad_fn() const;
     bool has_grad() const;
-    Tensor grad() const;        // a copy of the gradient, as a new leaf; undefined if there is none
+    // A copy of the gradient, as a new leaf; undefined if there is none. After
+    // backward(create_graph = true), the gradient tensor itself, with the graph that computed it.
+    Tensor grad() const;
     Array& grad_array();        // the gradient buffer itself; throws if there is none
     const Array& grad_array() const;
     void zero_grad();           // drops the gradient (PyTorch's set_to_none)
@@ -122,6 +128,13 @@ public:
     // The graph is freed afterwards unless retain_graph is true.
     void backward(bool retain_graph = false) const;
     void backward(const Array& grad_output, bool retain_graph = false) const;
+    // With create_graph, the gradients added into the leaves' .grad are tensors of a graph of
+    // their own (grad() returns them), so they can be differentiated again (PyTorch's
+    // backward(create_graph=True)). The graph is then kept whatever retain_graph says, as torch's
+    // default retain_graph = create_graph: the recorded gradients read its saved values
+    // (autograd/grad.hpp has the rest: xtgrad::grad).
+    void backward(bool retain_graph, bool create_graph) const;
+    void backward(const Array& grad_output, bool retain_graph, bool create_graph) const;
 
     // A new leaf sharing this tensor's storage, cut from the graph.
     Tensor detach() const;
@@ -137,6 +150,10 @@ public:
 
     const std::string& name() const;
     Tensor& set_name(std::string name);
+
+    // A handle on both parts as they are (the values a node saved, with the autograd part they
+    // belong to): what a backward written in ops differentiates through.
+    static Tensor from_parts(ValuesPtr values, ImplPtr impl);
 
     // The autograd part (what Node inputs hold: it keeps the gradient slot, not the values).
     TensorImpl* impl() const { return impl_.get(); }

@@ -8,6 +8,8 @@
 #include <xtgrad/autograd/ops/common.hpp>
 #include <xtgrad/threads/parallel.hpp>
 
+#include <xtensor/xmath.hpp>
+
 #include <cmath>
 
 namespace xtgrad {
@@ -50,15 +52,51 @@ void gelu_backward(const float* x, const float* g, GradOut dx, std::size_t n, Ge
     });
 }
 
+namespace {
+// φ(x) = exp(-x²/2) / √(2π), the normal density, in ops
+Tensor normal_pdf(const Tensor& x) { return mul(exp(mul(mul(x, x), -0.5f)), kInvSqrt2Pi); }
+
+// Φ(x) = (1 + erf(x / √2)) / 2, the normal distribution function, as an op of its own (xtgrad has
+// no erf): exact GELU's derivative in ops needs it; Φ' = φ.
+Tensor normal_cdf(const Tensor& x) {
+    Array y = empty_array(x.shape());
+    const float* xi = x.ptr();
+    float* yi = y.data();
+    for (std::size_t i = 0; i < y.size(); ++i) yi[i] = 0.5f * (1.f + std::erf(xi[i] * kInvSqrt2));
+    return differentiable(make_result(std::move(y), "NormalCdfBackward", {x}, {{"self", x}},
+                                      [](Node& self, const Array& g) {
+                                          const Array& v = self.saved("self");
+                                          self.accumulate(0, Array(g * xt::exp(-0.5f * v * v) * kInvSqrt2Pi));
+                                      }),
+                          [](const Node& self, const Tensor& g) -> Grads {
+                              return {mul(g, normal_pdf(self.saved_tensor("self")))};
+                          });
+}
+
+// gelu'(x) in ops (the header's formulas), so GELU's backward can be differentiated again
+Tensor gelu_derivative(const Tensor& x, GeluApproximation approx) {
+    if (approx == GeluApproximation::none) return add(normal_cdf(x), mul(x, normal_pdf(x)));
+    const Tensor x2 = mul(x, x);
+    const Tensor t = tanh(mul(add(x, mul(mul(x2, x), kCubic)), kSqrt2OverPi));
+    const Tensor slope = mul(add(mul(x2, 3.f * kCubic), 1.f), kSqrt2OverPi);  // du/dx
+    return add(mul(add(t, 1.f), 0.5f), mul(mul(mul(x, add(neg(mul(t, t)), 1.f)), slope), 0.5f));
+}
+}  // namespace
+
 Tensor gelu(const Tensor& a, GeluApproximation approx) {
     detail::require_defined(a, "gelu", "the input");
     Array y = empty_array(a.shape());
     gelu_forward(a.ptr(), y.data(), a.numel(), approx);
-    return make_result(std::move(y), approx == GeluApproximation::none ? "GeluBackward" : "GeluTanhBackward", {a},
-                       {{"self", a}}, [approx](Node& self, const Array& g) {
-                           const float* x = self.saved("self").data();
-                           gelu_backward(x, g.data(), self.grad_out(0, shape_of(g)), g.size(), approx);
-                       });
+    return differentiable(
+        make_result(std::move(y), approx == GeluApproximation::none ? "GeluBackward" : "GeluTanhBackward", {a},
+                    {{"self", a}},
+                    [approx](Node& self, const Array& g) {
+                        const float* x = self.saved("self").data();
+                        gelu_backward(x, g.data(), self.grad_out(0, shape_of(g)), g.size(), approx);
+                    }),
+        [approx](const Node& self, const Tensor& g) -> Grads {
+            return {mul(g, gelu_derivative(self.saved_tensor("self"), approx))};
+        });
 }
 
 }  // namespace xtgrad

@@ -53,7 +53,7 @@ Tensor attention_weights(const Tensor& q, const Tensor& k, float scale, const Ma
     std::vector<SavedRecord> saved{{"query", q}, {"key", k}, {"result", weights}};
     if (masked) saved.push_back({"mask", *masked});
     const Shape qs = q.shape(), ks = k.shape();
-    return attach_grad_fn(
+    return differentiable(attach_grad_fn(
         weights, "AttentionWeightsBackward", inputs, std::move(saved),
         [b, qp, kp, scale, flops, shape, masked_shape, has_mask = masked != nullptr, qs, ks](Node& self, const Array& g) {
             // per block c: the weights' backward (weights_backward_block) with g as dw
@@ -73,6 +73,18 @@ Tensor attention_weights(const Tensor& q, const Tensor& k, float scale, const Ma
                 weights_backward_block(c, g.data() + at, W + at, Q, qp, K, kp, scale, b, out, scratch(b.size()));
             });
             if (additive_grad) self.accumulate(2, std::move(d_additive));
+        }),
+        // in ops, with w the weights as a tensor of the graph:
+        //   dS = w (g - Σ g w), zero where masked for q and k; dq = scale dS k, dk = scale dSᵀ q, d additive = dS
+        [scale, has_mask = masked != nullptr, has_additive = additive.defined()](const Node& self, const Tensor& g) -> Grads {
+            const Tensor w = self.saved_tensor("result");
+            const Tensor dS = mul(w, sub(g, sum(mul(g, w), {-1}, true)));
+            const Tensor dSq = has_mask ? masked_fill(dS, self.saved_mask("mask"), 0.f) : dS;
+            Grads out(has_additive ? 3 : 2);
+            if (self.needs_grad(0)) out[0] = mul(matmul(dSq, self.saved_tensor("key")), scale);
+            if (self.needs_grad(1)) out[1] = mul(matmul(transpose(dSq, -2, -1), self.saved_tensor("query")), scale);
+            if (has_additive && self.needs_grad(2)) out[2] = dS;
+            return out;
         });
 }
 
@@ -109,7 +121,7 @@ Tensor dropout_matmul(const Tensor& weights, const Tensor& v, float p, bool trai
     std::vector<SavedRecord> saved{{"self", weights}, {"mat2", v}};
     if (drops) saved.push_back({"mask", std::move(drawn.kept)});
     const Shape ws = weights.shape(), vs = v.shape();
-    return make_result(
+    return differentiable(make_result(
         std::move(out), "DropoutMatmulBackward", {weights, v}, std::move(saved),
         [b, vp, cp, keep, drops, flops, ws, vs](Node& self, const Array& g) {
             // per block c: context_backward_block (dropped recomputed from w and the mask)
@@ -123,6 +135,15 @@ Tensor dropout_matmul(const Tensor& weights, const Tensor& v, float p, bool trai
                                        dw ? dw.data() + at : nullptr, dw.beta(), dv_out ? dv_out.data() : nullptr,
                                        dv_out.beta(), scratch(2 * b.size()));
             });
+        }),
+        // in ops: D = dropout(w) = w · kept · keep (a constant), dw = (g vᵀ) · kept · keep, dv = Dᵀ g
+        [keep, drops](const Node& self, const Tensor& g) -> Grads {
+            const Tensor w = self.saved_tensor("self"), v = self.saved_tensor("mat2");
+            const Tensor scale = drops ? mul(self.saved_constant("mask"), keep) : Tensor();
+            Grads out(2);
+            if (self.needs_grad(0)) out[0] = drops ? mul(matmul_nt(g, v), scale) : matmul_nt(g, v);
+            if (self.needs_grad(1)) out[1] = matmul(transpose(drops ? mul(w, scale) : w, -2, -1), g);
+            return out;
         });
 }
 

@@ -17,6 +17,7 @@
 // split_heads or merge_heads copy (~2-3 % of tutorial B's step were those copies).
 #include <xtgrad/gemm/blas.hpp>
 #include <xtgrad/autograd/ops/dropout.hpp>
+#include <xtgrad/autograd/grad.hpp>
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/autograd/ops/attention_blocks.hpp>
 #include <xtgrad/autograd/ops/common.hpp>
@@ -37,6 +38,36 @@ struct ContextLayout {
     BlockPlace qp, kp, vp, cp;
     Shape scores, out;
 };
+
+// q (B, L, H·d) -> (B, H, L, d), and back
+Tensor split_heads(const Tensor& t, std::size_t heads) {
+    const long B = static_cast<long>(t.size(0)), L = static_cast<long>(t.size(1)), H = static_cast<long>(heads);
+    return permute(reshape(t, {B, L, H, static_cast<long>(t.size(2)) / H}), {0, 2, 1, 3});
+}
+Tensor merge_heads(const Tensor& t) {
+    const long B = static_cast<long>(t.size(0)), H = static_cast<long>(t.size(1)), L = static_cast<long>(t.size(2));
+    return reshape(permute(t, {0, 2, 1, 3}), {B, L, H * static_cast<long>(t.size(3))});
+}
+
+// The node's backward in ops: its forward recomputed as attention_weights, the dropout mask as a
+// constant and matmul (heads split and merged around them for the packed layout), and that
+// graph's partials in q, k, v and the additive mask.
+Node::DifferentiableFn context_in_ops(std::size_t heads, float scale, float fill, float keep, bool drops, bool has_mask,
+                                      bool has_additive) {
+    return [=](const Node& self, const Tensor& g) -> Grads {
+        std::vector<Tensor> in{self.saved_tensor("query"), self.saved_tensor("key"), self.saved_tensor("value")};
+        if (has_additive) in.push_back(self.saved_tensor("additive"));
+        const bool packed = heads > 1;
+        const Tensor q = packed ? split_heads(in[0], heads) : in[0];
+        const Tensor k = packed ? split_heads(in[1], heads) : in[1];
+        const Tensor v = packed ? split_heads(in[2], heads) : in[2];
+        const Tensor w = attention_weights(q, k, scale, has_mask ? &self.saved_mask("mask") : nullptr, fill,
+                                           has_additive ? in[3] : Tensor());
+        const Tensor dropped = drops ? mul(w, mul(self.saved_constant("dropout_mask"), keep)) : w;
+        const Tensor context = matmul(dropped, v);
+        return detail::partials(packed ? merge_heads(context) : context, in, g);
+    };
+}
 
 Tensor context_node(const Tensor& q, const Tensor& k, const Tensor& v, const ContextLayout& l, float scale,
                     const Mask* masked, float fill, const Tensor& additive, float p, bool training, Generator& gen,
@@ -67,7 +98,7 @@ Tensor context_node(const Tensor& q, const Tensor& k, const Tensor& v, const Con
     if (additive.defined()) saved.push_back({"additive", additive});
     if (drops) saved.push_back({"dropout_mask", std::move(drawn.kept)});
     const Shape qs = q.shape(), ks = k.shape(), vs = v.shape();
-    return make_result(
+    return differentiable(make_result(
         std::move(out), "AttentionContextBackward", inputs, std::move(saved),
         [l, scale, fill, keep, drops, flops, qs, ks, vs, has_mask = masked != nullptr,
          has_additive = additive.defined()](Node& self, const Array& g) {
@@ -99,7 +130,8 @@ Tensor context_node(const Tensor& q, const Tensor& k, const Tensor& v, const Con
                 if (weights_grad) weights_backward_block(c, dw, w, Q, l.qp, K, l.kp, scale, b, out, pair);
             });
             if (additive_grad) self.accumulate(3, std::move(d_additive));
-        });
+        }),
+        context_in_ops(l.qp.heads, scale, fill, keep, drops, masked != nullptr, additive.defined()));
 }
 
 }  // namespace

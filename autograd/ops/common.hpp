@@ -39,4 +39,8 @@ inline int to_blas_int(std::size_t v, const char* op) {
     return static_cast<int>(v);
 }
 
+// src (n, ...) added into zeros (rows, ...) at rows index[0 .. n): index_select's backward along
+// dim 0, as an op whose own backward is that gather (ops/select.cpp); embedding's backward in ops.
+Tensor scatter_add_rows(const Tensor& src, std::vector<std::size_t> index, std::size_t rows);
+
 }  // namespace xtgrad::detail

@@ -9,6 +9,7 @@
 #include <xtgrad/autograd/bf16_weights.hpp>
 #include <xtgrad/autograd/gradient_consumer.hpp>
 #include <xtgrad/gemm/blas.hpp>
+#include <xtgrad/autograd/grad.hpp>
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/autograd/ops/common.hpp>
 
@@ -44,6 +45,31 @@ void col2im_add(const float* dcols, float* dx, const ConvDims& d) {
                 if (src >= 0 && src < static_cast<long>(d.L)) dx[c * d.L + static_cast<std::size_t>(src)] += row[t];
             }
         }
+}
+}  // namespace
+
+namespace {
+// The backward in ops: y = Σ_j W[:, :, j] · x_padded[:, :, j : j + Lout] recomputed with cat, narrow
+// and matmul, and that graph's partials in x and W; the bias's gradient is g summed over batch
+// and length.
+Node::DifferentiableFn conv1d_in_ops(const ConvDims& d) {
+    return [d](const Node& self, const Tensor& g) -> Grads {
+        const Tensor x = self.saved_tensor("input"), w = self.saved_tensor("weight");
+        Tensor padded = x;
+        if (d.pad > 0) {
+            const Tensor zeros = Tensor::zeros({d.B, d.Cin, d.pad});
+            padded = cat({zeros, x, zeros}, 2);
+        }
+        Tensor y;
+        for (std::size_t j = 0; j < d.K; ++j) {
+            const Tensor wj = reshape(narrow(w, 2, j, 1), {static_cast<long>(d.Cout), static_cast<long>(d.Cin)});
+            const Tensor term = matmul(wj, narrow(padded, 2, j, d.Lout));
+            y = y.defined() ? add(y, term) : term;
+        }
+        Grads out = detail::partials(y, {x, w}, g);
+        if (self.inputs().size() > 2) out.push_back(self.needs_grad(2) ? sum(g, {0, 2}) : Tensor());
+        return out;
+    };
 }
 }  // namespace
 
@@ -85,7 +111,7 @@ Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::si
     }
     std::vector<Tensor> inputs{x, weight};
     if (bias.defined()) inputs.push_back(bias);
-    return make_result(std::move(out), "Conv1dBackward", inputs, {{"input", x}, {"weight", weight}},
+    return differentiable(make_result(std::move(out), "Conv1dBackward", inputs, {{"input", x}, {"weight", weight}},
                        [dims, M, N, Kc, p, w16](Node& self, const Array& g) {
                            std::vector<float> cols(dims.direct() ? 0 : dims.Cin * dims.K * dims.Lout);
                            std::vector<float> dcols(dims.direct() ? 0 : cols.size());
@@ -141,7 +167,8 @@ Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::si
                                    gemm(false, true, M, Kc, N, 1.f, g.data(), x, late.beta(), late.data());
                                }
                            }
-                       });
+                       }),
+                       conv1d_in_ops(dims));
 }
 
 }  // namespace xtgrad

@@ -5,6 +5,7 @@
 // Backward of a kept row: (p - (1 - ε) onehot(t_i) - ε / C) / n_kept; ignored rows get 0.
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/autograd/ops/common.hpp>
+#include <xtgrad/autograd/ops/softmax.hpp>
 #include <xtgrad/simd/vector_kernels.hpp>
 #include <xtgrad/threads/parallel.hpp>
 
@@ -73,7 +74,7 @@ Tensor cross_entropy(Tensor logits, const Ids& target, long ignore_index, float 
     out() = static_cast<float>(total / static_cast<double>(kept));
     // no torch node to copy names from (torch composes log_softmax and nll_loss): the softmax of
     // the logits is "probs", the targets "target" (nll_loss's name)
-    return make_result(std::move(out), "CrossEntropyBackward", {logits}, {{"probs", std::move(prob)}, {"target", target}},
+    return differentiable(make_result(std::move(out), "CrossEntropyBackward", {logits}, {{"probs", std::move(prob)}, {"target", target}},
                        [ignore_index, eps, kept, N, C](Node& self, const Array& g) {
                            const Ids& targets = self.saved_ids("target");
                            // dx (N, C): row i is (p_i - (1 - ε) onehot(t_i) - ε / C) · scale, 0 if ignored
@@ -100,7 +101,24 @@ Tensor cross_entropy(Tensor logits, const Ids& target, long ignore_index, float 
                            }
                            const Array& probs = self.saved("probs");
                            self.grad_out(0, {N, C}).write([&](float* dx, auto store) { rows(probs.data(), dx, store); });
-                       });
+                       }),
+        // in ops: dx = (p - (1 - ε) onehot(t) - ε / C) · g / kept on the rows not ignored, with p the
+        // saved probabilities made softmax(logits) of the graph again (attach_softmax)
+        [ignore_index, eps, kept, N, C](const Node& self, const Tensor& g) -> Grads {
+            const Ids& targets = self.saved_ids("target");
+            Array target_dist = xt::zeros<float>(Shape{N, C});
+            Array rows_kept = xt::zeros<float>(Shape{N, 1});
+            for (std::size_t i = 0; i < N; ++i) {
+                const std::int64_t t = targets.data()[i];
+                if (t == ignore_index) continue;
+                rows_kept(i, 0) = 1.f;
+                for (std::size_t c = 0; c < C; ++c) target_dist(i, c) = eps / static_cast<float>(C);
+                target_dist(i, static_cast<std::size_t>(t)) += 1.f - eps;
+            }
+            const Tensor p = attach_softmax(Tensor(self.saved("probs")), self.input(0), 1, false);
+            const Tensor per_row = mul(mul(g, 1.f / static_cast<float>(kept)), Tensor(std::move(rows_kept)));
+            return {mul(sub(p, Tensor(std::move(target_dist))), per_row)};
+        });
 }
 
 }  // namespace xtgrad

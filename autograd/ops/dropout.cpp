@@ -64,15 +64,18 @@ Tensor dropout(const Tensor& a, float p, bool training, Generator& gen) {
         pack_bits(kept_bits, [mr](std::size_t i) { return mr[i] != 0; });
         saved.push_back({"mask", std::move(kept_bits)});
     }
-    return make_result(std::move(out), "DropoutBackward", {a}, std::move(saved), [keep](Node& self, const Array& g) {
-        // dx = g * (kept ? 1/(1-p) : 0), all (n), branch-free as forward
-        const BitMask& mask = self.saved_bits("mask");
-        self.grad_out(0, shape_of(g)).write([&](float* dx, auto store) {
-            const float* __restrict gi = g.data();
-            float* __restrict d = dx;
-            for_each_bit(mask, [&, keep](std::size_t i, float on) { store(d[i], gi[i] * (on * keep)); });
-        });
-    });
+    return differentiable(
+        make_result(std::move(out), "DropoutBackward", {a}, std::move(saved),
+                    [keep](Node& self, const Array& g) {
+                        // dx = g * (kept ? 1/(1-p) : 0), all (n), branch-free as forward
+                        const BitMask& mask = self.saved_bits("mask");
+                        self.grad_out(0, shape_of(g)).write([&](float* dx, auto store) {
+                            const float* __restrict gi = g.data();
+                            float* __restrict d = dx;
+                            for_each_bit(mask, [&, keep](std::size_t i, float on) { store(d[i], gi[i] * (on * keep)); });
+                        });
+                    }),
+        [keep](const Node& self, const Tensor& g) -> Grads { return {mul(g, mul(self.saved_constant("mask"), keep))}; });
 }
 
 }  // namespace xtgrad

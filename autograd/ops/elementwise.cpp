@@ -21,15 +21,17 @@ void check_binary(const Tensor& a, const Tensor& b, const char* op) {
 // derivative reads, the input x ("self") or the output y ("result"); only that one is saved, so
 // the other is freed as soon as nothing else holds it (relu(linear(x)) keeps relu's output,
 // not linear's).
+// `in_ops` is the same derivative in xtgrad's ops (Node::DifferentiableFn), given g and s as tensors.
 enum class Reads { input, output };
-template <Reads reads, class Forward, class Backward>
-Tensor unary(const Tensor& a, const char* op, Forward forward, Backward backward) {
+template <Reads reads, class Forward, class Backward, class InOps>
+Tensor unary(const Tensor& a, const char* op, Forward forward, Backward backward, InOps in_ops) {
     detail::require_defined(a, op, "the input");
     Tensor y(forward(a.data()));
     constexpr const char* name = reads == Reads::input ? "self" : "result";
-    return attach_grad_fn(y, op, {a}, {{name, reads == Reads::input ? a : y}}, [backward](Node& self, const Array& g) {
-        self.accumulate(0, backward(g, self.saved(name)));
-    });
+    return differentiable(
+        attach_grad_fn(y, op, {a}, {{name, reads == Reads::input ? a : y}},
+                       [backward](Node& self, const Array& g) { self.accumulate(0, backward(g, self.saved(name))); }),
+        [in_ops](const Node& self, const Tensor& g) -> Grads { return {in_ops(g, self.saved_tensor(name))}; });
 }
 
 }  // namespace
@@ -67,57 +69,79 @@ Array scaled(const Array& a, float b) {
 
 Tensor add(const Tensor& a, const Tensor& b) {
     check_binary(a, b, "add");
-    return make_result(sum_of(a.data(), b.data()), "AddBackward", {a, b}, {}, [](Node& self, const Array& g) {
-        self.accumulate(0, g);
-        self.pass_on(1, g);  // the second input takes the buffer itself (a residual's x + f(x): one copy less)
-    });
+    return differentiable(
+        make_result(sum_of(a.data(), b.data()), "AddBackward", {a, b}, {},
+                    [](Node& self, const Array& g) {
+                        self.accumulate(0, g);
+                        self.pass_on(1, g);  // the second input takes the buffer itself (a residual's x + f(x): one copy less)
+                    }),
+        [](const Node&, const Tensor& g) -> Grads { return {g, g}; });
 }
 
 Tensor sub(const Tensor& a, const Tensor& b) {
     check_binary(a, b, "sub");
-    return make_result(Array(a.data() - b.data()), "SubBackward", {a, b}, {}, [](Node& self, const Array& g) {
-        self.accumulate(0, g);
-        if (self.needs_grad(1)) self.accumulate(1, Array(-g));
-    });
+    return differentiable(make_result(Array(a.data() - b.data()), "SubBackward", {a, b}, {},
+                                      [](Node& self, const Array& g) {
+                                          self.accumulate(0, g);
+                                          if (self.needs_grad(1)) self.accumulate(1, Array(-g));
+                                      }),
+                          [](const Node& self, const Tensor& g) -> Grads {
+                              return {g, self.needs_grad(1) ? neg(g) : Tensor()};
+                          });
 }
 
 Tensor mul(const Tensor& a, const Tensor& b) {
     check_binary(a, b, "mul");
-    return make_result(Array(a.data() * b.data()), "MulBackward", {a, b}, {{"self", a}, {"other", b}},
-                       [](Node& self, const Array& g) {
-                           if (self.needs_grad(0)) self.accumulate(0, Array(g * self.saved("other")));
-                           if (self.needs_grad(1)) self.accumulate(1, Array(g * self.saved("self")));
-                       });
+    return differentiable(
+        make_result(Array(a.data() * b.data()), "MulBackward", {a, b}, {{"self", a}, {"other", b}},
+                    [](Node& self, const Array& g) {
+                        if (self.needs_grad(0)) self.accumulate(0, Array(g * self.saved("other")));
+                        if (self.needs_grad(1)) self.accumulate(1, Array(g * self.saved("self")));
+                    }),
+        [](const Node& self, const Tensor& g) -> Grads {
+            return {self.needs_grad(0) ? mul(g, self.saved_tensor("other")) : Tensor(),
+                    self.needs_grad(1) ? mul(g, self.saved_tensor("self")) : Tensor()};
+        });
 }
 
 Tensor div(const Tensor& a, const Tensor& b) {
     check_binary(a, b, "div");
-    return make_result(Array(a.data() / b.data()), "DivBackward", {a, b}, {{"self", a}, {"other", b}},
-                       [](Node& self, const Array& g) {
-                           const Array& y = self.saved("other");
-                           if (self.needs_grad(0)) self.accumulate(0, Array(g / y));
-                           if (self.needs_grad(1)) self.accumulate(1, Array(-g * self.saved("self") / (y * y)));
-                       });
+    return differentiable(
+        make_result(Array(a.data() / b.data()), "DivBackward", {a, b}, {{"self", a}, {"other", b}},
+                    [](Node& self, const Array& g) {
+                        const Array& y = self.saved("other");
+                        if (self.needs_grad(0)) self.accumulate(0, Array(g / y));
+                        if (self.needs_grad(1)) self.accumulate(1, Array(-g * self.saved("self") / (y * y)));
+                    }),
+        [](const Node& self, const Tensor& g) -> Grads {
+            const Tensor y = self.saved_tensor("other");
+            return {self.needs_grad(0) ? div(g, y) : Tensor(),
+                    self.needs_grad(1) ? neg(div(mul(g, self.saved_tensor("self")), mul(y, y))) : Tensor()};
+        });
 }
 
 Tensor add(const Tensor& a, float b) {
     detail::require_defined(a, "add", "the input");
-    return make_result(Array(a.data() + b), "AddBackward", {a}, {},
-                       [](Node& self, const Array& g) { self.accumulate(0, g); });
+    return differentiable(make_result(Array(a.data() + b), "AddBackward", {a}, {},
+                                      [](Node& self, const Array& g) { self.accumulate(0, g); }),
+                          [](const Node&, const Tensor& g) -> Grads { return {g}; });
 }
 
 Tensor mul(const Tensor& a, float b) {
     detail::require_defined(a, "mul", "the input");
-    return make_result(scaled(a.data(), b), "MulBackward", {a}, {}, [b](Node& self, const Array& g) {
-        // dx = g · b, written (or added) straight into the input's gradient buffer
-        if (const GradOut dx_out = self.grad_out(0, shape_of(g)))
-            dx_out.write([&](float* dx, auto store) {
-                const float* gi = g.data();
-                parallel_rows(g.size(), 1, [&](std::size_t i0, std::size_t i1) {
-                    for (std::size_t i = i0; i < i1; ++i) store(dx[i], gi[i] * b);
-                });
-            });
-    });
+    return differentiable(
+        make_result(scaled(a.data(), b), "MulBackward", {a}, {},
+                    [b](Node& self, const Array& g) {
+                        // dx = g · b, written (or added) straight into the input's gradient buffer
+                        if (const GradOut dx_out = self.grad_out(0, shape_of(g)))
+                            dx_out.write([&](float* dx, auto store) {
+                                const float* gi = g.data();
+                                parallel_rows(g.size(), 1, [&](std::size_t i0, std::size_t i1) {
+                                    for (std::size_t i = i0; i < i1; ++i) store(dx[i], gi[i] * b);
+                                });
+                            });
+                    }),
+        [b](const Node&, const Tensor& g) -> Grads { return {mul(g, b)}; });
 }
 
 Tensor neg(const Tensor& a) { return mul(a, -1.f); }
@@ -129,31 +153,38 @@ Tensor pow(const Tensor& a, float p) {
         a, "PowBackward", [p](const Array& x) { return Array(xt::pow(x, p)); },
         [p](const Array& g, const Array& x) {
             return p == 0.f ? Array(xt::zeros<float>(g.shape())) : Array(g * p * xt::pow(x, p - 1.f));
+        },
+        [p](const Tensor& g, const Tensor& x) {
+            return p == 0.f ? Tensor::zeros(g.shape()) : mul(mul(g, pow(x, p - 1.f)), p);
         });
 }
 
 Tensor exp(const Tensor& a) {
     return unary<Reads::output>(
         a, "ExpBackward", [](const Array& x) { return Array(xt::exp(x)); },
-        [](const Array& g, const Array& y) { return Array(g * y); });
+        [](const Array& g, const Array& y) { return Array(g * y); },
+        [](const Tensor& g, const Tensor& y) { return mul(g, y); });
 }
 
 Tensor log(const Tensor& a) {
     return unary<Reads::input>(
         a, "LogBackward", [](const Array& x) { return Array(xt::log(x)); },
-        [](const Array& g, const Array& x) { return Array(g / x); });
+        [](const Array& g, const Array& x) { return Array(g / x); },
+        [](const Tensor& g, const Tensor& x) { return div(g, x); });
 }
 
 Tensor sqrt(const Tensor& a) {
     return unary<Reads::output>(
         a, "SqrtBackward", [](const Array& x) { return Array(xt::sqrt(x)); },
-        [](const Array& g, const Array& y) { return Array(g * 0.5f / y); });
+        [](const Array& g, const Array& y) { return Array(g * 0.5f / y); },
+        [](const Tensor& g, const Tensor& y) { return div(mul(g, 0.5f), y); });
 }
 
 Tensor tanh(const Tensor& a) {
     return unary<Reads::output>(
         a, "TanhBackward", [](const Array& x) { return Array(xt::tanh(x)); },
-        [](const Array& g, const Array& y) { return Array(g * (1.f - y * y)); });
+        [](const Array& g, const Array& y) { return Array(g * (1.f - y * y)); },
+        [](const Tensor& g, const Tensor& y) { return mul(g, add(neg(mul(y, y)), 1.f)); });
 }
 
 // A NaN input stays NaN (as torch's relu), so a NaN unit shows in the loss instead of becoming 0.
@@ -175,7 +206,7 @@ Tensor relu(const Tensor& a) {
         pack_bits(positive, [y](std::size_t i) { return y[i] > 0.f; });
         saved.push_back({"result_positive", std::move(positive)});
     }
-    return make_result(std::move(out), "ReluBackward", {a}, std::move(saved),
+    return differentiable(make_result(std::move(out), "ReluBackward", {a}, std::move(saved),
                        [](Node& self, const Array& g) {
                            // dx = g where the output was positive, else 0 (a NaN g too, as torch's select)
                            const BitMask& positive = self.saved_bits("result_positive");
@@ -189,7 +220,9 @@ Tensor relu(const Tensor& a) {
                                    store(d[i], on != 0.f ? gv : 0.f);
                                });
                            });
-                       });
+                       }),
+        // relu'' = 0 (almost everywhere): g times a constant 0/1 mask
+        [](const Node& self, const Tensor& g) -> Grads { return {mul(g, self.saved_constant("result_positive"))}; });
 }
 
 Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }

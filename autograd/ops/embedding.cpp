@@ -26,7 +26,7 @@ Tensor embedding(const Tensor& weight, const Ids& ids, long padding_idx) {
     const float* w = weight.ptr();
     for (std::size_t i = 0; i < ids.size(); ++i)
         std::copy(w + id[i] * d, w + (id[i] + 1) * d, out.data() + i * d);
-    return make_result(std::move(out), "EmbeddingBackward", {weight}, {{"indices", ids}},
+    return differentiable(make_result(std::move(out), "EmbeddingBackward", {weight}, {{"indices", ids}},
                        [padding_idx, V, d](Node& self, const Array& g) {
                            const Ids& indices = self.saved_ids("indices");
                            // dweight (V, d) += scatter of g (n, d): a scatter-add reads what it adds to
@@ -38,7 +38,19 @@ Tensor embedding(const Tensor& weight, const Ids& ids, long padding_idx) {
                                const float* gr = g.data() + i * d;
                                for (std::size_t j = 0; j < d; ++j) row[j] += gr[j];
                            }
-                       });
+                       }),
+        // in ops: g's rows (the padding id's zeroed) added into zeros (V, d) at the ids
+        [padding_idx, V, d](const Node& self, const Tensor& g) -> Grads {
+            const Ids& indices = self.saved_ids("indices");
+            std::vector<std::size_t> rows(indices.size());
+            Array kept = empty_array({indices.size(), 1});
+            for (std::size_t i = 0; i < indices.size(); ++i) {
+                rows[i] = static_cast<std::size_t>(indices.data()[i]);
+                kept(i, 0) = indices.data()[i] == padding_idx ? 0.f : 1.f;
+            }
+            const Tensor g2 = mul(reshape(g, {static_cast<long>(indices.size()), static_cast<long>(d)}), Tensor(std::move(kept)));
+            return {detail::scatter_add_rows(g2, std::move(rows), V)};
+        });
 }
 
 }  // namespace xtgrad

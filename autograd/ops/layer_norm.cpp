@@ -6,6 +6,7 @@
 //   dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))
 //   dweight += Σ_rows g * xhat;  dbias += Σ_rows g
 #include <xtgrad/autograd/ops/layer_norm.hpp>
+#include <xtgrad/autograd/grad.hpp>
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/autograd/ops/common.hpp>
 #include <xtgrad/threads/parallel.hpp>
@@ -152,14 +153,25 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, flo
     std::vector<SavedRecord> saved{{"input", x}, {"mean", std::move(mean)}, {"rstd", std::move(rstd)}};
     if (weight.defined()) saved.push_back({"weight", weight});
     const bool affine = weight.defined();
-    return make_result(std::move(out), "LayerNormBackward", {x, weight, bias}, std::move(saved),
-                       [affine, rows, d](Node& self, const Array& g) {
-                           const float* x = self.saved("input").data();
-                           const float* w = affine ? self.saved("weight").data() : nullptr;
-                           layer_norm_backward(g.data(), x, w, self.saved("mean").data(), self.saved("rstd").data(),
-                                               self.grad_out(0, shape_of(g)), self.grad_out(1, {d}),
-                                               self.grad_out(2, {d}), rows, d);
-                       });
+    return differentiable(
+        make_result(std::move(out), "LayerNormBackward", {x, weight, bias}, std::move(saved),
+                    [affine, rows, d](Node& self, const Array& g) {
+                        const float* x = self.saved("input").data();
+                        const float* w = affine ? self.saved("weight").data() : nullptr;
+                        layer_norm_backward(g.data(), x, w, self.saved("mean").data(), self.saved("rstd").data(),
+                                            self.grad_out(0, shape_of(g)), self.grad_out(1, {d}),
+                                            self.grad_out(2, {d}), rows, d);
+                    }),
+        // in ops: the forward recomputed from mean, var and pow on the saved input and weight, and
+        // that graph's partials (the bias's gradient is g itself, summed back by the engine)
+        [affine, eps](const Node& self, const Tensor& g) -> Grads {
+            const Tensor x = self.saved_tensor("input");
+            const Tensor w = affine ? self.saved_tensor("weight") : Tensor();
+            const Tensor xhat = mul(sub(x, xtgrad::mean(x, {-1}, true)), pow(add(var(x, {-1}, false, true), eps), -0.5f));
+            Grads out = detail::partials(affine ? mul(xhat, w) : xhat, {x, w}, g);
+            out.push_back(self.needs_grad(2) ? g : Tensor());
+            return out;
+        });
 }
 
 }  // namespace xtgrad

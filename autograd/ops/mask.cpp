@@ -17,15 +17,18 @@ Tensor replace_where(const Tensor& a, Mask replaced, float value, const char* op
     float* o = out.data();
     for (std::size_t i = 0; i < out.size(); ++i)
         if (m[i]) o[i] = value;
-    return make_result(std::move(out), op, {a}, {{"mask", std::move(replaced)}}, [](Node& self, const Array& g) {
-        // dx = replaced ? 0 : g, all of a's shape
-        const Mask& replaced = self.saved_mask("mask");
-        self.grad_out(0, shape_of(g)).write([&](float* dx, auto store) {
-            const bool* m = replaced.data();
-            const float* gi = g.data();
-            for (std::size_t i = 0; i < g.size(); ++i) store(dx[i], m[i] ? 0.f : gi[i]);
-        });
-    });
+    return differentiable(
+        make_result(std::move(out), op, {a}, {{"mask", std::move(replaced)}},
+                    [](Node& self, const Array& g) {
+                        // dx = replaced ? 0 : g, all of a's shape
+                        const Mask& replaced = self.saved_mask("mask");
+                        self.grad_out(0, shape_of(g)).write([&](float* dx, auto store) {
+                            const bool* m = replaced.data();
+                            const float* gi = g.data();
+                            for (std::size_t i = 0; i < g.size(); ++i) store(dx[i], m[i] ? 0.f : gi[i]);
+                        });
+                    }),
+        [](const Node& self, const Tensor& g) -> Grads { return {masked_fill(g, self.saved_mask("mask"), 0.f)}; });
 }
 
 // For the last two dims (rows, cols): replaced where (col - row) is outside the kept band.

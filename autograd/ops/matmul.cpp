@@ -75,6 +75,18 @@ std::vector<float> slice_betas(GradOut& d, const std::vector<std::size_t>& off, 
 //   dB[c]        += alpha · Aᵀ dC[c] (K, N), or alpha · dC[c]ᵀ A[c] (N, K) for b_t
 // Transposes are GEMM flags; nothing is copied. A 2-D B with a batched A folds A's batch
 // into the rows: one GEMM of (rows, K) by op(B).
+// The product's backward in ops (the formulas above; a broadcast batch is summed back by the engine)
+Node::DifferentiableFn product_in_ops(bool b_t, float alpha) {
+    return [b_t, alpha](const Node& self, const Tensor& g) -> Grads {
+        const auto scaled = [alpha](Tensor t) { return alpha == 1.f ? t : mul(t, alpha); };
+        const Tensor a = self.saved_tensor("self"), b = self.saved_tensor("mat2");
+        Tensor da, db;
+        if (self.needs_grad(0)) da = b_t ? matmul(g, b) : matmul_nt(g, b);                       // dC op(B)ᵀ
+        if (self.needs_grad(1)) db = b_t ? matmul(transpose(g, -2, -1), a) : matmul(transpose(a, -2, -1), g);
+        return {da.defined() ? scaled(da) : da, db.defined() ? scaled(db) : db};
+    };
+}
+
 Tensor product(const Tensor& a, const Tensor& b, bool b_t, float alpha, const char* op) {
     const Shape as = a.shape(), bs = b.shape();
     const std::size_t M = as[as.size() - 2], K = as.back();
@@ -94,7 +106,7 @@ Tensor product(const Tensor& a, const Tensor& b, bool b_t, float alpha, const ch
         out_shape.back() = N;
         Array out = empty_array(out_shape);
         gemm(p, false, b_t, rows, n, k, alpha, a.ptr(), b.ptr(), 0.f, out.data());
-        return make_result(std::move(out), node, {a, b}, {{"self", a}, {"mat2", b}},
+        return differentiable(make_result(std::move(out), node, {a, b}, {{"self", a}, {"mat2", b}},
                            [as, bs, rows, n, k, b_t, alpha, p](Node& self, const Array& g) {
                                if (GradOut dA = self.grad_out(0, as)) {  // dA (rows, K) = alpha · dC (rows, N) op(B)ᵀ
                                    const float* Bp = self.saved("mat2").data();
@@ -107,7 +119,8 @@ Tensor product(const Tensor& a, const Tensor& b, bool b_t, float alpha, const ch
                                    else      // dB (K, N) = alpha · Aᵀ (K, rows) dC (rows, N)
                                        gemm(p, true, false, k, n, rows, alpha, Ap, g.data(), dB.beta(), dB.data());
                                }
-                           });
+                           }),
+                           product_in_ops(b_t, alpha));
     }
 
     const Shape batch = broadcast_shapes(abatch, bbatch, b_t ? "matmul_nt (batch dims)" : "matmul (batch dims)");
@@ -126,7 +139,7 @@ Tensor product(const Tensor& a, const Tensor& b, bool b_t, float alpha, const ch
         });
     }
     const std::size_t na = detail::prod(abatch, 0, abatch.size()), nb = detail::prod(bbatch, 0, bbatch.size());
-    return make_result(
+    return differentiable(make_result(
         std::move(out), node, {a, b}, {{"self", a}, {"mat2", b}},
         [as, bs, aoff, boff, na, nb, m, n, k, b_t, alpha, flops, p](Node& self, const Array& g) {
             const std::size_t M = m, N = n, K = k, count = aoff.size();
@@ -154,7 +167,8 @@ Tensor product(const Tensor& a, const Tensor& b, bool b_t, float alpha, const ch
                              dB + boff[c] * K * N);
                 });
             }
-        });
+        }),
+        product_in_ops(b_t, alpha));
 }
 
 }  // namespace
@@ -189,6 +203,47 @@ const float* widened_if_fp32(const std::vector<std::uint16_t>& x16, int M, int N
     wide.resize(x16.size());
     for (std::size_t i = 0; i < x16.size(); ++i) wide[i] = from_bf16_bits(x16[i]);
     return wide.data();
+}
+
+// t (count, ...) placed at rows [first, first + count) of zeros (rows, ...): a block's gradient in the
+// whole weight's (cat is differentiable; the zeros are constants)
+Tensor into_rows(const Tensor& t, std::size_t first, std::size_t rows) {
+    const std::size_t count = t.size(0);
+    if (first == 0 && count == rows) return t;
+    std::vector<Tensor> parts;
+    Shape s = t.shape();
+    if (first > 0) {
+        s[0] = first;
+        parts.push_back(Tensor::zeros(s));
+    }
+    parts.push_back(t);
+    if (first + count < rows) {
+        s[0] = rows - first - count;
+        parts.push_back(Tensor::zeros(s));
+    }
+    return cat(parts, 0);
+}
+
+// linear_block's backward in ops: dx = dy W[block], dW[block] = dyᵀ x, db[block] = Σ dy
+Node::DifferentiableFn linear_in_ops(const Shape& xs, const Shape& ws, std::size_t first, std::size_t count) {
+    return [xs, ws, first, count](const Node& self, const Tensor& g) -> Grads {
+        const std::vector<std::string> names = self.saved_names();
+        if (std::find(names.begin(), names.end(), "input") == names.end())
+            fail("LinearBackward: inside a bf16 autocast scope the input was kept in bf16 only, so this backward cannot "
+                 "be differentiated (create_graph); take higher derivatives outside the autocast scope");
+        const Tensor w = self.saved_tensor("weight");
+        const Tensor block = first == 0 && count == ws[0] ? w : narrow(w, 0, first, count);
+        const long rows = static_cast<long>(detail::prod(xs, 0, xs.size() - 1));
+        const Tensor g2 = reshape(g, {rows, static_cast<long>(count)});
+        Grads out(self.inputs().size());
+        if (self.needs_grad(0)) out[0] = matmul(g, block);
+        if (self.needs_grad(1)) {
+            const Tensor x2 = reshape(self.saved_tensor("input"), {rows, static_cast<long>(ws[1])});
+            out[1] = into_rows(matmul(transpose(g2, 0, 1), x2), first, ws[0]);
+        }
+        if (out.size() > 2 && self.needs_grad(2)) out[2] = into_rows(sum(g2, {0}), first, ws[0]);
+        return out;
+    };
 }
 
 // linear and linear_rows: x (..., in) · W[first : first + count]ᵀ + bias[first : first + count]
@@ -240,7 +295,7 @@ Tensor linear_block(const Tensor& x, const Tensor& weight, const Tensor& bias, s
     if (bias.defined()) inputs.push_back(bias);
     std::vector<SavedRecord> saved{{"weight", weight}};
     if (!x16) saved.insert(saved.begin(), {"input", x});
-    return make_result(std::move(out), "LinearBackward", inputs, std::move(saved),
+    return differentiable(make_result(std::move(out), "LinearBackward", inputs, std::move(saved),
                        [xs, ws, r, ni, no, first, w_offset, p, w16, x16](Node& self, const Array& g) {
                            const std::size_t block = static_cast<std::size_t>(no) * static_cast<std::size_t>(ni);
                            if (GradOut db_out = self.grad_out(2, {ws[0]})) {  // db[block] (count) = sum of dy over rows
@@ -296,7 +351,8 @@ Tensor linear_block(const Tensor& x, const Tensor& weight, const Tensor& bias, s
                                gemm(p, true, false, no, ni, r, 1.f, g.data(), g16, x, x16 ? x16->data() : nullptr,
                                     part.beta(), part.data());
                            }
-                       });
+                       }),
+                       linear_in_ops(xs, ws, first, static_cast<std::size_t>(no)));
 }
 }  // namespace
 

@@ -50,6 +50,30 @@ Array spread(const Array& g, const Shape& input_shape, const std::vector<std::si
     return Array(xt::broadcast(gk, input_shape) * scale);
 }
 
+// spread() in ops: g (reduced) back over the reduced axes of input_shape, times scale
+Tensor spread_in_ops(const Tensor& g, const Shape& input_shape, const std::vector<std::size_t>& axes, float scale) {
+    const Shape keep = reduced_shape(input_shape, axes, true);
+    const Tensor gk = reshape(g, std::vector<long>(keep.begin(), keep.end()));
+    const Tensor spread = expand(gk, input_shape);
+    return scale == 1.f ? spread : mul(spread, scale);
+}
+
+// var's and std's saved "centered" (x minus its mean over axes) as a tensor of the graph: the
+// values as saved, joined to x (the node's input) by a node of their own, d centered = g - mean(g),
+// so a backward in ops that reads it depends on x without the forward keeping x.
+Tensor saved_centered(const Node& self, const std::vector<std::size_t>& axes) {
+    const std::vector<int> dims(axes.begin(), axes.end());
+    const float n = static_cast<float>(count_of(self.inputs()[0]->shape(), axes));
+    return differentiable(
+        attach_grad_fn(Tensor(self.saved("centered")), "CenteredBackward", {self.input(0)}, {},
+                       [axes, n](Node& node, const Array& g) {
+                           Array m = sum_keepdim(g, axes);
+                           m /= n;
+                           node.accumulate(0, Array(g - xt::broadcast(m, g.shape())));
+                       }),
+        [dims](const Node&, const Tensor& g) -> Grads { return {sub(g, mean(g, dims, true))}; });
+}
+
 Tensor sum_scaled(const Tensor& a, const std::vector<int>& dims, bool keepdim, bool mean, const char* fwd,
                   const char* op) {
     detail::require_defined(a, fwd, "the input");
@@ -61,9 +85,13 @@ Tensor sum_scaled(const Tensor& a, const std::vector<int>& dims, bool keepdim, b
     Array out = sum_keepdim(a.data(), axes);
     if (mean) out *= scale;
     out.reshape(reduced_shape(in_shape, axes, keepdim));
-    return make_result(std::move(out), op, {a}, {}, [in_shape, axes, scale](Node& self, const Array& g) {
-        self.accumulate(0, spread(g, in_shape, axes, scale));
-    });
+    return differentiable(make_result(std::move(out), op, {a}, {},
+                                      [in_shape, axes, scale](Node& self, const Array& g) {
+                                          self.accumulate(0, spread(g, in_shape, axes, scale));
+                                      }),
+                          [in_shape, axes, scale](const Node&, const Tensor& g) -> Grads {
+                              return {spread_in_ops(g, in_shape, axes, scale)};
+                          });
 }
 
 }  // namespace
@@ -108,10 +136,14 @@ Tensor var(const Tensor& a, const std::vector<int>& dims, bool unbiased, bool ke
     const std::vector<std::size_t> axes = reduce_axes(dims, in_shape, "var");
     Spread s = spread_of(a, axes, unbiased, keepdim, "var");
     // torch's VarBackward saves self and recomputes the mean; this saves x - mean ("centered")
-    return make_result(std::move(s.var), "VarBackward", {a}, {{"centered", std::move(s.centered)}},
-                       [in_shape, axes, denom = s.denom](Node& self, const Array& g) {
-                           self.accumulate(0, Array(spread(g, in_shape, axes, 2.f / denom) * self.saved("centered")));
-                       });
+    return differentiable(
+        make_result(std::move(s.var), "VarBackward", {a}, {{"centered", std::move(s.centered)}},
+                    [in_shape, axes, denom = s.denom](Node& self, const Array& g) {
+                        self.accumulate(0, Array(spread(g, in_shape, axes, 2.f / denom) * self.saved("centered")));
+                    }),
+        [in_shape, axes, denom = s.denom](const Node& self, const Tensor& g) -> Grads {
+            return {mul(spread_in_ops(g, in_shape, axes, 2.f / denom), saved_centered(self, axes))};
+        });
 }
 
 // std = sqrt(var);  dstd/dx = (x - mean) / ((n - unbiased) std), and 0 where std is 0 (a constant
@@ -122,12 +154,22 @@ Tensor stddev(const Tensor& a, const std::vector<int>& dims, bool unbiased, bool
     const std::vector<std::size_t> axes = reduce_axes(dims, in_shape, "std");
     Spread s = spread_of(a, axes, unbiased, keepdim, "std");
     Tensor result{Array(xt::sqrt(s.var))};
-    return attach_grad_fn(result, "StdBackward", {a}, {{"centered", std::move(s.centered)}, {"result", result}},
+    return differentiable(
+        attach_grad_fn(result, "StdBackward", {a},
+                       {{"centered", std::move(s.centered)}, {"result", result}},
                        [in_shape, axes, denom = s.denom](Node& self, const Array& g) {
                            const Array& result = self.saved("result");
                            const Array per_row = xt::where(xt::equal(result, 0.f), 0.f, g / (result * denom));
                            self.accumulate(0, Array(spread(per_row, in_shape, axes, 1.f) * self.saved("centered")));
-                       });
+                       }),
+        // d std = centered / (std · denom); a zero std gives 0 as the kernel does (a constant mask
+        // keeps the division finite there)
+        [in_shape, axes, denom = s.denom](const Node& self, const Tensor& g) -> Grads {
+            const Tensor std_ = self.saved_tensor("result");
+            const Tensor zero = Tensor(Array(xt::cast<float>(xt::equal(std_.data(), 0.f))));
+            const Tensor per_row = mul(div(g, mul(add(std_, zero), denom)), add(neg(zero), 1.f));
+            return {mul(spread_in_ops(per_row, in_shape, axes, 1.f), saved_centered(self, axes))};
+        });
 }
 
 namespace {
@@ -176,14 +218,26 @@ Tensor max(const Tensor& a, int dim, bool keepdim) {
     }
     out.reshape(reduced_shape(s, {axis}, keepdim));
     // backward: the gradient goes to the position of the (first) maximum
-    return make_result(std::move(out), "MaxBackward", {a}, {{"indices", std::move(idx)}}, [s, len, inner](Node& self, const Array& g) {
-        const Ids& idx = self.saved_ids("indices");
-        float* dx = self.grad_out(0, s).zeroed();  // a scatter: (outer, len, inner) += g at the maxima
-        for (std::size_t j = 0; j < idx.size(); ++j) {
-            const std::size_t o = j / inner, i = j % inner;
-            dx[(o * len + static_cast<std::size_t>(idx.data()[j])) * inner + i] += g.data()[j];
-        }
-    });
+    return differentiable(
+        make_result(std::move(out), "MaxBackward", {a}, {{"indices", std::move(idx)}},
+                    [s, len, inner](Node& self, const Array& g) {
+                        const Ids& idx = self.saved_ids("indices");
+                        float* dx = self.grad_out(0, s).zeroed();  // a scatter: (outer, len, inner) += g at the maxima
+                        for (std::size_t j = 0; j < idx.size(); ++j) {
+                            const std::size_t o = j / inner, i = j % inner;
+                            dx[(o * len + static_cast<std::size_t>(idx.data()[j])) * inner + i] += g.data()[j];
+                        }
+                    }),
+        // in ops: g spread along the axis, times a constant one-hot of the maxima
+        [s, axis, len, inner](const Node& self, const Tensor& g) -> Grads {
+            const Ids& idx = self.saved_ids("indices");
+            Array onehot = xt::zeros<float>(s);
+            for (std::size_t j = 0; j < idx.size(); ++j) {
+                const std::size_t o = j / inner, i = j % inner;
+                onehot.data()[(o * len + static_cast<std::size_t>(idx.data()[j])) * inner + i] = 1.f;
+            }
+            return {mul(spread_in_ops(g, s, {axis}, 1.f), Tensor(std::move(onehot)))};
+        });
 }
 
 }  // namespace xtgrad

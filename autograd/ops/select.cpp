@@ -6,6 +6,7 @@
 #include <xtgrad/autograd/ops/common.hpp>
 
 #include <algorithm>
+#include <memory>
 
 namespace xtgrad {
 
@@ -48,14 +49,48 @@ void scatter_add_along(const Array& g, std::size_t axis, const std::vector<std::
         }
 }
 
-Tensor select_along(const Tensor& a, std::size_t axis, std::vector<std::size_t> index, const char* op) {
+using Index = std::shared_ptr<const std::vector<std::size_t>>;  // shared by a node's two backwards
+Tensor scatter_along(const Tensor& g, std::size_t axis, Index index, const Shape& x_shape);
+
+// gather and scatter-add are each other's backward, so both differentiate to any order.
+Tensor select_along(const Tensor& a, std::size_t axis, Index index, const char* op) {
     const Shape s = a.shape();
-    Array out = gather_along(a.data(), axis, index);  // before the closure takes `index`
-    return make_result(std::move(out), op, {a}, {},
-                       [axis, index = std::move(index), s](Node& self, const Array& g) {
-                           scatter_add_along(g, axis, index, s, self.grad_out(0, s));
-                       });
+    Array out = gather_along(a.data(), axis, *index);
+    return differentiable(make_result(std::move(out), op, {a}, {},
+                                      [axis, index, s](Node& self, const Array& g) {
+                                          scatter_add_along(g, axis, *index, s, self.grad_out(0, s));
+                                      }),
+                          [axis, index, s](const Node&, const Tensor& g) -> Grads {
+                              return {scatter_along(g, axis, index, s)};
+                          });
 }
+
+// g (…, index.size(), …) added into zeros of x_shape at the rows index names: the backward of a gather.
+Tensor scatter_along(const Tensor& g, std::size_t axis, Index index, const Shape& x_shape) {
+    Array out = empty_array(x_shape);
+    scatter_add_along(g.data(), axis, *index, x_shape, GradOut::overwrite(out.data(), out.size()));
+    return differentiable(make_result(std::move(out), "ScatterAddBackward", {g}, {},
+                                      [axis, index](Node& self, const Array& gg) {
+                                          self.accumulate(0, gather_along(gg, axis, *index));
+                                      }),
+                          [axis, index](const Node&, const Tensor& gg) -> Grads {
+                              return {select_along(gg, axis, index, "IndexSelectBackward")};
+                          });
+}
+
+Tensor select_along(const Tensor& a, std::size_t axis, std::vector<std::size_t> index, const char* op) {
+    return select_along(a, axis, std::make_shared<const std::vector<std::size_t>>(std::move(index)), op);
+}
+
+}  // namespace
+
+Tensor detail::scatter_add_rows(const Tensor& src, std::vector<std::size_t> index, std::size_t rows) {
+    Shape shape = src.shape();
+    shape[0] = rows;
+    return scatter_along(src, 0, std::make_shared<const std::vector<std::size_t>>(std::move(index)), shape);
+}
+
+namespace {
 
 std::vector<std::size_t> range_index(std::size_t start, std::size_t stop, std::size_t step) {
     std::vector<std::size_t> idx;
@@ -145,13 +180,25 @@ Tensor cat(const std::vector<Tensor>& tensors, int dim) {
             std::copy(src + o * block, src + (o + 1) * block, out.data() + (o * v.len + offset) * v.inner);
         offset += lens[p];
     }
-    return make_result(std::move(out), "CatBackward", tensors, {}, [axis, lens](Node& self, const Array& g) {
-        std::size_t start = 0;
-        for (std::size_t p = 0; p < lens.size(); ++p) {
-            if (self.needs_grad(p)) self.accumulate(p, gather_along(g, axis, range_index(start, start + lens[p], 1)));
-            start += lens[p];
-        }
-    });
+    return differentiable(
+        make_result(std::move(out), "CatBackward", tensors, {},
+                    [axis, lens](Node& self, const Array& g) {
+                        std::size_t start = 0;
+                        for (std::size_t p = 0; p < lens.size(); ++p) {
+                            if (self.needs_grad(p))
+                                self.accumulate(p, gather_along(g, axis, range_index(start, start + lens[p], 1)));
+                            start += lens[p];
+                        }
+                    }),
+        [axis, lens](const Node& self, const Tensor& g) -> Grads {
+            Grads out(lens.size());
+            std::size_t start = 0;
+            for (std::size_t p = 0; p < lens.size(); ++p) {
+                if (self.needs_grad(p)) out[p] = select_along(g, axis, range_index(start, start + lens[p], 1), "NarrowBackward");
+                start += lens[p];
+            }
+            return out;
+        });
 }
 
 }  // namespace xtgrad

@@ -71,16 +71,20 @@ Tensor reshaped(Tensor a, const Shape& shape, const char* op) {
     const Shape in_shape = a.shape();
     Array out = detail::can_take_values(a) ? std::move(a).take_array() : a.data();
     out.reshape(shape);
-    return make_result(std::move(out), op, {a}, {}, [in_shape](Node& self, const Array& g) {
-        if (Array* own = self.take_grad_out(g)) {  // nothing reads g after this node: relabel it
-            own->reshape(in_shape);
-            self.accumulate(0, std::move(*own));
-            return;
-        }
-        Array gi = g;  // g is still read elsewhere (a hook, a retained .grad): a copy
-        gi.reshape(in_shape);
-        self.accumulate(0, std::move(gi));
-    });
+    return differentiable(make_result(std::move(out), op, {a}, {},
+                                      [in_shape](Node& self, const Array& g) {
+                                          if (Array* own = self.take_grad_out(g)) {  // nothing reads g after this node: relabel it
+                                              own->reshape(in_shape);
+                                              self.accumulate(0, std::move(*own));
+                                              return;
+                                          }
+                                          Array gi = g;  // g is still read elsewhere (a hook, a retained .grad): a copy
+                                          gi.reshape(in_shape);
+                                          self.accumulate(0, std::move(gi));
+                                      }),
+                          [in_shape](const Node&, const Tensor& g) -> Grads {
+                              return {reshape(g, std::vector<long>(in_shape.begin(), in_shape.end()))};
+                          });
 }
 
 }  // namespace
@@ -98,9 +102,11 @@ Tensor permute(const Tensor& a, const std::vector<int>& dims) {
         used[perm[i]] = true;
         inverse[perm[i]] = i;
     }
-    return make_result(permute_copy(a.data(), perm), "PermuteBackward", {a}, {}, [inverse](Node& self, const Array& g) {
-        self.accumulate(0, permute_copy(g, inverse));
-    });
+    return differentiable(make_result(permute_copy(a.data(), perm), "PermuteBackward", {a}, {},
+                                      [inverse](Node& self, const Array& g) { self.accumulate(0, permute_copy(g, inverse)); }),
+                          [inverse](const Node&, const Tensor& g) -> Grads {
+                              return {permute(g, std::vector<int>(inverse.begin(), inverse.end()))};
+                          });
 }
 
 Tensor transpose(const Tensor& a, int dim0, int dim1) {
@@ -169,8 +175,9 @@ Tensor expand(const Tensor& a, const Shape& shape) {
     checked_numel(shape, "expand");
     Array out = xt::broadcast(a.data(), shape);
     // the backward sum over the expanded dims happens in Node::accumulate
-    return make_result(std::move(out), "ExpandBackward", {a}, {},
-                       [](Node& self, const Array& g) { self.accumulate(0, g); });
+    return differentiable(make_result(std::move(out), "ExpandBackward", {a}, {},
+                                      [](Node& self, const Array& g) { self.accumulate(0, g); }),
+                          [](const Node&, const Tensor& g) -> Grads { return {g}; });  // summed back by the engine
 }
 
 }  // namespace xtgrad

@@ -133,17 +133,30 @@ void softmax_backward(const float* g, const float* y, GradOut dx, std::size_t ou
     });
 }
 
+Tensor attach_softmax(Tensor y, const Tensor& a, int dim, bool log) {
+    const Rows r = rows_of(a, dim, log ? "log_softmax" : "softmax");
+    return differentiable(
+        attach_grad_fn(y, log ? "LogSoftmaxBackward" : "SoftmaxBackward", {a}, {{"result", y}},
+                       [r, log](Node& self, const Array& g) {
+                           const float* y = self.saved("result").data();
+                           softmax_backward(g.data(), y, self.grad_out(0, shape_of(g)), r.outer, r.len, r.inner, log);
+                       }),
+        // the same formulas in ops; y is the result as a tensor of the graph, so its own dependence
+        // on the input is differentiated too (the part a fused second derivative would miss)
+        [dim, log](const Node& self, const Tensor& g) -> Grads {
+            const Tensor y = self.saved_tensor("result");
+            if (log) return {sub(g, mul(exp(y), sum(g, {dim}, true)))};
+            return {mul(y, sub(g, sum(mul(g, y), {dim}, true)))};
+        });
+}
+
 namespace {
 Tensor softmax_op(const Tensor& a, int dim, bool log) {
     const char* op = log ? "log_softmax" : "softmax";
     const Rows r = rows_of(a, dim, op);
     Tensor y(empty_array(a.shape()));
     softmax_rows(a.ptr(), y.mutable_ptr(), r, log, op, a.shape());
-    return attach_grad_fn(y, log ? "LogSoftmaxBackward" : "SoftmaxBackward", {a}, {{"result", y}},
-                          [r, log](Node& self, const Array& g) {
-                              const float* y = self.saved("result").data();
-                              softmax_backward(g.data(), y, self.grad_out(0, shape_of(g)), r.outer, r.len, r.inner, log);
-                          });
+    return attach_softmax(std::move(y), a, dim, log);
 }
 }  // namespace
 

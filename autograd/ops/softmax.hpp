@@ -26,4 +26,9 @@ void softmax_row(const float* x, float* y, std::size_t len, std::size_t st, bool
 void softmax_backward(const float* g, const float* y, GradOut dx, std::size_t outer, std::size_t len,
                       std::size_t inner, bool log);
 
+// Makes y (= softmax or log_softmax of a along dim, computed by the caller) the output of a's
+// softmax node: cross_entropy's backward in ops turns its saved probabilities back into a tensor
+// of the graph this way. Returns y.
+Tensor attach_softmax(Tensor y, const Tensor& a, int dim, bool log);
+
 }  // namespace xtgrad

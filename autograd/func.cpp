@@ -1,0 +1,224 @@
+#include <xtgrad/autograd/func.hpp>
+
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/format.hpp>
+#include <xtgrad/autograd/grad.hpp>
+#include <xtgrad/autograd/grad_mode.hpp>
+#include <xtgrad/autograd/ops.hpp>
+
+namespace xtgrad::func {
+
+namespace {
+
+// The inputs as f sees them: an input that requires grad as it is (its graph, an outer
+// transform's, goes on through the results), any other as a new leaf that does, sharing its
+// values. `constant`: no input required grad, so the results are detached at the end.
+struct Primals {
+    std::vector<Tensor> x;
+    bool constant = true;
+};
+Primals primals_of(const std::vector<Tensor>& given, const char* who) {
+    if (given.empty()) fail("func::{}: no inputs given", who);
+    Primals p;
+    for (std::size_t i = 0; i < given.size(); ++i) {
+        if (!given[i].defined()) fail("func::{}: input {} is undefined", who, i);
+        if (given[i].requires_grad()) {
+            p.x.push_back(given[i]);
+            p.constant = false;
+        } else {
+            p.x.push_back(given[i].detach().requires_grad_(true));
+        }
+    }
+    return p;
+}
+
+// Grad mode on while a transform records (inside a NoGradGuard too: the transform needs its graph).
+struct GradOn {
+    bool previous = is_grad_enabled();
+    GradOn() { set_grad_enabled(true); }
+    ~GradOn() { set_grad_enabled(previous); }
+    GradOn(const GradOn&) = delete;
+    GradOn& operator=(const GradOn&) = delete;
+};
+
+Tensor call(const Fn& f, const std::vector<Tensor>& x, const char* who) {
+    Tensor y = f(x);
+    if (!y.defined()) fail("func::{}: the function returned an undefined tensor", who);
+    return y;
+}
+
+// Σ seeds[k] · d ys[k] / d x, one per input (zeros where nothing depends on it). Recorded
+// (create_graph) unless `constant`: then detached, no graph kept.
+Grads gradients(const std::vector<Tensor>& ys, const std::vector<Tensor>& x, const std::vector<Tensor>& seeds,
+                bool constant) {
+    std::vector<Tensor> outs, used;
+    for (std::size_t k = 0; k < ys.size(); ++k)
+        if (ys[k].requires_grad()) {
+            outs.push_back(ys[k]);
+            used.push_back(seeds[k]);
+        }
+    Grads g(x.size());
+    if (!outs.empty())
+        g = xtgrad::grad(outs, x, used, GradOptions().create_graph(!constant).retain_graph(true).allow_unused(true));
+    for (std::size_t i = 0; i < x.size(); ++i) {
+        if (!g[i].defined()) g[i] = Tensor::zeros(x[i].shape());
+        if (constant) g[i] = g[i].detach();
+    }
+    return g;
+}
+
+Tensor detached_if(const Tensor& t, bool constant) { return constant ? t.detach() : t; }
+
+void check_like(const std::vector<Tensor>& tangents, const std::vector<Tensor>& primals, const char* who) {
+    if (tangents.size() != primals.size())
+        fail("func::{}: {} tangents for {} inputs (one per input, shaped like it)", who, tangents.size(), primals.size());
+    for (std::size_t i = 0; i < primals.size(); ++i) {
+        if (!tangents[i].defined()) fail("func::{}: tangent {} is undefined", who, i);
+        if (tangents[i].shape() != primals[i].shape())
+            fail("func::{}: tangent {} has shape {} but input {} has shape {}", who, i, shape_str(tangents[i].shape()), i,
+                 shape_str(primals[i].shape()));
+    }
+}
+
+void check_one_element(const Tensor& y, const char* who) {
+    if (y.numel() != 1)
+        fail("func::{}: the function must return one element (a loss), got shape {}", who, shape_str(y.shape()));
+}
+
+// e_k: zeros of `shape` with a 1 at flat position k
+Tensor unit(const Shape& shape, std::size_t k) {
+    Tensor e = Tensor::zeros(shape);
+    e.mutable_ptr()[k] = 1.f;
+    return e;
+}
+
+Shape joined(const Shape& a, const Shape& b) {
+    Shape s = a;
+    s.insert(s.end(), b.begin(), b.end());
+    return s;
+}
+
+// rows[k] (each of shape `inner`) stacked to (outer..., inner...)
+Tensor stacked(const std::vector<Tensor>& rows, const Shape& outer, const Shape& inner) {
+    std::vector<Tensor> flat;
+    for (const Tensor& r : rows) flat.push_back(reshape(r, {1, -1}));
+    const Shape s = joined(outer, inner);
+    const Tensor all = flat.empty() ? Tensor::zeros(s) : cat(flat, 0);
+    return reshape(all, std::vector<long>(s.begin(), s.end()));
+}
+
+// J · tangents at y = f(x): g(u) = Jᵀu is linear in u, and its gradient in u along the tangents is J · tangents
+Tensor jvp_at(const Primals& p, const Tensor& y, const std::vector<Tensor>& tangents) {
+    if (!y.requires_grad()) return Tensor::zeros(y.shape());
+    const Tensor u = Tensor::zeros(y.shape(), true);
+    const Grads g = gradients({y}, p.x, {u}, false);
+    return gradients(g, {u}, tangents, p.constant)[0];
+}
+
+}  // namespace
+
+std::function<Grads(const std::vector<Tensor>&)> grad(Fn f) {
+    return [f = std::move(f)](const std::vector<Tensor>& inputs) {
+        GradOn on;
+        const Primals p = primals_of(inputs, "grad");
+        const Tensor y = call(f, p.x, "grad");
+        check_one_element(y, "grad");
+        return gradients({y}, p.x, {Tensor::ones(y.shape())}, p.constant);
+    };
+}
+
+std::pair<Tensor, std::function<Grads(const Tensor&)>> vjp(const Fn& f, const std::vector<Tensor>& primals) {
+    GradOn on;
+    Primals p = primals_of(primals, "vjp");
+    Tensor y = call(f, p.x, "vjp");
+    auto back = [p, y](const Tensor& cotangent) {
+        GradOn on;
+        if (!cotangent.defined() || cotangent.shape() != y.shape())
+            fail("func::vjp: the cotangent has shape {} but the output has shape {}",
+                 cotangent.defined() ? shape_str(cotangent.shape()) : std::string("(undefined)"), shape_str(y.shape()));
+        return gradients({y}, p.x, {cotangent}, p.constant);
+    };
+    return {detached_if(y, p.constant), back};
+}
+
+std::pair<Tensor, Tensor> jvp(const Fn& f, const std::vector<Tensor>& primals, const std::vector<Tensor>& tangents) {
+    GradOn on;
+    check_like(tangents, primals, "jvp");
+    const Primals p = primals_of(primals, "jvp");
+    const Tensor y = call(f, p.x, "jvp");
+    return {detached_if(y, p.constant), jvp_at(p, y, tangents)};
+}
+
+std::function<Grads(const std::vector<Tensor>&)> jacrev(Fn f) {
+    return [f = std::move(f)](const std::vector<Tensor>& inputs) {
+        GradOn on;
+        const Primals p = primals_of(inputs, "jacrev");
+        const Tensor y = call(f, p.x, "jacrev");
+        std::vector<std::vector<Tensor>> rows(p.x.size());
+        for (std::size_t k = 0; k < y.numel(); ++k) {
+            const Grads g = gradients({y}, p.x, {unit(y.shape(), k)}, p.constant);
+            for (std::size_t i = 0; i < p.x.size(); ++i) rows[i].push_back(g[i]);
+        }
+        Grads jac;
+        for (std::size_t i = 0; i < p.x.size(); ++i) jac.push_back(stacked(rows[i], y.shape(), p.x[i].shape()));
+        return jac;
+    };
+}
+
+std::function<Grads(const std::vector<Tensor>&)> jacfwd(Fn f) {
+    return [f = std::move(f)](const std::vector<Tensor>& inputs) {
+        GradOn on;
+        const Primals p = primals_of(inputs, "jacfwd");
+        const Tensor y = call(f, p.x, "jacfwd");
+        Grads jac;
+        for (std::size_t i = 0; i < p.x.size(); ++i) {
+            std::vector<Tensor> columns;  // J e_k for each element k of input i
+            for (std::size_t k = 0; k < p.x[i].numel(); ++k) {
+                std::vector<Tensor> tangents;
+                for (std::size_t j = 0; j < p.x.size(); ++j)
+                    tangents.push_back(j == i ? unit(p.x[j].shape(), k) : Tensor::zeros(p.x[j].shape()));
+                columns.push_back(jvp_at(p, y, tangents));
+            }
+            // columns stacked (input..., output...), then the output's dims moved to the front
+            const Tensor by_input = stacked(columns, p.x[i].shape(), y.shape());
+            std::vector<int> order;
+            const int ni = static_cast<int>(p.x[i].dim()), no = static_cast<int>(y.dim());
+            for (int d = 0; d < no; ++d) order.push_back(ni + d);
+            for (int d = 0; d < ni; ++d) order.push_back(d);
+            jac.push_back(order.empty() ? by_input : permute(by_input, order));
+        }
+        return jac;
+    };
+}
+
+std::function<std::vector<Grads>(const std::vector<Tensor>&)> hessian(Fn f) {
+    return [f = std::move(f)](const std::vector<Tensor>& inputs) {
+        GradOn on;
+        const Primals p = primals_of(inputs, "hessian");
+        const Tensor y = call(f, p.x, "hessian");
+        check_one_element(y, "hessian");
+        const Grads g = gradients({y}, p.x, {Tensor::ones(y.shape())}, false);
+        std::vector<Grads> h(p.x.size());
+        for (std::size_t i = 0; i < p.x.size(); ++i) {
+            std::vector<std::vector<Tensor>> rows(p.x.size());  // rows[j][k]: d g_i[k] / d x_j
+            for (std::size_t k = 0; k < p.x[i].numel(); ++k) {
+                const Grads d = gradients({g[i]}, p.x, {unit(g[i].shape(), k)}, p.constant);
+                for (std::size_t j = 0; j < p.x.size(); ++j) rows[j].push_back(d[j]);
+            }
+            for (std::size_t j = 0; j < p.x.size(); ++j) h[i].push_back(stacked(rows[j], p.x[i].shape(), p.x[j].shape()));
+        }
+        return h;
+    };
+}
+
+std::pair<Tensor, Grads> hvp(const Fn& f, const std::vector<Tensor>& primals, const std::vector<Tensor>& tangents) {
+    GradOn on;
+    check_like(tangents, primals, "hvp");
+    const Primals p = primals_of(primals, "hvp");
+    const Tensor y = call(f, p.x, "hvp");
+    check_one_element(y, "hvp");
+    const Grads g = gradients({y}, p.x, {Tensor::ones(y.shape())}, false);
+    return {detached_if(y, p.constant), gradients(g, p.x, tangents, p.constant)};
+}
+
+}  // namespace xtgrad::func

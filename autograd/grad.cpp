@@ -1,0 +1,262 @@
+#include <xtgrad/autograd/grad.hpp>
+
+#include <xtgrad/autograd/broadcast.hpp>
+#include <xtgrad/autograd/engine.hpp>
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/format.hpp>
+#include <xtgrad/autograd/grad_mode.hpp>
+#include <xtgrad/autograd/node.hpp>
+#include <xtgrad/autograd/ops.hpp>
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+namespace xtgrad {
+
+namespace detail {
+
+Tensor sum_to(const Tensor& g, const Shape& shape) {
+    const Shape from = g.shape();
+    if (from == shape) return g;
+    if (!broadcasts_to(shape, from))
+        fail("grad: a gradient of shape {} cannot be summed back to an input of shape {}", shape_str(from),
+             shape_str(shape));
+    const std::size_t lead = from.size() - shape.size();
+    std::vector<int> dims;
+    for (std::size_t i = 0; i < from.size(); ++i)
+        if (i < lead || (shape[i - lead] == 1 && from[i] != 1)) dims.push_back(static_cast<int>(i));
+    Tensor s = dims.empty() ? g : sum(g, dims, true);
+    return reshape(s, std::vector<long>(shape.begin(), shape.end()));
+}
+
+}  // namespace detail
+
+namespace {
+
+std::string describe(const Tensor& t) {
+    std::string s = t.name().empty() ? "a tensor " + shape_str(t.shape()) : "'" + t.name() + "' " + shape_str(t.shape());
+    if (t.grad_fn()) s += " (the output of " + t.grad_fn()->op() + ")";
+    return s;
+}
+
+struct Walk {
+    bool create_graph;
+    bool retain_graph;
+    bool stop_at_targets;  // detail::partials: never below an input
+};
+
+// Post-order from every root (inputs before the tensors computed from them), iteratively.
+std::vector<ImplPtr> order_from(const std::vector<ImplPtr>& roots, const std::unordered_set<const TensorImpl*>& targets,
+                                bool stop_at_targets) {
+    std::vector<ImplPtr> order;
+    std::unordered_set<const TensorImpl*> seen;
+    for (const ImplPtr& root : roots) {
+        if (!seen.insert(root.get()).second) continue;
+        std::vector<std::pair<ImplPtr, std::size_t>> stack{{root, 0}};
+        while (!stack.empty()) {
+            ImplPtr t = stack.back().first;
+            const Node* node = t->grad_fn.get();
+            if (node != nullptr && node->released())
+                fail("grad: {} was freed by an earlier backward() or grad(); pass retain_graph = true to the first "
+                     "one to go through the graph twice", node->op());
+            const bool below = node != nullptr && !(stop_at_targets && targets.count(t.get()) != 0);
+            if (below && stack.back().second < node->inputs().size()) {
+                const ImplPtr& in = node->inputs()[stack.back().second++];
+                if (in != nullptr && in->requires_grad && seen.insert(in.get()).second) stack.emplace_back(in, 0);
+            } else {
+                order.push_back(t);
+                stack.pop_back();
+            }
+        }
+    }
+    return order;
+}
+
+Tensor add_gradient(const Tensor& sum, const Tensor& g) { return sum.defined() ? add(sum, g) : g; }
+
+// The hooks of t (register_hook) on the gradient reaching it; they take arrays, so they cannot be
+// part of a recorded backward.
+Tensor apply_hooks(const TensorImpl& t, const Tensor& g, bool create_graph) {
+    if (t.hooks.empty()) return g;
+    if (create_graph)
+        fail("grad: '{}' {} has a register_hook hook, which works on arrays and cannot be part of a create_graph "
+             "backward; remove it, or take the gradient without create_graph", t.name, shape_str(t.shape()));
+    Array a = g.data();
+    const auto hooks = t.hooks;
+    for (const auto& hook : hooks) {
+        Array replaced = hook(a);
+        if (replaced.shape() != a.shape())
+            fail("register_hook: a hook on '{}' returned shape {} for a gradient of shape {}", t.name,
+                 shape_str(replaced.shape()), shape_str(a.shape()));
+        a = std::move(replaced);
+    }
+    return Tensor(std::move(a));
+}
+
+// The inputs' gradients of t's node, given t's: in ops (create_graph) or by its kernel.
+std::vector<Tensor> node_gradients(Node& node, const Tensor& g, bool create_graph) {
+    if (create_graph) {
+        struct GradOn {
+            bool previous = is_grad_enabled();
+            GradOn() { set_grad_enabled(true); }
+            ~GradOn() { set_grad_enabled(previous); }
+        } on;
+        return node.run_differentiable(g);
+    }
+    NoGradGuard off;
+    std::vector<std::shared_ptr<Array>> sink;
+    node.run_into(g.data(), sink);
+    std::vector<Tensor> out(sink.size());
+    for (std::size_t i = 0; i < sink.size(); ++i)
+        if (sink[i]) out[i] = Tensor(std::move(*sink[i]));
+    return out;
+}
+
+std::vector<Tensor> run_grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& seeds,
+                             const std::vector<Tensor>& inputs, const Walk& walk) {
+    std::unordered_set<const TensorImpl*> targets;
+    for (const Tensor& in : inputs) targets.insert(in.impl());
+    std::vector<ImplPtr> roots;
+    for (const Tensor& out : outputs) roots.push_back(out.impl_ptr());
+    const std::vector<ImplPtr> order = order_from(roots, targets, walk.stop_at_targets);
+
+    // needed: a target is this tensor or below it, so its node has to run
+    std::unordered_set<const TensorImpl*> needed;
+    for (const ImplPtr& t : order) {
+        bool need = targets.count(t.get()) != 0;
+        if (!need && t->grad_fn)
+            for (const ImplPtr& in : t->grad_fn->inputs())
+                if (in && needed.count(in.get()) != 0) need = true;
+        if (need) needed.insert(t.get());
+    }
+
+    std::unordered_map<const TensorImpl*, Tensor> grads;
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        Tensor& slot = grads[outputs[i].impl()];
+        slot = add_gradient(slot, seeds[i]);
+    }
+    std::unordered_map<const TensorImpl*, Tensor> results;
+    std::size_t step = 0;
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+        TensorImpl& t = **it;
+        auto found = grads.find(&t);
+        if (found == grads.end() || needed.count(&t) == 0) continue;
+        const Tensor g = apply_hooks(t, found->second, walk.create_graph);
+        grads.erase(found);
+        if (targets.count(&t) != 0) {
+            results[&t] = g;
+            if (walk.stop_at_targets) continue;
+        }
+        if (!t.grad_fn) continue;
+        Node& node = *t.grad_fn;
+        // what this node's backward records (its gradients, their sums) is one level deeper than it
+        const detail::BackwardDepthScope depth(node.backward_depth() + 1);
+        detail::trace_grad_node(step++, node, t, g.data(), walk.create_graph);
+        const std::vector<Tensor> gs = node_gradients(node, g, walk.create_graph);
+        for (std::size_t i = 0; i < node.inputs().size(); ++i) {
+            const ImplPtr& in = node.inputs()[i];
+            if (!in || !in->requires_grad || needed.count(in.get()) == 0 || !gs[i].defined()) continue;
+            Tensor& slot = grads[in.get()];
+            slot = add_gradient(slot, detail::sum_to(gs[i], in->shape()));
+        }
+        if (!walk.retain_graph) node.release();
+    }
+    std::vector<Tensor> out;
+    out.reserve(inputs.size());
+    for (const Tensor& in : inputs) {
+        auto r = results.find(in.impl());
+        out.push_back(r == results.end() ? Tensor() : r->second);
+    }
+    return out;
+}
+
+}  // namespace
+
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& grad_outputs, const GradOptions& options) {
+    if (outputs.empty()) fail("grad: no outputs given");
+    if (inputs.empty()) fail("grad: no inputs given");
+    if (!grad_outputs.empty() && grad_outputs.size() != outputs.size())
+        fail("grad: {} grad_outputs for {} outputs (give one per output, or none for one-element outputs)",
+             grad_outputs.size(), outputs.size());
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        if (!outputs[i].defined()) fail("grad: output {} is undefined", i);
+        if (!outputs[i].requires_grad())
+            fail("grad: output {}, {}, does not require grad and has no grad_fn", i, describe(outputs[i]));
+    }
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        if (!inputs[i].defined()) fail("grad: input {} is undefined", i);
+        if (!inputs[i].requires_grad())
+            fail("grad: input {}, {}, does not require grad: the outputs cannot depend on it through the graph", i,
+                 describe(inputs[i]));
+    }
+    std::vector<Tensor> seeds;
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        const Tensor given = grad_outputs.empty() ? Tensor() : grad_outputs[i];
+        if (!given.defined()) {
+            seeds.emplace_back(detail::loss_seed(outputs[i], "grad"));
+        } else if (given.shape() != outputs[i].shape()) {
+            fail("grad: grad_outputs[{}] has shape {} but output {} has shape {}", i, shape_str(given.shape()), i,
+                 shape_str(outputs[i].shape()));
+        } else {
+            seeds.push_back(given);
+        }
+    }
+    const Walk walk{options.create_graph(), options.retain_graph().value_or(options.create_graph()), false};
+    std::vector<Tensor> result = run_grad(outputs, seeds, inputs, walk);
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+        if (!result[i].defined() && !options.allow_unused())
+            fail("grad: input {}, {}, is not reachable from the outputs (GradOptions().allow_unused(true) returns an "
+                 "undefined tensor for it instead)", i, describe(inputs[i]));
+    return result;
+}
+
+namespace detail {
+
+void backward_creating_graph(const Tensor& root, const Array& grad_output) {
+    if (!root.defined()) fail("backward: the tensor is undefined");
+    if (!root.requires_grad())
+        fail("backward: {} does not require grad and has no grad_fn; set requires_grad on the leaves you want "
+             "gradients for", describe(root));
+    if (shape_of(grad_output) != root.shape())
+        fail("backward: grad_output has shape {} but the tensor has shape {}", shape_str(grad_output.shape()),
+             shape_str(root.shape()));
+    // every leaf that requires grad, and every retain_grad() tensor, gets its .grad, as backward() gives
+    std::vector<Tensor> targets;
+    for (const ImplPtr& t : order_from({root.impl_ptr()}, {}, false))
+        if (!t->grad_fn || t->retains_grad) targets.emplace_back(t);
+    // the graph is kept: the recorded gradients read its saved values
+    const std::vector<Tensor> grads = run_grad({root}, {Tensor(grad_output)}, targets, Walk{true, true, false});
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+        if (!grads[i].defined()) continue;
+        TensorImpl& t = *targets[i].impl();
+        if (t.grad && shape_of(*t.grad) != t.shape())
+            fail("backward: cannot add a gradient of shape {} into the .grad of {}, which has shape {}",
+                 shape_str(t.shape()), describe(targets[i]), shape_str(t.grad->shape()));
+        const Tensor sum = t.grad ? add(targets[i].grad(), grads[i]) : grads[i];
+        // .grad becomes the new tensor's values (an alias), its graph kept beside it for grad()
+        auto values = std::const_pointer_cast<TensorValues>(sum.values_ptr());
+        t.grad = std::shared_ptr<Array>(values, &values->array);
+        t.grad_graph = sum.impl_ptr();
+        t.grad_graph_values = std::move(values);
+    }
+}
+
+std::vector<Tensor> partials(const Tensor& output, const std::vector<Tensor>& inputs, const Tensor& grad_output) {
+    std::vector<Tensor> wanted;  // the inputs that can have a gradient; the others get none
+    for (const Tensor& in : inputs)
+        if (in.defined() && in.requires_grad()) wanted.push_back(in);
+    std::vector<Tensor> got;
+    if (!wanted.empty() && output.requires_grad())
+        got = run_grad({output}, {grad_output}, wanted, Walk{true, true, true});
+    std::vector<Tensor> out;
+    std::size_t k = 0;
+    for (const Tensor& in : inputs) out.push_back(in.defined() && in.requires_grad() && !got.empty() ? got[k++] : Tensor());
+    return out;
+}
+
+}  // namespace detail
+
+}  // namespace xtgrad

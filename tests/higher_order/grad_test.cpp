@@ -1,0 +1,155 @@
+// xtgrad::grad and backward(create_graph): gradients as tensors, gradients of gradients.
+#include <xtgrad/autograd/grad.hpp>
+#include "tests/test_util.hpp"
+
+#include <cmath>
+
+TEST_SUITE_BEGIN("higher_order");
+
+using namespace xtgrad;
+using test::expect_error;
+using test::rnd;
+
+namespace {
+GradOptions recorded() { return GradOptions().create_graph(true); }
+
+// y = x³ elementwise, summed: dy/dx = 3x², d²y/dx² = 6x, d³y/dx³ = 6
+Tensor cube_sum(const Tensor& x) { return sum(mul(mul(x, x), x)); }
+}  // namespace
+
+TEST_CASE("grad: equals backward() and leaves every .grad as it was") {
+    Tensor x = rnd({4, 3}, 1), w = rnd({5, 3}, 2), b = rnd({5}, 3);
+    const auto loss = [&] { return sum(tanh(linear(x, w, b))); };
+    loss().backward();
+    const Array gx = x.grad_array(), gw = w.grad_array();
+    x.zero_grad();
+    w.zero_grad();
+    b.zero_grad();
+    const std::vector<Tensor> g = grad({loss()}, {x, w});
+    CHECK(test::max_abs_diff(g[0].data(), gx) == 0.f);
+    CHECK(test::max_abs_diff(g[1].data(), gw) == 0.f);
+    CHECK_FALSE(x.has_grad());
+    CHECK_FALSE(w.has_grad());
+    CHECK_FALSE(b.has_grad());
+    CHECK_FALSE(g[0].requires_grad());  // without create_graph: constants
+}
+
+TEST_CASE("grad: the derivatives of x^3 to the third order, each a tensor of a graph") {
+    Tensor x = Tensor::from_vector({-1.5f, 0.5f, 2.f}, {3}, true);
+    const std::vector<Tensor> d1 = grad({cube_sum(x)}, {x}, {}, recorded());
+    REQUIRE(d1[0].requires_grad());
+    CHECK(d1[0].grad_fn()->backward_depth() == 1);  // recorded by the backward pass
+    const std::vector<Tensor> d2 = grad({sum(d1[0])}, {x}, {}, recorded());
+    const std::vector<Tensor> d3 = grad({sum(d2[0])}, {x});
+    for (std::size_t i = 0; i < 3; ++i) {
+        const float v = x.ptr()[i];
+        CHECK(d1[0].ptr()[i] == doctest::Approx(3 * v * v));
+        CHECK(d2[0].ptr()[i] == doctest::Approx(6 * v));
+        CHECK(d3[0].ptr()[i] == doctest::Approx(6.f));
+    }
+}
+
+TEST_CASE("grad: third derivatives of tanh, exp and pow against their formulas") {
+    Tensor x = Tensor::from_vector({-0.8f, 0.1f, 0.9f}, {3}, true);
+    const auto third = [&](const std::function<Tensor(const Tensor&)>& f) {
+        const Tensor d1 = grad({sum(f(x))}, {x}, {}, recorded())[0];
+        const Tensor d2 = grad({sum(d1)}, {x}, {}, recorded())[0];
+        return grad({sum(d2)}, {x})[0];
+    };
+    const Tensor t3 = third([](const Tensor& v) { return tanh(v); });
+    const Tensor e3 = third([](const Tensor& v) { return exp(v); });
+    const Tensor p3 = third([](const Tensor& v) { return pow(add(v, 2.f), 3.5f); });
+    for (std::size_t i = 0; i < 3; ++i) {
+        const double v = x.ptr()[i], t = std::tanh(v);
+        // tanh''' = -2 (1 - t²)(1 - 3t²)
+        CHECK(t3.ptr()[i] == doctest::Approx(-2 * (1 - t * t) * (1 - 3 * t * t)).epsilon(1e-4));
+        CHECK(e3.ptr()[i] == doctest::Approx(std::exp(v)).epsilon(1e-5));
+        // (v + 2)^3.5 -> 3.5 · 2.5 · 1.5 (v + 2)^0.5
+        CHECK(p3.ptr()[i] == doctest::Approx(3.5 * 2.5 * 1.5 * std::pow(v + 2, 0.5)).epsilon(1e-4));
+    }
+}
+
+TEST_CASE("grad: third order by finite differences of the second (gradgradcheck of the first-order gradients)") {
+    Tensor x = rnd({5}, 4, 0.7f);
+    for (const GradcheckFn& f : std::vector<GradcheckFn>{
+             [](const std::vector<Tensor>& v) { return tanh(v[0]); },
+             [](const std::vector<Tensor>& v) { return exp(v[0]); },
+             [](const std::vector<Tensor>& v) { return pow(add(v[0], 3.f), 2.5f); }}) {
+        const GradcheckResult r = gradgradcheck(first_order_gradients(f), {x});
+        CHECK_MESSAGE(r.passed, r.message());
+    }
+}
+
+TEST_CASE("grad: grad_outputs weight the outputs, and may be tensors of a graph themselves") {
+    Tensor x = rnd({3}, 5), v = rnd({3}, 6);
+    const Tensor y = mul(x, x);
+    const Tensor g = grad({y}, {x}, {v}, recorded())[0];  // 2 x v
+    for (std::size_t i = 0; i < 3; ++i) CHECK(g.ptr()[i] == doctest::Approx(2 * x.ptr()[i] * v.ptr()[i]));
+    const Tensor dv = grad({sum(g)}, {v})[0];  // d/dv Σ 2 x v = 2 x
+    for (std::size_t i = 0; i < 3; ++i) CHECK(dv.ptr()[i] == doctest::Approx(2 * x.ptr()[i]));
+}
+
+TEST_CASE("grad: a broadcast input's gradient is summed back, in ops too") {
+    Tensor a = rnd({2, 3}, 7), b = rnd({3}, 8);
+    const Tensor g = grad({sum(mul(mul(a, b), b))}, {b}, {}, recorded())[0];  // Σ_rows 2 a b
+    REQUIRE(g.shape() == Shape{3});
+    const Tensor h = grad({sum(g)}, {b})[0];  // Σ_rows 2 a
+    for (std::size_t j = 0; j < 3; ++j)
+        CHECK(h.ptr()[j] == doctest::Approx(2 * (a.data()(0, j) + a.data()(1, j))).epsilon(1e-5));
+}
+
+TEST_CASE("grad: unused inputs, bad arguments and uncomputable nodes are Errors naming them") {
+    Tensor x = rnd({2}, 9), unused = rnd({2}, 10).set_name("unused");
+    expect_error([&] { grad({sum(x)}, {unused}); }, {"input 0", "'unused'", "not reachable", "allow_unused"});
+    CHECK_FALSE(grad({sum(x)}, {unused}, {}, GradOptions().allow_unused(true))[0].defined());
+    expect_error([&] { grad({x}, {x}); }, {"grad", "one-element"});
+    expect_error([&] { grad({mul(x, 2.f)}, {x}, {Tensor::ones({3})}); }, {"grad_outputs[0]", "(3)", "(2)"});
+    expect_error([&] { grad({sum(x)}, {x}, {Tensor(), Tensor()}); }, {"2 grad_outputs for 1 outputs"});
+    expect_error([&] { grad({Tensor::ones({1})}, {x}); }, {"output 0", "does not require grad"});
+    expect_error([&] { grad({sum(x)}, {Tensor::ones({2})}); }, {"input 0", "does not require grad"});
+    // an op whose backward is a kernel only: create_graph stops at it, naming it
+    const Tensor y = make_result(Array(x.data() * 2.f), "KernelOnlyBackward", {x}, {},
+                                 [](Node& self, const Array& g) { self.accumulate(0, Array(g * 2.f)); });
+    expect_error([&] { grad({sum(y)}, {x}, {}, recorded()); }, {"KernelOnlyBackward", "cannot be differentiated"});
+    // ... but first order still runs its kernel
+    const Tensor y2 = make_result(Array(x.data() * 2.f), "KernelOnlyBackward", {x}, {},
+                                  [](Node& self, const Array& g) { self.accumulate(0, Array(g * 2.f)); });
+    CHECK(grad({sum(y2)}, {x})[0].ptr()[1] == doctest::Approx(2.f));
+}
+
+TEST_CASE("grad: the graph is freed unless retained, as backward()") {
+    Tensor x = rnd({3}, 11);
+    const Tensor y = sum(exp(x));
+    grad({y}, {x});
+    expect_error([&] { grad({y}, {x}); }, {"freed", "retain_graph"});
+    const Tensor z = sum(exp(x));
+    grad({z}, {x}, {}, GradOptions().retain_graph(true));
+    CHECK(grad({z}, {x})[0].ptr()[0] == doctest::Approx(std::exp(x.ptr()[0])));
+}
+
+TEST_CASE("backward(create_graph): .grad is a tensor of a graph, and differentiating it again works") {
+    Tensor x = Tensor::from_vector({0.5f, -1.f}, {2}, true);
+    cube_sum(x).backward(true, true);
+    const Tensor gx = x.grad();
+    REQUIRE(gx.requires_grad());
+    CHECK(gx.ptr()[0] == doctest::Approx(0.75f));
+    const Tensor h = grad({sum(gx)}, {x})[0];
+    CHECK(h.ptr()[0] == doctest::Approx(3.f));
+    CHECK(h.ptr()[1] == doctest::Approx(-6.f));
+    // a later plain backward adds into a copy: the recorded gradient's values stay as they were
+    cube_sum(x).backward();
+    CHECK(gx.ptr()[0] == doctest::Approx(0.75f));
+    CHECK(x.grad_array()(0) == doctest::Approx(1.5f));
+    x.zero_grad();
+    CHECK_FALSE(x.has_grad());
+}
+
+TEST_CASE("grad: a hook's array cannot join a create_graph backward; without it, hooks apply") {
+    Tensor x = rnd({2}, 12);
+    Tensor h = mul(x, 3.f);
+    h.register_hook([](const Array& g) { return Array(g * 10.f); });
+    CHECK(grad({sum(h)}, {x}, {}, GradOptions().retain_graph(true))[0].ptr()[0] == doctest::Approx(30.f));
+    expect_error([&] { grad({sum(h)}, {x}, {}, recorded()); }, {"register_hook", "create_graph"});
+}
+
+TEST_SUITE_END();
