@@ -15,7 +15,8 @@
 //
 // Builds with AddressSanitizer send every block to the heap (the sanitizer watches malloc, not
 // mmap), and so does XTGRAD_BLOCK_CACHE=0 at start-up (for heaptrack or valgrind, which also
-// watch malloc only).
+// watch malloc only). Unset, the CPU decides (block_cache_default_on, below): the cache saves
+// memory, and on one CPU it cost time.
 #pragma once
 
 #include <cstddef>
@@ -47,6 +48,10 @@ struct BlockCacheStats {
     std::size_t pieces = 0;     // ranges mremap can move in one call, in all blocks (at most ~8192)
 };
 BlockCacheStats block_cache_stats();
+
+// Whether the block cache is on when XTGRAD_BLOCK_CACHE is unset: decided by the CPU, on where it
+// was measured not to slow training (Intel family 6, AMD family 25), off elsewhere.
+bool block_cache_default_on();
 
 // Unmaps every cached block (torch.cuda.empty_cache's counterpart); live blocks are untouched.
 void release_cached_blocks();

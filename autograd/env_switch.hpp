@@ -17,7 +17,7 @@ inline constexpr EnvSwitch kTraceSwitch{"XTGRAD_TRACE", "print every backward no
 inline constexpr EnvSwitch kGemmProfileSwitch{"XTGRAD_GEMM_PROFILE", "time every matrix product, print the table at exit",
                                               "no profile, the default"};
 inline constexpr EnvSwitch kBreakTrapSwitch{"XTGRAD_BREAK_TRAP", "raise SIGTRAP at a match", "no signal, the default"};
-inline constexpr EnvSwitch kBlockCacheSwitch{"XTGRAD_BLOCK_CACHE", "keep large blocks for reuse, the default",
+inline constexpr EnvSwitch kBlockCacheSwitch{"XTGRAD_BLOCK_CACHE", "keep large blocks for reuse; unset: the CPU's default",
                                              "take them from the C heap"};
 
 enum class SwitchValue { unset, off, on, invalid };

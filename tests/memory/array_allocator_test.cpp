@@ -19,13 +19,15 @@ using namespace xtgrad;
 namespace {
 bool aligned_64(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % memory::kAlignment == 0; }
 
-// The block cache is on unless this is an AddressSanitizer build or XTGRAD_BLOCK_CACHE=0.
+// The block cache is off in an AddressSanitizer build; elsewhere XTGRAD_BLOCK_CACHE=1 or 0 says,
+// and unset the CPU's default does.
 bool block_cache_expected() {
 #if defined(__SANITIZE_ADDRESS__)
     return false;
 #else
     const char* env = std::getenv("XTGRAD_BLOCK_CACHE");
-    return env == nullptr || std::strcmp(env, "0") != 0;
+    if (env == nullptr || *env == '\0') return memory::block_cache_default_on();
+    return std::strcmp(env, "0") != 0;
 #endif
 }
 }  // namespace
