@@ -13,7 +13,7 @@ namespace xtgrad::report {
 // A valid report nests 6 deep (graph, nodes, a node, its input shapes, ...): 16 leaves room.
 inline constexpr int kMaxReportNesting = 16;
 
-// `who` starts each message: "report_compare: 'a/report.html'".
+// `who` starts each message: "the report data of 'a/report.html'".
 nlohmann::json parse_report_data(const std::string& text, const std::string& who);
 
 }  // namespace xtgrad::report

@@ -124,7 +124,7 @@ namespace report {
 std::string read_data(const std::string& html_path);
 // Checks that `data` is a report's data as write_comparison reads it: JSON nested at most 16
 // deep, valid UTF-8, an object with "scalars". An Error starting with `who`
-// ("report_compare: 'a/report.html'") names the field where text that is not JSON goes wrong.
+// ("the report data of 'a/report.html'") names the field where text that is not JSON goes wrong.
 void check_data(const std::string& data, const std::string& who);
 // A page comparing runs (curves overlaid), from the data of each, written atomically.
 void write_comparison(const std::string& path, const std::vector<std::pair<std::string, std::string>>& named_data);

@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
             const std::string name = !names.empty() ? names[i]
                                      : p.has_parent_path() ? p.parent_path().filename().string() : p.stem().string();
             std::string data = data_of(inputs[i]);
-            report::check_data(data, fmt::format("report_compare: '{}'", inputs[i]));  // errors name the file, not the run
+            report::check_data(data, fmt::format("the report data of '{}'", inputs[i]));  // errors name the file, not the run
             runs.emplace_back(name, std::move(data));
         }
         report::write_comparison(out, runs);

@@ -8,6 +8,7 @@
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/nn/layers.hpp>
 #include <xtgrad/optim/optimizer.hpp>
+#include <xtgrad/report/page.hpp>
 #include "tests/io/io_test_util.hpp"
 
 #include <doctest/doctest.h>
@@ -113,6 +114,9 @@ TEST_CASE("report::check_data names the source and the field of text that is not
     CHECK_THROWS_WITH_AS(report::check_data(deep, who),
                          "report_compare: 'old/report.html' nests lists and objects more than 16 deep", Error);
     TempDir dir;
+    xtgrad::test::write_bytes(dir.file("deep.html"), report::page_html(deep, false));  // the same inside a report.html
+    CHECK_THROWS_WITH_AS(report::check_data(report::read_data(dir.file("deep.html")), who),
+                         doctest::Contains("nests lists and objects more than 16 deep"), Error);
     CHECK_THROWS_WITH_AS(report::write_comparison(dir.file("c.html"), {{"deep", deep}}),
                          "report::write_comparison: the data of 'deep' nests lists and objects more than 16 deep", Error);
     CHECK_THROWS_WITH_AS(report::check_data("[1, 2]", who), "report_compare: 'old/report.html' is not a report's (no scalars)", Error);
