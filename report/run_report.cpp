@@ -63,8 +63,9 @@ ActivationStats stats_of(const Array& a) {
     if (a.size() == 0) return {};
     double sum = 0, sq = 0, zeros = 0;
     for (float v : a) sum += v, sq += static_cast<double>(v) * v, zeros += v == 0.f;
-    const double n = static_cast<double>(a.size()), mean = sum / n;
-    return {mean, std::sqrt(std::max(0.0, sq / n - mean * mean)), zeros / n};
+    const double n = static_cast<double>(a.size()), mean = sum / n, var = sq / n - mean * mean;
+    // max(0, NaN) is 0: a NaN activation must give a NaN std, not 0
+    return {mean, std::sqrt(std::isnan(var) ? var : std::max(0.0, var)), zeros / n};
 }
 
 // Every string of a JSON value (keys too) as valid UTF-8; says whether any was not.
@@ -145,7 +146,7 @@ struct RunReport::Impl {
     std::set<std::string> notes;  // what the page says about its data (labels that were not UTF-8)
 
     // A label as the page holds it: valid UTF-8, invalid bytes replaced by U+FFFD, which the page
-    // and (once) stderr say. `what` names it: "scalar name 'lo\uFFFDss'" once replaced.
+    // and (once) stderr say. `what` names it, with {} where the label (replaced) goes.
     std::string text(const std::string& label, const std::string& what) {
         bool replaced = false;
         std::string valid = report::valid_utf8(label, &replaced);
@@ -292,7 +293,9 @@ void RunReport::end_step(const std::vector<std::pair<std::string, double>>& scal
                     moved += d * d, weight += static_cast<double>(was.data()[k]) * was.data()[k];
                 }
             }
-            impl_->update_ratio.add(impl_->groups[g].first, at, weight > 0 ? Value{std::sqrt(moved / weight)} : Value{});
+            // |weight| = 0 has no ratio; a NaN weight gives a NaN one, never "not measured"
+            const bool measured = weight > 0 || std::isnan(weight);
+            impl_->update_ratio.add(impl_->groups[g].first, at, measured ? Value{std::sqrt(moved / weight)} : Value{});
         }
     }
     impl_->before.clear();

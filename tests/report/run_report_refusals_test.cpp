@@ -215,7 +215,9 @@ TEST_CASE("RunReport keeps NaN and infinite values apart from values not measure
     stats.end_step({{"loss", loss.item()}});
     const json st = json::parse(stats.data_json())["stats"];
     CHECK(st["act_mean"]["(model)"] == json({"nan"}));
+    CHECK(st["act_std"]["(model)"] == json({"nan"}));  // was 0: max(0, NaN) is 0
     CHECK(st["grad_norm"]["(model)"][0].is_number());  // the gradient of a sum does not see the NaN weight
+    CHECK(st["update_ratio"]["(model)"] == json({"nan"}));  // was null: NaN > 0 is false
 }
 
 TEST_CASE("RunReport: a run that ends in an error says so, not \"finished\"") {
