@@ -15,7 +15,8 @@ A live report (a run in progress) reloads itself: rewritten with more steps, the
 them within its reload interval with the attention selection kept, and once the run is finished
 the page says so and stops reloading.
 A run whose loss turned NaN (long_report --diverge) says it stopped by an error, not "finished",
-names the NaN and its step in the loss chart and shows "nan" in the module table.
+names the NaN and its step in the loss chart and shows "nan" in the module table; its Latin-1 title
+is shown with U+FFFD and noted in the header.
 Then a generated 10,000-step report, whose title and token labels hold markup, loads in under
 2 s with its curves drawn from min/max buckets and its labels shown as text; and
 tools/report_compare puts both runs on one page, their loss curves overlaid.
@@ -230,6 +231,10 @@ def check_diverged(driver, build, scratch):
           f"the loss chart draws the 5 finite losses and names the NaN: {marks}, {len(lines)} step line(s), {points} points")
     cells = [td.text for td in driver.find_elements(By.CSS_SELECTOR, "#module-table td.num")]
     check("nan" in cells, f"the module table shows the NaN statistics as nan: {cells.count('nan')} cells")
+    title = driver.find_element(By.ID, "title").text
+    notes = driver.find_element(By.ID, "notes").text
+    check(title == "diverged r\ufffdsum\ufffd" and "not valid UTF-8" in notes and "the title" in notes,
+          f"a title that is not UTF-8 is shown with U+FFFD and noted: {title!r}, {notes!r}")
 
 
 def check_comparison(driver, build, scratch, report):

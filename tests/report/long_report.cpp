@@ -4,7 +4,8 @@
 // token labels hold markup, which the page must show as text (docs/reliability.md). With --live
 // the page is written as a run in progress writes it (it reloads itself), for the live check.
 // With --diverge S a weight turns NaN after step S: the loss of step S + 1 is NaN, which the
-// loop's guard ends the run on (RunReport::finish_with_error), for the check of non-finite values.
+// loop's guard ends the run on (RunReport::finish_with_error), for the check of non-finite values;
+// its title holds a Latin-1 byte (not UTF-8), which the page shows as U+FFFD and notes.
 //
 //   build/tests/long_report OUT.html [--steps N] [--live] [--diverge S]
 #include <xtgrad/autograd/ops.hpp>
@@ -59,7 +60,8 @@ int main(int argc, char** argv) {
         Mlp model;
         optim::Adam opt(model.parameters(), optim::AdamOptions(1e-3));
         opt.set_check_finite(false);  // --diverge: the NaN reaches the loss, as in torch
-        RunReport report(argv[1], {.title = fmt::format("long run: {} steps </script><!--", steps), .write_interval = 1e9});
+        const std::string title = diverge > 0 ? "diverged r\xE9sum\xE9" : fmt::format("long run: {} steps </script><!--", steps);
+        RunReport report(argv[1], {.title = title, .write_interval = 1e9});
         report.attach(model);
         const Tensor x = randn({32, 4}, default_generator());
         Ids y = Ids::from_shape({32});
