@@ -19,9 +19,10 @@ SwitchValue switch_value(const EnvSwitch& s) {
 
 void fail_invalid_switch(const EnvSwitch& s) {
     const char* env = std::getenv(s.name);
-    // 40 characters at most: the value is the user's, the message must stay one readable line
-    fail("{}: '{}' is neither 1 ({}) nor 0 ({})", s.name, std::string(env ? env : "").substr(0, 40), s.on, s.off);
+    fail("{}: '{}' is neither 1 ({}) nor 0 ({})", s.name, shown_env_value(env ? env : ""), s.on, s.off);
 }
+
+std::string shown_env_value(std::string_view value) { return std::string(value.substr(0, 40)); }
 
 bool read_switch(const EnvSwitch& s, bool unset_means) {
     switch (switch_value(s)) {

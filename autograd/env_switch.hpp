@@ -4,6 +4,9 @@
 // XTGRAD_TRACE=false or =off switched the trace on.) Internal: only the library's sources include it.
 #pragma once
 
+#include <string>
+#include <string_view>
+
 namespace xtgrad::detail {
 
 struct EnvSwitch {
@@ -32,5 +35,9 @@ SwitchValue switch_value(const EnvSwitch& s);
 
 // unset: `unset_means`; 1: true; 0: false; anything else: fail_invalid_switch.
 bool read_switch(const EnvSwitch& s, bool unset_means);
+
+// An environment variable's value as an error message quotes it: its first 40 characters (the
+// value is the user's, the message must stay one readable line).
+std::string shown_env_value(std::string_view value);
 
 }  // namespace xtgrad::detail

@@ -6,13 +6,15 @@
 #   writers            save_npy / save_safetensors of arbitrary arrays, read back: must be equal
 #   run_checkpoint     nn::load_run (metadata and optimizer state) on arbitrary bytes, all or nothing;
 #                      needs a meson build of the library (LIB_BUILD_DIR), skipped without one
+#   report_compare     report_compare's inputs (a downloaded JSON, a report.html) on arbitrary bytes
 #   fuzz/build.sh [OUT_DIR [LIB_BUILD_DIR]]     (default build-fuzz; run under the build lock)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-build-fuzz}
 lib_dir=${2:-}
 cxx=${CXX_FUZZ:-clang++-14}
-mkdir -p "$out/obj" "$out/seeds/safetensors" "$out/seeds/npy" "$out/seeds/writers" "$out/seeds/run_checkpoint"
+mkdir -p "$out/obj" "$out/seeds/safetensors" "$out/seeds/npy" "$out/seeds/writers" "$out/seeds/run_checkpoint" \
+  "$out/seeds/report_compare"
 
 # Only the loaders and what they use: no BLAS, no xsimd (its allocator would need the same
 # define in every file; these three files do not compute).
@@ -24,7 +26,7 @@ flags=(-std=c++20 -O1 -g -I"$out/include_root" -I. -fno-omit-frame-pointer
        -fsanitize=address,undefined -fno-sanitize-recover=all
        $(pkg-config --cflags xtensor fmt nlohmann_json))
 libs=($(pkg-config --libs fmt))
-loaders=(io/atomic_file.cpp autograd/array_allocator.cpp autograd/env_switch.cpp autograd/grad_mode.cpp io/npy.cpp io/safetensors.cpp)
+loaders=(io/atomic_file.cpp io/bounded_json.cpp autograd/array_allocator.cpp autograd/env_switch.cpp autograd/grad_mode.cpp io/npy.cpp io/safetensors.cpp)
 
 objects=()
 for src in "${loaders[@]}"; do
@@ -47,6 +49,20 @@ head -c 512 "$out/seeds/writers/npy_all" >"$out/seeds/writers/npy_bytes"
 rm "$out/seeds/writers/npy_all"
 printf '\x02\x03\x04\x00\x00\x80\x7f\x01\x00\x00\xc0\x7f' >"$out/seeds/writers/inf_nan"
 built="safetensors npy writers"
+
+# report_compare's inputs: the page's data checks, with the page text generated as meson does.
+python3 report/embed_page.py "$out/obj/report_page_html.cpp" report/page.html
+report_objects=()
+for src in report/page.cpp report/report_data.cpp report/valid_utf8.cpp "$out/obj/report_page_html.cpp"; do
+  obj="$out/obj/report_$(basename "$src" .cpp).o"
+  "$cxx" "${flags[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj"
+  report_objects+=("$obj")
+done
+"$cxx" "${flags[@]}" -fsanitize=fuzzer fuzz/report_compare_fuzzer.cpp "${objects[@]}" "${report_objects[@]}" "${libs[@]}" \
+  -o "$out/report_compare_fuzzer"
+"$cxx" "${flags[@]}" fuzz/make_report_seeds.cpp "${objects[@]}" "${report_objects[@]}" "${libs[@]}" -o "$out/make_report_seeds"
+"$out/make_report_seeds" "$out/seeds/report_compare"
+built="$built report_compare"
 
 # load_run needs the whole library (modules, optimizers): the release build's libxtgrad.so,
 # with the two files that read run checkpoints compiled here again, instrumented, so that the

@@ -1,6 +1,7 @@
 #include <xtgrad/io/safetensors.hpp>
 
 #include <xtgrad/io/atomic_file.hpp>
+#include <xtgrad/io/bounded_json.hpp>
 #include <xtgrad/autograd/error.hpp>
 #include <xtgrad/io/shape_limits.hpp>
 
@@ -118,10 +119,8 @@ std::string brief(const json& value) { return shorten(value.dump()); }
 // twice in any object (nlohmann would keep the last one).
 json parse_header(const std::string& path, const std::string& text) {
     std::vector<std::set<std::string>> open_objects;  // the keys seen so far in each open object
-    const json::parser_callback_t check = [&](int depth, json::parse_event_t event, json& parsed) {
+    const json::parser_callback_t check = [&](int, json::parse_event_t event, json& parsed) {
         using Event = json::parse_event_t;
-        if ((event == Event::object_start || event == Event::array_start) && depth >= kMaxNesting)
-            fail("load_safetensors: '{}': the header nests lists and objects more than {} deep", path, kMaxNesting);
         if (event == Event::object_start) open_objects.emplace_back();
         if (event == Event::object_end) open_objects.pop_back();
         if (event == Event::key && !open_objects.back().insert(parsed.get<std::string>()).second)
@@ -131,7 +130,7 @@ json parse_header(const std::string& path, const std::string& text) {
     };
     json root;
     try {
-        root = json::parse(text, check);
+        root = xtgrad::detail::parse_bounded_json(text, kMaxNesting, fmt::format("load_safetensors: '{}': the header", path), check);
     } catch (const json::exception& e) {
         fail("load_safetensors: '{}': the {}-byte header is not valid JSON: {}", path, text.size(),
              shorten(e.what()));

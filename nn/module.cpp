@@ -2,6 +2,7 @@
 
 #include <xtgrad/autograd/error.hpp>
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <unordered_set>
@@ -10,7 +11,23 @@ namespace xtgrad::nn {
 
 std::string Module::child_path(const std::string& name) const { return path_.empty() ? name : path_ + "." + name; }
 
+// As torch's register_parameter / register_buffer / add_module: a name is one non-empty key
+// without '.' (it composes into dotted paths: "fc.weight" beside a child "fc" would give two
+// tensors one key) and names one thing (a second "weight" would be a key strict loading never fills).
+void Module::check_new_name(const std::string& name, const char* what) const {
+    const std::string& owner = path_.empty() ? "Module" : path_;
+    if (name.empty()) fail("{}: a {} name must not be empty", owner, what);
+    if (name.find('.') != std::string::npos)
+        fail("{}: {} name '{}' must not contain '.' (register it in the child module it belongs to)", owner, what, name);
+    const auto named = [&](const auto& list) {
+        return std::any_of(list.begin(), list.end(), [&](const auto& entry) { return entry.first == name; });
+    };
+    const char* taken = named(params_) ? "parameter" : named(buffers_) ? "buffer" : named(children_) ? "child module" : nullptr;
+    if (taken) fail("{}: cannot register {} '{}': a {} of that name exists", owner, what, name, taken);
+}
+
 Tensor Module::register_parameter(const std::string& name, Tensor t, bool trainable) {
+    check_new_name(name, "parameter");
     if (!t.defined()) fail("{}: parameter '{}' is undefined", path_.empty() ? "Module" : path_, name);
     t.requires_grad_(trainable);
     t.set_name(child_path(name));
@@ -19,6 +36,7 @@ Tensor Module::register_parameter(const std::string& name, Tensor t, bool traina
 }
 
 Tensor Module::register_buffer(const std::string& name, Tensor t) {
+    check_new_name(name, "buffer");
     if (!t.defined()) fail("{}: buffer '{}' is undefined", path_.empty() ? "Module" : path_, name);
     t.set_name(child_path(name));
     buffers_.emplace_back(name, t);
@@ -26,6 +44,7 @@ Tensor Module::register_buffer(const std::string& name, Tensor t) {
 }
 
 void Module::attach_child(const std::string& name, std::shared_ptr<Module> child) {
+    check_new_name(name, "child module");
     if (!child) fail("{}: child module '{}' is null", path_.empty() ? "Module" : path_, name);
     children_.emplace_back(name, child);
     child->set_path(child_path(name));

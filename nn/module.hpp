@@ -73,6 +73,8 @@ public:
 protected:
     // Registration (call in constructors). A parameter is a leaf that requires grad
     // unless `trainable` is false (a frozen parameter, e.g. Embedding.from_pretrained).
+    // As in torch, a name is non-empty, has no '.', and is not already a parameter, buffer or
+    // child of this module: anything else is an Error, and nothing is registered.
     Tensor register_parameter(const std::string& name, Tensor t, bool trainable = true);
     Tensor register_buffer(const std::string& name, Tensor t);
     template <class M>
@@ -97,6 +99,7 @@ protected:
 
 private:
     void attach_child(const std::string& name, std::shared_ptr<Module> child);
+    void check_new_name(const std::string& name, const char* what) const;
     void set_path(std::string path);  // renames the whole subtree
     void collect(NamedTensors& out, bool params, bool buffers, bool unique) const;
 

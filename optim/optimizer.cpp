@@ -4,6 +4,7 @@
 
 #include <xtgrad/autograd/anomaly.hpp>
 #include <xtgrad/autograd/error.hpp>
+#include <xtgrad/io/bounded_json.hpp>
 #include <xtgrad/threads/parallel.hpp>
 #include <xtgrad/simd/vector_kernels.hpp>
 
@@ -119,14 +120,8 @@ constexpr long kMaxExactStep = 1L << 24;
 constexpr int kMaxParamGroupsNesting = 8;
 
 nlohmann::json parse_param_groups(const std::string& text) {
-    using Event = nlohmann::json::parse_event_t;
-    const nlohmann::json::parser_callback_t bounded = [](int depth, Event event, nlohmann::json&) {
-        if ((event == Event::object_start || event == Event::array_start) && depth >= kMaxParamGroupsNesting)
-            fail("optimizer state: param_groups nests lists and objects more than {} deep", kMaxParamGroupsNesting);
-        return true;
-    };
     try {
-        return nlohmann::json::parse(text, bounded);
+        return xtgrad::detail::parse_bounded_json(text, kMaxParamGroupsNesting, "optimizer state: param_groups");
     } catch (const nlohmann::json::exception& e) {
         fail("optimizer state: param_groups is not JSON ({})", std::string(e.what()).substr(0, 200));
     }

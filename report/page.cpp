@@ -2,6 +2,7 @@
 
 #include <xtgrad/io/atomic_file.hpp>
 #include <xtgrad/autograd/error.hpp>
+#include <xtgrad/report/report_data.hpp>
 #include <xtgrad/report/run_report.hpp>
 
 #include <nlohmann/json.hpp>
@@ -52,33 +53,38 @@ std::string page_html(const std::string& data, bool live) {
     return page;
 }
 
+std::string data_of_page(const std::string& html, const std::string& path) {
+    const std::size_t start = html.find(kDataOpen);
+    const std::size_t end = start == std::string::npos ? start : html.find("</script>", start);
+    if (end == std::string::npos) fail("report::read_data: '{}' is not an xtgrad report page (no report data)", path);
+    return html.substr(start + kDataOpen.size(), end - start - kDataOpen.size());
+}
+
 std::string read_data(const std::string& html_path) {
     std::ifstream in(html_path, std::ios::binary);
     if (!in) fail("report::read_data: cannot open '{}'", html_path);
     std::stringstream buf;
     buf << in.rdbuf();
-    const std::string html = buf.str();
-    const std::size_t start = html.find(kDataOpen);
-    const std::size_t end = start == std::string::npos ? start : html.find("</script>", start);
-    if (end == std::string::npos) fail("report::read_data: '{}' is not an xtgrad report page (no report data)", html_path);
-    return html.substr(start + kDataOpen.size(), end - start - kDataOpen.size());
+    return data_of_page(buf.str(), html_path);
 }
 
-void write_comparison(const std::string& path, const std::vector<std::pair<std::string, std::string>>& named_data) {
+void check_data(const std::string& data, const std::string& who) { (void)parse_report_data(data, who); }
+
+std::string comparison_page(const std::vector<std::pair<std::string, std::string>>& named_data) {
     nlohmann::json runs = nlohmann::json::array();
     for (const auto& [name, data] : named_data) {
-        nlohmann::json run;
-        try {
-            run = nlohmann::json::parse(data);
-        } catch (const nlohmann::json::exception& e) {
-            fail("report::write_comparison: the data of '{}' is not JSON: {}", name, e.what());
-        }
-        if (!run.is_object() || !run.contains("scalars"))
-            fail("report::write_comparison: the data of '{}' is not a report's (no scalars)", name);
+        nlohmann::json run = parse_report_data(data, fmt::format("report::write_comparison: the data of '{}'", name));
         run["name"] = name;
         runs.push_back(std::move(run));
     }
-    const std::string page = page_html(nlohmann::json{{"format", "xtgrad-report 1"}, {"runs", runs}}.dump(), false);
+    // run names are the caller's: made valid UTF-8 by `replace` (the data's own strings are already)
+    return page_html(
+        nlohmann::json{{"format", "xtgrad-report 1"}, {"runs", runs}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+        false);
+}
+
+void write_comparison(const std::string& path, const std::vector<std::pair<std::string, std::string>>& named_data) {
+    const std::string page = comparison_page(named_data);
     write_file_atomically(path, [&](std::ostream& out) { out << page; });
 }
 

@@ -8,12 +8,16 @@
 #include <xtgrad/nn/module.hpp>
 #include <xtgrad/report/graph_svg.hpp>
 #include <xtgrad/report/page.hpp>
+#include <xtgrad/report/valid_utf8.hpp>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
-#include <limits>
+#include <exception>
+#include <optional>
 #include <ostream>
+#include <set>
 #include <utility>
 
 namespace xtgrad {
@@ -22,7 +26,22 @@ using Json = nlohmann::json;
 
 namespace {
 
-constexpr double kMissing = std::numeric_limits<double>::quiet_NaN();  // JSON null: not measured at that step
+using Value = std::optional<double>;  // nullopt: not measured at that step (JSON null)
+
+// JSON has no NaN or infinity, and null means "not measured": a non-finite value is written as
+// the string "nan", "inf" or "-inf", so a diverged run never reads as one that stopped logging.
+Json value_json(Value v) {
+    if (!v) return nullptr;
+    if (std::isnan(*v)) return "nan";
+    if (std::isinf(*v)) return *v > 0 ? "inf" : "-inf";
+    return *v;
+}
+
+Json values_json(const std::vector<double>& values) {
+    Json out = Json::array();
+    for (double v : values) out.push_back(value_json(v));
+    return out;
+}
 
 // A parameter "encoder.layers.0.fc.weight" belongs to module "encoder.layers.0.fc".
 std::string module_of(const std::string& param) {
@@ -37,15 +56,37 @@ double squared_norm(const Array& a) {
 }
 
 struct ActivationStats {
-    double mean = kMissing, std = kMissing, zeros = kMissing;
+    Value mean, std, zeros;
 };
 
 ActivationStats stats_of(const Array& a) {
     if (a.size() == 0) return {};
     double sum = 0, sq = 0, zeros = 0;
     for (float v : a) sum += v, sq += static_cast<double>(v) * v, zeros += v == 0.f;
-    const double n = static_cast<double>(a.size()), mean = sum / n;
-    return {mean, std::sqrt(std::max(0.0, sq / n - mean * mean)), zeros / n};
+    const double n = static_cast<double>(a.size()), mean = sum / n, var = sq / n - mean * mean;
+    // max(0, NaN) is 0: a NaN activation must give a NaN std, not 0
+    return {mean, std::sqrt(std::isnan(var) ? var : std::max(0.0, var)), zeros / n};
+}
+
+// Every string of a JSON value (keys too) as valid UTF-8; says whether any was not.
+bool make_valid_utf8(Json& j) {
+    bool any = false, replaced = false;
+    if (j.is_string()) {
+        j = report::valid_utf8(j.get_ref<const std::string&>(), &replaced);
+        return replaced;
+    }
+    if (j.is_array())
+        for (Json& item : j) any = make_valid_utf8(item) || any;
+    if (j.is_object()) {
+        Json fixed = Json::object();
+        for (auto& [key, item] : j.items()) {
+            any = make_valid_utf8(item) || any;
+            fixed[report::valid_utf8(key, &replaced)] = std::move(item);
+            any = any || replaced;
+        }
+        j = std::move(fixed);
+    }
+    return any;
 }
 
 }  // namespace
@@ -56,19 +97,20 @@ namespace run_report_detail {
 // One curve per name, aligned with a list of steps (null where a step has no value).
 struct Series {
     std::vector<std::string> names;
-    std::map<std::string, std::vector<double>> values;
-    void add(const std::string& name, std::size_t at, double v) {
+    std::map<std::string, std::vector<Value>> values;
+    void add(const std::string& name, std::size_t at, Value v) {
         auto [it, fresh] = values.try_emplace(name);
         if (fresh) names.push_back(name);
-        it->second.resize(at + 1, kMissing);
+        it->second.resize(at + 1);
         it->second[at] = v;
     }
     Json to_json(std::size_t steps) const {
         Json out = Json::object();
         for (const std::string& n : names) {
-            std::vector<double> v = values.at(n);
-            v.resize(steps, kMissing);
-            out[n] = v;
+            const std::vector<Value>& v = values.at(n);
+            Json row = Json::array();
+            for (std::size_t i = 0; i < steps; ++i) row.push_back(value_json(i < v.size() ? v[i] : Value{}));
+            out[n] = std::move(row);
         }
         return out;
     }
@@ -81,6 +123,8 @@ using run_report_detail::Series;
 struct RunReport::Impl {
     Options options;
     bool finished = false;
+    std::string error;  // why the run ended in an error ("": it did not)
+    int uncaught_at_start = std::uncaught_exceptions();  // more at destruction: destroyed by unwinding
     std::chrono::steady_clock::time_point last_write{};
     bool written = false;
 
@@ -95,12 +139,29 @@ struct RunReport::Impl {
     std::vector<std::vector<Array>> before;  // the weights before the update, per group (empty: no gradient)
     std::vector<std::string> module_order;    // every module, as the model lists them
 
-    long step = 0;
-    bool in_step = false, sampled = false;
+    std::optional<long> step;  // the last step begun
+    bool attached = false, in_step = false, sampled = false;
     Json attention = Json::array();
     Json graph = nullptr;
+    std::set<std::string> notes;  // what the page says about its data (labels that were not UTF-8)
 
-    void log(long at, const std::string& name, double value) {
+    // A label as the page holds it: valid UTF-8, invalid bytes replaced by U+FFFD, which the page
+    // and (once) stderr say. `what` names it, with {} where the label (replaced) goes.
+    std::string text(const std::string& label, const std::string& what) {
+        bool replaced = false;
+        std::string valid = report::valid_utf8(label, &replaced);
+        if (replaced) note_replaced(fmt::format(fmt::runtime(what), valid));
+        return valid;
+    }
+    void note_replaced(const std::string& what) {
+        constexpr std::size_t kMaxNotes = 20;  // the page names the first ones
+        if (notes.empty())
+            fmt::print(stderr, "RunReport: {} is not valid UTF-8: its invalid bytes are shown as U+FFFD on the page\n", what);
+        if (notes.size() < kMaxNotes) notes.insert(fmt::format("not valid UTF-8, shown with U+FFFD: {}", what));
+    }
+
+    void log(long at, const std::string& raw_name, double value) {
+        const std::string name = text(raw_name, "scalar name '{}'");
         auto [it, fresh] = scalars.try_emplace(name);
         if (fresh) scalar_names.push_back(name);
         it->second.first.push_back(at);
@@ -112,20 +173,26 @@ RunReport::RunReport(std::string path, Options options) : path_(std::move(path))
     if (options.stats_every < 1) fail("RunReport: stats_every must be >= 1, got {}", options.stats_every);
     if (!(options.write_interval >= 0)) fail("RunReport: write_interval must be >= 0 seconds, got {}", options.write_interval);
     impl_->options = std::move(options);
+    if (enabled()) impl_->options.title = impl_->text(impl_->options.title, "the title");
 }
 
 RunReport::~RunReport() {
     if (!enabled() || impl_->finished) return;
     try {
-        finish();
+        if (std::uncaught_exceptions() > impl_->uncaught_at_start)
+            finish_with_error("an exception ended the run (the report was destroyed while the stack unwound)");
+        else
+            finish();
     } catch (...) {  // a destructor must not throw; the last live page stays
     }
 }
 
 void RunReport::attach(nn::Module& model) {
     if (!enabled()) return;
+    if (impl_->attached) fail("RunReport::attach: a model is attached already (one per report: its modules would be listed twice)");
+    impl_->attached = true;
     for (const auto& [name, t] : model.named_parameters()) {
-        const std::string m = module_of(name);
+        const std::string m = impl_->text(module_of(name), "module name '{}'");
         if (impl_->groups.empty() || impl_->groups.back().first != m) impl_->groups.push_back({m, {}});
         impl_->groups.back().second.push_back(t);
     }
@@ -134,7 +201,7 @@ void RunReport::attach(nn::Module& model) {
     while (!todo.empty()) {
         nn::Module* m = todo.back();
         todo.pop_back();
-        const std::string name = m->path().empty() ? "(model)" : m->path();
+        const std::string name = m->path().empty() ? "(model)" : impl_->text(m->path(), "module name '{}'");
         impl_->module_order.push_back(name);
         Impl* impl = impl_.get();
         impl->hooks.push_back(m->register_forward_hook(
@@ -153,8 +220,9 @@ void RunReport::attach(nn::Module& model) {
 
 void RunReport::begin_step(long step) {
     if (!enabled()) return;
-    if (step <= impl_->step && impl_->step != 0)
-        fail("RunReport::begin_step: steps must increase, got {} after {}", step, impl_->step);
+    if (step < 0) fail("RunReport::begin_step: step {} is negative (steps count from 0 or 1, and increase)", step);
+    if (impl_->step && step <= *impl_->step)
+        fail("RunReport::begin_step: steps must increase, got {} after {}", step, *impl_->step);
     impl_->step = step;
     impl_->in_step = true;
     impl_->sampled = step % impl_->options.stats_every == 0 || impl_->stat_steps.empty();
@@ -163,7 +231,7 @@ void RunReport::begin_step(long step) {
 
 void RunReport::backward(const Tensor& loss) {
     if (!enabled() || !impl_->graph.is_null()) return loss.backward();
-    Json graph{{"step", impl_->step}};
+    Json graph{{"step", impl_->step.value_or(0)}};
     std::vector<DotNode> nodes;
     {
         TraceTable trace;  // the gradient norm that reached each node
@@ -179,12 +247,13 @@ void RunReport::backward(const Tensor& loss) {
     Json by_id = Json::object();
     for (const DotNode& n : nodes)
         by_id[n.id] = {{"kind", n.kind}, {"op", n.op},         {"module", n.module_path}, {"shape", n.shape},
-                       {"inputs", n.input_shapes}, {"saved", n.saved}, {"grad_norm", n.grad_norm < 0 ? kMissing : n.grad_norm}};
+                       {"inputs", n.input_shapes}, {"saved", n.saved}, {"grad_norm", value_json(n.grad_norm < 0 ? Value{} : Value{n.grad_norm})}};
     graph["nodes"] = std::move(by_id);
     graph["module"] = impl_->options.graph_module;
     const report::Svg svg = report::render_svg(graph["dot"].get<std::string>(), nodes.size());
     graph["svg"] = svg.svg;
     graph["note"] = svg.note;
+    if (make_valid_utf8(graph)) impl_->note_replaced("a label of the graph (a module path)");
     impl_->graph = std::move(graph);
 }
 
@@ -200,7 +269,7 @@ void RunReport::gradients() {
             if (p.has_grad()) sq += squared_norm(std::as_const(p).grad_array()), any = true;
             copies.push_back(std::as_const(p).data());
         }
-        impl_->grad_norm.add(module, at, any ? std::sqrt(sq) : kMissing);
+        impl_->grad_norm.add(module, at, any ? Value{std::sqrt(sq)} : Value{});
         if (!any) copies.clear();  // frozen or unused: no update to measure
         impl_->before.push_back(std::move(copies));
     }
@@ -209,7 +278,7 @@ void RunReport::gradients() {
 void RunReport::end_step(const std::vector<std::pair<std::string, double>>& scalars) {
     if (!enabled()) return;
     if (!impl_->in_step) fail("RunReport::end_step: no step is open (call begin_step first)");
-    for (const auto& [name, value] : scalars) impl_->log(impl_->step, name, value);
+    for (const auto& [name, value] : scalars) impl_->log(*impl_->step, name, value);
     if (impl_->sampled && impl_->before.size() == impl_->groups.size()) {
         const std::size_t at = impl_->stat_steps.size() - 1;
         for (std::size_t g = 0; g < impl_->groups.size(); ++g) {
@@ -224,7 +293,9 @@ void RunReport::end_step(const std::vector<std::pair<std::string, double>>& scal
                     moved += d * d, weight += static_cast<double>(was.data()[k]) * was.data()[k];
                 }
             }
-            impl_->update_ratio.add(impl_->groups[g].first, at, weight > 0 ? std::sqrt(moved / weight) : kMissing);
+            // |weight| = 0 has no ratio; a NaN weight gives a NaN one, never "not measured"
+            const bool measured = weight > 0 || std::isnan(weight);
+            impl_->update_ratio.add(impl_->groups[g].first, at, measured ? Value{std::sqrt(moved / weight)} : Value{});
         }
     }
     impl_->before.clear();
@@ -243,18 +314,36 @@ void RunReport::log(long step, const std::string& name, double value) {
     if (enabled()) impl_->log(step, name, value);
 }
 
-void RunReport::attention(const std::string& kind, const std::vector<Tensor>& layers, const std::vector<std::string>& queries,
-                          const std::vector<std::string>& keys, std::size_t heads, const Mask* masked) {
+// Builds every map first and replaces the kind's maps only then: a refused call changes nothing.
+void RunReport::attention(const std::string& raw_kind, const std::vector<Tensor>& layers,
+                          const std::vector<std::string>& raw_queries, const std::vector<std::string>& raw_keys,
+                          std::size_t heads, const Mask* masked) {
     if (!enabled()) return;
-    Json kept = Json::array();
-    for (Json& m : impl_->attention)
-        if (m["kind"] != kind) kept.push_back(std::move(m));
+    bool bad_kind = false, bad_labels = false;
+    const std::string kind = report::valid_utf8(raw_kind, &bad_kind);
+    const auto labels = [&](const std::vector<std::string>& raw) {
+        std::vector<std::string> out;
+        for (const std::string& l : raw) {
+            bool replaced = false;
+            out.push_back(report::valid_utf8(l, &replaced));
+            bad_labels = bad_labels || replaced;
+        }
+        return out;
+    };
+    const std::vector<std::string> queries = labels(raw_queries), keys = labels(raw_keys);
+    const std::size_t md = masked == nullptr ? 0 : masked->dimension();
+    if (masked != nullptr && md == 3 && masked->shape()[0] == 0)
+        fail("RunReport::attention: '{}': mask {} has a batch of 0: no batch element to show", kind, shape_str(masked->shape()));
+    Json maps = Json::array();
     for (std::size_t layer = 0; layer < layers.size(); ++layer) {
         const Array& w = std::as_const(layers[layer]).data();
         const Shape shape(w.shape().begin(), w.shape().end());
         if (shape.size() != 3 && shape.size() != 4)
             fail("RunReport::attention: '{}' layer {}: weights {} are neither (B, heads, queries, keys) nor (B*heads, queries, keys)",
                  kind, layer, shape_str(shape));
+        if (shape[0] == 0)  // tutorial D's weights for a batch of 0 sequences
+            fail("RunReport::attention: '{}' layer {}: weights {} have a batch of 0: no batch element to show", kind, layer,
+                 shape_str(shape));
         const std::size_t q = shape[shape.size() - 2], k = shape.back();
         const std::size_t n_heads = shape.size() == 4 ? shape[1] : heads;
         if (n_heads == 0 || (shape.size() == 3 && shape[0] < n_heads))
@@ -263,15 +352,20 @@ void RunReport::attention(const std::string& kind, const std::vector<Tensor>& la
         if (queries.size() != q || keys.size() != k)
             fail("RunReport::attention: '{}' layer {}: {} query and {} key labels for weights {} of {} queries and {} keys",
                  kind, layer, queries.size(), keys.size(), shape_str(shape), q, k);
-        const std::size_t md = masked == nullptr ? 0 : masked->dimension();
         if (masked != nullptr && ((md != 2 && md != 3) || masked->shape()[md - 2] != q || masked->shape()[md - 1] != k))
             fail("RunReport::attention: '{}': mask {} is neither (queries, keys) = ({},{}) nor (B, queries, keys)", kind,
                  shape_str(masked->shape()), q, k);
         for (std::size_t h = 0; h < n_heads; ++h) {
             std::vector<std::vector<float>> rows(q, std::vector<float>(k));
             for (std::size_t i = 0; i < q; ++i)
-                for (std::size_t j = 0; j < k; ++j) rows[i][j] = w.data()[(h * q + i) * k + j];
-            Json map{{"kind", kind}, {"layer", layer}, {"head", h}, {"step", impl_->step},
+                for (std::size_t j = 0; j < k; ++j) {
+                    const float v = w.data()[(h * q + i) * k + j];
+                    if (!std::isfinite(v))  // weights are probabilities; the page's 0..1 scale has no colour for these
+                        fail("RunReport::attention: '{}' layer {} head {}: the weight of query {} for key {} is {}", kind, layer,
+                             h, i, j, v);
+                    rows[i][j] = v;
+                }
+            Json map{{"kind", kind}, {"layer", layer}, {"head", h}, {"step", impl_->step.value_or(0)},
                      {"queries", queries}, {"keys", keys}, {"weights", rows}, {"masked", nullptr}};
             if (masked != nullptr) {
                 std::vector<std::vector<int>> hidden(q, std::vector<int>(k));
@@ -279,23 +373,32 @@ void RunReport::attention(const std::string& kind, const std::vector<Tensor>& la
                     for (std::size_t j = 0; j < k; ++j) hidden[i][j] = masked->data()[i * k + j] ? 1 : 0;  // batch element 0
                 map["masked"] = hidden;
             }
-            kept.push_back(std::move(map));
+            maps.push_back(std::move(map));
         }
     }
+    Json kept = Json::array();
+    for (const Json& m : impl_->attention)
+        if (m["kind"] != kind) kept.push_back(m);
+    for (Json& m : maps) kept.push_back(std::move(m));
     impl_->attention = std::move(kept);
+    if (bad_kind) impl_->note_replaced(fmt::format("attention kind '{}'", kind));
+    if (bad_labels) impl_->note_replaced(fmt::format("a token label of attention '{}'", kind));
 }
 
 std::string RunReport::data_json() const {
     Json scalars = Json::object();
     for (const std::string& name : impl_->scalar_names) {
         const auto& [steps, values] = impl_->scalars.at(name);
-        scalars[name] = {{"step", steps}, {"value", values}};
+        scalars[name] = {{"step", steps}, {"value", values_json(values)}};
     }
     const std::size_t n = impl_->stat_steps.size();
     Json data{
         {"format", "xtgrad-report 1"},
         {"title", impl_->options.title},
         {"live", !impl_->finished},
+        {"outcome", !impl_->finished ? "running" : impl_->error.empty() ? "finished" : "error"},
+        {"error", impl_->error.empty() ? Json(nullptr) : Json(impl_->error)},
+        {"notes", impl_->notes},
         {"scalars", std::move(scalars)},
         {"stats",
          {{"step", impl_->stat_steps},
@@ -308,7 +411,9 @@ std::string RunReport::data_json() const {
         {"attention", impl_->attention},
         {"graph", impl_->graph},
     };
-    return data.dump();
+    // Every label was made valid UTF-8 where it came in; `replace` is only the last guard that
+    // a page write never stops a run.
+    return data.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 void RunReport::write() {
@@ -322,7 +427,24 @@ void RunReport::write() {
 void RunReport::finish() {
     if (!enabled()) return;
     impl_->finished = true;
-    write();
+    try {
+        write();
+    } catch (...) {  // not written: the run is not over for the report (the destructor tries again)
+        impl_->finished = false;
+        throw;
+    }
+}
+
+void RunReport::finish_with_error(const std::string& reason) {
+    if (!enabled()) return;
+    const std::string was = impl_->error;
+    impl_->error = impl_->text(reason.empty() ? std::string("(no reason given)") : reason, "the error's reason");
+    try {
+        finish();
+    } catch (...) {
+        impl_->error = was;
+        throw;
+    }
 }
 
 }  // namespace xtgrad

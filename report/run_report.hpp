@@ -23,8 +23,13 @@
 // backward() only runs backward), so a program has one code path whether or not it reports.
 // Everything recorded is on the page as JSON and downloadable from it as CSV or JSON; curves
 // longer than ~2000 points are drawn from min/max buckets, so a 10,000-step page stays fast.
-// Labels (titles, token words, module names) are text: nothing given to a RunReport can end
-// the page's script or inject markup (docs/reliability.md).
+// Labels (titles, token words, module and scalar names) are text: nothing given to a RunReport
+// can end the page's script or inject markup, and bytes that are not UTF-8 are shown as U+FFFD,
+// which the page notes (and stderr, once). A loss or statistic that is NaN or infinite is kept
+// apart from "not measured" (JSON "nan", "inf", "-inf" against null) and shown as such; a run
+// ended by an exception (the report destroyed during unwinding) or by finish_with_error() says
+// so. Every call that refuses its arguments throws an Error and changes nothing
+// (docs/reliability.md).
 #pragma once
 
 #include <xtgrad/autograd/array.hpp>
@@ -64,10 +69,12 @@ public:
 
     // Per-module statistics from this model on: forward hooks on it and every sub-module
     // (activation mean, std, fraction of zeros of each module's first output) and its
-    // parameters grouped by module path (gradient norms, update/weight ratios).
+    // parameters grouped by module path (gradient norms, update/weight ratios). One model per
+    // report: a second attach is an Error.
     void attach(nn::Module& model);
 
-    // Opens step `step` (steps increase): the hooks record activations until end_step.
+    // Opens step `step` (0 or more, and more than the last step opened): the hooks record
+    // activations until end_step.
     void begin_step(long step);
     // loss.backward(); on the first call also keeps the graph long enough to draw it (with
     // each node's gradient norm) into the page.
@@ -87,7 +94,9 @@ public:
     // element is shown. queries/keys label the rows and columns; masked (queries, keys) or
     // (B, queries, keys), true = not attended, if given, marks the cells the mask hid (the
     // tutorials' own masks: nn::key_padding_mask, nn::decoder_self_mask). Replaces earlier maps
-    // of that kind.
+    // of that kind. An Error, with nothing replaced: weights or a mask with a batch of 0 (no
+    // element to show), a NaN or infinite weight (named by layer, head, query and key), shapes
+    // and labels that do not agree.
     void attention(const std::string& kind, const std::vector<Tensor>& layers, const std::vector<std::string>& queries,
                    const std::vector<std::string>& keys, std::size_t heads = 0, const Mask* masked = nullptr);
 
@@ -95,6 +104,10 @@ public:
     void write();
     // The run is over: writes the page for the last time, not live.
     void finish();
+    // The run stopped on an error (a NaN loss, an exception caught by the program): the last
+    // page says "error" and the reason instead of "finished". Throws, as finish(), if the page
+    // cannot be written.
+    void finish_with_error(const std::string& reason);
 
     // The page's data, as embedded (for tests and tools/report_compare).
     std::string data_json() const;
@@ -109,6 +122,10 @@ private:
 namespace report {
 // The JSON data a report page embeds; throws an Error naming the file if it has none.
 std::string read_data(const std::string& html_path);
+// Checks that `data` is a report's data as write_comparison reads it: JSON nested at most 16
+// deep, valid UTF-8, an object with "scalars". An Error starting with `who`
+// ("the report data of 'a/report.html'") names the field where text that is not JSON goes wrong.
+void check_data(const std::string& data, const std::string& who);
 // A page comparing runs (curves overlaid), from the data of each, written atomically.
 void write_comparison(const std::string& path, const std::vector<std::pair<std::string, std::string>>& named_data);
 }  // namespace report

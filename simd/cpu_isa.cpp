@@ -1,5 +1,6 @@
 #include <xtgrad/simd/cpu_isa.hpp>
 
+#include <xtgrad/autograd/env_switch.hpp>
 #include <xtgrad/autograd/error.hpp>
 #include "xtgrad_simd_config.hpp"
 
@@ -9,10 +10,9 @@
 
 namespace xtgrad {
 
-namespace {
+namespace detail {
 
-Isa initial_isa() {
-    const char* env = std::getenv("XTGRAD_ISA");
+Isa isa_from_env(const char* env) {
     if (!env || !*env) return avx512_available() ? Isa::avx512 : Isa::baseline;
     const std::string_view v(env);
     if (v == "baseline") return Isa::baseline;
@@ -22,8 +22,14 @@ Isa initial_isa() {
                  XTGRAD_HAVE_AVX512_KERNELS ? "CPU has no AVX-512 F/BW/DQ/VL" : "build has no AVX-512 kernels");
         return Isa::avx512;
     }
-    fail("XTGRAD_ISA={}: expected baseline or avx512", v);
+    fail("XTGRAD_ISA={}: expected baseline or avx512", shown_env_value(v));
 }
+
+}  // namespace detail
+
+namespace {
+
+Isa initial_isa() { return detail::isa_from_env(std::getenv("XTGRAD_ISA")); }
 
 std::atomic<Isa>& current() {
     static std::atomic<Isa> isa{initial_isa()};

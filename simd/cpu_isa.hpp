@@ -25,6 +25,12 @@ bool avx512_available();
 // at the first call; any other value than baseline/avx512 is an Error) or set_isa said otherwise.
 Isa active_isa();
 
+namespace detail {
+// XTGRAD_ISA's value (nullptr: unset) as active_isa() reads it at its first call; a bad value is
+// an Error quoting at most 40 characters of it.
+Isa isa_from_env(const char* value);
+}  // namespace detail
+
 // Throws Error when asked for avx512 where it is not available.
 void set_isa(Isa isa);
 

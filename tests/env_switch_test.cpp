@@ -5,6 +5,7 @@
 
 #include <xtgrad/autograd/env_switch.hpp>
 #include <xtgrad/autograd/environment.hpp>
+#include <xtgrad/simd/cpu_isa.hpp>
 
 #include <cstdlib>
 #include <string>
@@ -58,6 +59,15 @@ TEST_CASE("any other value is an Error naming the variable, the value and what 1
     CHECK_THROWS_WITH_AS(detail::read_switch(kTestSwitch, false),
                          ("XTGRAD_TEST_SWITCH: '" + std::string(40, 'x') + "' is neither 1 (do it) nor 0 (do not)").c_str(),
                          Error);
+}
+
+TEST_CASE("XTGRAD_ISA: a bad value is an Error quoting at most 40 characters of it") {
+    CHECK(detail::isa_from_env("baseline") == Isa::baseline);
+    CHECK(detail::isa_from_env("") == detail::isa_from_env(nullptr));
+    CHECK_THROWS_WITH_AS(detail::isa_from_env("avx3"), "XTGRAD_ISA=avx3: expected baseline or avx512", Error);
+    const std::string huge(100000, 'x');  // the whole value used to be quoted
+    CHECK_THROWS_WITH_AS(detail::isa_from_env(huge.c_str()),
+                         ("XTGRAD_ISA=" + std::string(40, 'x') + ": expected baseline or avx512").c_str(), Error);
 }
 
 TEST_CASE("check_environment passes in the test's own environment") {

@@ -3,7 +3,8 @@
 //   build/tools/report_compare lesson/report.html fixed/report.html -o compare.html --names lesson,fixed
 //
 // Each input is a run's report.html (RunReport, OUT/report.html of the examples) or the JSON
-// downloaded from one ("data (JSON)").
+// downloaded from one ("data (JSON)"); an input that is not one is an Error naming the file (and
+// the field, where its text is not JSON).
 #include <xtgrad/autograd/error.hpp>
 #include "examples/common/cli.hpp"
 #include <xtgrad/report/run_report.hpp>
@@ -46,7 +47,9 @@ int main(int argc, char** argv) {
             const std::filesystem::path p(inputs[i]);
             const std::string name = !names.empty() ? names[i]
                                      : p.has_parent_path() ? p.parent_path().filename().string() : p.stem().string();
-            runs.emplace_back(name, data_of(inputs[i]));
+            std::string data = data_of(inputs[i]);
+            report::check_data(data, fmt::format("the report data of '{}'", inputs[i]));  // errors name the file, not the run
+            runs.emplace_back(name, std::move(data));
         }
         report::write_comparison(out, runs);
         fmt::print("wrote {}\n", out);

@@ -129,8 +129,9 @@ stamp "== README.md, docs/**/*.md and exercises/README.md command blocks (build-
 if python3 tests/docs/run_doc_blocks.py build-ci; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
 # The loaders against hostile files: each libFuzzer target (clang 14, ASan + UBSan) runs for a
 # fixed time from the seeds xtgrad's writers make (docs/reliability.md says how to run longer):
-# the safetensors and npy loaders 45 s each; the writers' round trip and load_run (run-checkpoint
-# metadata and optimizer state, linked against build-ci's library) 25 s each.
+# the safetensors and npy loaders 45 s each; the writers' round trip, load_run (run-checkpoint
+# metadata and optimizer state, linked against build-ci's library) and report_compare's inputs
+# (a downloaded JSON, a report.html) 25 s each.
 fuzz_seconds=${XTGRAD_FUZZ_SECONDS:-45}
 fuzz_new_seconds=${XTGRAD_FUZZ_NEW_SECONDS:-25}
 stamp "== libFuzzer targets, ${fuzz_seconds} s / ${fuzz_new_seconds} s each (build-ci/fuzz)"
@@ -145,8 +146,10 @@ if bash fuzz/build.sh build-ci/fuzz build-ci >build-ci/fuzz-build.log 2>&1; then
       if [ "$status" -eq 0 ]; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
     done
   done
+  # the fifth target alone (one core idle for its 25 s)
+  if bash fuzz/run.sh build-ci/fuzz report_compare "$fuzz_new_seconds"; then total_passed=$((total_passed + 1)); else total_failed=$((total_failed + 1)); fi
 else
-  tail -n 20 build-ci/fuzz-build.log; echo "fuzz build FAILED"; total_failed=$((total_failed + 4))
+  tail -n 20 build-ci/fuzz-build.log; echo "fuzz build FAILED"; total_failed=$((total_failed + 5))
 fi
 # The sanitizer build is out of tree (a folder outside the checkout), as users build: the suite
 # must pass whatever the build folder (recorded source locations are relative to the project).

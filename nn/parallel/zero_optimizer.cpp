@@ -1,6 +1,7 @@
 #include <xtgrad/nn/parallel/zero_optimizer.hpp>
 
 #include <xtgrad/autograd/error.hpp>
+#include <xtgrad/io/bounded_json.hpp>
 #include <xtgrad/nn/parallel/process_group.hpp>
 
 #include <nlohmann/json.hpp>
@@ -51,14 +52,8 @@ std::size_t state_index(const std::string& name, std::string* key) {
 // param_groups is a file's text: parsed with a bound on its nesting (a valid one nests 3 deep),
 // as optim's own parser does, so that a 200 000-deep list cannot overflow the stack.
 nlohmann::json parse_groups(const std::string& text) {
-    using Event = nlohmann::json::parse_event_t;
-    const nlohmann::json::parser_callback_t bounded = [](int depth, Event event, nlohmann::json&) {
-        if ((event == Event::object_start || event == Event::array_start) && depth >= 8)
-            fail("optimizer state: param_groups nests lists and objects more than 8 deep");
-        return true;
-    };
     try {
-        return nlohmann::json::parse(text, bounded);
+        return xtgrad::detail::parse_bounded_json(text, 8, "optimizer state: param_groups");
     } catch (const nlohmann::json::exception& e) {
         fail("optimizer state: param_groups is not JSON ({})", std::string(e.what()).substr(0, 200));
     }

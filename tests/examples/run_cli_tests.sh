@@ -401,7 +401,7 @@ done
 expect 2 "fuzz/run.sh with 0 seconds" bash "$src/fuzz/run.sh" "$out/fuzz" npy 0
 says "SECONDS must be a whole number from 1 to 9999999, got '0'"
 expect 2 "fuzz/run.sh with an unknown target" bash "$src/fuzz/run.sh" "$out/fuzz" png 5
-says "TARGET must be safetensors, npy, writers or run_checkpoint, got 'png'"
+says "TARGET must be safetensors, npy, writers, run_checkpoint or report_compare, got 'png'"
 expect 2 "run_doc_blocks.py with XTGRAD_JOBS=x" env XTGRAD_JOBS=x python3 "$src/tests/docs/run_doc_blocks.py" "$build"
 says "XTGRAD_JOBS must be a whole number of jobs, got 'x'"
 expect 2 "run_doc_blocks.py --jobs 0" python3 "$src/tests/docs/run_doc_blocks.py" "$build" --jobs 0

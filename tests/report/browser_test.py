@@ -14,6 +14,9 @@ For the report of a short real run (winter_games on a small model, or --report F
 A live report (a run in progress) reloads itself: rewritten with more steps, the open page shows
 them within its reload interval with the attention selection kept, and once the run is finished
 the page says so and stops reloading.
+A run whose loss turned NaN (long_report --diverge) says it stopped by an error, not "finished",
+names the NaN and its step in the loss chart and shows "nan" in the module table; its Latin-1 title
+is shown with U+FFFD and noted in the header.
 Then a generated 10,000-step report, whose title and token labels hold markup, loads in under
 2 s with its curves drawn from min/max buckets and its labels shown as text; and
 tools/report_compare puts both runs on one page, their loss curves overlaid.
@@ -211,6 +214,29 @@ def check_live(driver, build, scratch):
     check(not errors, "live report: no console error" + ("" if not errors else f": {errors[:3]}"))
 
 
+def check_diverged(driver, build, scratch):
+    path = os.path.join(scratch, "diverged.html")
+    subprocess.run([os.path.join(build, "tests", "long_report"), path, "--steps", "20", "--diverge", "5"],
+                   check=True, stdout=subprocess.DEVNULL)
+    load(driver, path)
+    errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+    check(not errors, "diverged report: no console error" + ("" if not errors else f": {errors[:3]}"))
+    status = driver.find_element(By.ID, "status").text
+    check("stopped by an error at step 6: loss is nan at step 6" in status and "finished" not in status,
+          f"a run stopped by a NaN says so: {status!r}")
+    marks = [t.text for t in driver.find_elements(By.CSS_SELECTOR, "#loss-svg text.nonfinite")]
+    lines = driver.find_elements(By.CSS_SELECTOR, "#loss-svg line.nonfinite-step")
+    points = int(driver.find_element(By.CSS_SELECTOR, "#loss-svg polyline.series[data-name='loss']").get_attribute("data-points"))
+    check(marks == ["loss: nan at step 6"] and len(lines) == 1 and points == 5,
+          f"the loss chart draws the 5 finite losses and names the NaN: {marks}, {len(lines)} step line(s), {points} points")
+    cells = [td.text for td in driver.find_elements(By.CSS_SELECTOR, "#module-table td.num")]
+    check("nan" in cells, f"the module table shows the NaN statistics as nan: {cells.count('nan')} cells")
+    title = driver.find_element(By.ID, "title").text
+    notes = driver.find_element(By.ID, "notes").text
+    check(title == "diverged r\ufffdsum\ufffd" and "not valid UTF-8" in notes and "the title" in notes,
+          f"a title that is not UTF-8 is shown with U+FFFD and noted: {title!r}, {notes!r}")
+
+
 def check_comparison(driver, build, scratch, report):
     path = os.path.join(scratch, "compare.html")
     subprocess.run([os.path.join(build, "tools", "report_compare"), report, os.path.join(scratch, "long.html"),
@@ -244,6 +270,7 @@ def main():
             print(f"report browser test ({driver.capabilities.get('browserVersion', '?')}): {report}")
             check_short_run(driver, report, args.screenshot, None if args.report else EPOCHS)
             check_live(driver, args.build, scratch)
+            check_diverged(driver, args.build, scratch)
             check_long_run(driver, args.build, scratch)
             check_comparison(driver, args.build, scratch, report)
         finally:

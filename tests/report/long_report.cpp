@@ -3,8 +3,11 @@
 // a validation loss every 100 steps, and attention maps of 2 layers x 4 heads; its title and
 // token labels hold markup, which the page must show as text (docs/reliability.md). With --live
 // the page is written as a run in progress writes it (it reloads itself), for the live check.
+// With --diverge S a weight turns NaN after step S: the loss of step S + 1 is NaN, which the
+// loop's guard ends the run on (RunReport::finish_with_error), for the check of non-finite values;
+// its title holds a Latin-1 byte (not UTF-8), which the page shows as U+FFFD and notes.
 //
-//   build/tests/long_report OUT.html [--steps N] [--live]
+//   build/tests/long_report OUT.html [--steps N] [--live] [--diverge S]
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/random/random.hpp>
 #include <xtgrad/nn/layers.hpp>
@@ -39,23 +42,26 @@ public:
 }  // namespace
 
 int main(int argc, char** argv) {
-    long steps = 10000;
+    long steps = 10000, diverge = 0;
     bool live = false, ok = argc >= 2;
     for (int i = 2; ok && i < argc; ++i) {
         const std::string arg = argv[i];
         if (arg == "--live") live = true;
         else if (arg == "--steps" && i + 1 < argc) steps = std::atol(argv[++i]);
+        else if (arg == "--diverge" && i + 1 < argc) diverge = std::atol(argv[++i]);
         else ok = false;
     }
-    if (!ok || steps < 1) {
-        fmt::print(stderr, "usage: long_report OUT.html [--steps N] [--live]\n");
+    if (!ok || steps < 1 || diverge < 0) {
+        fmt::print(stderr, "usage: long_report OUT.html [--steps N] [--live] [--diverge S]\n");
         return 2;
     }
     try {
         manual_seed(0);
         Mlp model;
         optim::Adam opt(model.parameters(), optim::AdamOptions(1e-3));
-        RunReport report(argv[1], {.title = fmt::format("long run: {} steps </script><!--", steps), .write_interval = 1e9});
+        opt.set_check_finite(false);  // --diverge: the NaN reaches the loss, as in torch
+        const std::string title = diverge > 0 ? "diverged r\xE9sum\xE9" : fmt::format("long run: {} steps </script><!--", steps);
+        RunReport report(argv[1], {.title = title, .write_interval = 1e9});
         report.attach(model);
         const Tensor x = randn({32, 4}, default_generator());
         Ids y = Ids::from_shape({32});
@@ -69,6 +75,12 @@ int main(int argc, char** argv) {
             opt.step();
             report.end_step({{"loss", loss.item()}, {"lr", 1e-3}});
             if (step % 100 == 0) report.log(step, "val_loss", loss.item() * 1.1);
+            if (!std::isfinite(loss.item())) {
+                report.finish_with_error(fmt::format("loss is {} at step {}", loss.item(), step));
+                fmt::print("wrote {} (stopped at step {}: loss {})\n", argv[1], step, loss.item());
+                return 0;
+            }
+            if (step == diverge) model.fc1->weight.mutable_data()(0, 0) = std::nanf("");
         }
         const std::vector<std::string> words{"a", "</script>", "<b>bold</b>", "d", "e", "f"};
         const Tensor scores = softmax(randn({1, 4, 6, 6}, default_generator()), -1);

@@ -1,0 +1,46 @@
+#include <xtgrad/report/valid_utf8.hpp>
+
+namespace xtgrad::report {
+
+namespace {
+
+// The length of the well-formed sequence at the start of `s`, or 0.
+std::size_t sequence_length(std::string_view s) {
+    const auto at = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
+    const auto in = [&](std::size_t i, unsigned lo, unsigned hi) { return i < s.size() && at(i) >= lo && at(i) <= hi; };
+    const unsigned b = at(0);
+    if (b <= 0x7F) return 1;
+    if (b >= 0xC2 && b <= 0xDF) return in(1, 0x80, 0xBF) ? 2 : 0;
+    if (b >= 0xE0 && b <= 0xEF) {
+        const unsigned lo = b == 0xE0 ? 0xA0 : 0x80, hi = b == 0xED ? 0x9F : 0xBF;  // no overlong form, no surrogate
+        return in(1, lo, hi) && in(2, 0x80, 0xBF) ? 3 : 0;
+    }
+    if (b >= 0xF0 && b <= 0xF4) {
+        const unsigned lo = b == 0xF0 ? 0x90 : 0x80, hi = b == 0xF4 ? 0x8F : 0xBF;  // no overlong form, <= U+10FFFF
+        return in(1, lo, hi) && in(2, 0x80, 0xBF) && in(3, 0x80, 0xBF) ? 4 : 0;
+    }
+    return 0;
+}
+
+}  // namespace
+
+std::string valid_utf8(std::string_view text, bool* replaced) {
+    std::string out;
+    out.reserve(text.size());
+    bool any = false;
+    for (std::size_t i = 0; i < text.size();) {
+        const std::size_t n = sequence_length(text.substr(i));
+        if (n == 0) {
+            out += "\xEF\xBF\xBD";  // U+FFFD
+            any = true;
+            ++i;
+        } else {
+            out.append(text.substr(i, n));
+            i += n;
+        }
+    }
+    if (replaced) *replaced = any;
+    return out;
+}
+
+}  // namespace xtgrad::report
