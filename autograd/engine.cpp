@@ -324,8 +324,16 @@ void run_library_backward(const ImplPtr& root, const Array& grad_output, bool re
 }
 
 void run_backward(const ImplPtr& root, const Array& grad_output, bool retain_graph) {
+    thread_local bool inside_installed = false;  // backward() from inside the engine would recurse forever
     if (const BackwardEngine& engine = installed_engine()) {
+        if (inside_installed)
+            fail("backward: called from inside the engine set with set_backward_engine (it would call itself "
+                 "forever); an engine runs the nodes itself (Node::run_into), or calls run_library_backward");
         const BackwardEngine running = engine;  // a copy: the engine may replace itself
+        inside_installed = true;
+        struct Leave {
+            ~Leave() { inside_installed = false; }
+        } leave;
         return running(Tensor(root), grad_output, retain_graph);
     }
     run_library_backward(root, grad_output, retain_graph);

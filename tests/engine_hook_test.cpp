@@ -82,4 +82,19 @@ TEST_CASE("set_backward_engine: a twenty-line engine gives xtgrad's gradients bi
     CHECK(passes == 1);
 }
 
+TEST_CASE("set_backward_engine: an engine that calls backward() itself is an Error, not endless recursion") {
+    Tensor x = rnd({3}, 5);
+    {
+        EngineScope scope([](const Tensor& root, const Array&, bool) { root.backward(); });
+        test::expect_error([&] { sum(mul(x, x)).backward(); }, {"set_backward_engine", "call itself", "run_library_backward"});
+    }
+    {  // the library's engine stays reachable from inside one
+        EngineScope scope([](const Tensor& root, const Array& seed, bool retain) {
+            run_library_backward(root.impl_ptr(), seed, retain);
+        });
+        sum(mul(x, x)).backward();
+    }
+    CHECK(x.grad_array()(1) == doctest::Approx(2 * x.ptr()[1]));
+}
+
 TEST_SUITE_END();

@@ -189,6 +189,21 @@ void TrainingRun::done(long n, long total) {
     if (n == total || (options_.save_every > 0 && n % options_.save_every == 0)) save_now();
 }
 
+namespace {
+// The Error that ends a run; the report page (if any) ends with the same reason (the step and the
+// value), not only "error".
+[[noreturn]] void end_run_with_error(RunReport* report, const std::string& reason) {
+    if (report) {
+        try {
+            report->finish_with_error(reason);
+        } catch (const Error& e) {
+            throw Error(fmt::format("{}\n(the report page could not say so: {})", reason, e.what()));
+        }
+    }
+    throw Error(reason);
+}
+}  // namespace
+
 void TrainingRun::stop(long n, const std::string& what, const std::vector<std::vector<std::uint8_t>>& rng,
                                   const std::function<void()>& rerun) {
     std::string msg = fmt::format("{} {}: {}; training stopped before the optimizer step. ", unit_, n, what);
@@ -197,16 +212,16 @@ void TrainingRun::stop(long n, const std::string& what, const std::vector<std::v
     msg += last_saved_ >= 0 ? fmt::format("The last good checkpoint, {} ({} {}), is kept.", checkpoint_, unit_, last_saved_)
                             : fmt::format("This run saved no checkpoint{}.",
                                           unchanged ? fmt::format("; {} is left as it was", checkpoint_) : std::string());
-    if (!options_.detect_anomaly) throw Error(fmt::format("{}\nRun with --detect-anomaly to find the op where it is born.", msg));
+    if (!options_.detect_anomaly) end_run_with_error(report_.get(), fmt::format("{}\nRun with --detect-anomaly to find the op where it is born.", msg));
     for (std::size_t i = 0; i < rng.size(); ++i) run_.generators[i].second->set_state(rng[i]);  // the same dropout masks
     run_.optimizer->zero_grad();
     try {
         AnomalyGuard guard;
         rerun();
     } catch (const Error& e) {
-        throw Error(fmt::format("{}\nanomaly mode, re-running {} {}: {}", msg, unit_, n, e.what()));
+        end_run_with_error(report_.get(), fmt::format("{}\nanomaly mode, re-running {} {}: {}", msg, unit_, n, e.what()));
     }
-    throw Error(fmt::format("{}\nanomaly mode, re-running {} {}: no op produced a NaN or an invalid infinity", msg, unit_, n));
+    end_run_with_error(report_.get(), fmt::format("{}\nanomaly mode, re-running {} {}: no op produced a NaN or an invalid infinity", msg, unit_, n));
 }
 
 }  // namespace xtgrad::examples

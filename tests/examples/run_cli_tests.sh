@@ -202,6 +202,10 @@ says "winter_games: epoch 2: softmax: row "
 says "of a tensor of shape (1,2,7,7) holds NaN"
 says "training stopped before the optimizer step. The last good checkpoint, nan/winter_games.safetensors (epoch 1), is kept."
 says "Run with --detect-anomaly to find the op where it is born."
+# ... and its report page ends with that reason: outcome "error", not "finished"
+if grep -q '"outcome": *"error"' nan/report.html && grep -q 'epoch 2: softmax: row ' nan/report.html; then
+  ok "  ...the report page says the run ended in an error, and why"
+else bad "  ...the report page does not name the error"; fi
 # It loads (its weights, trained at lr 1e9, then fail the evaluation's softmax: exit 1, said so).
 expect 1 "  ...and that checkpoint loads (--epochs 2: evaluate only)" "${wg[@]}" --epochs 2 --out nan --resume nan/winter_games.safetensors
 says "resumed from nan/winter_games.safetensors (epoch 1 done)"

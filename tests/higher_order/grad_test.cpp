@@ -1,4 +1,5 @@
 // xtgrad::grad and backward(create_graph): gradients as tensors, gradients of gradients.
+#include <xtgrad/autograd/func.hpp>
 #include <xtgrad/autograd/grad.hpp>
 #include "tests/test_util.hpp"
 
@@ -150,6 +151,29 @@ TEST_CASE("grad: a hook's array cannot join a create_graph backward; without it,
     h.register_hook([](const Array& g) { return Array(g * 10.f); });
     CHECK(grad({sum(h)}, {x}, {}, GradOptions().retain_graph(true))[0].ptr()[0] == doctest::Approx(30.f));
     expect_error([&] { grad({sum(h)}, {x}, {}, recorded()); }, {"register_hook", "create_graph"});
+}
+
+TEST_CASE("grad: an input named twice, an output that is an input, grad mode off, a throwing function") {
+    Tensor x = rnd({3}, 13);
+    const std::vector<Tensor> twice = grad({sum(mul(x, x))}, {x, x});
+    CHECK(test::max_abs_diff(twice[0].data(), twice[1].data()) == 0.f);
+    CHECK(twice[0].ptr()[2] == doctest::Approx(2 * x.ptr()[2]));
+    Tensor s = Tensor::scalar(2.f, true);
+    CHECK(grad({s}, {s})[0].item() == 1.f);  // d s / d s
+    Tensor g;
+    {
+        // a graph recorded before NoGradGuard: create_graph records its backward inside it too
+        const Tensor y = sum(exp(x));
+        NoGradGuard off;
+        g = grad({y}, {x}, {}, recorded())[0];
+        CHECK(g.requires_grad());
+        CHECK_FALSE(is_grad_enabled());
+    }
+    CHECK(grad({sum(g)}, {x})[0].ptr()[0] == doctest::Approx(std::exp(x.ptr()[0])));
+    // a function that throws inside a transform leaves grad mode as it was
+    CHECK_THROWS_AS(func::grad([](const std::vector<Tensor>& v) -> Tensor { return sum(v[0]) + Tensor::ones({2}); })({x}),
+                    Error);
+    CHECK(is_grad_enabled());
 }
 
 TEST_SUITE_END();

@@ -22,7 +22,15 @@ struct Fixture {
     Tensor operator()(const std::string& name) const { return Tensor(load_npy_float(dir + name + ".npy")); }
 };
 
-// max |ours - torch| / max(1, max |torch|): float32 against float64, printed, then checked
+// max |ours - torch| / max(1, max |torch|): float32 against float64, checked; the case's worst is
+// printed once at its end (the closing note quotes these)
+struct Worst {
+    double error = 0;
+    std::string what;
+    ~Worst() { MESSAGE("worst error " << error << " (" << what << ")"); }
+};
+thread_local Worst* current_worst = nullptr;
+
 void expect_close(const std::string& what, const Tensor& ours, const Tensor& torch, double tol = 2e-6) {
     REQUIRE_MESSAGE(ours.shape() == torch.shape(), what);
     double worst = 0, scale = 1;
@@ -30,15 +38,26 @@ void expect_close(const std::string& what, const Tensor& ours, const Tensor& tor
         worst = std::max(worst, std::abs(static_cast<double>(ours.ptr()[i]) - torch.ptr()[i]));
         scale = std::max(scale, std::abs(static_cast<double>(torch.ptr()[i])));
     }
-    MESSAGE(what << ": worst error " << worst / scale << " of the scale " << scale);
+    if (current_worst != nullptr && worst / scale >= current_worst->error) {
+        current_worst->error = worst / scale;
+        current_worst->what = what;
+    }
     CHECK_MESSAGE(worst / scale < tol, what << ": " << worst / scale);
 }
+
+// One per test case: collects its comparisons' worst error.
+struct WorstScope {
+    Worst worst;
+    WorstScope() { current_worst = &worst; }
+    ~WorstScope() { current_worst = nullptr; }
+};
 
 Tensor mlp(const V& p, const Tensor& x) { return linear(tanh(linear(x, p[0], p[1])), p[2], p[3]); }
 V mlp_params(const Fixture& f) { return {f("w1"), f("b1"), f("w2"), f("b2")}; }
 }  // namespace
 
 TEST_CASE("parity: the full Hessian of a 2-layer MLP's loss equals torch's") {
+    const WorstScope worst;
     const Fixture f("mlp_hessian");
     const Tensor x = f("x"), target = f("target");
     const func::Fn loss = [&](const V& p) {
@@ -67,6 +86,7 @@ TEST_CASE("parity: the full Hessian of a 2-layer MLP's loss equals torch's") {
 }
 
 TEST_CASE("parity: a gradient penalty |dD/dx|^2 and its gradient in the critic's weights") {
+    const WorstScope worst;
     const Fixture f("gradient_penalty");
     V p = mlp_params(f);
     for (Tensor& t : p) t.requires_grad_(true);
@@ -82,6 +102,7 @@ TEST_CASE("parity: a gradient penalty |dD/dx|^2 and its gradient in the critic's
 }
 
 TEST_CASE("parity: one MAML step on sine regression (a gradient through an SGD step)") {
+    const WorstScope worst;
     const Fixture f("maml_sine");
     V p = mlp_params(f);
     for (Tensor& t : p) t.requires_grad_(true);
@@ -102,6 +123,7 @@ TEST_CASE("parity: one MAML step on sine regression (a gradient through an SGD s
 }
 
 TEST_CASE("parity: an HVP of tutorial A's own LayerNorm") {
+    const WorstScope worst;
     const Fixture f("layer_norm_a_hvp");
     nn::LayerNormUnbiased ln(5);
     const Tensor r = f("r");
@@ -120,6 +142,7 @@ TEST_CASE("parity: an HVP of tutorial A's own LayerNorm") {
 }
 
 TEST_CASE("parity: jvp and jacfwd = jacrev on softmax, layer_norm and attention, against forward_ad") {
+    const WorstScope worst;
     const Mask causal = [] {
         Mask m = xt::zeros<bool>(Shape{3, 3});
         for (std::size_t i = 0; i < 3; ++i)
@@ -159,6 +182,7 @@ TEST_CASE("parity: jvp and jacfwd = jacrev on softmax, layer_norm and attention,
 }
 
 TEST_CASE("parity: an HVP of tutorial C's Transformer loss, every parameter, at the suite's small sizes") {
+    const WorstScope worst;
     // the model in the state of its parity fixture; loss = sum(logits * R) as the fixtures define it
     const parity::Fixture model_fixture(std::string(XTGRAD_FIXTURE_DIR) + "/small/transformer_c");
     const Fixture f("transformer_c_hvp");
