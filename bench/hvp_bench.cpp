@@ -7,6 +7,7 @@
 //
 //   build/bench/hvp_bench [--steps 3] [--threads 1]
 #include "bench/timing.hpp"
+#include "examples/common/cli.hpp"
 #include <xtgrad/xtgrad.hpp>
 
 #include <CLI/CLI.hpp>
@@ -19,8 +20,7 @@ int main(int argc, char** argv) {
     CLI::App app{"Time a Hessian-vector product against a gradient on seed-d (tutorial D's Transformer).", "hvp_bench"};
     app.add_option("--steps", steps, "timed repetitions of each")->capture_default_str()->check(CLI::Range(1, 100));
     app.add_option("--threads", threads, "threads")->capture_default_str()->check(CLI::Range(1, 256));
-    CLI11_PARSE(app, argc, argv);
-    try {
+    return cli::run_main(app, argc, argv, [&] {
         set_num_threads(threads);
         manual_seed(0);
         nn::tutorial_d::Transformer model(nn::tutorial_d::TransformerOptions(512, 8, 6));
@@ -53,8 +53,6 @@ int main(int argc, char** argv) {
         const double g_ms = bench::median(tg), h_ms = bench::median(th);
         fmt::print("seed-d, {} thread(s), {} parameters: gradient {:.0f} ms, hvp {:.0f} ms (medians of {}): hvp / gradient = {:.2f}\n",
                    threads, params.size(), g_ms, h_ms, steps, h_ms / g_ms);
-    } catch (const std::exception& e) {
-        fmt::print(stderr, "hvp_bench: {}\n", e.what());
-        return 1;
-    }
+        return 0;
+    });
 }
