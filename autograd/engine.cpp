@@ -319,16 +319,19 @@ BackwardEngine& installed_engine() {
 void set_backward_engine(BackwardEngine engine) { installed_engine() = std::move(engine); }
 
 void run_library_backward(const ImplPtr& root, const Array& grad_output, bool retain_graph) {
+    if (!root) fail("backward: the tensor is undefined");
     detail::BackwardPass pass(root, grad_output, retain_graph);
     while (pass.next() != nullptr) pass.run_next();
 }
 
 void run_backward(const ImplPtr& root, const Array& grad_output, bool retain_graph) {
+    if (!root) fail("backward: the tensor is undefined");
     thread_local bool inside_installed = false;  // backward() from inside the engine would recurse forever
     if (const BackwardEngine& engine = installed_engine()) {
         if (inside_installed)
-            fail("backward: called from inside the engine set with set_backward_engine (it would call itself "
-                 "forever); an engine runs the nodes itself (Node::run_into), or calls run_library_backward");
+            fail("backward: called from inside the engine set with set_backward_engine, which would run that engine "
+                 "again (on any graph, forever on its own); an engine runs the nodes itself (Node::run_into), or "
+                 "calls run_library_backward");
         const BackwardEngine running = engine;  // a copy: the engine may replace itself
         inside_installed = true;
         struct Leave {

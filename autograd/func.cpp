@@ -6,30 +6,53 @@
 #include <xtgrad/autograd/grad_mode.hpp>
 #include <xtgrad/autograd/ops.hpp>
 
+#include <unordered_set>
+
 namespace xtgrad::func {
 
 namespace {
 
-// The inputs as f sees them: an input that requires grad as it is (its graph, an outer
-// transform's, goes on through the results), any other as a new leaf that does, sharing its
-// values. `constant`: no input required grad, so the results are detached at the end.
+// The inputs as f sees them, a tensor per slot, so that a tensor given twice has a derivative per
+// slot (as torch.func): an input that requires grad behind a node of its own (an outer transform's
+// graph, or the caller's, goes on through it), any other as a new leaf sharing its values.
 struct Primals {
     std::vector<Tensor> x;
-    bool constant = true;
+    std::unordered_set<const TensorImpl*> slots;  // the x's autograd parts
 };
 Primals primals_of(const std::vector<Tensor>& given, const char* who) {
     if (given.empty()) fail("func::{}: no inputs given", who);
     Primals p;
     for (std::size_t i = 0; i < given.size(); ++i) {
         if (!given[i].defined()) fail("func::{}: input {} is undefined", who, i);
-        if (given[i].requires_grad()) {
-            p.x.push_back(given[i]);
-            p.constant = false;
-        } else {
-            p.x.push_back(given[i].detach().requires_grad_(true));
-        }
+        const Shape s = given[i].shape();
+        p.x.push_back(given[i].requires_grad() ? reshape(given[i], std::vector<long>(s.begin(), s.end()))
+                                               : given[i].detach().requires_grad_(true));
+        p.slots.insert(p.x.back().impl());
     }
     return p;
+}
+
+// Whether the graph of ys reaches a tensor that requires grad besides the slots: an input that
+// requires grad, or one f captured (a model's weights, an outer transform's variable). Then the
+// results are recorded, so that derivatives through them are right; else they are constants.
+bool reaches_outside(const std::vector<Tensor>& ys, const Primals& p) {
+    std::vector<const TensorImpl*> stack;
+    std::unordered_set<const TensorImpl*> seen;
+    for (const Tensor& y : ys)
+        if (y.defined() && y.requires_grad()) stack.push_back(y.impl());
+    while (!stack.empty()) {
+        const TensorImpl* t = stack.back();
+        stack.pop_back();
+        if (!seen.insert(t).second) continue;
+        const bool slot = p.slots.count(t) != 0;
+        if (!t->grad_fn) {
+            if (!slot && t->requires_grad) return true;
+            continue;
+        }
+        for (const ImplPtr& in : t->grad_fn->inputs())
+            if (in && in->requires_grad) stack.push_back(in.get());
+    }
+    return false;
 }
 
 // Grad mode on while a transform records (inside a NoGradGuard too: the transform needs its graph).
@@ -108,11 +131,11 @@ Tensor stacked(const std::vector<Tensor>& rows, const Shape& outer, const Shape&
 }
 
 // J · tangents at y = f(x): g(u) = Jᵀu is linear in u, and its gradient in u along the tangents is J · tangents
-Tensor jvp_at(const Primals& p, const Tensor& y, const std::vector<Tensor>& tangents) {
+Tensor jvp_at(const Primals& p, const Tensor& y, const std::vector<Tensor>& tangents, bool record) {
     if (!y.requires_grad()) return Tensor::zeros(y.shape());
     const Tensor u = Tensor::zeros(y.shape(), true);
     const Grads g = gradients({y}, p.x, {u}, false);
-    return gradients(g, {u}, tangents, p.constant)[0];
+    return gradients(g, {u}, tangents, !record)[0];
 }
 
 }  // namespace
@@ -123,7 +146,7 @@ std::function<Grads(const std::vector<Tensor>&)> grad(Fn f) {
         const Primals p = primals_of(inputs, "grad");
         const Tensor y = call(f, p.x, "grad");
         check_one_element(y, "grad");
-        return gradients({y}, p.x, {Tensor::ones(y.shape())}, p.constant);
+        return gradients({y}, p.x, {Tensor::ones(y.shape())}, !reaches_outside({y}, p));
     };
 }
 
@@ -131,14 +154,15 @@ std::pair<Tensor, std::function<Grads(const Tensor&)>> vjp(const Fn& f, const st
     GradOn on;
     Primals p = primals_of(primals, "vjp");
     Tensor y = call(f, p.x, "vjp");
-    auto back = [p, y](const Tensor& cotangent) {
+    const bool record = reaches_outside({y}, p);
+    auto back = [p, y, record](const Tensor& cotangent) {
         GradOn on;
         if (!cotangent.defined() || cotangent.shape() != y.shape())
             fail("func::vjp: the cotangent has shape {} but the output has shape {}",
                  cotangent.defined() ? shape_str(cotangent.shape()) : std::string("(undefined)"), shape_str(y.shape()));
-        return gradients({y}, p.x, {cotangent}, p.constant);
+        return gradients({y}, p.x, {cotangent}, !(record || cotangent.requires_grad()));
     };
-    return {detached_if(y, p.constant), back};
+    return {detached_if(y, !record), back};
 }
 
 std::pair<Tensor, Tensor> jvp(const Fn& f, const std::vector<Tensor>& primals, const std::vector<Tensor>& tangents) {
@@ -146,7 +170,9 @@ std::pair<Tensor, Tensor> jvp(const Fn& f, const std::vector<Tensor>& primals, c
     check_like(tangents, primals, "jvp");
     const Primals p = primals_of(primals, "jvp");
     const Tensor y = call(f, p.x, "jvp");
-    return {detached_if(y, p.constant), jvp_at(p, y, tangents)};
+    bool record = reaches_outside({y}, p);
+    for (const Tensor& t : tangents) record = record || t.requires_grad();
+    return {detached_if(y, !record), jvp_at(p, y, tangents, record)};
 }
 
 std::function<Grads(const std::vector<Tensor>&)> jacrev(Fn f) {
@@ -154,9 +180,10 @@ std::function<Grads(const std::vector<Tensor>&)> jacrev(Fn f) {
         GradOn on;
         const Primals p = primals_of(inputs, "jacrev");
         const Tensor y = call(f, p.x, "jacrev");
+        const bool record = reaches_outside({y}, p);
         std::vector<std::vector<Tensor>> rows(p.x.size());
         for (std::size_t k = 0; k < y.numel(); ++k) {
-            const Grads g = gradients({y}, p.x, {unit(y.shape(), k)}, p.constant);
+            const Grads g = gradients({y}, p.x, {unit(y.shape(), k)}, !record);
             for (std::size_t i = 0; i < p.x.size(); ++i) rows[i].push_back(g[i]);
         }
         Grads jac;
@@ -170,6 +197,7 @@ std::function<Grads(const std::vector<Tensor>&)> jacfwd(Fn f) {
         GradOn on;
         const Primals p = primals_of(inputs, "jacfwd");
         const Tensor y = call(f, p.x, "jacfwd");
+        const bool record = reaches_outside({y}, p);
         Grads jac;
         for (std::size_t i = 0; i < p.x.size(); ++i) {
             std::vector<Tensor> columns;  // J e_k for each element k of input i
@@ -177,7 +205,7 @@ std::function<Grads(const std::vector<Tensor>&)> jacfwd(Fn f) {
                 std::vector<Tensor> tangents;
                 for (std::size_t j = 0; j < p.x.size(); ++j)
                     tangents.push_back(j == i ? unit(p.x[j].shape(), k) : Tensor::zeros(p.x[j].shape()));
-                columns.push_back(jvp_at(p, y, tangents));
+                columns.push_back(jvp_at(p, y, tangents, record));
             }
             // columns stacked (input..., output...), then the output's dims moved to the front
             const Tensor by_input = stacked(columns, p.x[i].shape(), y.shape());
@@ -197,12 +225,13 @@ std::function<std::vector<Grads>(const std::vector<Tensor>&)> hessian(Fn f) {
         const Primals p = primals_of(inputs, "hessian");
         const Tensor y = call(f, p.x, "hessian");
         check_one_element(y, "hessian");
+        const bool record = reaches_outside({y}, p);
         const Grads g = gradients({y}, p.x, {Tensor::ones(y.shape())}, false);
         std::vector<Grads> h(p.x.size());
         for (std::size_t i = 0; i < p.x.size(); ++i) {
             std::vector<std::vector<Tensor>> rows(p.x.size());  // rows[j][k]: d g_i[k] / d x_j
             for (std::size_t k = 0; k < p.x[i].numel(); ++k) {
-                const Grads d = gradients({g[i]}, p.x, {unit(g[i].shape(), k)}, p.constant);
+                const Grads d = gradients({g[i]}, p.x, {unit(g[i].shape(), k)}, !record);
                 for (std::size_t j = 0; j < p.x.size(); ++j) rows[j].push_back(d[j]);
             }
             for (std::size_t j = 0; j < p.x.size(); ++j) h[i].push_back(stacked(rows[j], p.x[i].shape(), p.x[j].shape()));
@@ -217,8 +246,10 @@ std::pair<Tensor, Grads> hvp(const Fn& f, const std::vector<Tensor>& primals, co
     const Primals p = primals_of(primals, "hvp");
     const Tensor y = call(f, p.x, "hvp");
     check_one_element(y, "hvp");
+    bool record = reaches_outside({y}, p);
+    for (const Tensor& t : tangents) record = record || t.requires_grad();
     const Grads g = gradients({y}, p.x, {Tensor::ones(y.shape())}, false);
-    return {detached_if(y, p.constant), gradients(g, p.x, tangents, p.constant)};
+    return {detached_if(y, !record), gradients(g, p.x, tangents, !record)};
 }
 
 }  // namespace xtgrad::func

@@ -6,10 +6,12 @@
 //   auto [value, hv] = func::hvp(loss, params, directions);            // Hessian · directions
 //   std::vector<std::vector<Tensor>> H = func::hessian(loss)(params);  // H[i][j]: (p_i..., p_j...)
 //
-// Each transform differentiates f with respect to the tensors it is given. It builds its graph on
-// them with create_graph (autograd/grad.hpp), so the results stay differentiable where the inputs
-// require grad (an outer transform's, or the caller's) — transforms compose: hessian is jacfwd of
-// grad — and are constants where they do not. No tensor's .grad is touched.
+// Each transform differentiates f with respect to the tensors it is given, one slot each (a tensor
+// given twice has a derivative per slot, as torch.func). When f's graph reaches a tensor that
+// requires grad besides those slots — an input that requires grad, a weight f captures, an outer
+// transform's variable — the results are recorded (create_graph, autograd/grad.hpp) and stay
+// differentiable through it, so transforms compose (hessian is jacfwd of grad; a gradient penalty
+// is a gradient of func::grad); otherwise they are constants. No tensor's .grad is touched.
 //
 // Forward mode here is the double-backward trick (jvp(f, x, v) = d/du ⟨vjpᵤ(f, x), v⟩, as
 // JAX's linear_transpose would give): the same numbers as forward-mode rules, at the cost of a

@@ -114,8 +114,30 @@ std::vector<Tensor> node_gradients(Node& node, const Tensor& g, bool create_grap
     return out;
 }
 
+// Grad mode on for a whole create_graph walk (inside a NoGradGuard too): the node's backward, the
+// sums of its consumers' gradients and the broadcasts summed back are all part of the new graph.
+struct GradModeAs {
+    bool previous = is_grad_enabled();
+    explicit GradModeAs(bool on) { set_grad_enabled(on); }
+    ~GradModeAs() { set_grad_enabled(previous); }
+    GradModeAs(const GradModeAs&) = delete;
+    GradModeAs& operator=(const GradModeAs&) = delete;
+};
+
+// grad() calls running on this thread: a hook that calls grad() through its own tensor would nest
+// without end (a stack overflow), so past a depth no sane program reaches it is an Error.
+thread_local int grad_nesting = 0;
+constexpr int kMaxGradNesting = 64;
+
 std::vector<Tensor> run_grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& seeds,
                              const std::vector<Tensor>& inputs, const Walk& walk) {
+    if (grad_nesting >= kMaxGradNesting)
+        fail("grad: {} calls nested on this thread (a register_hook hook that calls grad() through its own tensor "
+             "calls itself again); a hook can take gradients of detach()ed tensors", grad_nesting);
+    ++grad_nesting;
+    struct Leave {
+        ~Leave() { --grad_nesting; }
+    } leave;
     std::unordered_set<const TensorImpl*> targets;
     for (const Tensor& in : inputs) targets.insert(in.impl());
     std::vector<ImplPtr> roots;
@@ -138,6 +160,7 @@ std::vector<Tensor> run_grad(const std::vector<Tensor>& outputs, const std::vect
         slot = add_gradient(slot, seeds[i]);
     }
     std::unordered_map<const TensorImpl*, Tensor> results;
+    std::vector<std::shared_ptr<Node>> ran;  // released at the end unless retain_graph
     std::size_t step = 0;
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
         TensorImpl& t = **it;
@@ -153,6 +176,7 @@ std::vector<Tensor> run_grad(const std::vector<Tensor>& outputs, const std::vect
         Node& node = *t.grad_fn;
         // what this node's backward records (its gradients, their sums) is one level deeper than it
         const detail::BackwardDepthScope depth(node.backward_depth() + 1);
+        const GradModeAs mode(walk.create_graph);
         detail::trace_grad_node(step++, node, t, g.data(), walk.create_graph);
         const std::vector<Tensor> gs = node_gradients(node, g, walk.create_graph);
         for (std::size_t i = 0; i < node.inputs().size(); ++i) {
@@ -161,8 +185,12 @@ std::vector<Tensor> run_grad(const std::vector<Tensor>& outputs, const std::vect
             Tensor& slot = grads[in.get()];
             slot = add_gradient(slot, detail::sum_to(gs[i], in->shape()));
         }
-        if (!walk.retain_graph) node.release();
+        ran.push_back(t.grad_fn);
     }
+    // freed only once the whole pass has run: a pass refused half-way (a hook, a node without a
+    // backward in ops) leaves the graph as it was
+    if (!walk.retain_graph)
+        for (const std::shared_ptr<Node>& node : ran) node->release();
     std::vector<Tensor> out;
     out.reserve(inputs.size());
     for (const Tensor& in : inputs) {
@@ -229,13 +257,26 @@ void backward_creating_graph(const Tensor& root, const Array& grad_output) {
         if (!t->grad_fn || t->retains_grad) targets.emplace_back(t);
     // the graph is kept: the recorded gradients read its saved values
     const std::vector<Tensor> grads = run_grad({root}, {Tensor(grad_output)}, targets, Walk{true, true, false});
+    // every .grad checked before any is written: a refused call changes none
+    for (std::size_t i = 0; i < targets.size(); ++i) {
+        const TensorImpl& t = *targets[i].impl();
+        if (grads[i].defined() && t.grad && shape_of(*t.grad) != t.shape())
+            fail("backward: cannot add a gradient of shape {} into the .grad of {}, which has shape {}",
+                 shape_str(t.shape()), describe(targets[i]), shape_str(t.grad->shape()));
+    }
+    const GradModeAs on(true);
+    std::unordered_set<const TensorValues*> stored;  // values already some leaf's .grad
     for (std::size_t i = 0; i < targets.size(); ++i) {
         if (!grads[i].defined()) continue;
         TensorImpl& t = *targets[i].impl();
-        if (t.grad && shape_of(*t.grad) != t.shape())
-            fail("backward: cannot add a gradient of shape {} into the .grad of {}, which has shape {}",
-                 shape_str(t.shape()), describe(targets[i]), shape_str(t.grad->shape()));
-        const Tensor sum = t.grad ? add(targets[i].grad(), grads[i]) : grads[i];
+        Tensor sum = t.grad ? add(targets[i].grad(), grads[i]) : grads[i];
+        // two leaves may be handed the same tensor (x + w gives both its gradient): each .grad gets
+        // values of its own, so writing one never changes the other
+        if (!stored.insert(sum.values_ptr().get()).second) {
+            const Shape shape = t.shape();
+            sum = reshape(sum, std::vector<long>(shape.begin(), shape.end()));
+        }
+        stored.insert(sum.values_ptr().get());
         // .grad becomes the new tensor's values (an alias), its graph kept beside it for grad()
         auto values = std::const_pointer_cast<TensorValues>(sum.values_ptr());
         t.grad = std::shared_ptr<Array>(values, &values->array);
@@ -251,9 +292,16 @@ std::vector<Tensor> partials(const Tensor& output, const std::vector<Tensor>& in
     std::vector<Tensor> got;
     if (!wanted.empty() && output.requires_grad())
         got = run_grad({output}, {grad_output}, wanted, Walk{true, true, true});
+    // One tensor in several slots (self-attention's q = k = v = x): the walk gave each slot the
+    // derivative through all of them, and the outer pass adds the slots up, so only the first keeps it.
     std::vector<Tensor> out;
+    std::unordered_set<const TensorImpl*> given;
     std::size_t k = 0;
-    for (const Tensor& in : inputs) out.push_back(in.defined() && in.requires_grad() && !got.empty() ? got[k++] : Tensor());
+    for (const Tensor& in : inputs) {
+        const bool wanted_here = in.defined() && in.requires_grad() && !got.empty();
+        Tensor g = wanted_here ? got[k++] : Tensor();
+        out.push_back(wanted_here && given.insert(in.impl()).second ? g : Tensor());
+    }
     return out;
 }
 

@@ -177,7 +177,15 @@ void Node::pass_on(std::size_t i, const Array& grad_out) {
     else accumulate(i, grad_out);
 }
 
+// A gradient of another shape than the node's output would be read out of bounds by the kernels.
+void Node::check_grad_shape(const Shape& grad, const char* who) const {
+    if (grad != output_shape_)
+        fail("{}: {} was given a gradient of shape {}, but its output has shape {}", op_, who, shape_str(grad),
+             shape_str(output_shape_));
+}
+
 void Node::run_into(const Array& grad_out, std::vector<std::shared_ptr<Array>>& sink) {
+    check_grad_shape(shape_of(grad_out), "run_into");
     sink.assign(inputs_.size(), nullptr);
     sink_ = &sink;
     struct Drop {
@@ -194,6 +202,7 @@ std::vector<Tensor> Node::run_differentiable(const Tensor& grad_out) const {
     if (!diff_fn_)
         fail("{}: its backward is a kernel only, not written in xtgrad's ops, so it cannot be differentiated "
              "(create_graph = true); docs/higher_order.md lists the ops that can", op_);
+    check_grad_shape(grad_out.shape(), "run_differentiable");
     std::vector<Tensor> grads = diff_fn_(*this, grad_out);
     if (grads.size() != inputs_.size())
         fail("{}: its backward in ops returned {} gradients for {} inputs", op_, grads.size(), inputs_.size());
@@ -314,6 +323,7 @@ Tensor attach_grad_fn(Tensor result, const char* op, const std::vector<Tensor>& 
     out.leaf_values.reset();  // the graph holds the autograd part only; handles and closures the values
     out.requires_grad = true;
     out.grad_fn = std::make_shared<Node>(op, std::move(edges), std::move(saved), std::move(backward), where);
+    out.grad_fn->output_shape_ = out.shape_at_creation;
     return result;
 }
 

@@ -186,6 +186,7 @@ public:
 
     const std::string& op() const { return op_; }              // e.g. "MatmulBackward"
     const std::vector<ImplPtr>& inputs() const { return inputs_; }
+    const Shape& output_shape() const { return output_shape_; }  // the gradient it takes has this shape
     // Input i as a tensor (its autograd part, and its values if anything still holds them): an
     // edge for a node a backward in ops adds.
     Tensor input(std::size_t i) const;
@@ -286,6 +287,10 @@ private:
     std::shared_ptr<Array> running_grad_;  // the gradient run() was handed, while fn_ runs
     bool last_run_ = false;                 // ... and whether the graph is freed after it
     const std::vector<GradientConsumer*>* consumers_ = nullptr;  // ... and the consumers offered
+    friend Tensor attach_grad_fn(Tensor, const char*, const std::vector<Tensor>&, std::vector<SavedRecord>,
+                                 Node::BackwardFn, SourceLocation);
+    Shape output_shape_;  // set by attach_grad_fn
+    void check_grad_shape(const Shape& grad, const char* who) const;
     std::vector<std::shared_ptr<Array>>* sink_ = nullptr;  // run_into's slots, while it runs
     std::shared_ptr<Array>& slot(std::size_t i);  // where input i's gradient goes
     DifferentiableFn diff_fn_;

@@ -131,9 +131,15 @@ Tensor Tensor::from_parts(ValuesPtr values, ImplPtr impl) {
 
 Array& Tensor::grad_array() {
     if (!has_grad()) fail("Tensor::grad_array: '{}' {} has no gradient yet", name(), shape_str(shape()));
+    // a create_graph gradient's values are a tensor's, which later nodes may have saved: a write
+    // through here is an in-place write of that tensor, counted as one
+    if (impl_->grad_graph_values) ++impl_->grad_graph_values->version;
     return *impl_->grad;
 }
-const Array& Tensor::grad_array() const { return const_cast<Tensor*>(this)->grad_array(); }
+const Array& Tensor::grad_array() const {
+    if (!has_grad()) fail("Tensor::grad_array: '{}' {} has no gradient yet", name(), shape_str(shape()));
+    return *impl_->grad;
+}
 
 bool Tensor::sole_holder() const { return values_ && values_.use_count() == 1 && impl_ && !impl_->leaf_values; }
 

@@ -86,7 +86,7 @@ TEST_CASE("set_backward_engine: an engine that calls backward() itself is an Err
     Tensor x = rnd({3}, 5);
     {
         EngineScope scope([](const Tensor& root, const Array&, bool) { root.backward(); });
-        test::expect_error([&] { sum(mul(x, x)).backward(); }, {"set_backward_engine", "call itself", "run_library_backward"});
+        test::expect_error([&] { sum(mul(x, x)).backward(); }, {"set_backward_engine", "run that engine again", "run_library_backward"});
     }
     {  // the library's engine stays reachable from inside one
         EngineScope scope([](const Tensor& root, const Array& seed, bool retain) {

@@ -137,6 +137,32 @@ TEST_CASE("func transforms compose: the gradient of a gradient norm (a gradient 
     CHECK(max_diff(dp, two_hg) < 1e-5f);
 }
 
+TEST_CASE("func transforms see what the function captures, and a tensor given twice has a derivative per slot") {
+    // a gradient penalty over data (no grad) with captured weights: d/dw |d f / dx|²
+    Tensor w = Tensor::from_vector({1.f, -1.5f}, {2}, true);
+    const Tensor data = Tensor::from_vector({1.f, 2.f}, {2});
+    const func::Fn f = [&](const V& v) { return sum(mul(mul(v[0], v[0]), w)); };  // d f / dx = 2 x w
+    const Tensor gx = func::grad(f)({data})[0];
+    REQUIRE(gx.requires_grad());  // it depends on w
+    const Tensor dw = grad({sum(mul(gx, gx))}, {w})[0];  // Σ 8 x² w
+    CHECK(dw.ptr()[0] == doctest::Approx(8.f * 1 * 1));
+    CHECK(dw.ptr()[1] == doctest::Approx(8.f * 4 * -1.5f));
+    // d/dx [x · d/dy (x y)] = d/dx x² = 2x, with y given as data
+    const Tensor y = Tensor::scalar(5.f);
+    const Tensor outer = func::grad([&](const V& xs) {
+        const Tensor inner = func::grad([&](const V& ys) { return mul(xs[0], ys[0]); })({y})[0];
+        return mul(xs[0], inner);
+    })({Tensor::scalar(3.f)})[0];
+    CHECK(outer.item() == doctest::Approx(6.f));
+    // x0 · x1 given the same tensor twice: one derivative per slot, whether it requires grad or not
+    for (bool needs_grad : {false, true}) {
+        Tensor a = Tensor::scalar(3.f, needs_grad);
+        const V g = func::grad([](const V& v) { return mul(v[0], v[1]); })({a, a});
+        CHECK(g[0].item() == doctest::Approx(3.f));
+        CHECK(g[1].item() == doctest::Approx(3.f));
+    }
+}
+
 TEST_CASE("func: bad arguments are Errors naming the transform") {
     const func::Fn f = [](const V& v) { return mul(v[0], 2.f); };
     const Tensor x = constant({3}, 19);

@@ -176,4 +176,103 @@ TEST_CASE("grad: an input named twice, an output that is an input, grad mode off
     CHECK(is_grad_enabled());
 }
 
+TEST_CASE("grad: one tensor in several slots of a fused op (self-attention's q = k = v): counted once") {
+    Tensor x = rnd({1, 3, 4}, 20), w = rnd({4}, 21, 0.5f), c = rnd({2, 2, 3}, 22);
+    const auto check = [](const char* what, const std::function<Tensor()>& f, const Tensor& in) {
+        INFO(what);
+        const Tensor kernel = grad({f()}, {in})[0];
+        const Tensor in_ops = grad({f()}, {in}, {}, recorded())[0];
+        CHECK(test::max_abs_diff(kernel.data(), in_ops.data()) < 2e-5f);
+    };
+    check("attention_context(x, x, x)", [&] {
+        Generator g(0);
+        const Tensor a = attention_context(x, x, x, 0.7f, nullptr, 0.f, Tensor(), 0.f, false, g);
+        return sum(mul(a, a));
+    }, x);
+    check("attention_context_heads(x, x, x)", [&] {
+        Generator g(0);
+        const Tensor a = attention_context_heads(x, x, x, 2, 0.7f, nullptr, 0.f, Tensor(), 0.f, false, g);
+        return sum(mul(a, a));
+    }, x);
+    check("layer_norm(w, w, w)", [&] { return sum(mul(layer_norm(w, w, w), w)); }, w);
+    check("conv1d(c, c)", [&] { return sum(mul(conv1d(c, c), conv1d(c, c))); }, c);
+    const GradcheckResult r = gradgradcheck([](const std::vector<Tensor>& v) {
+        Generator g(0);
+        return attention_context(v[0], v[0], v[0], 0.7f, nullptr, 0.f, Tensor(), 0.f, false, g);
+    }, {rnd({1, 3, 2}, 23)});
+    CHECK_MESSAGE(r.passed, r.message());
+}
+
+TEST_CASE("grad: create_graph inside a NoGradGuard records the whole backward (sums and broadcasts too)") {
+    Tensor x = Tensor::from_vector({0.3f, -0.7f}, {2}, true);
+    const auto second = [&](bool guarded) {
+        const Tensor h = tanh(x);
+        const Tensor y = sum(mul(h, h));  // h used twice: the two gradients are summed in the walk
+        Tensor g;
+        if (guarded) {
+            NoGradGuard off;
+            g = grad({y}, {x}, {}, recorded())[0];
+        } else {
+            g = grad({y}, {x}, {}, recorded())[0];
+        }
+        return grad({sum(g)}, {x})[0];
+    };
+    const Tensor plain = second(false), guarded = second(true);
+    CHECK(plain.ptr()[0] == doctest::Approx(1.3643).epsilon(1e-3));
+    CHECK(test::max_abs_diff(plain.data(), guarded.data()) == 0.f);
+}
+
+TEST_CASE("backward(create_graph): each leaf's .grad has values of its own, and a write to one is counted") {
+    Tensor x = rnd({2}, 24), w = rnd({2}, 25);
+    sum(add(x, w)).backward(true, true);
+    REQUIRE(x.grad().values_ptr() != w.grad().values_ptr());
+    x.grad_array() *= 10.f;
+    CHECK(w.grad_array()(0) == 1.f);
+    x.zero_grad();
+    w.zero_grad();
+    // a recorded gradient that a later node saved, written in place: the version error, not a wrong result
+    sum(mul(mul(x, x), x)).backward(true, true);
+    const Tensor gx = x.grad();
+    const Tensor penalty = sum(mul(gx, gx));
+    x.grad_array() *= 0.f;
+    expect_error([&] { grad({penalty}, {x}); }, {"MulBackward", "modified by an inplace operation"});
+    x.zero_grad();
+}
+
+TEST_CASE("grad: a refused pass changes nothing: the graph stays whole, no .grad is written") {
+    Tensor x = rnd({3}, 26);
+    // refused half-way (a node without a backward in ops) with retain_graph false: nothing freed
+    const Tensor k = make_result(Array(x.data() * 2.f), "KernelOnlyBackward", {x}, {},
+                                 [](Node& self, const Array& g) { self.accumulate(0, Array(g * 2.f)); });
+    const Tensor y = sum(exp(k));
+    expect_error([&] { grad({y}, {x}, {}, GradOptions().create_graph(true).retain_graph(false)); }, {"KernelOnlyBackward"});
+    CHECK(grad({y}, {x})[0].ptr()[0] == doctest::Approx(2 * std::exp(2 * x.ptr()[0])).epsilon(1e-5));
+    // backward(create_graph) refused at one leaf: the others keep their .grad
+    Tensor a = rnd({2}, 27), b = rnd({2}, 28);
+    sum(mul(a, b)).backward();
+    const Array a_before = a.grad_array();
+    b.grad_array() = xt::zeros<float>(Shape{3});  // a .grad of the wrong shape
+    expect_error([&] { sum(mul(a, b)).backward(true, true); }, {"cannot add a gradient of shape (2)"});
+    CHECK(test::max_abs_diff(a.grad_array(), a_before) == 0.f);
+}
+
+TEST_CASE("grad: a hook that calls grad() through its own tensor is an Error, not a stack overflow") {
+    Tensor x = rnd({2}, 29);
+    Tensor h = mul(x, x);
+    h.register_hook([&](const Array& a) {
+        grad({sum(h)}, {x}, {}, GradOptions().retain_graph(true));
+        return a;
+    });
+    expect_error([&] { grad({sum(h)}, {x}, {}, GradOptions().retain_graph(true)); }, {"grad", "nested", "hook"});
+}
+
+TEST_CASE("Node::run_into and run_library_backward refuse what would be read out of bounds") {
+    Tensor a = rnd({4, 3}, 30), b = rnd({3, 5}, 31);
+    const Tensor y = matmul(a, b);
+    std::vector<std::shared_ptr<Array>> sink;
+    expect_error([&] { y.grad_fn()->run_into(Array(xt::ones<float>({1})), sink); },
+                 {"MatmulBackward", "run_into", "(1)", "(4,5)"});
+    expect_error([&] { run_library_backward(nullptr, Array(xt::ones<float>({1})), false); }, {"backward", "undefined"});
+}
+
 TEST_SUITE_END();
