@@ -6,16 +6,34 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace xtgrad {
 
 namespace detail {
 
+namespace {
+bool is(const char* a, const char* b) { return std::strcmp(a, b) == 0; }
+// oneDNN's ISAs with bf16 dot products of their own (vdpbf16ps, AMX tiles); on avx512_core and
+// avx512_core_vnni it emulates them, and below avx512_core (2.6) it has no bf16 matmul at all.
+bool native_bf16_isa(const char* isa) { return is(isa, "avx512_core_bf16") || is(isa, "avx512_core_amx"); }
+bool emulated_bf16_isa(const char* isa) { return is(isa, "avx512_core") || is(isa, "avx512_core_vnni"); }
+// " (ONEDNN_MAX_CPU_ISA=X)" where the variable caps oneDNN, for the messages
+std::string isa_cap(const Bf16Cpu& cpu) {
+    return cpu.max_isa ? fmt::format(" (ONEDNN_MAX_CPU_ISA={})", std::string(cpu.max_isa).substr(0, 40)) : "";
+}
+}  // namespace
+
+// Decided from the ISA oneDNN will use (which ONEDNN_MAX_CPU_ISA can set below the CPU's), not
+// from cpuid: a capped oneDNN emulates bf16, or has no bf16 product, whatever the CPU has.
 autocast::Bf16Speed bf16_speed(const Bf16Cpu& cpu) {
     using autocast::Bf16Speed;
-    if (std::strcmp(cpu.backend, "onednn") != 0) return Bf16Speed::unavailable;
-    if (std::strcmp(cpu.kernel, "avx512_core_amx") == 0) return Bf16Speed::faster;
+    if (!is(cpu.backend, "onednn")) return Bf16Speed::unavailable;
+    if (is(cpu.kernel, "avx512_core_amx")) return Bf16Speed::faster;
+    if (!native_bf16_isa(cpu.kernel)) return emulated_bf16_isa(cpu.kernel) ? Bf16Speed::slower : Bf16Speed::unavailable;
     if (!cpu.avx512_bf16) return Bf16Speed::slower;
     return cpu.bf16_dot_gflops >= kBf16MinSpeedup * cpu.fp32_fma_gflops ? Bf16Speed::faster : Bf16Speed::slower;
 }
@@ -26,15 +44,23 @@ std::string bf16_slow_reason(const Bf16Cpu& cpu) {
     switch (bf16_speed(cpu)) {
         case autocast::Bf16Speed::faster: return "";
         case autocast::Bf16Speed::unavailable:
-            return fmt::format("this build's GEMM backend is {}, which has no bf16 matrix product; build with "
-                               "-Dgemm=onednn (the default) to use autocast(bf16)",
-                               cpu.backend);
+            if (!is(cpu.backend, "onednn"))
+                return fmt::format("this build's GEMM backend is {}, which has no bf16 matrix product; build with "
+                                   "-Dgemm=onednn (the default) to use autocast(bf16)",
+                                   cpu.backend);
+            return fmt::format("oneDNN runs its {} kernels here{}, and has no bf16 matrix product below avx512_core; "
+                               "run without autocast (fp32){}",
+                               cpu.kernel, isa_cap(cpu), cpu.max_isa ? ", or raise or unset ONEDNN_MAX_CPU_ISA" : "");
         case autocast::Bf16Speed::slower: break;
     }
+    if (!native_bf16_isa(cpu.kernel) && cpu.avx512_bf16)
+        return fmt::format("oneDNN runs its {} kernels here{}, below this CPU's AVX512-BF16: it would emulate the bf16 "
+                           "dot products, slower than fp32; {}{}",
+                           cpu.kernel, isa_cap(cpu), kWayOut, cpu.max_isa ? " (or raise or unset ONEDNN_MAX_CPU_ISA)" : "");
     if (!cpu.avx512_bf16)
-        return fmt::format("this CPU has no AVX512-BF16 instructions (nor AMX): oneDNN would emulate the bf16 dot "
-                           "products, slower than fp32; {}",
-                           kWayOut);
+        return fmt::format("this CPU has no AVX512-BF16 instructions (nor AMX; oneDNN runs its {} kernels{}): oneDNN "
+                           "would emulate the bf16 dot products, slower than fp32; {}",
+                           cpu.kernel, isa_cap(cpu), kWayOut);
     return fmt::format("this CPU's bf16 dot products (AVX512-BF16's vdpbf16ps; oneDNN finds no AMX here) run at "
                        "{:.0f} GFLOP/s per core and its fp32 FMAs at {:.0f}: bf16 products would be {} fp32 (they "
                        "pay from {}x the fp32 rate); {}",
@@ -58,9 +84,11 @@ const detail::Bf16Cpu& this_cpu() {
         detail::Bf16Cpu c;
         c.backend = gemm_backend_name();
         c.kernel = gemm_backend_kernel();
+        static const std::string max_isa = std::getenv("ONEDNN_MAX_CPU_ISA") ? std::getenv("ONEDNN_MAX_CPU_ISA") : "";
+        if (!max_isa.empty()) c.max_isa = max_isa.c_str();
         __builtin_cpu_init();
         c.avx512_bf16 = __builtin_cpu_supports("avx512bf16");
-        if (std::strcmp(c.backend, "onednn") == 0 && std::strcmp(c.kernel, "avx512_core_amx") != 0 && c.avx512_bf16) {
+        if (std::strcmp(c.backend, "onednn") == 0 && std::strcmp(c.kernel, "avx512_core_bf16") == 0 && c.avx512_bf16) {
             constexpr long kSteps = 100'000;  // 1.2 M instructions per probe
             for (int round = 0; round < 3; ++round) {
                 c.fp32_fma_gflops = std::max(c.fp32_fma_gflops, fma_peak_avx512_gflops(kSteps));

@@ -38,12 +38,13 @@ namespace autocast {
 // vdpbf16ps at twice the fp32 rate (AMD Zen 4 and 5, Intel Cooper Lake). Some CPUs have the
 // instruction at half that rate and no AMX (a Sapphire or Emerald Rapids Xeon in a VM that hides
 // AMX: bf16 products 1.7x slower than fp32), so the rate is measured, once per process, in ~3 ms
-// (simd/cpu_peak.hpp), wherever oneDNN reports no AMX.
+// (simd/cpu_peak.hpp), wherever oneDNN uses avx512_core_bf16. Decided from the ISA oneDNN uses
+// (ONEDNN_MAX_CPU_ISA can cap it below the CPU's), not from cpuid.
 enum class Bf16Speed {
     faster,       // AMX, or bf16 dot products measured at >= kBf16MinSpeedup x the fp32 FMA rate
-    slower,       // products run, slower than fp32: no AVX512-BF16 (oneDNN emulates the dot
-                  // products), or dot products measured under kBf16MinSpeedup x the fp32 rate
-    unavailable,  // this build has no bf16 product (the OpenBLAS backend)
+    slower,       // products run, slower than fp32: oneDNN at avx512_core(_vnni) emulates the dot
+                  // products, or they measured under kBf16MinSpeedup x the fp32 rate
+    unavailable,  // no bf16 product: the OpenBLAS backend, or oneDNN below avx512_core
 };
 Bf16Speed bf16_speed();
 const char* bf16_speed_name(Bf16Speed speed);  // "faster", "slower", "unavailable"
@@ -86,8 +87,9 @@ namespace detail {
 // they do not run on.
 struct Bf16Cpu {
     const char* backend = "onednn";  // gemm_backend_name()
-    const char* kernel = "";         // gemm_backend_kernel(): oneDNN's ISA, "avx512_core_amx" with AMX
-    bool avx512_bf16 = false;        // the CPU has AVX512-BF16
+    const char* kernel = "";         // gemm_backend_kernel(): the ISA oneDNN uses, "avx512_core_amx" with AMX
+    const char* max_isa = nullptr;   // ONEDNN_MAX_CPU_ISA when set: what caps `kernel`
+    bool avx512_bf16 = false;        // the CPU has AVX512-BF16 (cpuid; oneDNN may be capped below it)
     double bf16_dot_gflops = 0;      // one core's vdpbf16ps rate, measured (0: not measured)
     double fp32_fma_gflops = 0;      // and its AVX-512 fp32 FMA rate
 };

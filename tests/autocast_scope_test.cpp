@@ -74,6 +74,31 @@ TEST_CASE("autocast(bf16) refuses a build or CPU where bf16 would be slow, with 
     CHECK(emulated.find("no AVX512-BF16") != std::string::npos);
     CHECK(emulated.find("slower than fp32") != std::string::npos);
 
+    // The ISA oneDNN will use decides, not cpuid: ONEDNN_MAX_CPU_ISA can cap it below the CPU's.
+    detail::Bf16Cpu capped = zen5;  // AVX512-BF16 measured fast, oneDNN held at avx512_core: emulated bf16
+    capped.kernel = "avx512_core";
+    capped.max_isa = "AVX512_CORE";
+    CHECK(detail::bf16_speed(capped) == autocast::Bf16Speed::slower);
+    const std::string emulating = detail::bf16_slow_reason(capped);
+    for (const char* part : {"oneDNN runs its avx512_core kernels", "ONEDNN_MAX_CPU_ISA=AVX512_CORE", "emulate",
+                             "slower than fp32", "allow_slower_bf16(true)"})
+        CHECK_MESSAGE(emulating.find(part) != std::string::npos, emulating);
+    capped.kernel = "avx512_core_vnni";
+    CHECK(detail::bf16_speed(capped) == autocast::Bf16Speed::slower);
+    for (const char* isa : {"avx2", "avx2_vnni", "older than avx2"}) {  // no bf16 matmul at all (oneDNN 2.6)
+        capped.kernel = isa;
+        capped.max_isa = "AVX2";
+        CHECK(detail::bf16_speed(capped) == autocast::Bf16Speed::unavailable);
+        const std::string none = detail::bf16_slow_reason(capped);
+        for (const std::string& part : {fmt::format("oneDNN runs its {} kernels", isa), std::string("ONEDNN_MAX_CPU_ISA=AVX2"),
+                                       std::string("no bf16 matrix product below avx512_core")})
+            CHECK_MESSAGE(none.find(part) != std::string::npos, none);
+    }
+    capped.max_isa = nullptr;  // an AVX2 CPU, nothing capped: unavailable too, not "slower" and then a oneDNN error
+    capped.avx512_bf16 = false;
+    CHECK(detail::bf16_speed(capped) == autocast::Bf16Speed::unavailable);
+    CHECK(detail::bf16_slow_reason(capped).find("ONEDNN_MAX_CPU_ISA") == std::string::npos);
+
     detail::Bf16Cpu openblas = zen5;
     openblas.backend = "openblas";
     CHECK(detail::bf16_speed(openblas) == autocast::Bf16Speed::unavailable);
