@@ -75,6 +75,7 @@ namespace autocast {
 
 namespace {
 thread_local DType current = DType::fp32;
+thread_local Scope* innermost = nullptr;  // the scope opened last on this thread and still open
 std::atomic<bool> slower_allowed{false};
 
 // This process's CPU and build, the dot-product rates measured once (~3 ms) where they decide:
@@ -121,15 +122,37 @@ std::string bf16_unsupported_reason() {
     return detail::bf16_slow_reason(this_cpu());
 }
 
-Scope::Scope(DType dtype, bool enabled) : previous_(current) {
-    const DType wanted = enabled ? dtype : DType::fp32;
-    if (wanted == DType::bf16) {
+Scope::Scope(DType dtype, bool enabled)
+    : dtype_(enabled ? dtype : DType::fp32), previous_(current), outer_(innermost) {
+    if (dtype_ == DType::bf16) {
         if (const std::string reason = bf16_unsupported_reason(); !reason.empty()) fail("autocast(bf16): {}", reason);
     }
-    current = wanted;
+    current = dtype_;
+    innermost = this;
 }
 
-Scope::~Scope() { current = previous_; }
+// The scopes open on a thread are a list through outer_, the innermost first. One that ends out
+// of order hands what it found to the scope opened just inside it, so that once every scope is
+// gone the setting is the one before the first (the inner scope keeps its own until it ends).
+Scope::~Scope() {
+    if (innermost == this) {
+        current = previous_;
+        innermost = outer_;
+        return;
+    }
+    Scope* inner = innermost;
+    while (inner != nullptr && inner->outer_ != this) inner = inner->outer_;
+    if (inner == nullptr) {
+        std::fprintf(stderr, "xtgrad: warning: an autocast::Scope(%s) ended on another thread than the one that "
+                             "opened it; neither thread's autocast setting changed\n", dtype_name(dtype_));
+        return;
+    }
+    inner->previous_ = previous_;
+    inner->outer_ = outer_;
+    std::fprintf(stderr, "xtgrad: warning: autocast::Scope(%s) ended before the Scope(%s) opened inside it; autocast "
+                         "stays %s until that one ends, then returns to %s\n",
+                 dtype_name(dtype_), dtype_name(inner->dtype_), dtype_name(current), dtype_name(previous_));
+}
 
 DType dtype() { return current; }
 bool is_enabled() { return current != DType::fp32; }

@@ -61,6 +61,13 @@ bool slower_bf16_allowed();
 // autocast off (torch's autocast(enabled=False), for a region that must stay fp32).
 // Scope(DType::bf16) throws Error unless bf16 products run here now (bf16_unsupported_reason is
 // empty). DType::fp32 is the same as enabled = false.
+//
+// Scopes end innermost first. One that ends while a scope opened after it on its thread is still
+// open (two heap-held scopes released in the order they were made) leaves the setting to that
+// inner scope, which on ending restores what came before both: once all are gone the setting is
+// the one before the first, whatever the order. It prints one line on stderr saying so (a
+// destructor cannot throw). A scope that ends on another thread than its own changes neither
+// thread's setting and says so too.
 class Scope {
 public:
     explicit Scope(DType dtype, bool enabled = true);
@@ -69,7 +76,9 @@ public:
     Scope& operator=(const Scope&) = delete;
 
 private:
-    DType previous_;
+    DType dtype_;       // this scope's setting
+    DType previous_;    // the setting when it opened: restored when it ends
+    Scope* outer_;      // the scope open on this thread when it opened (nullptr: none)
 };
 
 // The operand type of the products created now on this thread: fp32 outside any scope.

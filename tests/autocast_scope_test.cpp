@@ -7,8 +7,12 @@
 
 #include <xtgrad/gemm/blas.hpp>
 
+#include <cstdio>
+#include <memory>
 #include <string>
 #include <thread>
+
+#include <unistd.h>
 
 TEST_SUITE_BEGIN("ops");
 
@@ -34,6 +38,84 @@ TEST_CASE("autocast::Scope sets bf16 for its thread, nests and restores") {
     }
     CHECK(autocast::dtype() == DType::fp32);
     CHECK(std::string(dtype_name(DType::bf16)) == "bf16");
+}
+
+namespace {
+// What the code under test prints on stderr (fd 2) while the object lives.
+class StderrCapture {
+public:
+    StderrCapture() : file_(std::tmpfile()), saved_(::dup(2)) {
+        REQUIRE(file_ != nullptr);
+        std::fflush(stderr);
+        REQUIRE(::dup2(::fileno(file_), 2) == 2);
+    }
+    ~StderrCapture() {
+        restore();
+        std::fclose(file_);
+    }
+    StderrCapture(const StderrCapture&) = delete;
+    StderrCapture& operator=(const StderrCapture&) = delete;
+    std::string text() {
+        restore();
+        std::rewind(file_);
+        std::string out;
+        for (int c; (c = std::fgetc(file_)) != EOF;) out += static_cast<char>(c);
+        return out;
+    }
+
+private:
+    void restore() {
+        if (saved_ < 0) return;
+        std::fflush(stderr);
+        ::dup2(saved_, 2);
+        ::close(saved_);
+        saved_ = -1;
+    }
+    std::FILE* file_;
+    int saved_;
+};
+}  // namespace
+
+TEST_CASE("autocast::Scope ended out of order: bf16 is off once both are gone, and a one-line warning names it") {
+    const Bf16Here here;
+    if (!here) return;  // asserted the refusal
+    REQUIRE(autocast::dtype() == DType::fp32);
+    {
+        // bf16, then an fp32 scope inside it; the outer one released first (heap-held scopes)
+        auto outer = std::make_unique<autocast::Scope>(DType::bf16);
+        auto inner = std::make_unique<autocast::Scope>(DType::fp32);
+        StderrCapture err;
+        outer.reset();
+        CHECK(autocast::dtype() == DType::fp32);  // the inner scope still open keeps its setting
+        inner.reset();
+        CHECK(autocast::dtype() == DType::fp32);  // it used to be bf16 here, with no scope left
+        const std::string said = err.text();
+        CHECK_MESSAGE(said == "xtgrad: warning: autocast::Scope(bf16) ended before the Scope(fp32) opened inside it; "
+                              "autocast stays fp32 until that one ends, then returns to fp32\n", said);
+    }
+    {
+        // three deep, the middle one first: the others restore as if it had never been opened
+        auto a = std::make_unique<autocast::Scope>(DType::bf16);
+        auto b = std::make_unique<autocast::Scope>(DType::fp32);
+        auto c = std::make_unique<autocast::Scope>(DType::bf16);
+        StderrCapture err;
+        b.reset();
+        CHECK(autocast::dtype() == DType::bf16);
+        c.reset();
+        CHECK(autocast::dtype() == DType::bf16);  // a's
+        a.reset();
+        CHECK(autocast::dtype() == DType::fp32);
+        CHECK(err.text().find("Scope(fp32) ended before the Scope(bf16) opened inside it") != std::string::npos);
+    }
+    {
+        StderrCapture err;  // in order: nothing said
+        {
+            const autocast::Scope a(DType::bf16);
+            const autocast::Scope b(DType::fp32);
+        }
+        CHECK(autocast::dtype() == DType::fp32);
+        CHECK(err.text().empty());
+    }
 }
 
 TEST_CASE("autocast(bf16) refuses a build or CPU where bf16 would be slow, with the reason") {
