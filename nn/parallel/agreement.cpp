@@ -67,7 +67,7 @@ std::string difference_from_rank0(const NamedTensors& tensors) {
     if (distributed::get_rank() == 0) root = mine;
     distributed::broadcast(root.data(), count * sizeof(std::uint64_t), 0, "broadcast of rank 0's tensor signature");
     if (root.size() < mine.size()) root.resize(mine.size(), ~0ull);  // rank 0 has fewer tensors: a difference
-    if (root[0] != mine[0]) return fmt::format("this process has {} tensors, rank 0 has {}", mine[0], root[0]);
+    if (root[0] != mine[0]) return fmt::format("{} tensors here, {} on rank 0", mine[0], root[0]);
     for (std::size_t i = 0; i < tensors.size(); ++i) {
         const std::size_t at = 1 + i * kWordsPerTensor;
         const auto& [name, t] = tensors[i];

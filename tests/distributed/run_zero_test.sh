@@ -8,6 +8,8 @@
 #   5. a process killed mid-step: mpirun ends the job at once naming it; with mpirun's recovery
 #      mode (the survivors keep running, as when a host vanishes) every survivor exits with an
 #      Error naming the lost rank within the timeout; either way the last checkpoint resumes.
+#   6. one verdict on every rank: parameters that differ on one rank (without DDP) are an Error on
+#      every rank alike.
 #   tests/distributed/run_zero_test.sh BUILD_DIR
 # Skips (exit 0) when the build has no MPI or mpirun is missing.
 set -uo pipefail
@@ -124,4 +126,23 @@ if mpi 2 --steps 6 --resume "$out/killed.safetensors" >"$out/after_kill.log" 2>&
 else
   bad "resume after the kill"; cat "$out/after_kill.log"
 fi
+
+# 6. Checks one process makes must give every process the same verdict. Without DDP, rank 1's
+# parameters differing from rank 0's (a shape; a parameter frozen on rank 1 alone) went unnoticed:
+# the broadcasts overwrote rank 1's with rank 0's values, or a bias was never updated.
+mpirun_extra=(-x XTGRAD_DIST_TIMEOUT)
+export XTGRAD_DIST_TIMEOUT=10  # the runs that fail before the checks existed end by the timeout
+for differ in "shape:'encoder_embedding.weight' has shape (121,32) here but another shape on rank 0" \
+              "frozen:is frozen here but trained on rank 0"; do
+  kind=${differ%%:*} says=${differ#*:}
+  mpi 2 --optimizer zero --no-ddp --steps 2 --differ-rank 1 --differ "$kind" --agreed-errors >"$out/differ.log" 2>&1; rc=$?
+  same=$(grep -c "^zero_run rank [01] of 2: ZeroRedundancyOptimizer: rank(s) 1 differ from rank 0 .*: rank 1: .*$says" "$out/differ.log")
+  if [ "$rc" -ne 0 ] && [ "$same" -eq 2 ] && ! grep -q '^step' "$out/differ.log"; then
+    ok "ZeRO without DDP, rank 1's parameters differ ($kind): both ranks refuse before any step: \"$(grep -m1 -o 'rank(s) 1 differ.*' "$out/differ.log" | cut -c1-150)\""
+  else
+    bad "ZeRO without DDP, rank 1's parameters differ ($kind): $same of 2 ranks said so (exit status $rc)"; cat "$out/differ.log"
+  fi
+done
+unset XTGRAD_DIST_TIMEOUT
+mpirun_extra=()
 exit $fail
