@@ -294,7 +294,30 @@ optim::OptimizerState ZeroRedundancyOptimizer::state_dict() const {
     return out;
 }
 
+// Each process checks the whole state's names and shapes but only its own shard's contents (the
+// local optimizer's checks): the verdicts are shared before anything stays loaded, so that no
+// process keeps a state another refused (training on with mixed moments).
 void ZeroRedundancyOptimizer::load_state_dict(const optim::OptimizerState& state) {
+    std::string problem;
+    std::optional<optim::OptimizerState> before;  // this shard's state, to undo a load others refused
+    try {
+        if (world_ > 1) before = local_->state_dict();
+        load_shard(state);
+    } catch (const std::exception& e) {
+        problem = e.what();
+        before.reset();  // a refused load changed nothing here
+    }
+    try {
+        detail::agree(problem, "ZeroRedundancyOptimizer.load_state_dict", "refused the state, so no rank loaded it");
+    } catch (const Error&) {
+        if (before) local_->load_state_dict(*before);  // loaded here, refused elsewhere: undone
+        throw;
+    }
+    lr_ = local_->lr();
+    consolidated_.reset();
+}
+
+void ZeroRedundancyOptimizer::load_shard(const optim::OptimizerState& state) {
     optim::OptimizerState local;
     std::vector<std::size_t> local_index(params_.size(), std::string::npos);
     for (std::size_t k = 0; k < owned_.size(); ++k) local_index[owned_[k]] = k;
@@ -317,8 +340,6 @@ void ZeroRedundancyOptimizer::load_state_dict(const optim::OptimizerState& state
              params_.size(), state.param_groups.substr(0, 120));
     local.param_groups = renumbered_groups(state.param_groups, owned_.size());
     local_->load_state_dict(local);
-    lr_ = local_->lr();
-    consolidated_.reset();
 }
 
 std::size_t ZeroRedundancyOptimizer::local_state_bytes() const {

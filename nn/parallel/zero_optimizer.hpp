@@ -67,7 +67,9 @@ public:
     // The whole state, in plain optim's layout: on one process always; on several, only on the
     // rank that consolidated since the last step (an Error elsewhere, saying what to call).
     optim::OptimizerState state_dict() const override;
-    // A whole state (any world size's, or plain Adam's): checks it, keeps this process's shard.
+    // A whole state (any world size's, or plain Adam's): checks it, keeps this process's shard. A
+    // collective: a state any process refuses is an Error on every process, naming the ranks that
+    // refused and why, and no process keeps it.
     void load_state_dict(const optim::OptimizerState& state) override;
     // This process's shard, under the global indices.
     optim::OptimizerState local_state_dict() const override;
@@ -87,6 +89,7 @@ protected:
 
 private:
     void broadcast_parameters();
+    void load_shard(const optim::OptimizerState& state);  // this process's checks and load alone
 
     std::vector<int> owner_;           // per global index
     std::vector<std::size_t> owned_;   // global indices this process steps, ascending
