@@ -176,8 +176,8 @@ std::vector<Tensor> same_on_every_rank(std::vector<Tensor> params) {
     NamedTensors named;
     for (std::size_t i = 0; i < params.size(); ++i)
         named.emplace_back(params[i].name().empty() ? fmt::format("#{}", i) : params[i].name(), params[i]);
-    nn::parallel::detail::agree(nn::parallel::detail::difference_from_rank0(named), kWho,
-                                "differ from rank 0 (every process must give it the same parameters, frozen alike)");
+    detail::agree(detail::difference_from_rank0(named), kWho,
+                  "differ from rank 0 (every process must give it the same parameters, frozen alike)");
     return params;
 }
 }  // namespace
