@@ -6,16 +6,34 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 
 namespace xtgrad {
 
 namespace detail {
 
+namespace {
+bool is(const char* a, const char* b) { return std::strcmp(a, b) == 0; }
+// oneDNN's ISAs with bf16 dot products of their own (vdpbf16ps, AMX tiles); on avx512_core and
+// avx512_core_vnni it emulates them, and below avx512_core (2.6) it has no bf16 matmul at all.
+bool native_bf16_isa(const char* isa) { return is(isa, "avx512_core_bf16") || is(isa, "avx512_core_amx"); }
+bool emulated_bf16_isa(const char* isa) { return is(isa, "avx512_core") || is(isa, "avx512_core_vnni"); }
+// " (ONEDNN_MAX_CPU_ISA=X)" where the variable caps oneDNN, for the messages
+std::string isa_cap(const Bf16Cpu& cpu) {
+    return cpu.max_isa ? fmt::format(" (ONEDNN_MAX_CPU_ISA={})", std::string(cpu.max_isa).substr(0, 40)) : "";
+}
+}  // namespace
+
+// Decided from the ISA oneDNN will use (which ONEDNN_MAX_CPU_ISA can set below the CPU's), not
+// from cpuid: a capped oneDNN emulates bf16, or has no bf16 product, whatever the CPU has.
 autocast::Bf16Speed bf16_speed(const Bf16Cpu& cpu) {
     using autocast::Bf16Speed;
-    if (std::strcmp(cpu.backend, "onednn") != 0) return Bf16Speed::unavailable;
-    if (std::strcmp(cpu.kernel, "avx512_core_amx") == 0) return Bf16Speed::faster;
+    if (!is(cpu.backend, "onednn")) return Bf16Speed::unavailable;
+    if (is(cpu.kernel, "avx512_core_amx")) return Bf16Speed::faster;
+    if (!native_bf16_isa(cpu.kernel)) return emulated_bf16_isa(cpu.kernel) ? Bf16Speed::slower : Bf16Speed::unavailable;
     if (!cpu.avx512_bf16) return Bf16Speed::slower;
     return cpu.bf16_dot_gflops >= kBf16MinSpeedup * cpu.fp32_fma_gflops ? Bf16Speed::faster : Bf16Speed::slower;
 }
@@ -26,15 +44,23 @@ std::string bf16_slow_reason(const Bf16Cpu& cpu) {
     switch (bf16_speed(cpu)) {
         case autocast::Bf16Speed::faster: return "";
         case autocast::Bf16Speed::unavailable:
-            return fmt::format("this build's GEMM backend is {}, which has no bf16 matrix product; build with "
-                               "-Dgemm=onednn (the default) to use autocast(bf16)",
-                               cpu.backend);
+            if (!is(cpu.backend, "onednn"))
+                return fmt::format("this build's GEMM backend is {}, which has no bf16 matrix product; build with "
+                                   "-Dgemm=onednn (the default) to use autocast(bf16)",
+                                   cpu.backend);
+            return fmt::format("oneDNN runs its {} kernels here{}, and has no bf16 matrix product below avx512_core; "
+                               "run without autocast (fp32){}",
+                               cpu.kernel, isa_cap(cpu), cpu.max_isa ? ", or raise or unset ONEDNN_MAX_CPU_ISA" : "");
         case autocast::Bf16Speed::slower: break;
     }
+    if (!native_bf16_isa(cpu.kernel) && cpu.avx512_bf16)
+        return fmt::format("oneDNN runs its {} kernels here{}, below this CPU's AVX512-BF16: it would emulate the bf16 "
+                           "dot products, slower than fp32; {}{}",
+                           cpu.kernel, isa_cap(cpu), kWayOut, cpu.max_isa ? " (or raise or unset ONEDNN_MAX_CPU_ISA)" : "");
     if (!cpu.avx512_bf16)
-        return fmt::format("this CPU has no AVX512-BF16 instructions (nor AMX): oneDNN would emulate the bf16 dot "
-                           "products, slower than fp32; {}",
-                           kWayOut);
+        return fmt::format("this CPU has no AVX512-BF16 instructions (nor AMX; oneDNN runs its {} kernels{}): oneDNN "
+                           "would emulate the bf16 dot products, slower than fp32; {}",
+                           cpu.kernel, isa_cap(cpu), kWayOut);
     return fmt::format("this CPU's bf16 dot products (AVX512-BF16's vdpbf16ps; oneDNN finds no AMX here) run at "
                        "{:.0f} GFLOP/s per core and its fp32 FMAs at {:.0f}: bf16 products would be {} fp32 (they "
                        "pay from {}x the fp32 rate); {}",
@@ -49,6 +75,7 @@ namespace autocast {
 
 namespace {
 thread_local DType current = DType::fp32;
+thread_local Scope* innermost = nullptr;  // the scope opened last on this thread and still open
 std::atomic<bool> slower_allowed{false};
 
 // This process's CPU and build, the dot-product rates measured once (~3 ms) where they decide:
@@ -58,9 +85,11 @@ const detail::Bf16Cpu& this_cpu() {
         detail::Bf16Cpu c;
         c.backend = gemm_backend_name();
         c.kernel = gemm_backend_kernel();
+        static const std::string max_isa = std::getenv("ONEDNN_MAX_CPU_ISA") ? std::getenv("ONEDNN_MAX_CPU_ISA") : "";
+        if (!max_isa.empty()) c.max_isa = max_isa.c_str();
         __builtin_cpu_init();
         c.avx512_bf16 = __builtin_cpu_supports("avx512bf16");
-        if (std::strcmp(c.backend, "onednn") == 0 && std::strcmp(c.kernel, "avx512_core_amx") != 0 && c.avx512_bf16) {
+        if (std::strcmp(c.backend, "onednn") == 0 && std::strcmp(c.kernel, "avx512_core_bf16") == 0 && c.avx512_bf16) {
             constexpr long kSteps = 100'000;  // 1.2 M instructions per probe
             for (int round = 0; round < 3; ++round) {
                 c.fp32_fma_gflops = std::max(c.fp32_fma_gflops, fma_peak_avx512_gflops(kSteps));
@@ -93,15 +122,37 @@ std::string bf16_unsupported_reason() {
     return detail::bf16_slow_reason(this_cpu());
 }
 
-Scope::Scope(DType dtype, bool enabled) : previous_(current) {
-    const DType wanted = enabled ? dtype : DType::fp32;
-    if (wanted == DType::bf16) {
+Scope::Scope(DType dtype, bool enabled)
+    : dtype_(enabled ? dtype : DType::fp32), previous_(current), outer_(innermost) {
+    if (dtype_ == DType::bf16) {
         if (const std::string reason = bf16_unsupported_reason(); !reason.empty()) fail("autocast(bf16): {}", reason);
     }
-    current = wanted;
+    current = dtype_;
+    innermost = this;
 }
 
-Scope::~Scope() { current = previous_; }
+// The scopes open on a thread are a list through outer_, the innermost first. One that ends out
+// of order hands what it found to the scope opened just inside it, so that once every scope is
+// gone the setting is the one before the first (the inner scope keeps its own until it ends).
+Scope::~Scope() {
+    if (innermost == this) {
+        current = previous_;
+        innermost = outer_;
+        return;
+    }
+    Scope* inner = innermost;
+    while (inner != nullptr && inner->outer_ != this) inner = inner->outer_;
+    if (inner == nullptr) {
+        std::fprintf(stderr, "xtgrad: warning: an autocast::Scope(%s) ended on another thread than the one that "
+                             "opened it; neither thread's autocast setting changed\n", dtype_name(dtype_));
+        return;
+    }
+    inner->previous_ = previous_;
+    inner->outer_ = outer_;
+    std::fprintf(stderr, "xtgrad: warning: autocast::Scope(%s) ended before the Scope(%s) opened inside it; autocast "
+                         "stays %s until that one ends, then returns to %s\n",
+                 dtype_name(dtype_), dtype_name(inner->dtype_), dtype_name(current), dtype_name(previous_));
+}
 
 DType dtype() { return current; }
 bool is_enabled() { return current != DType::fp32; }

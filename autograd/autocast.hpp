@@ -38,12 +38,13 @@ namespace autocast {
 // vdpbf16ps at twice the fp32 rate (AMD Zen 4 and 5, Intel Cooper Lake). Some CPUs have the
 // instruction at half that rate and no AMX (a Sapphire or Emerald Rapids Xeon in a VM that hides
 // AMX: bf16 products 1.7x slower than fp32), so the rate is measured, once per process, in ~3 ms
-// (simd/cpu_peak.hpp), wherever oneDNN reports no AMX.
+// (simd/cpu_peak.hpp), wherever oneDNN uses avx512_core_bf16. Decided from the ISA oneDNN uses
+// (ONEDNN_MAX_CPU_ISA can cap it below the CPU's), not from cpuid.
 enum class Bf16Speed {
     faster,       // AMX, or bf16 dot products measured at >= kBf16MinSpeedup x the fp32 FMA rate
-    slower,       // products run, slower than fp32: no AVX512-BF16 (oneDNN emulates the dot
-                  // products), or dot products measured under kBf16MinSpeedup x the fp32 rate
-    unavailable,  // this build has no bf16 product (the OpenBLAS backend)
+    slower,       // products run, slower than fp32: oneDNN at avx512_core(_vnni) emulates the dot
+                  // products, or they measured under kBf16MinSpeedup x the fp32 rate
+    unavailable,  // no bf16 product: the OpenBLAS backend, or oneDNN below avx512_core
 };
 Bf16Speed bf16_speed();
 const char* bf16_speed_name(Bf16Speed speed);  // "faster", "slower", "unavailable"
@@ -60,6 +61,13 @@ bool slower_bf16_allowed();
 // autocast off (torch's autocast(enabled=False), for a region that must stay fp32).
 // Scope(DType::bf16) throws Error unless bf16 products run here now (bf16_unsupported_reason is
 // empty). DType::fp32 is the same as enabled = false.
+//
+// Scopes end innermost first. One that ends while a scope opened after it on its thread is still
+// open (two heap-held scopes released in the order they were made) leaves the setting to that
+// inner scope, which on ending restores what came before both: once all are gone the setting is
+// the one before the first, whatever the order. It prints one line on stderr saying so (a
+// destructor cannot throw). A scope that ends on another thread than its own changes neither
+// thread's setting and says so too.
 class Scope {
 public:
     explicit Scope(DType dtype, bool enabled = true);
@@ -68,7 +76,9 @@ public:
     Scope& operator=(const Scope&) = delete;
 
 private:
-    DType previous_;
+    DType dtype_;       // this scope's setting
+    DType previous_;    // the setting when it opened: restored when it ends
+    Scope* outer_;      // the scope open on this thread when it opened (nullptr: none)
 };
 
 // The operand type of the products created now on this thread: fp32 outside any scope.
@@ -86,8 +96,9 @@ namespace detail {
 // they do not run on.
 struct Bf16Cpu {
     const char* backend = "onednn";  // gemm_backend_name()
-    const char* kernel = "";         // gemm_backend_kernel(): oneDNN's ISA, "avx512_core_amx" with AMX
-    bool avx512_bf16 = false;        // the CPU has AVX512-BF16
+    const char* kernel = "";         // gemm_backend_kernel(): the ISA oneDNN uses, "avx512_core_amx" with AMX
+    const char* max_isa = nullptr;   // ONEDNN_MAX_CPU_ISA when set: what caps `kernel`
+    bool avx512_bf16 = false;        // the CPU has AVX512-BF16 (cpuid; oneDNN may be capped below it)
     double bf16_dot_gflops = 0;      // one core's vdpbf16ps rate, measured (0: not measured)
     double fp32_fma_gflops = 0;      // and its AVX-512 fp32 FMA rate
 };

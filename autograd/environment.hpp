@@ -10,7 +10,7 @@
 //   XTGRAD_DIST_TIMEOUT=T   under mpirun: how long a collective waits (nn/parallel/process_group.hpp)
 //
 // The switches take 1 or 0 (unset or empty: the default); XTGRAD_ISA takes baseline or avx512;
-// XTGRAD_DIST_TIMEOUT a positive time. Each is read where it is first needed — a bad value is an
+// XTGRAD_DIST_TIMEOUT a time of at least 1 s. Each is read where it is first needed — a bad value is an
 // Error there, naming the variable and the value — which can be after a forward pass.
 // check_environment() reads all but XTGRAD_DIST_TIMEOUT now and throws the first such Error, so a
 // program can refuse a bad setting before long work (the examples do, before training: exit

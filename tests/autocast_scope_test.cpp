@@ -7,8 +7,12 @@
 
 #include <xtgrad/gemm/blas.hpp>
 
+#include <cstdio>
+#include <memory>
 #include <string>
 #include <thread>
+
+#include <unistd.h>
 
 TEST_SUITE_BEGIN("ops");
 
@@ -34,6 +38,84 @@ TEST_CASE("autocast::Scope sets bf16 for its thread, nests and restores") {
     }
     CHECK(autocast::dtype() == DType::fp32);
     CHECK(std::string(dtype_name(DType::bf16)) == "bf16");
+}
+
+namespace {
+// What the code under test prints on stderr (fd 2) while the object lives.
+class StderrCapture {
+public:
+    StderrCapture() : file_(std::tmpfile()), saved_(::dup(2)) {
+        REQUIRE(file_ != nullptr);
+        std::fflush(stderr);
+        REQUIRE(::dup2(::fileno(file_), 2) == 2);
+    }
+    ~StderrCapture() {
+        restore();
+        std::fclose(file_);
+    }
+    StderrCapture(const StderrCapture&) = delete;
+    StderrCapture& operator=(const StderrCapture&) = delete;
+    std::string text() {
+        restore();
+        std::rewind(file_);
+        std::string out;
+        for (int c; (c = std::fgetc(file_)) != EOF;) out += static_cast<char>(c);
+        return out;
+    }
+
+private:
+    void restore() {
+        if (saved_ < 0) return;
+        std::fflush(stderr);
+        ::dup2(saved_, 2);
+        ::close(saved_);
+        saved_ = -1;
+    }
+    std::FILE* file_;
+    int saved_;
+};
+}  // namespace
+
+TEST_CASE("autocast::Scope ended out of order: bf16 is off once both are gone, and a one-line warning names it") {
+    const Bf16Here here;
+    if (!here) return;  // asserted the refusal
+    REQUIRE(autocast::dtype() == DType::fp32);
+    {
+        // bf16, then an fp32 scope inside it; the outer one released first (heap-held scopes)
+        auto outer = std::make_unique<autocast::Scope>(DType::bf16);
+        auto inner = std::make_unique<autocast::Scope>(DType::fp32);
+        StderrCapture err;
+        outer.reset();
+        CHECK(autocast::dtype() == DType::fp32);  // the inner scope still open keeps its setting
+        inner.reset();
+        CHECK(autocast::dtype() == DType::fp32);  // it used to be bf16 here, with no scope left
+        const std::string said = err.text();
+        CHECK_MESSAGE(said == "xtgrad: warning: autocast::Scope(bf16) ended before the Scope(fp32) opened inside it; "
+                              "autocast stays fp32 until that one ends, then returns to fp32\n", said);
+    }
+    {
+        // three deep, the middle one first: the others restore as if it had never been opened
+        auto a = std::make_unique<autocast::Scope>(DType::bf16);
+        auto b = std::make_unique<autocast::Scope>(DType::fp32);
+        auto c = std::make_unique<autocast::Scope>(DType::bf16);
+        StderrCapture err;
+        b.reset();
+        CHECK(autocast::dtype() == DType::bf16);
+        c.reset();
+        CHECK(autocast::dtype() == DType::bf16);  // a's
+        a.reset();
+        CHECK(autocast::dtype() == DType::fp32);
+        CHECK(err.text().find("Scope(fp32) ended before the Scope(bf16) opened inside it") != std::string::npos);
+    }
+    {
+        StderrCapture err;  // in order: nothing said
+        {
+            const autocast::Scope a(DType::bf16);
+            const autocast::Scope b(DType::fp32);
+        }
+        CHECK(autocast::dtype() == DType::fp32);
+        CHECK(err.text().empty());
+    }
 }
 
 TEST_CASE("autocast(bf16) refuses a build or CPU where bf16 would be slow, with the reason") {
@@ -73,6 +155,31 @@ TEST_CASE("autocast(bf16) refuses a build or CPU where bf16 would be slow, with 
     const std::string emulated = detail::bf16_slow_reason(no_isa);
     CHECK(emulated.find("no AVX512-BF16") != std::string::npos);
     CHECK(emulated.find("slower than fp32") != std::string::npos);
+
+    // The ISA oneDNN will use decides, not cpuid: ONEDNN_MAX_CPU_ISA can cap it below the CPU's.
+    detail::Bf16Cpu capped = zen5;  // AVX512-BF16 measured fast, oneDNN held at avx512_core: emulated bf16
+    capped.kernel = "avx512_core";
+    capped.max_isa = "AVX512_CORE";
+    CHECK(detail::bf16_speed(capped) == autocast::Bf16Speed::slower);
+    const std::string emulating = detail::bf16_slow_reason(capped);
+    for (const char* part : {"oneDNN runs its avx512_core kernels", "ONEDNN_MAX_CPU_ISA=AVX512_CORE", "emulate",
+                             "slower than fp32", "allow_slower_bf16(true)"})
+        CHECK_MESSAGE(emulating.find(part) != std::string::npos, emulating);
+    capped.kernel = "avx512_core_vnni";
+    CHECK(detail::bf16_speed(capped) == autocast::Bf16Speed::slower);
+    for (const char* isa : {"avx2", "avx2_vnni", "older than avx2"}) {  // no bf16 matmul at all (oneDNN 2.6)
+        capped.kernel = isa;
+        capped.max_isa = "AVX2";
+        CHECK(detail::bf16_speed(capped) == autocast::Bf16Speed::unavailable);
+        const std::string none = detail::bf16_slow_reason(capped);
+        for (const std::string& part : {fmt::format("oneDNN runs its {} kernels", isa), std::string("ONEDNN_MAX_CPU_ISA=AVX2"),
+                                       std::string("no bf16 matrix product below avx512_core")})
+            CHECK_MESSAGE(none.find(part) != std::string::npos, none);
+    }
+    capped.max_isa = nullptr;  // an AVX2 CPU, nothing capped: unavailable too, not "slower" and then a oneDNN error
+    capped.avx512_bf16 = false;
+    CHECK(detail::bf16_speed(capped) == autocast::Bf16Speed::unavailable);
+    CHECK(detail::bf16_slow_reason(capped).find("ONEDNN_MAX_CPU_ISA") == std::string::npos);
 
     detail::Bf16Cpu openblas = zen5;
     openblas.backend = "openblas";

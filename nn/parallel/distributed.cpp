@@ -1,5 +1,7 @@
 #include <xtgrad/nn/parallel/distributed.hpp>
 
+#include <xtgrad/nn/parallel/agreement.hpp>
+
 #include <xtgrad/autograd/error.hpp>
 #include <xtgrad/autograd/node.hpp>
 #include <xtgrad/autograd/post_accumulate_hooks.hpp>
@@ -8,7 +10,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdint>
 #include <unordered_set>
 
 namespace xtgrad::nn::parallel {
@@ -39,69 +40,13 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// A number for a name, the same in every process (FNV-1a).
-std::uint64_t name_hash(const std::string& name) {
-    std::uint64_t h = 14695981039346656037ull;
-    for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
-    return h;
-}
-
-// What every process must agree on about each tensor: its name, shape and whether it is
-// trained (requires_grad). Four numbers per tensor, after the tensor count.
-constexpr std::size_t kWordsPerTensor = 4;
-std::vector<std::uint64_t> model_signature(const NamedTensors& tensors) {
-    std::vector<std::uint64_t> words{tensors.size()};
-    for (const auto& [name, t] : tensors) {
-        std::uint64_t shape = t.dim();
-        for (std::size_t d : t.shape()) shape = shape * 1000003ull + d;
-        words.insert(words.end(), {name_hash(name), shape, t.numel(), t.requires_grad() ? 1ull : 0ull});
-    }
-    return words;
-}
-
-// Why this process's tensors differ from rank 0's signature (empty if they do not).
-std::string difference_from_rank0(const NamedTensors& tensors, const std::vector<std::uint64_t>& mine,
-                                  const std::vector<std::uint64_t>& root) {
-    if (root[0] != mine[0])
-        return fmt::format("this process has {} parameters and buffers, rank 0 has {}", mine[0], root[0]);
-    for (std::size_t i = 0; i < tensors.size(); ++i) {
-        const std::size_t at = 1 + i * kWordsPerTensor;
-        const auto& [name, t] = tensors[i];
-        if (root[at] != mine[at]) return fmt::format("tensor #{} is '{}' here but has another name on rank 0", i, name);
-        if (root[at + 1] != mine[at + 1] || root[at + 2] != mine[at + 2])
-            return fmt::format("'{}' has shape {} here but another shape on rank 0", name, shape_str(t.shape()));
-        if (root[at + 3] != mine[at + 3])
-            return fmt::format("'{}' {} here but {} on rank 0 (requires_grad {} / {}; freeze the same parameters in "
-                               "every process)", name, mine[at + 3] ? "is trained" : "is frozen",
-                               root[at + 3] ? "trained" : "frozen", mine[at + 3] != 0, root[at + 3] != 0);
-    }
-    return {};
-}
-
 // Checks that every process built the same model (names, shapes, frozen parameters), then
-// gives every process rank 0's values. A difference on any rank is an Error on every rank
-// (the ranks that differ say how), so that no process goes on to collectives the others
+// gives every process rank 0's values. A difference on any rank is an Error on every rank,
+// naming the ranks that differ and how, so that no process goes on to collectives the others
 // never join (wrong gradients, MPI_ERR_TRUNCATE or a hang).
 void broadcast_from_rank0(const NamedTensors& tensors) {
-    const std::vector<std::uint64_t> mine = model_signature(tensors);
-    std::uint64_t count = mine.size();
-    distributed::broadcast(&count, sizeof count, 0, "DistributedDataParallel: broadcast of the model's signature length");
-    std::vector<std::uint64_t> root(count);
-    if (distributed::get_rank() == 0) root = mine;
-    distributed::broadcast(root.data(), count * sizeof(std::uint64_t), 0,
-                           "DistributedDataParallel: broadcast of the model's signature");
-    if (root.size() < mine.size()) root.resize(mine.size(), ~0ull);  // rank 0 has fewer tensors: a difference
-    const std::string why = difference_from_rank0(tensors, mine, root);
-    const int world = distributed::get_world_size(), rank = distributed::get_rank();
-    std::vector<float> differs(static_cast<std::size_t>(world), 0.f);
-    differs[static_cast<std::size_t>(rank)] = why.empty() ? 0.f : 1.f;
-    distributed::all_reduce(differs.data(), differs.size(), "DistributedDataParallel: comparing the models");
-    std::vector<int> ranks;
-    for (int r = 0; r < world; ++r)
-        if (differs[static_cast<std::size_t>(r)] != 0.f) ranks.push_back(r);
-    if (!ranks.empty())
-        fail("DistributedDataParallel: every process must build the same model, but rank(s) {} differ from rank 0{}",
-             fmt::join(ranks, ", "), why.empty() ? " (their errors say how)" : fmt::format(": on rank {}, {}", rank, why));
+    agree(difference_from_rank0(tensors), "DistributedDataParallel",
+          "differ from rank 0 (every process must build the same model)");
     for (const auto& [name, t] : tensors) {
         Tensor v = t;
         distributed::broadcast(v.mutable_ptr(), v.numel() * sizeof(float), 0, "DistributedDataParallel: broadcast of the parameters");

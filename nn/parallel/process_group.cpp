@@ -23,6 +23,12 @@ namespace xtgrad::distributed {
 
 namespace {
 
+// The lost-rank probe listens as long as the timeout (up to 30 s) for the peers that are alive and
+// time out a moment later: under a second it would report healthy ranks as dead.
+constexpr const char* kWhyMinTimeout =
+    "a shorter wait cannot tell a peer a moment behind from a dead one, and the lost-rank probe "
+    "listens as long as the timeout";
+
 struct State {
     bool initialized = false;  // MPI is in use
     int rank = 0, world = 1, local_world = 1;
@@ -57,6 +63,9 @@ std::chrono::duration<double> parse_timeout(std::string_view text) {
     if (ec != std::errc() || scale == 0 || !std::isfinite(value) || !(value > 0) || !std::isfinite(value * scale))
         fail("XTGRAD_DIST_TIMEOUT='{}': not a positive finite time (seconds, e.g. 300, or with a unit: 90s, 5m, 1h)",
              text);
+    if (value * scale < kMinTimeout.count())
+        fail("XTGRAD_DIST_TIMEOUT='{}': {} s is under the lower bound of {} s ({})", text, value * scale,
+             kMinTimeout.count(), kWhyMinTimeout);
     return std::chrono::duration<double>(value * scale);
 }
 
@@ -72,6 +81,9 @@ std::chrono::duration<double> timeout() {
 void set_timeout(std::chrono::duration<double> t) {
     if (!std::isfinite(t.count()) || !(t.count() > 0))
         fail("distributed::set_timeout: the timeout must be a positive finite time, got {} s", t.count());
+    if (t < kMinTimeout)
+        fail("distributed::set_timeout: {} s is under the lower bound of {} s ({})", t.count(), kMinTimeout.count(),
+             kWhyMinTimeout);
     state().timeout = t;
 }
 

@@ -36,11 +36,12 @@ int get_rank();               // 0 outside MPI
 int get_world_size();         // 1 outside MPI
 int get_local_world_size();   // processes on this host (for threads per process)
 
-// XTGRAD_DIST_TIMEOUT is a positive finite number of seconds, with or without a unit
-// ("300", "90s", "5m", "1h"); anything else ("nan", "0", "-1", "5 min", "") is an Error naming
-// the variable and its value, at init_process_group() or the first wait.
+// XTGRAD_DIST_TIMEOUT is a finite number of seconds, at least kMinTimeout, with or without a unit
+// ("300", "90s", "5m", "1h"); anything else ("nan", "0", "0.001", "-1", "5 min", "") is an Error
+// naming the variable and its value, at init_process_group() or the first wait.
+inline constexpr std::chrono::duration<double> kMinTimeout{1.0};
 std::chrono::duration<double> timeout();
-void set_timeout(std::chrono::duration<double> t);  // positive and finite, else an Error
+void set_timeout(std::chrono::duration<double> t);  // finite and >= kMinTimeout, else an Error
 std::chrono::duration<double> parse_timeout(std::string_view text);  // XTGRAD_DIST_TIMEOUT's syntax
 
 // A collective in flight (torch's Work). wait() returns once it completed, or throws an

@@ -2,6 +2,7 @@
 
 #include <xtgrad/autograd/error.hpp>
 #include <xtgrad/io/bounded_json.hpp>
+#include <xtgrad/nn/parallel/agreement.hpp>
 #include <xtgrad/nn/parallel/process_group.hpp>
 
 #include <nlohmann/json.hpp>
@@ -162,8 +163,23 @@ std::vector<std::pair<std::string, Array>> detail::deserialize_shard(const std::
     return out;
 }
 
+namespace {
+// The partition and every broadcast follow the shapes: processes given other parameters (or other
+// ones frozen) would overwrite each other's with the wrong values, silently. DDP's check, on the
+// parameters as given (the optimizer then drops the frozen ones).
+std::vector<Tensor> same_on_every_rank(std::vector<Tensor> params) {
+    NamedTensors named;
+    for (std::size_t i = 0; i < params.size(); ++i)
+        named.emplace_back(params[i].name().empty() ? fmt::format("#{}", i) : params[i].name(), params[i]);
+    detail::agree(detail::difference_from_rank0(named), kWho,
+                  "differ from rank 0 (every process must give it the same parameters, frozen alike)");
+    return params;
+}
+}  // namespace
+
 ZeroRedundancyOptimizer::ZeroRedundancyOptimizer(std::vector<Tensor> params, const Factory& make_optimizer)
-    : Optimizer(std::move(params), 0), rank_(distributed::get_rank()), world_(distributed::get_world_size()) {
+    : Optimizer(same_on_every_rank(std::move(params)), 0), rank_(distributed::get_rank()),
+      world_(distributed::get_world_size()) {
     std::vector<std::size_t> numels;
     for (const Tensor& p : params_) numels.push_back(p.numel());
     owner_ = partition_parameters(numels, world_);
@@ -189,7 +205,19 @@ ZeroRedundancyOptimizer::ZeroRedundancyOptimizer(std::vector<Tensor> params, con
       }) {}
 
 void ZeroRedundancyOptimizer::step() {
-    check_gradients(kWho);
+    // Without DDP the gradients are each process's own: a check one process fails alone must stop
+    // every process before any steps (the others would wait in the broadcasts, or step alone).
+    std::string problem;
+    try {
+        for (std::size_t i = 0; i < params_.size(); ++i)  // every one was trained when the optimizer was built
+            if (!params_[i].requires_grad())
+                fail("{}.step: parameter {} '{}' was frozen after the optimizer was built; freeze parameters before "
+                     "constructing it, the same in every process", kWho, i, params_[i].name());
+        check_gradients(kWho);
+    } catch (const std::exception& e) {
+        problem = e.what();
+    }
+    detail::agree(problem, "ZeroRedundancyOptimizer.step", "refused the step, so no rank stepped");
     local_->set_lr(lr_);  // a schedule sets the wrapper's
     local_->step();
     consolidated_.reset();
@@ -261,7 +289,30 @@ optim::OptimizerState ZeroRedundancyOptimizer::state_dict() const {
     return out;
 }
 
+// Each process checks the whole state's names and shapes but only its own shard's contents (the
+// local optimizer's checks): the verdicts are shared before anything stays loaded, so that no
+// process keeps a state another refused (training on with mixed moments).
 void ZeroRedundancyOptimizer::load_state_dict(const optim::OptimizerState& state) {
+    std::string problem;
+    std::optional<optim::OptimizerState> before;  // this shard's state, to undo a load others refused
+    try {
+        if (world_ > 1) before = local_->state_dict();
+        load_shard(state);
+    } catch (const std::exception& e) {
+        problem = e.what();
+        before.reset();  // a refused load changed nothing here
+    }
+    try {
+        detail::agree(problem, "ZeroRedundancyOptimizer.load_state_dict", "refused the state, so no rank loaded it");
+    } catch (const Error&) {
+        if (before) local_->load_state_dict(*before);  // loaded here, refused elsewhere: undone
+        throw;
+    }
+    lr_ = local_->lr();
+    consolidated_.reset();
+}
+
+void ZeroRedundancyOptimizer::load_shard(const optim::OptimizerState& state) {
     optim::OptimizerState local;
     std::vector<std::size_t> local_index(params_.size(), std::string::npos);
     for (std::size_t k = 0; k < owned_.size(); ++k) local_index[owned_[k]] = k;
@@ -284,8 +335,6 @@ void ZeroRedundancyOptimizer::load_state_dict(const optim::OptimizerState& state
              params_.size(), state.param_groups.substr(0, 120));
     local.param_groups = renumbered_groups(state.param_groups, owned_.size());
     local_->load_state_dict(local);
-    lr_ = local_->lr();
-    consolidated_.reset();
 }
 
 std::size_t ZeroRedundancyOptimizer::local_state_bytes() const {

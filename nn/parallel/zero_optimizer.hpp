@@ -47,14 +47,18 @@ std::vector<std::pair<std::string, Array>> deserialize_shard(const std::vector<u
 
 class ZeroRedundancyOptimizer : public optim::Optimizer {
 public:
-    // Builds the local optimizer over this process's parameters (in their global order).
+    // Builds the local optimizer over this process's parameters (in their global order). A
+    // collective: every process must pass parameters of the same names, shapes and requires_grad
+    // (as DistributedDataParallel checks its model), else an Error on every process names the
+    // ranks that differ and how.
     using Factory = std::function<std::unique_ptr<optim::Optimizer>(std::vector<Tensor>)>;
     ZeroRedundancyOptimizer(std::vector<Tensor> params, const Factory& make_optimizer);
     ZeroRedundancyOptimizer(std::vector<Tensor> params, const optim::AdamOptions& adam);
 
-    // Checks every gradient (each process holds the same averaged ones, so all fail together,
-    // never one alone while the others wait), steps this process's shard, broadcasts each
-    // process's updated parameters to the others. A collective: every process calls it.
+    // Checks every gradient, and that no parameter was frozen since construction; a
+    // check that fails on any process is an Error on every process before any steps. Then steps
+    // this process's shard and broadcasts each process's updated parameters to the others. A
+    // collective: every process calls it.
     void step() override;
 
     // Gathers every shard's state on rank `to` (a collective: every process calls it); until the
@@ -63,7 +67,9 @@ public:
     // The whole state, in plain optim's layout: on one process always; on several, only on the
     // rank that consolidated since the last step (an Error elsewhere, saying what to call).
     optim::OptimizerState state_dict() const override;
-    // A whole state (any world size's, or plain Adam's): checks it, keeps this process's shard.
+    // A whole state (any world size's, or plain Adam's): checks it, keeps this process's shard. A
+    // collective: a state any process refuses is an Error on every process, naming the ranks that
+    // refused and why, and no process keeps it.
     void load_state_dict(const optim::OptimizerState& state) override;
     // This process's shard, under the global indices.
     optim::OptimizerState local_state_dict() const override;
@@ -83,6 +89,7 @@ protected:
 
 private:
     void broadcast_parameters();
+    void load_shard(const optim::OptimizerState& state);  // this process's checks and load alone
 
     std::vector<int> owner_;           // per global index
     std::vector<std::size_t> owned_;   // global indices this process steps, ascending

@@ -16,11 +16,14 @@
 #include <functional>
 #include <string>
 
+#include <xtgrad/autograd/array.hpp>
 #include <xtgrad/autograd/tensor.hpp>
 
 namespace xtgrad::nn::tutorial_d {
 
-using ByteMask = xt::xarray<std::uint8_t>;
+// xtgrad's allocator, as Array's (autograd/array.hpp): xt::xarray's default one takes its
+// alignment, and so this constructor's mangled name, from the user's -march flags.
+using ByteMask = RowMajorArray<std::uint8_t>;
 
 // torch's warnings.warn for the deprecated byte masks: by default printed to stderr as
 // "UserWarning: MESSAGE", once per message per process (Python's default filter shows a

@@ -273,7 +273,8 @@ TEST_CASE("DistributedDataParallel and the optimizer's step in backward refuse e
 TEST_CASE("XTGRAD_DIST_TIMEOUT: positive finite seconds, with or without a unit; anything else names the variable and value") {
     using std::chrono::duration;
     CHECK(distributed::parse_timeout("300") == duration<double>(300));
-    CHECK(distributed::parse_timeout("0.5") == duration<double>(0.5));
+    CHECK(distributed::parse_timeout("1") == duration<double>(1));  // the lower bound
+    CHECK(distributed::parse_timeout("1.5") == duration<double>(1.5));
     CHECK(distributed::parse_timeout("90s") == duration<double>(90));
     CHECK(distributed::parse_timeout("5m") == duration<double>(300));
     CHECK(distributed::parse_timeout("2h") == duration<double>(7200));
@@ -281,6 +282,18 @@ TEST_CASE("XTGRAD_DIST_TIMEOUT: positive finite seconds, with or without a unit;
         test::expect_error([&] { distributed::parse_timeout(bad); },
                            {"XTGRAD_DIST_TIMEOUT='", "not a positive finite time"});
     test::expect_error([] { distributed::set_timeout(duration<double>(std::nan(""))); }, {"set_timeout", "positive finite"});
+}
+
+TEST_CASE("XTGRAD_DIST_TIMEOUT under 1 s is an Error naming the value and the bound (the lost-rank probe reported live ranks dead)") {
+    using std::chrono::duration;
+    for (const char* tiny : {"0.001", "1e-300", "0.5", "0.99s", "0.01m"}) {
+        const std::string named = fmt::format("XTGRAD_DIST_TIMEOUT='{}'", tiny);
+        test::expect_error([&] { distributed::parse_timeout(tiny); }, {named.c_str(), "lower bound of 1 s"});
+    }
+    const duration<double> before = distributed::timeout();
+    test::expect_error([] { distributed::set_timeout(duration<double>(0.001)); },
+                       {"set_timeout", "0.001 s", "lower bound of 1 s"});
+    CHECK(distributed::timeout() == before);  // refused: unchanged
 }
 
 TEST_SUITE_END();

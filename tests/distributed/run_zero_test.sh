@@ -8,6 +8,8 @@
 #   5. a process killed mid-step: mpirun ends the job at once naming it; with mpirun's recovery
 #      mode (the survivors keep running, as when a host vanishes) every survivor exits with an
 #      Error naming the lost rank within the timeout; either way the last checkpoint resumes.
+#   6. one verdict on every rank: parameters that differ on one rank (without DDP), and a checkpoint
+#      only the owner of a tampered entry can refuse, are an Error on every rank alike.
 #   tests/distributed/run_zero_test.sh BUILD_DIR
 # Skips (exit 0) when the build has no MPI or mpirun is missing.
 set -uo pipefail
@@ -124,4 +126,44 @@ if mpi 2 --steps 6 --resume "$out/killed.safetensors" >"$out/after_kill.log" 2>&
 else
   bad "resume after the kill"; cat "$out/after_kill.log"
 fi
+
+# 6. Checks one process makes must give every process the same verdict. Without DDP, rank 1's
+# parameters differing from rank 0's (a shape; a parameter frozen on rank 1 alone) went unnoticed:
+# the broadcasts overwrote rank 1's with rank 0's values, or a bias was never updated.
+mpirun_extra=(-x XTGRAD_DIST_TIMEOUT)
+export XTGRAD_DIST_TIMEOUT=10  # the runs that fail before the checks existed end by the timeout
+for differ in "shape:'encoder_embedding.weight' has shape (121,32) here but another shape on rank 0" \
+              "frozen:is frozen here but trained on rank 0"; do
+  kind=${differ%%:*} says=${differ#*:}
+  mpi 2 --optimizer zero --no-ddp --steps 2 --differ-rank 1 --differ "$kind" --agreed-errors >"$out/differ.log" 2>&1; rc=$?
+  same=$(grep -c "^zero_run rank [01] of 2: ZeroRedundancyOptimizer: rank(s) 1 differ from rank 0 .*: rank 1: .*$says" "$out/differ.log")
+  if [ "$rc" -ne 0 ] && [ "$same" -eq 2 ] && ! grep -q '^step' "$out/differ.log"; then
+    ok "ZeRO without DDP, rank 1's parameters differ ($kind): both ranks refuse before any step: \"$(grep -m1 -o 'rank(s) 1 differ.*' "$out/differ.log" | cut -c1-150)\""
+  else
+    bad "ZeRO without DDP, rank 1's parameters differ ($kind): $same of 2 ranks said so (exit status $rc)"; cat "$out/differ.log"
+  fi
+done
+# A checkpoint whose state.0.step is 0.5: only the rank that owns parameter 0 checks that entry's
+# value. Every rank refuses it, naming that rank, and none keeps it: with --fresh-if-refused both
+# start afresh, with the losses of the uninterrupted run (rank 0 used to go on from step 4 with
+# the file's moments while rank 1 started over).
+python3 - "$out/zero2.safetensors" "$out/tampered.safetensors" <<'PY'
+import json, struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+n = struct.unpack("<Q", b[:8])[0]
+entry = json.loads(b[8:8 + n])["optimizer.state.0.step"]
+struct.pack_into("<f", b, 8 + n + entry["data_offsets"][0], 0.5)
+open(sys.argv[2], "wb").write(b)
+PY
+mpi 2 --optimizer zero --steps 6 --resume "$out/tampered.safetensors" --fresh-if-refused >"$out/tampered.log" 2>&1; rc=$?
+verdicts=$(grep '^rank [01] refused: ' "$out/tampered.log" | sed 's/^rank [01] refused: //' | sort -u)
+if [ "$rc" -eq 0 ] && [ "$(grep -c '^rank [01] refused: ' "$out/tampered.log")" -eq 2 ] && [ "$(echo "$verdicts" | wc -l)" -eq 1 ] \
+   && echo "$verdicts" | grep -q "ZeroRedundancyOptimizer.load_state_dict: rank(s) [01] refused the state, so no rank loaded it: rank [01]: .*'state.0.step' must be one whole number" \
+   && losses=$(same_losses "$out/tampered.log" "$out/straight2.log" 0 1); then
+  ok "a checkpoint only one rank can refuse: both refuse alike and start afresh: $losses: \"$(echo "$verdicts" | grep -o 'ZeroRedundancyOptimizer.load_state_dict.*' | cut -c1-140)\""
+else
+  bad "a checkpoint only one rank can refuse (exit status $rc)"; cat "$out/tampered.log"
+fi
+unset XTGRAD_DIST_TIMEOUT
+mpirun_extra=()
 exit $fail

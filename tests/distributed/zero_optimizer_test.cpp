@@ -153,3 +153,16 @@ TEST_CASE("ZeroRedundancyOptimizer over another optimizer (a factory): SGD with 
         ZeroRedundancyOptimizer(c.parameters(), [&](std::vector<Tensor>) { return std::make_unique<optim::SGD>(std::vector<Tensor>{}, sgd); });
     }, {"local optimizer holds 0 parameters", "owns 4"});
 }
+
+TEST_CASE("ZeroRedundancyOptimizer.step: a parameter frozen after construction is an Error naming it, nothing stepped") {
+    // Its owner would skip it while the others wait for its broadcast, or step a bias the other
+    // processes froze: the same verdict everywhere instead (run_zero_test.sh tries 2 processes).
+    Net net;
+    ZeroRedundancyOptimizer zero(net.parameters(), kAdam);
+    sum(net.forward(test::rnd({4, 3}, 1))).backward();
+    const Array before = net.fc2->bias.data();
+    net.fc2->bias.requires_grad_(false);
+    test::expect_error([&] { zero.step(); }, {"ZeroRedundancyOptimizer.step", "'fc2.bias'", "frozen after the optimizer was built"});
+    CHECK(test::max_abs_diff(net.fc2->bias.data(), before) == 0.f);
+    CHECK(zero.local_state_bytes() == 0);
+}

@@ -11,6 +11,12 @@
 // ("memory rank R state_bytes B peak_rss_kib K").
 // --kill-rank R --kill-step K: rank R kills itself (SIGKILL) in the middle of step K, after its
 // forward, before its gradients are shared: the fault test.
+// --no-ddp: each rank steps on its own gradients (no DistributedDataParallel); --differ-rank R with
+// --differ shape or frozen: rank R builds another vocabulary, or freezes the last parameter;
+// --fresh-if-refused: a resume the optimizer refuses is printed ("rank R refused: ...") and the run
+// starts from step 1 instead; --agreed-errors: an Error expected on every rank alike is printed by
+// each ("zero_run rank R of N: ..."), which then exits with status 3 after a barrier, instead of
+// ending the job at the first one (MPI_Abort would cut the others' lines). The cross-rank checks' tests.
 #include "examples/common/data_parallel.hpp"
 #include <xtgrad/nn/checkpoint.hpp>
 #include <xtgrad/nn/parallel/distributed.hpp>
@@ -50,6 +56,15 @@ std::size_t adam_state_bytes(const optim::Optimizer& opt) {
     return bytes;
 }
 
+// The module without DistributedDataParallel, with the wrapper's forward and module() (--no-ddp).
+template <class M>
+struct Local {
+    M& m;
+    template <class... Args>
+    auto forward(Args&&... args) { return m.forward(std::forward<Args>(args)...); }
+    M& module() { return m; }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -57,8 +72,9 @@ int main(int argc, char** argv) {
     std::size_t batch = 6, len = 12, vocab = 120, d_model = 32;
     long steps = 6, save_at = -1, kill_step = -1;
     double bucket_mb = 25;
-    bool timeline = false, no_consolidate = false;
-    int kill_rank = -1;
+    bool timeline = false, no_consolidate = false, no_ddp = false, fresh_if_refused = false, agreed_errors = false;
+    int kill_rank = -1, differ_rank = -1;
+    std::string differ = "shape";
     CLI::App app{"A data-parallel run with Adam or ZeroRedundancyOptimizer, saved and resumed."};
     app.add_option("--model", model_name, "b: tutorial B on random tokens; c: the Winter Games (tutorial C)")
         ->check(CLI::IsMember({"b", "c"}));
@@ -78,6 +94,12 @@ int main(int argc, char** argv) {
     app.add_flag("--timeline", timeline, "print the last step's allreduces bucket by bucket, the share backward hid, "
                                           "and one blocking allreduce of every gradient");
     app.add_flag("--no-consolidate", no_consolidate, "save without consolidate_state_dict first (a misuse: an Error)");
+    app.add_flag("--no-ddp", no_ddp, "no DistributedDataParallel: each rank's own gradients");
+    app.add_option("--differ-rank", differ_rank, "this rank builds another model (--differ)");
+    app.add_option("--differ", differ, "shape: one more word in the vocabulary; frozen: the last parameter frozen")
+        ->check(CLI::IsMember({"shape", "frozen"}));
+    app.add_flag("--fresh-if-refused", fresh_if_refused, "a refused --resume starts the run afresh");
+    app.add_flag("--agreed-errors", agreed_errors, "an Error is every rank's: each prints it, exit 3 after a barrier");
     CLI11_PARSE(app, argc, argv);
     const examples::DataParallel dp("zero_run");
     try {
@@ -89,8 +111,10 @@ int main(int argc, char** argv) {
         Ids src, tgt;
         tc::Batch winter;
         Ids winter_target;
+        const bool differs = dp.rank() == differ_rank;
         if (model_name == "b") {
-            auto m = std::make_unique<nn::tutorial_b::Transformer>(vocab, vocab, d_model, 4, 2, 2 * d_model, len, 0.f);
+            const std::size_t words = differs && differ == "shape" ? vocab + 1 : vocab;
+            auto m = std::make_unique<nn::tutorial_b::Transformer>(words, vocab, d_model, 4, 2, 2 * d_model, len, 0.f);
             src = dp.shard(randint({batch, len}, 1, static_cast<std::int64_t>(vocab), gen));
             tgt = dp.shard(randint({batch, len}, 1, static_cast<std::int64_t>(vocab), gen));
             share = dp.share(src.shape()[0]);
@@ -107,6 +131,7 @@ int main(int argc, char** argv) {
             winter_target = winter.target_batch;
             winter_target.reshape({winter_target.size()});
         }
+        if (differs && differ == "frozen") model->parameters().back().requires_grad_(false);
         std::unique_ptr<optim::Optimizer> opt;
         const optim::AdamOptions adam = optim::AdamOptions(1e-3).betas({0.9, 0.98}).eps(1e-9);
         nn::parallel::ZeroRedundancyOptimizer* zero = nullptr;
@@ -121,7 +146,14 @@ int main(int argc, char** argv) {
         for (const Tensor& p : opt->params()) trained += p.numel();
         fmt::print("parameters {}\n", trained);  // what the gradient allreduce moves, in float32s
         nn::RunState run{.optimizer = opt.get(), .generators = {{"default", &default_generator()}}};
-        if (!resume.empty()) nn::load_run(resume, *model, run);  // every rank reads the file
+        if (!resume.empty()) {  // every rank reads the file
+            try {
+                nn::load_run(resume, *model, run);
+            } catch (const Error& e) {
+                if (!fresh_if_refused) throw;
+                fmt::print(stderr, "rank {} refused: {}\n", dp.rank(), e.what());  // stdout is rank 0's alone
+            }
+        }
         // Wrapped after the resume: the construction broadcasts rank 0's (loaded) parameters.
         const auto forward_loss = [&](auto& ddp) -> Tensor {
             if constexpr (std::is_same_v<std::decay_t<decltype(ddp.module())>, tc::Transformer>) {
@@ -132,10 +164,7 @@ int main(int argc, char** argv) {
                 return cross_entropy(reshape(logits, {-1, static_cast<long>(vocab)}), shifted.target, 0);
             }
         };
-        const auto train = [&](auto& typed) {
-            nn::parallel::DistributedDataParallel ddp(
-                typed, {.bucket_cap_mb = bucket_mb, .first_bucket_cap_mb = std::min(1.0, bucket_mb)});
-            ddp.set_gradient_weight(share);
+        const auto steps_with = [&](auto& ddp, auto& typed) {
             for (long step = run.epoch + 1; step <= steps; ++step) {
                 opt->zero_grad();
                 Tensor loss = forward_loss(ddp);
@@ -150,6 +179,16 @@ int main(int argc, char** argv) {
                     distributed::barrier("zero_run: checkpoint written");
                 }
             }
+        };
+        const auto train = [&](auto& typed) {
+            if (no_ddp) {
+                Local<std::decay_t<decltype(typed)>> local{typed};
+                return steps_with(local, typed);
+            }
+            nn::parallel::DistributedDataParallel ddp(
+                typed, {.bucket_cap_mb = bucket_mb, .first_bucket_cap_mb = std::min(1.0, bucket_mb)});
+            ddp.set_gradient_weight(share);
+            steps_with(ddp, typed);
             if (!timeline) return;
             // rank 0's view of its last step (times in seconds since the step's first gradient hook)
             const nn::parallel::ReducerStats& st = ddp.stats();
@@ -182,6 +221,14 @@ int main(int argc, char** argv) {
                        mem[2 * static_cast<std::size_t>(r) + 1]);
         return 0;
     } catch (const std::exception& e) {
-        return dp.fail(e);
+        if (!agreed_errors) return dp.fail(e);
+        fmt::print(stderr, "zero_run rank {} of {}: {}\n", dp.rank(), dp.world(), e.what());
+        std::fflush(stderr);
+        try {
+            distributed::barrier("zero_run: every rank's error printed");
+        } catch (const std::exception&) {
+            return dp.fail(e);  // the other ranks did not fail alike
+        }
+        return 3;
     }
 }

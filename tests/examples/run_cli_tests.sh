@@ -118,6 +118,12 @@ done
 expect 2 "winter_games --lr nan" "${wg[@]}" --lr nan
 expect 2 "winter_games --autocast fp16 (only bf16)" "${wg[@]}" --autocast fp16
 says "--autocast"; trained_nothing
+# bf16 is decided from the ISA oneDNN will use: ONEDNN_MAX_CPU_ISA below the CPU's was accepted
+# (emulated products, 2.4-4.2x slower than fp32) or failed at the first product with oneDNN's error.
+expect 1 "winter_games --autocast bf16, ONEDNN_MAX_CPU_ISA=AVX512_CORE" env ONEDNN_MAX_CPU_ISA=AVX512_CORE "${wg[@]}" --autocast bf16
+says "ONEDNN_MAX_CPU_ISA=AVX512_CORE"; trained_nothing
+expect 1 "winter_games --autocast bf16 --allow-slower-bf16, ONEDNN_MAX_CPU_ISA=AVX2" env ONEDNN_MAX_CPU_ISA=AVX2 "${wg[@]}" --autocast bf16 --allow-slower-bf16
+says "no bf16 matrix product below avx512_core"; trained_nothing
 expect 2 "spiral --lr nan" "$build/examples/spiral" --lr nan
 expect 2 "random_copy --len 65536: attention's scores do not fit" "${rc[@]}" --len 65536
 says "of them attention scores"; trained_nothing

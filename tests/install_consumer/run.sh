@@ -2,7 +2,8 @@
 # A user's program built against an installed xtgrad, as a user would: with exactly
 # `pkg-config --cflags --libs xtgrad`, and with CMake's find_package(xtgrad CONFIG), each at two
 # -march settings (the baseline x86-64 and this machine's native one), then with Debian 12's
-# clang++ 14 (the public headers compile with both compilers, warnings as errors), then run.
+# clang++ 14 (the public headers compile with both compilers, warnings as errors), then run. First,
+# that every public function taking a container links whatever the -march (containers.cpp).
 # usage: tests/install_consumer/run.sh PREFIX WORKDIR
 set -euo pipefail
 prefix=$(realpath "$1"); work=$2
@@ -16,6 +17,19 @@ soname=$(objdump -p "$libdir/libxtgrad.so" | awk '/SONAME/ {print $2}')
 xt_includes=$(pkg-config --cflags-only-I xtgrad | tr ' ' '\n' | grep -c "^-I$prefix" || true)
 [ "$xt_includes" -le 1 ] && ! pkg-config --cflags xtgrad | grep -q "include/xtgrad" ||
   { echo "pkg-config gives more than one xtgrad include path: $(pkg-config --cflags xtgrad)"; exit 1; }
+# Every public type is the same whatever the user's -m flags: no exported function names xsimd's
+# default allocator (its alignment, and so the mangled name, follows them), and a program calling
+# every public function that takes a container links and runs at each setting (containers.cpp).
+if nm -DC --defined-only "$libdir/libxtgrad.so" | grep -q 'xsimd::aligned_allocator'; then
+  echo "libxtgrad.so exports functions whose containers use xsimd's default allocator (-march dependent):"
+  nm -DC --defined-only "$libdir/libxtgrad.so" | grep 'xsimd::aligned_allocator' | head -n 5; exit 1
+fi
+for flags in "" -march=x86-64 -mavx2 -march=native; do
+  echo "-- every public function that takes a container, pkg-config ${flags:-(its flags alone)}"
+  # shellcheck disable=SC2046,SC2086  # pkg-config's words and the empty flags are meant to split
+  g++ -std=c++20 -O0 $flags "$here/containers.cpp" -o "$work/containers" $(pkg-config --cflags --libs xtgrad)
+  "$work/containers"
+done
 for march in x86-64 native; do
   echo "-- pkg-config, -march=$march"
   # shellcheck disable=SC2046  # pkg-config's words are meant to split
