@@ -1,0 +1,172 @@
+// Exercise 10's grader: each rule against finite differences on 20 seeded points, then the
+// network's jvp against xtgrad's func::jvp and finite differences on inputs of several shapes.
+// Each test stops at the first wrong rule or shape, names the point and the likely cause; the
+// network waits for the rules.
+#include "exercise.hpp"
+#include "diagnose.hpp"
+
+#include <xtgrad/autograd/func.hpp>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace xtgrad;
+using ex10::Dual;
+
+TEST_SUITE_BEGIN("10_dual_numbers");
+
+namespace {
+
+struct Point {
+    double a, da, b, db;
+};
+using Fn2 = std::function<double(double, double)>;                 // f(a, b)
+using Tangent = std::function<double(const Point&)>;               // a wrong rule's tangent
+struct Rule {
+    const char* name;
+    bool binary;
+    std::function<Dual(Dual, Dual)> dual;  // yours
+    Fn2 f;                                 // the value, from <cmath>
+    double a_lo, a_hi, b_lo, b_hi;         // where the points are drawn (b's sign is random)
+    std::vector<std::pair<const char*, Tangent>> likely;  // wrong rules, by their cause
+};
+
+const std::vector<Rule>& rules() {
+    using std::cos, std::exp, std::tanh;
+    static const std::vector<Rule> r = {
+        {"a * b", true, [](Dual a, Dual b) { return a * b; }, [](double a, double b) { return a * b; }, -3, 3, 0.5, 3,
+         {{"only a's term: the product rule has two, one per factor", [](const Point& p) { return p.da * p.b; }},
+          {"only b's term: the product rule has two, one per factor", [](const Point& p) { return p.a * p.db; }},
+          {"a.tangent · b.tangent: that is the ε² term, which is 0", [](const Point& p) { return p.da * p.db; }}}},
+        {"a / b", true, [](Dual a, Dual b) { return a / b; }, [](double a, double b) { return a / b; }, -3, 3, 0.5, 3,
+         {{"the two terms are added: in a quotient b's term is subtracted",
+           [](const Point& p) { return (p.da * p.b + p.a * p.db) / (p.b * p.b); }},
+          {"divided by b, not by b²", [](const Point& p) { return (p.da * p.b - p.a * p.db) / p.b; }},
+          {"only a's term: b moves too", [](const Point& p) { return p.da / p.b; }}}},
+        {"exp(a)", false, [](Dual a, Dual) { return ex10::exp(a); }, [](double a, double) { return exp(a); }, -3, 3, 0, 0,
+         {{"the chain rule's factor a.tangent is missing", [](const Point& p) { return exp(p.a); }}}},
+        {"log(a)", false, [](Dual a, Dual) { return ex10::log(a); }, [](double a, double) { return std::log(a); }, 0.2, 5, 0, 0,
+         {{"the chain rule's factor a.tangent is missing", [](const Point& p) { return 1 / p.a; }},
+          {"multiplied by a: log's derivative is 1/a", [](const Point& p) { return p.da * p.a; }}}},
+        {"sin(a)", false, [](Dual a, Dual) { return ex10::sin(a); }, [](double a, double) { return std::sin(a); }, -4, 4, 0, 0,
+         {{"the chain rule's factor a.tangent is missing", [](const Point& p) { return cos(p.a); }}}},
+        {"tanh(a)", false, [](Dual a, Dual) { return ex10::tanh(a); }, [](double a, double) { return tanh(a); }, -3, 3, 0, 0,
+         {{"the chain rule's factor a.tangent is missing", [](const Point& p) { return 1 - tanh(p.a) * tanh(p.a); }},
+          {"1 − tanh(a), not 1 − tanh(a)²", [](const Point& p) { return (1 - tanh(p.a)) * p.da; }},
+          {"1 − a², with a the input: tanh' is 1 − tanh(a)²", [](const Point& p) { return (1 - p.a * p.a) * p.da; }}}},
+    };
+    return r;
+}
+
+std::vector<Point> points(std::size_t rule) {
+    const Rule& r = rules()[rule];
+    Generator gen(1000 + rule);
+    std::vector<Point> ps(20);
+    for (Point& p : ps) {
+        p.a = gen.uniform(static_cast<float>(r.a_lo), static_cast<float>(r.a_hi));
+        p.da = gen.uniform(-2.f, 2.f);  // never 1: a rule that forgets the chain rule's factor is caught
+        p.b = gen.uniform(static_cast<float>(r.b_lo), static_cast<float>(r.b_hi)) * (gen.uniform() < 0.5f ? -1 : 1);
+        p.db = r.binary ? gen.uniform(-2.f, 2.f) : 0;
+    }
+    return ps;
+}
+
+// The directional derivative of f at (a, b) along (da, db), by central differences in double.
+double numeric(const Fn2& f, const Point& p) {
+    const double h = 1e-6;
+    return (f(p.a + h * p.da, p.b + h * p.db) - f(p.a - h * p.da, p.b - h * p.db)) / (2 * h);
+}
+
+bool close(double got, double want, double tol) { return std::abs(got - want) <= tol * (1 + std::abs(want)); }
+
+std::string point_str(const Rule& r, const Point& p) {
+    return r.binary ? fmt::format("a = {:.4g} {:+.4g}ε, b = {:.4g} {:+.4g}ε", p.a, p.da, p.b, p.db)
+                    : fmt::format("a = {:.4g} {:+.4g}ε", p.a, p.da);
+}
+
+// "" when rule i is right at all its points; else the first wrong point and the likely cause.
+std::string check_rule(std::size_t i) {
+    const Rule& r = rules()[i];
+    const std::vector<Point> ps = points(i);
+    std::vector<double> got(ps.size()), want(ps.size());
+    for (std::size_t k = 0; k < ps.size(); ++k) {
+        const Point& p = ps[k];
+        const Dual y = r.dual({p.a, p.da}, {p.b, p.db});
+        if (!close(y.value, r.f(p.a, p.b), 1e-12))
+            return fmt::format("{}: the value is off at point {} of {} ({}){}", r.name, k + 1, ps.size(), point_str(r, p),
+                               grading::reveal() ? fmt::format(" [expected {:.8g}, got {:.8g}]", r.f(p.a, p.b), y.value) : "");
+        got[k] = y.tangent, want[k] = numeric(r.f, p);
+    }
+    std::size_t first = ps.size();
+    for (std::size_t k = 0; k < ps.size() && first == ps.size(); ++k)
+        if (!close(got[k], want[k], 1e-6)) first = k;
+    if (first == ps.size()) return "";
+    const auto all = [&](const std::function<double(std::size_t)>& h) {
+        for (std::size_t k = 0; k < ps.size(); ++k)
+            if (!close(got[k], h(k), 1e-9)) return false;
+        return true;
+    };
+    std::string cause;
+    if (all([](std::size_t) { return 0.0; })) cause = "every tangent is 0: is the TODO still there?";
+    for (const auto& [why, wrong] : r.likely)
+        if (cause.empty() && all([&, &w = wrong](std::size_t k) { return w(ps[k]); })) cause = why;
+    if (cause.empty() && all([&](std::size_t k) { return -want[k]; })) cause = "the opposite sign everywhere: a sign?";
+    const std::size_t off = static_cast<std::size_t>(
+        std::count_if(ps.begin(), ps.end(), [&, k = std::size_t{0}](const Point&) mutable { const std::size_t j = k++; return !close(got[j], want[j], 1e-6); }));
+    std::string msg = fmt::format("{}: the tangent is off at {} of {} points, the first at point {} ({})", r.name, off,
+                                  ps.size(), first + 1, point_str(r, ps[first]));
+    if (!cause.empty()) msg += "; " + cause;
+    msg += grading::reveal() ? fmt::format(" [there: expected {:.8g}, got {:.8g}]", want[first], got[first])
+                             : " (XTGRAD_REVEAL=1 shows the expected values)";
+    return msg;
+}
+
+std::string rules_all() {
+    for (std::size_t i = 0; i < rules().size(); ++i)
+        if (std::string m = check_rule(i); !m.empty()) return m;
+    return "";
+}
+
+// The network on xtgrad's tensors: the same function as ex10::network.
+Tensor network_tensor(const Tensor& w, const Tensor& b, const Tensor& x) {
+    const Tensor h = tanh(add(matmul(w, x), b));
+    return div(log(add(exp(h), 1.f)), add(mul(h, h), 1.f));
+}
+
+std::string check_network() {
+    const std::vector<std::pair<std::size_t, std::size_t>> shapes = {{3, 5}, {6, 2}, {4, 4}, {1, 7}, {8, 1}};
+    for (std::size_t s = 0; s < shapes.size(); ++s) {
+        const auto [n, m] = shapes[s];
+        Generator gen(2000 + s);
+        const Tensor w = randn({m, n}, gen), b = randn({m}, gen), x = randn({n}, gen), v = randn({n}, gen);
+        const std::vector<double> wd(w.ptr(), w.ptr() + w.numel()), bd(b.ptr(), b.ptr() + b.numel());
+        std::vector<Dual> xd(n);
+        for (std::size_t j = 0; j < n; ++j) xd[j] = {x.ptr()[j], v.ptr()[j]};
+        const std::vector<Dual> y = ex10::network(wd, bd, xd);
+        // references: func::jvp (xtgrad's, by the double-backward trick) and central differences
+        const Tensor jv = func::jvp([&](const std::vector<Tensor>& in) { return network_tensor(w, b, in[0]); }, {x}, {v}).second;
+        Array mine = xt::zeros<float>({m}), fd = xt::zeros<float>({m});
+        const double h = 1e-6;
+        std::vector<Dual> plus(n), minus(n);
+        for (std::size_t j = 0; j < n; ++j) plus[j] = {xd[j].value + h * xd[j].tangent, 0}, minus[j] = {xd[j].value - h * xd[j].tangent, 0};
+        const std::vector<Dual> yp = ex10::network(wd, bd, plus), ym = ex10::network(wd, bd, minus);
+        for (std::size_t i = 0; i < m; ++i)
+            mine(i) = static_cast<float>(y[i].tangent), fd(i) = static_cast<float>((yp[i].value - ym[i].value) / (2 * h));
+        const std::string where = fmt::format(", W of shape ({},{}), seed {}", m, n, 2000 + s);
+        if (std::string d = grading::diagnose("the network's tangents against func::jvp" + where, mine, jv.data(), 1e-4); !d.empty()) return d;
+        if (std::string d = grading::diagnose("the network's tangents against finite differences" + where, mine, fd, 1e-4); !d.empty()) return d;
+    }
+    return "";
+}
+
+}  // namespace
+
+TEST_CASE("10_dual_numbers: each rule's value and tangent, on 20 points each") { GRADE(rules_all()); }
+
+TEST_CASE("10_dual_numbers: a network's jvp, against func::jvp and finite differences, on 5 shapes") {
+    GRADE(rules_all().empty() ? check_network() : "not graded until every rule is right (above)");
+}
+
+TEST_SUITE_END();
