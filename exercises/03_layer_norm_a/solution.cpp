@@ -27,8 +27,9 @@ LayerNormGrads layer_norm_a_backward(const Array& x, const Array& gamma, const A
             h_mean += h[i] / static_cast<double>(d);
             hu += h[i] * u[i];
         }
-        for (std::size_t k = 0; k < d; ++k)
-            out.dx(r, k) = static_cast<float>((h[k] - h_mean) / D - u[k] * hu / (D * D * static_cast<double>(d - 1) * s));
+        // the std's own derivative, u / ((d − 1) s), is 0 on a constant row (u = 0, s = 0), not 0/0
+        const double through_std = s > 0 ? hu / (D * D * static_cast<double>(d - 1) * s) : 0.0;
+        for (std::size_t k = 0; k < d; ++k) out.dx(r, k) = static_cast<float>((h[k] - h_mean) / D - u[k] * through_std);
     }
     return out;
 }

@@ -44,4 +44,19 @@ TEST_CASE("03_layer_norm_a: gradcheck of x, gamma and beta") {
         {in.x, in.gamma, in.beta}));
 }
 
+// A constant row (a padded position of a batch): its std is 0, and a backward that divides by it
+// gives 0/0 = NaN where the composition's std gives 0 (xtgrad's stddev backward at a zero std).
+TEST_CASE("03_layer_norm_a: a constant row gives finite gradients, the composition's") {
+    Inputs mine, ref;
+    for (Tensor* x : {&mine.x, &ref.x})
+        for (std::size_t i = 0; i < 3; ++i) x->mutable_data()(1, i) = 0.75f;
+    ex03::layer_norm_a(mine.x, mine.gamma, mine.beta, kEps).backward(upstream());
+    composed(ref).backward(upstream());
+    // dx is ~1e6 on that row (the std is only eps): a tolerance relative to it
+    const double scale = xt::amax(xt::abs(ref.x.grad_array()))();
+    GRADE_CLOSE("d loss / d x (row 1 constant)", grading::grad_or_zeros(mine.x), ref.x.grad_array(), 1e-5 * scale);
+    GRADE_CLOSE("d loss / d gamma (row 1 constant)", grading::grad_or_zeros(mine.gamma), ref.gamma.grad_array(),
+                1e-5 * scale);
+}
+
 TEST_SUITE_END();

@@ -50,4 +50,25 @@ TEST_CASE("04_attention_backward: gradcheck of q, k and v") {
         {in.q, in.k, in.v}));
 }
 
+// Queries and keys of different counts, values narrower than keys: a loop over the keys bounded
+// by Lq (or over v's columns bounded by d) passes every square case and fails here.
+TEST_CASE("04_attention_backward: not square: 2 queries, 5 keys (the last one padding), d 3, dv 2") {
+    constexpr std::size_t nq = 2, nk = 5, dk = 3, dv = 2;
+    Mask padding = xt::zeros<bool>({nq, nk});
+    for (std::size_t i = 0; i < nq; ++i) padding(i, nk - 1) = true;
+    const float scale = 1.f / std::sqrt(static_cast<float>(dk));
+    Generator gen(404);
+    const Array q = randn({nq, dk}, gen).data(), k = randn({nk, dk}, gen).data(), v = randn({nk, dv}, gen).data();
+    const Array g = randn({nq, dv}, gen).data();
+    Tensor mq(q, true), mk(k, true), mv(v, true), rq(q, true), rk(k, true), rv(v, true);
+    ex04::attention(mq, mk, mv, padding, scale).backward(g);
+    nn::AttentionOptions o;
+    o.scale = scale;
+    o.masked = &padding;
+    nn::scaled_dot_product_attention_composed(rq, rk, rv, o).context.backward(g);
+    GRADE_CLOSE("d loss / d v (Lq 2, Lk 5)", grading::grad_or_zeros(mv), rv.grad_array(), 1e-5);
+    GRADE_CLOSE("d loss / d q (Lq 2, Lk 5)", grading::grad_or_zeros(mq), rq.grad_array(), 1e-5);
+    GRADE_CLOSE("d loss / d k (Lq 2, Lk 5)", grading::grad_or_zeros(mk), rk.grad_array(), 1e-5);
+}
+
 TEST_SUITE_END();
