@@ -22,6 +22,19 @@ inline constexpr EnvSwitch kGemmProfileSwitch{"XTGRAD_GEMM_PROFILE", "time every
 inline constexpr EnvSwitch kBreakTrapSwitch{"XTGRAD_BREAK_TRAP", "raise SIGTRAP at a match", "no signal, the default"};
 inline constexpr EnvSwitch kBlockCacheSwitch{"XTGRAD_BLOCK_CACHE", "keep large blocks for reuse; unset: the CPU's default",
                                              "take them from the C heap"};
+// The speed mechanisms bench/run.sh --compare-switches measures on against off (docs/performance.md,
+// "Switches"); unset is the default, which is on for each of them.
+inline constexpr EnvSwitch kSmallGemmSwitch{"XTGRAD_SMALL_GEMM", "small products to xtgrad's own kernels, the default",
+                                            "every product to the GEMM backend"};
+inline constexpr EnvSwitch kSkinnyGemmSwitch{"XTGRAD_SKINNY_GEMM",
+                                             "skinny products to xtgrad's skinny kernels where they win, the default",
+                                             "skinny products to the GEMM backend"};
+inline constexpr EnvSwitch kPoolSpinSwitch{"XTGRAD_POOL_SPIN",
+                                           "idle pool workers spin, then yield, before sleeping, the default",
+                                           "idle pool workers sleep at once"};
+inline constexpr EnvSwitch kBf16SmallInFp32Switch{"XTGRAD_BF16_SMALL_IN_FP32",
+                                                  "autocast runs products with a side under 8 in fp32, the default",
+                                                  "autocast runs every product but the smallest in bf16"};
 
 enum class SwitchValue { unset, off, on, invalid };
 

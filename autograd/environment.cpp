@@ -9,13 +9,15 @@
 namespace xtgrad {
 
 // Each reader throws its own Error for a bad value; the ones read once and kept (the trace, the
-// ISA, the profile, the break filter) are read here for good, the block cache's switch again.
+// ISA, the profile, the break filter) are read here for good, the speed switches again.
 void check_environment() {
     (void)trace_enabled();
     (void)active_isa();
     (void)gemm_profiling();
     debug::check_break_environment();
-    (void)detail::read_switch(detail::kBlockCacheSwitch, true);
+    for (const detail::EnvSwitch* s : {&detail::kBlockCacheSwitch, &detail::kSmallGemmSwitch, &detail::kSkinnyGemmSwitch,
+                                       &detail::kPoolSpinSwitch, &detail::kBf16SmallInFp32Switch})
+        (void)detail::read_switch(*s, true);
 }
 
 }  // namespace xtgrad

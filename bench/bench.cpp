@@ -297,6 +297,7 @@ nlohmann::ordered_json run(const std::string& config, const Options& o) {
     r["step_cpu_ms"] = stats(step_cpu).median;  // CPU time of all threads per step (median)
     // Large blocks (autograd/array_allocator.hpp): live at most, and how requests were served
     const memory::BlockCacheStats bc = memory::block_cache_stats();
+    r["block_cache_default"] = memory::block_cache_default_on();  // this CPU's default (XTGRAD_BLOCK_CACHE unset)
     r["block_cache"] = bc.enabled ? nlohmann::ordered_json{{"peak_live_mib", static_cast<double>(bc.peak_live_bytes) / (1 << 20)},
                                                            {"peak_mapped_mib", static_cast<double>(bc.peak_mapped_bytes) / (1 << 20)},
                                                            {"cached_mib", static_cast<double>(bc.cached_bytes) / (1 << 20)},

@@ -3,25 +3,33 @@
 # the same configurations, alternating A B A B so that a machine that gets busier or quieter
 # during the run moves both sides alike, and prints one table of medians, the after/before
 # ratio and each side's peak RSS. No PyTorch needed (bench/run.sh compares with torch).
+# With --switches, one build against itself: each speed switch on (=1) against off (=0), the
+# on/off table that decides a default (docs/performance.md, "Switches"; bench/run.sh
+# --compare-switches runs it on every config).
 #
 #   git worktree add /tmp/before <commit> && meson setup /tmp/before/build --buildtype=release \
 #       && ninja -C /tmp/before/build bench/xtgrad_bench
 #   bash bench/compare_builds.sh --before /tmp/before/build --after build
 #   bash bench/compare_builds.sh --before B --after A --runs "winter:1 seed-b:2:16" --rounds 3
 #   bash bench/compare_builds.sh --before B --after A --runs "winter:1" --args "--optimizer-in-backward"
+#   bash bench/compare_builds.sh --switches all --build build --runs "seed-d:1" --out /tmp/sw.jsonl
 #
 # --runs is a list of config:threads[:batch]; the default covers every config of bench/run.sh
 # plus seed-b at batch 16 on 2 threads (issue 10's memory check). Each (side, run, round)
 # is its own process, so every peak RSS is that run's own. The medians reported are the
 # median over the rounds of each round's median step. --args adds options to every
-# xtgrad_bench run of both sides.
+# xtgrad_bench run of both sides. --switches takes switch names or `all` (every one below);
+# XTGRAD_POOL_SPIN is measured on 2+ threads only, XTGRAD_BF16_SMALL_IN_FP32 under bf16 autocast.
+# --out keeps the JSON lines, stamped with the CPU, commit and load (bench/results.py).
 set -euo pipefail
 source "$(dirname "$0")/cli_checks.sh"
 
 before="" after="" rounds=2 runs="winter:1 winter:2 seed-d:1 seed-d:2 seed-b:2:16 seed-b:2:64" out="" extra=""
+switches="" build=""
+all_switches="XTGRAD_BLOCK_CACHE XTGRAD_SMALL_GEMM XTGRAD_SKINNY_GEMM XTGRAD_POOL_SPIN XTGRAD_BF16_SMALL_IN_FP32"
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --before | --after | --rounds | --runs | --out | --args) needs_value compare_builds.sh "$1" $# || exit 2 ;;
+    --before | --after | --rounds | --runs | --out | --args | --switches | --build) needs_value compare_builds.sh "$1" $# || exit 2 ;;
   esac
   case "$1" in
     --before) before="$2"; shift ;;
@@ -30,12 +38,25 @@ while [[ $# -gt 0 ]]; do
     --runs) runs="$2"; shift ;;
     --out) out="$2"; shift ;;
     --args) extra="$2"; shift ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    --switches) switches="$2"; shift ;;
+    --build) build="$2"; shift ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) echo "compare_builds.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
 done
-[[ -n "$before" && -n "$after" ]] || { echo "compare_builds.sh: --before BUILD and --after BUILD are required" >&2; exit 2; }
+if [[ -n "$switches" ]]; then
+  [[ -z "$before$after" ]] || { echo "compare_builds.sh: --switches compares one build (--build), not --before/--after" >&2; exit 2; }
+  build=${build:-build}
+  [[ $switches == all ]] && switches=$all_switches
+  for sw in $switches; do
+    [[ " $all_switches " == *" $sw "* ]] || { echo "compare_builds.sh: unknown switch '$sw' (all, or some of: $all_switches)" >&2; exit 2; }
+  done
+  before=$build after=$build
+else
+  [[ -z "$build" ]] || { echo "compare_builds.sh: --build goes with --switches; two builds are --before and --after" >&2; exit 2; }
+fi
+[[ -n "$before" && -n "$after" ]] || { echo "compare_builds.sh: --before BUILD and --after BUILD are required (or --switches)" >&2; exit 2; }
 for b in "$before" "$after"; do
   [[ -x "$b/bench/xtgrad_bench" ]] || { echo "compare_builds.sh: $b/bench/xtgrad_bench not found; build it first" >&2; exit 2; }
 done
@@ -66,23 +87,47 @@ steps_of() {
 }
 
 echo "# $(date -u +%FT%TZ) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+export XTGRAD_BENCH_RUN_ID=${XTGRAD_BENCH_RUN_ID:-$(date -u +%FT%TZ)}  # one run of many lines (bench/results.py)
+# pairs: NAME SIDE_A ENV_A SIDE_B ENV_B, one per compared thing ("-": no variable set)
+pairs=() mode=builds
+if [[ -n "$switches" ]]; then
+  mode=switches
+  for sw in $switches; do pairs+=("$sw on $sw=1 off $sw=0"); done
+else
+  pairs=("builds before - after -")
+fi
 for ((r = 1; r <= rounds; r++)); do
   for run in $runs; do
     IFS=: read -r config threads batch <<< "$run"
     args=$(steps_of "$config")
     [[ -n "${batch:-}" ]] && args="$args --batch $batch"
     args="$args $extra"
-    for side in before after; do
-      build=$before; [[ $side == after ]] && build=$after
-      echo "# round $r: $run $side (load $(cut -d' ' -f1 /proc/loadavg))" >&2
-      # shellcheck disable=SC2086
-      line=$("$build/bench/xtgrad_bench" --config "$config" --threads "$threads" $args --json)
-      echo "{\"side\": \"$side\", \"run\": \"$run\", \"result\": $line}" >> "$results"
+    for pair in "${pairs[@]}"; do
+      read -r name side_a env_a side_b env_b <<< "$pair"
+      pair_args=$args
+      case $name in
+        XTGRAD_POOL_SPIN) [[ $threads -ge 2 ]] || continue ;;  # one thread: no pool
+        XTGRAD_BF16_SMALL_IN_FP32) pair_args="$args --autocast bf16 --allow-slower-bf16" ;;
+      esac
+      for side in "$side_a" "$side_b"; do
+        build=$before env_set=$env_a
+        [[ $side == "$side_b" ]] && build=$after env_set=$env_b
+        [[ $env_set == - ]] && env_set=()
+        echo "# round $r: $run $name $side (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+        # shellcheck disable=SC2086
+        line=$(env "${env_set[@]}" "$build/bench/xtgrad_bench" --config "$config" --threads "$threads" $pair_args --json)
+        echo "{\"mode\": \"$mode\", \"pair\": \"$name\", \"side\": \"$side\", \"round\": $r, \"run\": \"$run\", \"result\": $line}" |
+          python3 "$(dirname "$0")/results.py" stamp >> "$results"
+      done
     done
   done
 done
 echo "# done $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
+if [[ -n "$switches" ]]; then
+  python3 "$(dirname "$0")/results.py" render "$results" | sed -n '/results:switches/,/\/results:switches/p' | grep -v '^<!--'
+  exit 0
+fi
 python3 - "$results" <<'EOF'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
@@ -90,7 +135,7 @@ runs = list(dict.fromkeys(r["run"] for r in rows))
 print("| run (config:threads[:batch]) | phase | before ms | after ms | after / before | peak RSS MiB before / after |")
 print("|---|---|---|---|---|---|")
 for run in runs:
-    side = lambda s: [r["result"] for r in rows if r["run"] == run and r["side"] == s]
+    side = lambda s: [r["result"] for r in rows if r["run"] == run and r["side"] == s]  # one pair: the builds
     b, a = side("before"), side("after")
     first = True
     for phase in ["step", "fwd", "bwd", "opt", "infer"]:

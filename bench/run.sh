@@ -10,6 +10,7 @@
 #   bash bench/run.sh --ceiling-builds "build build-openblas"   # the ceiling of each backend's build
 #   bash bench/run.sh --autocast bf16  # each config in fp32 and under bf16 autocast, both programs
 #   bash bench/run.sh --configs winter --optimizer-in-backward   # xtgrad also with its step in backward
+#   bash bench/run.sh --compare-switches --out /tmp/sw.jsonl     # each speed switch on against off, every config
 #
 # Needs a release build with the benchmark (meson setup build --buildtype=release; ninja -C
 # build) and Debian's python3-torch for the PyTorch side. Each configuration runs in its own
@@ -197,6 +198,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
 
 main() {
   local build=build quick=0 configs="winter seed-d seed-b" out="" table="" ceiling_builds="" autocast="" in_backward=("")
+  local compare_switches=0
   while [[ $# -gt 0 ]]; do
     case "$1" in
       --build | --configs | --out | --table | --ceiling-builds | --autocast) needs_value run.sh "$1" $# || return 2 ;;
@@ -209,10 +211,11 @@ main() {
       --table) table="$2"; shift ;;
       --ceiling-builds) ceiling_builds="$2"; shift ;;
       --optimizer-in-backward) in_backward=("" --optimizer-in-backward) ;;
+      --compare-switches) compare_switches=1 ;;
       --autocast)
         autocast="$2"; shift
         [[ $autocast == bf16 ]] || { echo "run.sh: --autocast takes bf16, got '$autocast'" >&2; return 2; } ;;
-      -h|--help) sed -n '2,24p' "$0"; return 0 ;;
+      -h|--help) sed -n '2,25p' "$0"; return 0 ;;
       *) echo "run.sh: unknown argument $1" >&2; return 2 ;;
     esac
     shift
@@ -229,6 +232,15 @@ main() {
     [[ " $bench_configs " == *" $c "* ]] || { echo "run.sh: unknown config '$c' in --configs ($bench_configs)" >&2; return 2; }
   done
   results_file run.sh "$out" || return 2
+  if ((compare_switches)); then  # the on/off table (bench/compare_builds.sh --switches), no torch needed
+    local runs="" t
+    for c in $configs; do
+      for t in $(threads_of "$c"); do runs+=" $c:$t"; done
+      [[ $c == seed-b ]] && runs+=" seed-b:2:16"
+    done
+    bash bench/compare_builds.sh --switches all --build "$build" --runs "${runs# }" --rounds 2 ${out:+--out "$out"}
+    return $?
+  fi
   local b
   for b in "$build" $ceiling_builds; do
     [[ -f "$b/meson-info/intro-buildoptions.json" ]] || { echo "run.sh: '$b' is not a meson build folder (meson setup $b --buildtype=release)" >&2; return 2; }
@@ -243,6 +255,9 @@ main() {
   results=""
   if [[ -n "$out" ]]; then results="$out"; : > "$results"; else results=$(mktemp); trap 'rm -f "$results"' EXIT; fi
 
+  # Each result line, stamped with the CPU, commit and load (bench/results.py), appended to the results
+  export XTGRAD_BENCH_RUN_ID=${XTGRAD_BENCH_RUN_ID:-$(date -u +%FT%TZ)}
+  kept() { python3 bench/results.py stamp >> "$results"; }
   echo "# $(date -u +%FT%TZ)  $(nproc) cores  load $(cut -d' ' -f1-3 /proc/loadavg)  compilers running: $(pgrep -c cc1plus || true)" >&2
   # The ceiling: this build's backend, and any other build named (default: build-openblas if built).
   if [[ -z "$ceiling_builds" ]]; then
@@ -252,9 +267,9 @@ main() {
   for b in $ceiling_builds; do
     echo "# ceiling ($b) ..." >&2
     if [[ $(backend_of "$b") == openblas ]]; then
-      both_openblas_ways "$b/bench/ceiling_bench" --json >> "$results" || echo "# ceiling ($b): failed, left out" >&2
+      both_openblas_ways "$b/bench/ceiling_bench" --json | kept || echo "# ceiling ($b): failed, left out" >&2
     else
-      "$b/bench/ceiling_bench" --json >> "$results" || echo "# ceiling ($b): failed, left out" >&2
+      "$b/bench/ceiling_bench" --json | kept || echo "# ceiling ($b): failed, left out" >&2
     fi
   done
   local t a
@@ -271,17 +286,17 @@ main() {
           echo "# $c, $t thread(s)${ac:+, autocast $ac}${ib:+, $ib}: xtgrad ...  (load $(cut -d' ' -f1 /proc/loadavg), compilers $(pgrep -c cc1plus || true))" >&2
           if [[ $xtgrad_backend == openblas ]]; then
             # shellcheck disable=SC2086
-            both_openblas_ways "$bench" --config "$c" --threads "$t" $a "${xt_acflag[@]}" $ib --json >> "$results"
+            both_openblas_ways "$bench" --config "$c" --threads "$t" $a "${xt_acflag[@]}" $ib --json | kept
           else
             # shellcheck disable=SC2086
-            "$bench" --config "$c" --threads "$t" $a "${xt_acflag[@]}" $ib --json >> "$results"
+            "$bench" --config "$c" --threads "$t" $a "${xt_acflag[@]}" $ib --json | kept
           fi
         done
         echo "# $c, $t thread(s)${ac:+, autocast $ac}: torch, OpenBLAS as set, then its own detection ...  (load $(cut -d' ' -f1 /proc/loadavg), compilers $(pgrep -c cc1plus || true))" >&2
         local torch_env=()
         [[ $t -gt 1 ]] && torch_env=(OMP_WAIT_POLICY=PASSIVE)
         # shellcheck disable=SC2086
-        both_openblas_ways env "${torch_env[@]}" $python bench/torch_bench.py --config "$c" --threads "$t" $a "${acflag[@]}" --json >> "$results"
+        both_openblas_ways env "${torch_env[@]}" $python bench/torch_bench.py --config "$c" --threads "$t" $a "${acflag[@]}" --json | kept
       done
     done
   done

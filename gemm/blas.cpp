@@ -3,6 +3,7 @@
 // (gemm/gemm_backend.hpp), split over xtgrad's pool when the backend does not thread itself.
 #include <xtgrad/gemm/blas.hpp>
 
+#include <xtgrad/autograd/env_switch.hpp>
 #include <xtgrad/gemm/bf16_convert.hpp>
 #include <xtgrad/gemm/gemm_backend.hpp>
 #include <xtgrad/gemm/gemm_profile.hpp>
@@ -232,10 +233,15 @@ bool skinny_on_avx512(int M, int N, int K) {
 // operand once instead of packing it (skinny_gemm.hpp), where that beats the backend (OpenBLAS
 // always; oneDNN where the skinny kernels have AVX-512: forward, dx and dW); every
 // other product goes to the backend.
+// XTGRAD_SMALL_GEMM=0 and XTGRAD_SKINNY_GEMM=0 send those products to the backend too (the
+// on/off comparison of bench/run.sh --compare-switches); read once, on the first product.
 void route(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
            int ldb, float beta, float* C, int ldc) {
-    if (small_gemm_takes(M, N, K)) return small_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    if ((detail::backend_prefers_skinny_kernels() || skinny_on_avx512(M, N, K)) &&
+    static const bool small_on = detail::read_switch(detail::kSmallGemmSwitch, true);
+    static const bool skinny_on = detail::read_switch(detail::kSkinnyGemmSwitch, true);
+    if (small_on && small_gemm_takes(M, N, K))
+        return small_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (skinny_on && (detail::backend_prefers_skinny_kernels() || skinny_on_avx512(M, N, K)) &&
         skinny_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
         return;
     split_or_call(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -270,11 +276,19 @@ void convert_to_bf16(const float* src, int rows, int cols, int ld, std::uint16_t
 }
 
 namespace {
-// Below this many rows on a side, a bf16 product runs in fp32 (bf16_product_in_fp32).
-std::atomic<int> min_bf16_side{kDefaultBf16MinSide};
+// Below this many rows on a side, a bf16 product runs in fp32 (bf16_product_in_fp32); -1 until
+// first read: XTGRAD_BF16_SMALL_IN_FP32=0 makes it 0 (only small_gemm_fits stays in fp32).
+std::atomic<int> min_bf16_side{-1};
 }  // namespace
 
-int detail::bf16_min_side() { return min_bf16_side.load(std::memory_order_relaxed); }
+int detail::bf16_min_side() {
+    int side = min_bf16_side.load(std::memory_order_relaxed);
+    if (side >= 0) return side;
+    int unread = -1;
+    const int initial = detail::read_switch(detail::kBf16SmallInFp32Switch, true) ? kDefaultBf16MinSide : 0;
+    min_bf16_side.compare_exchange_strong(unread, initial, std::memory_order_relaxed);
+    return min_bf16_side.load(std::memory_order_relaxed);
+}
 void detail::set_bf16_min_side(int rows) { min_bf16_side.store(std::max(0, rows), std::memory_order_relaxed); }
 
 bool bf16_product_in_fp32(int M, int N, int K) {

@@ -6,9 +6,13 @@
 #include <xtgrad/autograd/env_switch.hpp>
 #include <xtgrad/autograd/environment.hpp>
 #include <xtgrad/simd/cpu_isa.hpp>
+#include <xtgrad/threads/parallel.hpp>
+
+#include <algorithm>
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 using namespace xtgrad;
 
@@ -68,6 +72,33 @@ TEST_CASE("XTGRAD_ISA: a bad value is an Error quoting at most 40 characters of 
     const std::string huge(100000, 'x');  // the whole value used to be quoted
     CHECK_THROWS_WITH_AS(detail::isa_from_env(huge.c_str()),
                          ("XTGRAD_ISA=" + std::string(40, 'x') + ": expected baseline or avx512").c_str(), Error);
+}
+
+TEST_CASE("the speed switches: check_environment refuses a bad value of each, naming it") {
+    for (const detail::EnvSwitch* sw : {&detail::kSmallGemmSwitch, &detail::kSkinnyGemmSwitch, &detail::kPoolSpinSwitch,
+                                        &detail::kBf16SmallInFp32Switch, &detail::kBlockCacheSwitch}) {
+        CAPTURE(sw->name);
+        REQUIRE(::setenv(sw->name, "on", 1) == 0);
+        CHECK_THROWS_WITH_AS(check_environment(), (std::string(sw->name) + ": 'on' is neither 1 (" + sw->on +
+                                                   ") nor 0 (" + sw->off + ")").c_str(), Error);
+        ::unsetenv(sw->name);
+    }
+    CHECK_NOTHROW(check_environment());
+}
+
+TEST_CASE("XTGRAD_POOL_SPIN: a bad value refuses set_num_threads and keeps the pool; 0 runs jobs alike") {
+    const int before = num_threads();
+    REQUIRE(::setenv("XTGRAD_POOL_SPIN", "yes", 1) == 0);
+    CHECK_THROWS_WITH_AS(set_num_threads(before == 2 ? 3 : 2), doctest::Contains("XTGRAD_POOL_SPIN: 'yes'"), Error);
+    CHECK(num_threads() == before);
+    REQUIRE(::setenv("XTGRAD_POOL_SPIN", "0", 1) == 0);
+    set_num_threads(before == 2 ? 3 : 2);
+    std::vector<int> hits(1000, 0);
+    parallel_for(hits.size(), 1, [&](std::size_t b, std::size_t e) { for (std::size_t i = b; i < e; ++i) hits[i] += 1; });
+    CHECK(std::count(hits.begin(), hits.end(), 1) == 1000);
+    ::unsetenv("XTGRAD_POOL_SPIN");
+    set_num_threads(before);
+    CHECK(num_threads() == before);
 }
 
 TEST_CASE("check_environment passes in the test's own environment") {

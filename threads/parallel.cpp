@@ -8,6 +8,7 @@
 // waiting worker never holds a core another thread (OpenBLAS's) wants for long.
 #include <xtgrad/threads/parallel.hpp>
 
+#include <xtgrad/autograd/env_switch.hpp>
 #include <xtgrad/autograd/error.hpp>
 
 #include <algorithm>
@@ -58,7 +59,8 @@ inline void spin_step() {
 
 class Pool {
 public:
-    explicit Pool(int workers) {
+    // spin: idle workers spin, then yield, before they sleep (XTGRAD_POOL_SPIN, on by default)
+    Pool(int workers, bool spin) : spin_(spin) {
         for (int i = 0; i < workers; ++i) threads_.emplace_back([this, i] { loop(i); });
     }
     ~Pool() {
@@ -118,9 +120,10 @@ private:
             // hundred µs (dropout's draws, the graph) would otherwise pay again and again.
             const auto idle_since = std::chrono::steady_clock::now();
             const auto idle = [&] { return std::chrono::steady_clock::now() - idle_since; };
-            while (generation_.load(std::memory_order_acquire) == seen && idle() < kSpin)
+            while (spin_ && generation_.load(std::memory_order_acquire) == seen && idle() < kSpin)
                 for (int i = 0; i < 64 && generation_.load(std::memory_order_acquire) == seen; ++i) spin_step();
-            while (generation_.load(std::memory_order_acquire) == seen && idle() < kYield) std::this_thread::yield();
+            while (spin_ && generation_.load(std::memory_order_acquire) == seen && idle() < kYield)
+                std::this_thread::yield();
             std::size_t chunks;
             {
                 std::unique_lock<std::mutex> lock(mutex_);
@@ -137,6 +140,7 @@ private:
         }
     }
 
+    const bool spin_;
     std::vector<std::thread> threads_;
     std::mutex mutex_, job_mutex_;
     std::condition_variable wake_;
@@ -158,11 +162,12 @@ void set_num_threads(int n) {
     if (n < 1 || n > kMaxThreads)
         fail("set_num_threads: {} threads asked for; xtgrad's pool takes 1 to {} (the calling thread included)", n,
              kMaxThreads);
+    const bool spin = detail::read_switch(detail::kPoolSpinSwitch, true);  // before any change: a refusal keeps the pool
     std::lock_guard<std::mutex> lock(config_mutex);
     if (n == configured_threads) return;
     pool.reset();
     configured_threads = n;
-    if (n > 1) pool = std::make_unique<Pool>(n - 1);
+    if (n > 1) pool = std::make_unique<Pool>(n - 1, spin);
 }
 
 int num_threads() { return configured_threads; }

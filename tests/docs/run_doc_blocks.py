@@ -270,6 +270,17 @@ def main():
     for e in line_ref_errors:
         print(f'  FAIL  {e}', flush=True)
     counts['failed'] += len(line_ref_errors)
+    # Tables rendered from bench/results (bench/results.py): the docs hold what the data says.
+    results = sorted(str(p) for p in (REPO / 'bench' / 'results').glob('*.jsonl'))
+    marked = [str(f) for f in files if '<!-- results:' in f.read_text(errors='replace')]
+    if marked:
+        check = subprocess.run([sys.executable, str(REPO / 'bench' / 'results.py'), 'render', '--check', *marked, *results],
+                               capture_output=True, text=True)
+        if check.returncode != 0:
+            counts['failed'] += 1
+            print(f'  FAIL  rendered results tables: {check.stderr.strip()}', flush=True)
+        else:
+            print(f'  ok    rendered results tables in {len(marked)} files match bench/results', flush=True)
     scratch_root = tempfile.mkdtemp(prefix='xtgrad-doc-blocks-')
     to_run = []  # (block, plan, label, how) of the blocks to run, in page order
     try:

@@ -284,6 +284,29 @@ if [ -n "$(losses '^Epoch: ' bc_on.log)" ] && [ "$(losses '^Epoch: ' bc_on.log)"
   ok "XTGRAD_BLOCK_CACHE=0 and 1: the same losses and byte-identical checkpoints"
 else bad "XTGRAD_BLOCK_CACHE=0 and 1 differ"; tail -n 3 bc_on.log bc_off.log; fi
 
+echo "== the speed switches (autograd/env_switch.hpp): checked, and the run trains either way"
+# Each is on by default; 0 turns its mechanism off (bench/run.sh --compare-switches). The pool's
+# spin only changes how workers wait: the same bits. Small and skinny products sent to the
+# backend sum in another order: the same losses to 1e-5.
+rcs=("$build/examples/random_copy" --batch 2 --len 8 --vocab 20 --layers 1 --heads 2 --lr 1e-3 --threads 2 --steps 2)
+"${rcs[@]}" --out sw_default >sw_default.log 2>&1
+for sw in XTGRAD_SMALL_GEMM XTGRAD_SKINNY_GEMM XTGRAD_POOL_SPIN XTGRAD_BF16_SMALL_IN_FP32; do
+  expect 2 "$sw=on" env "$sw=on" "${rcs[@]}" --out "sw_bad_$sw"
+  says "$sw: 'on' is neither 1"
+  trained_nothing
+  env "$sw=0" "${rcs[@]}" --out "sw_off_$sw" >"sw_off_$sw.log" 2>&1
+  if python3 - "$(losses '^Epoch: ' sw_default.log | tr '\n' ' ')" "$(losses '^Epoch: ' "sw_off_$sw.log" | tr '\n' ' ')" <<'PY'
+import sys
+a, b = sys.argv[1].split(), sys.argv[2].split()
+sys.exit(not (a and len(a) == len(b) and all(abs(float(x) - float(y)) <= 1e-5 * max(1.0, abs(float(x))) for x, y in zip(a, b))))
+PY
+  then ok "$sw=0: the default run's losses"
+  else bad "$sw=0 trains differently"; tail -n 3 sw_default.log "sw_off_$sw.log"; fi
+done
+if cmp -s sw_default/random_copy.safetensors sw_off_XTGRAD_POOL_SPIN/random_copy.safetensors; then
+  ok "XTGRAD_POOL_SPIN=0: byte-identical checkpoint"
+else bad "XTGRAD_POOL_SPIN=0 changed the weights"; fi
+
 echo "== bench/run.sh --table: each ratio uses torch's faster OpenBLAS setting and names its kernel"
 # Two torch runs of one config (OpenBLAS pinned to Haswell, and its own Cooperlake detection)
 # that each win one phase, an xtgrad fp32 run and an autocast run.

@@ -1,0 +1,260 @@
+#!/usr/bin/python3
+"""The benchmarks' results as data: stamp each run's JSON line, render the tables.
+
+  ... | bench/results.py stamp                  # each JSON line on stdin gets cpu, cpu_id, commit, load, date
+  bench/results.py render bench/results/*.jsonl # docs/performance.md's tables, one set per CPU
+  bench/results.py render --check docs/performance.md README.md bench/results/*.jsonl
+
+bench/run.sh and bench/compare_builds.sh stamp every line they write with --out; a run worth
+publishing is copied into bench/results/ (one file per CPU and date). `render` prints, per CPU,
+the targets table (each config against the ideal and against torch) and the switches' on/off
+table, from the newest run of each kind on that CPU. `--check` fails when the tables between a
+file's `<!-- results:NAME -->` and `<!-- /results:NAME -->` markers are not what `render` prints,
+so the docs cannot drift from the data (tests/docs/results_tables.sh).
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from collections import OrderedDict
+
+
+def fail(message):
+    sys.stderr.write(f"results.py: {message}\n")
+    sys.exit(2)
+
+
+# ---- stamp -------------------------------------------------------------------------------------
+
+def cpu_identity():
+    """('AMD EPYC', 'AMD family 25 model 17'): the model name and the identity tables group by."""
+    name, vendor, family, model = "?", "?", "?", "?"
+    try:
+        for line in open("/proc/cpuinfo", errors="replace"):
+            key, _, value = line.partition(":")
+            key, value = key.strip(), value.strip()
+            if key == "model name" and name == "?": name = value
+            elif key == "vendor_id" and vendor == "?": vendor = {"AuthenticAMD": "AMD", "GenuineIntel": "Intel"}.get(value, value)
+            elif key == "cpu family" and family == "?": family = value
+            elif key == "model" and model == "?": model = value
+    except OSError:
+        pass
+    return name, f"{vendor} family {family} model {model}"
+
+
+def commit():
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        head = subprocess.run(["git", "-C", here, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", here, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+        return head + ("+changes" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "?"
+
+
+def stamp(lines, out):
+    name, cpu_id = cpu_identity()
+    extra = {"cpu": name, "cpu_id": cpu_id, "commit": commit(),
+             "run_id": os.environ.get("XTGRAD_BENCH_RUN_ID") or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+             "load": float(open("/proc/loadavg").read().split()[0]), "date": time.strftime("%Y-%m-%d", time.gmtime())}
+    for line in lines:
+        if not line.strip().startswith("{"):
+            out.write(line)  # comments and tables pass through
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as e:
+            fail(f"a line on stdin is not JSON ({e}): {line[:80]!r}")
+        row.update({k: v for k, v in extra.items() if k not in row})
+        out.write(json.dumps(row) + "\n")
+    out.flush()
+
+
+# ---- render ------------------------------------------------------------------------------------
+
+def load(paths):
+    rows = []
+    for path in paths:
+        if not os.path.isfile(path):
+            fail(f"{path} is not a file")
+        for number, line in enumerate(open(path, errors="replace"), 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError as e:
+                fail(f"{path}:{number} is not a JSON line ({e})")
+            if not isinstance(row, dict) or "cpu_id" not in row:
+                fail(f"{path}:{number} has no cpu_id: bench/results holds stamped lines (bench/results.py stamp)")
+            rows.append(row)
+    return rows
+
+
+def median_ms(runs, phase):
+    have = [r["phases"][phase]["median_ms"] for r in runs if phase in r.get("phases", {})]
+    return statistics.median(have) if have else None
+
+
+def fastest(runs, phase):
+    """The fastest median among runs (torch runs once per OpenBLAS setting: PyTorch at its best)."""
+    have = [r["phases"][phase]["median_ms"] for r in runs if phase in r.get("phases", {})]
+    return min(have) if have else None
+
+
+def fmt(x, digits=0):
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def ratio(a, b):
+    return "-" if a is None or b is None or b <= 0 else f"{a / b:.2f}"
+
+
+def phase_ms(runs, phase, pick):
+    """A phase's time over runs (pick: median_ms of xtgrad's runs, fastest of torch's); fwd+bwd sums two."""
+    if phase == "fwd+bwd":
+        f, b = pick(runs, "fwd"), pick(runs, "bwd")
+        return f + b if f is not None and b is not None else None
+    return pick(runs, phase)
+
+
+def targets_table(rows, peak_core, ceiling):
+    """Each issue target's measure: ms, the ideal (matmul FLOPs at the FMA peak; and at the best
+    sgemm rate on this CPU), torch at its best, the ratios; autocast rows against xtgrad's fp32."""
+    newest = max(r["run_id"] for r in rows)
+    rows = [r for r in rows if r["run_id"] == newest and not r.get("optimizer_in_backward")]
+    out = [f"Run {newest}, commit {rows[0].get('commit', '?')}, 1-minute load {min(r['load'] for r in rows):.1f}"
+           f"-{max(r['load'] for r in rows):.1f}.", "",
+           "| config | threads | phase | xtgrad ms | ideal ms | × ideal | × GEMM ceiling | torch ms | × torch | × xtgrad fp32 "
+           "| peak RSS MiB xtgrad / torch |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    key = lambda r: (r["config"], r["threads"], r.get("batch"), r.get("autocast"))
+    keys = list(OrderedDict((key(r), None) for r in rows if r["framework"] == "xtgrad"))
+    runs = lambda k, fw: [r for r in rows if key(r) == k and r["framework"] == fw]
+    for k in keys:
+        config, threads, batch, autocast = k
+        xt, th = runs(k, "xtgrad"), runs(k, "torch")
+        fp32 = runs((config, threads, batch, None), "xtgrad") if autocast else []
+        name = config + (f" (batch {batch})" if batch else "") + (f", autocast {autocast}" if autocast else "")
+        flop = xt[0].get("fwd_matmul_gflop")
+        first = True
+        for phase, label, factor in [("fwd+bwd", "fwd + bwd", 3), ("step", "step", 3), ("infer", "inference", 1)]:
+            x, t = phase_ms(xt, phase, median_ms), phase_ms(th, phase, fastest)
+            if x is None:
+                continue
+            ideal = flop * factor / (peak_core * threads) * 1e3 if flop and peak_core and not autocast else None
+            at_ceiling = flop * factor / ceiling[threads] * 1e3 if flop and ceiling.get(threads) and not autocast else None
+            rss = (f"{fmt(max(r['peak_rss_mib'] for r in xt))} / {fmt(max(r['peak_rss_mib'] for r in th)) if th else '-'}"
+                   if first else "")
+            out.append(f"| {name if first else ''} | {threads if first else ''} | {label} | {fmt(x, 1)} | {fmt(ideal, 1)} | "
+                       f"{ratio(x, ideal)} | {ratio(x, at_ceiling)} | {fmt(t, 1)} | {ratio(x, t)} | "
+                       f"{ratio(x, phase_ms(fp32, phase, median_ms)) if autocast else '-'} | {rss} |")
+            first = False
+    return out
+
+
+def switches_table(rows):
+    """compare_builds.sh --switches: each mechanism on (=1) against off (=0), per run."""
+    newest = max(r["run_id"] for r in rows)
+    rows = [r for r in rows if r["run_id"] == newest]
+    out = [f"Run {newest}, commit {rows[0].get('commit', '?')}, 1-minute load {min(r['load'] for r in rows):.1f}"
+           f"-{max(r['load'] for r in rows):.1f}; medians over {max(r['round'] for r in rows)} rounds, "
+           "on and off alternating.", "",
+           "| run (config:threads[:batch]) | switch | default here | step ms on | step ms off | off / on | verdict |",
+           "|---|---|---|---|---|---|---|"]
+    pairs = OrderedDict()
+    for r in rows:
+        pairs.setdefault((r["run"], r["pair"]), None)
+    for run, switch in pairs:
+        side = lambda s: [r["result"]["phases"]["step"]["median_ms"] for r in rows
+                          if r["run"] == run and r["pair"] == switch and r["side"] == s and "step" in r["result"]["phases"]]
+        on, off = side("on"), side("off")
+        if not on or not off:
+            continue
+        default = "on"
+        if switch == "XTGRAD_BLOCK_CACHE":
+            default = "on" if next(r for r in rows if r["pair"] == switch)["result"].get("block_cache_default") else "off"
+        verdict = ("on faster" if max(on) < min(off) else "off faster" if max(off) < min(on) else "within noise")
+        out.append(f"| {run} | {switch} | {default} | {statistics.median(on):.1f} | {statistics.median(off):.1f} | "
+                   f"{statistics.median(off) / statistics.median(on):.3f} | {verdict} |")
+    return out
+
+
+def render(rows):
+    """NAME -> markdown lines: targets-<cpu>, switches-<cpu>, and `cpus` (the CPUs met)."""
+    tables = OrderedDict()
+    cpus = OrderedDict()
+    for r in rows:
+        cpus.setdefault(r["cpu_id"], r.get("cpu", "?"))
+    tables["cpus"] = ["| CPU | model name | runs |", "|---|---|---|"] + [
+        f"| {cpu_id} | {name} | {len({r['run_id'] for r in rows if r['cpu_id'] == cpu_id})} |" for cpu_id, name in cpus.items()]
+    for cpu_id in cpus:
+        mine = [r for r in rows if r["cpu_id"] == cpu_id]
+        slug = cpu_id.lower().replace(" family ", "-f").replace(" model ", "-m")
+        # The FMA peak is the CPU's: the highest any run measured (a loaded machine measures less).
+        machines = [r for r in mine if r.get("framework") == "machine"]
+        peak = max((m.get("fma_avx512_gflops_per_core") or m.get("fma_avx2_gflops_per_core") or 0 for m in machines), default=0)
+        ceiling = {}
+        for m in machines:
+            for g in m.get("sgemm", []):
+                ceiling[g["threads"]] = max(ceiling.get(g["threads"], 0), g["gflops"])
+        bench = [r for r in mine if r.get("framework") in ("xtgrad", "torch")]
+        if bench:
+            tables[f"targets-{slug}"] = [f"{cpus[cpu_id]} ({cpu_id}): FMA peak {peak:.0f} GFLOP/s per core (the highest "
+                                         f"measured), best sgemm " + ", ".join(f"{v:.0f} on {t} thread(s)" for t, v in
+                                                                               sorted(ceiling.items())) + "."] + \
+                targets_table(bench, peak or None, ceiling)
+        switched = [r for r in mine if "pair" in r and r.get("mode") == "switches"]
+        if switched:
+            tables[f"switches-{slug}"] = switches_table(switched)
+    return tables
+
+
+def check(doc_paths, tables):
+    """Every marked block of each doc holds what render prints under its name."""
+    bad = 0
+    for path in doc_paths:
+        text = open(path).read()
+        for name, lines in tables.items():
+            begin, end = f"<!-- results:{name} -->", f"<!-- /results:{name} -->"
+            if begin not in text:
+                continue
+            inside = text.split(begin, 1)[1].split(end, 1)[0].strip("\n")
+            if inside != "\n".join(lines):
+                sys.stderr.write(f"results.py: {path}'s table {name} is not what bench/results renders; "
+                                 f"paste `bench/results.py render bench/results/*.jsonl` between its markers\n")
+                bad += 1
+        for marker in [m.split(" -->")[0] for m in text.split("<!-- results:")[1:]]:
+            if marker not in tables:
+                sys.stderr.write(f"results.py: {path} marks a table '{marker}' that bench/results does not hold\n")
+                bad += 1
+    return bad
+
+
+def main(argv):
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0
+    if argv[0] == "stamp":
+        stamp(sys.stdin, sys.stdout)
+        return 0
+    if argv[0] == "render":
+        args, docs = argv[1:], []
+        if args[:1] == ["--check"]:
+            docs = [a for a in args[1:] if a.endswith(".md")]
+            args = [a for a in args[1:] if not a.endswith(".md")]
+        if not args:
+            fail("render needs result files (bench/results/*.jsonl)")
+        tables = render(load(args))
+        if docs:
+            return 1 if check(docs, tables) else 0
+        for name, lines in tables.items():
+            print(f"<!-- results:{name} -->\n" + "\n".join(lines) + f"\n<!-- /results:{name} -->\n")
+        return 0
+    fail(f"unknown command {argv[0]!r} (stamp, render)")
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
