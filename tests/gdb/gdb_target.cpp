@@ -22,6 +22,7 @@ xtgrad::Ids ids, empty_ids;
 xtgrad::Mask mask;
 xtgrad::BitMask bits;      // (2,3), elements 0, 2 and 4 set, as relu and dropout save them
 xtgrad::Tensor leaf;       // `vector` as a leaf that requires grad
+xtgrad::Tensor leaf_gradient;  // d sum(tanh(leaf)²) / d leaf with create_graph: its nodes are backward pass 1's
 
 xtgrad::Array pattern(const xtgrad::Shape& shape, float scale) {
     xtgrad::Array a = xtgrad::empty_array(shape);
@@ -51,6 +52,8 @@ void make_printer_arrays() {
     bits = xtgrad::BitMask({2, 3});
     xtgrad::pack_bits(bits, [](std::size_t i) { return i % 2 == 0; });
     leaf = xtgrad::Tensor(vector, /*requires_grad=*/true);
+    const xtgrad::Tensor t = xtgrad::tanh(leaf);
+    leaf_gradient = xtgrad::grad({xtgrad::sum(t * t)}, {leaf}, {}, xtgrad::GradOptions().create_graph(true))[0];
 }
 }  // namespace gdb_target
 

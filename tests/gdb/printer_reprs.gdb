@@ -38,4 +38,5 @@ for name, lines in expected.items():
 end
 print gdb_target::matrix
 print gdb_target::bits
+xt-node gdb_target::leaf_gradient
 kill

@@ -169,6 +169,8 @@ done
 refuse "$log" "no repr differs from torch's" '^repr MISMATCH'
 expect "$log" "a bit mask (relu's and dropout's saved bits): shape and count" '^\$[0-9]+ = xtgrad::BitMask \(2,3\): 3 of 6 set = \{$'
 expect "$log" "... and its bits in order" '^  bits = 101010$'
+expect "$log" "a gradient taken with create_graph: its node says which backward pass recorded it" \
+  '^xtgrad::Node [A-Za-z]+Backward \(outside any module\), created at .*, recorded by backward pass 1 = \{$'
 
 echo "== gdb test 5: docs/gdb/walk_graph.gdb (xt-node, xt-input, xt-saved, xt-grad, xt-up)"
 log=$out/walk.log

@@ -545,6 +545,9 @@ class NodePrinter:
             module = _std_string(node["module_path_"])
             line = "xtgrad::Node %s %s, created at %s" % (
                 _std_string(node["op_"]), "in " + module if module else "(outside any module)", _location(node))
+            # recorded while a backward ran with create_graph (Node::backward_depth), as Graphviz marks it
+            depth = int(node["backward_depth_"]) if _has_field(node, "backward_depth_") else 0
+            line += ", recorded by backward pass %d" % depth if depth else ""
             return line + (" (released by backward)" if bool(node["released_"]) else "")
         return _safely(text)
 
