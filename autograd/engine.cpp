@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <iterator>
 #include <unordered_set>
 #include <utility>
@@ -56,26 +57,6 @@ void print_trace(std::size_t step, const Node& node, const TensorImpl& out, cons
                  inputs.c_str(), node.module_path().empty() ? "" : "  in ",
                  node.module_path().c_str());
     (void)out;
-}
-
-// Post-order (inputs before the tensors computed from them), iteratively. The list owns
-// its tensors: releasing a node during the walk must not free a tensor still to be visited.
-std::vector<ImplPtr> topological_order(const ImplPtr& root) {
-    std::vector<ImplPtr> order;
-    std::unordered_set<const TensorImpl*> seen{root.get()};
-    std::vector<std::pair<ImplPtr, std::size_t>> stack{{root, 0}};  // tensor, next input to visit
-    while (!stack.empty()) {
-        ImplPtr t = stack.back().first;
-        const Node* node = t->grad_fn.get();
-        if (node != nullptr && stack.back().second < node->inputs().size()) {
-            const ImplPtr& in = node->inputs()[stack.back().second++];
-            if (in != nullptr && in->requires_grad && seen.insert(in.get()).second) stack.emplace_back(in, 0);
-        } else {
-            order.push_back(t);
-            stack.pop_back();
-        }
-    }
-    return order;
 }
 
 // Hooks see the gradient arriving in this pass (before it is added into .grad), as PyTorch's.
@@ -175,6 +156,32 @@ bool trace_enabled() { return trace_state().on; }
 
 namespace detail {
 
+std::vector<ImplPtr> post_order(const std::vector<ImplPtr>& roots, const std::function<bool(const TensorImpl&)>& below) {
+    // per tensor on the stack: the next input to visit, or kLeafLike when nothing below it is walked
+    constexpr std::size_t kLeafLike = SIZE_MAX;
+    const auto entry = [&](const ImplPtr& t) {
+        return std::pair<ImplPtr, std::size_t>{t, t->grad_fn != nullptr && below(*t) ? 0 : kLeafLike};
+    };
+    std::vector<ImplPtr> order;
+    std::unordered_set<const TensorImpl*> seen;
+    for (const ImplPtr& root : roots) {
+        if (!seen.insert(root.get()).second) continue;
+        std::vector<std::pair<ImplPtr, std::size_t>> stack{entry(root)};
+        while (!stack.empty()) {
+            std::size_t& next = stack.back().second;
+            const Node* node = stack.back().first->grad_fn.get();
+            if (next != kLeafLike && next < node->inputs().size()) {
+                const ImplPtr& in = node->inputs()[next++];
+                if (in != nullptr && in->requires_grad && seen.insert(in.get()).second) stack.push_back(entry(in));
+            } else {
+                order.push_back(std::move(stack.back().first));
+                stack.pop_back();
+            }
+        }
+    }
+    return order;
+}
+
 const std::vector<BackwardObserver*>& backward_observers() { return observer_list(); }
 
 ObserverScope::ObserverScope(BackwardObserver* observer) : observer_(observer) {
@@ -198,7 +205,7 @@ BackwardPass::BackwardPass(const ImplPtr& root_ptr, const Array& grad_output, bo
         fail("backward: grad_output has shape {} but the tensor has shape {}",
              shape_str(grad_output.shape()), shape_str(root.shape()));
 
-    order_ = topological_order(root_ptr);
+    order_ = post_order({root_ptr}, [](const TensorImpl&) { return true; });
     remaining_ = order_.size();
     for (const ImplPtr& t : order_)
         if (t->grad_fn)

@@ -90,6 +90,15 @@ private:
     void refuse_overlap_with_running_passes() const;
 };
 
+// The graph below `roots` in post-order (inputs before the tensors computed from them), each
+// tensor once, walked iteratively (no recursion, however deep the graph). The list owns its
+// tensors: releasing a node during a pass must not free a tensor still to be visited. Only inputs
+// that require grad are walked; below(t), asked once per tensor with a node, says whether to walk
+// its inputs (backward: always; xtgrad::grad checks the node and stops at its inputs). The one walk
+// of both engines.
+std::vector<std::shared_ptr<TensorImpl>> post_order(const std::vector<std::shared_ptr<TensorImpl>>& roots,
+                                                    const std::function<bool(const TensorImpl&)>& below);
+
 // The trace's line for a node run by xtgrad::grad (autograd/grad.hpp), when the trace is on:
 // "[xtgrad grad N]", or "[xtgrad grad+graph N]" for a create_graph pass.
 void trace_grad_node(std::size_t step, const Node& node, const TensorImpl& out, const Array& grad, bool create_graph);

@@ -47,31 +47,16 @@ struct Walk {
     bool stop_at_targets;  // detail::partials: never below an input
 };
 
-// Post-order from every root (inputs before the tensors computed from them), iteratively.
+// The graph below the roots in post-order (detail::post_order); a node freed by an earlier pass is
+// an Error; with stop_at_targets the walk never goes below a target.
 std::vector<ImplPtr> order_from(const std::vector<ImplPtr>& roots, const std::unordered_set<const TensorImpl*>& targets,
                                 bool stop_at_targets) {
-    std::vector<ImplPtr> order;
-    std::unordered_set<const TensorImpl*> seen;
-    for (const ImplPtr& root : roots) {
-        if (!seen.insert(root.get()).second) continue;
-        std::vector<std::pair<ImplPtr, std::size_t>> stack{{root, 0}};
-        while (!stack.empty()) {
-            ImplPtr t = stack.back().first;
-            const Node* node = t->grad_fn.get();
-            if (node != nullptr && node->released())
-                fail("grad: {} was freed by an earlier backward() or grad(); pass retain_graph = true to the first "
-                     "one to go through the graph twice", node->op());
-            const bool below = node != nullptr && !(stop_at_targets && targets.count(t.get()) != 0);
-            if (below && stack.back().second < node->inputs().size()) {
-                const ImplPtr& in = node->inputs()[stack.back().second++];
-                if (in != nullptr && in->requires_grad && seen.insert(in.get()).second) stack.emplace_back(in, 0);
-            } else {
-                order.push_back(t);
-                stack.pop_back();
-            }
-        }
-    }
-    return order;
+    return detail::post_order(roots, [&](const TensorImpl& t) {
+        if (t.grad_fn->released())
+            fail("grad: {} was freed by an earlier backward() or grad(); pass retain_graph = true to the first "
+                 "one to go through the graph twice", t.grad_fn->op());
+        return !(stop_at_targets && targets.count(&t) != 0);
+    });
 }
 
 Tensor add_gradient(const Tensor& sum, const Tensor& g) { return sum.defined() ? add(sum, g) : g; }

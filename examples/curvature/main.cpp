@@ -5,6 +5,7 @@
 //
 //   build/examples/curvature [--lr LR] [--epochs N] [--every K]   (--help lists every option)
 #include "examples/common/cli.hpp"
+#include "examples/common/spiral_data.hpp"
 #include <xtgrad/autograd/func.hpp>
 #include <xtgrad/xtgrad.hpp>
 
@@ -18,22 +19,6 @@ using namespace xtgrad;
 namespace {
 
 using Params = std::vector<Tensor>;
-
-// Lesson 5's data: 3 classes x 100 points; point i of class c at radius r, angle c·4 + 4r + noise.
-void make_spirals(Tensor& points, Ids& labels, Generator& gen) {
-    const std::size_t per_class = 100, classes = 3;
-    points = Tensor::zeros({per_class * classes, 2});
-    labels = Ids::from_shape({per_class * classes});
-    for (std::size_t c = 0; c < classes; ++c)
-        for (std::size_t i = 0; i < per_class; ++i) {
-            const float r = static_cast<float>(i) / per_class;
-            const float t = static_cast<float>(c) * 4.f + 4.f * r + gen.normal(0.f, 0.2f);
-            const std::size_t row = c * per_class + i;
-            points.mutable_data()(row, 0) = r * std::sin(t);
-            points.mutable_data()(row, 1) = r * std::cos(t);
-            labels(row) = static_cast<std::int64_t>(c);
-        }
-}
 
 // Σ a·b over every tensor of two lists (the parameters as one long vector).
 double dot(const Params& a, const Params& b) {

@@ -6,6 +6,7 @@
 //
 // --trace prints every backward node of the first step (the same as XTGRAD_TRACE=1).
 #include "examples/common/cli.hpp"
+#include "examples/common/spiral_data.hpp"
 #include "examples/common/training.hpp"
 #include <xtgrad/nn/layers.hpp>
 #include <xtgrad/optim/optimizer.hpp>
@@ -19,22 +20,6 @@
 using namespace xtgrad;
 
 namespace {
-
-// 3 classes x 100 points; point i of class c lies at radius r, angle c·4 + 4r + noise.
-void make_spirals(Tensor& points, Ids& labels, Generator& gen) {
-    const std::size_t per_class = 100, classes = 3;
-    points = Tensor::zeros({per_class * classes, 2});
-    labels = Ids::from_shape({per_class * classes});
-    for (std::size_t c = 0; c < classes; ++c)
-        for (std::size_t i = 0; i < per_class; ++i) {
-            const float r = static_cast<float>(i) / per_class;
-            const float t = static_cast<float>(c) * 4.f + 4.f * r + gen.normal(0.f, 0.2f);
-            const std::size_t row = c * per_class + i;
-            points.mutable_data()(row, 0) = r * std::sin(t);
-            points.mutable_data()(row, 1) = r * std::cos(t);
-            labels(row) = static_cast<std::int64_t>(c);
-        }
-}
 
 struct MLP : nn::Module {
     std::shared_ptr<nn::Linear> fc1 = register_module("fc1", std::make_shared<nn::Linear>(2, 64));

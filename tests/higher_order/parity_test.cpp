@@ -6,6 +6,7 @@
 #include <xtgrad/io/npy.hpp>
 #include "tests/test_util.hpp"
 #include "tools/parity/fixture.hpp"
+#include "tools/parity/models.hpp"
 
 #include <cmath>
 #include <string>
@@ -186,17 +187,7 @@ TEST_CASE("parity: an HVP of tutorial C's Transformer loss, every parameter, at 
     // the model in the state of its parity fixture; loss = sum(logits * R) as the fixtures define it
     const parity::Fixture model_fixture(std::string(XTGRAD_FIXTURE_DIR) + "/small/transformer_c");
     const Fixture f("transformer_c_hvp");
-    nn::tutorial_c::Transformer model(nn::tutorial_c::Config()
-                                          .src_vocab_size(model_fixture.cfg_int("src_vocab_size"))
-                                          .tgt_vocab_size(model_fixture.cfg_int("tgt_vocab_size"))
-                                          .src_len(model_fixture.cfg_int("src_len"))
-                                          .tgt_len(model_fixture.cfg_int("tgt_len"))
-                                          .d_model(model_fixture.cfg_int("d_model"))
-                                          .d_ff(model_fixture.cfg_int("d_ff"))
-                                          .d_k(model_fixture.cfg_int("d_k"))
-                                          .d_v(model_fixture.cfg_int("d_v"))
-                                          .n_layers(model_fixture.cfg_int("n_layers"))
-                                          .n_heads(model_fixture.cfg_int("n_heads")));
+    nn::tutorial_c::Transformer model(parity::transformer_c_config(model_fixture));
     model.load_state_dict(model_fixture.state());
     model.eval();
     V params, v;
