@@ -10,6 +10,15 @@ namespace ex04 {
 
 using namespace xtgrad;
 
+Array scores_grad(const Array& v, const Array& A, const Array& g) {
+    // Optional: dS (Lq, Lk), graded before dq and dk if you return it. Left as Array() (0-d), it
+    // is skipped.
+    (void)v;
+    (void)A;
+    (void)g;
+    return Array();
+}
+
 AttentionGrads attention_backward(const Array& q, const Array& k, const Array& v, const Mask& masked, float scale,
                                   const Array& A, const Array& g) {
     AttentionGrads out{xt::zeros<float>(q.shape()), xt::zeros<float>(k.shape()), xt::zeros<float>(v.shape())};
