@@ -83,7 +83,9 @@ inline std::string diagnose_scalar(const std::string& what, double got, double w
     if (cause.empty() && got == 0) cause = "it is 0: is the TODO still there?";
     if (cause.empty() && std::abs(want) > 100 * tol && std::abs(got + want) <= tol) cause = "the opposite sign: a sign?";
     if (cause.empty()) cause = otherwise;
-    std::string msg = fmt::format("{}: off by {:.3g} (tolerance {:g})", what, std::abs(got - want), tol);
+    // got = 0: "off by" would be the answer itself
+    std::string msg = got == 0 && !reveal() ? what + ": wrong"
+                                            : fmt::format("{}: off by {:.3g} (tolerance {:g})", what, std::abs(got - want), tol);
     if (!cause.empty()) msg += "; " + cause;
     return msg + (reveal() ? fmt::format(" [expected {:.9g}, got {:.9g}]", want, got)
                            : std::string(" (XTGRAD_REVEAL=1 shows the expected value)"));
