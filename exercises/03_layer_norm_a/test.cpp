@@ -56,6 +56,35 @@ LnGrads composed(const Inputs& in, Variant v) {
     return {x.grad_array(), gamma.grad_array(), beta.grad_array()};
 }
 
+// The two sums of a row, right or as a slip makes them (h without γ, x for u).
+Array sums(const Inputs& in, bool with_gamma, bool centred) {
+    const Array& x = in.x.data();
+    Array out = xt::zeros<float>({x.shape(0), std::size_t{2}});
+    for (std::size_t r = 0; r < x.shape(0); ++r) {
+        double mu = 0, hm = 0, hu = 0;
+        const double d = static_cast<double>(x.shape(1));
+        for (std::size_t i = 0; i < x.shape(1); ++i) mu += x(r, i) / d;
+        for (std::size_t i = 0; i < x.shape(1); ++i) {
+            const double h = in.g(r, i) * (with_gamma ? in.gamma.data()(i) : 1.f);
+            hm += h / d, hu += h * (x(r, i) - (centred ? mu : 0.0));
+        }
+        out(r, 0) = static_cast<float>(hm), out(r, 1) = static_cast<float>(hu);
+    }
+    return out;
+}
+
+std::string intermediate(std::uint64_t seed) {
+    const Case c = case_of(seed);
+    const Inputs in = inputs(c);
+    const Array mine = ex03::row_sums(in.x.data(), in.gamma.data(), in.g);
+    if (mine.dimension() == 0) return "";  // not written (Array()): optional
+    const Array want = sums(in, true, true);
+    const double scale = std::max(1.0, static_cast<double>(xt::amax(xt::abs(want))()));
+    return grading::diagnose("row_sums (mean(h), Σ h u per row), " + where(c), mine, want, 1e-5 * scale,
+                             {{"h is g alone: h = g ⊙ γ, the gradient reaching x̂", sums(in, false, true)},
+                              {"Σ h x, not Σ h u: u = x − μ", sums(in, true, false)}});
+}
+
 std::string check(std::uint64_t seed) {
     const Case c = case_of(seed);
     const Inputs in = inputs(c);
@@ -96,6 +125,12 @@ TEST_CASE("03_layer_norm_a: the forward (given) matches the composition") {
     const Inputs in = inputs(case_of(1));
     const Tensor want = in.gamma * (in.x - mean(in.x, {-1}, true)) / (stddev(in.x, {-1}, true, true) + kEps) + in.beta;
     GRADE(grading::diagnose("layer_norm_a(x) values", ex03::layer_norm_a(in.x, in.gamma, in.beta, kEps).data(), want.data(), 1e-5));
+}
+
+TEST_CASE("03_layer_norm_a: row_sums, the intermediate sums (graded if you wrote them)") {
+    std::string m;
+    for (std::uint64_t seed = 1; seed <= 12 && m.empty(); ++seed) m = intermediate(seed);
+    GRADE(m);
 }
 
 TEST_CASE("03_layer_norm_a: dβ, dγ, dx on 12 random inputs (constant rows among them)") {
