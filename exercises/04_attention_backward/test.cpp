@@ -94,8 +94,14 @@ std::string grads(std::uint64_t seed) {
     o.masked = &in.masked;
     nn::scaled_dot_product_attention_composed(rq, rk, rv, o).context.backward(in.g);
     const Array A = weights(in);
+    Array first_rows = rv.grad_array();  // dv with the rows of keys Lq.. left at 0
+    for (std::size_t j = c.Lq; j < c.Lk; ++j)
+        for (std::size_t col = 0; col < c.dv; ++col) first_rows(j, col) = 0;
     if (std::string m = grading::diagnose("d loss / d v, " + where(c), grading::grad_or_zeros(mv), rv.grad_array(), 1e-5,
-                                          {{"it is A g: dv = Aᵀ g", c.Lq == c.Lk ? mm(A, in.g) : Array()}});
+                                          {{"it is A g: dv = Aᵀ g", c.Lq == c.Lk ? mm(A, in.g) : Array()},
+                                           {"the rows of keys Lq and on are 0: a loop over the keys bounded by Lq, "
+                                            "not Lk?",
+                                            c.Lk > c.Lq ? first_rows : Array()}});
         !m.empty())
         return m;
     const char* const no_dot = "the −⟨dA, A⟩ term of softmax's backward (exercise 02) is missing from dS";
