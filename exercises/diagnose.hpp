@@ -5,7 +5,9 @@
 
 #include "grading.hpp"
 
+#include <algorithm>
 #include <cstdlib>
+#include <set>
 
 namespace grading {
 
@@ -54,7 +56,7 @@ inline std::string diagnose(const std::string& what, const xtgrad::Array& got, c
     const double r = (ratio_lo + ratio_hi) / 2;
     if (cause.empty() && std::isfinite(r) && ratio_hi - ratio_lo <= 1e-3 * std::abs(r) + 1e-6)
         cause = std::abs(r + 1) < 1e-3 ? "the opposite sign everywhere: a sign?"
-                                       : fmt::format("off by a factor of {:.4g} everywhere: a missing or extra factor?", r);
+                                       : fmt::format("off by ×{:.4g} everywhere: a scale, or a missing or extra factor?", r);
     std::string msg = fmt::format("{}: {} of {} elements off, the worst at {} (off by {:.3g}, tolerance {:g})", what, off,
                                   got.size(), index_str(worst, gs), worst_err, tol);
     if (!cause.empty()) msg += "; " + cause;
@@ -63,6 +65,85 @@ inline std::string diagnose(const std::string& what, const xtgrad::Array& got, c
     else
         msg += " (XTGRAD_REVEAL=1 shows the expected values)";
     return msg;
+}
+
+// One number, in the same words: "" when got is within tol of want; otherwise how far off, and
+// the likely cause (the first hypothesis got matches, else 0 or the opposite sign, else otherwise).
+struct ScalarHypothesis {
+    std::string cause;
+    double value;
+};
+inline std::string diagnose_scalar(const std::string& what, double got, double want, double tol,
+                                   const std::vector<ScalarHypothesis>& likely = {}, const std::string& otherwise = "") {
+    const auto near = [&](double v) { return std::abs(got - v) <= tol; };
+    if (near(want)) return "";
+    std::string cause;
+    for (const ScalarHypothesis& h : likely)
+        if (cause.empty() && near(h.value)) cause = h.cause;
+    if (cause.empty() && got == 0) cause = "it is 0: is the TODO still there?";
+    if (cause.empty() && std::abs(want) > 100 * tol && std::abs(got + want) <= tol) cause = "the opposite sign: a sign?";
+    if (cause.empty()) cause = otherwise;
+    // got = 0: "off by" would be the answer itself
+    std::string msg = got == 0 && !reveal() ? what + ": wrong"
+                                            : fmt::format("{}: off by {:.3g} (tolerance {:g})", what, std::abs(got - want), tol);
+    if (!cause.empty()) msg += "; " + cause;
+    return msg + (reveal() ? fmt::format(" [expected {:.9g}, got {:.9g}]", want, got)
+                           : std::string(" (XTGRAD_REVEAL=1 shows the expected value)"));
+}
+
+// randn of a shape times scale, from a seed the messages print: the graders' random inputs.
+inline xtgrad::Tensor random_tensor(const xtgrad::Shape& shape, std::uint64_t seed, float scale = 1.f) {
+    xtgrad::Generator gen(seed);
+    xtgrad::Tensor t = xtgrad::randn(shape, gen);
+    t.mutable_data() *= scale;
+    return t;
+}
+
+// Every op name in t's graph (the nodes reached from t.grad_fn()).
+inline std::set<std::string> ops_in_graph(const xtgrad::Tensor& t) {
+    std::set<std::string> ops;
+    std::set<const xtgrad::Node*> seen;
+    std::vector<const xtgrad::Node*> todo;
+    if (t.grad_fn()) todo.push_back(t.grad_fn().get());
+    while (!todo.empty()) {
+        const xtgrad::Node* n = todo.back();
+        todo.pop_back();
+        if (!seen.insert(n).second) continue;
+        ops.insert(n->op());
+        for (const xtgrad::ImplPtr& in : n->inputs())
+            if (in && in->grad_fn) todo.push_back(in->grad_fn.get());
+    }
+    return ops;
+}
+
+// The backward nodes that ran while f did (xtgrad's trace), by op, in the order they ran: a
+// "write the backward" grader checks that the learner's node ran and no library node of the op.
+template <class F>
+std::vector<std::string> nodes_run(F&& f) {
+    xtgrad::TraceTable table;
+    f();
+    std::vector<std::string> ops;
+    for (const xtgrad::TraceTable::Row& r : table.rows()) ops.push_back(r.op);
+    return ops;
+}
+
+// "" when only `mine` ran; else which other node ran inside the learner's backward.
+inline std::string only_yours_ran(const std::vector<std::string>& ran, const std::string& mine) {
+    if (std::find(ran.begin(), ran.end(), mine) == ran.end()) return fmt::format("your node {} did not run", mine);
+    for (const std::string& op : ran)
+        if (op != mine)
+            return fmt::format("backward ran xtgrad's {} besides your {}: the exercise is to write the backward, not to "
+                               "run the library's",
+                               op, mine);
+    return "";
+}
+
+// The first non-empty message of a sequence of checks: graders stop at the first mismatch.
+template <class Range, class Check>
+std::string first_failure(const Range& cases, Check&& check) {
+    for (const auto& c : cases)
+        if (std::string m = check(c); !m.empty()) return m;
+    return "";
 }
 
 }  // namespace grading

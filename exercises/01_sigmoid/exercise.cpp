@@ -14,7 +14,8 @@ Tensor sigmoid(const Tensor& x) {
     Array y = xt::zeros<float>(x.shape());
 
     // The node: inputs {x}; saved values by name (what backward reads); the backward closure.
-    // Tip: σ'(x) = σ(x)(1 − σ(x)), so saving the result, not the input, is enough. Save it
+    // Tip: derive σ'(x) first; it can be written with σ(x) alone, so saving the result, not the
+    // input, is enough. Save it
     // with attach_grad_fn (autograd/node.hpp): make the output Tensor from y first, then attach
     // the node to it. Not {"result", Tensor(y)} in this call: C++ leaves the order of a call's
     // arguments open, so Tensor(y) may be built after std::move(y) emptied y (clang does that).

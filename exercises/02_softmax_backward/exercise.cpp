@@ -1,13 +1,20 @@
 // Exercise 02: write softmax's backward for each row.
 //
-// Per row, y_i = exp(x_i) / Σ_j exp(x_j). Its Jacobian is ∂y_i/∂x_k = y_i (δ_ik − y_k).
-// Multiply g by it and simplify: one dot product per row is all it takes, no (cols × cols)
-// matrix (docs/derivations.md#softmax has the derivation if you want to check yours).
+// Per row, y_i = exp(x_i) / Σ_j exp(x_j). Derive ∂y_i/∂x_k first (docs/learn/02_softmax.md asks
+// step by step), then dx_k = Σ_i g_i ∂y_i/∂x_k, and simplify until no (cols × cols) matrix is left.
 #include "exercise.hpp"
 
 namespace ex02 {
 
 using namespace xtgrad;
+
+Array row_dots(const Array& y, const Array& g) {
+    // Optional: if your derivation has a quantity per row, return it here, shape (rows), and the
+    // grader checks it before dx. Left as Array() (0-d), it is skipped.
+    (void)y;
+    (void)g;
+    return Array();
+}
 
 Array softmax_backward(const Array& y, const Array& g) {
     Array dx = xt::zeros<float>(y.shape());

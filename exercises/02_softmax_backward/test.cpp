@@ -1,33 +1,127 @@
-// Exercise 02's grader: your softmax backward against xtgrad's softmax, then gradcheck.
+// Exercise 02's grader, on 12 seeded random inputs (shapes from one row to seven columns, square
+// and not, a constant row, large scores): your row_dots if you wrote it (the intermediate ⟨g, y⟩),
+// your dx with the likely cause named, that only your node ran, then gradcheck. Each test stops
+// at the first mismatch and waits for the ones before.
 #include "exercise.hpp"
-#include "grading.hpp"
+#include "diagnose.hpp"
+
+#include <functional>
 
 using namespace xtgrad;
 
 TEST_SUITE_BEGIN("02_softmax_backward");
 
 namespace {
-Tensor input() {
-    return Tensor::from_vector({1.f, 2.f, 3.f, 0.5f, -1.f, 0.f, 2.f, 2.f}, {2, 4}, /*requires_grad=*/true);
+
+struct Case {
+    std::size_t rows, cols;
+    float scale;
+    bool constant_row;
+    std::uint64_t seed;
+};
+Case case_of(std::uint64_t seed) {
+    const std::size_t rows = 1 + seed % 5, cols = seed % 4 == 0 ? rows : 2 + (seed * 5) % 6;  // every fourth square
+    return {rows, cols, std::vector<float>{1.f, 2.f, 6.f}[seed % 3], seed % 5 == 2, 200 + seed};
 }
-Array upstream() { return Tensor::from_vector({1.f, -1.f, 0.5f, 2.f, 0.f, 3.f, -2.f, 1.f}, {2, 4}).data(); }
+std::string where(const Case& c) {
+    return fmt::format("x of shape ({},{}) drawn randn·{:g}{}, seed {}", c.rows, c.cols, c.scale,
+                       c.constant_row ? " with a constant first row" : "", c.seed);
+}
+Tensor make_x(const Case& c) {
+    Tensor x = grading::random_tensor({c.rows, c.cols}, c.seed, c.scale);
+    if (c.constant_row)
+        for (std::size_t k = 0; k < c.cols; ++k) x.mutable_data()(0, k) = 0.3f;
+    return x.requires_grad_(true);
+}
+
+// The shapes a wrong backward takes: per-row, per-column and total sums of g ⊙ y.
+struct Sums {
+    Array y, g, row, col;
+    double total = 0;
+};
+Sums sums(const Array& y, const Array& g) {
+    Sums s{y, g, xt::zeros<float>({y.shape(0)}), xt::zeros<float>({y.shape(1)})};
+    for (std::size_t r = 0; r < y.shape(0); ++r)
+        for (std::size_t k = 0; k < y.shape(1); ++k) {
+            const float gy = g(r, k) * y(r, k);
+            s.row(r) += gy, s.col(k) += gy, s.total += gy;
+        }
+    return s;
+}
+Array form(const Sums& s, const std::function<float(std::size_t, std::size_t)>& f) {
+    Array h = s.g;
+    for (std::size_t r = 0; r < h.shape(0); ++r)
+        for (std::size_t k = 0; k < h.shape(1); ++k) h(r, k) = f(r, k);
+    return h;
+}
+
+std::string intermediate(std::uint64_t seed) {
+    const Case c = case_of(seed);
+    const Array y = softmax(make_x(c), -1).data(), g = grading::random_tensor({c.rows, c.cols}, c.seed + 1000).data();
+    const Array mine = ex02::row_dots(y, g);
+    if (mine.dimension() == 0) return "";  // not written (an empty Array): optional
+    const Sums s = sums(y, g);
+    const Array total = xt::full_like(s.row, static_cast<float>(s.total));
+    std::vector<grading::Hypothesis> likely = {{"it sums g alone, without y", Array(xt::sum(g, {1}))},
+                                               {"it sums the whole tensor, not each row", total}};
+    if (c.rows == c.cols) likely.push_back({"it sums each column (dim 0), not each row", s.col});
+    return grading::diagnose("row_dots (⟨g, y⟩ of each row), " + where(c), mine, s.row, 1e-5, likely);
+}
+
+std::string dx(std::uint64_t seed) {
+    const Case c = case_of(seed);
+    const Tensor x = make_x(c), ref = x.detach().requires_grad_(true);
+    const Array g = grading::random_tensor({c.rows, c.cols}, c.seed + 1000).data();
+    ex02::softmax_rows(x).backward(g);
+    softmax(ref, -1).backward(g);
+    const Sums s = sums(softmax(ref.detach(), -1).data(), g);
+    const Array& y = s.y;
+    std::vector<grading::Hypothesis> likely = {
+        {"it is y ⊙ g: the −⟨g, y⟩ term is missing", form(s, [&](auto r, auto k) { return y(r, k) * g(r, k); })},
+        {"it is g − ⟨g, y⟩: the factor y is missing", form(s, [&](auto r, auto k) { return g(r, k) - s.row(r); })},
+        {"⟨g, y⟩ is summed over each column, not each row", form(s, [&](auto r, auto k) { return y(r, k) * (g(r, k) - s.col(k)); })},
+        {"⟨g, y⟩ is summed over the whole tensor, not each row",
+         form(s, [&](auto r, auto k) { return y(r, k) * (g(r, k) - static_cast<float>(s.total)); })},
+    };
+    return grading::diagnose("softmax backward, dx, " + where(c), grading::grad_or_zeros(x), ref.grad_array(), 1e-5, likely);
+}
+
+std::string only_yours(std::uint64_t seed) {
+    const Case c = case_of(seed);
+    const Tensor y = ex02::softmax_rows(make_x(c));
+    return grading::only_yours_ran(grading::nodes_run([&] { y.backward(Array(xt::ones<float>({c.rows, c.cols}))); }),
+                                   "SoftmaxRowsBackward");
+}
+
+template <class F>
+std::string all_seeds(F&& f) {
+    for (std::uint64_t seed = 1; seed <= 12; ++seed)
+        if (std::string m = f(seed); !m.empty()) return m;
+    return "";
+}
+
 }  // namespace
 
-TEST_CASE("02_softmax_backward: dx for one upstream gradient g") {
-    Tensor x = input(), ref = input();
-    ex02::softmax_rows(x).backward(upstream());
-    softmax(ref, -1).backward(upstream());
-    GRADE_CLOSE("softmax backward, dx", grading::grad_or_zeros(x), ref.grad_array(), 1e-5);
+TEST_CASE("02_softmax_backward: row_dots, the intermediate ⟨g, y⟩ (graded if you wrote it)") { GRADE(all_seeds(intermediate)); }
+
+TEST_CASE("02_softmax_backward: dx on 12 random inputs, and only your node ran") {
+    std::string m = all_seeds(dx);
+    GRADE(m.empty() ? all_seeds(only_yours) : m);
 }
 
-TEST_CASE("02_softmax_backward: g = all ones gives dx = 0 (each row of y sums to 1)") {
-    Tensor x = input();
-    ex02::softmax_rows(x).backward(Array(xt::ones<float>({2, 4})));
-    GRADE_CLOSE("dx for g = ones", grading::grad_or_zeros(x), Array(xt::zeros<float>({2, 4})), 1e-6);
+// The lesson's worked example (its gdb walk stops here): x and g fixed.
+TEST_CASE("02_softmax_backward: dx for one upstream gradient g (the lesson's x)") {
+    const Tensor x = Tensor::from_vector({1.f, 2.f, 3.f, 0.5f, -1.f, 0.f, 2.f, 2.f}, {2, 4}, true), ref = x.detach().requires_grad_(true);
+    const Array g = Tensor::from_vector({1.f, -1.f, 0.5f, 2.f, 0.f, 3.f, -2.f, 1.f}, {2, 4}).data();
+    ex02::softmax_rows(x).backward(g);
+    softmax(ref, -1).backward(g);
+    GRADE(grading::diagnose("softmax backward, dx, the lesson's x", grading::grad_or_zeros(x), ref.grad_array(), 1e-5));
 }
 
 TEST_CASE("02_softmax_backward: gradcheck") {
-    GRADE_GRADCHECK(gradcheck([](const std::vector<Tensor>& v) { return ex02::softmax_rows(v[0]); }, {input()}));
+    const GradcheckResult r = gradcheck([](const std::vector<Tensor>& v) { return ex02::softmax_rows(v[0]); },
+                                        {make_x(case_of(3))});
+    GRADE(r.passed ? "" : r.message());
 }
 
 TEST_SUITE_END();

@@ -11,6 +11,15 @@ namespace ex03 {
 
 using namespace xtgrad;
 
+Array row_sums(const Array& x, const Array& gamma, const Array& g) {
+    // Optional: the two sums over a row your dx needs (exercise.hpp says which), graded before
+    // dx if you return them. Left as Array() (0-d), they are skipped.
+    (void)x;
+    (void)gamma;
+    (void)g;
+    return Array();
+}
+
 LayerNormGrads layer_norm_a_backward(const Array& x, const Array& gamma, const Array& g, float eps) {
     const std::size_t rows = x.shape(0), d = x.shape(1);
     LayerNormGrads out{xt::zeros<float>(x.shape()), xt::zeros<float>({d}), xt::zeros<float>({d})};

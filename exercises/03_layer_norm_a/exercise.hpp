@@ -17,6 +17,11 @@ struct LayerNormGrads {
 LayerNormGrads layer_norm_a_backward(const xtgrad::Array& x, const xtgrad::Array& gamma, const xtgrad::Array& g,
                                      float eps);
 
+// Optional, the intermediate quantities of your derivation, per row (rows, 2): column 0 the
+// mean of h = g ⊙ γ over the row, column 1 Σ_i h_i u_i with u = x − μ. The grader checks them
+// before dx unless this returns Array() (0-d): then they are skipped.
+xtgrad::Array row_sums(const xtgrad::Array& x, const xtgrad::Array& gamma, const xtgrad::Array& g);
+
 // The op (given): forward in one pass, backward = layer_norm_a_backward.
 xtgrad::Tensor layer_norm_a(const xtgrad::Tensor& x, const xtgrad::Tensor& gamma, const xtgrad::Tensor& beta,
                             float eps);

@@ -16,6 +16,10 @@ AttentionGrads attention_backward(const xtgrad::Array& q, const xtgrad::Array& k
                                   const xtgrad::Mask& masked, float scale, const xtgrad::Array& A,
                                   const xtgrad::Array& g);
 
+// Optional, the intermediate of your derivation: dS, the gradient of the scores S (Lq, Lk). The
+// grader checks it before dq and dk unless it returns Array() (0-d): then it is skipped.
+xtgrad::Array scores_grad(const xtgrad::Array& v, const xtgrad::Array& A, const xtgrad::Array& g);
+
 // The op (given): forward, and a node whose backward is attention_backward.
 xtgrad::Tensor attention(const xtgrad::Tensor& q, const xtgrad::Tensor& k, const xtgrad::Tensor& v,
                          const xtgrad::Mask& masked, float scale);

@@ -6,7 +6,8 @@
 namespace ex05b {
 
 std::vector<TraceLine> predicted_trace() {
-    // TODO: one {op, grad shape} per node, from the loss down, e.g. {"LinearBackward", {300, 3}}.
+    // TODO: one {op, grad shape} per node, from the loss down, e.g. {"MulBackward", {4, 5}}
+    // for a node MulBackward whose output is 4×5.
     return {};
 }
 

@@ -5,7 +5,6 @@
 #include "diagnose.hpp"
 
 #include <functional>
-#include <set>
 #include <string>
 
 using namespace xtgrad;
@@ -98,23 +97,6 @@ std::string first_order_all() {
     return "";
 }
 
-// Every op name in t's graph.
-std::set<std::string> ops_in_graph(const Tensor& t) {
-    std::set<std::string> ops;
-    std::vector<const Node*> todo;
-    std::set<const Node*> seen;
-    if (t.grad_fn()) todo.push_back(t.grad_fn().get());
-    while (!todo.empty()) {
-        const Node* n = todo.back();
-        todo.pop_back();
-        if (!seen.insert(n).second) continue;
-        ops.insert(n->op());
-        for (const ImplPtr& in : n->inputs())
-            if (in && in->grad_fn) todo.push_back(in->grad_fn.get());
-    }
-    return ops;
-}
-
 // dx by grad(create_graph) through softmax, then d⟨dx, v⟩/dx and d⟨dx, v⟩/dg; "" when all is right.
 using Softmax = std::function<Tensor(const Tensor&)>;
 struct Second {
@@ -184,7 +166,7 @@ std::string runs_yours() {
     const Tensor dx = grad({ex09::softmax_rows(x)}, {x}, {g}, GradOptions().create_graph(true))[0];
     if (ex09::backward_in_ops_calls() != before + 1)
         return "grad(create_graph) did not run softmax_rows's backward in ops once: was softmax_rows changed?";
-    for (const std::string& op : ops_in_graph(dx))
+    for (const std::string& op : grading::ops_in_graph(dx))
         if (op == "SoftmaxBackward" || op == "LogSoftmaxBackward")
             return fmt::format("your dx's graph holds xtgrad's own {}: the exercise is to write softmax's backward "
                                "from ops, not to differentiate xtgrad's softmax",
