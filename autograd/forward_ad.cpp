@@ -20,14 +20,6 @@ thread_local std::vector<std::weak_ptr<TensorImpl>> with_tangents;
 
 bool at_level(const TensorImpl& impl) { return impl.tangent_level != 0 && impl.tangent_level == detail::forward_level; }
 
-void set_tangent(const Tensor& t, Tensor tangent) {
-    TensorImpl& impl = *t.impl();
-    impl.tangent = std::make_shared<const Tensor>(std::move(tangent));
-    impl.tangent_missing = nullptr;
-    impl.tangent_level = detail::forward_level;
-    with_tangents.push_back(t.impl_ptr());
-}
-
 // A new handle on t's values without t's tangent: a new leaf, or an identity node when t is in a
 // reverse-mode graph (so gradients still reach t), computed with the level suspended.
 Tensor plain_handle(const Tensor& t) {
@@ -53,11 +45,13 @@ DualLevel::~DualLevel() {
     for (const std::weak_ptr<TensorImpl>& w : with_tangents)
         if (const std::shared_ptr<TensorImpl> impl = w.lock(); impl && impl->tangent_level == id_) {
             impl->tangent.reset();
-            impl->tangent_missing = nullptr;
+            impl->tangent_missing.clear();
             impl->tangent_level = 0;
         }
     with_tangents.clear();
-    detail::forward_level = 0;
+    // a level ended on a thread other than its own (moved there on the heap) leaves that thread's
+    // level alone
+    if (detail::forward_level == id_) detail::forward_level = 0;
 }
 
 bool dual_level_active() { return detail::forward_active(); }
@@ -73,7 +67,7 @@ Tensor make_dual(const Tensor& primal, const Tensor& tangent) {
     if (detail::has_tangent(primal))
         fail("make_dual: the primal (shape {}) already carries a tangent at this dual level", shape_str(primal.shape()));
     Tensor dual = plain_handle(primal);
-    set_tangent(dual, tangent);
+    detail::set_tangent(dual, tangent);
     return dual;
 }
 
@@ -88,12 +82,20 @@ UnpackedDual unpack_dual(const Tensor& t) {
 
 namespace detail {
 
+void set_tangent(const Tensor& t, Tensor tangent) {
+    TensorImpl& impl = *t.impl();
+    impl.tangent = std::make_shared<const Tensor>(std::move(tangent));
+    impl.tangent_missing.clear();
+    impl.tangent_level = forward_level;
+    with_tangents.push_back(t.impl_ptr());
+}
+
 bool has_tangent(const Tensor& t) { return t.defined() && at_level(*t.impl()); }
 
 Tensor tangent_of(const Tensor& t) {
     if (!has_tangent(t)) return Tensor();
     const TensorImpl& impl = *t.impl();
-    if (impl.tangent_missing != nullptr)
+    if (!impl.tangent_missing.empty())
         fail("forward AD: {} has no jvp rule, and a tangent reached it (its output, shape {}, has no tangent)",
              impl.tangent_missing, shape_str(t.shape()));
     return *impl.tangent;

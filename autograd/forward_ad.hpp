@@ -98,6 +98,10 @@ Tensor with_jvp(Tensor result, const std::vector<Tensor>& inputs, Rule&& rule) {
     return apply_jvp(std::move(result), in, JvpRule(std::forward<Rule>(rule)));
 }
 
+// Gives t `tangent` at the active level (make_dual without the checks and the new handle): for a
+// transform that hands a dual input to f as a new leaf of its own (autograd/func.cpp).
+void set_tangent(const Tensor& t, Tensor tangent);
+
 // x + y where either may be undefined (a tangent term of an input that carries none).
 Tensor add_terms(const Tensor& x, const Tensor& y);
 

@@ -19,6 +19,7 @@ namespace {
 struct Primals {
     std::vector<Tensor> x;
     std::unordered_set<const TensorImpl*> slots;  // the x's autograd parts
+    bool dual = false;  // an input carries a forward-mode tangent (an outer func::jvp's)
 };
 Primals primals_of(const std::vector<Tensor>& given, const char* who) {
     if (given.empty()) fail("func::{}: no inputs given", who);
@@ -28,6 +29,12 @@ Primals primals_of(const std::vector<Tensor>& given, const char* who) {
         const Shape s = given[i].shape();
         p.x.push_back(given[i].requires_grad() ? reshape(given[i], std::vector<long>(s.begin(), s.end()))
                                                : given[i].detach().requires_grad_(true));
+        // a dual input stays dual (reshape's jvp rule did it; a new leaf is given the tangent), so
+        // f's derivatives carry tangents: forward-over-reverse, as func::jvp(func::grad(f))
+        if (detail::has_tangent(given[i])) {
+            if (!given[i].requires_grad()) detail::set_tangent(p.x.back(), detail::tangent_of(given[i]));
+            p.dual = true;
+        }
         p.slots.insert(p.x.back().impl());
     }
     return p;
@@ -36,7 +43,9 @@ Primals primals_of(const std::vector<Tensor>& given, const char* who) {
 // Whether the graph of ys reaches a tensor that requires grad besides the slots: an input that
 // requires grad, or one f captured (a model's weights, an outer transform's variable). Then the
 // results are recorded, so that derivatives through them are right; else they are constants.
+// Always true for dual inputs (Primals::dual).
 bool reaches_outside(const std::vector<Tensor>& ys, const Primals& p) {
+    if (p.dual) return true;  // recorded: only derivatives taken in ops carry the inputs' tangents
     std::vector<const TensorImpl*> stack;
     std::unordered_set<const TensorImpl*> seen;
     for (const Tensor& y : ys)

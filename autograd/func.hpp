@@ -44,8 +44,8 @@ std::pair<Tensor, std::function<Grads(const Tensor&)>> vjp(const Fn& f, const st
 
 // torch.func.jvp: f's output and J · tangents (tangents one per input, shaped like it), in forward
 // mode. The tangent is a tensor of the reverse-mode graph when the primals, the tangents or what f
-// captures require grad, so it can be differentiated (a jvp of a loss's gradient is not: a tangent
-// does not go through a backward pass; use hvp).
+// captures require grad, so it can be differentiated; f may take gradients itself (jvp of
+// func::grad(loss) is the loss's Hessian-vector product: forward-over-reverse).
 std::pair<Tensor, Tensor> jvp(const Fn& f, const std::vector<Tensor>& primals, const std::vector<Tensor>& tangents);
 // The same J · tangents by the double-backward trick: a recorded backward and a backward of it.
 std::pair<Tensor, Tensor> jvp_by_double_backward(const Fn& f, const std::vector<Tensor>& primals,

@@ -64,7 +64,7 @@ struct TensorImpl {
     // `tangent_level` (0: none), or, instead, the op that had no jvp rule when a tangent reached it.
     std::shared_ptr<const Tensor> tangent;
     std::uint64_t tangent_level = 0;
-    const char* tangent_missing = nullptr;
+    std::string tangent_missing;  // a copy: an op's name may be a temporary's
 
     Shape shape() const { return leaf_values ? shape_of(leaf_values->array) : shape_at_creation; }
     std::size_t numel() const;

@@ -139,6 +139,36 @@ TEST_CASE("forward_ad: a jvp is differentiable: its gradient in the primal is th
     CHECK(test::max_abs_diff(g[0].data(), hv[0].data()) < 1e-5f);
 }
 
+TEST_CASE("forward_ad: forward-over-reverse: func::jvp of func::grad is the HVP, through fused ops and a loss") {
+    const Tensor w = rnd({5, 4}, 30), b = rnd({5}, 31), gamma = rnd({5}, 32);
+    const Ids target({1, 4, 0});
+    const func::Fn loss = [&](const V& p) {
+        const Tensor h = layer_norm(tanh(linear(p[0], w, b)), gamma, Tensor());
+        return add(cross_entropy(h, target), sum(mul(softmax(h, -1), h)));
+    };
+    const Tensor x = rnd({3, 4}, 33), v = rnd({3, 4}, 34);
+    const func::Fn gradient = [&](const V& p) { return func::grad(loss)(p)[0]; };
+    const auto [g, hv_forward] = func::jvp(gradient, {x}, {v});
+    const auto [value, hv] = func::hvp(loss, {x}, {v});
+    CHECK(test::max_abs_diff(g.data(), func::grad(loss)({x})[0].data()) < 1e-6f);
+    CHECK(test::max_abs_diff(hv_forward.data(), hv[0].data()) < 1e-4f);
+    CHECK(xt::amax(xt::abs(hv[0].data()))() > 1e-2f);  // not a vacuous zero
+}
+
+TEST_CASE("forward_ad: grad of a dual output drops no tangent: create_graph carries it, without it an Error") {
+    const Tensor x = rnd({3}, 35).requires_grad_(true), v = rnd({3}, 36);
+    fwd::DualLevel level;
+    const Tensor d = fwd::make_dual(x, v);
+    const Tensor y = sum(pow(d, 3.f));
+    // the kernels would return 3x² with no tangent: refused, naming the two ways out
+    expect_error([&] { grad({y}, {x}); }, {"grad", "forward-mode tangent", "create_graph", "unpack_dual"});
+    // in ops, the gradient 3x² carries its tangent 6 x v
+    const Tensor g = grad({y}, {x}, {}, GradOptions().create_graph(true))[0];
+    CHECK(test::max_abs_diff(fwd::unpack_dual(g).tangent.data(), Array(6.f * x.data() * v.data())) < 1e-5f);
+    // the primal's gradient is plain
+    CHECK(test::max_abs_diff(grad({sum(pow(fwd::unpack_dual(d).primal, 3.f))}, {x})[0].data(), g.data()) < 1e-6f);
+}
+
 TEST_CASE("forward_ad: dual tensors through nn::LayerNorm and nn::MultiheadAttention equal the double-backward jvp") {
     nn::LayerNorm ln(4);
     ln.weight = rnd({4}, 20);
