@@ -14,6 +14,7 @@
 #include <xtgrad/autograd/environment.hpp>
 #include <xtgrad/autograd/error.hpp>
 #include <xtgrad/autograd/format.hpp>
+#include <xtgrad/autograd/forward_ad.hpp>
 #include <xtgrad/autograd/func.hpp>
 #include <xtgrad/autograd/grad.hpp>
 #include <xtgrad/autograd/grad_mode.hpp>

@@ -2,6 +2,7 @@
 
 #include <xtgrad/autograd/error.hpp>
 #include <xtgrad/autograd/format.hpp>
+#include <xtgrad/autograd/forward_ad.hpp>
 #include <xtgrad/autograd/grad.hpp>
 #include <xtgrad/autograd/grad_mode.hpp>
 #include <xtgrad/autograd/ops.hpp>
@@ -18,6 +19,7 @@ namespace {
 struct Primals {
     std::vector<Tensor> x;
     std::unordered_set<const TensorImpl*> slots;  // the x's autograd parts
+    bool dual = false;  // an input carries a forward-mode tangent (an outer func::jvp's)
 };
 Primals primals_of(const std::vector<Tensor>& given, const char* who) {
     if (given.empty()) fail("func::{}: no inputs given", who);
@@ -27,6 +29,12 @@ Primals primals_of(const std::vector<Tensor>& given, const char* who) {
         const Shape s = given[i].shape();
         p.x.push_back(given[i].requires_grad() ? reshape(given[i], std::vector<long>(s.begin(), s.end()))
                                                : given[i].detach().requires_grad_(true));
+        // a dual input stays dual (reshape's jvp rule did it; a new leaf is given the tangent), so
+        // f's derivatives carry tangents: forward-over-reverse, as func::jvp(func::grad(f))
+        if (detail::has_tangent(given[i])) {
+            if (!given[i].requires_grad()) detail::set_tangent(p.x.back(), detail::tangent_of(given[i]));
+            p.dual = true;
+        }
         p.slots.insert(p.x.back().impl());
     }
     return p;
@@ -35,7 +43,9 @@ Primals primals_of(const std::vector<Tensor>& given, const char* who) {
 // Whether the graph of ys reaches a tensor that requires grad besides the slots: an input that
 // requires grad, or one f captured (a model's weights, an outer transform's variable). Then the
 // results are recorded, so that derivatives through them are right; else they are constants.
+// Always true for dual inputs (Primals::dual).
 bool reaches_outside(const std::vector<Tensor>& ys, const Primals& p) {
+    if (p.dual) return true;  // recorded: only derivatives taken in ops carry the inputs' tangents
     std::vector<const TensorImpl*> stack;
     std::unordered_set<const TensorImpl*> seen;
     for (const Tensor& y : ys)
@@ -165,7 +175,8 @@ std::pair<Tensor, std::function<Grads(const Tensor&)>> vjp(const Fn& f, const st
     return {detached_if(y, !record), back};
 }
 
-std::pair<Tensor, Tensor> jvp(const Fn& f, const std::vector<Tensor>& primals, const std::vector<Tensor>& tangents) {
+std::pair<Tensor, Tensor> jvp_by_double_backward(const Fn& f, const std::vector<Tensor>& primals,
+                                                 const std::vector<Tensor>& tangents) {
     GradOn on;
     check_like(tangents, primals, "jvp");
     const Primals p = primals_of(primals, "jvp");
@@ -192,7 +203,62 @@ std::function<Grads(const std::vector<Tensor>&)> jacrev(Fn f) {
     };
 }
 
+namespace {
+// columns[k] = J e_k (each output-shaped) stacked to (output..., input...)
+Tensor jacobian_of_columns(const std::vector<Tensor>& columns, const Shape& input, const Shape& output) {
+    const Tensor by_input = stacked(columns, input, output);  // (input..., output...)
+    std::vector<int> order;
+    const int ni = static_cast<int>(input.size()), no = static_cast<int>(output.size());
+    for (int d = 0; d < no; ++d) order.push_back(ni + d);
+    for (int d = 0; d < ni; ++d) order.push_back(d);
+    return order.empty() ? by_input : permute(by_input, order);
+}
+
+// J · tangents in forward mode: f once on dual inputs (an undefined tangent: that input plain)
+std::pair<Tensor, Tensor> forward_jvp(const Fn& f, const std::vector<Tensor>& primals,
+                                      const std::vector<Tensor>& tangents, const char* who) {
+    if (forward_ad::dual_level_active())
+        fail("func::{}: called inside a dual level; nested forward mode is not supported (use "
+             "func::jvp_by_double_backward there)", who);
+    forward_ad::DualLevel level;
+    std::vector<Tensor> x;
+    for (std::size_t i = 0; i < primals.size(); ++i) {
+        if (!primals[i].defined()) fail("func::{}: input {} is undefined", who, i);
+        x.push_back(tangents[i].defined() ? forward_ad::make_dual(primals[i], tangents[i]) : primals[i]);
+    }
+    const Tensor y = call(f, x, who);
+    forward_ad::UnpackedDual out = forward_ad::unpack_dual(y);
+    if (!out.tangent.defined()) out.tangent = Tensor::zeros(y.shape());  // f does not depend on the inputs
+    return {out.primal, out.tangent};
+}
+}  // namespace
+
+std::pair<Tensor, Tensor> jvp(const Fn& f, const std::vector<Tensor>& primals, const std::vector<Tensor>& tangents) {
+    check_like(tangents, primals, "jvp");
+    return forward_jvp(f, primals, tangents, "jvp");
+}
+
 std::function<Grads(const std::vector<Tensor>&)> jacfwd(Fn f) {
+    return [f = std::move(f)](const std::vector<Tensor>& inputs) {
+        if (inputs.empty()) fail("func::jacfwd: no inputs given");
+        Grads jac;
+        for (std::size_t i = 0; i < inputs.size(); ++i) {
+            if (!inputs[i].defined()) fail("func::jacfwd: input {} is undefined", i);
+            std::vector<Tensor> columns, tangents(inputs.size());  // J e_k for each element k of input i
+            Shape out_shape;
+            for (std::size_t k = 0; k < inputs[i].numel(); ++k) {
+                tangents[i] = unit(inputs[i].shape(), k);
+                columns.push_back(forward_jvp(f, inputs, tangents, "jacfwd").second);
+                out_shape = columns.back().shape();
+            }
+            if (columns.empty()) out_shape = f(inputs).shape();  // an empty input: (output..., 0...)
+            jac.push_back(jacobian_of_columns(columns, inputs[i].shape(), out_shape));
+        }
+        return jac;
+    };
+}
+
+std::function<Grads(const std::vector<Tensor>&)> jacfwd_by_double_backward(Fn f) {
     return [f = std::move(f)](const std::vector<Tensor>& inputs) {
         GradOn on;
         const Primals p = primals_of(inputs, "jacfwd");
@@ -207,13 +273,7 @@ std::function<Grads(const std::vector<Tensor>&)> jacfwd(Fn f) {
                     tangents.push_back(j == i ? unit(p.x[j].shape(), k) : Tensor::zeros(p.x[j].shape()));
                 columns.push_back(jvp_at(p, y, tangents, record));
             }
-            // columns stacked (input..., output...), then the output's dims moved to the front
-            const Tensor by_input = stacked(columns, p.x[i].shape(), y.shape());
-            std::vector<int> order;
-            const int ni = static_cast<int>(p.x[i].dim()), no = static_cast<int>(y.dim());
-            for (int d = 0; d < no; ++d) order.push_back(ni + d);
-            for (int d = 0; d < ni; ++d) order.push_back(d);
-            jac.push_back(order.empty() ? by_input : permute(by_input, order));
+            jac.push_back(jacobian_of_columns(columns, p.x[i].shape(), y.shape()));
         }
         return jac;
     };

@@ -4,6 +4,7 @@
 #include <xtgrad/autograd/engine.hpp>
 #include <xtgrad/autograd/error.hpp>
 #include <xtgrad/autograd/format.hpp>
+#include <xtgrad/autograd/forward_ad.hpp>
 #include <xtgrad/autograd/grad_mode.hpp>
 #include <xtgrad/autograd/node.hpp>
 #include <xtgrad/autograd/ops.hpp>
@@ -217,6 +218,15 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
             seeds.push_back(given);
         }
     }
+    // A tangent goes through a backward pass only as ops (create_graph): the kernels work on arrays,
+    // and gradients without the tangents they should carry would read as independent of them.
+    if (detail::forward_active() && !options.create_graph())
+        for (std::size_t i = 0; i < outputs.size(); ++i)
+            if (detail::has_tangent(outputs[i]) || detail::has_tangent(seeds[i]))
+                fail("grad: output {}, {}, carries a forward-mode tangent, which a backward of kernels would drop; pass "
+                     "GradOptions().create_graph(true) to get the gradients' tangents (forward-over-reverse), or take the "
+                     "gradient of forward_ad::unpack_dual(output).primal",
+                     i, describe(outputs[i]));
     const Walk walk{options.create_graph(), options.retain_graph().value_or(options.create_graph()), false};
     std::vector<Tensor> result = run_grad(outputs, seeds, inputs, walk);
     for (std::size_t i = 0; i < inputs.size(); ++i)

@@ -64,4 +64,29 @@ GradcheckResult gradgradcheck(const GradcheckFn& f, std::vector<Tensor> inputs, 
 // gradients of G with create_graph are f's third derivatives, gradgradcheck(first_order_gradients(f)) checks them).
 GradcheckFn first_order_gradients(GradcheckFn f, std::uint64_t seed = 4321);
 
+// jvpcheck: forward mode's jvp rules, as torch.autograd.gradcheck(check_forward_ad=True). With a
+// fixed random tangent v per input, J v from forward mode (dual tensors, autograd/forward_ad.hpp)
+// is compared, element by element of f's output, with
+//   - central finite differences along v: (f(x + eps v) - f(x - eps v)) / 2eps, to the
+//     tolerance of gradcheck (atol + rtol |numeric|);
+//   - J v by the double-backward trick (func::jvp_by_double_backward), another road to the same
+//     numbers, to a float32 tolerance (reference_atol + reference_rtol |reference|).
+// Every input gets a tangent (ints and masks cannot carry one). The result names the worst output
+// element (`index`; `input` is unused) and the output's op; `analytic` is forward mode's value,
+// `numeric` the finite difference, `reference` the double-backward value.
+struct JvpcheckOptions {
+    double eps = 1e-2;
+    double atol = 2e-3;
+    double rtol = 2e-2;
+    double reference_atol = 1e-5;
+    double reference_rtol = 1e-4;
+    std::uint64_t seed = 2024;  // seed of the tangents
+};
+struct JvpcheckResult : GradcheckResult {
+    double reference = 0;
+    double reference_ratio = 0;  // |analytic - reference| / its tolerance; > 1 fails
+    std::string message() const;
+};
+JvpcheckResult jvpcheck(const GradcheckFn& f, const std::vector<Tensor>& inputs, const JvpcheckOptions& options = {});
+
 }  // namespace xtgrad

@@ -5,6 +5,7 @@
 #include <xtgrad/autograd/broadcast.hpp>
 #include <xtgrad/autograd/engine.hpp>
 #include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/forward_ad.hpp>
 #include <xtgrad/autograd/grad_mode.hpp>
 #include <xtgrad/autograd/tensor.hpp>
 
@@ -314,6 +315,8 @@ Tensor make_result(Array out, const char* op, const std::vector<Tensor>& inputs,
 Tensor attach_grad_fn(Tensor result, const char* op, const std::vector<Tensor>& inputs,
                       std::vector<SavedRecord> saved, Node::BackwardFn backward, SourceLocation where) {
     if (anomaly_detection_enabled()) detail::check_forward_anomaly(result.data(), op, inputs, where);
+    if (detail::forward_active()) [[unlikely]]
+        detail::mark_missing_jvp(result, op, inputs);  // until the op's jvp rule sets the tangent
     if (!records_graph(inputs)) return result;
     std::vector<ImplPtr> edges;
     edges.reserve(inputs.size());

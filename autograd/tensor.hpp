@@ -60,6 +60,11 @@ struct TensorImpl {
     // autograd part; `grad` points into its values), so grad() can be differentiated again.
     std::shared_ptr<TensorImpl> grad_graph;
     std::shared_ptr<TensorValues> grad_graph_values;
+    // Forward mode (autograd/forward_ad.hpp): the tangent made or computed at dual level
+    // `tangent_level` (0: none), or, instead, the op that had no jvp rule when a tangent reached it.
+    std::shared_ptr<const Tensor> tangent;
+    std::uint64_t tangent_level = 0;
+    std::string tangent_missing;  // a copy: an op's name may be a temporary's
 
     Shape shape() const { return leaf_values ? shape_of(leaf_values->array) : shape_at_creation; }
     std::size_t numel() const;

@@ -4,6 +4,12 @@
 //   gradient  forward + grad(loss, params)                          (the kernels, as backward())
 //   hvp       forward + grad(loss, params, create_graph) + grad(g, params, v)
 // Prints the medians and their ratio; the theory says 2-4x (a backward of a backward).
+// Then forward mode next to them, along a random direction of the source (no grad mode, as an
+// inference-time jvp):
+//   forward   the loss alone, no grad mode
+//   jvp       the loss on a dual source (make_dual, forward with tangents, unpack_dual)
+// The theory: a jvp is one forward plus its tangent's (~2-3x a forward, each product twice),
+// below a vjp (the gradient line: a forward that records and a backward).
 //
 //   build/bench/hvp_bench [--steps 3] [--threads 1]
 #include "bench/timing.hpp"
@@ -43,16 +49,33 @@ int main(int argc, char** argv) {
                 }
             grad(outs, params, seeds, GradOptions().allow_unused(true));
         };
+        const Tensor src_tangent = randn(src.shape(), gen);
+        const auto forward = [&] {
+            NoGradGuard no_grad;
+            loss();
+        };
+        const auto jvp = [&] {
+            NoGradGuard no_grad;
+            forward_ad::DualLevel level;
+            const Tensor dual = forward_ad::make_dual(src, src_tangent);
+            forward_ad::unpack_dual(sum(mul(model.forward(dual, tgt), r)));
+        };
         gradient();  // warm-up: the pool, the block cache, oneDNN's kernels
         hvp();
-        std::vector<double> tg, th;
+        jvp();
+        std::vector<double> tg, th, tf, tj;
         for (int i = 0; i < steps; ++i) {
             tg.push_back(bench::ms_of(gradient));
             th.push_back(bench::ms_of(hvp));
+            tf.push_back(bench::ms_of(forward));
+            tj.push_back(bench::ms_of(jvp));
         }
-        const double g_ms = bench::median(tg), h_ms = bench::median(th);
+        const double g_ms = bench::median(tg), h_ms = bench::median(th), f_ms = bench::median(tf), j_ms = bench::median(tj);
         fmt::print("seed-d, {} thread(s), {} parameters: gradient {:.0f} ms, hvp {:.0f} ms (medians of {}): hvp / gradient = {:.2f}\n",
                    threads, params.size(), g_ms, h_ms, steps, h_ms / g_ms);
+        fmt::print("forward mode along the source: forward {:.0f} ms, jvp {:.0f} ms: jvp / forward = {:.2f}, "
+                   "jvp / vjp (the gradient) = {:.2f}\n",
+                   f_ms, j_ms, j_ms / f_ms, j_ms / g_ms);
         return 0;
     });
 }

@@ -10,7 +10,8 @@ create_graph=True, torch.autograd.functional and torch.autograd.forward_ad, roun
   gradient_penalty/  an MLP critic's mean |dD/dx|^2 over a batch, and its gradient in the critic's weights
   maml_sine/         one MAML step on sine regression: inner SGD step, outer loss and its gradient in the initial weights
   layer_norm_a_hvp/  tutorial A's LayerNorm (a_2 (x - mean) / (std + eps) + b_2, unbiased std): H v of sum(LN(x) * r)
-  jvp_*/             jvp (forward_ad) and the Jacobian (jacrev) of softmax, layer_norm and scaled dot-product attention
+  jvp_*/             jvp (forward_ad) and the Jacobian (jacrev) of softmax, layer_norm, scaled dot-product attention
+                     and multi-head self-attention (F.multi_head_attention_forward, 2 heads, its 5 weights inputs too)
   transformer_c_hvp/ tutorial C's Transformer in the state of tests/fixtures/small/transformer_c: H v of sum(logits * R)
 
 PyTorch is needed only here; the suite reads the committed files (tests/higher_order/parity_test.cpp).
@@ -111,6 +112,32 @@ def layer_norm_a_hvp(out, gen, eps=1e-6):
     save(out, x=x, a_2=a2, b_2=b2, r=r, v_x=vx, v_a=va, v_b=vb, value=value, hvp_x=hx, hvp_a=ha, hvp_b=hb)
 
 
+def jvp_case(out, f, inputs, gen):
+    tangents = [rand(gen, *t.shape) for t in inputs]
+    with fwAD.dual_level():
+        duals = [fwAD.make_dual(p, t) for p, t in zip(inputs, tangents)]
+        y, jv = fwAD.unpack_dual(f(*duals))
+    jac = jacobian(f, tuple(inputs))
+    arrays = {'output': y, 'jvp': jv}
+    for i, (p, t, j) in enumerate(zip(inputs, tangents, jac)):
+        arrays[f'input{i}'] = p
+        arrays[f'tangent{i}'] = t
+        arrays[f'jacobian{i}'] = j
+    save(out, **arrays)
+
+
+def jvp_multihead_attention(out, gen):
+    # self-attention of x (L 3, N 2, E 4), 2 heads, no mask or dropout; the weights are inputs too
+    def mha(x, in_w, in_b, out_w, out_b):
+        y, _ = torch.nn.functional.multi_head_attention_forward(
+            x, x, x, 4, 2, in_w, in_b, None, None, False, 0.0, out_w, out_b, training=False, need_weights=False)
+        return y
+
+    inputs = [rand(gen, 3, 2, 4), rand(gen, 12, 4, scale=0.5), rand(gen, 12, scale=0.1), rand(gen, 4, 4, scale=0.5),
+              rand(gen, 4, scale=0.1)]
+    jvp_case(out, mha, inputs, gen)
+
+
 def jvp_cases(out_root, gen):
     def attention(q, k, v):
         scores = q @ k.transpose(-2, -1) / np.sqrt(q.shape[-1])
@@ -123,17 +150,7 @@ def jvp_cases(out_root, gen):
         'jvp_attention': (attention, [rand(gen, 2, 3, 4), rand(gen, 2, 3, 4), rand(gen, 2, 3, 2)]),
     }
     for name, (f, inputs) in cases.items():
-        tangents = [rand(gen, *t.shape) for t in inputs]
-        with fwAD.dual_level():
-            duals = [fwAD.make_dual(p, t) for p, t in zip(inputs, tangents)]
-            y, jv = fwAD.unpack_dual(f(*duals))
-        jac = jacobian(f, tuple(inputs))
-        arrays = {'output': y, 'jvp': jv}
-        for i, (p, t, j) in enumerate(zip(inputs, tangents, jac)):
-            arrays[f'input{i}'] = p
-            arrays[f'tangent{i}'] = t
-            arrays[f'jacobian{i}'] = j
-        save(os.path.join(out_root, name), **arrays)
+        jvp_case(os.path.join(out_root, name), f, inputs, gen)
 
 
 def transformer_c_hvp(out, gen, fixture):
@@ -181,6 +198,8 @@ def main():
     jvp_cases(a.out, gen)
     transformer_c_hvp(os.path.join(a.out, 'transformer_c_hvp'), gen,
                       os.path.join(os.path.dirname(os.path.abspath(a.out)), 'small', 'transformer_c'))
+    # its own generator, so adding it left every fixture above as it was
+    jvp_multihead_attention(os.path.join(a.out, 'jvp_multihead_attention'), torch.Generator().manual_seed(a.seed + 1))
 
 
 if __name__ == '__main__':

@@ -6,6 +6,7 @@
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/autograd/ops/activations.hpp>
 #include <xtgrad/autograd/ops/common.hpp>
+#include <xtgrad/autograd/forward_ad.hpp>
 #include <xtgrad/threads/parallel.hpp>
 
 #include <xtensor/xmath.hpp>
@@ -63,14 +64,15 @@ Tensor normal_cdf(const Tensor& x) {
     const float* xi = x.ptr();
     float* yi = y.data();
     for (std::size_t i = 0; i < y.size(); ++i) yi[i] = 0.5f * (1.f + std::erf(xi[i] * kInvSqrt2));
-    return differentiable(make_result(std::move(y), "NormalCdfBackward", {x}, {{"self", x}},
+    return detail::with_jvp(differentiable(make_result(std::move(y), "NormalCdfBackward", {x}, {{"self", x}},
                                       [](Node& self, const Array& g) {
                                           const Array& v = self.saved("self");
                                           self.accumulate(0, Array(g * xt::exp(-0.5f * v * v) * kInvSqrt2Pi));
                                       }),
                           [](const Node& self, const Tensor& g) -> Grads {
                               return {mul(g, normal_pdf(self.saved_tensor("self")))};
-                          });
+                          }),
+                          {&x}, [&](const detail::Tangents& t) { return mul(t[0], normal_pdf(x)); });
 }
 
 // gelu'(x) in ops (the header's formulas), so GELU's backward can be differentiated again
@@ -87,7 +89,7 @@ Tensor gelu(const Tensor& a, GeluApproximation approx) {
     detail::require_defined(a, "gelu", "the input");
     Array y = empty_array(a.shape());
     gelu_forward(a.ptr(), y.data(), a.numel(), approx);
-    return differentiable(
+    return detail::with_jvp(differentiable(
         make_result(std::move(y), approx == GeluApproximation::none ? "GeluBackward" : "GeluTanhBackward", {a},
                     {{"self", a}},
                     [approx](Node& self, const Array& g) {
@@ -96,7 +98,8 @@ Tensor gelu(const Tensor& a, GeluApproximation approx) {
                     }),
         [approx](const Node& self, const Tensor& g) -> Grads {
             return {mul(g, gelu_derivative(self.saved_tensor("self"), approx))};
-        });
+        }),
+        {&a}, [&](const detail::Tangents& t) { return mul(t[0], gelu_derivative(a, approx)); });
 }
 
 }  // namespace xtgrad

@@ -23,6 +23,17 @@ namespace xtgrad {
 
 using namespace attention_detail;
 
+// The weights' tangent from primitives: the scores' tS = scale (tq kᵀ + q tkᵀ), 0 where masked
+// (a constant fill), + t_additive; then softmax's jvp, w (tS - Σ w tS). w (..., Lq, Lk).
+Tensor attention_detail::attention_weights_jvp(const Tensor& q, const Tensor& k, const Tensor& w, float scale,
+                                               const Mask* masked, const detail::Tangents& t) {
+    Tensor ts = t.has(0) ? matmul_nt(t[0], k, scale) : Tensor();
+    if (t.has(1)) ts = detail::add_terms(ts, matmul_nt(q, t[1], scale));
+    if (ts.defined() && masked) ts = masked_fill(ts, *masked, 0.f);
+    if (t.has(2)) ts = detail::add_terms(ts, t[2]);
+    return mul(w, sub(ts, sum(mul(w, ts), {-1}, true)));
+}
+
 // q (..., Lq, d), k (..., Lk, d) -> weights (..., Lq, Lk)
 Tensor attention_weights(const Tensor& q, const Tensor& k, float scale, const Mask* masked, float fill,
                          const Tensor& additive) {
@@ -53,7 +64,7 @@ Tensor attention_weights(const Tensor& q, const Tensor& k, float scale, const Ma
     std::vector<SavedRecord> saved{{"query", q}, {"key", k}, {"result", weights}};
     if (masked) saved.push_back({"mask", *masked});
     const Shape qs = q.shape(), ks = k.shape();
-    return differentiable(attach_grad_fn(
+    return detail::with_jvp(differentiable(attach_grad_fn(
         weights, "AttentionWeightsBackward", inputs, std::move(saved),
         [b, qp, kp, scale, flops, shape, masked_shape, has_mask = masked != nullptr, qs, ks](Node& self, const Array& g) {
             // per block c: the weights' backward (weights_backward_block) with g as dw
@@ -85,7 +96,8 @@ Tensor attention_weights(const Tensor& q, const Tensor& k, float scale, const Ma
             if (self.needs_grad(1)) out[1] = mul(matmul(transpose(dSq, -2, -1), self.saved_tensor("query")), scale);
             if (has_additive && self.needs_grad(2)) out[2] = dS;
             return out;
-        });
+        }),
+        {&q, &k, &additive}, [&](const detail::Tangents& t) { return attention_weights_jvp(q, k, weights, scale, masked, t); });
 }
 
 // weights (..., Lq, Lk), v (..., Lk, dv) -> dropout(weights, p) v (..., Lq, dv)
@@ -119,9 +131,12 @@ Tensor dropout_matmul(const Tensor& weights, const Tensor& v, float p, bool trai
         });
     }
     std::vector<SavedRecord> saved{{"self", weights}, {"mat2", v}};
+    // for the jvp, the dropout scale (kept · keep) as a constant, before the mask moves into the node
+    const Tensor dropout_scale =
+        drops && detail::forward_active() ? Tensor(Array(xt::cast<float>(drawn.kept) * keep)) : Tensor();
     if (drops) saved.push_back({"mask", std::move(drawn.kept)});
     const Shape ws = weights.shape(), vs = v.shape();
-    return differentiable(make_result(
+    return detail::with_jvp(differentiable(make_result(
         std::move(out), "DropoutMatmulBackward", {weights, v}, std::move(saved),
         [b, vp, cp, keep, drops, flops, ws, vs](Node& self, const Array& g) {
             // per block c: context_backward_block (dropped recomputed from w and the mask)
@@ -144,6 +159,12 @@ Tensor dropout_matmul(const Tensor& weights, const Tensor& v, float p, bool trai
             if (self.needs_grad(0)) out[0] = drops ? mul(matmul_nt(g, v), scale) : matmul_nt(g, v);
             if (self.needs_grad(1)) out[1] = matmul(transpose(drops ? mul(w, scale) : w, -2, -1), g);
             return out;
+        }),
+        // jvp: D(tw) v + D(w) tv, D = the same dropout (mask and scale), linear
+        {&weights, &v}, [&](const detail::Tangents& t) {
+            const auto dropped = [&](const Tensor& x) { return drops ? mul(x, dropout_scale) : x; };
+            return detail::add_terms(t.has(0) ? matmul(dropped(t[0]), v) : Tensor(),
+                                     t.has(1) ? matmul(dropped(weights), t[1]) : Tensor());
         });
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <xtgrad/autograd/autocast.hpp>
+#include <xtgrad/autograd/forward_ad.hpp>
 #include <xtgrad/autograd/node.hpp>
 #include <xtgrad/autograd/tensor.hpp>
 
@@ -101,5 +102,10 @@ void context_block(std::size_t c, const float* w, const bool* kept, float keep, 
 void context_backward_block(std::size_t c, const float* G, const BlockPlace& gp, const float* w, const float* V,
                             const BlockPlace& vp, const bool* kept, float keep, const Blocks& b, float* dw,
                             float dw_beta, float* dV, float dv_beta, float* work);
+
+// attention_weights' jvp (ops/attention.cpp): the weights' tangent given w = the weights (..., Lq, Lk)
+// and the tangents of q, k and the additive mask (any may be undefined); attention_context's too.
+Tensor attention_weights_jvp(const Tensor& q, const Tensor& k, const Tensor& w, float scale, const Mask* masked,
+                             const detail::Tangents& t);
 
 }  // namespace xtgrad::attention_detail

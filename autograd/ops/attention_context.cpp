@@ -96,9 +96,12 @@ Tensor context_node(const Tensor& q, const Tensor& k, const Tensor& v, const Con
     std::vector<SavedRecord> saved{{"query", q}, {"key", k}, {"value", v}};
     if (masked) saved.push_back({"mask", *masked});
     if (additive.defined()) saved.push_back({"additive", additive});
+    // for the jvp, the dropout scale (kept · keep) as a constant, before the mask moves into the node
+    const Tensor dropout_scale =
+        drops && detail::forward_active() ? Tensor(Array(xt::cast<float>(drawn.kept) * keep)) : Tensor();
     if (drops) saved.push_back({"dropout_mask", std::move(drawn.kept)});
     const Shape qs = q.shape(), ks = k.shape(), vs = v.shape();
-    return differentiable(make_result(
+    return detail::with_jvp(differentiable(make_result(
         std::move(out), "AttentionContextBackward", inputs, std::move(saved),
         [l, scale, fill, keep, drops, flops, qs, ks, vs, has_mask = masked != nullptr,
          has_additive = additive.defined()](Node& self, const Array& g) {
@@ -131,7 +134,22 @@ Tensor context_node(const Tensor& q, const Tensor& k, const Tensor& v, const Con
             });
             if (additive_grad) self.accumulate(3, std::move(d_additive));
         }),
-        context_in_ops(l.qp.heads, scale, fill, keep, drops, masked != nullptr, additive.defined()));
+        context_in_ops(l.qp.heads, scale, fill, keep, drops, masked != nullptr, additive.defined())),
+        // jvp from primitives, heads split as in the backward in ops: the weights w recomputed, their
+        // tangent tw (attention_weights_jvp), then D(tw) v + D(w) tv with D the same dropout
+        {&q, &k, &v, &additive}, [&](const detail::Tangents& t) {
+            const std::size_t heads = l.qp.heads;
+            const auto split = [heads](const Tensor& x) { return heads > 1 && x.defined() ? split_heads(x, heads) : x; };
+            const Tensor qh = split(q), kh = split(k), vh = split(v);
+            const Tensor w = attention_weights(qh, kh, scale, masked, fill, additive);
+            const Tensor tw = t.has(0) || t.has(1) || t.has(3)
+                                  ? attention_weights_jvp(qh, kh, w, scale, masked, detail::Tangents{{split(t[0]), split(t[1]), t[3]}})
+                                  : Tensor();
+            const auto dropped = [&](const Tensor& x) { return drops ? mul(x, dropout_scale) : x; };
+            const Tensor context = detail::add_terms(tw.defined() ? matmul(dropped(tw), vh) : Tensor(),
+                                                     t.has(2) ? matmul(dropped(w), split(t[2])) : Tensor());
+            return heads > 1 ? merge_heads(context) : context;
+        });
 }
 
 }  // namespace

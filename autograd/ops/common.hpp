@@ -3,6 +3,7 @@
 
 #include <xtgrad/autograd/anomaly.hpp>
 #include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/forward_ad.hpp>
 #include <xtgrad/autograd/node.hpp>
 #include <xtgrad/autograd/tensor.hpp>
 

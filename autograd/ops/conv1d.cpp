@@ -111,7 +111,7 @@ Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::si
     }
     std::vector<Tensor> inputs{x, weight};
     if (bias.defined()) inputs.push_back(bias);
-    return differentiable(make_result(std::move(out), "Conv1dBackward", inputs, {{"input", x}, {"weight", weight}},
+    return detail::with_jvp(differentiable(make_result(std::move(out), "Conv1dBackward", inputs, {{"input", x}, {"weight", weight}},
                        [dims, M, N, Kc, p, w16](Node& self, const Array& g) {
                            std::vector<float> cols(dims.direct() ? 0 : dims.Cin * dims.K * dims.Lout);
                            std::vector<float> dcols(dims.direct() ? 0 : cols.size());
@@ -168,7 +168,14 @@ Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::si
                                }
                            }
                        }),
-                       conv1d_in_ops(dims));
+                       conv1d_in_ops(dims)),
+        // jvp: bilinear in (x, W), plus the bias's tangent along the channels
+        {&x, &weight, &bias}, [&](const detail::Tangents& t) {
+            Tensor out = t.has(0) ? conv1d(t[0], weight, Tensor(), padding) : Tensor();
+            if (t.has(1)) out = detail::add_terms(out, conv1d(x, t[1], Tensor(), padding));
+            if (t.has(2)) out = detail::add_terms(out, reshape(t[2], {1, static_cast<long>(dims.Cout), 1}));
+            return out;
+        });
 }
 
 }  // namespace xtgrad

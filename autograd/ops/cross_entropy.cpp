@@ -15,6 +15,26 @@
 
 namespace xtgrad {
 
+namespace {
+// The smoothed target distribution q (N, C), (1 - ε) onehot(t_i) + ε / C on a kept row, and
+// 1 / kept on the kept rows (N, 1), 0 on ignored ones: d loss / d logits = (p - q) · weight.
+struct TargetDist {
+    Tensor q, weight;
+};
+TargetDist target_dist(const Ids& targets, long ignore_index, float eps, std::size_t kept, std::size_t N, std::size_t C) {
+    Array q = xt::zeros<float>(Shape{N, C});
+    Array w = xt::zeros<float>(Shape{N, 1});
+    for (std::size_t i = 0; i < N; ++i) {
+        const std::int64_t t = targets.data()[i];
+        if (t == ignore_index) continue;
+        w(i, 0) = 1.f / static_cast<float>(kept);
+        for (std::size_t c = 0; c < C; ++c) q(i, c) = eps / static_cast<float>(C);
+        q(i, static_cast<std::size_t>(t)) += 1.f - eps;
+    }
+    return {Tensor(std::move(q)), Tensor(std::move(w))};
+}
+}  // namespace
+
 Tensor cross_entropy(Tensor logits, const Ids& target, long ignore_index, float label_smoothing) {
     detail::require_defined(logits, "cross_entropy", "the logits");
     if (logits.dim() != 2) fail("cross_entropy: logits must be 2-D (N, C), got {}", shape_str(logits.shape()));
@@ -36,7 +56,8 @@ Tensor cross_entropy(Tensor logits, const Ids& target, long ignore_index, float 
 
     // probabilities, kept for backward: written over the logits when they are a temporary (or
     // std::move(t)) nothing else holds, as each row is read before it is written
-    const bool in_place = detail::can_take_values(logits);
+    // (not while a dual level is active: the jvp rule reads the logits)
+    const bool in_place = detail::can_take_values(logits) && !detail::forward_active();
     Array prob = in_place ? std::move(logits).take_array() : empty_array({N, C});
     const float* logit_rows = in_place ? prob.data() : logits.ptr();
     const float eps = label_smoothing;
@@ -74,7 +95,7 @@ Tensor cross_entropy(Tensor logits, const Ids& target, long ignore_index, float 
     out() = static_cast<float>(total / static_cast<double>(kept));
     // no torch node to copy names from (torch composes log_softmax and nll_loss): the softmax of
     // the logits is "probs", the targets "target" (nll_loss's name)
-    return differentiable(make_result(std::move(out), "CrossEntropyBackward", {logits}, {{"probs", std::move(prob)}, {"target", target}},
+    return detail::with_jvp(differentiable(make_result(std::move(out), "CrossEntropyBackward", {logits}, {{"probs", std::move(prob)}, {"target", target}},
                        [ignore_index, eps, kept, N, C](Node& self, const Array& g) {
                            const Ids& targets = self.saved_ids("target");
                            // dx (N, C): row i is (p_i - (1 - ε) onehot(t_i) - ε / C) · scale, 0 if ignored
@@ -105,19 +126,15 @@ Tensor cross_entropy(Tensor logits, const Ids& target, long ignore_index, float 
         // in ops: dx = (p - (1 - ε) onehot(t) - ε / C) · g / kept on the rows not ignored, with p the
         // saved probabilities made softmax(logits) of the graph again (attach_softmax)
         [ignore_index, eps, kept, N, C](const Node& self, const Tensor& g) -> Grads {
-            const Ids& targets = self.saved_ids("target");
-            Array target_dist = xt::zeros<float>(Shape{N, C});
-            Array rows_kept = xt::zeros<float>(Shape{N, 1});
-            for (std::size_t i = 0; i < N; ++i) {
-                const std::int64_t t = targets.data()[i];
-                if (t == ignore_index) continue;
-                rows_kept(i, 0) = 1.f;
-                for (std::size_t c = 0; c < C; ++c) target_dist(i, c) = eps / static_cast<float>(C);
-                target_dist(i, static_cast<std::size_t>(t)) += 1.f - eps;
-            }
+            const TargetDist q = target_dist(self.saved_ids("target"), ignore_index, eps, kept, N, C);
             const Tensor p = attach_softmax(Tensor(self.saved("probs")), self.input(0), 1, false);
-            const Tensor per_row = mul(mul(g, 1.f / static_cast<float>(kept)), Tensor(std::move(rows_kept)));
-            return {mul(sub(p, Tensor(std::move(target_dist))), per_row)};
+            return {mul(sub(p, q.q), mul(g, q.weight))};
+        }),
+        // jvp: Σ (p - q) · weight · t, p = softmax(logits) recomputed in ops (the fused kernel's p is
+        // not a tensor of the graph)
+        {&logits}, [&](const detail::Tangents& t) {
+            const TargetDist q = target_dist(target, ignore_index, eps, kept, N, C);
+            return sum(mul(mul(sub(softmax(logits, 1), q.q), q.weight), t[0]));
         });
 }
 

@@ -64,7 +64,7 @@ Tensor dropout(const Tensor& a, float p, bool training, Generator& gen) {
         pack_bits(kept_bits, [mr](std::size_t i) { return mr[i] != 0; });
         saved.push_back({"mask", std::move(kept_bits)});
     }
-    return differentiable(
+    return detail::with_jvp(differentiable(
         make_result(std::move(out), "DropoutBackward", {a}, std::move(saved),
                     [keep](Node& self, const Array& g) {
                         // dx = g * (kept ? 1/(1-p) : 0), all (n), branch-free as forward
@@ -75,7 +75,9 @@ Tensor dropout(const Tensor& a, float p, bool training, Generator& gen) {
                             for_each_bit(mask, [&, keep](std::size_t i, float on) { store(d[i], gi[i] * (on * keep)); });
                         });
                     }),
-        [keep](const Node& self, const Tensor& g) -> Grads { return {mul(g, mul(self.saved_constant("mask"), keep))}; });
+        [keep](const Node& self, const Tensor& g) -> Grads { return {mul(g, mul(self.saved_constant("mask"), keep))}; }),
+        // jvp: the tangent through the same mask and scale
+        {&a}, [&](const detail::Tangents& t) { return mul(t[0], Tensor(Array(xt::cast<float>(kept) * keep))); });
 }
 
 }  // namespace xtgrad

@@ -4,6 +4,7 @@
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/autograd/ops/common.hpp>
 #include <xtgrad/autograd/broadcast.hpp>
+#include <xtgrad/autograd/forward_ad.hpp>
 
 #include <xtensor/xmath.hpp>
 
@@ -28,10 +29,12 @@ Tensor unary(const Tensor& a, const char* op, Forward forward, Backward backward
     detail::require_defined(a, op, "the input");
     Tensor y(forward(a.data()));
     constexpr const char* name = reads == Reads::input ? "self" : "result";
-    return differentiable(
+    Tensor r = differentiable(
         attach_grad_fn(y, op, {a}, {{name, reads == Reads::input ? a : y}},
                        [backward](Node& self, const Array& g) { self.accumulate(0, backward(g, self.saved(name))); }),
         [in_ops](const Node& self, const Tensor& g) -> Grads { return {in_ops(g, self.saved_tensor(name))}; });
+    // jvp: the Jacobian is diagonal, so J t is the backward's formula given t for g
+    return detail::with_jvp(r, {&a}, [&](const detail::Tangents& t) { return in_ops(t[0], reads == Reads::input ? a : r); });
 }
 
 }  // namespace
@@ -69,30 +72,34 @@ Array scaled(const Array& a, float b) {
 
 Tensor add(const Tensor& a, const Tensor& b) {
     check_binary(a, b, "add");
-    return differentiable(
+    return detail::with_jvp(differentiable(
         make_result(sum_of(a.data(), b.data()), "AddBackward", {a, b}, {},
                     [](Node& self, const Array& g) {
                         self.accumulate(0, g);
                         self.pass_on(1, g);  // the second input takes the buffer itself (a residual's x + f(x): one copy less)
                     }),
-        [](const Node&, const Tensor& g) -> Grads { return {g, g}; });
+        [](const Node&, const Tensor& g) -> Grads { return {g, g}; }),
+        {&a, &b}, [](const detail::Tangents& t) { return detail::add_terms(t[0], t[1]); });
 }
 
 Tensor sub(const Tensor& a, const Tensor& b) {
     check_binary(a, b, "sub");
-    return differentiable(make_result(Array(a.data() - b.data()), "SubBackward", {a, b}, {},
+    return detail::with_jvp(differentiable(make_result(Array(a.data() - b.data()), "SubBackward", {a, b}, {},
                                       [](Node& self, const Array& g) {
                                           self.accumulate(0, g);
                                           if (self.needs_grad(1)) self.accumulate(1, Array(-g));
                                       }),
                           [](const Node& self, const Tensor& g) -> Grads {
                               return {g, self.needs_grad(1) ? neg(g) : Tensor()};
+                          }),
+                          {&a, &b}, [](const detail::Tangents& t) {
+                              return detail::add_terms(t[0], t.has(1) ? neg(t[1]) : Tensor());
                           });
 }
 
 Tensor mul(const Tensor& a, const Tensor& b) {
     check_binary(a, b, "mul");
-    return differentiable(
+    return detail::with_jvp(differentiable(
         make_result(Array(a.data() * b.data()), "MulBackward", {a, b}, {{"self", a}, {"other", b}},
                     [](Node& self, const Array& g) {
                         if (self.needs_grad(0)) self.accumulate(0, Array(g * self.saved("other")));
@@ -101,12 +108,15 @@ Tensor mul(const Tensor& a, const Tensor& b) {
         [](const Node& self, const Tensor& g) -> Grads {
             return {self.needs_grad(0) ? mul(g, self.saved_tensor("other")) : Tensor(),
                     self.needs_grad(1) ? mul(g, self.saved_tensor("self")) : Tensor()};
+        }),
+        {&a, &b}, [&](const detail::Tangents& t) {  // ta b + a tb
+            return detail::add_terms(t.has(0) ? mul(t[0], b) : Tensor(), t.has(1) ? mul(a, t[1]) : Tensor());
         });
 }
 
 Tensor div(const Tensor& a, const Tensor& b) {
     check_binary(a, b, "div");
-    return differentiable(
+    Tensor y = differentiable(
         make_result(Array(a.data() / b.data()), "DivBackward", {a, b}, {{"self", a}, {"other", b}},
                     [](Node& self, const Array& g) {
                         const Array& y = self.saved("other");
@@ -118,18 +128,22 @@ Tensor div(const Tensor& a, const Tensor& b) {
             return {self.needs_grad(0) ? div(g, y) : Tensor(),
                     self.needs_grad(1) ? neg(div(mul(g, self.saved_tensor("self")), mul(y, y))) : Tensor()};
         });
+    return detail::with_jvp(y, {&a, &b}, [&](const detail::Tangents& t) {  // (ta - y tb) / b
+        return div(detail::add_terms(t[0], t.has(1) ? neg(mul(y, t[1])) : Tensor()), b);
+    });
 }
 
 Tensor add(const Tensor& a, float b) {
     detail::require_defined(a, "add", "the input");
-    return differentiable(make_result(Array(a.data() + b), "AddBackward", {a}, {},
-                                      [](Node& self, const Array& g) { self.accumulate(0, g); }),
-                          [](const Node&, const Tensor& g) -> Grads { return {g}; });
+    return detail::with_jvp(differentiable(make_result(Array(a.data() + b), "AddBackward", {a}, {},
+                                                       [](Node& self, const Array& g) { self.accumulate(0, g); }),
+                                           [](const Node&, const Tensor& g) -> Grads { return {g}; }),
+                            {&a}, [](const detail::Tangents& t) { return t[0]; });
 }
 
 Tensor mul(const Tensor& a, float b) {
     detail::require_defined(a, "mul", "the input");
-    return differentiable(
+    return detail::with_jvp(differentiable(
         make_result(scaled(a.data(), b), "MulBackward", {a}, {},
                     [b](Node& self, const Array& g) {
                         // dx = g · b, written (or added) straight into the input's gradient buffer
@@ -141,7 +155,8 @@ Tensor mul(const Tensor& a, float b) {
                                 });
                             });
                     }),
-        [b](const Node&, const Tensor& g) -> Grads { return {mul(g, b)}; });
+        [b](const Node&, const Tensor& g) -> Grads { return {mul(g, b)}; }),
+        {&a}, [b](const detail::Tangents& t) { return mul(t[0], b); });
 }
 
 Tensor neg(const Tensor& a) { return mul(a, -1.f); }
@@ -206,7 +221,7 @@ Tensor relu(const Tensor& a) {
         pack_bits(positive, [y](std::size_t i) { return y[i] > 0.f; });
         saved.push_back({"result_positive", std::move(positive)});
     }
-    return differentiable(make_result(std::move(out), "ReluBackward", {a}, std::move(saved),
+    Tensor r = differentiable(make_result(std::move(out), "ReluBackward", {a}, std::move(saved),
                        [](Node& self, const Array& g) {
                            // dx = g where the output was positive, else 0 (a NaN g too, as torch's select)
                            const BitMask& positive = self.saved_bits("result_positive");
@@ -223,6 +238,9 @@ Tensor relu(const Tensor& a) {
                        }),
         // relu'' = 0 (almost everywhere): g times a constant 0/1 mask
         [](const Node& self, const Tensor& g) -> Grads { return {mul(g, self.saved_constant("result_positive"))}; });
+    return detail::with_jvp(r, {&a}, [&](const detail::Tangents& t) {  // t where the output is positive
+        return mul(t[0], Tensor(Array(xt::where(r.data() > 0.f, 1.f, 0.f))));
+    });
 }
 
 Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }

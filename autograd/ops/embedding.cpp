@@ -26,7 +26,7 @@ Tensor embedding(const Tensor& weight, const Ids& ids, long padding_idx) {
     const float* w = weight.ptr();
     for (std::size_t i = 0; i < ids.size(); ++i)
         std::copy(w + id[i] * d, w + (id[i] + 1) * d, out.data() + i * d);
-    return differentiable(make_result(std::move(out), "EmbeddingBackward", {weight}, {{"indices", ids}},
+    return detail::with_jvp(differentiable(make_result(std::move(out), "EmbeddingBackward", {weight}, {{"indices", ids}},
                        [padding_idx, V, d](Node& self, const Array& g) {
                            const Ids& indices = self.saved_ids("indices");
                            // dweight (V, d) += scatter of g (n, d): a scatter-add reads what it adds to
@@ -50,7 +50,9 @@ Tensor embedding(const Tensor& weight, const Ids& ids, long padding_idx) {
             }
             const Tensor g2 = mul(reshape(g, {static_cast<long>(indices.size()), static_cast<long>(d)}), Tensor(std::move(kept)));
             return {detail::scatter_add_rows(g2, std::move(rows), V)};
-        });
+        }),
+        // jvp: a lookup is linear in the table; the padding row is looked up like any other
+        {&weight}, [&](const detail::Tangents& t) { return embedding(t[0], ids, padding_idx); });
 }
 
 }  // namespace xtgrad

@@ -153,7 +153,7 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, flo
     std::vector<SavedRecord> saved{{"input", x}, {"mean", std::move(mean)}, {"rstd", std::move(rstd)}};
     if (weight.defined()) saved.push_back({"weight", weight});
     const bool affine = weight.defined();
-    return differentiable(
+    return detail::with_jvp(differentiable(
         make_result(std::move(out), "LayerNormBackward", {x, weight, bias}, std::move(saved),
                     [affine, rows, d](Node& self, const Array& g) {
                         const float* x = self.saved("input").data();
@@ -171,6 +171,21 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, flo
             Grads out = detail::partials(affine ? mul(xhat, w) : xhat, {x, w}, g);
             out.push_back(self.needs_grad(2) ? g : Tensor());
             return out;
+        }),
+        // jvp, from primitives over the last dim, x̂ = (x - mean) · rstd:
+        //   dx̂ = rstd (tx - mean(tx) - x̂ mean(x̂ tx)),  dy = dx̂ w + x̂ tw + tb
+        {&x, &weight, &bias}, [&](const detail::Tangents& t) {
+            const Tensor rstd = pow(add(var(x, {-1}, false, true), eps), -0.5f);
+            const Tensor xhat = mul(sub(x, xtgrad::mean(x, {-1}, true)), rstd);
+            Tensor out;
+            if (t.has(0)) {
+                const Tensor tx = t[0];
+                const Tensor dxhat =
+                    mul(rstd, sub(sub(tx, xtgrad::mean(tx, {-1}, true)), mul(xhat, xtgrad::mean(mul(xhat, tx), {-1}, true))));
+                out = affine ? mul(dxhat, weight) : dxhat;
+            }
+            if (t.has(1)) out = detail::add_terms(out, mul(xhat, t[1]));
+            return detail::add_terms(out, t[2]);
         });
 }
 

@@ -17,7 +17,8 @@ Tensor replace_where(const Tensor& a, Mask replaced, float value, const char* op
     float* o = out.data();
     for (std::size_t i = 0; i < out.size(); ++i)
         if (m[i]) o[i] = value;
-    return differentiable(
+    const Mask kept = detail::forward_active() ? replaced : Mask();  // for the jvp: `replaced` moves into the node
+    return detail::with_jvp(differentiable(
         make_result(std::move(out), op, {a}, {{"mask", std::move(replaced)}},
                     [](Node& self, const Array& g) {
                         // dx = replaced ? 0 : g, all of a's shape
@@ -28,7 +29,9 @@ Tensor replace_where(const Tensor& a, Mask replaced, float value, const char* op
                             for (std::size_t i = 0; i < g.size(); ++i) store(dx[i], m[i] ? 0.f : gi[i]);
                         });
                     }),
-        [](const Node& self, const Tensor& g) -> Grads { return {masked_fill(g, self.saved_mask("mask"), 0.f)}; });
+        [](const Node& self, const Tensor& g) -> Grads { return {masked_fill(g, self.saved_mask("mask"), 0.f)}; }),
+        // jvp: a replaced element is a constant, so its tangent is 0
+        {&a}, [&](const detail::Tangents& t) { return replace_where(t[0], kept, 0.f, op); });
 }
 
 // For the last two dims (rows, cols): replaced where (col - row) is outside the kept band.

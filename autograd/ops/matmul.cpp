@@ -87,7 +87,7 @@ Node::DifferentiableFn product_in_ops(bool b_t, float alpha) {
     };
 }
 
-Tensor product(const Tensor& a, const Tensor& b, bool b_t, float alpha, const char* op) {
+Tensor product_value(const Tensor& a, const Tensor& b, bool b_t, float alpha, const char* op) {
     const Shape as = a.shape(), bs = b.shape();
     const std::size_t M = as[as.size() - 2], K = as.back();
     const std::size_t Kb = b_t ? bs.back() : bs[bs.size() - 2], N = b_t ? bs[bs.size() - 2] : bs.back();
@@ -171,6 +171,14 @@ Tensor product(const Tensor& a, const Tensor& b, bool b_t, float alpha, const ch
         product_in_ops(b_t, alpha));
 }
 
+// jvp: alpha · (tA op(B) + A op(tB)), the product being bilinear
+Tensor product(const Tensor& a, const Tensor& b, bool b_t, float alpha, const char* op) {
+    return detail::with_jvp(product_value(a, b, b_t, alpha, op), {&a, &b}, [&](const detail::Tangents& t) {
+        return detail::add_terms(t.has(0) ? product_value(t[0], b, b_t, alpha, op) : Tensor(),
+                                 t.has(1) ? product_value(a, t[1], b_t, alpha, op) : Tensor());
+    });
+}
+
 }  // namespace
 
 // a (..., M, K) @ b (..., K, N) -> (..., M, N)
@@ -248,8 +256,8 @@ Node::DifferentiableFn linear_in_ops(const Shape& xs, const Shape& ws, std::size
 
 // linear and linear_rows: x (..., in) · W[first : first + count]ᵀ + bias[first : first + count]
 // -> (..., count), the block read in place (row stride `in`). `op` names the caller in errors.
-Tensor linear_block(const Tensor& x, const Tensor& weight, const Tensor& bias, std::size_t first,
-                    std::optional<std::size_t> rows_wanted, const char* op) {
+Tensor linear_block_value(const Tensor& x, const Tensor& weight, const Tensor& bias, std::size_t first,
+                          std::optional<std::size_t> rows_wanted, const char* op) {
     detail::require_defined(x, op, "the input");
     detail::require_defined(weight, op, "the weight");
     const Shape xs = x.shape(), ws = weight.shape();
@@ -353,6 +361,20 @@ Tensor linear_block(const Tensor& x, const Tensor& weight, const Tensor& bias, s
                            }
                        }),
                        linear_in_ops(xs, ws, first, static_cast<std::size_t>(no)));
+}
+
+// jvp: tx W[block]ᵀ + x tW[block]ᵀ + tb[block], linear in each input
+Tensor linear_block(const Tensor& x, const Tensor& weight, const Tensor& bias, std::size_t first,
+                    std::optional<std::size_t> rows_wanted, const char* op) {
+    return detail::with_jvp(
+        linear_block_value(x, weight, bias, first, rows_wanted, op), {&x, &weight, &bias},
+        [&](const detail::Tangents& t) {
+            const std::size_t count = rows_wanted.value_or(weight.size(0));
+            Tensor out = t.has(0) ? linear_block_value(t[0], weight, Tensor(), first, rows_wanted, op) : Tensor();
+            if (t.has(1)) out = detail::add_terms(out, linear_block_value(x, t[1], Tensor(), first, rows_wanted, op));
+            if (t.has(2)) out = detail::add_terms(out, narrow(t[2], 0, first, count));
+            return out;
+        });
 }
 }  // namespace
 

@@ -64,14 +64,16 @@ Tensor spread_in_ops(const Tensor& g, const Shape& input_shape, const std::vecto
 Tensor saved_centered(const Node& self, const std::vector<std::size_t>& axes) {
     const std::vector<int> dims(axes.begin(), axes.end());
     const float n = static_cast<float>(count_of(self.inputs()[0]->shape(), axes));
-    return differentiable(
-        attach_grad_fn(Tensor(self.saved("centered")), "CenteredBackward", {self.input(0)}, {},
+    const Tensor x = self.input(0);
+    return detail::with_jvp(differentiable(
+        attach_grad_fn(Tensor(self.saved("centered")), "CenteredBackward", {x}, {},
                        [axes, n](Node& node, const Array& g) {
                            Array m = sum_keepdim(g, axes);
                            m /= n;
                            node.accumulate(0, Array(g - xt::broadcast(m, g.shape())));
                        }),
-        [dims](const Node&, const Tensor& g) -> Grads { return {sub(g, mean(g, dims, true))}; });
+        [dims](const Node&, const Tensor& g) -> Grads { return {sub(g, mean(g, dims, true))}; }),
+        {&x}, [&](const detail::Tangents& t) { return sub(t[0], mean(t[0], dims, true)); });
 }
 
 Tensor sum_scaled(const Tensor& a, const std::vector<int>& dims, bool keepdim, bool mean, const char* fwd,
@@ -85,13 +87,14 @@ Tensor sum_scaled(const Tensor& a, const std::vector<int>& dims, bool keepdim, b
     Array out = sum_keepdim(a.data(), axes);
     if (mean) out *= scale;
     out.reshape(reduced_shape(in_shape, axes, keepdim));
-    return differentiable(make_result(std::move(out), op, {a}, {},
+    return detail::with_jvp(differentiable(make_result(std::move(out), op, {a}, {},
                                       [in_shape, axes, scale](Node& self, const Array& g) {
                                           self.accumulate(0, spread(g, in_shape, axes, scale));
                                       }),
                           [in_shape, axes, scale](const Node&, const Tensor& g) -> Grads {
                               return {spread_in_ops(g, in_shape, axes, scale)};
-                          });
+                          }),
+                          {&a}, [&](const detail::Tangents& t) { return sum_scaled(t[0], dims, keepdim, mean, fwd, op); });
 }
 
 }  // namespace
@@ -129,6 +132,12 @@ Spread spread_of(const Tensor& a, const std::vector<std::size_t>& axes, bool unb
 }
 }  // namespace
 
+// Σ (x - mean) · t over axes, in ops: var's jvp is 2 / denom times it, std's 1 / (denom · std).
+Tensor centered_dot(const Tensor& x, const Tensor& t, const std::vector<std::size_t>& axes, bool keepdim) {
+    const std::vector<int> dims(axes.begin(), axes.end());
+    return sum(mul(sub(x, mean(x, dims, true)), t), dims, keepdim);
+}
+
 // var = sum((x - mean)^2) / (n - unbiased);  dvar/dx = 2 (x - mean) / (n - unbiased)
 Tensor var(const Tensor& a, const std::vector<int>& dims, bool unbiased, bool keepdim) {
     detail::require_defined(a, "var", "the input");
@@ -136,14 +145,16 @@ Tensor var(const Tensor& a, const std::vector<int>& dims, bool unbiased, bool ke
     const std::vector<std::size_t> axes = reduce_axes(dims, in_shape, "var");
     Spread s = spread_of(a, axes, unbiased, keepdim, "var");
     // torch's VarBackward saves self and recomputes the mean; this saves x - mean ("centered")
-    return differentiable(
+    const float denom = s.denom;
+    return detail::with_jvp(differentiable(
         make_result(std::move(s.var), "VarBackward", {a}, {{"centered", std::move(s.centered)}},
                     [in_shape, axes, denom = s.denom](Node& self, const Array& g) {
                         self.accumulate(0, Array(spread(g, in_shape, axes, 2.f / denom) * self.saved("centered")));
                     }),
         [in_shape, axes, denom = s.denom](const Node& self, const Tensor& g) -> Grads {
             return {mul(spread_in_ops(g, in_shape, axes, 2.f / denom), saved_centered(self, axes))};
-        });
+        }),
+        {&a}, [&](const detail::Tangents& t) { return mul(centered_dot(a, t[0], axes, keepdim), 2.f / denom); });
 }
 
 // std = sqrt(var);  dstd/dx = (x - mean) / ((n - unbiased) std), and 0 where std is 0 (a constant
@@ -154,7 +165,8 @@ Tensor stddev(const Tensor& a, const std::vector<int>& dims, bool unbiased, bool
     const std::vector<std::size_t> axes = reduce_axes(dims, in_shape, "std");
     Spread s = spread_of(a, axes, unbiased, keepdim, "std");
     Tensor result{Array(xt::sqrt(s.var))};
-    return differentiable(
+    const float denom = s.denom;
+    return detail::with_jvp(differentiable(
         attach_grad_fn(result, "StdBackward", {a},
                        {{"centered", std::move(s.centered)}, {"result", result}},
                        [in_shape, axes, denom = s.denom](Node& self, const Array& g) {
@@ -169,6 +181,11 @@ Tensor stddev(const Tensor& a, const std::vector<int>& dims, bool unbiased, bool
             const Tensor zero = Tensor(Array(xt::cast<float>(xt::equal(std_.data(), 0.f))));
             const Tensor per_row = mul(div(g, mul(add(std_, zero), denom)), add(neg(zero), 1.f));
             return {mul(spread_in_ops(per_row, in_shape, axes, 1.f), saved_centered(self, axes))};
+        }),
+        // jvp: Σ centered · t / (denom · std), 0 where std is 0 (as the backward)
+        {&a}, [&](const detail::Tangents& t) {
+            const Tensor zero = Tensor(Array(xt::cast<float>(xt::equal(result.data(), 0.f))));
+            return mul(div(centered_dot(a, t[0], axes, keepdim), mul(add(result, zero), denom)), add(neg(zero), 1.f));
         });
 }
 
@@ -217,8 +234,18 @@ Tensor max(const Tensor& a, int dim, bool keepdim) {
         out.data()[j] = x[(o * len + static_cast<std::size_t>(idx.data()[j])) * inner + i];
     }
     out.reshape(reduced_shape(s, {axis}, keepdim));
+    // a constant one-hot of the maxima over a's shape
+    const auto onehot_of = [s, len, inner](const Ids& idx) {
+        Array onehot = xt::zeros<float>(s);
+        for (std::size_t j = 0; j < idx.size(); ++j) {
+            const std::size_t o = j / inner, i = j % inner;
+            onehot.data()[(o * len + static_cast<std::size_t>(idx.data()[j])) * inner + i] = 1.f;
+        }
+        return Tensor(std::move(onehot));
+    };
+    const Tensor maxima = detail::forward_active() ? onehot_of(idx) : Tensor();  // for the jvp: idx moves into the node
     // backward: the gradient goes to the position of the (first) maximum
-    return differentiable(
+    return detail::with_jvp(differentiable(
         make_result(std::move(out), "MaxBackward", {a}, {{"indices", std::move(idx)}},
                     [s, len, inner](Node& self, const Array& g) {
                         const Ids& idx = self.saved_ids("indices");
@@ -229,15 +256,11 @@ Tensor max(const Tensor& a, int dim, bool keepdim) {
                         }
                     }),
         // in ops: g spread along the axis, times a constant one-hot of the maxima
-        [s, axis, len, inner](const Node& self, const Tensor& g) -> Grads {
-            const Ids& idx = self.saved_ids("indices");
-            Array onehot = xt::zeros<float>(s);
-            for (std::size_t j = 0; j < idx.size(); ++j) {
-                const std::size_t o = j / inner, i = j % inner;
-                onehot.data()[(o * len + static_cast<std::size_t>(idx.data()[j])) * inner + i] = 1.f;
-            }
-            return {mul(spread_in_ops(g, s, {axis}, 1.f), Tensor(std::move(onehot)))};
-        });
+        [s, axis, onehot_of](const Node& self, const Tensor& g) -> Grads {
+            return {mul(spread_in_ops(g, s, {axis}, 1.f), onehot_of(self.saved_ids("indices")))};
+        }),
+        // jvp: the tangent at the (first) maximum
+        {&a}, [&](const detail::Tangents& t) { return sum(mul(t[0], maxima), {static_cast<int>(axis)}, keepdim); });
 }
 
 }  // namespace xtgrad

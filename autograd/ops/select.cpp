@@ -56,26 +56,28 @@ Tensor scatter_along(const Tensor& g, std::size_t axis, Index index, const Shape
 Tensor select_along(const Tensor& a, std::size_t axis, Index index, const char* op) {
     const Shape s = a.shape();
     Array out = gather_along(a.data(), axis, *index);
-    return differentiable(make_result(std::move(out), op, {a}, {},
+    return detail::with_jvp(differentiable(make_result(std::move(out), op, {a}, {},
                                       [axis, index, s](Node& self, const Array& g) {
                                           scatter_add_along(g, axis, *index, s, self.grad_out(0, s));
                                       }),
                           [axis, index, s](const Node&, const Tensor& g) -> Grads {
                               return {scatter_along(g, axis, index, s)};
-                          });
+                          }),
+                          {&a}, [&](const detail::Tangents& t) { return select_along(t[0], axis, index, op); });
 }
 
 // g (…, index.size(), …) added into zeros of x_shape at the rows index names: the backward of a gather.
 Tensor scatter_along(const Tensor& g, std::size_t axis, Index index, const Shape& x_shape) {
     Array out = empty_array(x_shape);
     scatter_add_along(g.data(), axis, *index, x_shape, GradOut::overwrite(out.data(), out.size()));
-    return differentiable(make_result(std::move(out), "ScatterAddBackward", {g}, {},
+    return detail::with_jvp(differentiable(make_result(std::move(out), "ScatterAddBackward", {g}, {},
                                       [axis, index](Node& self, const Array& gg) {
                                           self.accumulate(0, gather_along(gg, axis, *index));
                                       }),
                           [axis, index](const Node&, const Tensor& gg) -> Grads {
                               return {select_along(gg, axis, index, "IndexSelectBackward")};
-                          });
+                          }),
+                          {&g}, [&](const detail::Tangents& t) { return scatter_along(t[0], axis, index, x_shape); });
 }
 
 Tensor select_along(const Tensor& a, std::size_t axis, std::vector<std::size_t> index, const char* op) {
@@ -180,7 +182,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int dim) {
             std::copy(src + o * block, src + (o + 1) * block, out.data() + (o * v.len + offset) * v.inner);
         offset += lens[p];
     }
-    return differentiable(
+    return detail::with_jvp(differentiable(
         make_result(std::move(out), "CatBackward", tensors, {},
                     [axis, lens](Node& self, const Array& g) {
                         std::size_t start = 0;
@@ -198,6 +200,11 @@ Tensor cat(const std::vector<Tensor>& tensors, int dim) {
                 start += lens[p];
             }
             return out;
+        }),
+        tensors, [&](const detail::Tangents& t) {  // the tangents side by side, zeros for inputs without one
+            std::vector<Tensor> parts;
+            for (std::size_t p = 0; p < tensors.size(); ++p) parts.push_back(t.has(p) ? t[p] : Tensor::zeros(tensors[p].shape()));
+            return cat(parts, dim);
         });
 }
 

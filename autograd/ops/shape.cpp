@@ -71,7 +71,7 @@ Tensor reshaped(Tensor a, const Shape& shape, const char* op) {
     const Shape in_shape = a.shape();
     Array out = detail::can_take_values(a) ? std::move(a).take_array() : a.data();
     out.reshape(shape);
-    return differentiable(make_result(std::move(out), op, {a}, {},
+    return detail::with_jvp(differentiable(make_result(std::move(out), op, {a}, {},
                                       [in_shape](Node& self, const Array& g) {
                                           if (Array* own = self.take_grad_out(g)) {  // nothing reads g after this node: relabel it
                                               own->reshape(in_shape);
@@ -84,6 +84,9 @@ Tensor reshaped(Tensor a, const Shape& shape, const char* op) {
                                       }),
                           [in_shape](const Node&, const Tensor& g) -> Grads {
                               return {reshape(g, std::vector<long>(in_shape.begin(), in_shape.end()))};
+                          }),
+                          {&a}, [&](const detail::Tangents& t) {  // linear: the same relabelling
+                              return reshape(t[0], std::vector<long>(shape.begin(), shape.end()));
                           });
 }
 
@@ -102,11 +105,12 @@ Tensor permute(const Tensor& a, const std::vector<int>& dims) {
         used[perm[i]] = true;
         inverse[perm[i]] = i;
     }
-    return differentiable(make_result(permute_copy(a.data(), perm), "PermuteBackward", {a}, {},
+    return detail::with_jvp(differentiable(make_result(permute_copy(a.data(), perm), "PermuteBackward", {a}, {},
                                       [inverse](Node& self, const Array& g) { self.accumulate(0, permute_copy(g, inverse)); }),
                           [inverse](const Node&, const Tensor& g) -> Grads {
                               return {permute(g, std::vector<int>(inverse.begin(), inverse.end()))};
-                          });
+                          }),
+                          {&a}, [&](const detail::Tangents& t) { return permute(t[0], dims); });
 }
 
 Tensor transpose(const Tensor& a, int dim0, int dim1) {
@@ -175,9 +179,11 @@ Tensor expand(const Tensor& a, const Shape& shape) {
     checked_numel(shape, "expand");
     Array out = xt::broadcast(a.data(), shape);
     // the backward sum over the expanded dims happens in Node::accumulate
-    return differentiable(make_result(std::move(out), "ExpandBackward", {a}, {},
-                                      [](Node& self, const Array& g) { self.accumulate(0, g); }),
-                          [](const Node&, const Tensor& g) -> Grads { return {g}; });  // summed back by the engine
+    return detail::with_jvp(
+        differentiable(make_result(std::move(out), "ExpandBackward", {a}, {},
+                                   [](Node& self, const Array& g) { self.accumulate(0, g); }),
+                       [](const Node&, const Tensor& g) -> Grads { return {g}; }),  // summed back by the engine
+        {&a}, [&](const detail::Tangents& t) { return expand(t[0], shape); });
 }
 
 }  // namespace xtgrad

@@ -135,7 +135,7 @@ void softmax_backward(const float* g, const float* y, GradOut dx, std::size_t ou
 
 Tensor attach_softmax(Tensor y, const Tensor& a, int dim, bool log) {
     const Rows r = rows_of(a, dim, log ? "log_softmax" : "softmax");
-    return differentiable(
+    return detail::with_jvp(differentiable(
         attach_grad_fn(y, log ? "LogSoftmaxBackward" : "SoftmaxBackward", {a}, {{"result", y}},
                        [r, log](Node& self, const Array& g) {
                            const float* y = self.saved("result").data();
@@ -147,6 +147,11 @@ Tensor attach_softmax(Tensor y, const Tensor& a, int dim, bool log) {
             const Tensor y = self.saved_tensor("result");
             if (log) return {sub(g, mul(exp(y), sum(g, {dim}, true)))};
             return {mul(y, sub(g, sum(mul(g, y), {dim}, true)))};
+        }),
+        // jvp: softmax  y (t - Σ y t);  log_softmax  t - Σ softmax · t
+        {&a}, [&](const detail::Tangents& t) {
+            if (log) return sub(t[0], sum(mul(exp(y), t[0]), {dim}, true));
+            return mul(y, sub(t[0], sum(mul(y, t[0]), {dim}, true)));
         });
 }
 

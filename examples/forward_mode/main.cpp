@@ -4,8 +4,9 @@
 //
 //   build/examples/forward_mode [--sizes N:M,...] [--repeats R]   (--help lists every option)
 //
-// xtgrad's jvp is the double-backward trick (autograd/func.hpp), not dual numbers: a jvp costs a
-// recorded backward and a backward of it, so jacfwd wins later than true forward mode would.
+// func::jvp and func::jacfwd are forward mode on dual tensors (autograd/forward_ad.hpp): a jvp is
+// one forward carrying tangents, so jacfwd wins as soon as the inputs are fewer than the outputs,
+// give or take the dual tensors' bookkeeping on ops this small.
 #include "examples/common/cli.hpp"
 #include <xtgrad/autograd/func.hpp>
 #include <xtgrad/xtgrad.hpp>

@@ -100,7 +100,7 @@ std::string first_order_all() {
 // dx by grad(create_graph) through softmax, then d⟨dx, v⟩/dx and d⟨dx, v⟩/dg; "" when all is right.
 using Softmax = std::function<Tensor(const Tensor&)>;
 struct Second {
-    Tensor dx, hx, hg;  // hx: the second derivative along v; hg: J v (func::jvp's double-backward trick reads it)
+    Tensor dx, hx, hg;  // hx: the second derivative along v; hg: J v (func::jvp_by_double_backward's trick reads it)
 };
 Second second(const Softmax& softmax_of, const Tensor& x0, const Tensor& g0, const Tensor& v) {
     const Tensor x = x0.detach().requires_grad_(true), g = g0.detach().requires_grad_(true);
@@ -148,10 +148,10 @@ std::string second_order(std::size_t i) {
         m = where(i) + ": d⟨dx, v⟩/dx is zero: your dx does not depend on x in the graph. The saved output y was read as a "
             "constant (saved_constant, or a tensor made from saved(...)): the fused-kernel bug lesson 9 tells of";
     if (m.empty()) {
-        m = grading::diagnose("d⟨dx, v⟩/dg (= J v, what func::jvp reads), " + where(i), or_zeros(mine.hg, g.shape()), ref.hg.data(), 2e-4);
+        m = grading::diagnose("d⟨dx, v⟩/dg (= J v, what func::jvp_by_double_backward reads), " + where(i), or_zeros(mine.hg, g.shape()), ref.hg.data(), 2e-4);
         if (!m.empty() && (!mine.hg.defined() || xt::all(xt::equal(mine.hg.data(), 0.f))))
             m = where(i) + ": d⟨dx, v⟩/dg is zero: your dx does not depend on g in the graph (g used as an array: g.data()?). "
-                "A backward in ops must be a function of g too: func::jvp differentiates it in g";
+                "A backward in ops must be a function of g too: func::jvp_by_double_backward differentiates it in g";
     }
     return m;
 }

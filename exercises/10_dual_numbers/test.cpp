@@ -145,7 +145,7 @@ std::string check_network() {
         std::vector<Dual> xd(n);
         for (std::size_t j = 0; j < n; ++j) xd[j] = {x.ptr()[j], v.ptr()[j]};
         const std::vector<Dual> y = ex10::network(wd, bd, xd);
-        // references: func::jvp (xtgrad's, by the double-backward trick) and central differences
+        // references: func::jvp (xtgrad's forward mode, dual tensors) and central differences
         const Tensor jv = func::jvp([&](const std::vector<Tensor>& in) { return network_tensor(w, b, in[0]); }, {x}, {v}).second;
         Array mine = xt::zeros<float>({m}), fd = xt::zeros<float>({m});
         const double h = 1e-6;

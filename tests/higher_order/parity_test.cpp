@@ -4,6 +4,7 @@
 #include <xtgrad/autograd/func.hpp>
 #include <xtgrad/autograd/grad.hpp>
 #include <xtgrad/io/npy.hpp>
+#include <xtgrad/nn/tutorial_d/functional.hpp>
 #include "tests/test_util.hpp"
 #include "tools/parity/fixture.hpp"
 #include "tools/parity/models.hpp"
@@ -142,7 +143,7 @@ TEST_CASE("parity: an HVP of tutorial A's own LayerNorm") {
     expect_close("H v (b_2)", hv[2], f("hvp_b"));
 }
 
-TEST_CASE("parity: jvp and jacfwd = jacrev on softmax, layer_norm and attention, against forward_ad") {
+TEST_CASE("parity: jvp (forward mode) and jacfwd = jacrev on softmax, layer_norm, attention and multi-head attention, against forward_ad") {
     const WorstScope worst;
     const Mask causal = [] {
         Mask m = xt::zeros<bool>(Shape{3, 3});
@@ -162,6 +163,12 @@ TEST_CASE("parity: jvp and jacfwd = jacrev on softmax, layer_norm and attention,
              const Tensor w = attention_weights(v[0], v[1], 1.f / std::sqrt(4.f), &causal, -test::kInf);
              return matmul(w, v[2]);
          }},
+        // F.multi_head_attention_forward, self-attention with 2 heads: x and the 4 weights
+        {"jvp_multihead_attention", 5, [](const V& v) {
+             return nn::tutorial_d::multi_head_attention_forward(v[0], v[0], v[0], 4, 2, v[1], v[2], Tensor(), Tensor(),
+                                                                 false, 0.f, v[3], v[4], false, {}, false)
+                 .attn_output;
+         }},
     };
     for (const Case& c : cases) {
         INFO(c.name);
@@ -174,6 +181,8 @@ TEST_CASE("parity: jvp and jacfwd = jacrev on softmax, layer_norm and attention,
         const auto [y, jv] = func::jvp(c.f, in, tangents);
         expect_close(std::string(c.name) + " output", y, f("output"));
         expect_close(std::string(c.name) + " jvp", jv, f("jvp"));
+        expect_close(std::string(c.name) + " jvp by double backward", func::jvp_by_double_backward(c.f, in, tangents).second,
+                     f("jvp"));
         const V jr = func::jacrev(c.f)(in), jf = func::jacfwd(c.f)(in);
         for (std::size_t i = 0; i < c.inputs; ++i) {
             expect_close(std::string(c.name) + " jacrev " + std::to_string(i), jr[i], f("jacobian" + std::to_string(i)));
