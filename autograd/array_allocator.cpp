@@ -67,9 +67,25 @@ bool cache_on() {
     return (v == SwitchValue::on || (v == SwitchValue::unset && cpu_default)) && !kAddressSanitizer;
 }
 
+// XTGRAD_BLOCK_CACHE_CUT (kBlockCacheCutSwitch): past its budget the cache makes a request of
+// cached pages (cut_larger, join: 1 or unset) or unmaps cached blocks and maps new pages (0).
+// The cut was measured on the Intel Xeon model 207 alone; the switch lets a CPU where the cache
+// costs time (Zen 5) be measured with the cache and without its cut.
+SwitchValue cut_setting() {
+    static const SwitchValue value = xtgrad::detail::switch_value(xtgrad::detail::kBlockCacheCutSwitch);
+    return value;
+}
+
+std::atomic<int> cut_override{-1};  // set_block_cache_cut: -1 follows the switch
+bool cut_on() {
+    const int o = cut_override.load(std::memory_order_relaxed);
+    return o >= 0 ? o == 1 : cut_setting() != SwitchValue::off;
+}
+
 // The same, for a new block: an invalid setting is an Error here.
 bool cache_enabled() {
     if (cache_setting() == SwitchValue::invalid) xtgrad::detail::fail_invalid_switch(kBlockCacheSwitch);
+    if (cut_setting() == SwitchValue::invalid) xtgrad::detail::fail_invalid_switch(xtgrad::detail::kBlockCacheCutSwitch);
     return cache_on();
 }
 
@@ -177,6 +193,11 @@ private:
             fixed != 0 ? fixed
                        : stats_.peak_live_bytes + std::max(stats_.peak_live_bytes / kSlackDivisor, kSlackFloor);
         if (stats_.live_bytes + stats_.cached_bytes + need <= budget) return {};
+        if (!cut_on()) {  // no cut: room for new pages, the smallest blocks first
+            while (!cached_.empty() && stats_.live_bytes + stats_.cached_bytes + need > budget)
+                unmap(take_from_cache(cached_.begin()));
+            return {};
+        }
         if (pieces_ >= piece_limit.load(std::memory_order_relaxed)) unmap_most_cut();
         if (cached_.empty()) return {};
         it = cached_.lower_bound(need);
@@ -405,7 +426,7 @@ void deallocate(void* p, std::size_t bytes) noexcept {
     else cache().give_back(p);
 }
 
-// The block cache's default by CPU (docs/performance.md, "The block cache, by CPU"): its gain is
+// The block cache's default by CPU (docs/performance.md, "Switches"): its gain is
 // resident memory, and on the CPUs measured its step time was within the noise — except the
 // Zen 5 (AMD family 26), where the same runs took up to 1.74x the user time. So it is on where it
 // was measured neutral (Intel family 6, AMD family 25: Zen 3 / Zen 4) and off anywhere else,
@@ -434,6 +455,7 @@ void release_cached_blocks() {
 
 void detail::set_block_cache_budget(std::size_t bytes) { budget_override.store(bytes, std::memory_order_relaxed); }
 void detail::fail_block_moves_after(int n) { moves_before_failure.store(n, std::memory_order_relaxed); }
+void detail::set_block_cache_cut(int on) { cut_override.store(on < 0 ? -1 : on != 0, std::memory_order_relaxed); }
 void detail::set_block_cache_piece_limit(std::size_t pieces) {
     piece_limit.store(pieces == 0 ? kDefaultPieceLimit : pieces, std::memory_order_relaxed);
 }

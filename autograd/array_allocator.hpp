@@ -64,6 +64,9 @@ void set_block_cache_budget(std::size_t bytes);
 void fail_block_moves_after(int n);
 // The pieces all blocks may hold before the cache unmaps its most cut blocks; 0 restores 8192.
 void set_block_cache_piece_limit(std::size_t pieces);
+// Past its budget: 1 cut and join cached pages, 0 map new ones (XTGRAD_BLOCK_CACHE_CUT's two
+// ways); -1 (the default) follows the variable.
+void set_block_cache_cut(int on);
 }  // namespace detail
 
 }  // namespace memory

@@ -22,6 +22,9 @@ inline constexpr EnvSwitch kGemmProfileSwitch{"XTGRAD_GEMM_PROFILE", "time every
 inline constexpr EnvSwitch kBreakTrapSwitch{"XTGRAD_BREAK_TRAP", "raise SIGTRAP at a match", "no signal, the default"};
 inline constexpr EnvSwitch kBlockCacheSwitch{"XTGRAD_BLOCK_CACHE", "keep large blocks for reuse; unset: the CPU's default",
                                              "take them from the C heap"};
+inline constexpr EnvSwitch kBlockCacheCutSwitch{"XTGRAD_BLOCK_CACHE_CUT",
+                                                "past its budget the block cache cuts and joins cached pages, the default",
+                                                "past its budget it unmaps cached blocks and maps new pages"};
 // The speed mechanisms bench/run.sh --compare-switches measures on against off (docs/performance.md,
 // "Switches"); unset is the default, which is on for each of them.
 inline constexpr EnvSwitch kSmallGemmSwitch{"XTGRAD_SMALL_GEMM", "small products to xtgrad's own kernels, the default",

@@ -7,6 +7,11 @@
 //   XTGRAD_ISA=baseline     xtgrad's own kernels without AVX-512 (simd/cpu_isa.hpp)
 //   XTGRAD_GEMM_PROFILE=1   per-shape GEMM times, printed at exit (gemm/gemm_profile.hpp)
 //   XTGRAD_BLOCK_CACHE=0    large arrays from the C heap (autograd/array_allocator.hpp)
+//   XTGRAD_BLOCK_CACHE_CUT=0   ... or cached, but past its budget from new pages, never cut and joined
+//   XTGRAD_SMALL_GEMM=0, XTGRAD_SKINNY_GEMM=0   small / skinny products to the GEMM backend (gemm/blas.cpp)
+//   XTGRAD_POOL_SPIN=0      idle pool workers sleep at once (threads/parallel.hpp)
+//   XTGRAD_BF16_SMALL_IN_FP32=0   autocast runs products with a side under 8 in bf16 too
+//                           (the speed switches: docs/performance.md, "Switches")
 //   XTGRAD_DIST_TIMEOUT=T   under mpirun: how long a collective waits (nn/parallel/process_group.hpp)
 //
 // The switches take 1 or 0 (unset or empty: the default); XTGRAD_ISA takes baseline or avx512;

@@ -19,14 +19,15 @@
 # is its own process, so every peak RSS is that run's own. The medians reported are the
 # median over the rounds of each round's median step. --args adds options to every
 # xtgrad_bench run of both sides. --switches takes switch names or `all` (every one below);
-# XTGRAD_POOL_SPIN is measured on 2+ threads only, XTGRAD_BF16_SMALL_IN_FP32 under bf16 autocast.
+# XTGRAD_POOL_SPIN is measured on 2+ threads only, XTGRAD_BF16_SMALL_IN_FP32 under bf16 autocast,
+# XTGRAD_BLOCK_CACHE_CUT with the block cache on (XTGRAD_BLOCK_CACHE=1 for both sides).
 # --out keeps the JSON lines, stamped with the CPU, commit and load (bench/results.py).
 set -euo pipefail
 source "$(dirname "$0")/cli_checks.sh"
 
 before="" after="" rounds=2 runs="winter:1 winter:2 seed-d:1 seed-d:2 seed-b:2:16 seed-b:2:64" out="" extra=""
 switches="" build=""
-all_switches="XTGRAD_BLOCK_CACHE XTGRAD_SMALL_GEMM XTGRAD_SKINNY_GEMM XTGRAD_POOL_SPIN XTGRAD_BF16_SMALL_IN_FP32"
+all_switches="XTGRAD_BLOCK_CACHE XTGRAD_BLOCK_CACHE_CUT XTGRAD_SMALL_GEMM XTGRAD_SKINNY_GEMM XTGRAD_POOL_SPIN XTGRAD_BF16_SMALL_IN_FP32"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --before | --after | --rounds | --runs | --out | --args | --switches | --build) needs_value compare_builds.sh "$1" $# || exit 2 ;;
@@ -108,11 +109,13 @@ for ((r = 1; r <= rounds; r++)); do
       case $name in
         XTGRAD_POOL_SPIN) [[ $threads -ge 2 ]] || continue ;;  # one thread: no pool
         XTGRAD_BF16_SMALL_IN_FP32) pair_args="$args --autocast bf16 --allow-slower-bf16" ;;
+        XTGRAD_BLOCK_CACHE_CUT) env_a="XTGRAD_BLOCK_CACHE=1 $env_a" env_b="XTGRAD_BLOCK_CACHE=1 $env_b" ;;
       esac
       for side in "$side_a" "$side_b"; do
-        build=$before env_set=$env_a
-        [[ $side == "$side_b" ]] && build=$after env_set=$env_b
-        [[ $env_set == - ]] && env_set=()
+        build=$before env_line=$env_a
+        [[ $side == "$side_b" ]] && build=$after env_line=$env_b
+        env_set=()  # the side's VAR=VALUE words ("-": none)
+        [[ $env_line == - ]] || read -r -a env_set <<< "$env_line"
         echo "# round $r: $run $name $side (load $(cut -d' ' -f1 /proc/loadavg))" >&2
         # shellcheck disable=SC2086
         line=$(env "${env_set[@]}" "$build/bench/xtgrad_bench" --config "$config" --threads "$threads" $pair_args --json)

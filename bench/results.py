@@ -4,6 +4,7 @@
   ... | bench/results.py stamp                  # each JSON line on stdin gets cpu, cpu_id, commit, load, date
   bench/results.py render bench/results/*.jsonl # docs/performance.md's tables, one set per CPU
   bench/results.py render --check docs/performance.md README.md bench/results/*.jsonl
+  bench/results.py render --write docs/performance.md README.md bench/results/*.jsonl  # fill the markers
 
 bench/run.sh and bench/compare_builds.sh stamp every line they write with --out; a run worth
 publishing is copied into bench/results/ (one file per CPU and date). `render` prints, per CPU,
@@ -105,6 +106,12 @@ def fastest(runs, phase):
     return min(have) if have else None
 
 
+def commits(rows):
+    """The commits a run's lines were measured at, in order (a run may span a commit)."""
+    return ", ".join(OrderedDict((r.get("commit", "?")[:7] + ("+" if "+" in r.get("commit", "") else ""), None)
+                                 for r in rows))
+
+
 def fmt(x, digits=0):
     return "-" if x is None else f"{x:.{digits}f}"
 
@@ -121,12 +128,17 @@ def phase_ms(runs, phase, pick):
     return pick(runs, phase)
 
 
+# The phases issue 46's targets name, per config: (fp32, autocast)
+TARGET_PHASES = {"winter": (["step"], ["step"]), "seed-d": (["fwd+bwd", "infer"], ["fwd+bwd"]),
+                 "seed-b": (["step", "infer"], ["step"])}
+
+
 def targets_table(rows, peak_core, ceiling):
     """Each issue target's measure: ms, the ideal (matmul FLOPs at the FMA peak; and at the best
     sgemm rate on this CPU), torch at its best, the ratios; autocast rows against xtgrad's fp32."""
     newest = max(r["run_id"] for r in rows)
     rows = [r for r in rows if r["run_id"] == newest and not r.get("optimizer_in_backward")]
-    out = [f"Run {newest}, commit {rows[0].get('commit', '?')}, 1-minute load {min(r['load'] for r in rows):.1f}"
+    out = [f"Run {newest}, commit {commits(rows)}, 1-minute load {min(r['load'] for r in rows):.1f}"
            f"-{max(r['load'] for r in rows):.1f}.", "",
            "| config | threads | phase | xtgrad ms | ideal ms | × ideal | × GEMM ceiling | torch ms | × torch | × xtgrad fp32 "
            "| peak RSS MiB xtgrad / torch |", "|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -140,12 +152,15 @@ def targets_table(rows, peak_core, ceiling):
         name = config + (f" (batch {batch})" if batch else "") + (f", autocast {autocast}" if autocast else "")
         flop = xt[0].get("fwd_matmul_gflop")
         first = True
-        for phase, label, factor in [("fwd+bwd", "fwd + bwd", 3), ("step", "step", 3), ("infer", "inference", 1)]:
+        for phase in TARGET_PHASES[config][bool(autocast)]:
+            label, factor = {"fwd+bwd": ("fwd + bwd", 3), "step": ("step", 3), "infer": ("inference", 1)}[phase]
             x, t = phase_ms(xt, phase, median_ms), phase_ms(th, phase, fastest)
             if x is None:
                 continue
-            ideal = flop * factor / (peak_core * threads) * 1e3 if flop and peak_core and not autocast else None
-            at_ceiling = flop * factor / ceiling[threads] * 1e3 if flop and ceiling.get(threads) and not autocast else None
+            # the winter step is bound by memory (7-row products): its target is against torch, no ideal
+            arithmetic = flop and not autocast and config != "winter"
+            ideal = flop * factor / (peak_core * threads) * 1e3 if arithmetic and peak_core else None
+            at_ceiling = flop * factor / ceiling[threads] * 1e3 if arithmetic and ceiling.get(threads) else None
             rss = (f"{fmt(max(r['peak_rss_mib'] for r in xt))} / {fmt(max(r['peak_rss_mib'] for r in th)) if th else '-'}"
                    if first else "")
             out.append(f"| {name if first else ''} | {threads if first else ''} | {label} | {fmt(x, 1)} | {fmt(ideal, 1)} | "
@@ -156,29 +171,34 @@ def targets_table(rows, peak_core, ceiling):
 
 
 def switches_table(rows):
-    """compare_builds.sh --switches: each mechanism on (=1) against off (=0), per run."""
+    """compare_builds.sh --switches: per run, each switch's step time off over on (> 1: on is
+    faster); bold where every round of one side beat every round of the other."""
     newest = max(r["run_id"] for r in rows)
     rows = [r for r in rows if r["run_id"] == newest]
-    out = [f"Run {newest}, commit {rows[0].get('commit', '?')}, 1-minute load {min(r['load'] for r in rows):.1f}"
-           f"-{max(r['load'] for r in rows):.1f}; medians over {max(r['round'] for r in rows)} rounds, "
-           "on and off alternating.", "",
-           "| run (config:threads[:batch]) | switch | default here | step ms on | step ms off | off / on | verdict |",
-           "|---|---|---|---|---|---|---|"]
-    pairs = OrderedDict()
-    for r in rows:
-        pairs.setdefault((r["run"], r["pair"]), None)
-    for run, switch in pairs:
-        side = lambda s: [r["result"]["phases"]["step"]["median_ms"] for r in rows
-                          if r["run"] == run and r["pair"] == switch and r["side"] == s and "step" in r["result"]["phases"]]
-        on, off = side("on"), side("off")
-        if not on or not off:
-            continue
-        default = "on"
-        if switch == "XTGRAD_BLOCK_CACHE":
-            default = "on" if next(r for r in rows if r["pair"] == switch)["result"].get("block_cache_default") else "off"
-        verdict = ("on faster" if max(on) < min(off) else "off faster" if max(off) < min(on) else "within noise")
-        out.append(f"| {run} | {switch} | {default} | {statistics.median(on):.1f} | {statistics.median(off):.1f} | "
-                   f"{statistics.median(off) / statistics.median(on):.3f} | {verdict} |")
+    runs = list(OrderedDict((r["run"], None) for r in rows))
+    names = list(OrderedDict((r["pair"], None) for r in rows))
+    default = {n: "on" for n in names}
+    if "XTGRAD_BLOCK_CACHE" in default:
+        first = next(r for r in rows if r["pair"] == "XTGRAD_BLOCK_CACHE")
+        default["XTGRAD_BLOCK_CACHE"] = "on" if first["result"].get("block_cache_default") else "off"
+    out = [f"Run {newest}, commit {commits(rows)}, 1-minute load {min(r['load'] for r in rows):.1f}"
+           f"-{max(r['load'] for r in rows):.1f}; step time with the switch off over on, medians over "
+           f"{max(r['round'] for r in rows)} rounds, on and off alternating (above 1: on is faster; bold: every "
+           "round of one side beat every round of the other).", "",
+           "| run (config:threads[:batch]) | " + " | ".join(f"`{n[7:]}` (default {default[n]})" for n in names) + " |",
+           "|---|" + "---|" * len(names)]
+    for run in runs:
+        cells = []
+        for switch in names:
+            side = lambda s: [r["result"]["phases"]["step"]["median_ms"] for r in rows
+                              if r["run"] == run and r["pair"] == switch and r["side"] == s and "step" in r["result"]["phases"]]
+            on, off = side("on"), side("off")
+            if not on or not off:
+                cells.append("-")
+                continue
+            value = f"{statistics.median(off) / statistics.median(on):.2f}"
+            cells.append(f"**{value}**" if max(on) < min(off) or max(off) < min(on) else value)
+        out.append(f"| {run} | " + " | ".join(cells) + " |")
     return out
 
 
@@ -202,7 +222,7 @@ def render(rows):
                 ceiling[g["threads"]] = max(ceiling.get(g["threads"], 0), g["gflops"])
         bench = [r for r in mine if r.get("framework") in ("xtgrad", "torch")]
         if bench:
-            tables[f"targets-{slug}"] = [f"{cpus[cpu_id]} ({cpu_id}): FMA peak {peak:.0f} GFLOP/s per core (the highest "
+            tables[f"targets-{slug}"] = [f"{cpu_id}: FMA peak {peak:.0f} GFLOP/s per core (the highest "
                                          f"measured), best sgemm " + ", ".join(f"{v:.0f} on {t} thread(s)" for t, v in
                                                                                sorted(ceiling.items())) + "."] + \
                 targets_table(bench, peak or None, ceiling)
@@ -210,6 +230,20 @@ def render(rows):
         if switched:
             tables[f"switches-{slug}"] = switches_table(switched)
     return tables
+
+
+def write(doc_paths, tables):
+    """Puts each table render prints between its markers in each doc (render --write)."""
+    for path in doc_paths:
+        text = open(path).read()
+        for name, lines in tables.items():
+            begin, end = f"<!-- results:{name} -->", f"<!-- /results:{name} -->"
+            if begin in text and end in text:
+                head, rest = text.split(begin, 1)
+                text = head + begin + "\n" + "\n".join(lines) + "\n" + end + rest.split(end, 1)[1]
+        with open(path + ".tmp", "w") as f:
+            f.write(text)
+        os.replace(path + ".tmp", path)
 
 
 def check(doc_paths, tables):
@@ -241,14 +275,18 @@ def main(argv):
         stamp(sys.stdin, sys.stdout)
         return 0
     if argv[0] == "render":
-        args, docs = argv[1:], []
-        if args[:1] == ["--check"]:
+        args, docs, mode = argv[1:], [], None
+        if args[:1] in (["--check"], ["--write"]):
+            mode = args[0]
             docs = [a for a in args[1:] if a.endswith(".md")]
             args = [a for a in args[1:] if not a.endswith(".md")]
         if not args:
             fail("render needs result files (bench/results/*.jsonl)")
         tables = render(load(args))
-        if docs:
+        if mode == "--write":
+            write(docs, tables)
+            return 0
+        if mode == "--check":
             return 1 if check(docs, tables) else 0
         for name, lines in tables.items():
             print(f"<!-- results:{name} -->\n" + "\n".join(lines) + f"\n<!-- /results:{name} -->\n")

@@ -42,7 +42,7 @@ InProjection in_projection_packed(const Tensor& q, const Tensor& k, const Tensor
     // torch's _in_projection_packed multiplies once by the whole (3E, E) matrix for self-attention
     // (by its rows E:3E for k and v of encoder-decoder attention) and chunks the result; each of q,
     // k, v is the product with its own row block of w (the same dot products), which linear_rows
-    // reads in place, without the chunk's and narrow's copies (docs/performance.md, "History").
+    // reads in place, without the chunk's and narrow's copies (docs/performance.md, "Design choices").
     const auto project = [&](const Tensor& x, std::size_t block) { return linear_rows(x, w, b, block * E, E); };
     return {project(q, 0), project(k, 1), project(v, 2)};
 }

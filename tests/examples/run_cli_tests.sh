@@ -290,7 +290,7 @@ echo "== the speed switches (autograd/env_switch.hpp): checked, and the run trai
 # backend sum in another order: the same losses to 1e-5.
 rcs=("$build/examples/random_copy" --batch 2 --len 8 --vocab 20 --layers 1 --heads 2 --lr 1e-3 --threads 2 --steps 2)
 "${rcs[@]}" --out sw_default >sw_default.log 2>&1
-for sw in XTGRAD_SMALL_GEMM XTGRAD_SKINNY_GEMM XTGRAD_POOL_SPIN XTGRAD_BF16_SMALL_IN_FP32; do
+for sw in XTGRAD_SMALL_GEMM XTGRAD_SKINNY_GEMM XTGRAD_POOL_SPIN XTGRAD_BF16_SMALL_IN_FP32 XTGRAD_BLOCK_CACHE_CUT; do
   expect 2 "$sw=on" env "$sw=on" "${rcs[@]}" --out "sw_bad_$sw"
   says "$sw: 'on' is neither 1"
   trained_nothing

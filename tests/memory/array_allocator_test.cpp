@@ -196,6 +196,28 @@ TEST_CASE("past its budget the cache serves a request with the head of a larger 
     memory::release_cached_blocks();
 }
 
+TEST_CASE("without its cut (XTGRAD_BLOCK_CACHE_CUT=0) a cache past its budget unmaps cached blocks for new pages") {
+    memory::release_cached_blocks();
+    if (!memory::block_cache_stats().enabled) return;  // ASan or XTGRAD_BLOCK_CACHE=0: the heap's choice
+    {
+        Array big = empty_array({8 * kFloatsPerMiB});  // 8 MiB and a page, then cached
+        big.fill(1.f);
+    }
+    memory::detail::set_block_cache_cut(0);
+    {
+        const FixedBudget budget(0);
+        const memory::BlockCacheStats before = memory::block_cache_stats();
+        const Array fresh = empty_array({2 * kFloatsPerMiB});
+        const memory::BlockCacheStats after = memory::block_cache_stats();
+        CHECK(after.resized == before.resized);          // nothing cut or joined
+        CHECK(after.cached_blocks == 0);                 // the big block unmapped to make room
+        CHECK(after.new_bytes >= before.new_bytes + 2 * kMiB);
+        CHECK(value_counts(fresh)[0] == fresh.size());   // new pages: zeros, not the big block's 1s
+    }
+    memory::detail::set_block_cache_cut(-1);
+    memory::release_cached_blocks();
+}
+
 TEST_CASE("past its budget the cache joins smaller blocks' pages into one block") {
     memory::release_cached_blocks();
     if (!memory::block_cache_stats().enabled) return;
