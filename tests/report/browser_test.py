@@ -132,6 +132,11 @@ def check_short_run(driver, report, screenshot, epochs):
         marks = driver.find_elements(By.CSS_SELECTOR, "#attn-svg path.masked")
         check(len(marks) > 0, f"{masked_kind}: {len(marks)} masked cells marked")
 
+    # the page as it opens below the header (the graph collapsed), before the graph checks click it
+    if screenshot:
+        driver.execute_script("window.scrollTo(0, 0)")
+        driver.save_screenshot(screenshot)
+        check(os.path.getsize(screenshot) > 20000, f"screenshot {screenshot} ({os.path.getsize(screenshot)} bytes)")
     nodes = data["graph"]["nodes"]
     check_graph_views(driver, data["graph"])
     target = None
@@ -159,10 +164,6 @@ def check_short_run(driver, report, screenshot, epochs):
               and results[0][1] == "I like the 2022 Beijing Winter Games",
               f"the run's outcome on the page: {results}")
 
-    if screenshot:
-        driver.execute_script("window.scrollTo(0, 0)")
-        driver.save_screenshot(screenshot)
-        check(os.path.getsize(screenshot) > 20000, f"screenshot {screenshot} ({os.path.getsize(screenshot)} bytes)")
 
 
 def check_graph_views(driver, graph):
