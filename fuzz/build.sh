@@ -6,7 +6,8 @@
 #   writers            save_npy / save_safetensors of arbitrary arrays, read back: must be equal
 #   run_checkpoint     nn::load_run (metadata and optimizer state) on arbitrary bytes, all or nothing;
 #                      needs a meson build of the library (LIB_BUILD_DIR), skipped without one
-#   report_compare     report_compare's inputs (a downloaded JSON, a report.html) on arbitrary bytes
+#   report_compare     report_compare's inputs (a downloaded JSON, a report.html) on arbitrary bytes, and
+#                      the earlier page a resumed run's page keeps steps from (report/earlier_steps.hpp)
 #   fuzz/build.sh [OUT_DIR [LIB_BUILD_DIR]]     (default build-fuzz; run under the build lock)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,7 +54,7 @@ built="safetensors npy writers"
 # report_compare's inputs: the page's data checks, with the page text generated as meson does.
 python3 report/embed_page.py "$out/obj/report_page_html.cpp" report/page.html
 report_objects=()
-for src in report/page.cpp report/report_data.cpp report/valid_utf8.cpp "$out/obj/report_page_html.cpp"; do
+for src in report/page.cpp report/report_data.cpp report/earlier_steps.cpp report/valid_utf8.cpp "$out/obj/report_page_html.cpp"; do
   obj="$out/obj/report_$(basename "$src" .cpp).o"
   "$cxx" "${flags[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj"
   report_objects+=("$obj")

@@ -3,8 +3,10 @@
 // the in-memory file, then check_data). Any outcome but accepted data or an xtgrad::Error (a
 // crash, a sanitizer report, another exception, a hang) is a finding; so is accepted data whose
 // comparison page cannot be built, or whose page does not give its data back as a report's, or
-// that adds a </script> to the page.
+// that adds a </script> to the page. The page's data is also read as a resumed run reads the
+// earlier run's page (report::earlier_steps): an Error or steps no later than the resume.
 #include <xtgrad/autograd/error.hpp>
+#include <xtgrad/report/earlier_steps.hpp>
 #include <xtgrad/report/page.hpp>
 #include <xtgrad/report/run_report.hpp>
 #include "fuzz/fuzz_input.hpp"
@@ -39,11 +41,25 @@ void compare(const std::string& data) {
     }
 }
 
+// What a resumed run keeps of an earlier page: only steps up to the resume, each list as long as its steps.
+void earlier(const std::string& data) {
+    try {
+        const xtgrad::report::EarlierSteps kept = xtgrad::report::earlier_steps(data, 3, "fuzz");
+        for (const auto& s : kept.scalars)
+            if (s.steps.size() != s.values.size() || s.steps.empty() || s.steps.back() > 3) std::abort();
+        for (const auto& [stat, modules] : kept.stats)
+            for (const auto& [module, values] : modules)
+                if (values.size() != kept.stat_steps.size()) std::abort();
+    } catch (const xtgrad::Error&) {
+    }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string text(reinterpret_cast<const char*>(data), size);
     try {  // as report_compare reads a .json
+        earlier(text);
         xtgrad::report::check_data(text, "report_compare: 'input.json'");
         compare(text);
     } catch (const xtgrad::Error&) {

@@ -6,6 +6,8 @@
 #include <xtgrad/autograd/graphviz.hpp>
 #include <xtgrad/autograd/trace_table.hpp>
 #include <xtgrad/nn/module.hpp>
+#include <xtgrad/report/collapsed_graph.hpp>
+#include <xtgrad/report/earlier_steps.hpp>
 #include <xtgrad/report/graph_svg.hpp>
 #include <xtgrad/report/page.hpp>
 #include <xtgrad/report/valid_utf8.hpp>
@@ -35,6 +37,12 @@ Json value_json(Value v) {
     if (std::isnan(*v)) return "nan";
     if (std::isinf(*v)) return *v > 0 ? "inf" : "-inf";
     return *v;
+}
+
+Json results_json(const std::vector<std::pair<std::string, std::string>>& results) {
+    Json out = Json::array();
+    for (const auto& [name, text] : results) out.push_back({{"name", name}, {"text", text}});
+    return out;
 }
 
 Json values_json(const std::vector<double>& values) {
@@ -143,6 +151,8 @@ struct RunReport::Impl {
     bool attached = false, in_step = false, sampled = false;
     Json attention = Json::array();
     Json graph = nullptr;
+    std::vector<std::pair<std::string, std::string>> results;  // RunReport::result, in order
+    std::optional<long> resumed_after;  // the last step kept from the earlier run's page
     std::set<std::string> notes;  // what the page says about its data (labels that were not UTF-8)
 
     // A label as the page holds it: valid UTF-8, invalid bytes replaced by U+FFFD, which the page
@@ -218,6 +228,26 @@ void RunReport::attach(nn::Module& model) {
     }
 }
 
+void RunReport::continue_from(const std::string& data, long through_step) {
+    if (!enabled()) return;
+    if (impl_->step) fail("RunReport::continue_from: steps were begun already (call it before the first begin_step)");
+    const report::EarlierSteps earlier = report::earlier_steps(data, through_step, "RunReport::continue_from: the earlier page");
+    long last = -1;
+    for (const auto& s : earlier.scalars)
+        for (std::size_t i = 0; i < s.steps.size(); ++i) impl_->log(s.steps[i], s.name, s.values[i]);
+    for (const auto& s : earlier.scalars) last = std::max(last, s.steps.back());
+    impl_->stat_steps = earlier.stat_steps;
+    Series* series[] = {&impl_->grad_norm, &impl_->update_ratio, &impl_->act_mean, &impl_->act_std, &impl_->act_zeros};
+    const char* names[] = {"grad_norm", "update_ratio", "act_mean", "act_std", "act_zeros"};
+    for (const auto& [stat, modules] : earlier.stats)
+        for (std::size_t k = 0; k < 5; ++k)
+            if (stat == names[k])
+                for (const auto& [module, values] : modules)
+                    for (std::size_t i = 0; i < values.size(); ++i) series[k]->add(module, i, values[i]);
+    if (!earlier.stat_steps.empty()) last = std::max(last, earlier.stat_steps.back());
+    if (last >= 0) impl_->step = impl_->resumed_after = last;  // the resumed steps come after these
+}
+
 void RunReport::begin_step(long step) {
     if (!enabled()) return;
     if (step < 0) fail("RunReport::begin_step: step {} is negative (steps count from 0 or 1, and increase)", step);
@@ -253,6 +283,13 @@ void RunReport::backward(const Tensor& loss) {
     const report::Svg svg = report::render_svg(graph["dot"].get<std::string>(), nodes.size());
     graph["svg"] = svg.svg;
     graph["note"] = svg.note;
+    // The same graph by module, which the page opens with: readable at its size (report/collapsed_graph.hpp).
+    const report::CollapsedGraph collapsed = report::collapse_by_module(graph["dot"].get<std::string>(), nodes,
+                                                                        impl_->options.graph_module);
+    Json boxes = Json::array();
+    for (const report::ModuleBox& b : collapsed.boxes)
+        boxes.push_back({{"id", b.id}, {"module", b.module}, {"ops", b.ops}, {"parameters", b.parameters}, {"nodes", b.nodes}});
+    graph["collapsed"] = {{"boxes", std::move(boxes)}, {"svg", report::render_svg(collapsed.dot, collapsed.boxes.size()).svg}};
     if (make_valid_utf8(graph)) impl_->note_replaced("a label of the graph (a module path)");
     impl_->graph = std::move(graph);
 }
@@ -385,6 +422,19 @@ void RunReport::attention(const std::string& raw_kind, const std::vector<Tensor>
     if (bad_labels) impl_->note_replaced(fmt::format("a token label of attention '{}'", kind));
 }
 
+void RunReport::result(const std::string& name, const std::string& text) {
+    if (!enabled()) return;
+    if (name.empty()) fail("RunReport::result: the name is empty (text '{}')", report::valid_utf8(text.substr(0, 40), nullptr));
+    const std::string n = impl_->text(name, "result name '{}'");
+    const std::string t = impl_->text(text, "the text of a result");
+    for (auto& [have, value] : impl_->results)
+        if (have == n) {
+            value = t;
+            return;
+        }
+    impl_->results.emplace_back(n, t);
+}
+
 std::string RunReport::data_json() const {
     Json scalars = Json::object();
     for (const std::string& name : impl_->scalar_names) {
@@ -410,6 +460,8 @@ std::string RunReport::data_json() const {
           {"act_zeros", impl_->act_zeros.to_json(n)}}},
         {"attention", impl_->attention},
         {"graph", impl_->graph},
+        {"results", results_json(impl_->results)},
+        {"resumed_after", impl_->resumed_after ? Json(*impl_->resumed_after) : Json(nullptr)},
     };
     // Every label was made valid UTF-8 where it came in; `replace` is only the last guard that
     // a page write never stops a run.

@@ -73,6 +73,12 @@ public:
     // report: a second attach is an Error.
     void attach(nn::Module& model);
 
+    // A resumed run's page keeps the steps before the resume: the scalars and per-module
+    // statistics of `data` (report::read_data of the earlier run's page) up to `through_step`,
+    // the step the run resumes after. Before the first begin_step; a page of another shape is an
+    // Error naming the field, and nothing is kept.
+    void continue_from(const std::string& data, long through_step);
+
     // Opens step `step` (0 or more, and more than the last step opened): the hooks record
     // activations until end_step.
     void begin_step(long step);
@@ -99,6 +105,11 @@ public:
     // and labels that do not agree.
     void attention(const std::string& kind, const std::vector<Tensor>& layers, const std::vector<std::string>& queries,
                    const std::vector<std::string>& keys, std::size_t heads = 0, const Mask* masked = nullptr);
+
+    // What the run produced, shown at the top of the page: a translation, an accuracy, a sample
+    // ("greedy", "我 爱 2022 北京 冬 奥会 E"). Lines keep the order of their first call; a name
+    // given again replaces its text. An empty name is an Error.
+    void result(const std::string& name, const std::string& text);
 
     // Writes the page now (live until finish()).
     void write();

@@ -157,6 +157,7 @@ long TrainingRun::start(long total) {
                          run_.epoch, unit_, options_.resume, unit_);
     fmt::print("resumed from {} ({} {} done)\n", options_.resume, unit_, run_.epoch);
     apply_lr(file);
+    keep_earlier_page();
     return run_.epoch;
 }
 
@@ -164,6 +165,24 @@ void TrainingRun::start_report(const std::string& out, RunReport::Options option
     if (out.empty() || options_.no_report || !options_.writes) return;
     report_ = std::make_unique<RunReport>(out + "/report.html", std::move(options));
     report_->attach(model_);
+}
+
+// The page of the run --resume continues (report.html next to its checkpoint) gives this page
+// its steps up to the resume. A page that is missing or unreadable costs only those steps: said,
+// and the run goes on.
+void TrainingRun::keep_earlier_page() {
+    if (!report_->enabled()) return;
+    const std::string page = (std::filesystem::path(options_.resume).parent_path() / "report.html").string();
+    if (!std::filesystem::is_regular_file(page)) {
+        fmt::print("no {} beside the resumed run: this run's page starts at {} {}\n", page, unit_, run_.epoch + 1);
+        return;
+    }
+    try {
+        report_->continue_from(report::read_data(page), run_.epoch);
+    } catch (const Error& e) {
+        fmt::print("the resumed run's page is not kept ({}): this run's page starts at {} {}\n", e.what(), unit_,
+                   run_.epoch + 1);
+    }
 }
 
 // The command's --lr (metadata "lr", written with fmt's shortest round-trip form) replaces the
@@ -176,6 +195,36 @@ void TrainingRun::apply_lr(const std::map<std::string, std::string>& file) {
     const auto theirs = file.find(kLrKey);
     if (theirs != file.end() && theirs->second != mine->second)
         fmt::print("--lr {} replaces the run's {} from {} {} on\n", mine->second, theirs->second, unit_, run_.epoch + 1);
+}
+
+namespace {
+
+std::string size_text(double bytes) {
+    if (bytes >= 1e9) return fmt::format("{:.1f} GB", bytes / 1e9);
+    if (bytes >= 1e6) return fmt::format("{:.0f} MB", bytes / 1e6);
+    if (bytes >= 1e3) return fmt::format("{:.0f} kB", bytes / 1e3);
+    return fmt::format("{:.0f} bytes", bytes);
+}
+
+std::string count_text(double n) { return n >= 1e6 ? fmt::format("the {:.1f} M", n / 1e6) : fmt::format("the {:.0f}", n); }
+
+}  // namespace
+
+std::string TrainingRun::files_summary() const {
+    std::string out;
+    if (report_->enabled()) out += fmt::format("report: {} (open it in a browser)\n", report_->path());
+    if (last_saved_ < 0) return out;
+    std::error_code error;
+    const std::uintmax_t bytes = std::filesystem::file_size(checkpoint_, error);
+    if (error) return out + fmt::format("saved {}\n", checkpoint_);
+    std::size_t weights = 0;
+    for (const Tensor& p : model_.parameters()) weights += p.numel();
+    // Adam keeps two moments per weight: a resumable run file is ~3x the weights alone.
+    out += fmt::format("saved {} ({}: {} weights and the optimizer's state, what --resume needs to go on bit for bit; "
+                       "the weights alone are {})\n",
+                       checkpoint_, size_text(static_cast<double>(bytes)), count_text(static_cast<double>(weights)),
+                       size_text(static_cast<double>(weights) * 4));
+    return out;
 }
 
 void TrainingRun::save_now() {

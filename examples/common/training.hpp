@@ -66,6 +66,10 @@ public:
     // At the end of a run that had nothing left to do (total == the resumed count).
     void save_now();
     const std::string& checkpoint() const { return checkpoint_; }
+    // The run's files, for the end of its output: where its page is, and the checkpoint with
+    // its size and what fills it (a run file holds the optimizer's state too: several times the
+    // weights). Empty when it wrote neither.
+    std::string files_summary() const;
 
     // The metadata key of the learning rate, the one option a resumed run may change.
     static constexpr const char* kLrKey = "lr";
@@ -82,6 +86,7 @@ private:
     void check_save_init() const;
     void check_same_options(const std::map<std::string, std::string>& file) const;
     void apply_lr(const std::map<std::string, std::string>& file);
+    void keep_earlier_page();
     // Throws the Error that ends the run at step n: what went wrong, that nothing was saved
     // after it, and (--detect-anomaly) what anomaly mode finds re-running the step.
     [[noreturn]] void stop(long n, const std::string& what, const std::vector<std::vector<std::uint8_t>>& rng,

@@ -282,9 +282,12 @@ int main(int argc, char** argv) {
         fmt::print("\n{}\n  teacher-forced: {}\n  greedy:         {}   {}\n", tc::sentences()[0], teacher, greedy,
                    greedy == expected ? "(correct)" : "(wrong: expected " + expected + ")");
         report_attention(run.report(), out, batch);
+        run.report().result("source", tc::sentences()[0]);
+        run.report().result("teacher-forced", teacher);
+        run.report().result("greedy", greedy + (greedy == expected ? "   (correct)" : "   (wrong: expected " + expected + ")"));
         run.report().finish();
         show_heatmaps(out, batch, s);  // after the save: a display problem never costs the training
-        fmt::print("\nsaved {}\n", ckpt);
+        fmt::print("\n{}", run.files_summary());
         return s.check && greedy != expected ? cli::kRuntimeError : cli::kSuccess;
     });
 }

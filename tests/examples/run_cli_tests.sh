@@ -413,12 +413,23 @@ for tol in nan -1; do  # every step was a MISMATCH, exit 1
   says "--tol must be a finite number >= 0"
 done
 
-echo "== the test tools' job count and fuzz times: XTGRAD_JOBS, XTGRAD_FUZZ_*SECONDS, run_doc_blocks.py --jobs, fuzz/run.sh"
+echo "== the test tools' job count and fuzz times: XTGRAD_JOBS (test.sh, quickstart.sh), XTGRAD_FUZZ_*SECONDS, run_doc_blocks.py --jobs, fuzz/run.sh"
 # tools/test.sh checks it first, before installing or building anything
 for jobs in x 0 -2; do
   expect 2 "tools/test.sh with XTGRAD_JOBS=$jobs" env XTGRAD_JOBS="$jobs" bash "$src/tools/test.sh"
   says "XTGRAD_JOBS must be a whole number >= 1, got '$jobs'"
 done
+# tools/quickstart.sh's limit, checked before it installs or builds anything
+for jobs in "XTGRAD_JOBS=x" "XTGRAD_JOBS=0" "--jobs -2" "--jobs=1.5" "-j 10000"; do
+  case $jobs in XTGRAD_JOBS=*) expect 2 "quickstart.sh with $jobs" env "$jobs" bash "$src/tools/quickstart.sh"; from=XTGRAD_JOBS ;;
+                --jobs=*) expect 2 "quickstart.sh $jobs" bash "$src/tools/quickstart.sh" "$jobs"; from=--jobs ;;
+                *) read -r from value <<<"$jobs"; expect 2 "quickstart.sh $jobs" bash "$src/tools/quickstart.sh" "$from" "$value" ;;
+  esac
+  v=${jobs#*[= ]}; says "quickstart: $from must be a whole number from 1 to 9999, got '$v'"
+  trained_nothing
+done
+expect 2 "quickstart.sh --jobs with no number" bash "$src/tools/quickstart.sh" --jobs
+says "quickstart: --jobs needs a number, e.g. --jobs 2"
 # the fuzz phase's seconds: libFuzzer took 'x' and 0 as no limit (a CI run that never ends)
 for v in XTGRAD_FUZZ_SECONDS=x XTGRAD_FUZZ_SECONDS=0 XTGRAD_FUZZ_NEW_SECONDS=-5; do
   expect 2 "tools/test.sh with $v" env "$v" bash "$src/tools/test.sh"

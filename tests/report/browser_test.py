@@ -24,7 +24,9 @@ Prints one line per check and "report browser test: PASS" or "... FAIL" last; ex
 """
 import argparse
 import json
+import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -130,7 +132,13 @@ def check_short_run(driver, report, screenshot, epochs):
         marks = driver.find_elements(By.CSS_SELECTOR, "#attn-svg path.masked")
         check(len(marks) > 0, f"{masked_kind}: {len(marks)} masked cells marked")
 
+    # the page as it opens below the header (the graph collapsed), before the graph checks click it
+    if screenshot:
+        driver.execute_script("window.scrollTo(0, 0)")
+        driver.save_screenshot(screenshot)
+        check(os.path.getsize(screenshot) > 20000, f"screenshot {screenshot} ({os.path.getsize(screenshot)} bytes)")
     nodes = data["graph"]["nodes"]
+    check_graph_views(driver, data["graph"])
     target = None
     for element in driver.find_elements(By.CSS_SELECTOR, "#graph-view g.node"):
         node_id = element.find_element(By.TAG_NAME, "title").get_attribute("textContent")
@@ -147,10 +155,92 @@ def check_short_run(driver, report, screenshot, epochs):
         module = driver.find_element(By.CSS_SELECTOR, "#node-detail dd[data-field='module']").text
         check(op == node["op"] and module == node["module"], f"clicked graph node: the panel says op {op!r}, module {module!r}")
 
-    if screenshot:
-        driver.execute_script("window.scrollTo(0, 0)")
-        driver.save_screenshot(screenshot)
-        check(os.path.getsize(screenshot) > 20000, f"screenshot {screenshot} ({os.path.getsize(screenshot)} bytes)")
+    check_axes_and_legends(driver)
+    results = [(r.find_element(By.CSS_SELECTOR, "td.result-name").text, r.find_element(By.CSS_SELECTOR, "td.result-text").text)
+               for r in driver.find_elements(By.CSS_SELECTOR, "#results-table tr.result")]
+    want = [(r["name"], r["text"]) for r in data.get("results", [])]
+    if epochs:  # our own winter_games run: its translation, both ways
+        check([n for n, _ in results] == ["source", "teacher-forced", "greedy"] and results == want
+              and results[0][1] == "I like the 2022 Beijing Winter Games",
+              f"the run's outcome on the page: {results}")
+
+
+
+def check_graph_views(driver, graph):
+    """The graph opens collapsed by module, readable at that size; zooms; expands to every node."""
+    view = driver.find_element(By.ID, "graph-view")
+    driver.execute_script("arguments[0].scrollIntoView({block: 'start'})", view)
+    boxes = graph["collapsed"]["boxes"]
+    drawn = driver.find_elements(By.CSS_SELECTOR, "#graph-view g.node")
+    heights = driver.execute_script("""return [...document.querySelectorAll('#graph-view g.node text')]
+                                       .map(t => t.getBoundingClientRect().height)""")
+    check(view.get_attribute("data-view") == "modules" and len(drawn) == len(boxes) < len(graph["nodes"])
+          and heights and min(heights) >= 10,
+          f"the graph opens collapsed by module: {len(drawn)} boxes for {len(graph['nodes'])} nodes, "
+          f"labels {min(heights) if heights else 0:.0f} px high or more as it opens")
+    before = float(view.get_attribute("data-zoom"))
+    driver.find_element(By.ID, "graph-zoom-in").click()
+    after = float(view.get_attribute("data-zoom"))
+    width = driver.execute_script("return document.querySelector('#graph-view svg').getBoundingClientRect().width")
+    natural = driver.execute_script("return document.querySelector('#graph-view svg').width.baseVal.value")
+    check(abs(after - before * 1.25) < 1e-6 and abs(width - natural * after) < 2,
+          f"zoom in: {before:.2f} -> {after:.2f}, the picture {width:.0f} px wide")
+    box = drawn[0] if drawn else None
+    if box:
+        ActionChains(driver).move_to_element(box.find_element(By.CSS_SELECTOR, "polygon, path")).click().perform()
+        module = driver.find_element(By.CSS_SELECTOR, "#node-detail dd[data-field='module']").text
+        check(module == boxes[0]["module"], f"clicking a module box names it: {module!r}")
+    driver.find_element(By.ID, "graph-which").click()
+    every = driver.find_elements(By.CSS_SELECTOR, "#graph-view g.node")
+    check(view.get_attribute("data-view") == "nodes" and len(every) == len(graph["nodes"]),
+          f"'show every node' draws all {len(every)} nodes")
+
+
+def is_round_step(d):
+    """1, 2 or 5 times a power of ten."""
+    if d <= 0:
+        return False
+    mantissa = d / 10 ** math.floor(math.log10(d) + 1e-9)
+    return any(abs(mantissa - m) < 1e-6 for m in (1, 2, 5, 10))
+
+
+def round_ticks(values):
+    """Evenly spaced at a 1-2-5 step, each a whole multiple of it; or (a log axis) whole decades."""
+    if len(values) < 2:
+        return False
+    steps = [b - a for a, b in zip(values, values[1:])]
+    d = steps[0]
+    if is_round_step(d) and all(abs(x - d) <= 1e-6 * d for x in steps):
+        return all(abs(v / d - round(v / d)) < 1e-6 for v in values)
+    exponents = [math.log10(v) if v > 0 else float("nan") for v in values]
+    return all(abs(e - round(e)) < 1e-9 for e in exponents)
+
+
+def check_axes_and_legends(driver):
+    """Every chart as the browser drew it: tick labels on round numbers, legends clear of the curves."""
+    charts = driver.execute_script("""
+      return [...document.querySelectorAll('svg.chart')].map(svg => {
+        const box = svg.querySelector('g.legend') && svg.querySelector('g.legend').getBBox();
+        const points = [...svg.querySelectorAll('polyline.series')].flatMap(p =>
+          [...p.points].map(q => [q.x, q.y]));
+        return {y: [...svg.querySelectorAll('text.ytick')].map(t => t.textContent),
+                x: [...svg.querySelectorAll('text.xtick')].map(t => t.textContent),
+                legend: box && [box.x, box.y, box.width, box.height], points,
+                name: svg.id || svg.closest('div').parentElement.id};
+      });""")
+    bad_ticks = [(c["name"], c["y"], c["x"]) for c in charts
+                 if c["points"] and not (round_ticks([float(v) for v in c["y"]]) and round_ticks([float(v) for v in c["x"]]))]
+    check(charts and not bad_ticks, f"{len(charts)} charts: axis ticks on round numbers (1-2-5 steps), e.g. "
+                                    f"{charts[0]['y'] if charts else None}" + (f"; not: {bad_ticks[:3]}" if bad_ticks else ""))
+    legends = [c for c in charts if c["legend"]]
+    covered = []
+    for c in legends:
+        x, y, w, h = c["legend"]
+        inside = [p for p in c["points"] if x <= p[0] <= x + w and y <= p[1] <= y + h]
+        if inside:
+            covered.append((c["name"], len(inside)))
+    check(legends and not covered, f"{len(legends)} legends, none over a point of its chart's curves"
+                                   + (f"; covering: {covered}" if covered else ""))
 
 
 def check_long_run(driver, build, scratch):
@@ -248,6 +338,25 @@ def check_comparison(driver, build, scratch, report):
           f"report_compare: one page, the runs' curves overlaid ({', '.join(names)})" + (f"; errors {errors[:3]}" if errors else ""))
 
 
+def run_winter_games(build, out):
+    """A small winter_games run in two parts, 6 epochs then --resume to 12: the page must keep the
+    first part's steps. Its output must say where the page is and how big the run file is."""
+    command = [os.path.join(build, "examples", "winter_games"), "--d-model", "32", "--d-ff", "64", "--d-k", "8",
+               "--d-v", "8", "--layers", "2", "--heads", "2", "--lr", "1e-3", "--out", out, "--quiet"]
+    subprocess.run(command + ["--epochs", str(EPOCHS // 2)], check=True, stdout=subprocess.DEVNULL)
+    checkpoint = os.path.join(out, "winter_games.safetensors")
+    printed = subprocess.run(command + ["--epochs", str(EPOCHS), "--resume", checkpoint], check=True,
+                             stdout=subprocess.PIPE, text=True).stdout
+    report = os.path.join(out, "report.html")
+    size = re.search(r"^saved " + re.escape(checkpoint) + r" \(([0-9.]+) (bytes|kB|MB|GB): ", printed, re.M)
+    scale = {"bytes": 1, "kB": 1e3, "MB": 1e6, "GB": 1e9}
+    said = float(size.group(1)) * scale[size.group(2)] if size else -1
+    check(f"report: {report} (open it in a browser)" in printed and abs(said - os.path.getsize(checkpoint)) <= 0.05 * said,
+          f"winter_games says where its page is and how big its run file is ({os.path.getsize(checkpoint)} bytes): "
+          f"{[line for line in printed.splitlines() if line.startswith(('report:', 'saved'))]}")
+    return report
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("build")
@@ -261,10 +370,7 @@ def main():
         report = args.report
         if not report:
             out = os.path.join(scratch, "winter_games")
-            subprocess.run([os.path.join(args.build, "examples", "winter_games"), "--d-model", "32", "--d-ff", "64",
-                            "--d-k", "8", "--d-v", "8", "--layers", "2", "--heads", "2", "--epochs", str(EPOCHS),
-                            "--lr", "1e-3", "--out", out, "--quiet"], check=True, stdout=subprocess.DEVNULL)
-            report = os.path.join(out, "report.html")
+            report = run_winter_games(args.build, out)
         driver = browser(os.path.join(scratch, "profile"))
         try:
             print(f"report browser test ({driver.capabilities.get('browserVersion', '?')}): {report}")
