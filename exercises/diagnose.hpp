@@ -24,7 +24,7 @@ struct Hypothesis {
 
 // "" when got is within tol of want. Otherwise: how many elements are off, where the worst is,
 // and the likely cause: all zeros (the TODO), a hypothesis that got matches, or one ratio
-// got/want everywhere (-1: a sign; else a factor).
+// got/want everywhere (-1: a sign; within 1 % of 1: an approximation; else a factor).
 inline std::string diagnose(const std::string& what, const xtgrad::Array& got, const xtgrad::Array& want, double tol,
                             const std::vector<Hypothesis>& likely = {}) {
     const std::vector<std::size_t> gs(got.shape().begin(), got.shape().end());
@@ -40,6 +40,7 @@ inline std::string diagnose(const std::string& what, const xtgrad::Array& got, c
     double worst_err = -1;
     bool all_zero = true;
     double ratio_lo = std::numeric_limits<double>::infinity(), ratio_hi = -ratio_lo;
+    std::size_t ratios = 0;  // elements whose expected value is far enough from 0 to divide by
     for (std::size_t i = 0; i < got.size(); ++i) {
         const double g = got.data()[i], w = want.data()[i];
         double err = std::abs(g - w);
@@ -47,16 +48,23 @@ inline std::string diagnose(const std::string& what, const xtgrad::Array& got, c
         off += err > tol;
         if (err > worst_err) worst_err = err, worst = i;
         all_zero = all_zero && g == 0;
-        if (std::abs(w) > 100 * tol) ratio_lo = std::min(ratio_lo, g / w), ratio_hi = std::max(ratio_hi, g / w);
+        if (std::abs(w) > 100 * tol) ratio_lo = std::min(ratio_lo, g / w), ratio_hi = std::max(ratio_hi, g / w), ++ratios;
     }
     std::string cause;
     if (all_zero) cause = "every element is 0: is the TODO still there?";
     for (const Hypothesis& h : likely)
         if (cause.empty() && h.value.shape() == got.shape() && within(h.value)) cause = h.cause;
     const double r = (ratio_lo + ratio_hi) / 2;
-    if (cause.empty() && std::isfinite(r) && ratio_hi - ratio_lo <= 1e-3 * std::abs(r) + 1e-6)
-        cause = std::abs(r + 1) < 1e-3 ? "the opposite sign everywhere: a sign?"
-                                       : fmt::format("off by ×{:.4g} everywhere: a scale, or a missing or extra factor?", r);
+    // "everywhere" only where every element was compared; a ratio within 1 % of 1 is no factor
+    // but an approximation (a finite difference in place of the formula)
+    const char* where = ratios == got.size() ? "everywhere" : "on every element not 0";
+    if (cause.empty() && std::isfinite(r) && std::abs(r - 1) < 1e-2)
+        cause = fmt::format("within {:.2g} % of the expected values {}: an approximation (a numerical gradient?), not "
+                            "the formula", 100 * std::max(std::abs(ratio_lo - 1), std::abs(ratio_hi - 1)), where);
+    else if (cause.empty() && std::isfinite(r) && ratio_hi - ratio_lo <= 1e-3 * std::abs(r) + 1e-6)
+        cause = std::abs(r + 1) < 1e-3
+                    ? fmt::format("the opposite sign {}: a sign?", where)
+                    : fmt::format("off by ×{:.4g} {}: a scale, or a missing or extra factor?", r, where);
     std::string msg = fmt::format("{}: {} of {} elements off, the worst at {} (off by {:.3g}, tolerance {:g})", what, off,
                                   got.size(), index_str(worst, gs), worst_err, tol);
     if (!cause.empty()) msg += "; " + cause;
