@@ -5,6 +5,7 @@
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/autograd/ops/common.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 
@@ -17,6 +18,18 @@ std::atomic<std::uint64_t> next_level{1};
 // The autograd parts given a tangent at the active level, cleared when it ends: a tangent may
 // hold its tensor's graph (exp's tangent t · y has y as an edge), a cycle only this breaks.
 thread_local std::vector<std::weak_ptr<TensorImpl>> with_tangents;
+thread_local std::size_t prune_at = 1024;
+
+// Adds t to with_tangents. The entries of tensors already gone are dropped whenever the list has
+// doubled since the last pass: an expired weak_ptr still holds its tensor's block (make_shared),
+// so a long loop of ops inside one level grew without bound (~640 B per op).
+void remember(const std::shared_ptr<TensorImpl>& t) {
+    if (with_tangents.size() >= prune_at) {
+        std::erase_if(with_tangents, [](const std::weak_ptr<TensorImpl>& w) { return w.expired(); });
+        prune_at = std::max<std::size_t>(1024, 2 * with_tangents.size());
+    }
+    with_tangents.push_back(t);
+}
 
 bool at_level(const TensorImpl& impl) { return impl.tangent_level != 0 && impl.tangent_level == detail::forward_level; }
 
@@ -49,6 +62,7 @@ DualLevel::~DualLevel() {
             impl->tangent_level = 0;
         }
     with_tangents.clear();
+    prune_at = 1024;
     // a level ended on a thread other than its own (moved there on the heap) leaves that thread's
     // level alone
     if (detail::forward_level == id_) detail::forward_level = 0;
@@ -87,7 +101,7 @@ void set_tangent(const Tensor& t, Tensor tangent) {
     impl.tangent = std::make_shared<const Tensor>(std::move(tangent));
     impl.tangent_missing.clear();
     impl.tangent_level = forward_level;
-    with_tangents.push_back(t.impl_ptr());
+    remember(t.impl_ptr());
 }
 
 bool has_tangent(const Tensor& t) { return t.defined() && at_level(*t.impl()); }
@@ -108,7 +122,7 @@ void mark_missing_jvp(const Tensor& result, const char* op, const std::vector<Te
             impl.tangent.reset();
             impl.tangent_missing = op;
             impl.tangent_level = forward_level;
-            with_tangents.push_back(result.impl_ptr());
+            remember(result.impl_ptr());
             return;
         }
 }

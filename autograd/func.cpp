@@ -103,6 +103,9 @@ Grads gradients(const std::vector<Tensor>& ys, const std::vector<Tensor>& x, con
 Tensor detached_if(const Tensor& t, bool constant) { return constant ? t.detach() : t; }
 
 void check_like(const std::vector<Tensor>& tangents, const std::vector<Tensor>& primals, const char* who) {
+    if (primals.empty()) fail("func::{}: no inputs given", who);
+    for (std::size_t i = 0; i < primals.size(); ++i)
+        if (!primals[i].defined()) fail("func::{}: input {} is undefined", who, i);
     if (tangents.size() != primals.size())
         fail("func::{}: {} tangents for {} inputs (one per input, shaped like it)", who, tangents.size(), primals.size());
     for (std::size_t i = 0; i < primals.size(); ++i) {

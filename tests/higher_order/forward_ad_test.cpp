@@ -8,6 +8,8 @@
 #include <xtgrad/nn/tutorial_d/multihead_attention.hpp>
 #include "tests/test_util.hpp"
 
+#include <sys/resource.h>
+
 #include <cmath>
 #include <type_traits>
 #include <vector>
@@ -77,6 +79,36 @@ TEST_CASE("forward_ad: make_dual refuses a missing level, undefined tensors, mis
     expect_error([&] { fwd::make_dual(d, rnd({2, 3}, 13)); }, {"make_dual", "already carries a tangent"});
     expect_error([] { fwd::unpack_dual(Tensor()); }, {"unpack_dual", "undefined"});
 }
+
+TEST_CASE("forward_ad: func::jvp refuses no inputs and an undefined input, naming them, before it calls f") {
+    bool called = false;
+    const auto f = [&](const V& x) {
+        called = true;
+        return exp(x.at(0));
+    };
+    expect_error([&] { func::jvp(f, {}, {}); }, {"func::jvp", "no inputs given"});
+    expect_error([&] { func::jvp(f, {Tensor()}, {rnd({3}, 1)}); }, {"func::jvp", "input 0 is undefined"});
+    expect_error([&] { func::jvp_by_double_backward(f, {Tensor()}, {rnd({3}, 1)}); }, {"func::jvp", "input 0 is undefined"});
+    CHECK_FALSE(called);
+    CHECK_FALSE(fwd::dual_level_active());
+}
+
+#if !defined(__SANITIZE_ADDRESS__)  // ASan's quarantine keeps freed memory: RSS measures nothing there
+TEST_CASE("forward_ad: a long loop of ops inside one level keeps its memory bounded") {
+    // each op's output used to stay on the level's list until the level ended (~640 B per op)
+    const auto rss_mib = [] {
+        rusage u{};
+        getrusage(RUSAGE_SELF, &u);
+        return static_cast<double>(u.ru_maxrss) / 1024;
+    };
+    fwd::DualLevel level;
+    const Tensor d = fwd::make_dual(Tensor::ones({4}), Tensor::ones({4}));
+    for (int i = 0; i < 5000; ++i) { const Tensor y = exp(d) * 2.f; }
+    const double before = rss_mib();
+    for (int i = 0; i < 300000; ++i) { const Tensor y = exp(d) * 2.f; }
+    CHECK(rss_mib() - before < 48.0);  // 300 000 iterations kept ~370 MiB before
+}
+#endif
 
 TEST_CASE("forward_ad: ids and masks cannot carry a tangent; a dual table through embedding and index_select") {
     // Ids (int64) and Mask (bool) are not tensors: a tangent on one does not compile
