@@ -3,7 +3,7 @@
 // per family, a case per entry point of autograd/ops.hpp (and the variants that take another
 // path: broadcasting, masks, dropout, bias or none).
 #include <xtgrad/autograd/forward_ad.hpp>
-#include "tests/test_util.hpp"
+#include "tests/higher_order/op_cases.hpp"
 
 #include <string>
 #include <vector>
@@ -15,45 +15,14 @@ using test::kInf;
 using test::positive;
 using test::rnd;
 using V = std::vector<Tensor>;
+using test::OpCase;
+using test::away_from_zero;
+using test::passing;
 
-namespace {
-struct JvpCase {
-    std::string name;
-    GradcheckFn f;
-    V inputs;
-};
-
-// How many of the cases pass jvpcheck; each failure is reported with its message.
-std::size_t jvp_passing(const std::vector<JvpCase>& cases) {
-    std::size_t passed = 0;
-    for (const JvpCase& c : cases) {
-        const JvpcheckResult r = jvpcheck(c.f, c.inputs);
-        if (r.passed) ++passed;
-        else FAIL_CHECK(c.name << ": " << r.message());
-    }
-    return passed;
-}
-
-// away from 0, so relu's kink is not inside a finite-difference step
-Tensor away_from_zero_jvp(const Shape& s, std::uint64_t seed) {
-    Tensor t = rnd(s, seed);
-    for (float& v : t.mutable_data()) v = v < 0 ? v - 0.3f : v + 0.3f;
-    return t;
-}
-
-const Mask& causal_mask_jvp() {
-    static const Mask m = [] {
-        Mask a = xt::zeros<bool>(Shape{3, 4});
-        for (std::size_t i = 0; i < 3; ++i)
-            for (std::size_t j = i + 2; j < 4; ++j) a(i, j) = true;
-        return a;
-    }();
-    return m;
-}
-}  // namespace
+const auto by_jvpcheck = [](const GradcheckFn& f, const V& x) { return jvpcheck(f, x); };
 
 TEST_CASE("jvpcheck: elementwise ops and activations") {
-    const std::vector<JvpCase> cases{
+    const std::vector<OpCase> cases{
         {"add (broadcast)", [](const V& x) { return add(x[0], x[1]); }, {rnd({2, 3}, 1), rnd({3}, 2)}},
         {"sub", [](const V& x) { return sub(x[0], x[1]); }, {rnd({2, 3}, 3), rnd({2, 3}, 4)}},
         {"mul (broadcast)", [](const V& x) { return mul(x[0], x[1]); }, {rnd({2, 3}, 5), rnd({3}, 6)}},
@@ -66,15 +35,15 @@ TEST_CASE("jvpcheck: elementwise ops and activations") {
         {"log", [](const V& x) { return log(x[0]); }, {positive({4}, 15)}},
         {"sqrt", [](const V& x) { return sqrt(x[0]); }, {positive({4}, 16)}},
         {"tanh", [](const V& x) { return tanh(x[0]); }, {rnd({4}, 17)}},
-        {"relu", [](const V& x) { return relu(x[0]); }, {away_from_zero_jvp({6}, 18)}},
+        {"relu", [](const V& x) { return relu(x[0]); }, {away_from_zero({6}, 18)}},
         {"gelu", [](const V& x) { return gelu(x[0]); }, {rnd({6}, 19)}},
         {"gelu tanh", [](const V& x) { return gelu(x[0], GeluApproximation::tanh); }, {rnd({6}, 20)}},
     };
-    CHECK(jvp_passing(cases) == cases.size());
+    CHECK(passing(cases, by_jvpcheck) == cases.size());
 }
 
 TEST_CASE("jvpcheck: products") {
-    const std::vector<JvpCase> cases{
+    const std::vector<OpCase> cases{
         {"matmul", [](const V& x) { return matmul(x[0], x[1]); }, {rnd({3, 4}, 21), rnd({4, 2}, 22)}},
         {"matmul batched, broadcast", [](const V& x) { return matmul(x[0], x[1]); }, {rnd({2, 3, 4}, 23), rnd({4, 2}, 24)}},
         {"matmul batch by batch", [](const V& x) { return matmul(x[0], x[1]); }, {rnd({2, 3, 4}, 25), rnd({2, 4, 2}, 26)}},
@@ -87,11 +56,11 @@ TEST_CASE("jvpcheck: products") {
         {"conv1d", [](const V& x) { return conv1d(x[0], x[1], x[2], 1); }, {rnd({2, 3, 5}, 39), rnd({4, 3, 3}, 40), rnd({4}, 41)}},
         {"conv1d kernel 1, no bias", [](const V& x) { return conv1d(x[0], x[1]); }, {rnd({1, 3, 4}, 42), rnd({2, 3, 1}, 43)}},
     };
-    CHECK(jvp_passing(cases) == cases.size());
+    CHECK(passing(cases, by_jvpcheck) == cases.size());
 }
 
 TEST_CASE("jvpcheck: shape and selection") {
-    const std::vector<JvpCase> cases{
+    const std::vector<OpCase> cases{
         {"transpose", [](const V& x) { return transpose(x[0], 0, 2); }, {rnd({2, 3, 4}, 44)}},
         {"permute", [](const V& x) { return permute(x[0], {2, 0, 1}); }, {rnd({2, 3, 4}, 45)}},
         {"reshape", [](const V& x) { return reshape(x[0], {4, -1}); }, {rnd({2, 3, 2}, 46)}},
@@ -105,7 +74,7 @@ TEST_CASE("jvpcheck: shape and selection") {
         {"narrow", [](const V& x) { return narrow(x[0], 0, 1, 2); }, {rnd({4, 3}, 55)}},
         {"slice", [](const V& x) { return slice(x[0], 0, 0, 4, 2); }, {rnd({4, 3}, 56)}},
         {"index_select (repeats)", [](const V& x) { return index_select(x[0], 1, Ids({2, 0, 2})); }, {rnd({2, 3}, 57)}},
-        {"masked_fill", [](const V& x) { return masked_fill(x[0], causal_mask_jvp(), 0.5f); }, {rnd({2, 3, 4}, 58)}},
+        {"masked_fill", [](const V& x) { return masked_fill(x[0], test::causal_mask_3x4(), 0.5f); }, {rnd({2, 3, 4}, 58)}},
         {"triu", [](const V& x) { return triu(x[0], 1); }, {rnd({3, 3}, 59)}},
         {"tril", [](const V& x) { return tril(x[0]); }, {rnd({3, 3}, 60)}},
         // no padding_idx: the double-backward reference gives the padding row no derivative (it is
@@ -113,11 +82,11 @@ TEST_CASE("jvpcheck: shape and selection") {
         {"embedding (repeats)", [](const V& x) { return embedding(x[0], Ids({{1, 3}, {1, 0}})); },
          {rnd({4, 3}, 61)}},
     };
-    CHECK(jvp_passing(cases) == cases.size());
+    CHECK(passing(cases, by_jvpcheck) == cases.size());
 }
 
 TEST_CASE("jvpcheck: reductions") {
-    const std::vector<JvpCase> cases{
+    const std::vector<OpCase> cases{
         {"sum all", [](const V& x) { return sum(x[0]); }, {rnd({2, 3}, 62)}},
         {"sum dims, keepdim", [](const V& x) { return sum(x[0], {1}, true); }, {rnd({2, 3}, 63)}},
         {"mean all", [](const V& x) { return mean(x[0]); }, {rnd({2, 3}, 64)}},
@@ -128,11 +97,11 @@ TEST_CASE("jvpcheck: reductions") {
         {"max", [](const V& x) { return max(x[0], 1); }, {rnd({3, 4}, 69)}},
         {"max keepdim, dim 0", [](const V& x) { return max(x[0], 0, true); }, {rnd({3, 4}, 70)}},
     };
-    CHECK(jvp_passing(cases) == cases.size());
+    CHECK(passing(cases, by_jvpcheck) == cases.size());
 }
 
 TEST_CASE("jvpcheck: softmax, normalisation, dropout and losses") {
-    const std::vector<JvpCase> cases{
+    const std::vector<OpCase> cases{
         {"softmax", [](const V& x) { return softmax(x[0], -1); }, {rnd({2, 4}, 71)}},
         {"softmax dim 0", [](const V& x) { return softmax(x[0], 0); }, {rnd({3, 2}, 72)}},
         {"log_softmax", [](const V& x) { return log_softmax(x[0], 1); }, {rnd({2, 4}, 73)}},
@@ -154,12 +123,12 @@ TEST_CASE("jvpcheck: softmax, normalisation, dropout and losses") {
         {"cross_entropy smoothing, ignore", [](const V& x) { return cross_entropy(x[0], Ids({2, -100, 1}), -100, 0.1f); },
          {rnd({3, 4}, 82)}},
     };
-    CHECK(jvp_passing(cases) == cases.size());
+    CHECK(passing(cases, by_jvpcheck) == cases.size());
 }
 
 TEST_CASE("jvpcheck: the fused attention nodes") {
-    const Mask& causal = causal_mask_jvp();
-    const std::vector<JvpCase> cases{
+    const Mask& causal = test::causal_mask_3x4();
+    const std::vector<OpCase> cases{
         {"attention_weights (mask, additive)",
          [&](const V& x) { return attention_weights(x[0], x[1], 0.5f, &causal, -kInf, x[2]); },
          {rnd({2, 3, 2}, 83), rnd({2, 4, 2}, 84), rnd({3, 4}, 85)}},
@@ -186,7 +155,7 @@ TEST_CASE("jvpcheck: the fused attention nodes") {
          },
          {rnd({2, 3, 4}, 97), rnd({2, 3, 4}, 98), rnd({2, 3, 4}, 99)}},
     };
-    CHECK(jvp_passing(cases) == cases.size());
+    CHECK(passing(cases, by_jvpcheck) == cases.size());
 }
 
 TEST_SUITE_END();

@@ -2,7 +2,7 @@
 // (the op's second derivative) against finite differences of the first derivative
 // (gradgradcheck), and, for the fused ops, its first-order gradients equal the fast kernels'.
 #include <xtgrad/autograd/grad.hpp>
-#include "tests/test_util.hpp"
+#include "tests/higher_order/op_cases.hpp"
 
 #include <string>
 #include <vector>
@@ -14,45 +14,14 @@ using test::kInf;
 using test::positive;
 using test::rnd;
 using V = std::vector<Tensor>;
+using test::OpCase;
+using test::away_from_zero;
+using test::passing;
 
-namespace {
-struct Case {
-    std::string name;
-    GradcheckFn f;
-    V inputs;
-};
-
-// How many of the cases pass gradgradcheck; each failure is reported with its message.
-std::size_t passing(const std::vector<Case>& cases) {
-    std::size_t passed = 0;
-    for (const Case& c : cases) {
-        const GradcheckResult r = gradgradcheck(c.f, c.inputs);
-        if (r.passed) ++passed;
-        else FAIL_CHECK(c.name << ": " << r.message());
-    }
-    return passed;
-}
-
-// away from 0, so relu's kink and |x|'s are not inside a finite-difference step
-Tensor away_from_zero(const Shape& s, std::uint64_t seed) {
-    Tensor t = rnd(s, seed);
-    for (float& v : t.mutable_data()) v = v < 0 ? v - 0.3f : v + 0.3f;
-    return t;
-}
-
-const Mask& causal_mask() {
-    static const Mask m = [] {
-        Mask a = xt::zeros<bool>(Shape{3, 4});
-        for (std::size_t i = 0; i < 3; ++i)
-            for (std::size_t j = i + 2; j < 4; ++j) a(i, j) = true;
-        return a;
-    }();
-    return m;
-}
-}  // namespace
+const auto by_gradgradcheck = [](const GradcheckFn& f, const V& x) { return gradgradcheck(f, x); };
 
 TEST_CASE("gradgradcheck: elementwise ops and activations") {
-    const std::vector<Case> cases{
+    const std::vector<OpCase> cases{
         {"add", [](const V& x) { return mul(add(x[0], x[1]), add(x[0], x[1])); }, {rnd({2, 3}, 1), rnd({3}, 2)}},
         {"sub", [](const V& x) { return mul(sub(x[0], x[1]), x[0]); }, {rnd({2, 3}, 3), rnd({2, 3}, 4)}},
         {"mul (broadcast)", [](const V& x) { return mul(x[0], x[1]); }, {rnd({2, 3}, 5), rnd({3}, 6)}},
@@ -68,11 +37,11 @@ TEST_CASE("gradgradcheck: elementwise ops and activations") {
         {"gelu", [](const V& x) { return gelu(x[0]); }, {rnd({6}, 17)}},
         {"gelu tanh", [](const V& x) { return gelu(x[0], GeluApproximation::tanh); }, {rnd({6}, 18)}},
     };
-    CHECK(passing(cases) == cases.size());
+    CHECK(passing(cases, by_gradgradcheck) == cases.size());
 }
 
 TEST_CASE("gradgradcheck: products") {
-    const std::vector<Case> cases{
+    const std::vector<OpCase> cases{
         {"matmul", [](const V& x) { return matmul(x[0], x[1]); }, {rnd({3, 4}, 20), rnd({4, 2}, 21)}},
         {"matmul batched, broadcast", [](const V& x) { return matmul(x[0], x[1]); }, {rnd({2, 3, 4}, 22), rnd({4, 2}, 23)}},
         {"matmul vector", [](const V& x) { return matmul(x[0], x[1]); }, {rnd({4}, 24), rnd({4, 3}, 25)}},
@@ -84,11 +53,11 @@ TEST_CASE("gradgradcheck: products") {
          {rnd({2, 4}, 33), rnd({6, 4}, 34), rnd({6}, 35)}},
         {"conv1d", [](const V& x) { return conv1d(x[0], x[1], x[2], 1); }, {rnd({2, 3, 5}, 36), rnd({4, 3, 3}, 37), rnd({4}, 38)}},
     };
-    CHECK(passing(cases) == cases.size());
+    CHECK(passing(cases, by_gradgradcheck) == cases.size());
 }
 
 TEST_CASE("gradgradcheck: shape, selection and reductions") {
-    const std::vector<Case> cases{
+    const std::vector<OpCase> cases{
         {"transpose", [](const V& x) { return mul(transpose(x[0], 0, 2), transpose(x[0], 0, 2)); }, {rnd({2, 3, 4}, 40)}},
         {"permute", [](const V& x) { return exp(permute(x[0], {2, 0, 1})); }, {rnd({2, 3, 4}, 41)}},
         {"reshape", [](const V& x) { return exp(reshape(x[0], {4, -1})); }, {rnd({2, 3, 2}, 42)}},
@@ -105,14 +74,14 @@ TEST_CASE("gradgradcheck: shape, selection and reductions") {
         {"var biased, keepdim", [](const V& x) { return exp(var(x[0], {0, 1}, false, true)); }, {rnd({2, 3}, 53)}},
         {"std", [](const V& x) { return stddev(x[0], {1}); }, {rnd({2, 4}, 54)}},
         {"max", [](const V& x) { return exp(max(x[0], 1)); }, {rnd({3, 4}, 55)}},
-        {"masked_fill", [](const V& x) { return exp(masked_fill(x[0], causal_mask(), 0.5f)); }, {rnd({2, 3, 4}, 56)}},
+        {"masked_fill", [](const V& x) { return exp(masked_fill(x[0], test::causal_mask_3x4(), 0.5f)); }, {rnd({2, 3, 4}, 56)}},
         {"triu, tril", [](const V& x) { return exp(add(triu(x[0], 1), tril(x[0]))); }, {rnd({3, 3}, 57)}},
     };
-    CHECK(passing(cases) == cases.size());
+    CHECK(passing(cases, by_gradgradcheck) == cases.size());
 }
 
 TEST_CASE("gradgradcheck: softmax, normalisation, lookup, dropout and losses") {
-    const std::vector<Case> cases{
+    const std::vector<OpCase> cases{
         {"softmax", [](const V& x) { return softmax(x[0], -1); }, {rnd({2, 4}, 60)}},
         {"softmax dim 0", [](const V& x) { return softmax(x[0], 0); }, {rnd({3, 2}, 61)}},
         {"log_softmax", [](const V& x) { return log_softmax(x[0], 1); }, {rnd({2, 4}, 62)}},
@@ -129,12 +98,12 @@ TEST_CASE("gradgradcheck: softmax, normalisation, lookup, dropout and losses") {
         {"cross_entropy smoothing, ignore", [](const V& x) { return cross_entropy(x[0], Ids({2, -100, 1}), -100, 0.1f); },
          {rnd({3, 4}, 70)}},
     };
-    CHECK(passing(cases) == cases.size());
+    CHECK(passing(cases, by_gradgradcheck) == cases.size());
 }
 
 TEST_CASE("gradgradcheck: the fused attention nodes") {
-    const Mask& causal = causal_mask();
-    const std::vector<Case> cases{
+    const Mask& causal = test::causal_mask_3x4();
+    const std::vector<OpCase> cases{
         {"attention_weights (mask, additive)",
          [&](const V& x) { return attention_weights(x[0], x[1], 0.5f, &causal, -kInf, x[2]); },
          {rnd({2, 3, 2}, 80), rnd({2, 4, 2}, 81), rnd({3, 4}, 82)}},
@@ -154,12 +123,12 @@ TEST_CASE("gradgradcheck: the fused attention nodes") {
          },
          {rnd({1, 3, 4}, 88), rnd({1, 2, 4}, 89), rnd({1, 2, 6}, 90), rnd({3, 2}, 91)}},
     };
-    CHECK(passing(cases) == cases.size());
+    CHECK(passing(cases, by_gradgradcheck) == cases.size());
 }
 
 TEST_CASE("the fused ops' backward in ops gives their kernels' first-order gradients") {
-    const Mask& causal = causal_mask();
-    const std::vector<Case> cases{
+    const Mask& causal = test::causal_mask_3x4();
+    const std::vector<OpCase> cases{
         {"attention_weights", [&](const V& x) { return attention_weights(x[0], x[1], 0.5f, &causal, -kInf, x[2]); },
          {rnd({2, 3, 2}, 100), rnd({2, 4, 2}, 101), rnd({3, 4}, 102)}},
         {"attention_context", [&](const V& x) {
@@ -172,7 +141,7 @@ TEST_CASE("the fused ops' backward in ops gives their kernels' first-order gradi
         {"conv1d", [](const V& x) { return conv1d(x[0], x[1], x[2], 2); }, {rnd({2, 3, 4}, 111), rnd({2, 3, 3}, 112), rnd({2}, 113)}},
         {"linear_rows", [](const V& x) { return linear_rows(x[0], x[1], x[2], 1, 2); }, {rnd({2, 3}, 114), rnd({4, 3}, 115), rnd({4}, 116)}},
     };
-    for (const Case& c : cases) {
+    for (const OpCase& c : cases) {
         INFO(c.name);
         Generator gen(1);
         const Tensor y = c.f(c.inputs);
