@@ -1,16 +1,14 @@
 #include <xtgrad/autograd/array_allocator.hpp>
 #include <xtgrad/autograd/env_switch.hpp>
 #include <xtgrad/autograd/error.hpp>
+#include <xtgrad/simd/cpu_model.hpp>
 
-#include <cpuid.h>
 #include <sys/mman.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
-#include <cstring>
 #include <iterator>
-#include <string_view>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -432,16 +430,8 @@ void deallocate(void* p, std::size_t bytes) noexcept {
 // was measured neutral (Intel family 6, AMD family 25: Zen 3 / Zen 4) and off anywhere else,
 // where nobody measured it yet.
 bool block_cache_default_on() {
-    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-    if (__get_cpuid(0, &eax, &ebx, &ecx, &edx) == 0) return false;
-    char vendor[13] = {};
-    std::memcpy(vendor, &ebx, 4);
-    std::memcpy(vendor + 4, &edx, 4);
-    std::memcpy(vendor + 8, &ecx, 4);
-    if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
-    const unsigned base = (eax >> 8) & 0xf, family = base == 0xf ? base + ((eax >> 20) & 0xff) : base;
-    const std::string_view v(vendor);
-    return (v == "GenuineIntel" && family == 6) || (v == "AuthenticAMD" && family == 25);
+    const CpuModel& cpu = cpu_model();
+    return cpu.is_intel(6) || cpu.is_amd(25);
 }
 
 BlockCacheStats block_cache_stats() {

@@ -26,18 +26,29 @@ inline constexpr EnvSwitch kBlockCacheCutSwitch{"XTGRAD_BLOCK_CACHE_CUT",
                                                 "past its budget the block cache cuts and joins cached pages, the default",
                                                 "past its budget it unmaps cached blocks and maps new pages"};
 // The speed mechanisms bench/run.sh --compare-switches measures on against off (docs/performance.md,
-// "Switches"); unset is the default, which is on for each of them.
+// "Switches"); unset is the default: on, or the CPU's where the CPUs measured disagree.
 inline constexpr EnvSwitch kSmallGemmSwitch{"XTGRAD_SMALL_GEMM", "small products to xtgrad's own kernels, the default",
                                             "every product to the GEMM backend"};
 inline constexpr EnvSwitch kSkinnyGemmSwitch{"XTGRAD_SKINNY_GEMM",
                                              "skinny products to xtgrad's skinny kernels where they win, the default",
                                              "skinny products to the GEMM backend"};
+inline constexpr EnvSwitch kSkinnyPrefetchL2Switch{
+    "XTGRAD_SKINNY_PREFETCH_L2", "the skinny kernels prefetch the weight into L2; unset: the CPU's default",
+    "they prefetch it into L1"};
 inline constexpr EnvSwitch kPoolSpinSwitch{"XTGRAD_POOL_SPIN",
                                            "idle pool workers spin, then yield, before sleeping, the default",
                                            "idle pool workers sleep at once"};
 inline constexpr EnvSwitch kBf16SmallInFp32Switch{"XTGRAD_BF16_SMALL_IN_FP32",
                                                   "autocast runs products with a side under 8 in fp32, the default",
                                                   "autocast runs every product but the smallest in bf16"};
+inline constexpr EnvSwitch kAdamPrefetchSwitch{
+    "XTGRAD_ADAM_PREFETCH", "Adam on one thread prefetches its four streams 2 KiB ahead; unset: the CPU's default",
+    "no software prefetch"};
+
+// Every speed switch, for check_environment and the tests.
+inline constexpr const EnvSwitch* kSpeedSwitches[] = {
+    &kBlockCacheSwitch, &kBlockCacheCutSwitch, &kSmallGemmSwitch,       &kSkinnyGemmSwitch,
+    &kSkinnyPrefetchL2Switch, &kPoolSpinSwitch, &kBf16SmallInFp32Switch, &kAdamPrefetchSwitch};
 
 enum class SwitchValue { unset, off, on, invalid };
 

@@ -15,9 +15,7 @@ void check_environment() {
     (void)active_isa();
     (void)gemm_profiling();
     debug::check_break_environment();
-    for (const detail::EnvSwitch* s : {&detail::kBlockCacheSwitch, &detail::kBlockCacheCutSwitch, &detail::kSmallGemmSwitch, &detail::kSkinnyGemmSwitch,
-                                       &detail::kPoolSpinSwitch, &detail::kBf16SmallInFp32Switch})
-        (void)detail::read_switch(*s, true);
+    for (const detail::EnvSwitch* s : detail::kSpeedSwitches) (void)detail::read_switch(*s, true);
 }
 
 }  // namespace xtgrad

@@ -27,6 +27,7 @@
 // With several configs the binary runs itself once per config, so each peak RSS is its own.
 #include "examples/common/cli.hpp"
 #include <xtgrad/gemm/blas.hpp>
+#include <xtgrad/gemm/skinny_gemm.hpp>
 #include <xtgrad/nn/tutorial_b/transformer.hpp>
 #include <xtgrad/nn/tutorial_c/tutorial_c.hpp>
 #include <xtgrad/nn/tutorial_d/tutorial_d.hpp>
@@ -298,6 +299,9 @@ nlohmann::ordered_json run(const std::string& config, const Options& o) {
     // Large blocks (autograd/array_allocator.hpp): live at most, and how requests were served
     const memory::BlockCacheStats bc = memory::block_cache_stats();
     r["block_cache_default"] = memory::block_cache_default_on();  // this CPU's default (XTGRAD_BLOCK_CACHE unset)
+    r["switch_defaults"] = {{"XTGRAD_BLOCK_CACHE", memory::block_cache_default_on()},  // this CPU's, where CPUs differ
+                            {"XTGRAD_SKINNY_PREFETCH_L2", skinny_prefetch_l2_default_on()},
+                            {"XTGRAD_ADAM_PREFETCH", optim::adam_prefetch_default_on()}};
     r["block_cache"] = bc.enabled ? nlohmann::ordered_json{{"peak_live_mib", static_cast<double>(bc.peak_live_bytes) / (1 << 20)},
                                                            {"peak_mapped_mib", static_cast<double>(bc.peak_mapped_bytes) / (1 << 20)},
                                                            {"cached_mib", static_cast<double>(bc.cached_bytes) / (1 << 20)},

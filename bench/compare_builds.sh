@@ -27,7 +27,7 @@ source "$(dirname "$0")/cli_checks.sh"
 
 before="" after="" rounds=2 runs="winter:1 winter:2 seed-d:1 seed-d:2 seed-b:2:16 seed-b:2:64" out="" extra=""
 switches="" build=""
-all_switches="XTGRAD_BLOCK_CACHE XTGRAD_BLOCK_CACHE_CUT XTGRAD_SMALL_GEMM XTGRAD_SKINNY_GEMM XTGRAD_POOL_SPIN XTGRAD_BF16_SMALL_IN_FP32"
+all_switches="XTGRAD_BLOCK_CACHE XTGRAD_BLOCK_CACHE_CUT XTGRAD_SMALL_GEMM XTGRAD_SKINNY_GEMM XTGRAD_SKINNY_PREFETCH_L2 XTGRAD_POOL_SPIN XTGRAD_BF16_SMALL_IN_FP32 XTGRAD_ADAM_PREFETCH"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --before | --after | --rounds | --runs | --out | --args | --switches | --build) needs_value compare_builds.sh "$1" $# || exit 2 ;;

@@ -177,10 +177,15 @@ def switches_table(rows):
     rows = [r for r in rows if r["run_id"] == newest]
     runs = list(OrderedDict((r["run"], None) for r in rows))
     names = list(OrderedDict((r["pair"], None) for r in rows))
+    # on, but where the CPUs disagree this CPU's, as xtgrad_bench reports it (older lines: the block cache's alone)
     default = {n: "on" for n in names}
-    if "XTGRAD_BLOCK_CACHE" in default:
-        first = next(r for r in rows if r["pair"] == "XTGRAD_BLOCK_CACHE")
-        default["XTGRAD_BLOCK_CACHE"] = "on" if first["result"].get("block_cache_default") else "off"
+    for r in rows:
+        by_cpu = dict(r["result"].get("switch_defaults") or {})
+        if "block_cache_default" in r["result"]:
+            by_cpu.setdefault("XTGRAD_BLOCK_CACHE", r["result"]["block_cache_default"])
+        for name, on in by_cpu.items():
+            if name in default:
+                default[name] = "on" if on else "off"
     out = [f"Run {newest}, commit {commits(rows)}, 1-minute load {min(r['load'] for r in rows):.1f}"
            f"-{max(r['load'] for r in rows):.1f}; step time with the switch off over on, medians over "
            f"{max(r['round'] for r in rows)} rounds, on and off alternating (above 1: on is faster; bold: every "

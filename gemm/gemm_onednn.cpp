@@ -10,6 +10,7 @@
 // every kernel; measured against oneDNN's own 2-thread OpenMP GEMM in docs/performance.md
 // ("Design choices").
 #include <xtgrad/gemm/gemm_backend.hpp>
+#include <xtgrad/simd/cpu_model.hpp>
 
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -154,11 +155,7 @@ bool backend_slow_on_narrow_c() { return true; }
 // deterministic choice per CPU (the vendor), not a timing at run time: the two orders of the sums
 // differ in their last bits, and a run must give the same numbers every time on one machine.
 bool backend_narrow_nn_faster_transposed() {
-    static const bool amd = [] {
-        __builtin_cpu_init();
-        return __builtin_cpu_is("amd") != 0;
-    }();
-    return amd;
+    return cpu_model().vendor == CpuVendor::amd;
 }
 bool backend_prefers_skinny_kernels() { return false; }
 

@@ -10,12 +10,17 @@
 // accumulators (~212 GFLOP/s with B in L2: never the limit), and a software prefetch of the tile
 // two ahead walked as the one contiguous region those rows are; with the hardware prefetcher
 // alone, which sees 4 interleaved 2 KiB streams, the same tiles reached 20 GB/s, with it 38.
+// Where the prefetches bring the weight (L1 or L2) is the caller's (SkinnyPrefetch): on the Zen 4
+// into L1 the product stayed near the sum of its memory time and its arithmetic (skinny_bench:
+// 6.1-6.5 ms per 64 MiB, read floor 2.8-3.5, in cache 2.7); into L2, which takes more lines in
+// flight and leaves L1's miss buffers to the loads, 4.2-5.3 ms.
 #include <xtgrad/gemm/skinny_avx512.hpp>
 
 #include <immintrin.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #if !defined(__AVX512F__)
@@ -42,7 +47,13 @@ inline float lane_sum(__m512 v) {
 
 // dot (MB, NB) = A (MB, K) · B[rows 0..NB) (NB, K)ᵀ; prefetches [pf, pf_end) a line per row of
 // the tile per 16 floats of K (pf = 0: none). Addresses are integers until they are in range.
-template <int MB, int NB>
+// _MM_HINT_T0 (L1) or _MM_HINT_T1 (L2)
+template <SkinnyPrefetch P>
+inline void prefetch_line(std::uintptr_t p) {
+    _mm_prefetch(reinterpret_cast<const char*>(p), P == SkinnyPrefetch::l2 ? _MM_HINT_T1 : _MM_HINT_T0);
+}
+
+template <int MB, int NB, SkinnyPrefetch P>
 void tile(int K, const float* A, int lda, const float* B, int ldb, std::uintptr_t pf, std::uintptr_t pf_end,
           float (&dot)[MB][NB]) {
     __m512 acc[MB][NB];
@@ -54,7 +65,7 @@ void tile(int K, const float* A, int lda, const float* B, int ldb, std::uintptr_
         for (int j = 0; j < NB; ++j) b[j] = _mm512_loadu_ps(B + static_cast<std::ptrdiff_t>(j) * ldb + k);
         for (int j = 0; j < NB; ++j) {
             const std::uintptr_t p = pf + sizeof(float) * static_cast<std::size_t>(NB * k + 16 * j);
-            if (pf != 0 && p < pf_end) _mm_prefetch(reinterpret_cast<const char*>(p), _MM_HINT_T0);
+            if (pf != 0 && p < pf_end) prefetch_line<P>(p);
         }
         for (int i = 0; i < MB; ++i) {
             const __m512 a = _mm512_loadu_ps(A + static_cast<std::ptrdiff_t>(i) * lda + k);
@@ -74,7 +85,7 @@ void tile(int K, const float* A, int lda, const float* B, int ldb, std::uintptr_
         for (int j = 0; j < NB; ++j) dot[i][j] = lane_sum(acc[i][j]);
 }
 
-template <int MB>
+template <int MB, SkinnyPrefetch P>
 void columns(int n0, int n1, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
              float* C, int ldc) {
     // B's last row ends at b_end: no prefetch past it
@@ -91,12 +102,12 @@ void columns(int n0, int n1, int N, int K, float alpha, const float* A, int lda,
     for (; n + kTile <= n1; n += kTile) {
         float dot[MB][kTile];
         const std::uintptr_t pf = b_begin + sizeof(float) * static_cast<std::size_t>(n + kAheadTiles * kTile) * ldb;
-        tile<MB, kTile>(K, A, lda, B + static_cast<std::ptrdiff_t>(n) * ldb, ldb, pf, b_end, dot);
+        tile<MB, kTile, P>(K, A, lda, B + static_cast<std::ptrdiff_t>(n) * ldb, ldb, pf, b_end, dot);
         store(n, dot, kTile);
     }
     for (; n < n1; ++n) {
         float dot[MB][1];
-        tile<MB, 1>(K, A, lda, B + static_cast<std::ptrdiff_t>(n) * ldb, ldb, 0, 0, dot);
+        tile<MB, 1, P>(K, A, lda, B + static_cast<std::ptrdiff_t>(n) * ldb, ldb, 0, 0, dot);
         store(n, dot, 1);
     }
 }
@@ -120,6 +131,7 @@ constexpr int kNnChunk = 16;
 constexpr int kStripVectors = 3;
 constexpr int kStrip = 16 * kStripVectors;  // columns per strip
 
+template <SkinnyPrefetch P>
 struct Prefetcher {  // walks rows [r, r_end) x columns [n0, n1) of B a line at a time
     const float* B;
     int ldb, n0, n1, r, r_end, c;
@@ -129,7 +141,7 @@ struct Prefetcher {  // walks rows [r, r_end) x columns [n0, n1) of B a line at 
         int row = r, col = c;
         const float* line = B + static_cast<std::ptrdiff_t>(row) * ldb;
         for (int p = 0; p < count && row < r_end; ++p) {
-            _mm_prefetch(reinterpret_cast<const char*>(line + col), _MM_HINT_T0);
+            prefetch_line<P>(reinterpret_cast<std::uintptr_t>(line + col));
             col += 16;
             if (col >= n1) col = n0, ++row, line += ldb;
         }
@@ -137,7 +149,7 @@ struct Prefetcher {  // walks rows [r, r_end) x columns [n0, n1) of B a line at 
     }
 };
 
-template <int MB>
+template <int MB, SkinnyPrefetch P>
 void nn_columns(int n0, int n1, int K, const float* A, int lda, const float* B, int ldb, float* acc_rows) {
     // acc_rows (MB, n1 - n0): the running sums, zeroed here
     const int width = n1 - n0;
@@ -145,7 +157,7 @@ void nn_columns(int n0, int n1, int K, const float* A, int lda, const float* B, 
     const int lines_per_row = (width + 15) / 16;
     for (int k0 = 0; k0 < K; k0 += kNnChunk) {
         const int k1 = k0 + kNnChunk < K ? k0 + kNnChunk : K;
-        Prefetcher pf{B, ldb, n0, n1, k1, k1 + kNnChunk < K ? k1 + kNnChunk : K, n0};
+        Prefetcher<P> pf{B, ldb, n0, n1, k1, k1 + kNnChunk < K ? k1 + kNnChunk : K, n0};
         const int strips = (width + kStrip - 1) / kStrip;
         // lines of the next chunk per strip, so the prefetch spreads over this chunk's work
         const int pf_per_strip = ((k1 - k0) * lines_per_row + strips - 1) / strips;
@@ -277,20 +289,34 @@ void skinny_tn_rows_avx512(int m0, int m1, int N, int K, float alpha, const floa
     }
 }
 
+namespace {
+// The kernel for M rows (1 to 7) and prefetch level P: f(std::integral_constant<int, M>, ...).
+template <class F>
+void for_rows(int M, SkinnyPrefetch p, F&& f) {
+    const auto with_rows = [&](auto level) {
+        switch (M) {
+            case 7: return f(std::integral_constant<int, 7>{}, level);
+            case 6: return f(std::integral_constant<int, 6>{}, level);
+            case 5: return f(std::integral_constant<int, 5>{}, level);
+            case 4: return f(std::integral_constant<int, 4>{}, level);
+            case 3: return f(std::integral_constant<int, 3>{}, level);
+            case 2: return f(std::integral_constant<int, 2>{}, level);
+            default: return f(std::integral_constant<int, 1>{}, level);
+        }
+    };
+    if (p == SkinnyPrefetch::l2) with_rows(std::integral_constant<SkinnyPrefetch, SkinnyPrefetch::l2>{});
+    else with_rows(std::integral_constant<SkinnyPrefetch, SkinnyPrefetch::l1>{});
+}
+}  // namespace
+
 void skinny_nn_columns_avx512(int M, int n0, int n1, int K, float alpha, const float* A, int lda, const float* B,
-                              int ldb, float beta, float* C, int ldc) {
+                              int ldb, float beta, float* C, int ldc, SkinnyPrefetch prefetch) {
     thread_local std::vector<float> sums;  // (M, n1 - n0); per thread: the split runs on the pool's workers
     const int width = n1 - n0;
     sums.resize(static_cast<std::size_t>(M) * static_cast<std::size_t>(width));
-    switch (M) {
-        case 7: nn_columns<7>(n0, n1, K, A, lda, B, ldb, sums.data()); break;
-        case 6: nn_columns<6>(n0, n1, K, A, lda, B, ldb, sums.data()); break;
-        case 5: nn_columns<5>(n0, n1, K, A, lda, B, ldb, sums.data()); break;
-        case 4: nn_columns<4>(n0, n1, K, A, lda, B, ldb, sums.data()); break;
-        case 3: nn_columns<3>(n0, n1, K, A, lda, B, ldb, sums.data()); break;
-        case 2: nn_columns<2>(n0, n1, K, A, lda, B, ldb, sums.data()); break;
-        default: nn_columns<1>(n0, n1, K, A, lda, B, ldb, sums.data()); break;
-    }
+    for_rows(M, prefetch, [&](auto rows, auto level) {
+        nn_columns<decltype(rows)::value, decltype(level)::value>(n0, n1, K, A, lda, B, ldb, sums.data());
+    });
     for (int i = 0; i < M; ++i)
         for (int n = 0; n < width; ++n) {
             float& c = C[static_cast<std::ptrdiff_t>(i) * ldc + n0 + n];
@@ -300,16 +326,10 @@ void skinny_nn_columns_avx512(int M, int n0, int n1, int K, float alpha, const f
 }
 
 void skinny_nt_columns_avx512(int M, int n0, int n1, int N, int K, float alpha, const float* A, int lda, const float* B,
-                              int ldb, float beta, float* C, int ldc) {
-    switch (M) {
-        case 7: return columns<7>(n0, n1, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-        case 6: return columns<6>(n0, n1, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-        case 5: return columns<5>(n0, n1, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-        case 4: return columns<4>(n0, n1, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-        case 3: return columns<3>(n0, n1, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-        case 2: return columns<2>(n0, n1, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-        default: return columns<1>(n0, n1, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    }
+                              int ldb, float beta, float* C, int ldc, SkinnyPrefetch prefetch) {
+    for_rows(M, prefetch, [&](auto rows, auto level) {
+        columns<decltype(rows)::value, decltype(level)::value>(n0, n1, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    });
 }
 
 }  // namespace xtgrad::detail

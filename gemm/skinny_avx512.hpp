@@ -6,15 +6,19 @@
 
 namespace xtgrad::detail {
 
+// Where skinny_nt's and skinny_nn's software prefetches bring the weight ahead of its use: L1
+// (_MM_HINT_T0) or L2 (_MM_HINT_T1). skinny_gemm.cpp's skinny_prefetch() picks it by CPU.
+enum class SkinnyPrefetch { l1, l2 };
+
 // C[:, n0:n1) (M, n1 - n0) = alpha · A (M, K) · B[n0:n1) (n1 - n0, K)ᵀ + beta · C, for M <= 7;
 // B has N rows (its prefetch stays inside them); beta = 0 never reads C.
 void skinny_nt_columns_avx512(int M, int n0, int n1, int N, int K, float alpha, const float* A, int lda, const float* B,
-                              int ldb, float beta, float* C, int ldc);
+                              int ldb, float beta, float* C, int ldc, SkinnyPrefetch prefetch);
 
 // C[:, n0:n1) (M, n1 - n0) = alpha · A (M, K) · B[:, n0:n1) (K, n1 - n0) + beta · C, for M <= 7;
 // beta = 0 never reads C.
 void skinny_nn_columns_avx512(int M, int n0, int n1, int K, float alpha, const float* A, int lda, const float* B,
-                              int ldb, float beta, float* C, int ldc);
+                              int ldb, float beta, float* C, int ldc, SkinnyPrefetch prefetch);
 
 // Rows [m0, m1) of C (M, N) = alpha · op(A) (M, K) · op(B) (K, N) + beta · C, for 1 <= K <= 7,
 // any layout through strides: op(A)[m][k] = A[m·sam + k·sak], op(B)[k][n] = B[k·sbk + n·sbn]

@@ -6,7 +6,9 @@
 
 #include <xtgrad/gemm/simd_batch.hpp>
 #include <xtgrad/gemm/skinny_avx512.hpp>
+#include <xtgrad/autograd/env_switch.hpp>
 #include <xtgrad/simd/cpu_isa.hpp>
+#include <xtgrad/simd/cpu_model.hpp>
 #include "xtgrad_simd_config.hpp"
 
 #include <xsimd/xsimd.hpp>
@@ -214,6 +216,20 @@ constexpr std::array<TnRows, sizeof...(Ks)> tn_table(std::integer_sequence<int, 
 }
 constexpr auto kTnRows = tn_table(std::make_integer_sequence<int, kSkinnyRows>{});
 
+#if XTGRAD_HAVE_AVX512_KERNELS
+// Where the AVX-512 kernels prefetch the weight (skinny_avx512.cpp): XTGRAD_SKINNY_PREFETCH_L2,
+// unset the CPU's default (skinny_prefetch_l2_default_on): L2 on AMD family 25 (Zen 4: the Winter Games step 100-110 -> 87-92 ms
+// at 1 thread, 65-70 -> 58-63 at 2, alternating runs), L1 elsewhere (Zen 5: L1 streams at the
+// read floor; the Intel Xeon measured with L1 only). Read at the first skinny product; an invalid
+// value is an Error there, before anything is written.
+detail::SkinnyPrefetch skinny_prefetch() {
+    static const detail::SkinnyPrefetch level =
+        detail::read_switch(detail::kSkinnyPrefetchL2Switch, skinny_prefetch_l2_default_on()) ? detail::SkinnyPrefetch::l2
+                                                                                              : detail::SkinnyPrefetch::l1;
+    return level;
+}
+#endif
+
 // On AVX-512 with K <= 7: skinny_tn's own kernel, on op(A) and op(B) in their stored layouts
 // (no transposed copies), C's rows split over threads; plain stores, even for a big fresh
 // gradient (skinny_avx512.cpp says why). Returns false elsewhere.
@@ -251,15 +267,17 @@ void skinny_nt(int M, int N, int K, float alpha, const float* A, int lda, const 
     // in blocks of equal height (block_height).
     const int blocks = (M + kNtMaxRows - 1) / kNtMaxRows;
 #if XTGRAD_HAVE_AVX512_KERNELS
-    if (active_isa() == Isa::avx512)
+    if (active_isa() == Isa::avx512) {
+        const detail::SkinnyPrefetch prefetch = skinny_prefetch();
         return split(N, static_cast<long>(M) * N * K, 32, [&](int n0, int n1) {
             for (int b = 0, m = 0; b < blocks; ++b) {
                 const int mb = block_height(M, m, blocks, b);
                 detail::skinny_nt_columns_avx512(mb, n0, n1, N, K, alpha, A + static_cast<std::ptrdiff_t>(m) * lda, lda, B,
-                                                 ldb, beta, C + static_cast<std::ptrdiff_t>(m) * ldc, ldc);
+                                                 ldb, beta, C + static_cast<std::ptrdiff_t>(m) * ldc, ldc, prefetch);
                 m += mb;
             }
         });
+    }
 #endif
     split(N, static_cast<long>(M) * N * K, 32, [&](int n0, int n1) {
         const auto columns = [&](auto nb, int n) {
@@ -280,10 +298,12 @@ void skinny_nt(int M, int N, int K, float alpha, const float* A, int lda, const 
 void skinny_nn(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta, float* C,
                int ldc) {
 #if XTGRAD_HAVE_AVX512_KERNELS
-    if (active_isa() == Isa::avx512 && M <= kNtMaxRows)
+    if (active_isa() == Isa::avx512 && M <= kNtMaxRows) {
+        const detail::SkinnyPrefetch prefetch = skinny_prefetch();
         return split(N, static_cast<long>(M) * N * K, kNnColumnBlock / 4, [&](int n0, int n1) {
-            detail::skinny_nn_columns_avx512(M, n0, n1, K, alpha, A, lda, B, ldb, beta, C, ldc);
+            detail::skinny_nn_columns_avx512(M, n0, n1, K, alpha, A, lda, B, ldb, beta, C, ldc, prefetch);
         });
+    }
 #endif
     split(N, static_cast<long>(M) * N * K, kNnColumnBlock / 4, [&](int n0, int n1) {
         for (int c0 = n0; c0 < n1; c0 += kNnColumnBlock)
@@ -371,5 +391,7 @@ bool skinny_gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, c
     }
     return false;
 }
+
+bool skinny_prefetch_l2_default_on() { return cpu_model().is_amd(25); }
 
 }  // namespace xtgrad

@@ -3,8 +3,10 @@
 #include <xtgrad/optim/in_backward.hpp>
 
 #include <xtgrad/autograd/anomaly.hpp>
+#include <xtgrad/autograd/env_switch.hpp>
 #include <xtgrad/autograd/error.hpp>
 #include <xtgrad/io/bounded_json.hpp>
+#include <xtgrad/simd/cpu_model.hpp>
 #include <xtgrad/threads/parallel.hpp>
 #include <xtgrad/simd/vector_kernels.hpp>
 
@@ -295,7 +297,23 @@ Adam::Adam(std::vector<Tensor> params, const AdamOptions& o, bool decoupled)
     check_options(o, decoupled ? "AdamW" : "Adam");
 }
 
+// On one thread the update asks for its lines 2 KiB ahead (XTGRAD_ADAM_PREFETCH, unset the CPU's
+// default). Intel Xeon model 207, the Winter Games step, 5 alternating rounds: the step in
+// backward 95.4 -> 88.4 ms, the update after backward 70.0 -> 65.1; Zen 5: within the drift. On
+// the Zen 4 (AMD family 25) it costs: the update after backward 40-44 -> 35-40 ms without it,
+// bench/bandwidth_bench's Adam 30.5 -> 33.6-35.4 ms with it; so off there. On two threads, which
+// share the memory, the step in backward lost (56.8 -> 66.6 ms at 2 KiB; 512 B: 54.5): never.
+bool adam_prefetch_default_on() { return !cpu_model().is_amd(25); }
+
+namespace {
+bool adam_prefetch_on() {
+    static const bool on = detail::read_switch(detail::kAdamPrefetchSwitch, adam_prefetch_default_on());
+    return on;
+}
+}  // namespace
+
 void Adam::step_parameter(Tensor& p) {
+    const bool adam_prefetch = adam_prefetch_on();  // first: a bad XTGRAD_ADAM_PREFETCH changes nothing
     const double b1 = options.betas().first, b2 = options.betas().second;
     ParamState& s = state_of(p);
     const long t = ++s.step;
@@ -317,11 +335,7 @@ void Adam::step_parameter(Tensor& p) {
     float* m = buffer(s, "exp_avg", p).data();
     float* v = buffer(s, "exp_avg_sq", p).data();
     // One fused, in-place pass; big parameters split over xtgrad's threads (set_num_threads).
-    // On one thread the update asks for its lines 2 KiB ahead: Intel Xeon model 207, the Winter
-    // Games step, 5 alternating rounds: the step in backward 95.4 -> 88.4 ms, the update after
-    // backward 70.0 -> 65.1 (Zen 5: within the drift). On two threads, which share the memory, the
-    // step in backward lost (56.8 -> 66.6 ms at 2 KiB; 512 B: 54.5, after backward no gain): none.
-    const std::size_t ahead = num_threads() == 1 ? vec::kAdamPrefetchBytes : 0;
+    const std::size_t ahead = num_threads() == 1 && adam_prefetch ? vec::kAdamPrefetchBytes : 0;
     parallel_for(p.numel(), std::size_t{1} << 16,
                  [&](std::size_t i0, std::size_t i1) {
                      vec::adam_update(c, w + i0, g + i0, m + i0, v + i0, i1 - i0, ahead);

@@ -75,9 +75,7 @@ TEST_CASE("XTGRAD_ISA: a bad value is an Error quoting at most 40 characters of 
 }
 
 TEST_CASE("the speed switches: check_environment refuses a bad value of each, naming it") {
-    for (const detail::EnvSwitch* sw : {&detail::kSmallGemmSwitch, &detail::kSkinnyGemmSwitch, &detail::kPoolSpinSwitch,
-                                        &detail::kBf16SmallInFp32Switch, &detail::kBlockCacheSwitch,
-                                        &detail::kBlockCacheCutSwitch}) {
+    for (const detail::EnvSwitch* sw : detail::kSpeedSwitches) {
         CAPTURE(sw->name);
         REQUIRE(::setenv(sw->name, "on", 1) == 0);
         CHECK_THROWS_WITH_AS(check_environment(), (std::string(sw->name) + ": 'on' is neither 1 (" + sw->on +

@@ -6,12 +6,15 @@
 #include "tests/test_util.hpp"
 
 #include <xtgrad/gemm/blas.hpp>
+#include <xtgrad/gemm/skinny_avx512.hpp>
 #include <xtgrad/gemm/skinny_gemm.hpp>
 #include <xtgrad/simd/cpu_isa.hpp>
+#include "xtgrad_simd_config.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -84,6 +87,40 @@ TEST_CASE("skinny products split over two threads give the one-thread result exa
     skinny_door(p.ta, p.tb, p.M, p.N, p.K, 1.f, A.data(), 512, B.data(), 512, 0.f, two.data(), 2048);
     set_num_threads(1);
     CHECK(one == two);
+}
+
+TEST_CASE("the AVX-512 skinny kernels give the same bits whether they prefetch the weight into L1 or L2") {
+    // XTGRAD_SKINNY_PREFETCH_L2 (read once per process) picks one; both are checked here, on
+    // tutorial C's feed-forward products on 7 rows and on shapes with tails (5 rows, N not a
+    // multiple of the 4-row tile, K not of 16).
+#if XTGRAD_HAVE_AVX512_KERNELS
+    if (!avx512_available()) return;
+    for (const auto& shape : {std::tuple{7, 2048, 512}, std::tuple{5, 70, 33}}) {
+        const int M = std::get<0>(shape), N = std::get<1>(shape), K = std::get<2>(shape);
+        INFO("M " << M << ", N " << N << ", K " << K);
+        const std::vector<float> A = random_buffer(static_cast<std::size_t>(M) * K, 9),
+                                 W = random_buffer(static_cast<std::size_t>(N) * K, 10),
+                                 dy = random_buffer(static_cast<std::size_t>(M) * N, 11);
+        const auto nt = [&](detail::SkinnyPrefetch level) {  // y = x · Wᵀ: W (N, K)
+            std::vector<float> C(static_cast<std::size_t>(M) * N);
+            detail::skinny_nt_columns_avx512(M, 0, N, N, K, 1.f, A.data(), K, W.data(), K, 0.f, C.data(), N, level);
+            return C;
+        };
+        const auto nn = [&](detail::SkinnyPrefetch level) {  // dx = dy · W: dy (M, N), W (N, K)
+            std::vector<float> C(static_cast<std::size_t>(M) * K);
+            detail::skinny_nn_columns_avx512(M, 0, K, N, 1.f, dy.data(), N, W.data(), K, 0.f, C.data(), K, level);
+            return C;
+        };
+        const std::vector<float> y1 = nt(detail::SkinnyPrefetch::l1), dx1 = nn(detail::SkinnyPrefetch::l1);
+        CHECK(y1 == nt(detail::SkinnyPrefetch::l2));
+        CHECK(dx1 == nn(detail::SkinnyPrefetch::l2));
+        std::vector<float> y(y1.size());  // and what the routed kernel gives, whichever level it took
+        skinny_door(false, true, M, N, K, 1.f, A.data(), K, W.data(), K, 0.f, y.data(), N);
+        CHECK(y == y1);
+    }
+#else
+    CHECK_FALSE(avx512_available());  // a build without the kernels never runs them
+#endif
 }
 
 TEST_CASE("the skinny kernels agree with the GEMM backend on a Linear layer's three products") {

@@ -290,7 +290,8 @@ echo "== the speed switches (autograd/env_switch.hpp): checked, and the run trai
 # backend sum in another order: the same losses to 1e-5.
 rcs=("$build/examples/random_copy" --batch 2 --len 8 --vocab 20 --layers 1 --heads 2 --lr 1e-3 --threads 2 --steps 2)
 "${rcs[@]}" --out sw_default >sw_default.log 2>&1
-for sw in XTGRAD_SMALL_GEMM XTGRAD_SKINNY_GEMM XTGRAD_POOL_SPIN XTGRAD_BF16_SMALL_IN_FP32 XTGRAD_BLOCK_CACHE_CUT; do
+for sw in XTGRAD_SMALL_GEMM XTGRAD_SKINNY_GEMM XTGRAD_SKINNY_PREFETCH_L2 XTGRAD_POOL_SPIN XTGRAD_BF16_SMALL_IN_FP32 \
+          XTGRAD_BLOCK_CACHE_CUT XTGRAD_ADAM_PREFETCH; do
   expect 2 "$sw=on" env "$sw=on" "${rcs[@]}" --out "sw_bad_$sw"
   says "$sw: 'on' is neither 1"
   trained_nothing
@@ -306,6 +307,18 @@ done
 if cmp -s sw_default/random_copy.safetensors sw_off_XTGRAD_POOL_SPIN/random_copy.safetensors; then
   ok "XTGRAD_POOL_SPIN=0: byte-identical checkpoint"
 else bad "XTGRAD_POOL_SPIN=0 changed the weights"; fi
+# The prefetch switches only ask for data earlier: the same bits either way. One thread (Adam
+# prefetches only there) and 7 target tokens (the skinny kernels' products, on AVX-512).
+rc1=("$build/examples/random_copy" --batch 1 --len 8 --vocab 20 --layers 1 --heads 2 --lr 1e-3 --threads 1 --steps 2)
+"${rc1[@]}" --out pf_default >pf_default.log 2>&1
+for sw in XTGRAD_SKINNY_PREFETCH_L2 XTGRAD_ADAM_PREFETCH; do
+  for v in 0 1; do
+    env "$sw=$v" "${rc1[@]}" --out "pf_${sw}_$v" >"pf_${sw}_$v.log" 2>&1
+    if [[ -s pf_default/random_copy.safetensors ]] && cmp -s pf_default/random_copy.safetensors "pf_${sw}_$v/random_copy.safetensors"; then
+      ok "$sw=$v: byte-identical checkpoint"
+    else bad "$sw=$v changed the weights"; tail -n 3 pf_default.log "pf_${sw}_$v.log"; fi
+  done
+done
 
 echo "== bench/run.sh --table: each ratio uses torch's faster OpenBLAS setting and names its kernel"
 # Two torch runs of one config (OpenBLAS pinned to Haswell, and its own Cooperlake detection)

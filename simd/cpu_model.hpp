@@ -1,0 +1,22 @@
+// What CPU this is, from cpuid: its vendor, family and model. The speed mechanisms that help one
+// CPU and cost another (docs/performance.md, "Switches") take their defaults from it at run time,
+// each next to its mechanism; this is the one place that reads it.
+#pragma once
+
+namespace xtgrad {
+
+enum class CpuVendor { intel, amd, other };
+
+struct CpuModel {
+    CpuVendor vendor = CpuVendor::other;
+    unsigned family = 0;  // with the extended family, as /proc/cpuinfo shows it (Zen 4: 25, Zen 5: 26)
+    unsigned model = 0;   // with the extended model (Zen 4 EPYC: 17; Intel Xeon Emerald Rapids: 207)
+
+    bool is_amd(unsigned f) const { return vendor == CpuVendor::amd && family == f; }
+    bool is_intel(unsigned f) const { return vendor == CpuVendor::intel && family == f; }
+};
+
+// Read once; a CPU without cpuid's leaves 0 and 1 is `other`, family 0.
+const CpuModel& cpu_model();
+
+}  // namespace xtgrad
