@@ -2,6 +2,8 @@
 
 #include <xtgrad/autograd/error.hpp>
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <string>
 #include <string_view>
@@ -22,7 +24,15 @@ void fail_invalid_switch(const EnvSwitch& s) {
     fail("{}: '{}' is neither 1 ({}) nor 0 ({})", s.name, shown_env_value(env ? env : ""), s.on, s.off);
 }
 
-std::string shown_env_value(std::string_view value) { return std::string(value.substr(0, 40)); }
+std::string shown_env_value(std::string_view value) {
+    std::string shown;
+    for (const char c : value.substr(0, 40)) {
+        const auto byte = static_cast<unsigned char>(c);
+        if (byte >= 0x20 && byte < 0x7f) shown += c;
+        else shown += fmt::format("\\x{:02x}", byte);  // a newline, a control or a non-ASCII byte, shown
+    }
+    return shown;
+}
 
 bool read_switch(const EnvSwitch& s, bool unset_means) {
     switch (switch_value(s)) {

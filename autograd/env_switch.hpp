@@ -63,8 +63,9 @@ SwitchValue switch_value(const EnvSwitch& s);
 // unset: `unset_means`; 1: true; 0: false; anything else: fail_invalid_switch.
 bool read_switch(const EnvSwitch& s, bool unset_means);
 
-// An environment variable's value as an error message quotes it: its first 40 characters (the
-// value is the user's, the message must stay one readable line).
+// An environment variable's value as an error message quotes it: its first 40 bytes, each byte
+// outside printable ASCII as \xHH (the value is the user's, the message must stay one readable
+// line of text: a newline or a non-UTF-8 byte would break it).
 std::string shown_env_value(std::string_view value);
 
 }  // namespace xtgrad::detail

@@ -59,6 +59,11 @@ TEST_CASE("any other value is an Error naming the variable, the value and what 1
                              (std::string("XTGRAD_TEST_SWITCH: '") + value + "' is neither 1 (do it) nor 0 (do not)").c_str(),
                              Error);
     }
+    {
+        TestVariable bytes("1\n\xff\xfe\t\x7f");  // a newline, non-UTF-8 bytes, controls: escaped
+        CHECK_THROWS_WITH_AS(detail::read_switch(kTestSwitch, false),
+                             "XTGRAD_TEST_SWITCH: '1\\x0a\\xff\\xfe\\x09\\x7f' is neither 1 (do it) nor 0 (do not)", Error);
+    }
     TestVariable v(std::string(100, 'x').c_str());  // the value is cut at 40 characters
     CHECK_THROWS_WITH_AS(detail::read_switch(kTestSwitch, false),
                          ("XTGRAD_TEST_SWITCH: '" + std::string(40, 'x') + "' is neither 1 (do it) nor 0 (do not)").c_str(),
