@@ -1,7 +1,6 @@
 #include <xtgrad/autograd/array_allocator.hpp>
-#include <xtgrad/autograd/env_switch.hpp>
+#include <xtgrad/autograd/speed_switches.hpp>
 #include <xtgrad/autograd/error.hpp>
-#include <xtgrad/simd/cpu_model.hpp>
 
 #include <sys/mman.h>
 
@@ -60,7 +59,7 @@ SwitchValue cache_setting() {
 
 // Whether large blocks come from the cache; never throws (deallocate's test).
 bool cache_on() {
-    static const bool cpu_default = xtgrad::memory::block_cache_default_on();
+    static const bool cpu_default = kBlockCacheSwitch.unset_means();
     const SwitchValue v = cache_setting();
     return (v == SwitchValue::on || (v == SwitchValue::unset && cpu_default)) && !kAddressSanitizer;
 }
@@ -424,15 +423,7 @@ void deallocate(void* p, std::size_t bytes) noexcept {
     else cache().give_back(p);
 }
 
-// The block cache's default by CPU (docs/performance.md, "Switches"): its gain is
-// resident memory, and on the CPUs measured its step time was within the noise — except the
-// Zen 5 (AMD family 26), where the same runs took up to 1.74x the user time. So it is on where it
-// was measured neutral (Intel family 6, AMD family 25: Zen 3 / Zen 4) and off anywhere else,
-// where nobody measured it yet.
-bool block_cache_default_on() {
-    const CpuModel& cpu = cpu_model();
-    return cpu.is_intel(6) || cpu.is_amd(25);
-}
+bool block_cache_default_on() { return xtgrad::detail::kBlockCacheSwitch.unset_means(); }
 
 BlockCacheStats block_cache_stats() {
     if (!cache_on()) return {};

@@ -50,7 +50,8 @@ struct BlockCacheStats {
 BlockCacheStats block_cache_stats();
 
 // Whether the block cache is on when XTGRAD_BLOCK_CACHE is unset: decided by the CPU, on where it
-// was measured not to slow training (Intel family 6, AMD family 25), off elsewhere.
+// was measured not to slow training (Intel family 6, AMD family 25), off elsewhere
+// (autograd/speed_switches.cpp).
 bool block_cache_default_on();
 
 // Unmaps every cached block (torch.cuda.empty_cache's counterpart); live blocks are untouched.

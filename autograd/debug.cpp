@@ -38,7 +38,7 @@ Filter& filter() {
     static Filter f = [] {
         Filter g{env_or_empty("XTGRAD_BREAK_OP"), env_or_empty("XTGRAD_BREAK_MODULE")};
         g.armed = !g.op.empty() || !g.module.empty();
-        g.trap = detail::read_switch(detail::kBreakTrapSwitch, false);
+        g.trap = detail::read_switch(detail::kBreakTrapSwitch);
         return g;
     }();
     return f;

@@ -42,7 +42,7 @@ struct TraceState {
 
 TraceState& trace_state() {
     // A bad XTGRAD_TRACE throws here, and is read again at the next call (the static stays unset).
-    static TraceState state{detail::read_switch(detail::kTraceSwitch, false)};
+    static TraceState state{detail::read_switch(detail::kTraceSwitch)};
     return state;
 }
 

@@ -34,9 +34,9 @@ std::string shown_env_value(std::string_view value) {
     return shown;
 }
 
-bool read_switch(const EnvSwitch& s, bool unset_means) {
+bool read_switch(const EnvSwitch& s) {
     switch (switch_value(s)) {
-        case SwitchValue::unset: return unset_means;
+        case SwitchValue::unset: return s.unset_means();
         case SwitchValue::on: return true;
         case SwitchValue::off: return false;
         case SwitchValue::invalid: break;

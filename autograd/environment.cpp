@@ -2,7 +2,7 @@
 
 #include <xtgrad/autograd/debug.hpp>
 #include <xtgrad/autograd/engine.hpp>
-#include <xtgrad/autograd/env_switch.hpp>
+#include <xtgrad/autograd/speed_switches.hpp>
 #include <xtgrad/gemm/gemm_profile.hpp>
 #include <xtgrad/simd/cpu_isa.hpp>
 
@@ -15,7 +15,7 @@ void check_environment() {
     (void)active_isa();
     (void)gemm_profiling();
     debug::check_break_environment();
-    for (const detail::EnvSwitch* s : detail::kSpeedSwitches) (void)detail::read_switch(*s, true);
+    for (const detail::EnvSwitch* s : detail::kSpeedSwitches) (void)detail::read_switch(*s);
 }
 
 }  // namespace xtgrad

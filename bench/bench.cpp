@@ -26,8 +26,8 @@
 // 2 x forward); peak RSS of the process (getrusage ru_maxrss).
 // With several configs the binary runs itself once per config, so each peak RSS is its own.
 #include "examples/common/cli.hpp"
+#include <xtgrad/autograd/speed_switches.hpp>
 #include <xtgrad/gemm/blas.hpp>
-#include <xtgrad/gemm/skinny_gemm.hpp>
 #include <xtgrad/nn/tutorial_b/transformer.hpp>
 #include <xtgrad/nn/tutorial_c/tutorial_c.hpp>
 #include <xtgrad/nn/tutorial_d/tutorial_d.hpp>
@@ -209,6 +209,13 @@ double peak_rss_mib() {
     return static_cast<double>(u.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
 }
 
+// Each speed switch's default on this CPU (autograd/speed_switches.hpp), by name
+nlohmann::ordered_json switch_defaults() {
+    nlohmann::ordered_json d = nlohmann::ordered_json::object();
+    for (const detail::EnvSwitch* s : detail::kSpeedSwitches) d[s->name] = s->unset_means();
+    return d;
+}
+
 nlohmann::ordered_json run(const std::string& config, const Options& o) {
     Workload w = config == "winter" ? winter() : config == "seed-b" ? seed_b(o.batch) : seed_d(o);
     w.params = w.model->num_parameters();
@@ -298,10 +305,7 @@ nlohmann::ordered_json run(const std::string& config, const Options& o) {
     r["step_cpu_ms"] = stats(step_cpu).median;  // CPU time of all threads per step (median)
     // Large blocks (autograd/array_allocator.hpp): live at most, and how requests were served
     const memory::BlockCacheStats bc = memory::block_cache_stats();
-    r["block_cache_default"] = memory::block_cache_default_on();  // this CPU's default (XTGRAD_BLOCK_CACHE unset)
-    r["switch_defaults"] = {{"XTGRAD_BLOCK_CACHE", memory::block_cache_default_on()},  // this CPU's, where CPUs differ
-                            {"XTGRAD_SKINNY_PREFETCH_L2", skinny_prefetch_l2_default_on()},
-                            {"XTGRAD_ADAM_PREFETCH", optim::adam_prefetch_default_on()}};
+    r["switch_defaults"] = switch_defaults();
     r["block_cache"] = bc.enabled ? nlohmann::ordered_json{{"peak_live_mib", static_cast<double>(bc.peak_live_bytes) / (1 << 20)},
                                                            {"peak_mapped_mib", static_cast<double>(bc.peak_mapped_bytes) / (1 << 20)},
                                                            {"cached_mib", static_cast<double>(bc.cached_bytes) / (1 << 20)},
@@ -395,6 +399,9 @@ int main(int argc, char** argv) {
                  "(optim::OptimizerInBackward); bit-identical updates, no opt phase");
     app.add_flag("--no-infer", o.no_infer, "skip the inference (no-grad) forward");
     app.add_flag("--json", o.json, "one JSON object per config and line");
+    bool list_switches = false;
+    app.add_flag("--list-switches", list_switches,
+                 "print each speed switch and its default on this CPU (\"XTGRAD_BLOCK_CACHE on\"), one per line, and exit");
     app.add_option("--autocast", o.autocast, "bf16: forward and loss under autocast::Scope(DType::bf16) (matmul, linear, "
                    "conv1d and attention products in bf16, the rest fp32), as torch_bench.py --autocast bf16")
         ->check(CLI::IsMember({"bf16"}));
@@ -403,6 +410,10 @@ int main(int argc, char** argv) {
                  "autocast::Scope refuses; autograd/autocast.hpp), to measure how much slower");
     app.footer(cli::cli_footer("With several configs the binary runs itself once per config (each peak RSS is its own)."));
     if (std::optional<int> status = cli::parse_or_exit(app, argc, argv)) return *status;
+    if (list_switches) {  // bench/compare_builds.sh and tests/examples/run_cli_tests.sh read the list here
+        for (const detail::EnvSwitch* s : detail::kSpeedSwitches) fmt::print("{} {}\n", s->name, s->unset_means() ? "on" : "off");
+        return 0;
+    }
     if (o.configs.empty() || std::find(o.configs.begin(), o.configs.end(), "all") != o.configs.end())
         o.configs = {"winter", "seed-b", "seed-d"};
     if (o.configs.size() > 1) {  // one process per config: each peak RSS is its own

@@ -18,8 +18,9 @@
 # plus seed-b at batch 16 on 2 threads (issue 10's memory check). Each (side, run, round)
 # is its own process, so every peak RSS is that run's own. The medians reported are the
 # median over the rounds of each round's median step. --args adds options to every
-# xtgrad_bench run of both sides. --switches takes switch names or `all` (every one below);
-# XTGRAD_POOL_SPIN is measured on 2+ threads only, XTGRAD_BF16_SMALL_IN_FP32 under bf16 autocast,
+# xtgrad_bench run of both sides. --switches takes switch names or `all` (every one the build
+# lists: xtgrad_bench --list-switches); XTGRAD_POOL_SPIN is measured on 2+ threads only,
+# XTGRAD_BF16_SMALL_IN_FP32 under bf16 autocast,
 # XTGRAD_BLOCK_CACHE_CUT with the block cache on (XTGRAD_BLOCK_CACHE=1 for both sides).
 # --out keeps the JSON lines, stamped with the CPU, commit and load (bench/results.py).
 set -euo pipefail
@@ -27,7 +28,6 @@ source "$(dirname "$0")/cli_checks.sh"
 
 before="" after="" rounds=2 runs="winter:1 winter:2 seed-d:1 seed-d:2 seed-b:2:16 seed-b:2:64" out="" extra=""
 switches="" build=""
-all_switches="XTGRAD_BLOCK_CACHE XTGRAD_BLOCK_CACHE_CUT XTGRAD_SMALL_GEMM XTGRAD_SKINNY_GEMM XTGRAD_SKINNY_PREFETCH_L2 XTGRAD_POOL_SPIN XTGRAD_BF16_SMALL_IN_FP32 XTGRAD_ADAM_PREFETCH"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --before | --after | --rounds | --runs | --out | --args | --switches | --build) needs_value compare_builds.sh "$1" $# || exit 2 ;;
@@ -49,6 +49,10 @@ done
 if [[ -n "$switches" ]]; then
   [[ -z "$before$after" ]] || { echo "compare_builds.sh: --switches compares one build (--build), not --before/--after" >&2; exit 2; }
   build=${build:-build}
+  [[ -x "$build/bench/xtgrad_bench" ]] || { echo "compare_builds.sh: $build/bench/xtgrad_bench not found; build it first" >&2; exit 2; }
+  # The build's own list (autograd/speed_switches.hpp)
+  all_switches=$("$build/bench/xtgrad_bench" --list-switches | cut -d' ' -f1 | tr '\n' ' ')
+  all_switches=${all_switches% }
   [[ $switches == all ]] && switches=$all_switches
   for sw in $switches; do
     [[ " $all_switches " == *" $sw "* ]] || { echo "compare_builds.sh: unknown switch '$sw' (all, or some of: $all_switches)" >&2; exit 2; }

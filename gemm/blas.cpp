@@ -3,7 +3,7 @@
 // (gemm/gemm_backend.hpp), split over xtgrad's pool when the backend does not thread itself.
 #include <xtgrad/gemm/blas.hpp>
 
-#include <xtgrad/autograd/env_switch.hpp>
+#include <xtgrad/autograd/speed_switches.hpp>
 #include <xtgrad/gemm/bf16_convert.hpp>
 #include <xtgrad/gemm/gemm_backend.hpp>
 #include <xtgrad/gemm/gemm_profile.hpp>
@@ -237,8 +237,8 @@ bool skinny_on_avx512(int M, int N, int K) {
 // on/off comparison of bench/run.sh --compare-switches); read once, on the first product.
 void route(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
            int ldb, float beta, float* C, int ldc) {
-    static const bool small_on = detail::read_switch(detail::kSmallGemmSwitch, true);
-    static const bool skinny_on = detail::read_switch(detail::kSkinnyGemmSwitch, true);
+    static const bool small_on = detail::read_switch(detail::kSmallGemmSwitch);
+    static const bool skinny_on = detail::read_switch(detail::kSkinnyGemmSwitch);
     if (small_on && small_gemm_takes(M, N, K))
         return small_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     if (skinny_on && (detail::backend_prefers_skinny_kernels() || skinny_on_avx512(M, N, K)) &&
@@ -285,7 +285,7 @@ int detail::bf16_min_side() {
     int side = min_bf16_side.load(std::memory_order_relaxed);
     if (side >= 0) return side;
     int unread = -1;
-    const int initial = detail::read_switch(detail::kBf16SmallInFp32Switch, true) ? kDefaultBf16MinSide : 0;
+    const int initial = detail::read_switch(detail::kBf16SmallInFp32Switch) ? kDefaultBf16MinSide : 0;
     min_bf16_side.compare_exchange_strong(unread, initial, std::memory_order_relaxed);
     return min_bf16_side.load(std::memory_order_relaxed);
 }

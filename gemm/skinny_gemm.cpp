@@ -6,9 +6,8 @@
 
 #include <xtgrad/gemm/simd_batch.hpp>
 #include <xtgrad/gemm/skinny_avx512.hpp>
-#include <xtgrad/autograd/env_switch.hpp>
+#include <xtgrad/autograd/speed_switches.hpp>
 #include <xtgrad/simd/cpu_isa.hpp>
-#include <xtgrad/simd/cpu_model.hpp>
 #include "xtgrad_simd_config.hpp"
 
 #include <xsimd/xsimd.hpp>
@@ -218,14 +217,11 @@ constexpr auto kTnRows = tn_table(std::make_integer_sequence<int, kSkinnyRows>{}
 
 #if XTGRAD_HAVE_AVX512_KERNELS
 // Where the AVX-512 kernels prefetch the weight (skinny_avx512.cpp): XTGRAD_SKINNY_PREFETCH_L2,
-// unset the CPU's default (skinny_prefetch_l2_default_on): L2 on AMD family 25 (Zen 4: the Winter Games step 100-110 -> 87-92 ms
-// at 1 thread, 65-70 -> 58-63 at 2, alternating runs), L1 elsewhere (Zen 5: L1 streams at the
-// read floor; the Intel Xeon measured with L1 only). Read at the first skinny product; an invalid
-// value is an Error there, before anything is written.
+// unset the CPU's default (speed_switches.cpp: L2 on the Zen 4, L1 elsewhere). Read at the first
+// skinny product; an invalid value is an Error there, before anything is written.
 detail::SkinnyPrefetch skinny_prefetch() {
     static const detail::SkinnyPrefetch level =
-        detail::read_switch(detail::kSkinnyPrefetchL2Switch, skinny_prefetch_l2_default_on()) ? detail::SkinnyPrefetch::l2
-                                                                                              : detail::SkinnyPrefetch::l1;
+        detail::read_switch(detail::kSkinnyPrefetchL2Switch) ? detail::SkinnyPrefetch::l2 : detail::SkinnyPrefetch::l1;
     return level;
 }
 #endif
@@ -391,7 +387,5 @@ bool skinny_gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, c
     }
     return false;
 }
-
-bool skinny_prefetch_l2_default_on() { return cpu_model().is_amd(25); }
 
 }  // namespace xtgrad

@@ -43,8 +43,4 @@ void skinny_nn(int M, int N, int K, float alpha, const float* A, int lda, const 
 void skinny_tn(int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb, float beta,
                float* C, int ldc);
 
-// This CPU's default for XTGRAD_SKINNY_PREFETCH_L2 (where the AVX-512 kernels prefetch the
-// weight): L2 on AMD family 25 (Zen 4), where it was measured faster, L1 elsewhere.
-bool skinny_prefetch_l2_default_on();
-
 }  // namespace xtgrad

@@ -3,10 +3,9 @@
 #include <xtgrad/optim/in_backward.hpp>
 
 #include <xtgrad/autograd/anomaly.hpp>
-#include <xtgrad/autograd/env_switch.hpp>
+#include <xtgrad/autograd/speed_switches.hpp>
 #include <xtgrad/autograd/error.hpp>
 #include <xtgrad/io/bounded_json.hpp>
-#include <xtgrad/simd/cpu_model.hpp>
 #include <xtgrad/threads/parallel.hpp>
 #include <xtgrad/simd/vector_kernels.hpp>
 
@@ -298,16 +297,11 @@ Adam::Adam(std::vector<Tensor> params, const AdamOptions& o, bool decoupled)
 }
 
 // On one thread the update asks for its lines 2 KiB ahead (XTGRAD_ADAM_PREFETCH, unset the CPU's
-// default). Intel Xeon model 207, the Winter Games step, 5 alternating rounds: the step in
-// backward 95.4 -> 88.4 ms, the update after backward 70.0 -> 65.1; Zen 5: within the drift. On
-// the Zen 4 (AMD family 25) it costs: the update after backward 40-44 -> 35-40 ms without it,
-// bench/bandwidth_bench's Adam 30.5 -> 33.6-35.4 ms with it; so off there. On two threads, which
-// share the memory, the step in backward lost (56.8 -> 66.6 ms at 2 KiB; 512 B: 54.5): never.
-bool adam_prefetch_default_on() { return !cpu_model().is_amd(25); }
-
+// default: speed_switches.cpp, on but on the Zen 4). On two threads, which share the memory, the
+// step in backward lost (56.8 -> 66.6 ms at 2 KiB; 512 B: 54.5): never.
 namespace {
 bool adam_prefetch_on() {
-    static const bool on = detail::read_switch(detail::kAdamPrefetchSwitch, adam_prefetch_default_on());
+    static const bool on = detail::read_switch(detail::kAdamPrefetchSwitch);
     return on;
 }
 }  // namespace

@@ -200,10 +200,6 @@ private:
     bool decoupled_;
 };
 
-// This CPU's default for XTGRAD_ADAM_PREFETCH (one thread's update prefetches its four streams
-// 2 KiB ahead): off on AMD family 25 (Zen 4), where it was measured slower, on elsewhere.
-bool adam_prefetch_default_on();
-
 class AdamW : public Adam {
 public:
     explicit AdamW(std::vector<Tensor> params, const AdamWOptions& options = AdamWOptions())

@@ -1,6 +1,6 @@
 // What CPU this is, from cpuid: its vendor, family and model. The speed mechanisms that help one
-// CPU and cost another (docs/performance.md, "Switches") take their defaults from it at run time,
-// each next to its mechanism; this is the one place that reads it.
+// CPU and cost another (docs/performance.md, "Switches") take their defaults from it at run time
+// (autograd/speed_switches.cpp); this is the one place that reads it.
 #pragma once
 
 namespace xtgrad {

@@ -3,7 +3,7 @@
 // switches are read once per process.
 #include "test_util.hpp"
 
-#include <xtgrad/autograd/env_switch.hpp>
+#include <xtgrad/autograd/speed_switches.hpp>
 #include <xtgrad/autograd/environment.hpp>
 #include <xtgrad/simd/cpu_isa.hpp>
 #include <xtgrad/threads/parallel.hpp>
@@ -19,7 +19,9 @@ using namespace xtgrad;
 TEST_SUITE_BEGIN("environment");
 
 namespace {
-constexpr detail::EnvSwitch kTestSwitch{"XTGRAD_TEST_SWITCH", "do it", "do not"};
+// One variable, two defaults: the same switch as one off by default and as one on by default
+constexpr detail::EnvSwitch kTestSwitch{"XTGRAD_TEST_SWITCH", "do it", "do not", detail::always_off};
+constexpr detail::EnvSwitch kTestSwitchOn{"XTGRAD_TEST_SWITCH", "do it", "do not", detail::always_on};
 
 struct TestVariable {
     explicit TestVariable(const char* value) {
@@ -34,18 +36,18 @@ TEST_CASE("an on/off switch: 1 on, 0 off, unset or empty the default") {
     {
         TestVariable v("1");
         CHECK(detail::switch_value(kTestSwitch) == detail::SwitchValue::on);
-        CHECK(detail::read_switch(kTestSwitch, false));
+        CHECK(detail::read_switch(kTestSwitch));
     }
     {
         TestVariable v("0");
         CHECK(detail::switch_value(kTestSwitch) == detail::SwitchValue::off);
-        CHECK_FALSE(detail::read_switch(kTestSwitch, true));
+        CHECK_FALSE(detail::read_switch(kTestSwitchOn));
     }
     for (const char* unset : {static_cast<const char*>(nullptr), ""}) {
         TestVariable v(unset);
         CHECK(detail::switch_value(kTestSwitch) == detail::SwitchValue::unset);
-        CHECK(detail::read_switch(kTestSwitch, true));
-        CHECK_FALSE(detail::read_switch(kTestSwitch, false));
+        CHECK(detail::read_switch(kTestSwitchOn));
+        CHECK_FALSE(detail::read_switch(kTestSwitch));
     }
 }
 
@@ -55,17 +57,17 @@ TEST_CASE("any other value is an Error naming the variable, the value and what 1
         CAPTURE(value);
         TestVariable v(value);
         CHECK(detail::switch_value(kTestSwitch) == detail::SwitchValue::invalid);
-        CHECK_THROWS_WITH_AS(detail::read_switch(kTestSwitch, false),
+        CHECK_THROWS_WITH_AS(detail::read_switch(kTestSwitch),
                              (std::string("XTGRAD_TEST_SWITCH: '") + value + "' is neither 1 (do it) nor 0 (do not)").c_str(),
                              Error);
     }
     {
         TestVariable bytes("1\n\xff\xfe\t\x7f");  // a newline, non-UTF-8 bytes, controls: escaped
-        CHECK_THROWS_WITH_AS(detail::read_switch(kTestSwitch, false),
+        CHECK_THROWS_WITH_AS(detail::read_switch(kTestSwitch),
                              "XTGRAD_TEST_SWITCH: '1\\x0a\\xff\\xfe\\x09\\x7f' is neither 1 (do it) nor 0 (do not)", Error);
     }
     TestVariable v(std::string(100, 'x').c_str());  // the value is cut at 40 characters
-    CHECK_THROWS_WITH_AS(detail::read_switch(kTestSwitch, false),
+    CHECK_THROWS_WITH_AS(detail::read_switch(kTestSwitch),
                          ("XTGRAD_TEST_SWITCH: '" + std::string(40, 'x') + "' is neither 1 (do it) nor 0 (do not)").c_str(),
                          Error);
 }

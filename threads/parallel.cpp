@@ -8,7 +8,7 @@
 // waiting worker never holds a core another thread (OpenBLAS's) wants for long.
 #include <xtgrad/threads/parallel.hpp>
 
-#include <xtgrad/autograd/env_switch.hpp>
+#include <xtgrad/autograd/speed_switches.hpp>
 #include <xtgrad/autograd/error.hpp>
 
 #include <algorithm>
@@ -162,7 +162,7 @@ void set_num_threads(int n) {
     if (n < 1 || n > kMaxThreads)
         fail("set_num_threads: {} threads asked for; xtgrad's pool takes 1 to {} (the calling thread included)", n,
              kMaxThreads);
-    const bool spin = detail::read_switch(detail::kPoolSpinSwitch, true);  // before any change: a refusal keeps the pool
+    const bool spin = detail::read_switch(detail::kPoolSpinSwitch);  // before any change: a refusal keeps the pool
     std::lock_guard<std::mutex> lock(config_mutex);
     if (n == configured_threads) return;
     pool.reset();

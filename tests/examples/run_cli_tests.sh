@@ -284,14 +284,18 @@ if [ -n "$(losses '^Epoch: ' bc_on.log)" ] && [ "$(losses '^Epoch: ' bc_on.log)"
   ok "XTGRAD_BLOCK_CACHE=0 and 1: the same losses and byte-identical checkpoints"
 else bad "XTGRAD_BLOCK_CACHE=0 and 1 differ"; tail -n 3 bc_on.log bc_off.log; fi
 
-echo "== the speed switches (autograd/env_switch.hpp): checked, and the run trains either way"
+echo "== the speed switches (autograd/speed_switches.hpp): checked, and the run trains either way"
 # Each is on by default; 0 turns its mechanism off (bench/run.sh --compare-switches). The pool's
 # spin only changes how workers wait: the same bits. Small and skinny products sent to the
 # backend sum in another order: the same losses to 1e-5.
 rcs=("$build/examples/random_copy" --batch 2 --len 8 --vocab 20 --layers 1 --heads 2 --lr 1e-3 --threads 2 --steps 2)
 "${rcs[@]}" --out sw_default >sw_default.log 2>&1
-for sw in XTGRAD_SMALL_GEMM XTGRAD_SKINNY_GEMM XTGRAD_SKINNY_PREFETCH_L2 XTGRAD_POOL_SPIN XTGRAD_BF16_SMALL_IN_FP32 \
-          XTGRAD_BLOCK_CACHE_CUT XTGRAD_ADAM_PREFETCH; do
+# The list is the build's own (xtgrad_bench --list-switches, from autograd/speed_switches.hpp)
+speed_switches=$("$build/bench/xtgrad_bench" --list-switches | cut -d' ' -f1)
+if [[ $(wc -w <<<"$speed_switches") -ge 8 ]] && grep -qx XTGRAD_ADAM_PREFETCH <<<"$speed_switches"; then
+  ok "xtgrad_bench --list-switches: $(wc -w <<<"$speed_switches") switches"
+else bad "xtgrad_bench --list-switches: '$speed_switches'"; fi
+for sw in $speed_switches; do
   expect 2 "$sw=on" env "$sw=on" "${rcs[@]}" --out "sw_bad_$sw"
   says "$sw: 'on' is neither 1"
   trained_nothing

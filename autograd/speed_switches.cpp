@@ -1,0 +1,29 @@
+#include <xtgrad/autograd/speed_switches.hpp>
+
+#include <xtgrad/simd/cpu_model.hpp>
+
+namespace xtgrad::detail {
+
+// The defaults that differ by CPU, each from on/off runs on every CPU the project has met
+// (docs/performance.md, "Switches"); a CPU nobody has measured gets what is safe there.
+
+// The block cache (array_allocator.cpp): its gain is resident memory; its step time was within
+// the noise on the Intel Xeon (family 6) and the Zen 4 (AMD family 25), but on the Zen 5 (AMD
+// family 26) the same runs took up to 1.74x the user time. On where measured neutral, else off.
+bool block_cache_by_cpu() {
+    const CpuModel& cpu = cpu_model();
+    return cpu.is_intel(6) || cpu.is_amd(25);
+}
+
+// The AVX-512 skinny kernels' prefetch (skinny_avx512.cpp): into L1, a product on the Zen 4
+// took about its memory time plus its arithmetic; into L2 the Winter Games step went 100-110 ->
+// 87-92 ms at 1 thread, 65-70 -> 58-63 at 2 (alternating runs). On the Zen 5, L1 streams at the
+// read floor; the Intel Xeon was measured with L1 only. So L2 on AMD family 25 alone.
+bool skinny_prefetch_l2_by_cpu() { return cpu_model().is_amd(25); }
+
+// One-thread Adam's prefetch 2 KiB ahead (optimizer.cpp): the Intel Xeon's step in backward
+// 95.4 -> 88.4 ms with it (5 alternating rounds), the Zen 5 within the drift; on the Zen 4 it
+// costs (bench/bandwidth_bench's Adam 30.5 -> 33.6-35.4 ms). So on everywhere but AMD family 25.
+bool adam_prefetch_by_cpu() { return !cpu_model().is_amd(25); }
+
+}  // namespace xtgrad::detail

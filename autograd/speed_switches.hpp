@@ -1,0 +1,45 @@
+// The speed switches: each turns one speed mechanism on (1) or off (0); unset is its default,
+// which is on, or, where the CPUs measured disagree, this CPU's (cpu_model, read at run time).
+// bench/run.sh --compare-switches measures each on against off (docs/performance.md, "Switches");
+// `xtgrad_bench --list-switches` prints this list with this CPU's defaults, and the scripts
+// (bench/compare_builds.sh, tests/examples/run_cli_tests.sh) read it there. Internal.
+#pragma once
+
+#include <xtgrad/autograd/env_switch.hpp>
+
+namespace xtgrad::detail {
+
+// The defaults by CPU (speed_switches.cpp says what was measured on which CPU)
+bool block_cache_by_cpu();
+bool skinny_prefetch_l2_by_cpu();
+bool adam_prefetch_by_cpu();
+
+inline constexpr EnvSwitch kBlockCacheSwitch{"XTGRAD_BLOCK_CACHE", "keep large blocks for reuse; unset: the CPU's default",
+                                             "take them from the C heap", block_cache_by_cpu};
+inline constexpr EnvSwitch kBlockCacheCutSwitch{"XTGRAD_BLOCK_CACHE_CUT",
+                                                "past its budget the block cache cuts and joins cached pages, the default",
+                                                "past its budget it unmaps cached blocks and maps new pages", always_on};
+inline constexpr EnvSwitch kSmallGemmSwitch{"XTGRAD_SMALL_GEMM", "small products to xtgrad's own kernels, the default",
+                                            "every product to the GEMM backend", always_on};
+inline constexpr EnvSwitch kSkinnyGemmSwitch{"XTGRAD_SKINNY_GEMM",
+                                             "skinny products to xtgrad's skinny kernels where they win, the default",
+                                             "skinny products to the GEMM backend", always_on};
+inline constexpr EnvSwitch kSkinnyPrefetchL2Switch{
+    "XTGRAD_SKINNY_PREFETCH_L2", "the skinny kernels prefetch the weight into L2; unset: the CPU's default",
+    "they prefetch it into L1", skinny_prefetch_l2_by_cpu};
+inline constexpr EnvSwitch kPoolSpinSwitch{"XTGRAD_POOL_SPIN",
+                                           "idle pool workers spin, then yield, before sleeping, the default",
+                                           "idle pool workers sleep at once", always_on};
+inline constexpr EnvSwitch kBf16SmallInFp32Switch{"XTGRAD_BF16_SMALL_IN_FP32",
+                                                  "autocast runs products with a side under 8 in fp32, the default",
+                                                  "autocast runs every product but the smallest in bf16", always_on};
+inline constexpr EnvSwitch kAdamPrefetchSwitch{
+    "XTGRAD_ADAM_PREFETCH", "Adam on one thread prefetches its four streams 2 KiB ahead; unset: the CPU's default",
+    "no software prefetch", adam_prefetch_by_cpu};
+
+// Every speed switch, for check_environment, xtgrad_bench --list-switches and the tests.
+inline constexpr const EnvSwitch* kSpeedSwitches[] = {
+    &kBlockCacheSwitch, &kBlockCacheCutSwitch, &kSmallGemmSwitch,       &kSkinnyGemmSwitch,
+    &kSkinnyPrefetchL2Switch, &kPoolSpinSwitch, &kBf16SmallInFp32Switch, &kAdamPrefetchSwitch};
+
+}  // namespace xtgrad::detail
