@@ -26,4 +26,10 @@ bool skinny_prefetch_l2_by_cpu() { return cpu_model().is_amd(25); }
 // costs (bench/bandwidth_bench's Adam 30.5 -> 33.6-35.4 ms). So on everywhere but AMD family 25.
 bool adam_prefetch_by_cpu() { return !cpu_model().is_amd(25); }
 
+// oneDNN's A·B with a narrow B, B transposed first (gemm/blas.cpp, "reoriented";
+// bench/narrow_product_probe, one thread, GFLOP/s as stored -> transposed first): the Zen 5
+// 203-221 -> 206-236; the Intel Xeon 159-167 -> 148-157; the Zen 4 slower too, (3168, 512, 512)
+// 109 -> 106, (3200, 256, 1024) 104 -> 100, (3168, 512, 5000) 105 -> 95. So on the Zen 5 alone.
+bool narrow_nn_transposed_by_cpu() { return cpu_model().is_amd(26); }
+
 }  // namespace xtgrad::detail

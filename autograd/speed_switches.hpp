@@ -13,6 +13,7 @@ namespace xtgrad::detail {
 bool block_cache_by_cpu();
 bool skinny_prefetch_l2_by_cpu();
 bool adam_prefetch_by_cpu();
+bool narrow_nn_transposed_by_cpu();
 
 inline constexpr EnvSwitch kBlockCacheSwitch{"XTGRAD_BLOCK_CACHE", "keep large blocks for reuse; unset: the CPU's default",
                                              "take them from the C heap", block_cache_by_cpu};
@@ -36,10 +37,15 @@ inline constexpr EnvSwitch kBf16SmallInFp32Switch{"XTGRAD_BF16_SMALL_IN_FP32",
 inline constexpr EnvSwitch kAdamPrefetchSwitch{
     "XTGRAD_ADAM_PREFETCH", "Adam on one thread prefetches its four streams 2 KiB ahead; unset: the CPU's default",
     "no software prefetch", adam_prefetch_by_cpu};
+inline constexpr EnvSwitch kNarrowNnTransposedSwitch{
+    "XTGRAD_NARROW_NN_TRANSPOSED",
+    "oneDNN's A·B with a narrow B (at most 512 columns) runs as A·(Bᵀ)ᵀ, B transposed first; unset: the CPU's default",
+    "it runs as stored", narrow_nn_transposed_by_cpu};
 
 // Every speed switch, for check_environment, xtgrad_bench --list-switches and the tests.
 inline constexpr const EnvSwitch* kSpeedSwitches[] = {
     &kBlockCacheSwitch, &kBlockCacheCutSwitch, &kSmallGemmSwitch,       &kSkinnyGemmSwitch,
-    &kSkinnyPrefetchL2Switch, &kPoolSpinSwitch, &kBf16SmallInFp32Switch, &kAdamPrefetchSwitch};
+    &kSkinnyPrefetchL2Switch, &kPoolSpinSwitch, &kBf16SmallInFp32Switch, &kAdamPrefetchSwitch,
+    &kNarrowNnTransposedSwitch};
 
 }  // namespace xtgrad::detail

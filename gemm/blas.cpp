@@ -112,12 +112,13 @@ void split_or_call_as_given(bool trans_a, bool trans_b, int M, int N, int K, flo
 //     on two threads: 3-5 % slower). The input gradient dx = dy·W of a layer with 512 inputs
 //     (K = 512, 2048): 8-10 % faster. Not on every CPU: an Intel Xeon (family 6 model 207) runs
 //     them as stored at 159-167 and with B transposed at 148-157 (5-12 % slower; its Aᵀ·B gains
-//     as on Zen 5, 117 -> 147 for dW1), so the backend says where (narrow_nn_transposed).
+//     as on Zen 5, 117 -> 147 for dW1), nor the Zen 4 (3-10 % slower), so the CPU decides
+//     (XTGRAD_NARROW_NN_TRANSPOSED, autograd/speed_switches.cpp: the Zen 5 alone).
 // With 1024 or more columns both orientations run at 225-239. The transposes read and write
 // K·N (B) or M·N (C) floats, ~1-3 % of the product. bench/narrow_product_probe measures both
 // orientations on the CPU at hand.
 constexpr int kNarrowColumns = 512;
-std::atomic<int> narrow_nn_choice{-1};  // -1: the backend's choice; 0 or 1: set_narrow_nn_transposed's
+std::atomic<int> narrow_nn_choice{-1};  // -1: the switch's value; 0 or 1: set_narrow_nn_transposed's
 constexpr double kMinReorientedMacs = 1 << 22;  // ~8 MFLOP: smaller products keep their shape
 // C's transpose costs ~0.4 ns per element (gemm/transpose.cpp), ~6 % of a (2048, 512) product over
 // 640 rows and 12 % over 320: narrow_product_probe, three runs, as stored → reoriented, GFLOP/s:
@@ -196,7 +197,9 @@ void split_or_call(bool trans_a, bool trans_b, int M, int N, int K, float alpha,
 
 bool detail::narrow_nn_transposed() {
     const int choice = narrow_nn_choice.load(std::memory_order_relaxed);
-    return choice < 0 ? detail::backend_narrow_nn_faster_transposed() : choice == 1;
+    if (choice >= 0) return choice == 1;
+    static const bool by_switch = detail::read_switch(detail::kNarrowNnTransposedSwitch);
+    return by_switch;
 }
 void detail::set_narrow_nn_transposed(bool transposed) {
     narrow_nn_choice.store(transposed ? 1 : 0, std::memory_order_relaxed);

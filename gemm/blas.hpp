@@ -66,8 +66,9 @@ namespace detail {
 int bf16_min_side();
 void set_bf16_min_side(int rows);
 
-// Whether a product A·B with a narrow C runs as A·(Bᵀ)ᵀ, B transposed first (gemm/blas.cpp): the
-// backend's choice for this CPU unless set; the tests set it both ways to reach both paths.
+// Whether a product A·B with a narrow C runs as A·(Bᵀ)ᵀ, B transposed first (gemm/blas.cpp), on a
+// backend slow on a narrow C: XTGRAD_NARROW_NN_TRANSPOSED (by CPU where unset) unless set; the
+// tests set it both ways to reach both paths.
 bool narrow_nn_transposed();
 void set_narrow_nn_transposed(bool transposed);
 }  // namespace detail

@@ -40,10 +40,6 @@ bool backend_threads_itself();
 // its speed on wide ones, so blas.cpp reorients them (oneDNN; blas.cpp has the measurements).
 bool backend_slow_on_narrow_c();
 
-// Of those, whether A·B (B (K, N), N narrow) runs faster as A·(Bᵀ)ᵀ with B transposed first: it
-// depends on the CPU (oneDNN: blas.cpp and gemm_onednn.cpp have the measurements).
-bool backend_narrow_nn_faster_transposed();
-
 // True when xtgrad's skinny kernels (gemm/skinny_gemm.hpp) beat this backend on products
 // with a side of at most kSkinnyRows (bench/skinny_bench measures both).
 bool backend_prefers_skinny_kernels();

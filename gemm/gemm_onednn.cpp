@@ -10,7 +10,6 @@
 // every kernel; measured against oneDNN's own 2-thread OpenMP GEMM in docs/performance.md
 // ("Design choices").
 #include <xtgrad/gemm/gemm_backend.hpp>
-#include <xtgrad/simd/cpu_model.hpp>
 
 #include <oneapi/dnnl/dnnl.h>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -150,13 +149,6 @@ void backend_set_threads(int n) { product_threads.store(std::max(1, n)); }
 int backend_threads() { return product_threads.load(); }
 bool backend_threads_itself() { return false; }
 bool backend_slow_on_narrow_c() { return true; }
-// bench/narrow_product_probe, one thread, A·B as stored against B transposed first, GFLOP/s:
-// AMD Zen 5 203-221 against 206-236; Intel Xeon family 6 model 207 159-167 against 148-157. A
-// deterministic choice per CPU (the vendor), not a timing at run time: the two orders of the sums
-// differ in their last bits, and a run must give the same numbers every time on one machine.
-bool backend_narrow_nn_faster_transposed() {
-    return cpu_model().vendor == CpuVendor::amd;
-}
 bool backend_prefers_skinny_kernels() { return false; }
 
 }  // namespace xtgrad::detail
