@@ -127,34 +127,7 @@ TEST_CASE("jvpcheck: softmax, normalisation, dropout and losses") {
 }
 
 TEST_CASE("jvpcheck: the fused attention nodes") {
-    const Mask& causal = test::causal_mask_3x4();
-    const std::vector<OpCase> cases{
-        {"attention_weights (mask, additive)",
-         [&](const V& x) { return attention_weights(x[0], x[1], 0.5f, &causal, -kInf, x[2]); },
-         {rnd({2, 3, 2}, 83), rnd({2, 4, 2}, 84), rnd({3, 4}, 85)}},
-        {"attention_weights plain", [](const V& x) { return attention_weights(x[0], x[1], 0.7f, nullptr, 0.f); },
-         {rnd({3, 2}, 86), rnd({4, 2}, 87)}},
-        {"dropout_matmul", [](const V& x) {
-             Generator g(9);
-             return dropout_matmul(x[0], x[1], 0.3f, true, g);
-         },
-         {rnd({2, 3, 4}, 88), rnd({2, 4, 2}, 89)}},
-        {"attention_context (mask, dropout)", [&](const V& x) {
-             Generator g(10);
-             return attention_context(x[0], x[1], x[2], 0.7f, &causal, -1e9f, Tensor(), 0.25f, true, g);
-         },
-         {rnd({2, 3, 2}, 90), rnd({2, 4, 2}, 91), rnd({2, 4, 3}, 92)}},
-        {"attention_context_heads (additive)", [](const V& x) {
-             Generator g(11);
-             return attention_context_heads(x[0], x[1], x[2], 2, 0.7f, nullptr, 0.f, x[3], 0.f, false, g);
-         },
-         {rnd({1, 3, 4}, 93), rnd({1, 2, 4}, 94), rnd({1, 2, 6}, 95), rnd({3, 2}, 96)}},
-        {"attention_context_heads (dropout)", [](const V& x) {
-             Generator g(12);
-             return attention_context_heads(x[0], x[1], x[2], 2, 0.5f, nullptr, 0.f, Tensor(), 0.3f, true, g);
-         },
-         {rnd({2, 3, 4}, 97), rnd({2, 3, 4}, 98), rnd({2, 3, 4}, 99)}},
-    };
+    const std::vector<OpCase> cases = test::attention_cases();
     CHECK(passing(cases, by_jvpcheck) == cases.size());
 }
 

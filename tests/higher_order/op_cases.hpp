@@ -1,12 +1,15 @@
 // The op tables' shared parts (ops_test.cpp: gradgradcheck per op; jvp_test.cpp: jvpcheck per
-// op): a case, the counter that runs a check over a table, and the inputs both tables need.
+// op): a case, the counter that runs a check over a table, the inputs both tables need, and the
+// cases both run.
 #pragma once
 
 #include <xtgrad/autograd/gradcheck.hpp>
+#include <xtgrad/autograd/ops.hpp>
 #include "tests/test_util.hpp"
 
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -47,6 +50,40 @@ inline const Mask& causal_mask_3x4() {
         return a;
     }();
     return m;
+}
+
+// The fused attention nodes (autograd/ops.hpp) on small blocks: masks, an additive
+// mask, dropout, packed heads; both tables run every case.
+inline std::vector<OpCase> attention_cases() {
+    using V = std::vector<Tensor>;
+    constexpr float kInf = std::numeric_limits<float>::infinity();
+    return {
+        {"attention_weights (mask, additive)",
+         [](const V& x) { return attention_weights(x[0], x[1], 0.5f, &causal_mask_3x4(), -kInf, x[2]); },
+         {rnd({2, 3, 2}, 83), rnd({2, 4, 2}, 84), rnd({3, 4}, 85)}},
+        {"attention_weights plain", [](const V& x) { return attention_weights(x[0], x[1], 0.7f, nullptr, 0.f); },
+         {rnd({3, 2}, 86), rnd({4, 2}, 87)}},
+        {"dropout_matmul", [](const V& x) {
+             Generator g(9);
+             return dropout_matmul(x[0], x[1], 0.3f, true, g);
+         },
+         {rnd({2, 3, 4}, 88), rnd({2, 4, 2}, 89)}},
+        {"attention_context (mask, dropout)", [](const V& x) {
+             Generator g(10);
+             return attention_context(x[0], x[1], x[2], 0.7f, &causal_mask_3x4(), -1e9f, Tensor(), 0.25f, true, g);
+         },
+         {rnd({2, 3, 2}, 90), rnd({2, 4, 2}, 91), rnd({2, 4, 3}, 92)}},
+        {"attention_context_heads (additive)", [](const V& x) {
+             Generator g(11);
+             return attention_context_heads(x[0], x[1], x[2], 2, 0.7f, nullptr, 0.f, x[3], 0.f, false, g);
+         },
+         {rnd({1, 3, 4}, 93), rnd({1, 2, 4}, 94), rnd({1, 2, 6}, 95), rnd({3, 2}, 96)}},
+        {"attention_context_heads (dropout)", [](const V& x) {
+             Generator g(12);
+             return attention_context_heads(x[0], x[1], x[2], 2, 0.5f, nullptr, 0.f, Tensor(), 0.3f, true, g);
+         },
+         {rnd({2, 3, 4}, 97), rnd({2, 3, 4}, 98), rnd({2, 3, 4}, 99)}},
+    };
 }
 
 }  // namespace xtgrad::test

@@ -102,27 +102,7 @@ TEST_CASE("gradgradcheck: softmax, normalisation, lookup, dropout and losses") {
 }
 
 TEST_CASE("gradgradcheck: the fused attention nodes") {
-    const Mask& causal = test::causal_mask_3x4();
-    const std::vector<OpCase> cases{
-        {"attention_weights (mask, additive)",
-         [&](const V& x) { return attention_weights(x[0], x[1], 0.5f, &causal, -kInf, x[2]); },
-         {rnd({2, 3, 2}, 80), rnd({2, 4, 2}, 81), rnd({3, 4}, 82)}},
-        {"dropout_matmul", [](const V& x) {
-             Generator g(9);
-             return dropout_matmul(x[0], x[1], 0.3f, true, g);
-         },
-         {rnd({2, 3, 4}, 83), rnd({2, 4, 2}, 84)}},
-        {"attention_context", [&](const V& x) {
-             Generator g(10);
-             return attention_context(x[0], x[1], x[2], 0.7f, &causal, -1e9f, Tensor(), 0.25f, true, g);
-         },
-         {rnd({2, 3, 2}, 85), rnd({2, 4, 2}, 86), rnd({2, 4, 3}, 87)}},
-        {"attention_context_heads", [](const V& x) {
-             Generator g(11);
-             return attention_context_heads(x[0], x[1], x[2], 2, 0.7f, nullptr, 0.f, x[3], 0.f, false, g);
-         },
-         {rnd({1, 3, 4}, 88), rnd({1, 2, 4}, 89), rnd({1, 2, 6}, 90), rnd({3, 2}, 91)}},
-    };
+    const std::vector<OpCase> cases = test::attention_cases();
     CHECK(passing(cases, by_gradgradcheck) == cases.size());
 }
 
