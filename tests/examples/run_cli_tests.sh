@@ -285,30 +285,34 @@ if [ -n "$(losses '^Epoch: ' bc_on.log)" ] && [ "$(losses '^Epoch: ' bc_on.log)"
 else bad "XTGRAD_BLOCK_CACHE=0 and 1 differ"; tail -n 3 bc_on.log bc_off.log; fi
 
 echo "== the speed switches (autograd/speed_switches.hpp): checked, and the run trains either way"
-# Each is on by default; 0 turns its mechanism off (bench/run.sh --compare-switches). The pool's
-# spin only changes how workers wait: the same bits. Small and skinny products sent to the
-# backend sum in another order: the same losses to 1e-5.
+# Each is on by default or by CPU; the other value switches its mechanism (bench/run.sh
+# --compare-switches). The pool's spin only changes how workers wait: the same bits. Small and
+# skinny products sent to the backend sum in another order: the same losses to 1e-5.
 rcs=("$build/examples/random_copy" --batch 2 --len 8 --vocab 20 --layers 1 --heads 2 --lr 1e-3 --threads 2 --steps 2)
 "${rcs[@]}" --out sw_default >sw_default.log 2>&1
 # The list is the build's own (xtgrad_bench --list-switches, from autograd/speed_switches.hpp)
-speed_switches=$("$build/bench/xtgrad_bench" --list-switches | cut -d' ' -f1)
-if [[ $(wc -w <<<"$speed_switches") -ge 8 ]] && grep -qx XTGRAD_ADAM_PREFETCH <<<"$speed_switches"; then
-  ok "xtgrad_bench --list-switches: $(wc -w <<<"$speed_switches") switches"
-else bad "xtgrad_bench --list-switches: '$speed_switches'"; fi
+listed=$("$build/bench/xtgrad_bench" --list-switches)
+speed_switches=$(cut -d' ' -f1 <<<"$listed")
+if [[ $(wc -l <<<"$listed") -eq 9 ]] && ! grep -vqE '^XTGRAD_[A-Z0-9_]+ (on|off)$' <<<"$listed" &&
+   grep -qx XTGRAD_NARROW_NN_TRANSPOSED <<<"$speed_switches"; then
+  ok "xtgrad_bench --list-switches: 9 switches, each with this CPU's default"
+else bad "xtgrad_bench --list-switches: '$listed'"; fi
 for sw in $speed_switches; do
   expect 2 "$sw=on" env "$sw=on" "${rcs[@]}" --out "sw_bad_$sw"
   says "$sw: 'on' is neither 1"
   trained_nothing
-  env "$sw=0" "${rcs[@]}" --out "sw_off_$sw" >"sw_off_$sw.log" 2>&1
-  if python3 - "$(losses '^Epoch: ' sw_default.log | tr '\n' ' ')" "$(losses '^Epoch: ' "sw_off_$sw.log" | tr '\n' ' ')" <<'PY'
+  # the value that is not this CPU's default: 0 where it is on, 1 where it is off
+  [[ $(grep "^$sw " <<<"$listed" | cut -d' ' -f2) == on ]] && flip=0 || flip=1
+  env "$sw=$flip" "${rcs[@]}" --out "sw_flip_$sw" >"sw_flip_$sw.log" 2>&1
+  if python3 - "$(losses '^Epoch: ' sw_default.log | tr '\n' ' ')" "$(losses '^Epoch: ' "sw_flip_$sw.log" | tr '\n' ' ')" <<'PY'
 import sys
 a, b = sys.argv[1].split(), sys.argv[2].split()
 sys.exit(not (a and len(a) == len(b) and all(abs(float(x) - float(y)) <= 1e-5 * max(1.0, abs(float(x))) for x, y in zip(a, b))))
 PY
-  then ok "$sw=0: the default run's losses"
-  else bad "$sw=0 trains differently"; tail -n 3 sw_default.log "sw_off_$sw.log"; fi
+  then ok "$sw=$flip (not the default): the default run's losses"
+  else bad "$sw=$flip trains differently"; tail -n 3 sw_default.log "sw_flip_$sw.log"; fi
 done
-if cmp -s sw_default/random_copy.safetensors sw_off_XTGRAD_POOL_SPIN/random_copy.safetensors; then
+if cmp -s sw_default/random_copy.safetensors sw_flip_XTGRAD_POOL_SPIN/random_copy.safetensors; then
   ok "XTGRAD_POOL_SPIN=0: byte-identical checkpoint"
 else bad "XTGRAD_POOL_SPIN=0 changed the weights"; fi
 # The prefetch switches only ask for data earlier: the same bits either way. One thread (Adam
