@@ -8,10 +8,11 @@
 
 bench/run.sh and bench/compare_builds.sh stamp every line they write with --out; a run worth
 publishing is copied into bench/results/ (one file per CPU and date). `render` prints, per CPU,
-the targets table (each config against the ideal and against torch) and the switches' on/off
-table, from the newest run of each kind on that CPU. `--check` fails when the tables between a
-file's `<!-- results:NAME -->` and `<!-- /results:NAME -->` markers are not what `render` prints,
-so the docs cannot drift from the data (tests/docs/results_tables.sh).
+the targets table (each config against the ideal and against torch) from the newest run on that
+CPU, and the switches' on/off table, each cell (a switch on a config) from the newest run that
+measured it. `--check` fails when the tables between a file's `<!-- results:NAME -->` and
+`<!-- /results:NAME -->` markers are not what `render` prints, so the docs cannot drift from the
+data (tests/docs/run_doc_blocks.py runs it).
 """
 import json
 import os
@@ -172,9 +173,21 @@ def targets_table(rows, peak_core, ceiling):
 
 def switches_table(rows):
     """compare_builds.sh --switches: per run, each switch's step time off over on (> 1: on is
-    faster); bold where every round of one side beat every round of the other."""
-    newest = max(r["run_id"] for r in rows)
-    rows = [r for r in rows if r["run_id"] == newest]
+    faster); bold where every round of one side beat every round of the other. Each cell (a
+    switch on a config) from the newest run that measured it, so a run of one switch, or of one
+    switch on one config, adds or replaces just those cells."""
+    rows = [dict(r) for r in rows]
+    for r in rows:  # seed-b:2 ran at the default batch: name it as seed-b:2:64 is named
+        if r["run"].count(":") == 1 and r["result"].get("batch"):
+            r["run"] += f":{r['result']['batch']}"
+    newest_of = {}
+    for r in rows:
+        cell = (r["pair"], r["run"])
+        newest_of[cell] = max(newest_of.get(cell, ""), r["run_id"])
+    rows = [r for r in rows if r["run_id"] == newest_of[(r["pair"], r["run"])]]
+    run_ids = sorted(set(newest_of.values()), reverse=True)
+    largest = max(run_ids, key=lambda i: sum(r["run_id"] == i for r in rows))
+    rows.sort(key=lambda r: r["run_id"] != largest)  # its configs and switches first, the rest after
     runs = list(OrderedDict((r["run"], None) for r in rows))
     names = list(OrderedDict((r["pair"], None) for r in rows))
     # on, but where the CPUs disagree this CPU's, as xtgrad_bench reports it (older lines: the block cache's alone)
@@ -186,10 +199,16 @@ def switches_table(rows):
         for name, on in by_cpu.items():
             if name in default:
                 default[name] = "on" if on else "off"
-    out = [f"Run {newest}, commit {commits(rows)}, 1-minute load {min(r['load'] for r in rows):.1f}"
-           f"-{max(r['load'] for r in rows):.1f}; step time with the switch off over on, medians over "
-           f"{max(r['round'] for r in rows)} rounds, on and off alternating (above 1: on is faster; bold: every "
-           "round of one side beat every round of the other).", "",
+    def run_line(run_id):
+        of = [r for r in rows if r["run_id"] == run_id]
+        which = "" if len(run_ids) == 1 else " (" + ", ".join(
+            f"`{n[7:]}`" for n in OrderedDict((r["pair"], None) for r in of)) + (
+            "" if run_id == largest else ": " + ", ".join(OrderedDict((r["run"], None) for r in of))) + ")"
+        return (f"Run {run_id}{which}, commit {commits(of)}, 1-minute load {min(r['load'] for r in of):.1f}"
+                f"-{max(r['load'] for r in of):.1f}, {max(r['round'] for r in of)} rounds")
+    out = ["; ".join(run_line(i) for i in run_ids) + ". Step time with the switch off over on, medians "
+           "over the rounds, on and off alternating (above 1: on is faster; bold: every round of one side "
+           "beat every round of the other).", "",
            "| run (config:threads[:batch]) | " + " | ".join(f"`{n[7:]}` (default {default[n]})" for n in names) + " |",
            "|---|" + "---|" * len(names)]
     for run in runs:

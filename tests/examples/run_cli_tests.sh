@@ -328,6 +328,30 @@ for sw in XTGRAD_SKINNY_PREFETCH_L2 XTGRAD_ADAM_PREFETCH; do
   done
 done
 
+echo "== bench/results.py: each cell of the switches table from the newest run that measured it"
+# An older run of two switches on two configs (seed-b at the default batch, named without it),
+# then a run of one switch on one config: its cell replaces that one alone.
+python3 - "$out/switches.jsonl" <<'PY'
+import json, sys
+def line(run_id, pair, run, side, rnd, ms, batch=None):
+    return {"mode": "switches", "pair": pair, "side": side, "round": rnd, "run": run, "run_id": run_id,
+            "cpu": "Test CPU", "cpu_id": "Test family 1 model 2", "commit": run_id[:4], "load": 1.0,
+            "result": {"batch": batch, "switch_defaults": {"XTGRAD_B": False}, "phases": {"step": {"median_ms": ms}}}}
+rows = []
+for rnd in (1, 2):
+    for pair in ("XTGRAD_A", "XTGRAD_B"):
+        rows += [line("2026-01-01T00:00:00Z", pair, "seed-d:1", "on", rnd, 100), line("2026-01-01T00:00:00Z", pair, "seed-d:1", "off", rnd, 110),
+                 line("2026-01-01T00:00:00Z", pair, "seed-b:2", "on", rnd, 200, 64), line("2026-01-01T00:00:00Z", pair, "seed-b:2", "off", rnd, 180, 64)]
+    rows += [line("2026-02-01T00:00:00Z", "XTGRAD_B", "seed-b:2:64", "on", rnd, 100, 64),
+             line("2026-02-01T00:00:00Z", "XTGRAD_B", "seed-b:2:64", "off", rnd, 150, 64)]
+open(sys.argv[1], "w").write("".join(json.dumps(r) + "\n" for r in rows))
+PY
+expect 0 "bench/results.py render of two switch runs" python3 "$src/bench/results.py" render "$out/switches.jsonl"
+says "| run (config:threads[:batch]) | \`A\` (default on) | \`B\` (default off) |"
+says "| seed-d:1 | **1.10** | **1.10** |"
+says "| seed-b:2:64 | **0.90** | **1.50** |"
+says "Run 2026-02-01T00:00:00Z (\`B\`: seed-b:2:64)"
+
 echo "== bench/run.sh --table: each ratio uses torch's faster OpenBLAS setting and names its kernel"
 # Two torch runs of one config (OpenBLAS pinned to Haswell, and its own Cooperlake detection)
 # that each win one phase, an xtgrad fp32 run and an autocast run.
