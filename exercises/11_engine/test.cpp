@@ -106,16 +106,12 @@ std::map<const TensorImpl*, std::string> labels(const Graph& g) {
 }
 
 // The tensors that require grad, reached from root: what the order must hold.
+std::vector<ImplPtr> xtgrad_order(const Tensor& root) {  // xtgrad's own walk (autograd/engine.hpp)
+    return detail::post_order({root.impl_ptr()}, [](const TensorImpl&) { return true; });
+}
 std::set<const TensorImpl*> reachable(const Graph& g) {
-    std::set<const TensorImpl*> seen{g.root.impl()};
-    std::vector<const TensorImpl*> todo{g.root.impl()};
-    while (!todo.empty()) {
-        const TensorImpl* t = todo.back();
-        todo.pop_back();
-        if (t->grad_fn)
-            for (const ImplPtr& in : t->grad_fn->inputs())
-                if (in && in->requires_grad && seen.insert(in.get()).second) todo.push_back(in.get());
-    }
+    std::set<const TensorImpl*> seen;
+    for (const ImplPtr& t : xtgrad_order(g.root)) seen.insert(t.get());
     return seen;
 }
 
@@ -199,19 +195,7 @@ Array seed_of(const Tensor& root, std::uint64_t seed) {
 // A pass that keeps only the last consumer's gradient of each tensor (= where += belongs): the
 // commonest wrong engine, run to recognise it.
 void overwriting_pass(const Tensor& root, const Array& grad_output, bool retain_graph) {
-    std::vector<ImplPtr> order;
-    std::set<const TensorImpl*> seen{root.impl()};
-    std::vector<std::pair<ImplPtr, std::size_t>> stack{{root.impl_ptr(), 0}};
-    while (!stack.empty()) {
-        auto& [t, next] = stack.back();
-        if (t->grad_fn && next < t->grad_fn->inputs().size()) {
-            const ImplPtr in = t->grad_fn->inputs()[next++];
-            if (in && in->requires_grad && seen.insert(in.get()).second) stack.emplace_back(in, 0);
-        } else {
-            order.push_back(t);
-            stack.pop_back();
-        }
-    }
+    const std::vector<ImplPtr> order = xtgrad_order(root);
     std::map<const TensorImpl*, Array> total{{root.impl(), grad_output}};
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
         TensorImpl& t = **it;
