@@ -45,6 +45,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <map>
@@ -412,6 +413,10 @@ int main(int argc, char** argv) {
     if (std::optional<int> status = cli::parse_or_exit(app, argc, argv)) return *status;
     if (list_switches) {  // bench/compare_builds.sh and tests/examples/run_cli_tests.sh read the list here
         for (const detail::EnvSwitch* s : detail::kSpeedSwitches) fmt::print("{} {}\n", s->name, s->unset_means() ? "on" : "off");
+        if (std::fflush(stdout) != 0 || std::ferror(stdout)) {  // a script reads it: a short list is an error
+            fmt::print(stderr, "xtgrad_bench: could not write the list of switches to stdout\n");
+            return cli::kRuntimeError;
+        }
         return 0;
     }
     if (o.configs.empty() || std::find(o.configs.begin(), o.configs.end(), "all") != o.configs.end())

@@ -15,6 +15,7 @@ measured it. `--check` fails when the tables between a file's `<!-- results:NAME
 data (tests/docs/run_doc_blocks.py runs it).
 """
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -78,6 +79,86 @@ def stamp(lines, out):
 
 # ---- render ------------------------------------------------------------------------------------
 
+def is_number(x, positive=False):
+    """A finite JSON number (a 400-digit integer is not: it would overflow every float sum)."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return False
+    ok = abs(x) < 1e300 if isinstance(x, int) else math.isfinite(x) and abs(x) < 1e300
+    return ok and (x > 0 if positive else True)
+
+
+def is_whole(x, least=1):
+    return isinstance(x, int) and not isinstance(x, bool) and least <= x < 1 << 31
+
+
+def plain_text(x):
+    """Text a table cell or a marker can hold: no |, `, <, >, control characters."""
+    return isinstance(x, str) and 0 < len(x) <= 200 and not any(c in "|`<>" or ord(c) < 32 or ord(c) == 127 for c in x)
+
+
+def phases_problem(phases):
+    """What is wrong with a result's phases (name -> {median_ms, ...}), or None."""
+    if not isinstance(phases, dict):
+        return "its phases are not an object"
+    for name, phase in phases.items():
+        if not isinstance(phase, dict) or not is_number(phase.get("median_ms"), positive=True):
+            return f"phase {name!r} has no positive finite median_ms"
+    return None
+
+
+def row_problem(row):
+    """What a stamped line lacks that the tables read, or None: a bad line is refused by name, not
+    met later as a traceback."""
+    if not isinstance(row, dict) or "cpu_id" not in row:
+        return "has no cpu_id: bench/results holds stamped lines (bench/results.py stamp)"
+    for key in ("cpu_id", "cpu", "run_id", "commit"):
+        if (key in row or key != "cpu") and not plain_text(row.get(key)):
+            return f"has no {key} as plain text (1-200 characters, none of | ` < > or a control character)"
+    if not is_number(row.get("load")) or row["load"] < 0:
+        return "has no load (a number >= 0)"
+    if row.get("mode") == "switches":
+        if not isinstance(row.get("pair"), str) or not row["pair"].startswith("XTGRAD_"):
+            return "is a switch line without a pair (XTGRAD_...)"
+        if row.get("side") not in ("on", "off"):
+            return "is a switch line whose side is neither on nor off"
+        if not is_whole(row.get("round")):
+            return "is a switch line without a round (1, 2, ...)"
+        if not plain_text(row.get("run")) or not plain_text(row["pair"]):
+            return "is a switch line without a run (config:threads[:batch]) as plain text"
+        result = row.get("result")
+        if not isinstance(result, dict):
+            return "is a switch line without a result"
+        if result.get("batch") is not None and not is_whole(result["batch"]):
+            return "has a batch that is not a whole number"
+        defaults = result.get("switch_defaults")
+        if defaults is not None and not (isinstance(defaults, dict) and all(
+                isinstance(k, str) and isinstance(v, bool) for k, v in defaults.items())):
+            return "has switch_defaults that are not names to true or false"
+        return phases_problem(result.get("phases"))
+    if row.get("framework") in ("xtgrad", "torch"):
+        if row.get("config") not in TARGET_PHASES or not is_whole(row.get("threads")):
+            return f"is a benchmark line without a known config ({', '.join(TARGET_PHASES)}) and a thread count"
+        if row.get("batch") is not None and not is_whole(row["batch"]):
+            return "has a batch that is not a whole number"
+        if row.get("autocast") is not None and not plain_text(row["autocast"]):
+            return "has an autocast that is not a name (bf16)"
+        if row.get("fwd_matmul_gflop") is not None and not is_number(row["fwd_matmul_gflop"], positive=True):
+            return "has a fwd_matmul_gflop that is not a positive number"
+        if not is_number(row.get("peak_rss_mib")):
+            return "is a benchmark line without peak_rss_mib"
+        return phases_problem(row.get("phases"))
+    if row.get("framework") == "machine":
+        sgemm = row.get("sgemm", [])
+        if not isinstance(sgemm, list) or not all(
+                isinstance(g, dict) and is_whole(g.get("threads")) and is_number(g.get("gflops"), positive=True)
+                for g in sgemm):
+            return "is a machine line whose sgemm rows lack threads or a positive gflops"
+        for key in ("fma_avx512_gflops_per_core", "fma_avx2_gflops_per_core"):
+            if row.get(key) is not None and not is_number(row[key], positive=True):
+                return f"is a machine line whose {key} is not a positive number"
+    return None
+
+
 def load(paths):
     rows = []
     for path in paths:
@@ -88,10 +169,11 @@ def load(paths):
                 continue
             try:
                 row = json.loads(line)
-            except ValueError as e:
-                fail(f"{path}:{number} is not a JSON line ({e})")
-            if not isinstance(row, dict) or "cpu_id" not in row:
-                fail(f"{path}:{number} has no cpu_id: bench/results holds stamped lines (bench/results.py stamp)")
+            except (ValueError, RecursionError) as e:
+                fail(f"{path}:{number} is not a JSON line ({str(e)[:80]})")
+            problem = row_problem(row)
+            if problem:
+                fail(f"{path}:{number} {problem}")
             rows.append(row)
     return rows
 
@@ -118,7 +200,7 @@ def fmt(x, digits=0):
 
 
 def ratio(a, b):
-    return "-" if a is None or b is None or b <= 0 else f"{a / b:.2f}"
+    return "-" if a is None or b is None or b <= 0 or not math.isfinite(a / b) else f"{a / b:.2f}"
 
 
 def phase_ms(runs, phase, pick):
@@ -137,15 +219,21 @@ TARGET_PHASES = {"winter": (["step"], ["step"]), "seed-d": (["fwd+bwd", "infer"]
 def targets_table(rows, peak_core, ceiling):
     """Each issue target's measure: ms, the ideal (matmul FLOPs at the FMA peak; and at the best
     sgemm rate on this CPU), torch at its best, the ratios; autocast rows against xtgrad's fp32."""
+    rows = [r for r in rows if not r.get("optimizer_in_backward")]
+    if not rows:
+        return None
     newest = max(r["run_id"] for r in rows)
-    rows = [r for r in rows if r["run_id"] == newest and not r.get("optimizer_in_backward")]
+    rows = [r for r in rows if r["run_id"] == newest]
     out = [f"Run {newest}, commit {commits(rows)}, 1-minute load {min(r['load'] for r in rows):.1f}"
            f"-{max(r['load'] for r in rows):.1f}.", "",
            "| config | threads | phase | xtgrad ms | ideal ms | × ideal | × GEMM ceiling | torch ms | × torch | × xtgrad fp32 "
            "| peak RSS MiB xtgrad / torch |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     key = lambda r: (r["config"], r["threads"], r.get("batch"), r.get("autocast"))
     keys = list(OrderedDict((key(r), None) for r in rows if r["framework"] == "xtgrad"))
-    runs = lambda k, fw: [r for r in rows if key(r) == k and r["framework"] == fw]
+    by_key = {}
+    for r in rows:
+        by_key.setdefault((key(r), r["framework"]), []).append(r)
+    runs = lambda k, fw: by_key.get((k, fw), [])
     for k in keys:
         config, threads, batch, autocast = k
         xt, th = runs(k, "xtgrad"), runs(k, "torch")
@@ -180,13 +268,21 @@ def switches_table(rows):
     for r in rows:  # seed-b:2 ran at the default batch: name it as seed-b:2:64 is named
         if r["run"].count(":") == 1 and r["result"].get("batch"):
             r["run"] += f":{r['result']['batch']}"
-    newest_of = {}
+    sides = {}  # (switch, run, run_id) -> the sides it measured
     for r in rows:
-        cell = (r["pair"], r["run"])
-        newest_of[cell] = max(newest_of.get(cell, ""), r["run_id"])
-    rows = [r for r in rows if r["run_id"] == newest_of[(r["pair"], r["run"])]]
+        sides.setdefault((r["pair"], r["run"], r["run_id"]), set()).add(r["side"])
+    newest_of = {}  # a run that measured one side only does not replace a whole pair
+    for (pair, run, run_id), measured in sides.items():
+        if measured == {"on", "off"}:
+            newest_of[(pair, run)] = max(newest_of.get((pair, run), ""), run_id)
+    rows = [r for r in rows if newest_of.get((r["pair"], r["run"])) == r["run_id"]]
+    if not rows:
+        return None
     run_ids = sorted(set(newest_of.values()), reverse=True)
-    largest = max(run_ids, key=lambda i: sum(r["run_id"] == i for r in rows))
+    of_run = {}
+    for r in rows:
+        of_run.setdefault(r["run_id"], []).append(r)
+    largest = max(run_ids, key=lambda i: len(of_run[i]))
     rows.sort(key=lambda r: r["run_id"] != largest)  # its configs and switches first, the rest after
     runs = list(OrderedDict((r["run"], None) for r in rows))
     names = list(OrderedDict((r["pair"], None) for r in rows))
@@ -200,7 +296,7 @@ def switches_table(rows):
             if name in default:
                 default[name] = "on" if on else "off"
     def run_line(run_id):
-        of = [r for r in rows if r["run_id"] == run_id]
+        of = of_run[run_id]
         which = "" if len(run_ids) == 1 else " (" + ", ".join(
             f"`{n[7:]}`" for n in OrderedDict((r["pair"], None) for r in of)) + (
             "" if run_id == largest else ": " + ", ".join(OrderedDict((r["run"], None) for r in of))) + ")"
@@ -211,17 +307,20 @@ def switches_table(rows):
            "beat every round of the other).", "",
            "| run (config:threads[:batch]) | " + " | ".join(f"`{n[7:]}` (default {default[n]})" for n in names) + " |",
            "|---|" + "---|" * len(names)]
+    steps = {}  # (run, switch, side) -> each round's median step
+    for r in rows:
+        if "step" in r["result"]["phases"]:
+            steps.setdefault((r["run"], r["pair"], r["side"]), []).append(r["result"]["phases"]["step"]["median_ms"])
     for run in runs:
         cells = []
         for switch in names:
-            side = lambda s: [r["result"]["phases"]["step"]["median_ms"] for r in rows
-                              if r["run"] == run and r["pair"] == switch and r["side"] == s and "step" in r["result"]["phases"]]
-            on, off = side("on"), side("off")
+            on, off = steps.get((run, switch, "on"), []), steps.get((run, switch, "off"), [])
             if not on or not off:
                 cells.append("-")
                 continue
-            value = f"{statistics.median(off) / statistics.median(on):.2f}"
-            cells.append(f"**{value}**" if max(on) < min(off) or max(off) < min(on) else value)
+            value = ratio(statistics.median(off), statistics.median(on))
+            bold = value != "-" and (max(on) < min(off) or max(off) < min(on))
+            cells.append(f"**{value}**" if bold else value)
         out.append(f"| {run} | " + " | ".join(cells) + " |")
     return out
 
@@ -229,13 +328,14 @@ def switches_table(rows):
 def render(rows):
     """NAME -> markdown lines: targets-<cpu>, switches-<cpu>, and `cpus` (the CPUs met)."""
     tables = OrderedDict()
-    cpus = OrderedDict()
+    cpus, of_cpu = OrderedDict(), {}
     for r in rows:
         cpus.setdefault(r["cpu_id"], r.get("cpu", "?"))
+        of_cpu.setdefault(r["cpu_id"], []).append(r)
     tables["cpus"] = ["| CPU | model name | runs |", "|---|---|---|"] + [
-        f"| {cpu_id} | {name} | {len({r['run_id'] for r in rows if r['cpu_id'] == cpu_id})} |" for cpu_id, name in cpus.items()]
+        f"| {cpu_id} | {name} | {len({r['run_id'] for r in of_cpu[cpu_id]})} |" for cpu_id, name in cpus.items()]
     for cpu_id in cpus:
-        mine = [r for r in rows if r["cpu_id"] == cpu_id]
+        mine = of_cpu[cpu_id]
         slug = cpu_id.lower().replace(" family ", "-f").replace(" model ", "-m")
         # The FMA peak is the CPU's: the highest any run measured (a loaded machine measures less).
         machines = [r for r in mine if r.get("framework") == "machine"]
@@ -245,21 +345,33 @@ def render(rows):
             for g in m.get("sgemm", []):
                 ceiling[g["threads"]] = max(ceiling.get(g["threads"], 0), g["gflops"])
         bench = [r for r in mine if r.get("framework") in ("xtgrad", "torch")]
-        if bench:
+        targets = targets_table(bench, peak or None, ceiling) if bench else None
+        if targets:
             tables[f"targets-{slug}"] = [f"{cpu_id}: FMA peak {peak:.0f} GFLOP/s per core (the highest "
                                          f"measured), best sgemm " + ", ".join(f"{v:.0f} on {t} thread(s)" for t, v in
-                                                                               sorted(ceiling.items())) + "."] + \
-                targets_table(bench, peak or None, ceiling)
-        switched = [r for r in mine if "pair" in r and r.get("mode") == "switches"]
-        if switched:
-            tables[f"switches-{slug}"] = switches_table(switched)
+                                                                               sorted(ceiling.items())) + "."] + targets
+        switched = [r for r in mine if r.get("mode") == "switches"]
+        switches = switches_table(switched) if switched else None
+        if switches:
+            tables[f"switches-{slug}"] = switches
     return tables
+
+
+def read_doc(path):
+    """A doc to check or fill: a regular file of UTF-8 text, else a one-line refusal."""
+    if not os.path.isfile(path):
+        fail(f"{path} is not a file")
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        fail(f"{path} cannot be read as UTF-8 text ({e})")
 
 
 def write(doc_paths, tables):
     """Puts each table render prints between its markers in each doc (render --write)."""
     for path in doc_paths:
-        text = open(path).read()
+        text = read_doc(path)
         for name, lines in tables.items():
             begin, end = f"<!-- results:{name} -->", f"<!-- /results:{name} -->"
             if begin in text and end in text:
@@ -274,7 +386,7 @@ def check(doc_paths, tables):
     """Every marked block of each doc holds what render prints under its name."""
     bad = 0
     for path in doc_paths:
-        text = open(path).read()
+        text = read_doc(path)
         for name, lines in tables.items():
             begin, end = f"<!-- results:{name} -->", f"<!-- /results:{name} -->"
             if begin not in text:
@@ -304,6 +416,8 @@ def main(argv):
             mode = args[0]
             docs = [a for a in args[1:] if a.endswith(".md")]
             args = [a for a in args[1:] if not a.endswith(".md")]
+            if not docs:
+                fail(f"render {mode} needs the docs (.md files) before the result files")
         if not args:
             fail("render needs result files (bench/results/*.jsonl)")
         tables = render(load(args))
@@ -312,8 +426,13 @@ def main(argv):
             return 0
         if mode == "--check":
             return 1 if check(docs, tables) else 0
-        for name, lines in tables.items():
-            print(f"<!-- results:{name} -->\n" + "\n".join(lines) + f"\n<!-- /results:{name} -->\n")
+        try:
+            for name, lines in tables.items():
+                print(f"<!-- results:{name} -->\n" + "\n".join(lines) + f"\n<!-- /results:{name} -->\n")
+            sys.stdout.flush()
+        except OSError as e:
+            sys.stderr.write(f"results.py: could not write the tables ({e.strerror})\n")
+            return 1
         return 0
     fail(f"unknown command {argv[0]!r} (stamp, render)")
 

@@ -94,8 +94,14 @@ inline void apply_threads(int threads) {
     set_num_threads(threads);
 }
 
-// For a main that keeps its own try/catch: parses; returns the exit status to leave with
-// (0 after --help, 2 on a bad option), or nothing to go on.
+inline std::string program_name(const CLI::App& app) {
+    return app.get_name().empty() ? std::string("xtgrad") : app.get_name();
+}
+
+// Parses, then checks the environment's settings that can be wrong (autograd/environment.hpp:
+// the switches, XTGRAD_ISA, the break filter) before any work starts; returns the exit status to
+// leave with (0 after --help, 2 on a bad option or setting, its message printed), or nothing to
+// go on. run_main calls it; a main that keeps its own try/catch calls it first.
 inline std::optional<int> parse_or_exit(CLI::App& app, int argc, char** argv) {
     if (app.get_footer().empty()) app.footer(cli_footer());
     // An option given twice: the last one counts (`$base --lr 1e30` overrides $base's --lr).
@@ -106,17 +112,13 @@ inline std::optional<int> parse_or_exit(CLI::App& app, int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
         return app.exit(e) == 0 ? kSuccess : kUsageError;
     }
-    return std::nullopt;
-}
-
-// The environment's settings that can be wrong (autograd/environment.hpp), checked before any
-// work starts: a usage error.
-inline void check_environment() {
     try {
         xtgrad::check_environment();
     } catch (const Error& e) {
-        throw UsageError(e.what());
+        std::fprintf(stderr, "%s: %s\nRun with --help for more information.\n", program_name(app).c_str(), e.what());
+        return kUsageError;
     }
+    return std::nullopt;
 }
 
 // Parses the command line and runs body() (which returns the exit status), mapping every
@@ -124,10 +126,9 @@ inline void check_environment() {
 // pointer to --help; xtgrad::Error and any other exception -> 1 with "PROGRAM: message".
 template <typename Body>
 int run_main(CLI::App& app, int argc, char** argv, Body&& body) noexcept {
-    auto name = [&] { return app.get_name().empty() ? std::string("xtgrad") : app.get_name(); };
+    auto name = [&] { return program_name(app); };
     try {
         if (std::optional<int> status = parse_or_exit(app, argc, argv)) return *status;  // --help: 0
-        check_environment();
         return body();
     } catch (const UsageError& e) {
         std::fprintf(stderr, "%s: %s\nRun with --help for more information.\n", name().c_str(), e.what());

@@ -297,6 +297,17 @@ if [[ $(wc -l <<<"$listed") -eq 9 ]] && ! grep -vqE '^XTGRAD_[A-Z0-9_]+ (on|off)
    grep -qx XTGRAD_NARROW_NN_TRANSPOSED <<<"$speed_switches"; then
   ok "xtgrad_bench --list-switches: 9 switches, each with this CPU's default"
 else bad "xtgrad_bench --list-switches: '$listed'"; fi
+# The programs that parse by themselves (parse_or_exit) check the environment too, before any work
+# (xtgrad_bench read a switch only at its first use: a bad one ran, or failed mid-run with 1)
+expect 2 "xtgrad_bench with XTGRAD_NARROW_NN_TRANSPOSED=on" env XTGRAD_NARROW_NN_TRANSPOSED=on "$build/bench/xtgrad_bench" --config winter --steps 1 --warmup 0
+says "xtgrad_bench: XTGRAD_NARROW_NN_TRANSPOSED: 'on' is neither 1"
+if grep -q "phase" "$out/last.log"; then bad "  ...it ran the benchmark first"; else ok "  ...before any step"; fi
+expect 2 "xtgrad_bench --list-switches with XTGRAD_ADAM_PREFETCH=on" env XTGRAD_ADAM_PREFETCH=on "$build/bench/xtgrad_bench" --list-switches
+says "XTGRAD_ADAM_PREFETCH: 'on' is neither 1"
+expect 2 "tutorial_d_walkthrough with XTGRAD_SMALL_GEMM=yes" env XTGRAD_SMALL_GEMM=yes "$build/examples/tutorial_d_walkthrough"
+says "XTGRAD_SMALL_GEMM: 'yes' is neither 1"
+expect 1 "xtgrad_bench --list-switches into a full device" sh -c "'$build/bench/xtgrad_bench' --list-switches >/dev/full"
+says "could not write the list of switches"
 for sw in $speed_switches; do
   expect 2 "$sw=on" env "$sw=on" "${rcs[@]}" --out "sw_bad_$sw"
   says "$sw: 'on' is neither 1"
@@ -343,7 +354,8 @@ for rnd in (1, 2):
         rows += [line("2026-01-01T00:00:00Z", pair, "seed-d:1", "on", rnd, 100), line("2026-01-01T00:00:00Z", pair, "seed-d:1", "off", rnd, 110),
                  line("2026-01-01T00:00:00Z", pair, "seed-b:2", "on", rnd, 200, 64), line("2026-01-01T00:00:00Z", pair, "seed-b:2", "off", rnd, 180, 64)]
     rows += [line("2026-02-01T00:00:00Z", "XTGRAD_B", "seed-b:2:64", "on", rnd, 100, 64),
-             line("2026-02-01T00:00:00Z", "XTGRAD_B", "seed-b:2:64", "off", rnd, 150, 64)]
+             line("2026-02-01T00:00:00Z", "XTGRAD_B", "seed-b:2:64", "off", rnd, 150, 64),
+             line("2026-03-01T00:00:00Z", "XTGRAD_A", "seed-d:1", "on", rnd, 50)]  # one side: replaces nothing
 open(sys.argv[1], "w").write("".join(json.dumps(r) + "\n" for r in rows))
 PY
 expect 0 "bench/results.py render of two switch runs" python3 "$src/bench/results.py" render "$out/switches.jsonl"
@@ -351,6 +363,21 @@ says "| run (config:threads[:batch]) | \`A\` (default on) | \`B\` (default off) 
 says "| seed-d:1 | **1.10** | **1.10** |"
 says "| seed-b:2:64 | **0.90** | **1.50** |"
 says "Run 2026-02-01T00:00:00Z (\`B\`: seed-b:2:64)"
+# Hostile lines are refused by file and line, one line of message, never a traceback
+results_refuses() {  # JSON-LINE EXPECTED-MESSAGE
+  printf '%s\n' "$1" >"$out/hostile.jsonl"
+  expect 2 "bench/results.py render: $2" python3 "$src/bench/results.py" render "$out/hostile.jsonl"
+  says "hostile.jsonl:1 $2"
+  if grep -q Traceback "$out/last.log"; then bad "  ...with a traceback"; fi
+}
+stamped='"cpu_id": "Test family 1 model 2", "run_id": "r1", "commit": "c1"'
+results_refuses "{$stamped, \"load\": 1e999}" "has no load"
+results_refuses "{$stamped, \"load\": 1, \"framework\": \"xtgrad\", \"config\": \"foo\", \"threads\": 1}" "is a benchmark line without a known config"
+results_refuses "{$stamped, \"load\": 1, \"mode\": \"switches\", \"pair\": \"XTGRAD_A\", \"side\": \"on\", \"round\": 1, \"run\": \"seed-d:1\", \"result\": {\"switch_defaults\": \"abc\", \"phases\": {}}}" "has switch_defaults that are not names"
+results_refuses '{"cpu_id": "A|B -->", "run_id": "r1", "commit": "c1", "load": 1}' "has no cpu_id as plain text"
+printf '\xff\n' >"$out/bad.md"
+expect 2 "bench/results.py render --check on a non-UTF-8 doc" python3 "$src/bench/results.py" render --check "$out/bad.md" "$out/switches.jsonl"
+says "bad.md cannot be read as UTF-8 text"
 
 echo "== bench/run.sh --table: each ratio uses torch's faster OpenBLAS setting and names its kernel"
 # Two torch runs of one config (OpenBLAS pinned to Haswell, and its own Cooperlake detection)
