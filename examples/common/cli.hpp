@@ -126,18 +126,17 @@ inline std::optional<int> parse_or_exit(CLI::App& app, int argc, char** argv) {
 // pointer to --help; xtgrad::Error and any other exception -> 1 with "PROGRAM: message".
 template <typename Body>
 int run_main(CLI::App& app, int argc, char** argv, Body&& body) noexcept {
-    auto name = [&] { return program_name(app); };
     try {
         if (std::optional<int> status = parse_or_exit(app, argc, argv)) return *status;  // --help: 0
         return body();
     } catch (const UsageError& e) {
-        std::fprintf(stderr, "%s: %s\nRun with --help for more information.\n", name().c_str(), e.what());
+        std::fprintf(stderr, "%s: %s\nRun with --help for more information.\n", program_name(app).c_str(), e.what());
         return kUsageError;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "%s: %s\n", name().c_str(), e.what());
+        std::fprintf(stderr, "%s: %s\n", program_name(app).c_str(), e.what());
         return kRuntimeError;
     } catch (...) {
-        std::fprintf(stderr, "%s: unknown error\n", name().c_str());
+        std::fprintf(stderr, "%s: unknown error\n", program_name(app).c_str());
         return kRuntimeError;
     }
 }
