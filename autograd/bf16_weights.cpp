@@ -1,5 +1,6 @@
 #include <xtgrad/autograd/bf16_weights.hpp>
 
+#include <xtgrad/autograd/versioned_copies.hpp>
 #include <xtgrad/gemm/blas.hpp>
 
 #include <mutex>
@@ -9,12 +10,6 @@ namespace xtgrad::autocast {
 
 namespace {
 
-struct Entry {
-    std::weak_ptr<const TensorValues> owner;  // to tell a dead tensor from a new one at the same address
-    std::uint64_t version = 0;
-    Bf16Copy copy;
-};
-
 // An activation's copy is held by the products' backward closures, not here.
 struct ActivationEntry {
     std::weak_ptr<const TensorValues> owner;
@@ -23,10 +18,10 @@ struct ActivationEntry {
 };
 
 struct Cache {
-    std::mutex mutex;  // ops may be created on several threads (autocast state is per thread)
-    std::unordered_map<const TensorValues*, Entry> entries;
+    detail::VersionedCopies<Bf16Copy> weights;
+    std::mutex mutex;  // the activations' (ops may be created on several threads; autocast state is per thread)
     std::unordered_map<const TensorValues*, ActivationEntry> activations;
-    WeightCacheStats stats;
+    WeightCacheStats stats;  // the activations' counts
 };
 
 Cache& cache() {
@@ -54,21 +49,7 @@ Bf16Copy bf16_weight(const Tensor& weight) {
     if (!weight.defined() || !weight.is_leaf() || !weight.requires_grad()) return nullptr;
     const std::shared_ptr<const TensorValues> values = weight.values_ptr();
     if (!values) return nullptr;
-    Cache& c = cache();
-    const std::lock_guard<std::mutex> lock(c.mutex);
-    const auto found = c.entries.find(values.get());
-    if (found != c.entries.end() && found->second.owner.lock() == values && found->second.version == values->version &&
-        found->second.copy->size() == values->array.size()) {
-        ++c.stats.hits;
-        return found->second.copy;
-    }
-    if (found == c.entries.end())  // a new tensor: drop the copies of the dead ones first
-        std::erase_if(c.entries, [](const auto& e) { return e.second.owner.expired(); });
-    Entry& e = c.entries[values.get()];
-    e.copy = nullptr;  // the old version's copy goes before the new one is made
-    e = Entry{values, values->version, convert(*values)};
-    ++c.stats.conversions;
-    return e.copy;
+    return cache().weights.get(values, convert);
 }
 
 Bf16Copy bf16_activation(const Tensor& x) {
@@ -94,14 +75,17 @@ WeightCacheStats weight_cache_stats() {
     Cache& c = cache();
     const std::lock_guard<std::mutex> lock(c.mutex);
     WeightCacheStats s = c.stats;
-    s.entries = c.entries.size();
+    const auto weights = c.weights.counts();
+    s.conversions = weights.made;
+    s.hits = weights.reused;
+    s.entries = weights.held;
     return s;
 }
 
 void clear_weight_cache() {
     Cache& c = cache();
     const std::lock_guard<std::mutex> lock(c.mutex);
-    c.entries.clear();
+    c.weights.clear();
     c.activations.clear();
     c.stats = {};
 }

@@ -31,6 +31,7 @@ std::string shown_env_value(std::string_view value) {
         if (byte >= 0x20 && byte < 0x7f) shown += c;
         else shown += fmt::format("\\x{:02x}", byte);  // a newline, a control or a non-ASCII byte, shown
     }
+    if (value.size() > 40) shown += fmt::format("... ({} bytes)", value.size());  // cut: say so, and how long
     return shown;
 }
 

@@ -32,4 +32,10 @@ bool adam_prefetch_by_cpu() { return !cpu_model().is_amd(25); }
 // 109 -> 106, (3200, 256, 1024) 104 -> 100, (3168, 512, 5000) 105 -> 95. So on the Zen 5 alone.
 bool narrow_nn_transposed_by_cpu() { return cpu_model().is_amd(26); }
 
+// Inference's x·Wᵀ on a transposed copy of W (autograd/transposed_weights.hpp). On the Zen 4,
+// oneDNN's A·B beats its A·Bᵀ on tutorial D's forward shapes (one thread, GFLOP/s, NT -> NN):
+// (320, 256, 512) 95 -> 114, (640, 512, 2048) 104 -> 110, (320, 256, 2048) 98 -> 105; seed-d's
+// inference MEASURED. Not yet measured on the Zen 5 or the Intel Xeon: off there.
+bool inference_weights_transposed_by_cpu() { return cpu_model().is_amd(25); }
+
 }  // namespace xtgrad::detail

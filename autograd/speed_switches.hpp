@@ -14,6 +14,7 @@ bool block_cache_by_cpu();
 bool skinny_prefetch_l2_by_cpu();
 bool adam_prefetch_by_cpu();
 bool narrow_nn_transposed_by_cpu();
+bool inference_weights_transposed_by_cpu();
 
 inline constexpr EnvSwitch kBlockCacheSwitch{"XTGRAD_BLOCK_CACHE", "keep large blocks for reuse; unset: the CPU's default",
                                              "take them from the C heap", block_cache_by_cpu};
@@ -41,11 +42,15 @@ inline constexpr EnvSwitch kNarrowNnTransposedSwitch{
     "XTGRAD_NARROW_NN_TRANSPOSED",
     "oneDNN's A·B with a narrow B (at most 512 columns) runs as A·(Bᵀ)ᵀ, B transposed first; unset: the CPU's default",
     "it runs as stored", narrow_nn_transposed_by_cpu};
+inline constexpr EnvSwitch kInferenceWeightsTransposedSwitch{
+    "XTGRAD_INFERENCE_WEIGHTS_TRANSPOSED",
+    "under NoGradGuard oneDNN's x·Wᵀ runs as x·(Wᵀ) on a transposed copy of W kept per version; unset: the CPU's default",
+    "it runs on W as stored", inference_weights_transposed_by_cpu};
 
 // Every speed switch, for check_environment, xtgrad_bench --list-switches and the tests.
 inline constexpr const EnvSwitch* kSpeedSwitches[] = {
     &kBlockCacheSwitch, &kBlockCacheCutSwitch, &kSmallGemmSwitch,       &kSkinnyGemmSwitch,
     &kSkinnyPrefetchL2Switch, &kPoolSpinSwitch, &kBf16SmallInFp32Switch, &kAdamPrefetchSwitch,
-    &kNarrowNnTransposedSwitch};
+    &kNarrowNnTransposedSwitch, &kInferenceWeightsTransposedSwitch};
 
 }  // namespace xtgrad::detail

@@ -222,14 +222,26 @@ def targets_table(rows, peak_core, ceiling):
     rows = [r for r in rows if not r.get("optimizer_in_backward")]
     if not rows:
         return None
-    newest = max(r["run_id"] for r in rows)
-    rows = [r for r in rows if r["run_id"] == newest]
-    out = [f"Run {newest}, commit {commits(rows)}, 1-minute load {min(r['load'] for r in rows):.1f}"
-           f"-{max(r['load'] for r in rows):.1f}.", "",
+    # Each config from the newest run that measured it, so that a run of one config replaces its rows alone
+    newest_of = OrderedDict()
+    for r in rows:
+        if r["framework"] == "xtgrad":
+            newest_of[r["config"]] = max(newest_of.get(r["config"], ""), r["run_id"])
+    rows = [r for r in rows if r["run_id"] == newest_of.get(r["config"])]
+    if not rows:
+        return None
+    run_ids = sorted(set(newest_of.values()))
+    def run_line(run_id):
+        of = [r for r in rows if r["run_id"] == run_id]
+        which = "" if len(run_ids) == 1 else " (" + ", ".join(c for c, i in newest_of.items() if i == run_id) + ")"
+        return (f"Run {run_id}{which}, commit {commits(of)}, 1-minute load {min(r['load'] for r in of):.1f}"
+                f"-{max(r['load'] for r in of):.1f}")
+    out = ["; ".join(run_line(i) for i in run_ids) + ".", "",
            "| config | threads | phase | xtgrad ms | ideal ms | × ideal | × GEMM ceiling | torch ms | × torch | × xtgrad fp32 "
            "| peak RSS MiB xtgrad / torch |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     key = lambda r: (r["config"], r["threads"], r.get("batch"), r.get("autocast"))
     keys = list(OrderedDict((key(r), None) for r in rows if r["framework"] == "xtgrad"))
+    keys.sort(key=lambda k: (list(TARGET_PHASES).index(k[0]), k[1]))  # stable: a run's own order within
     by_key = {}
     for r in rows:
         by_key.setdefault((key(r), r["framework"]), []).append(r)
@@ -257,6 +269,10 @@ def targets_table(rows, peak_core, ceiling):
                        f"{ratio(x, phase_ms(fp32, phase, median_ms)) if autocast else '-'} | {rss} |")
             first = False
     return out
+
+
+# A switch that acts on one phase alone is read on that phase, not the step.
+SWITCH_PHASE = {"XTGRAD_INFERENCE_WEIGHTS_TRANSPOSED": "infer"}
 
 
 def switches_table(rows):
@@ -302,15 +318,18 @@ def switches_table(rows):
             "" if run_id == largest else ": " + ", ".join(OrderedDict((r["run"], None) for r in of))) + ")"
         return (f"Run {run_id}{which}, commit {commits(of)}, 1-minute load {min(r['load'] for r in of):.1f}"
                 f"-{max(r['load'] for r in of):.1f}, {max(r['round'] for r in of)} rounds")
-    out = ["; ".join(run_line(i) for i in run_ids) + ". Step time with the switch off over on, medians "
+    timed = ", ".join(f"`{n[7:]}`" for n in names if n in SWITCH_PHASE)
+    out = ["; ".join(run_line(i) for i in run_ids) + ". Step time" + (
+           f" (for {timed}, the inference's: the phase it acts on)" if timed else "") + " with the switch off over on, medians "
            "over the rounds, on and off alternating (above 1: on is faster; bold: every round of one side "
            "beat every round of the other).", "",
            "| run (config:threads[:batch]) | " + " | ".join(f"`{n[7:]}` (default {default[n]})" for n in names) + " |",
            "|---|" + "---|" * len(names)]
-    steps = {}  # (run, switch, side) -> each round's median step
+    steps = {}  # (run, switch, side) -> each round's median step (or the switch's own phase)
     for r in rows:
-        if "step" in r["result"]["phases"]:
-            steps.setdefault((r["run"], r["pair"], r["side"]), []).append(r["result"]["phases"]["step"]["median_ms"])
+        phase = SWITCH_PHASE.get(r["pair"], "step")
+        if phase in r["result"]["phases"]:
+            steps.setdefault((r["run"], r["pair"], r["side"]), []).append(r["result"]["phases"][phase]["median_ms"])
     for run in runs:
         cells = []
         for switch in names:

@@ -205,6 +205,25 @@ void detail::set_narrow_nn_transposed(bool transposed) {
     narrow_nn_choice.store(transposed ? 1 : 0, std::memory_order_relaxed);
 }
 
+namespace {
+std::atomic<int> inference_transposed_choice{-1};  // -1: the switch's value; 0 or 1: set by a test
+}  // namespace
+
+bool detail::inference_weights_transposed() {
+    const int choice = inference_transposed_choice.load(std::memory_order_relaxed);
+    if (choice >= 0) return choice == 1;
+    static const bool by_switch = detail::read_switch(detail::kInferenceWeightsTransposedSwitch);
+    return by_switch;
+}
+void detail::set_inference_weights_transposed(bool transposed) {
+    inference_transposed_choice.store(transposed ? 1 : 0, std::memory_order_relaxed);
+}
+
+bool nt_faster_as_nn(int M, int N, int K) {
+    return std::min({M, N, K}) > kSkinnyRows && !small_gemm_takes(M, N, K) && detail::backend_nt_slower_than_nn() &&
+           detail::inference_weights_transposed();
+}
+
 void gemm_backend(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
                   const float* B, int ldb, float beta, float* C, int ldc) {
     if (M == 0 || N == 0) return;

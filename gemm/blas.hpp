@@ -60,6 +60,13 @@ void convert_to_bf16(const float* src, int rows, int cols, int ld, std::uint16_t
 // Ops ask first, so that they do not fetch a weight's bf16 copy for nothing.
 bool bf16_product_in_fp32(int M, int N, int K);
 
+// True when y = x·Wᵀ, (M, N, K) with W stored (N, K), runs faster as x·(Wᵀ) on a copy of W stored
+// transposed (K, N): the product goes to the backend (no side of at most kSkinnyRows, not
+// small_gemm's), the backend runs A·Bᵀ below its A·B (oneDNN), and
+// XTGRAD_INFERENCE_WEIGHTS_TRANSPOSED is on (by CPU where unset). For ops whose W stays the same
+// over many products, which pay the transpose once (autograd/transposed_weights.hpp).
+bool nt_faster_as_nn(int M, int N, int K);
+
 namespace detail {
 // The shortest side a bf16 product needs to run in bf16 (bf16_product_in_fp32); settable for
 // bench/bf16_skinny_bench, which measures both sides of the crossover.
@@ -71,6 +78,9 @@ void set_bf16_min_side(int rows);
 // tests set it both ways to reach both paths.
 bool narrow_nn_transposed();
 void set_narrow_nn_transposed(bool transposed);
+// nt_faster_as_nn's switch, settable the same way for the tests.
+bool inference_weights_transposed();
+void set_inference_weights_transposed(bool transposed);
 }  // namespace detail
 
 // The backend alone, without gemm_ld's routing of skinny products to gemm/skinny_gemm.hpp:

@@ -40,6 +40,10 @@ bool backend_threads_itself();
 // its speed on wide ones, so blas.cpp reorients them (oneDNN; blas.cpp has the measurements).
 bool backend_slow_on_narrow_c();
 
+// True when the backend runs A·Bᵀ below its A·B on the same shapes on some CPUs, so that a weight
+// kept transposed pays (oneDNN; autograd/transposed_weights.hpp has the measurements).
+bool backend_nt_slower_than_nn();
+
 // True when xtgrad's skinny kernels (gemm/skinny_gemm.hpp) beat this backend on products
 // with a side of at most kSkinnyRows (bench/skinny_bench measures both).
 bool backend_prefers_skinny_kernels();

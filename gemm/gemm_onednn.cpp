@@ -149,6 +149,7 @@ void backend_set_threads(int n) { product_threads.store(std::max(1, n)); }
 int backend_threads() { return product_threads.load(); }
 bool backend_threads_itself() { return false; }
 bool backend_slow_on_narrow_c() { return true; }
+bool backend_nt_slower_than_nn() { return true; }
 bool backend_prefers_skinny_kernels() { return false; }
 
 }  // namespace xtgrad::detail

@@ -30,6 +30,7 @@ bool backend_threads_itself() { return true; }
 // OpenBLAS packs the whole weight before multiplying 7 rows: the skinny kernels stream it
 // instead (1.6-2x faster, docs/performance.md).
 bool backend_slow_on_narrow_c() { return false; }
+bool backend_nt_slower_than_nn() { return false; }
 bool backend_prefers_skinny_kernels() { return true; }
 
 }  // namespace xtgrad::detail

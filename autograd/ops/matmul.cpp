@@ -8,6 +8,8 @@
 #include <xtgrad/autograd/autocast.hpp>
 #include <xtgrad/autograd/bf16_weights.hpp>
 #include <xtgrad/autograd/gradient_consumer.hpp>
+#include <xtgrad/autograd/grad_mode.hpp>
+#include <xtgrad/autograd/transposed_weights.hpp>
 #include <xtgrad/gemm/blas.hpp>
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/autograd/ops/common.hpp>
@@ -286,9 +288,19 @@ Tensor linear_block_value(const Tensor& x, const Tensor& weight, const Tensor& b
     const std::uint16_t* w16_block = w16 ? w16->data() + w_offset : nullptr;
     // x in bf16 once, shared with the layers reading the same x and kept for dW in place of x
     const autocast::Bf16Copy x16 = p == DType::bf16 ? autocast::bf16_activation(x) : nullptr;
-    // y (rows, count) = x (rows, in) W[first:first+count] (count, in)ᵀ
-    gemm(p, false, true, r, no, ni, 1.f, x.ptr(), x16 ? x16->data() : nullptr, weight.ptr() + w_offset, w16_block, 0.f,
-         out.data());
+    // Under NoGradGuard a parameter's product runs on Wᵀ kept per version where the backend runs
+    // A·B faster than A·Bᵀ (autograd/transposed_weights.hpp); training's forwards drop those copies.
+    detail::TransposedCopy wt;
+    if (is_grad_enabled())
+        detail::drop_transposed_weights();
+    else if (p == DType::fp32 && nt_faster_as_nn(r, no, ni))
+        wt = detail::transposed_weight(weight);
+    if (wt)  // y (rows, count) = x (rows, in) Wᵀ[:, first:first+count] (in, count), Wᵀ's row stride out
+        gemm_ld(false, false, r, no, ni, 1.f, x.ptr(), ni, wt->data() + first,
+                detail::to_blas_int(ws[0], op), 0.f, out.data(), no);
+    else  // y (rows, count) = x (rows, in) W[first:first+count] (count, in)ᵀ
+        gemm(p, false, true, r, no, ni, 1.f, x.ptr(), x16 ? x16->data() : nullptr, weight.ptr() + w_offset,
+             w16_block, 0.f, out.data());
     if (bias.defined()) {  // y[i] += bias (rows, count), rows over the pool: a pass over y as big as the product's output
         const float* __restrict bp = bias.ptr() + first;
         float* y = out.data();

@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <limits>
 #include <exception>
+#include <iostream>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -57,6 +58,8 @@ inline std::string cli_footer(const std::string& extra = "") {
            "  XTGRAD_BLOCK_CACHE=0|1     0: arrays of 1 MiB and more from the C heap (for heaptrack or valgrind);\n"
            "                             1: from the block cache (less memory); unset: the CPU's default\n"
            "                             (docs/architecture.md, \"Where the blocks live\")\n"
+           "  XTGRAD_SMALL_GEMM=0|1 and the other speed switches: a speed mechanism off (0) or on (1); unset: the\n"
+           "                             CPU's default (their list: xtgrad_bench --list-switches; docs/performance.md)\n"
            "  XTGRAD_DIST_TIMEOUT=300    under mpirun: seconds a collective may wait for the other processes\n"
            "                             (a positive number, or with a unit: 90s, 5m, 1h)\n"
            "  OPENBLAS_NUM_THREADS,      ignored where --threads is an option: --threads sets the GEMM backend's\n"
@@ -78,6 +81,19 @@ inline CLI::Validator finite_range(double min, double max, bool min_excluded = f
         },
         fmt::format("FINITE in {}{:g}, {:g}]", min_excluded ? "(" : "[", min, max));
 }
+// Whole-number counts (--steps, --warmup): CLI11's PositiveNumber says "Value 0 not in range
+// 0.000000 to 1.79769e+308"; this says "--steps: 0 is below 1".
+inline CLI::Validator count_at_least(long long min) {
+    return CLI::Validator(
+        [=](std::string& text) -> std::string {
+            long long v = 0;
+            if (!CLI::detail::lexical_cast(text, v)) return "'" + text + "' is not a whole number";
+            if (v < min) return fmt::format("{} is below {}", text, min);
+            return {};
+        },
+        fmt::format("INT >= {}", min));
+}
+
 inline CLI::Validator positive_finite() { return finite_range(0, std::numeric_limits<double>::max(), true); }
 
 // --threads N (1..256), with the same meaning in every program.
@@ -110,7 +126,13 @@ inline std::optional<int> parse_or_exit(CLI::App& app, int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        return app.exit(e) == 0 ? kSuccess : kUsageError;
+        if (app.exit(e) != 0) return kUsageError;
+        // --help went to std::cout: a write that failed (a full disk, a closed pipe) is no success
+        if (!std::cout.flush()) {
+            std::fprintf(stderr, "%s: could not write the help to the standard output\n", program_name(app).c_str());
+            return kRuntimeError;
+        }
+        return kSuccess;
     }
     try {
         xtgrad::check_environment();

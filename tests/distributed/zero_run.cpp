@@ -17,6 +17,7 @@
 // starts from step 1 instead; --agreed-errors: an Error expected on every rank alike is printed by
 // each ("zero_run rank R of N: ..."), which then exits with status 3 after a barrier, instead of
 // ending the job at the first one (MPI_Abort would cut the others' lines). The cross-rank checks' tests.
+#include "examples/common/cli.hpp"
 #include "examples/common/data_parallel.hpp"
 #include <xtgrad/nn/checkpoint.hpp>
 #include <xtgrad/nn/parallel/distributed.hpp>
@@ -90,7 +91,7 @@ int main(int argc, char** argv) {
     app.add_option("--kill-rank", kill_rank, "this rank kills itself (SIGKILL) in step --kill-step");
     app.add_option("--kill-step", kill_step);
     app.add_option("--bucket-mb", bucket_mb, "DDP's bucket cap (the first bucket: the smaller of it and 1 MB)")
-        ->check(CLI::PositiveNumber)->capture_default_str();
+        ->check(xtgrad::cli::positive_finite())->capture_default_str();
     app.add_flag("--timeline", timeline, "print the last step's allreduces bucket by bucket, the share backward hid, "
                                           "and one blocking allreduce of every gradient");
     app.add_flag("--no-consolidate", no_consolidate, "save without consolidate_state_dict first (a misuse: an Error)");

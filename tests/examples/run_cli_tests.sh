@@ -238,8 +238,12 @@ for prog in examples/winter_games examples/random_copy examples/reverse examples
   if { [ "$prog" = bench/matmul_primitive_probe ] || [ "$prog" = bench/narrow_product_probe ]; } && [ ! -x "$build/$prog" ]; then continue; fi
   [ -x "$build/$prog" ] || { bad "$prog is not built"; continue; }
   if timeout 10 "$build/$prog" --help >help.log 2>&1 && grep -q XTGRAD_TRACE help.log && grep -q XTGRAD_BREAK_OP help.log \
-     && grep -q XTGRAD_ISA help.log \
+     && grep -q XTGRAD_ISA help.log && grep -q "the other speed switches" help.log \
      && grep -q "Exit status: 0 success, 1 runtime error" help.log; then ok "$prog --help"; else bad "$prog --help"; cat help.log; fi
+  # the help into a full device is a failed write, not a success
+  timeout 10 "$build/$prog" --help >/dev/full 2>help_full.log; st=$?
+  if [ "$st" -eq 1 ] && grep -q "could not write the help" help_full.log; then ok "$prog --help >/dev/full (exit 1)"
+  else bad "$prog --help >/dev/full: exit $st"; cat help_full.log; fi
   timeout 10 "$build/$prog" --no-such-option >/dev/null 2>&1; st=$?
   if [ "$st" -eq 2 ]; then ok "$prog --no-such-option (exit 2)"; else bad "$prog --no-such-option: exit $st"; fi
 done
@@ -248,6 +252,15 @@ if [ -x "$build/bench/narrow_product_probe" ]; then  # its one option, checked b
   says "--reps: Value 0 not in range 1 to 10000"
   expect 2 "narrow_product_probe --reps 10001" "$build/bench/narrow_product_probe" --reps 10001
 fi
+# counts say what is wrong in words (CLI11's PositiveNumber said "Value 0 not in range 0.000000 to 1.79769e+308")
+expect 2 "xtgrad_bench --steps 0" "$build/bench/xtgrad_bench" --steps 0
+says "--steps: 0 is below 1"
+expect 2 "xtgrad_bench --warmup -1" "$build/bench/xtgrad_bench" --warmup -1
+says "--warmup: -1 is below 0"
+expect 2 "xtgrad_bench --steps 2.5" "$build/bench/xtgrad_bench" --steps 2.5
+says "'2.5' is not a whole number"
+expect 2 "random_copy --save-every -1" "${rc[@]}" --save-every -1
+says "--save-every: -1 is below 0"
 for prog in examples/winter_games examples/random_copy examples/reverse examples/spiral bench/xtgrad_bench bench/skinny_bench bench/ddp_bench tools/parity; do
   if "$build/$prog" --help | grep -A1 -- "--threads" | grep -q "(oneDNN or OpenBLAS) and for xtgrad's own kernels"; then ok "$prog --threads: the shared meaning"; else bad "$prog --threads"; fi
 done
@@ -293,9 +306,9 @@ rcs=("$build/examples/random_copy" --batch 2 --len 8 --vocab 20 --layers 1 --hea
 # The list is the build's own (xtgrad_bench --list-switches, from autograd/speed_switches.hpp)
 listed=$("$build/bench/xtgrad_bench" --list-switches)
 speed_switches=$(cut -d' ' -f1 <<<"$listed")
-if [[ $(wc -l <<<"$listed") -eq 9 ]] && ! grep -vqE '^XTGRAD_[A-Z0-9_]+ (on|off)$' <<<"$listed" &&
+if [[ $(wc -l <<<"$listed") -eq 10 ]] && ! grep -vqE '^XTGRAD_[A-Z0-9_]+ (on|off)$' <<<"$listed" &&
    grep -qx XTGRAD_NARROW_NN_TRANSPOSED <<<"$speed_switches"; then
-  ok "xtgrad_bench --list-switches: 9 switches, each with this CPU's default"
+  ok "xtgrad_bench --list-switches: 10 switches, each with this CPU's default"
 else bad "xtgrad_bench --list-switches: '$listed'"; fi
 # The programs that parse by themselves (parse_or_exit) check the environment too, before any work
 # (xtgrad_bench read a switch only at its first use: a bad one ran, or failed mid-run with 1)
@@ -363,6 +376,24 @@ says "| run (config:threads[:batch]) | \`A\` (default on) | \`B\` (default off) 
 says "| seed-d:1 | **1.10** | **1.10** |"
 says "| seed-b:2:64 | **0.90** | **1.50** |"
 says "Run 2026-02-01T00:00:00Z (\`B\`: seed-b:2:64)"
+# The targets table takes each config from the newest run that measured it: a later run of
+# seed-d alone replaces seed-d's rows, and winter's stay from the older run.
+python3 - "$out/targets.jsonl" <<'PY'
+import json, sys
+def line(run_id, config, infer, framework="xtgrad"):
+    return {"framework": framework, "config": config, "threads": 1, "batch": None, "autocast": None,
+            "fwd_matmul_gflop": 1.0, "peak_rss_mib": 100, "run_id": run_id, "cpu": "Test CPU",
+            "cpu_id": "Test family 1 model 2", "commit": run_id[:4], "load": 1.0,
+            "phases": {"step": {"median_ms": 300}, "fwd": {"median_ms": 100}, "bwd": {"median_ms": 200},
+                       "infer": {"median_ms": infer}}}
+rows = [line("2026-01-01T00:00:00Z", "winter", 50), line("2026-01-01T00:00:00Z", "seed-d", 40),
+        line("2026-02-01T00:00:00Z", "seed-d", 20), line("2026-02-01T00:00:00Z", "seed-d", 30, "torch")]
+open(sys.argv[1], "w").write("".join(json.dumps(r) + "\n" for r in rows))
+PY
+expect 0 "bench/results.py render of two benchmark runs" python3 "$src/bench/results.py" render "$out/targets.jsonl"
+says "Run 2026-01-01T00:00:00Z (winter), commit 2026, 1-minute load 1.0-1.0; Run 2026-02-01T00:00:00Z (seed-d), commit 2026"
+says "|  |  | inference | 20.0 | - | - | - | 30.0 | 0.67 | - |  |"
+if grep -q "| 40.0 |" "$out/last.log"; then bad "  ...the older seed-d run's rows stayed"; else ok "  ...the older seed-d rows replaced"; fi
 # Hostile lines are refused by file and line, one line of message, never a traceback
 results_refuses() {  # JSON-LINE EXPECTED-MESSAGE
   printf '%s\n' "$1" >"$out/hostile.jsonl"

@@ -1,0 +1,52 @@
+#include <xtgrad/autograd/transposed_weights.hpp>
+
+#include <xtgrad/autograd/versioned_copies.hpp>
+#include <xtgrad/gemm/transpose.hpp>
+#include <xtgrad/threads/parallel.hpp>
+
+#include <atomic>
+
+namespace xtgrad::detail {
+
+namespace {
+
+VersionedCopies<TransposedCopy>& copies() {
+    static VersionedCopies<TransposedCopy> c;
+    return c;
+}
+std::atomic<bool> maybe_held{false};  // so that training's forwards skip the lock
+
+// values (out, in) -> (in, out), split over the pool by W's rows
+TransposedCopy transpose_values(const TensorValues& values) {
+    const std::size_t out = values.array.shape()[0], in = values.array.shape()[1];
+    auto copy = std::make_shared<Array>(empty_array({in, out}));
+    const float* w = values.array.data();
+    float* wt = copy->data();
+    parallel_rows(out, in, [&](std::size_t r0, std::size_t r1) {
+        transpose(w + r0 * in, static_cast<int>(r1 - r0), static_cast<int>(in), static_cast<int>(in), wt + r0,
+                  static_cast<int>(out));
+    });
+    return copy;
+}
+
+}  // namespace
+
+TransposedCopy transposed_weight(const Tensor& weight) {
+    if (!weight.defined() || !weight.is_leaf() || !weight.requires_grad() || weight.dim() != 2) return nullptr;
+    const std::shared_ptr<const TensorValues> values = weight.values_ptr();
+    if (!values) return nullptr;
+    maybe_held.store(true, std::memory_order_relaxed);
+    return copies().get(values, transpose_values);
+}
+
+void drop_transposed_weights() {
+    if (maybe_held.load(std::memory_order_relaxed) && maybe_held.exchange(false, std::memory_order_relaxed))
+        copies().clear();
+}
+
+TransposedWeightCounts transposed_weight_counts() {
+    const auto c = copies().counts();
+    return {c.made, c.reused, c.held};
+}
+
+}  // namespace xtgrad::detail
