@@ -33,9 +33,11 @@ bool adam_prefetch_by_cpu() { return !cpu_model().is_amd(25); }
 bool narrow_nn_transposed_by_cpu() { return cpu_model().is_amd(26); }
 
 // Inference's x·Wᵀ on a transposed copy of W (autograd/transposed_weights.hpp). On the Zen 4,
-// oneDNN's A·B beats its A·Bᵀ on tutorial D's forward shapes (one thread, GFLOP/s, NT -> NN):
-// (320, 256, 512) 95 -> 114, (640, 512, 2048) 104 -> 110, (320, 256, 2048) 98 -> 105; seed-d's
-// inference MEASURED. Not yet measured on the Zen 5 or the Intel Xeon: off there.
+// oneDNN's A·B beats its A·Bᵀ on tutorial D's forward shapes (bench/narrow_product_probe, one
+// thread, GFLOP/s, NT -> NN on Wᵀ kept): (320, 512, 2048) 100 -> 111, (640, 512, 512) 105 -> 111,
+// a 2-thread half (320, 256, 512) 105 -> 113; seed-d's inference, 3 alternating rounds, 471 -> 420
+// ms on one thread, 234 -> 220 on two; seed-b's within the drift. Not measured on the Zen 5 or
+// the Intel Xeon: off there.
 bool inference_weights_transposed_by_cpu() { return cpu_model().is_amd(25); }
 
 }  // namespace xtgrad::detail

@@ -1,9 +1,10 @@
 // narrow_product_probe: oneDNN's sgemm on products whose C is narrow (at most 512 columns, more
 // rows), as stored and reoriented, one thread: Aᵀ·B against Cᵀ = Bᵀ·A transposed into place,
-// A·B against A·(Bᵀ)ᵀ with B transposed first, and A·Bᵀ (a Linear's forward, B its (N, K)
-// weight) against A·(Bᵀ) with Bᵀ made first (the transposes timed in). gemm/blas.cpp reorients
-// where this measured faster (its comment has the Zen 5 numbers); run it on a new CPU to check the
-// rule still holds there. The last column is what gemm_ld does now. Built with -Dgemm=onednn.
+// A·B against A·(Bᵀ)ᵀ with B transposed first (the transposes timed in), and A·Bᵀ (a Linear's
+// forward, B its (N, K) weight) against A·(Bᵀ) on Bᵀ made once and kept, as inference keeps it
+// (autograd/transposed_weights.hpp; XTGRAD_INFERENCE_WEIGHTS_TRANSPOSED follows these rows).
+// gemm/blas.cpp reorients where this measured faster (its comment has the Zen 5 numbers); run it
+// on a new CPU to check the rules still hold there. The last column is what gemm_ld does now. Built with -Dgemm=onednn.
 //
 //   build/bench/narrow_product_probe [--reps R]
 #include <xtgrad/gemm/blas.hpp>
@@ -56,6 +57,7 @@ int run(int reps) {
         {"y = x WT, projection, tutorial D's encoder", Layout::NT, 320, 512, 512},
         {"y = x WT, feed-forward's second, decoder", Layout::NT, 640, 512, 2048},
         {"y = x WT, feed-forward's second, encoder", Layout::NT, 320, 512, 2048},
+        {"y = x WT, a thread's half on 2 threads", Layout::NT, 320, 256, 512},
         {"y = x WT, projection, tutorial B (3200 rows)", Layout::NT, 3200, 512, 512},
         {"y = x WT, 2048 columns: not narrow", Layout::NT, 640, 2048, 512},
     };
@@ -81,12 +83,12 @@ int run(int reps) {
                     detail::transpose(B.data(), K, N, N, scratch.data(), K);
                     dnnl_sgemm('N', 'T', M, N, K, 1.f, A.data(), lda, scratch.data(), K, 0.f, C.data(), N);
                     break;
-                case Layout::NT:  // Bᵀ (K, N) first, then A·Bᵀ as stored rows
-                    detail::transpose(B.data(), N, K, K, scratch.data(), N);
+                case Layout::NT:  // A·(Bᵀ) on Bᵀ (K, N) kept, made once below (as inference keeps it)
                     dnnl_sgemm('N', 'N', M, N, K, 1.f, A.data(), lda, scratch.data(), N, 0.f, C.data(), N);
                     break;
             }
         };
+        if (c.layout == Layout::NT) detail::transpose(B.data(), N, K, K, scratch.data(), N);
         const auto door = [&] { gemm_ld(ta, tb, M, N, K, 1.f, A.data(), lda, B.data(), ldb, 0.f, C.data(), N); };
         std::vector<double> t1, t2, t3;
         for (int r = 0; r < reps; ++r) {  // alternate, so a busy machine slows all alike
