@@ -4,6 +4,7 @@
 // XTGRAD_TRACE=false or =off switched the trace on.) Internal: only the library's sources include it.
 #pragma once
 
+#include <atomic>
 #include <string>
 #include <string_view>
 
@@ -39,6 +40,28 @@ SwitchValue switch_value(const EnvSwitch& s);
 
 // unset: s.unset_means(); 1: true; 0: false; anything else: fail_invalid_switch.
 bool read_switch(const EnvSwitch& s);
+
+// A switch the tests set both ways to reach both paths: its environment value (read at the first
+// use; an invalid one throws there, as read_switch does) unless set().
+class SettableSwitch {
+public:
+    explicit constexpr SettableSwitch(const EnvSwitch& s) : switch_(s) {}
+    bool get() const {
+        int v = set_.load(std::memory_order_relaxed);
+        if (v < 0) v = from_env_.load(std::memory_order_relaxed);
+        if (v < 0) {
+            v = read_switch(switch_) ? 1 : 0;
+            from_env_.store(v, std::memory_order_relaxed);
+        }
+        return v == 1;
+    }
+    void set(bool on) { set_.store(on ? 1 : 0, std::memory_order_relaxed); }
+
+private:
+    const EnvSwitch& switch_;
+    std::atomic<int> set_{-1};              // -1: not set
+    mutable std::atomic<int> from_env_{-1};  // -1: not read yet
+};
 
 // An environment variable's value as an error message quotes it: its first 40 bytes, each byte
 // outside printable ASCII as \xHH (the value is the user's, the message must stay one readable

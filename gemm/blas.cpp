@@ -118,7 +118,6 @@ void split_or_call_as_given(bool trans_a, bool trans_b, int M, int N, int K, flo
 // K·N (B) or M·N (C) floats, ~1-3 % of the product. bench/narrow_product_probe measures both
 // orientations on the CPU at hand.
 constexpr int kNarrowColumns = 512;
-std::atomic<int> narrow_nn_choice{-1};  // -1: the switch's value; 0 or 1: set_narrow_nn_transposed's
 constexpr double kMinReorientedMacs = 1 << 22;  // ~8 MFLOP: smaller products keep their shape
 // C's transpose costs ~0.4 ns per element (gemm/transpose.cpp), ~6 % of a (2048, 512) product over
 // 640 rows and 12 % over 320: narrow_product_probe, three runs, as stored → reoriented, GFLOP/s:
@@ -195,29 +194,15 @@ void split_or_call(bool trans_a, bool trans_b, int M, int N, int K, float alpha,
 
 }  // namespace
 
-bool detail::narrow_nn_transposed() {
-    const int choice = narrow_nn_choice.load(std::memory_order_relaxed);
-    if (choice >= 0) return choice == 1;
-    static const bool by_switch = detail::read_switch(detail::kNarrowNnTransposedSwitch);
-    return by_switch;
-}
-void detail::set_narrow_nn_transposed(bool transposed) {
-    narrow_nn_choice.store(transposed ? 1 : 0, std::memory_order_relaxed);
-}
-
 namespace {
-std::atomic<int> inference_transposed_choice{-1};  // -1: the switch's value; 0 or 1: set by a test
+detail::SettableSwitch narrow_nn_switch{detail::kNarrowNnTransposedSwitch};
+detail::SettableSwitch inference_transposed_switch{detail::kInferenceWeightsTransposedSwitch};
 }  // namespace
 
-bool detail::inference_weights_transposed() {
-    const int choice = inference_transposed_choice.load(std::memory_order_relaxed);
-    if (choice >= 0) return choice == 1;
-    static const bool by_switch = detail::read_switch(detail::kInferenceWeightsTransposedSwitch);
-    return by_switch;
-}
-void detail::set_inference_weights_transposed(bool transposed) {
-    inference_transposed_choice.store(transposed ? 1 : 0, std::memory_order_relaxed);
-}
+bool detail::narrow_nn_transposed() { return narrow_nn_switch.get(); }
+void detail::set_narrow_nn_transposed(bool transposed) { narrow_nn_switch.set(transposed); }
+bool detail::inference_weights_transposed() { return inference_transposed_switch.get(); }
+void detail::set_inference_weights_transposed(bool transposed) { inference_transposed_switch.set(transposed); }
 
 bool nt_faster_as_nn(int M, int N, int K) {
     return std::min({M, N, K}) > kSkinnyRows && !small_gemm_takes(M, N, K) && detail::backend_nt_slower_than_nn() &&
