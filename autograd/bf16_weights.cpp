@@ -18,7 +18,7 @@ struct ActivationEntry {
 };
 
 struct Cache {
-    detail::VersionedCopies<Bf16Copy> weights;
+    detail::VersionedCopies<std::vector<std::uint16_t>, TensorValues::kBf16Copy> weights;
     std::mutex mutex;  // the activations' (ops may be created on several threads; autocast state is per thread)
     std::unordered_map<const TensorValues*, ActivationEntry> activations;
     WeightCacheStats stats;  // the activations' counts
@@ -56,18 +56,28 @@ Bf16Copy bf16_activation(const Tensor& x) {
     const std::shared_ptr<const TensorValues> values = x.values_ptr();
     if (!values) return nullptr;
     Cache& c = cache();
-    const std::lock_guard<std::mutex> lock(c.mutex);
-    const auto found = c.activations.find(values.get());
-    if (found != c.activations.end() && found->second.owner.lock() == values && found->second.version == values->version)
-        if (Bf16Copy copy = found->second.copy.lock(); copy && copy->size() == values->array.size()) {
+    const std::uint64_t version = values->version;
+    const auto shared = [&]() -> Bf16Copy {  // under the lock: the copy of this version still held
+        const auto found = c.activations.find(values.get());
+        if (found == c.activations.end() || found->second.owner.lock() != values || found->second.version != version)
+            return nullptr;
+        Bf16Copy copy = found->second.copy.lock();
+        return copy && copy->size() == values->array.size() ? copy : nullptr;
+    };
+    {
+        const std::lock_guard<std::mutex> lock(c.mutex);
+        if (Bf16Copy copy = shared()) {
             ++c.stats.activation_hits;
             return copy;
         }
-    if (found == c.activations.end())  // a new tensor: drop the entries nobody holds first
-        std::erase_if(c.activations, [](const auto& e) { return e.second.owner.expired() || e.second.copy.expired(); });
-    Bf16Copy copy = convert(*values);
-    c.activations[values.get()] = ActivationEntry{values, values->version, copy};
+    }
+    Bf16Copy copy = convert(*values);  // outside the lock: it runs on the pool, whose jobs may come here
+    const std::lock_guard<std::mutex> lock(c.mutex);
     ++c.stats.activation_conversions;
+    if (Bf16Copy made_meanwhile = shared()) return made_meanwhile;
+    if (c.activations.find(values.get()) == c.activations.end())  // a new tensor: drop the entries nobody holds first
+        std::erase_if(c.activations, [](const auto& e) { return e.second.owner.expired() || e.second.copy.expired(); });
+    c.activations[values.get()] = ActivationEntry{values, version, copy};
     return copy;
 }
 

@@ -15,9 +15,9 @@
 // no input again and the fp32 input is not kept for it (torch's autocast keeps its cast copy the
 // same way). The cache holds no activation copy alive: the layers' backward closures do.
 //
-// A copy is kept while its tensor's values live (the cache holds a weak pointer to them; entries
-// of dead tensors are dropped at the next insertion) and is replaced by its next version, so the
-// cache holds at most one bf16 copy — half the fp32 bytes — of each weight used under autocast.
+// A weight's copy is kept in its values (autograd/versioned_copies.hpp), so it goes with the
+// tensor, and is replaced by its next version: at most one bf16 copy — half the fp32 bytes — of
+// each weight used under autocast.
 #pragma once
 
 #include <xtgrad/autograd/tensor.hpp>

@@ -28,7 +28,7 @@ std::string shown_env_value(std::string_view value) {
     std::string shown;
     for (const char c : value.substr(0, 40)) {
         const auto byte = static_cast<unsigned char>(c);
-        if (byte >= 0x20 && byte < 0x7f) shown += c;
+        if (byte >= 0x20 && byte < 0x7f && c != '\\') shown += c;  // a backslash too, or "\x01" would read as 0x01
         else shown += fmt::format("\\x{:02x}", byte);  // a newline, a control or a non-ASCII byte, shown
     }
     if (value.size() > 40) shown += fmt::format("... ({} bytes)", value.size());  // cut: say so, and how long

@@ -38,6 +38,15 @@ struct TensorValues {
     explicit TensorValues(Array a) : array(std::move(a)) {}
     Array array;
     std::uint64_t version = 0;  // +1 on every in-place write (PyTorch's version counter)
+    // Copies made from these values for faster products, each with the version it was made from:
+    // autocast's bf16 copy of a weight, inference's transposed one (autograd/versioned_copies.hpp,
+    // whose lock guards them). They go when the values go.
+    enum CopyKind { kBf16Copy, kTransposedCopy, kCopyKinds };
+    struct KeptCopy {
+        std::uint64_t version = 0;
+        std::shared_ptr<const void> copy;
+    };
+    mutable KeptCopy kept_copies[kCopyKinds];
 };
 using ValuesPtr = std::shared_ptr<TensorValues>;
 

@@ -4,17 +4,15 @@
 #include <xtgrad/gemm/transpose.hpp>
 #include <xtgrad/threads/parallel.hpp>
 
-#include <atomic>
 
 namespace xtgrad::detail {
 
 namespace {
 
-VersionedCopies<TransposedCopy>& copies() {
-    static VersionedCopies<TransposedCopy> c;
+VersionedCopies<Array, TensorValues::kTransposedCopy>& copies() {
+    static VersionedCopies<Array, TensorValues::kTransposedCopy> c;
     return c;
 }
-std::atomic<bool> maybe_held{false};  // so that training's forwards skip the lock
 
 // values (out, in) -> (in, out), split over the pool by W's rows
 TransposedCopy transpose_values(const TensorValues& values) {
@@ -35,14 +33,10 @@ TransposedCopy transposed_weight(const Tensor& weight) {
     if (!weight.defined() || !weight.is_leaf() || !weight.requires_grad() || weight.dim() != 2) return nullptr;
     const std::shared_ptr<const TensorValues> values = weight.values_ptr();
     if (!values) return nullptr;
-    maybe_held.store(true, std::memory_order_relaxed);
     return copies().get(values, transpose_values);
 }
 
-void drop_transposed_weights() {
-    if (maybe_held.load(std::memory_order_relaxed) && maybe_held.exchange(false, std::memory_order_relaxed))
-        copies().clear();
-}
+void drop_transposed_weights() { copies().clear_if_any(); }
 
 TransposedWeightCounts transposed_weight_counts() {
     const auto c = copies().counts();

@@ -385,8 +385,8 @@ int main(int argc, char** argv) {
                  "xtgrad_bench"};
     app.add_option("--config", o.configs, "winter, seed-b, seed-d or all (repeatable)")
         ->check(CLI::IsMember({"winter", "seed-b", "seed-d", "all"}));
-    app.add_option("--steps", o.steps, "timed steps")->capture_default_str()->check(cli::count_at_least(1));
-    app.add_option("--warmup", o.warmup, "untimed steps first")->capture_default_str()->check(cli::count_at_least(0));
+    app.add_option("--steps", o.steps, "timed steps")->capture_default_str()->transform(cli::count_at_least(1));
+    app.add_option("--warmup", o.warmup, "untimed steps first")->capture_default_str()->transform(cli::count_at_least(0));
     cli::add_threads_option(app, o.threads);
     app.add_option("--batch", o.batch, "seed-b batch size")->capture_default_str()->check(CLI::Range(std::size_t{1}, std::size_t{4096}));
     app.add_option("--d-heads", o.d_heads, "seed-d nhead (torch's default 8; the tutorial's example: 16)")->capture_default_str()

@@ -66,6 +66,11 @@ TEST_CASE("any other value is an Error naming the variable, the value and what 1
         CHECK_THROWS_WITH_AS(detail::read_switch(kTestSwitch),
                              "XTGRAD_TEST_SWITCH: '1\\x0a\\xff\\xfe\\x09\\x7f' is neither 1 (do it) nor 0 (do not)", Error);
     }
+    {
+        TestVariable text("\\x01");  // the four characters \x01, not the byte: the backslash escaped too
+        CHECK_THROWS_WITH_AS(detail::read_switch(kTestSwitch),
+                             "XTGRAD_TEST_SWITCH: '\\x5cx01' is neither 1 (do it) nor 0 (do not)", Error);
+    }
     TestVariable v(std::string(100, 'x').c_str());  // the value is cut at 40 characters, and says so
     CHECK_THROWS_WITH_AS(detail::read_switch(kTestSwitch),
                          ("XTGRAD_TEST_SWITCH: '" + std::string(40, 'x') + "... (100 bytes)' is neither 1 (do it) nor 0 (do not)").c_str(),

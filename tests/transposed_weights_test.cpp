@@ -10,8 +10,10 @@
 #include <xtgrad/autograd/transposed_weights.hpp>
 #include <xtgrad/gemm/blas.hpp>
 #include <xtgrad/simd/cpu_model.hpp>
+#include <xtgrad/threads/parallel.hpp>
 
 #include <string>
+#include <thread>
 
 TEST_SUITE_BEGIN("ops");
 
@@ -111,4 +113,39 @@ TEST_CASE("linear_rows under NoGradGuard reads its block of the transposed copy 
 TEST_CASE("the inference switch's default follows the CPU: on for AMD family 25 (Zen 4), where measured") {
     // XTGRAD_INFERENCE_WEIGHTS_TRANSPOSED is unset in the suite's environment
     CHECK(detail::kInferenceWeightsTransposedSwitch.unset_means() == cpu_model().is_amd(25));
+}
+
+TEST_CASE("a transposed copy goes with its weight, not at the next forward") {
+    if (std::string(gemm_backend_name()) != "onednn") return;
+    const TransposedWeightsSet on(true);
+    const NoGradGuard no_grad;
+    const Tensor x = rnd({kRows, kIn}, 8);
+    {
+        const Tensor w(rnd({kOut, kIn}, 9).data(), true);
+        (void)linear(x, w);
+        CHECK(detail::transposed_weight_counts().held == 1);
+    }
+    // the copy lived in the weight's values (TensorValues::kept_copies): nothing holds it now
+    CHECK(detail::transposed_weight_counts().held == 0);
+}
+
+TEST_CASE("a copy made on the pool while the pool's jobs ask for copies too does not deadlock") {
+    if (std::string(gemm_backend_name()) != "onednn") return;
+    // The copy was made under the cache's lock, on the pool: a thread holding the pool whose job
+    // asked for a copy waited for that lock while the lock's holder waited for the pool.
+    const TransposedWeightsSet on(true);
+    set_num_threads(2);
+    const Tensor x = rnd({64, 512}, 10);
+    std::thread direct([&] {
+        const NoGradGuard no_grad;
+        for (int i = 0; i < 40; ++i) (void)linear(x, Tensor(rnd({512, 512}, 100 + i).data(), true));
+    });
+    for (int i = 0; i < 40; ++i)
+        parallel_for(2, 1, [&](std::size_t, std::size_t) {
+            const NoGradGuard no_grad;
+            (void)linear(x, Tensor(rnd({512, 512}, 200 + i).data(), true));
+        });
+    direct.join();
+    set_num_threads(1);
+    CHECK(detail::transposed_weight_counts().held == 0);  // every weight died with its copy
 }

@@ -81,18 +81,31 @@ inline CLI::Validator finite_range(double min, double max, bool min_excluded = f
         },
         fmt::format("FINITE in {}{:g}, {:g}]", min_excluded ? "(" : "[", min, max));
 }
-// Whole-number counts (--steps, --warmup): CLI11's PositiveNumber says "Value 0 not in range
-// 0.000000 to 1.79769e+308"; this says "--steps: 0 is below 1".
-inline CLI::Validator count_at_least(long long min) {
+// Whole-number counts (--steps, --warmup, --save-every) in [min, max], for ->transform(): ASCII
+// decimal digits with an optional sign, rewritten without leading zeros before CLI11 converts the
+// text (its strtoll reads 010 as octal 8, 0x10 as 16, " 1" as 1, and gives LLONG_MAX past it).
+// CLI11's PositiveNumber said "Value 0 not in range 0.000000 to 1.79769e+308"; this says
+// "--steps: 0 is below 1".
+inline CLI::Validator count_in(long long min, long long max) {
     return CLI::Validator(
         [=](std::string& text) -> std::string {
-            long long v = 0;
-            if (!CLI::detail::lexical_cast(text, v)) return "'" + text + "' is not a whole number";
-            if (v < min) return fmt::format("{} is below {}", text, min);
+            const std::string shown = text.size() > 40 ? text.substr(0, 40) + "..." : text;
+            const bool negative = !text.empty() && text[0] == '-';
+            std::size_t i = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+            if (i == text.size() || text.find_first_not_of("0123456789", i) != std::string::npos)
+                return "'" + shown + "' is not a whole number";
+            while (i + 1 < text.size() && text[i] == '0') ++i;  // 010 is ten
+            const std::string digits = text.substr(i);
+            if (digits.size() > 18) return fmt::format("{} is {} {}", shown, negative ? "below" : "above", negative ? min : max);
+            const long long v = (negative ? -1 : 1) * std::stoll(digits);
+            if (v < min) return fmt::format("{} is below {}", shown, min);
+            if (v > max) return fmt::format("{} is above {}", shown, max);
+            text = std::to_string(v);
             return {};
         },
-        fmt::format("INT >= {}", min));
+        max == std::numeric_limits<int>::max() ? fmt::format("INT >= {}", min) : fmt::format("INT in [{}, {}]", min, max));
 }
+inline CLI::Validator count_at_least(long long min) { return count_in(min, std::numeric_limits<int>::max()); }
 
 inline CLI::Validator positive_finite() { return finite_range(0, std::numeric_limits<double>::max(), true); }
 

@@ -54,7 +54,7 @@ void add_run_options(CLI::App& app, RunOptions& o, const std::string& unit) {
     app.add_option("--save-every", o.save_every,
                    fmt::format("also save the run checkpoint every N {}s (0: only at the end)", unit))
         ->capture_default_str()
-        ->check(cli::count_at_least(0));
+        ->transform(cli::count_at_least(0));
     app.add_flag("--detect-anomaly", o.detect_anomaly,
                  "when a loss or gradient norm is not finite, re-run that step in anomaly mode (AnomalyGuard) to "
                  "name the op and the module where the NaN/Inf is born");

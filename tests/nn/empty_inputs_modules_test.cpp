@@ -18,7 +18,7 @@ namespace tc = nn::tutorial_c;
 
 namespace {
 
-constexpr std::size_t kD = 8, kH = 2, kFf = 12;
+constexpr std::size_t kModelDim = 8, kNumHeads = 2, kFeedForward = 12;
 
 Tensor zeros(const Shape& s) { return Tensor::zeros(s, /*requires_grad=*/true); }
 Ids ids(const std::vector<std::size_t>& s) { return Ids(xt::ones<std::int64_t>(s)); }
@@ -34,7 +34,7 @@ void empty_result(const Tensor& y, const Shape& expected, const Tensor& input) {
     CHECK(Shape(grad.shape().begin(), grad.shape().end()) == input.shape());
 }
 
-tc::Config small_c() { return tc::Config().d_model(kD).d_ff(kFf).d_k(3).d_v(5).n_layers(1).n_heads(kH); }
+tc::Config small_c() { return tc::Config().d_model(kModelDim).d_ff(kFeedForward).d_k(3).d_v(5).n_layers(1).n_heads(kNumHeads); }
 
 }  // namespace
 
@@ -50,43 +50,43 @@ TEST_CASE("empty inputs, tutorial A: attention passes batch 0 and length 0, a qu
     CHECK(r.context.shape() == Shape{2, 3, 5});
     CHECK(xt::all(xt::equal(r.context.data(), 0.f)));
 
-    ta::MultiHeadAttention mha(kD, kH);
-    Tensor x = zeros({0, 3, kD});
-    empty_result(mha.forward(x, x, x).context, {0, 3, kD}, x);
-    Tensor x0 = zeros({2, 0, kD});
+    ta::MultiHeadAttention mha(kModelDim, kNumHeads);
+    Tensor x = zeros({0, 3, kModelDim});
+    empty_result(mha.forward(x, x, x).context, {0, 3, kModelDim}, x);
+    Tensor x0 = zeros({2, 0, kModelDim});
     const Mask m = no_mask({2, 0, 0});
-    empty_result(mha.forward(x0, x0, x0, &m).context, {2, 0, kD}, x0);
+    empty_result(mha.forward(x0, x0, x0, &m).context, {2, 0, kModelDim}, x0);
 }
 
 TEST_CASE("empty inputs, tutorial A: the Conv1d FFN passes batch 0 and names itself for length 0, as torch refuses") {
-    ta::PositionalWiseFeedForward ffn(kD, kFf);
-    Tensor x = zeros({0, 3, kD});
-    empty_result(ffn.forward(x), {0, 3, kD}, x);
-    test::expect_error([&] { ffn.forward(zeros({2, 0, kD})); }, {"PositionalWiseFeedForward", "(2,0,8)", "length 0"});
+    ta::PositionalWiseFeedForward ffn(kModelDim, kFeedForward);
+    Tensor x = zeros({0, 3, kModelDim});
+    empty_result(ffn.forward(x), {0, 3, kModelDim}, x);
+    test::expect_error([&] { ffn.forward(zeros({2, 0, kModelDim})); }, {"PositionalWiseFeedForward", "(2,0,8)", "length 0"});
 
-    ta::EncoderLayer layer(kD, kH, kFf);
-    Tensor e = zeros({0, 3, kD});
-    empty_result(layer.forward(e).output, {0, 3, kD}, e);
-    ta::DecoderLayer dec(kD, kH, kFf);
-    Tensor d = zeros({0, 2, kD});
-    empty_result(dec.forward(d, zeros({0, 3, kD})).output, {0, 2, kD}, d);
-    test::expect_error([&] { dec.forward(zeros({2, 0, kD}), zeros({2, 3, kD})); },
+    ta::EncoderLayer layer(kModelDim, kNumHeads, kFeedForward);
+    Tensor e = zeros({0, 3, kModelDim});
+    empty_result(layer.forward(e).output, {0, 3, kModelDim}, e);
+    ta::DecoderLayer dec(kModelDim, kNumHeads, kFeedForward);
+    Tensor d = zeros({0, 2, kModelDim});
+    empty_result(dec.forward(d, zeros({0, 3, kModelDim})).output, {0, 2, kModelDim}, d);
+    test::expect_error([&] { dec.forward(zeros({2, 0, kModelDim}), zeros({2, 3, kModelDim})); },
                        {"PositionalWiseFeedForward", "'feed_forward'", "(2,0,8)"});
 }
 
 TEST_CASE("empty inputs, tutorial A: Encoder, Decoder, Transformer and the masks") {
     CHECK(ta::padding_mask(ids({0, 4}), ids({0, 3})).shape() == std::vector<std::size_t>{0, 3, 4});
     CHECK(ta::sequence_mask(ids({2, 0})).shape() == std::vector<std::size_t>{2, 0, 0});
-    ta::PositionalEncoding pe(kD, 6);
-    CHECK(pe.forward(Ids::from_shape({0})).shape() == Shape{0, 0, kD});
+    ta::PositionalEncoding pe(kModelDim, 6);
+    CHECK(pe.forward(Ids::from_shape({0})).shape() == Shape{0, 0, kModelDim});
 
-    ta::Transformer model(10, 6, 10, 6, 1, kD, kH, kFf, 0.f);
+    ta::Transformer model(10, 6, 10, 6, 1, kModelDim, kNumHeads, kFeedForward, 0.f);
     // The notebook's positions take max(input_len), which torch refuses for an empty batch;
     // xtgrad names the encoder and the shapes.
     test::expect_error([&] { model.forward(ids({0, 4}), Ids::from_shape({0}), ids({0, 3}), Ids::from_shape({0})); },
                        {"Encoder 'encoder'", "inputs (0,4)"});
-    ta::Decoder decoder(10, 6, 1, kD, kH, kFf);
-    test::expect_error([&] { decoder.forward(ids({2, 0}), Ids(xt::zeros<std::int64_t>({2})), zeros({2, 3, kD})); },
+    ta::Decoder decoder(10, 6, 1, kModelDim, kNumHeads, kFeedForward);
+    test::expect_error([&] { decoder.forward(ids({2, 0}), Ids(xt::zeros<std::int64_t>({2})), zeros({2, 3, kModelDim})); },
                        {"PositionalWiseFeedForward 'decoder_layers.0.feed_forward'", "(2,0,8)"});
     const Ids zero_len = Ids(xt::zeros<std::int64_t>({2}));
     test::expect_error([&] { model.forward(Ids::from_shape({2, 0}), zero_len, ids({2, 3}), Ids{3, 3}); },
@@ -94,23 +94,23 @@ TEST_CASE("empty inputs, tutorial A: Encoder, Decoder, Transformer and the masks
 }
 
 TEST_CASE("empty inputs, tutorial B: every module passes batch 0 and length 0 (Linear layers, as torch)") {
-    tb::MultiHeadAttention mha(kD, kH);
-    for (const Shape& s : {Shape{0, 3, kD}, Shape{2, 0, kD}}) {
+    tb::MultiHeadAttention mha(kModelDim, kNumHeads);
+    for (const Shape& s : {Shape{0, 3, kModelDim}, Shape{2, 0, kModelDim}}) {
         CAPTURE(shape_str(s));
         Tensor x = zeros(s);
         empty_result(mha.forward(x, x, x, keep_all({s[0], 1, s[1], s[1]})), s, x);
         Tensor f = zeros(s);
-        empty_result(tb::PositionWiseFeedForward(kD, kFf).forward(f), s, f);
+        empty_result(tb::PositionWiseFeedForward(kModelDim, kFeedForward).forward(f), s, f);
         Tensor p = zeros(s);
-        empty_result(tb::PositionalEncoding(kD, 6).forward(p), s, p);
+        empty_result(tb::PositionalEncoding(kModelDim, 6).forward(p), s, p);
         Tensor e = zeros(s);
-        empty_result(tb::EncoderLayer(kD, kH, kFf, 0.f).forward(e, keep_all({s[0], 1, 1, s[1]})), s, e);
+        empty_result(tb::EncoderLayer(kModelDim, kNumHeads, kFeedForward, 0.f).forward(e, keep_all({s[0], 1, 1, s[1]})), s, e);
         Tensor d = zeros(s);
-        empty_result(tb::DecoderLayer(kD, kH, kFf, 0.f).forward(d, zeros(s), keep_all({s[0], 1, 1, s[1]}),
+        empty_result(tb::DecoderLayer(kModelDim, kNumHeads, kFeedForward, 0.f).forward(d, zeros(s), keep_all({s[0], 1, 1, s[1]}),
                                                                  keep_all({s[0], 1, s[1], s[1]})),
                      s, d);
     }
-    tb::Transformer model(10, 10, kD, kH, 1, kFf, 6, 0.f);
+    tb::Transformer model(10, 10, kModelDim, kNumHeads, 1, kFeedForward, 6, 0.f);
     CHECK(model.forward(ids({0, 4}), ids({0, 3})).shape() == Shape{0, 3, 10});
     CHECK(model.forward(ids({2, 0}), ids({2, 3})).shape() == Shape{2, 3, 10});
     CHECK(model.forward(ids({2, 4}), ids({2, 0})).shape() == Shape{2, 0, 10});
@@ -118,18 +118,18 @@ TEST_CASE("empty inputs, tutorial B: every module passes batch 0 and length 0 (L
 
 TEST_CASE("empty inputs, tutorial C: every module passes batch 0; length 0 is named by the FFN, as torch refuses") {
     tc::ScaledDotProductAttention sdpa(3);
-    Tensor q = zeros({0, kH, 3, 3});
-    empty_result(sdpa.forward(q, zeros({0, kH, 3, 3}), zeros({0, kH, 3, 5}), no_mask({0, kH, 3, 3})).context,
-                 {0, kH, 3, 5}, q);
-    tc::MultiHeadAttention mha(kD, kH, 3, 5);
-    Tensor x = zeros({0, 3, kD});
-    empty_result(mha.forward(x, x, x, no_mask({0, 3, 3})).output, {0, 3, kD}, x);
-    Tensor x0 = zeros({2, 0, kD});
-    empty_result(mha.forward(x0, x0, x0, no_mask({2, 0, 0})).output, {2, 0, kD}, x0);
-    tc::PoswiseFeedForwardNet ffn(kD, kFf);
-    Tensor f = zeros({0, 3, kD});
-    empty_result(ffn.forward(f), {0, 3, kD}, f);
-    test::expect_error([&] { ffn.forward(zeros({2, 0, kD})); }, {"tutorial_c::PoswiseFeedForwardNet", "(2,0,8)"});
+    Tensor q = zeros({0, kNumHeads, 3, 3});
+    empty_result(sdpa.forward(q, zeros({0, kNumHeads, 3, 3}), zeros({0, kNumHeads, 3, 5}), no_mask({0, kNumHeads, 3, 3})).context,
+                 {0, kNumHeads, 3, 5}, q);
+    tc::MultiHeadAttention mha(kModelDim, kNumHeads, 3, 5);
+    Tensor x = zeros({0, 3, kModelDim});
+    empty_result(mha.forward(x, x, x, no_mask({0, 3, 3})).output, {0, 3, kModelDim}, x);
+    Tensor x0 = zeros({2, 0, kModelDim});
+    empty_result(mha.forward(x0, x0, x0, no_mask({2, 0, 0})).output, {2, 0, kModelDim}, x0);
+    tc::PoswiseFeedForwardNet ffn(kModelDim, kFeedForward);
+    Tensor f = zeros({0, 3, kModelDim});
+    empty_result(ffn.forward(f), {0, 3, kModelDim}, f);
+    test::expect_error([&] { ffn.forward(zeros({2, 0, kModelDim})); }, {"tutorial_c::PoswiseFeedForwardNet", "(2,0,8)"});
 
     CHECK(tc::get_attn_pad_mask(ids({0, 4}), ids({0, 3})).shape() == std::vector<std::size_t>{0, 4, 3});
     CHECK(tc::get_dec_self_attn_mask(ids({2, 0})).shape() == std::vector<std::size_t>{2, 0, 0});
@@ -140,7 +140,7 @@ TEST_CASE("empty inputs, tutorial C: every module passes batch 0; length 0 is na
     tc::Transformer model(small_c());
     tc::TransformerOutput out = model.forward(ids({0, 4}), ids({0, 3}));
     CHECK(out.logits.shape() == Shape{0, small_c().tgt_vocab_size()});
-    CHECK(out.dec_enc_attns.at(0).shape() == Shape{0, kH, 3, 4});
+    CHECK(out.dec_enc_attns.at(0).shape() == Shape{0, kNumHeads, 3, 4});
     CHECK(model.greedy_decode(ids({0, 4}), 7, 8).shape(0) == 0);
     test::expect_error([&] { model.forward(ids({1, 0}), ids({1, 3})); },
                        {"tutorial_c::PoswiseFeedForwardNet", "'encoder.layers.0.pos_ffn'", "(1,0,8)"});
