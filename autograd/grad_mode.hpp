@@ -1,5 +1,8 @@
 // Grad mode: whether ops record the graph. Off inside a NoGradGuard (RAII, as
-// torch.no_grad()), e.g. for optimizer steps and inference.
+// torch.no_grad()), e.g. for optimizer steps and inference. With it off, a Linear layer may keep
+// a transposed copy of its weight for the next forwards, where the CPU's products are faster so
+// (one more copy of the weights while inferring, dropped by the next forward with grad mode on;
+// XTGRAD_INFERENCE_WEIGHTS_TRANSPOSED=0 turns it off; docs/performance.md).
 #pragma once
 
 namespace xtgrad {
