@@ -37,7 +37,9 @@ bool narrow_nn_transposed_by_cpu() { return cpu_model().is_amd(26); }
 // thread, GFLOP/s, NT -> NN on Wᵀ kept): (320, 512, 2048) 100 -> 111, (640, 512, 512) 105 -> 111,
 // a 2-thread half (320, 256, 512) 105 -> 113; seed-d's inference, 3 alternating rounds, 471 -> 420
 // ms on one thread, 234 -> 220 on two; seed-b's within the drift. Not measured on the Zen 5 or
-// the Intel Xeon: off there.
+// the Intel Xeon: off there. By CPU, not by a start-up timing: the two orientations sum K in
+// other orders where K = 2048 (most outputs differ in their last bits), and two runs on one
+// machine should agree.
 bool inference_weights_transposed_by_cpu() { return cpu_model().is_amd(25); }
 
 }  // namespace xtgrad::detail
