@@ -2,7 +2,6 @@
 
 #include <xtgrad/autograd/versioned_copies.hpp>
 #include <xtgrad/gemm/transpose.hpp>
-#include <xtgrad/threads/parallel.hpp>
 
 
 namespace xtgrad::detail {
@@ -18,12 +17,8 @@ VersionedCopies<Array, TensorValues::kTransposedCopy>& copies() {
 TransposedCopy transpose_values(const TensorValues& values) {
     const std::size_t out = values.array.shape()[0], in = values.array.shape()[1];
     auto copy = std::make_shared<Array>(empty_array({in, out}));
-    const float* w = values.array.data();
-    float* wt = copy->data();
-    parallel_rows(out, in, [&](std::size_t r0, std::size_t r1) {
-        transpose(w + r0 * in, static_cast<int>(r1 - r0), static_cast<int>(in), static_cast<int>(in), wt + r0,
-                  static_cast<int>(out));
-    });
+    transpose_on_pool(values.array.data(), static_cast<int>(out), static_cast<int>(in), static_cast<int>(in),
+                      copy->data(), static_cast<int>(out));
     return copy;
 }
 

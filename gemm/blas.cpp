@@ -173,10 +173,7 @@ void nn_through_transposed_b(int M, int N, int K, float alpha, const float* A, i
                              float beta, float* C, int ldc) {
     const TransposeScratch bt(static_cast<std::size_t>(K) * N);
     float* const out = bt.data();
-    parallel_rows(static_cast<std::size_t>(K), static_cast<std::size_t>(N), [&](std::size_t k0, std::size_t k1) {
-        detail::transpose(B + static_cast<std::ptrdiff_t>(k0) * ldb, static_cast<int>(k1 - k0), N, ldb,
-                          out + k0, K);
-    });
+    detail::transpose_on_pool(B, K, N, ldb, out, K);
     split_or_call_as_given(false, true, M, N, K, alpha, A, lda, out, K, beta, C, ldc);
 }
 

@@ -5,6 +5,8 @@
 // 0.27 ns for the one that adds into C).
 #include <xtgrad/gemm/transpose.hpp>
 
+#include <xtgrad/threads/parallel.hpp>
+
 #include <immintrin.h>
 
 #include <algorithm>
@@ -81,6 +83,13 @@ void add_transposed(const float* T, int rows, int cols, int ldt, float beta, flo
             float& out = C[static_cast<std::ptrdiff_t>(r) * ldc + c];
             out = T[static_cast<std::ptrdiff_t>(c) * ldt + r] + beta * out;
         }
+}
+
+void transpose_on_pool(const float* src, int rows, int cols, int ld_src, float* dst, int ld_dst) {
+    parallel_rows(static_cast<std::size_t>(rows), static_cast<std::size_t>(cols), [&](std::size_t r0, std::size_t r1) {
+        transpose(src + static_cast<std::ptrdiff_t>(r0) * ld_src, static_cast<int>(r1 - r0), cols, ld_src, dst + r0,
+                  ld_dst);
+    });
 }
 
 }  // namespace xtgrad::detail
