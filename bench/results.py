@@ -12,170 +12,15 @@ the targets table (each config against the ideal and against torch) from the new
 CPU, and the switches' on/off table, each cell (a switch on a config) from the newest run that
 measured it. `--check` fails when the tables between a file's `<!-- results:NAME -->` and
 `<!-- /results:NAME -->` markers are not what `render` prints, so the docs cannot drift from the
-data (tests/docs/run_doc_blocks.py runs it).
+data (tests/docs/run_doc_blocks.py runs it). Reading and checking the lines: bench/result_lines.py.
 """
-import json
 import math
 import os
 import statistics
-import subprocess
 import sys
-import time
 from collections import OrderedDict
 
-
-def fail(message):
-    sys.stderr.write(f"results.py: {message}\n")
-    sys.exit(2)
-
-
-# ---- stamp -------------------------------------------------------------------------------------
-
-def cpu_identity():
-    """('AMD EPYC', 'AMD family 25 model 17'): the model name and the identity tables group by."""
-    name, vendor, family, model = "?", "?", "?", "?"
-    try:
-        for line in open("/proc/cpuinfo", errors="replace"):
-            key, _, value = line.partition(":")
-            key, value = key.strip(), value.strip()
-            if key == "model name" and name == "?": name = value
-            elif key == "vendor_id" and vendor == "?": vendor = {"AuthenticAMD": "AMD", "GenuineIntel": "Intel"}.get(value, value)
-            elif key == "cpu family" and family == "?": family = value
-            elif key == "model" and model == "?": model = value
-    except OSError:
-        pass
-    return name, f"{vendor} family {family} model {model}"
-
-
-def commit():
-    here = os.path.dirname(os.path.abspath(__file__))
-    try:
-        head = subprocess.run(["git", "-C", here, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
-                              check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", here, "status", "--porcelain", "--untracked-files=no"],
-                               capture_output=True, text=True, check=True).stdout.strip()
-        return head + ("+changes" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "?"
-
-
-def stamp(lines, out):
-    name, cpu_id = cpu_identity()
-    extra = {"cpu": name, "cpu_id": cpu_id, "commit": commit(),
-             "run_id": os.environ.get("XTGRAD_BENCH_RUN_ID") or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-             "load": float(open("/proc/loadavg").read().split()[0]), "date": time.strftime("%Y-%m-%d", time.gmtime())}
-    for line in lines:
-        if not line.strip().startswith("{"):
-            out.write(line)  # comments and tables pass through
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError as e:
-            fail(f"a line on stdin is not JSON ({e}): {line[:80]!r}")
-        row.update({k: v for k, v in extra.items() if k not in row})
-        out.write(json.dumps(row) + "\n")
-    out.flush()
-
-
-# ---- render ------------------------------------------------------------------------------------
-
-def is_number(x, positive=False):
-    """A finite JSON number (a 400-digit integer is not: it would overflow every float sum)."""
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        return False
-    ok = abs(x) < 1e300 if isinstance(x, int) else math.isfinite(x) and abs(x) < 1e300
-    return ok and (x > 0 if positive else True)
-
-
-def is_whole(x, least=1):
-    return isinstance(x, int) and not isinstance(x, bool) and least <= x < 1 << 31
-
-
-def plain_text(x):
-    """Text a table cell or a marker can hold: no |, `, <, >, control characters."""
-    return isinstance(x, str) and 0 < len(x) <= 200 and not any(c in "|`<>" or ord(c) < 32 or ord(c) == 127 for c in x)
-
-
-def phases_problem(phases):
-    """What is wrong with a result's phases (name -> {median_ms, ...}), or None."""
-    if not isinstance(phases, dict):
-        return "its phases are not an object"
-    for name, phase in phases.items():
-        if not isinstance(phase, dict) or not is_number(phase.get("median_ms"), positive=True):
-            return f"phase {name!r} has no positive finite median_ms"
-    return None
-
-
-def row_problem(row):
-    """What a stamped line lacks that the tables read, or None: a bad line is refused by name, not
-    met later as a traceback."""
-    if not isinstance(row, dict) or "cpu_id" not in row:
-        return "has no cpu_id: bench/results holds stamped lines (bench/results.py stamp)"
-    for key in ("cpu_id", "cpu", "run_id", "commit"):
-        if (key in row or key != "cpu") and not plain_text(row.get(key)):
-            return f"has no {key} as plain text (1-200 characters, none of | ` < > or a control character)"
-    if not is_number(row.get("load")) or row["load"] < 0:
-        return "has no load (a number >= 0)"
-    if row.get("mode") == "switches":
-        if not isinstance(row.get("pair"), str) or not row["pair"].startswith("XTGRAD_"):
-            return "is a switch line without a pair (XTGRAD_...)"
-        if row.get("side") not in ("on", "off"):
-            return "is a switch line whose side is neither on nor off"
-        if not is_whole(row.get("round")):
-            return "is a switch line without a round (1, 2, ...)"
-        if not plain_text(row.get("run")) or not plain_text(row["pair"]):
-            return "is a switch line without a run (config:threads[:batch]) as plain text"
-        result = row.get("result")
-        if not isinstance(result, dict):
-            return "is a switch line without a result"
-        if result.get("batch") is not None and not is_whole(result["batch"]):
-            return "has a batch that is not a whole number"
-        defaults = result.get("switch_defaults")
-        if defaults is not None and not (isinstance(defaults, dict) and all(
-                isinstance(k, str) and isinstance(v, bool) for k, v in defaults.items())):
-            return "has switch_defaults that are not names to true or false"
-        return phases_problem(result.get("phases"))
-    if row.get("framework") in ("xtgrad", "torch"):
-        if row.get("config") not in TARGET_PHASES or not is_whole(row.get("threads")):
-            return f"is a benchmark line without a known config ({', '.join(TARGET_PHASES)}) and a thread count"
-        if row.get("batch") is not None and not is_whole(row["batch"]):
-            return "has a batch that is not a whole number"
-        if row.get("autocast") is not None and not plain_text(row["autocast"]):
-            return "has an autocast that is not a name (bf16)"
-        if row.get("fwd_matmul_gflop") is not None and not is_number(row["fwd_matmul_gflop"], positive=True):
-            return "has a fwd_matmul_gflop that is not a positive number"
-        if not is_number(row.get("peak_rss_mib")):
-            return "is a benchmark line without peak_rss_mib"
-        return phases_problem(row.get("phases"))
-    if row.get("framework") == "machine":
-        sgemm = row.get("sgemm", [])
-        if not isinstance(sgemm, list) or not all(
-                isinstance(g, dict) and is_whole(g.get("threads")) and is_number(g.get("gflops"), positive=True)
-                for g in sgemm):
-            return "is a machine line whose sgemm rows lack threads or a positive gflops"
-        for key in ("fma_avx512_gflops_per_core", "fma_avx2_gflops_per_core"):
-            if row.get(key) is not None and not is_number(row[key], positive=True):
-                return f"is a machine line whose {key} is not a positive number"
-    return None
-
-
-def load(paths):
-    rows = []
-    for path in paths:
-        if not os.path.isfile(path):
-            fail(f"{path} is not a file")
-        for number, line in enumerate(open(path, errors="replace"), 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except (ValueError, RecursionError) as e:
-                fail(f"{path}:{number} is not a JSON line ({str(e)[:80]})")
-            problem = row_problem(row)
-            if problem:
-                fail(f"{path}:{number} {problem}")
-            rows.append(row)
-    return rows
+from result_lines import CONFIGS, fail, load, stamp
 
 
 def median_ms(runs, phase):
@@ -214,14 +59,12 @@ def phase_ms(runs, phase, pick):
 # The phases issue 46's targets name, per config: (fp32, autocast)
 TARGET_PHASES = {"winter": (["step"], ["step"]), "seed-d": (["fwd+bwd", "infer"], ["fwd+bwd"]),
                  "seed-b": (["step", "infer"], ["step"])}
+assert tuple(TARGET_PHASES) == CONFIGS, "TARGET_PHASES names each of result_lines.CONFIGS, in its order"
 
 
 def targets_table(rows, peak_core, ceiling):
     """Each issue target's measure: ms, the ideal (matmul FLOPs at the FMA peak; and at the best
     sgemm rate on this CPU), torch at its best, the ratios; autocast rows against xtgrad's fp32."""
-    rows = [r for r in rows if not r.get("optimizer_in_backward")]
-    if not rows:
-        return None
     # Each config from the newest run that measured it, so that a run of one config replaces its rows alone
     newest_of = OrderedDict()
     for r in rows:
@@ -239,7 +82,9 @@ def targets_table(rows, peak_core, ceiling):
     out = ["; ".join(run_line(i) for i in run_ids) + ".", "",
            "| config | threads | phase | xtgrad ms | ideal ms | × ideal | × GEMM ceiling | torch ms | × torch | × xtgrad fp32 "
            "| peak RSS MiB xtgrad / torch |", "|---|---|---|---|---|---|---|---|---|---|---|"]
-    key = lambda r: (r["config"], r["threads"], r.get("batch"), r.get("autocast"))
+    # xtgrad's runs with the step inside backward (--optimizer-in-backward) get rows of their own,
+    # against torch's step (after backward: torch_bench.py has no such mode)
+    key = lambda r: (r["config"], r["threads"], r.get("batch"), r.get("autocast"), bool(r.get("optimizer_in_backward")))
     keys = list(OrderedDict((key(r), None) for r in rows if r["framework"] == "xtgrad"))
     keys.sort(key=lambda k: (list(TARGET_PHASES).index(k[0]), k[1]))  # stable: a run's own order within
     by_key = {}
@@ -247,10 +92,11 @@ def targets_table(rows, peak_core, ceiling):
         by_key.setdefault((key(r), r["framework"]), []).append(r)
     runs = lambda k, fw: by_key.get((k, fw), [])
     for k in keys:
-        config, threads, batch, autocast = k
-        xt, th = runs(k, "xtgrad"), runs(k, "torch")
-        fp32 = runs((config, threads, batch, None), "xtgrad") if autocast else []
-        name = config + (f" (batch {batch})" if batch else "") + (f", autocast {autocast}" if autocast else "")
+        config, threads, batch, autocast, in_backward = k
+        xt, th = runs(k, "xtgrad"), runs((config, threads, batch, autocast, False), "torch")
+        fp32 = runs((config, threads, batch, None, in_backward), "xtgrad") if autocast else []
+        name = (config + (f" (batch {batch})" if batch else "") + (f", autocast {autocast}" if autocast else "")
+                + (", step in backward" if in_backward else ""))
         flop = xt[0].get("fwd_matmul_gflop")
         first = True
         for phase in TARGET_PHASES[config][bool(autocast)]:
@@ -366,9 +212,10 @@ def render(rows):
         bench = [r for r in mine if r.get("framework") in ("xtgrad", "torch")]
         targets = targets_table(bench, peak or None, ceiling) if bench else None
         if targets:
-            tables[f"targets-{slug}"] = [f"{cpu_id}: FMA peak {peak:.0f} GFLOP/s per core (the highest "
-                                         f"measured), best sgemm " + ", ".join(f"{v:.0f} on {t} thread(s)" for t, v in
-                                                                               sorted(ceiling.items())) + "."] + targets
+            scale = (f"FMA peak {peak:.0f} GFLOP/s per core (the highest measured), best sgemm " + ", ".join(
+                f"{v:.0f} on {t} thread(s)" for t, v in sorted(ceiling.items())) if peak and ceiling
+                else "no ceiling measured (bench/ceiling_bench), so no ideal")
+            tables[f"targets-{slug}"] = [f"{cpu_id}: {scale}."] + targets
         switched = [r for r in mine if r.get("mode") == "switches"]
         switches = switches_table(switched) if switched else None
         if switches:
@@ -424,7 +271,11 @@ def check(doc_paths, tables):
 
 def main(argv):
     if not argv or argv[0] in ("-h", "--help"):
-        print(__doc__.strip())
+        try:
+            print(__doc__.strip(), flush=True)
+        except OSError as e:
+            sys.stderr.write(f"results.py: could not write the help ({e.strerror})\n")
+            return 1
         return 0
     if argv[0] == "stamp":
         stamp(sys.stdin, sys.stdout)

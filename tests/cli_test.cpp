@@ -1,5 +1,5 @@
 // The examples' command-line convention (examples/common/cli.hpp): counts read in decimal, refused
-// with a message naming the option and the value.
+// with a message naming the option and the value; flags take no value.
 #include "examples/common/cli.hpp"
 #include "tests/test_util.hpp"
 
@@ -58,3 +58,28 @@ TEST_CASE("count_in refuses a count outside its range, naming it, and never wrap
     const std::string long_text(200, '9');  // the message quotes 40 characters of it
     CHECK(parse_count(long_text, 0).error == "--n: " + std::string(40, '9') + "... is above 2147483647");
 }
+
+TEST_CASE("parse_or_exit refuses a value given to a flag (exit 2) and takes the flag alone") {
+    auto run = [](std::vector<std::string> args) {
+        CLI::App app{"test", "test"};
+        bool listed = false;
+        app.add_flag("--list", listed, "a flag");
+        std::vector<char*> argv;
+        for (std::string& a : args) argv.push_back(a.data());
+        const std::optional<int> status = cli::parse_or_exit(app, static_cast<int>(argv.size()), argv.data());
+        return std::pair{status, listed};
+    };
+    CHECK(run({"test", "--list"}) == std::pair{std::optional<int>{}, true});
+    CHECK(run({"test"}) == std::pair{std::optional<int>{}, false});
+    for (const char* bad : {"--list=0", "--list=false", "--list=2", "--list=no", "--list="}) {
+        CAPTURE(bad);
+        const auto [status, listed] = run({"test", bad});
+        if (std::string(bad) == "--list=") {  // an empty value is the flag itself in CLI11
+            CHECK(status == std::nullopt);
+            continue;
+        }
+        CHECK(status == std::optional<int>{cli::kUsageError});
+        CHECK_FALSE(listed);
+    }
+}
+TEST_SUITE_END();

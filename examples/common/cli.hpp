@@ -134,8 +134,12 @@ inline std::string program_name(const CLI::App& app) {
 inline std::optional<int> parse_or_exit(CLI::App& app, int argc, char** argv) {
     if (app.get_footer().empty()) app.footer(cli_footer());
     // An option given twice: the last one counts (`$base --lr 1e30` overrides $base's --lr).
-    for (CLI::Option* o : app.get_options())
+    // A flag takes no value: CLI11 read `--list-switches=0` as the flag off and `--adam=2` as
+    // given twice; it is a usage error now (only `--flag=true`, what the flag means, passes).
+    for (CLI::Option* o : app.get_options()) {
         if (o->get_expected_max() <= 1) o->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+        o->disable_flag_override();
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -1,0 +1,168 @@
+"""Result lines as data: stamp what the benchmarks print, and read back what bench/results holds.
+
+stamp() adds to each JSON line the CPU (model name, and the vendor/family/model identity tables
+group by), the commit, the 1-minute load and a run id; load() reads stamped files and refuses a
+line the tables could not read (a missing or non-finite number, text a table cell cannot hold)
+by file, line and what is wrong, never with a traceback. bench/results.py renders the tables.
+"""
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+
+# The benchmark's configurations (bench/xtgrad_bench --config), in the order tables list them
+CONFIGS = ("winter", "seed-d", "seed-b")
+
+def fail(message):
+    sys.stderr.write(f"results.py: {message}\n")
+    sys.exit(2)
+
+# ---- stamp -------------------------------------------------------------------------------------
+
+def cpu_identity():
+    """('AMD EPYC', 'AMD family 25 model 17'): the model name and the identity tables group by."""
+    name, vendor, family, model = "?", "?", "?", "?"
+    try:
+        for line in open("/proc/cpuinfo", errors="replace"):
+            key, _, value = line.partition(":")
+            key, value = key.strip(), value.strip()
+            if key == "model name" and name == "?": name = value
+            elif key == "vendor_id" and vendor == "?": vendor = {"AuthenticAMD": "AMD", "GenuineIntel": "Intel"}.get(value, value)
+            elif key == "cpu family" and family == "?": family = value
+            elif key == "model" and model == "?": model = value
+    except OSError:
+        pass
+    return name, f"{vendor} family {family} model {model}"
+
+
+def commit():
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        head = subprocess.run(["git", "-C", here, "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", here, "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+        return head + ("+changes" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "?"
+
+
+def stamp(lines, out):
+    name, cpu_id = cpu_identity()
+    extra = {"cpu": name, "cpu_id": cpu_id, "commit": commit(),
+             "run_id": os.environ.get("XTGRAD_BENCH_RUN_ID") or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+             "load": float(open("/proc/loadavg").read().split()[0]), "date": time.strftime("%Y-%m-%d", time.gmtime())}
+    for line in lines:
+        if not line.strip().startswith("{"):
+            out.write(line)  # comments and tables pass through
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as e:
+            fail(f"a line on stdin is not JSON ({e}): {line[:80]!r}")
+        row.update({k: v for k, v in extra.items() if k not in row})
+        out.write(json.dumps(row) + "\n")
+    out.flush()
+
+
+# ---- read ---------------------------------------------------------------------------------------
+
+def is_number(x, positive=False):
+    """A finite JSON number (a 400-digit integer is not: it would overflow every float sum)."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return False
+    ok = abs(x) < 1e300 if isinstance(x, int) else math.isfinite(x) and abs(x) < 1e300
+    return ok and (x > 0 if positive else True)
+
+
+def is_whole(x, least=1):
+    return isinstance(x, int) and not isinstance(x, bool) and least <= x < 1 << 31
+
+
+def plain_text(x):
+    """Text a table cell or a marker can hold: no |, `, <, >, control characters."""
+    return isinstance(x, str) and 0 < len(x) <= 200 and not any(c in "|`<>" or ord(c) < 32 or ord(c) == 127 for c in x)
+
+
+def phases_problem(phases):
+    """What is wrong with a result's phases (name -> {median_ms, ...}), or None."""
+    if not isinstance(phases, dict):
+        return "its phases are not an object"
+    for name, phase in phases.items():
+        if not isinstance(phase, dict) or not is_number(phase.get("median_ms"), positive=True):
+            return f"phase {name!r} has no positive finite median_ms"
+    return None
+
+
+def row_problem(row):
+    """What a stamped line lacks that the tables read, or None: a bad line is refused by name, not
+    met later as a traceback."""
+    if not isinstance(row, dict) or "cpu_id" not in row:
+        return "has no cpu_id: bench/results holds stamped lines (bench/results.py stamp)"
+    for key in ("cpu_id", "cpu", "run_id", "commit"):
+        if (key in row or key != "cpu") and not plain_text(row.get(key)):
+            return f"has no {key} as plain text (1-200 characters, none of | ` < > or a control character)"
+    if not is_number(row.get("load")) or row["load"] < 0:
+        return "has no load (a number >= 0)"
+    if row.get("mode") == "switches":
+        if not isinstance(row.get("pair"), str) or not row["pair"].startswith("XTGRAD_"):
+            return "is a switch line without a pair (XTGRAD_...)"
+        if row.get("side") not in ("on", "off"):
+            return "is a switch line whose side is neither on nor off"
+        if not is_whole(row.get("round")):
+            return "is a switch line without a round (1, 2, ...)"
+        if not plain_text(row.get("run")) or not plain_text(row["pair"]):
+            return "is a switch line without a run (config:threads[:batch]) as plain text"
+        result = row.get("result")
+        if not isinstance(result, dict):
+            return "is a switch line without a result"
+        if result.get("batch") is not None and not is_whole(result["batch"]):
+            return "has a batch that is not a whole number"
+        defaults = result.get("switch_defaults")
+        if defaults is not None and not (isinstance(defaults, dict) and all(
+                isinstance(k, str) and isinstance(v, bool) for k, v in defaults.items())):
+            return "has switch_defaults that are not names to true or false"
+        return phases_problem(result.get("phases"))
+    if row.get("framework") in ("xtgrad", "torch"):
+        if row.get("config") not in CONFIGS or not is_whole(row.get("threads")):
+            return f"is a benchmark line without a known config ({', '.join(CONFIGS)}) and a thread count"
+        if row.get("batch") is not None and not is_whole(row["batch"]):
+            return "has a batch that is not a whole number"
+        if row.get("autocast") is not None and not plain_text(row["autocast"]):
+            return "has an autocast that is not a name (bf16)"
+        if row.get("fwd_matmul_gflop") is not None and not is_number(row["fwd_matmul_gflop"], positive=True):
+            return "has a fwd_matmul_gflop that is not a positive number"
+        if not is_number(row.get("peak_rss_mib")):
+            return "is a benchmark line without peak_rss_mib"
+        return phases_problem(row.get("phases"))
+    if row.get("framework") == "machine":
+        sgemm = row.get("sgemm", [])
+        if not isinstance(sgemm, list) or not all(
+                isinstance(g, dict) and is_whole(g.get("threads")) and is_number(g.get("gflops"), positive=True)
+                for g in sgemm):
+            return "is a machine line whose sgemm rows lack threads or a positive gflops"
+        for key in ("fma_avx512_gflops_per_core", "fma_avx2_gflops_per_core"):
+            if row.get(key) is not None and not is_number(row[key], positive=True):
+                return f"is a machine line whose {key} is not a positive number"
+    return None
+
+
+def load(paths):
+    rows = []
+    for path in paths:
+        if not os.path.isfile(path):
+            fail(f"{path} is not a file")
+        for number, line in enumerate(open(path, errors="replace"), 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except (ValueError, RecursionError) as e:
+                fail(f"{path}:{number} is not a JSON line ({str(e)[:80]})")
+            problem = row_problem(row)
+            if problem:
+                fail(f"{path}:{number} {problem}")
+            rows.append(row)
+    return rows
