@@ -1,6 +1,7 @@
 #include <xtgrad/autograd/gradient_consumer.hpp>
 
 #include <xtgrad/autograd/node.hpp>
+#include <xtgrad/gemm/blas.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -52,7 +53,10 @@ bool give_gradient_to_consumer(Node& self, std::size_t input, const Shape& shape
     GradientConsumer* consumer = self.grad_consumer(input);
     if (consumer == nullptr || (consumer->needs_finite() && !finite())) return false;
     auto gradient = std::make_shared<Array>(empty_array(shape));
-    write(gradient->data());
+    {
+        const ResultReadAtOnce read_next;  // the step reads it at once: into cache, not streamed past it
+        write(gradient->data());
+    }
     consumer->consume(*self.inputs()[input], std::move(gradient));
     consumed.fetch_add(1, std::memory_order_relaxed);
     return true;

@@ -42,4 +42,12 @@ bool narrow_nn_transposed_by_cpu() { return cpu_model().is_amd(26); }
 // machine should agree.
 bool inference_weights_transposed_by_cpu() { return cpu_model().is_amd(25); }
 
+// The AVX-512 skinny_tn's streamed stores for a weight gradient read only after backward
+// (gemm/skinny_avx512.cpp): a plain store reads each line before it writes it. On the Zen 4 the
+// Winter Games step's backward took 27.5 -> 18.9 ms at 1 thread, the step 70.8 -> 62.4 ms (3
+// alternating rounds); the step in backward, which reads the gradient at once, keeps plain
+// stores (gemm/blas.hpp, ResultReadAtOnce). Not measured on the Zen 5 or the Intel Xeon: off
+// there, as it was. (The AVX2 kernel streams everywhere, measured when it was written.)
+bool skinny_streamed_gradient_by_cpu() { return cpu_model().is_amd(25); }
+
 }  // namespace xtgrad::detail

@@ -15,6 +15,7 @@ bool skinny_prefetch_l2_by_cpu();
 bool adam_prefetch_by_cpu();
 bool narrow_nn_transposed_by_cpu();
 bool inference_weights_transposed_by_cpu();
+bool skinny_streamed_gradient_by_cpu();
 
 inline constexpr EnvSwitch kBlockCacheSwitch{"XTGRAD_BLOCK_CACHE", "keep large blocks for reuse; unset: the CPU's default",
                                              "take them from the C heap", block_cache_by_cpu};
@@ -47,10 +48,15 @@ inline constexpr EnvSwitch kInferenceWeightsTransposedSwitch{
     "under NoGradGuard oneDNN's x·Wᵀ runs as x·(Wᵀ) on a transposed copy of W kept per version; unset: the CPU's default",
     "it runs on W as stored", inference_weights_transposed_by_cpu};
 
+inline constexpr EnvSwitch kSkinnyStreamedGradientSwitch{
+    "XTGRAD_SKINNY_STREAMED_GRADIENT",
+    "the AVX-512 kernel writes a fresh weight gradient of 1 MiB or more over at most 7 rows with streamed stores, "
+    "unless the step in backward reads it at once; unset: the CPU's default",
+    "with plain stores", skinny_streamed_gradient_by_cpu};
 // Every speed switch, for check_environment, xtgrad_bench --list-switches and the tests.
 inline constexpr const EnvSwitch* kSpeedSwitches[] = {
     &kBlockCacheSwitch, &kBlockCacheCutSwitch, &kSmallGemmSwitch,       &kSkinnyGemmSwitch,
     &kSkinnyPrefetchL2Switch, &kPoolSpinSwitch, &kBf16SmallInFp32Switch, &kAdamPrefetchSwitch,
-    &kNarrowNnTransposedSwitch, &kInferenceWeightsTransposedSwitch};
+    &kNarrowNnTransposedSwitch, &kInferenceWeightsTransposedSwitch, &kSkinnyStreamedGradientSwitch};
 
 }  // namespace xtgrad::detail

@@ -194,12 +194,15 @@ void split_or_call(bool trans_a, bool trans_b, int M, int N, int K, float alpha,
 namespace {
 detail::SettableSwitch narrow_nn_switch{detail::kNarrowNnTransposedSwitch};
 detail::SettableSwitch inference_transposed_switch{detail::kInferenceWeightsTransposedSwitch};
+detail::SettableSwitch skinny_streamed_gradient_switch{detail::kSkinnyStreamedGradientSwitch};
 }  // namespace
 
 bool detail::narrow_nn_transposed() { return narrow_nn_switch.get(); }
 void detail::set_narrow_nn_transposed(bool transposed) { narrow_nn_switch.set(transposed); }
 bool detail::inference_weights_transposed() { return inference_transposed_switch.get(); }
 void detail::set_inference_weights_transposed(bool transposed) { inference_transposed_switch.set(transposed); }
+bool detail::skinny_streamed_gradient() { return skinny_streamed_gradient_switch.get(); }
+void detail::set_skinny_streamed_gradient(bool streamed) { skinny_streamed_gradient_switch.set(streamed); }
 
 bool nt_faster_as_nn(int M, int N, int K) {
     return std::min({M, N, K}) > kSkinnyRows && !small_gemm_takes(M, N, K) && detail::backend_nt_slower_than_nn() &&
@@ -395,6 +398,13 @@ BlasThreadsScope::BlasThreadsScope(int n) : previous_(detail::backend_threads())
 BlasThreadsScope::~BlasThreadsScope() {
     if (detail::backend_threads() != previous_) detail::backend_set_threads(previous_);
 }
+
+namespace {
+thread_local int read_at_once_depth = 0;  // ResultReadAtOnce scopes open on this thread
+}  // namespace
+ResultReadAtOnce::ResultReadAtOnce() { ++read_at_once_depth; }
+ResultReadAtOnce::~ResultReadAtOnce() { --read_at_once_depth; }
+bool detail::result_read_at_once() { return read_at_once_depth > 0; }
 
 void for_each_slice(std::size_t count, double flops_per_slice, bool independent,
                     const std::function<void(std::size_t)>& product) {

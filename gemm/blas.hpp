@@ -81,6 +81,9 @@ void set_narrow_nn_transposed(bool transposed);
 // nt_faster_as_nn's switch, settable the same way for the tests.
 bool inference_weights_transposed();
 void set_inference_weights_transposed(bool transposed);
+// XTGRAD_SKINNY_STREAMED_GRADIENT (by CPU where unset), settable the same way.
+bool skinny_streamed_gradient();
+void set_skinny_streamed_gradient(bool streamed);
 }  // namespace detail
 
 // The backend alone, without gemm_ld's routing of skinny products to gemm/skinny_gemm.hpp:
@@ -113,6 +116,22 @@ public:
 private:
     int previous_;
 };
+
+// Inside this scope (per thread) the products' results are about to be read: a big fresh C
+// (beta = 0, >= 1 MiB, which skinny_tn otherwise writes with streamed stores, past the caches,
+// for a reader that comes much later: Adam's step after backward) is written with plain stores,
+// into cache. The optimizer's step in backward reads a weight gradient just written
+// (autograd/gradient_consumer.hpp). The values are the same either way.
+class ResultReadAtOnce {
+public:
+    ResultReadAtOnce();
+    ~ResultReadAtOnce();
+    ResultReadAtOnce(const ResultReadAtOnce&) = delete;
+    ResultReadAtOnce& operator=(const ResultReadAtOnce&) = delete;
+};
+namespace detail {
+bool result_read_at_once();  // inside a ResultReadAtOnce scope on this thread
+}  // namespace detail
 
 // Runs product(c) for every slice c of a batched product (matmul's slices, attention's (batch,
 // head) blocks). Big batches of small products (attention: B·h products of L×d by d×L) are split

@@ -193,10 +193,12 @@ void nn_columns(int n0, int n1, int K, const float* A, int lda, const float* B, 
 // dy · xᵀ): a rank-7 update, 7 multiply-adds per element of C and nothing else, so what limits
 // it is how fast C is written. oneDNN writes the (512, 2048) gradient at 8-28 GB/s; one store
 // stream reaches 31 from memory, ~58 into cache (bench/bandwidth_bench, bench/skinny_bench).
-// So: C is written once, row by row in storage order (one contiguous stream per thread, which
-// the hardware prefetcher follows for the lines the stores claim), with plain stores: with the
-// optimizer in backward, Adam reads the gradient right after, and a streamed store would have
-// sent it to memory first. op(B)'s K rows of a column block are first copied into an aligned
+// So: C is written once, row by row in storage order (one contiguous stream per thread). How is
+// the caller's (`stream`, skinny_gemm.cpp): a gradient read only after the whole backward (Adam's
+// step after it) goes out with streamed stores, which skip the read a plain store makes of each
+// line first (the Winter Games step on the Zen 4: backward 27.5 -> 18.9 ms, 1 thread); one the
+// optimizer's step in backward reads right after goes out with plain stores, into cache, and
+// PREFETCHW claims its lines two rows ahead. op(B)'s K rows of a column block are first copied into an aligned
 // per-thread panel (K x 1024 floats, <= 28 KiB: L1), whatever B's layout and alignment (a
 // Conv1d's x is (N, K), transposed by the copy; a zmm load off a 64-byte line splits in two):
 // the Conv1d's (512, 2048) gradient took 0.14 ms into cache with x transposed into a 16-byte
@@ -232,7 +234,7 @@ void copy_panel(int K, int c0, int c1, const float* B, std::ptrdiff_t sbk, std::
 // rows [m0, m1) written
 template <int K>
 void tn_rows(int m0, int m1, int N, float alpha, const float* A, std::ptrdiff_t sam, std::ptrdiff_t sak, const float* B,
-             std::ptrdiff_t sbk, std::ptrdiff_t sbn, float beta, float* C, int ldc) {
+             std::ptrdiff_t sbk, std::ptrdiff_t sbn, float beta, float* C, int ldc, bool stream) {
     alignas(64) thread_local float panel_storage[kTnMaxK * kTnPanelStride];  // per thread: the split runs on the pool
     float* const panel = panel_storage;  // the TLS address once (a shared library's TLS access is a call)
     const __m512 vbeta = _mm512_set1_ps(beta);
@@ -248,44 +250,56 @@ void tn_rows(int m0, int m1, int N, float alpha, const float* A, std::ptrdiff_t 
             const std::uintptr_t c_ahead = reinterpret_cast<std::uintptr_t>(c) + sizeof(float) * kTnWriteAhead * static_cast<std::size_t>(ldc);
             // 16 columns of row m at n, masked: sum over k, then beta · C (C not read when beta = 0)
             const auto one = [&](int n, __mmask16 mask) {
-                __m512 acc = _mm512_mul_ps(a[0], _mm512_maskz_load_ps(mask, panel + n));
+                __m512 acc = _mm512_mul_ps(a[0], _mm512_maskz_loadu_ps(mask, panel + n));
                 for (int k = 1; k < K; ++k)
-                    acc = _mm512_fmadd_ps(a[k], _mm512_maskz_load_ps(mask, panel + k * kTnPanelStride + n), acc);
+                    acc = _mm512_fmadd_ps(a[k], _mm512_maskz_loadu_ps(mask, panel + k * kTnPanelStride + n), acc);
                 if (beta != 0.f) acc = _mm512_fmadd_ps(vbeta, _mm512_maskz_loadu_ps(mask, c + n), acc);
                 _mm512_mask_storeu_ps(c + n, mask, acc);
             };
             int n = 0;
+            // A streamed store needs a 64-byte aligned address: the row's first columns go alone, and
+            // the panel is read unaligned from there (a gradient's rows all start aligned: no split load)
+            if (stream) {
+                const int head = static_cast<int>((64 - reinterpret_cast<std::uintptr_t>(c) % 64) % 64 / sizeof(float));
+                n = head < width ? head : width;
+                if (n > 0) one(0, static_cast<__mmask16>((1u << n) - 1));
+            }
             for (; n + 64 <= width; n += 64) {
                 __m512 acc[4];
-                for (int j = 0; j < 4; ++j) acc[j] = _mm512_mul_ps(a[0], _mm512_load_ps(panel + n + 16 * j));
+                for (int j = 0; j < 4; ++j) acc[j] = _mm512_mul_ps(a[0], _mm512_loadu_ps(panel + n + 16 * j));
                 for (int k = 1; k < K; ++k)
                     for (int j = 0; j < 4; ++j)
-                        acc[j] = _mm512_fmadd_ps(a[k], _mm512_load_ps(panel + k * kTnPanelStride + n + 16 * j), acc[j]);
+                        acc[j] = _mm512_fmadd_ps(a[k], _mm512_loadu_ps(panel + k * kTnPanelStride + n + 16 * j), acc[j]);
                 if (beta != 0.f)
                     for (int j = 0; j < 4; ++j) acc[j] = _mm512_fmadd_ps(vbeta, _mm512_loadu_ps(c + n + 16 * j), acc[j]);
-                for (int j = 0; j < 4; ++j) _mm512_storeu_ps(c + n + 16 * j, acc[j]);
-                for (int j = 0; j < 4; ++j)
-                    prefetch_for_write(c_ahead + sizeof(float) * static_cast<std::size_t>(n + 16 * j));
+                if (stream) {
+                    for (int j = 0; j < 4; ++j) _mm512_stream_ps(c + n + 16 * j, acc[j]);
+                } else {
+                    for (int j = 0; j < 4; ++j) _mm512_storeu_ps(c + n + 16 * j, acc[j]);
+                    for (int j = 0; j < 4; ++j)
+                        prefetch_for_write(c_ahead + sizeof(float) * static_cast<std::size_t>(n + 16 * j));
+                }
             }
             for (; n + 16 <= width; n += 16) one(n, static_cast<__mmask16>(0xffff));
             if (n < width) one(n, static_cast<__mmask16>((1u << (width - n)) - 1));  // the row's tail
         }
     }
+    if (stream) _mm_sfence();  // streamed stores are weakly ordered: visible before the pool's job ends
 }
 
 }  // namespace
 
 void skinny_tn_rows_avx512(int m0, int m1, int N, int K, float alpha, const float* A, std::ptrdiff_t sam,
                            std::ptrdiff_t sak, const float* B, std::ptrdiff_t sbk, std::ptrdiff_t sbn, float beta,
-                           float* C, int ldc) {
+                           float* C, int ldc, bool stream) {
     switch (K) {
-        case 7: return tn_rows<7>(m0, m1, N, alpha, A, sam, sak, B, sbk, sbn, beta, C, ldc);
-        case 6: return tn_rows<6>(m0, m1, N, alpha, A, sam, sak, B, sbk, sbn, beta, C, ldc);
-        case 5: return tn_rows<5>(m0, m1, N, alpha, A, sam, sak, B, sbk, sbn, beta, C, ldc);
-        case 4: return tn_rows<4>(m0, m1, N, alpha, A, sam, sak, B, sbk, sbn, beta, C, ldc);
-        case 3: return tn_rows<3>(m0, m1, N, alpha, A, sam, sak, B, sbk, sbn, beta, C, ldc);
-        case 2: return tn_rows<2>(m0, m1, N, alpha, A, sam, sak, B, sbk, sbn, beta, C, ldc);
-        default: return tn_rows<1>(m0, m1, N, alpha, A, sam, sak, B, sbk, sbn, beta, C, ldc);
+        case 7: return tn_rows<7>(m0, m1, N, alpha, A, sam, sak, B, sbk, sbn, beta, C, ldc, stream);
+        case 6: return tn_rows<6>(m0, m1, N, alpha, A, sam, sak, B, sbk, sbn, beta, C, ldc, stream);
+        case 5: return tn_rows<5>(m0, m1, N, alpha, A, sam, sak, B, sbk, sbn, beta, C, ldc, stream);
+        case 4: return tn_rows<4>(m0, m1, N, alpha, A, sam, sak, B, sbk, sbn, beta, C, ldc, stream);
+        case 3: return tn_rows<3>(m0, m1, N, alpha, A, sam, sak, B, sbk, sbn, beta, C, ldc, stream);
+        case 2: return tn_rows<2>(m0, m1, N, alpha, A, sam, sak, B, sbk, sbn, beta, C, ldc, stream);
+        default: return tn_rows<1>(m0, m1, N, alpha, A, sam, sak, B, sbk, sbn, beta, C, ldc, stream);
     }
 }
 

@@ -22,10 +22,10 @@ void skinny_nn_columns_avx512(int M, int n0, int n1, int K, float alpha, const f
 
 // Rows [m0, m1) of C (M, N) = alpha · op(A) (M, K) · op(B) (K, N) + beta · C, for 1 <= K <= 7,
 // any layout through strides: op(A)[m][k] = A[m·sam + k·sak], op(B)[k][n] = B[k·sbk + n·sbn]
-// (a weight gradient's dyᵀ: sam = 1, sak = lda; a Conv1d's xᵀ: sbk = 1, sbn = ldb). Plain stores;
-// beta = 0 never reads C.
+// (a weight gradient's dyᵀ: sam = 1, sak = lda; a Conv1d's xᵀ: sbk = 1, sbn = ldb); beta = 0
+// never reads C. stream (beta = 0 only): streamed stores, past the caches, else plain stores.
 void skinny_tn_rows_avx512(int m0, int m1, int N, int K, float alpha, const float* A, std::ptrdiff_t sam,
                            std::ptrdiff_t sak, const float* B, std::ptrdiff_t sbk, std::ptrdiff_t sbn, float beta,
-                           float* C, int ldc);
+                           float* C, int ldc, bool stream);
 
 }  // namespace xtgrad::detail

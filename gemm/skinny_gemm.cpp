@@ -2,6 +2,7 @@
 // batch (8 with AVX2); "row of W" is a row of the big operand, which is streamed once.
 #include <xtgrad/gemm/skinny_gemm.hpp>
 
+#include <xtgrad/gemm/blas.hpp>
 #include <xtgrad/threads/parallel.hpp>
 
 #include <xtgrad/gemm/simd_batch.hpp>
@@ -163,11 +164,16 @@ void nn_block(int M, int n0, int n1, int K, float alpha, const float* A, int lda
 //
 // A fresh weight gradient (beta = 0) is a big write nobody reads soon (Adam, after the whole
 // backward), so it goes out with non-temporal stores: a plain store first reads the line it
-// writes. 64 MiB of dW: 3.1 ms streamed, 7.1 plain (OpenBLAS: 7.0). On AVX-512 with K <= 7
-// (tn_on_avx512) the gradient is written with plain stores instead: with the optimizer in
-// backward Adam reads it at once, from cache (gemm/skinny_avx512.cpp).
+// writes. 64 MiB of dW: 3.1 ms streamed, 7.1 plain (OpenBLAS: 7.0). Not where the optimizer's
+// step in backward reads it at once (ResultReadAtOnce, gemm/blas.hpp): from cache then. The
+// AVX-512 kernel (tn_on_avx512, gemm/skinny_avx512.cpp) makes the same choice where
+// XTGRAD_SKINNY_STREAMED_GRADIENT is on.
 constexpr int kTnColumnBlock = 512;
 constexpr long kStreamFloats = 1L << 18;  // stream C from 1 MiB up
+
+bool stream_result(int M, int N, float beta) {
+    return beta == 0.f && static_cast<long>(M) * N >= kStreamFloats && !detail::result_read_at_once();
+}
 
 inline void store(const Batch& v, float* p, bool stream) {
 #if defined(__AVX__)
@@ -227,16 +233,19 @@ detail::SkinnyPrefetch skinny_prefetch() {
 #endif
 
 // On AVX-512 with K <= 7: skinny_tn's own kernel, on op(A) and op(B) in their stored layouts
-// (no transposed copies), C's rows split over threads; plain stores, even for a big fresh
-// gradient (skinny_avx512.cpp says why). Returns false elsewhere.
+// (no transposed copies), C's rows split over threads; a big fresh C streamed where
+// XTGRAD_SKINNY_STREAMED_GRADIENT is on (by CPU, speed_switches.cpp), else plain stores
+// (skinny_avx512.cpp says why). Returns false elsewhere.
 bool tn_on_avx512(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
                   float beta, float* C, int ldc) {
 #if XTGRAD_HAVE_AVX512_KERNELS
     if (active_isa() != Isa::avx512 || K > kNtMaxRows) return false;
     // op(A)[m][k] = A[m·sam + k·sak], op(B)[k][n] = B[k·sbk + n·sbn]
     const std::ptrdiff_t sam = ta ? 1 : lda, sak = ta ? lda : 1, sbk = tb ? 1 : ldb, sbn = tb ? ldb : 1;
+    // decided here, on the caller's thread, whose ResultReadAtOnce scope it is
+    const bool stream = detail::skinny_streamed_gradient() && stream_result(M, N, beta);
     split(M, static_cast<long>(M) * N * K, 32, [&](int m0, int m1) {
-        detail::skinny_tn_rows_avx512(m0, m1, N, K, alpha, A, sam, sak, B, sbk, sbn, beta, C, ldc);
+        detail::skinny_tn_rows_avx512(m0, m1, N, K, alpha, A, sam, sak, B, sbk, sbn, beta, C, ldc, stream);
     });
     return true;
 #else
@@ -312,7 +321,7 @@ void skinny_tn(int M, int N, int K, float alpha, const float* A, int lda, const 
     if (K == 0) return scale(M, N, beta, C, ldc);
     if (tn_on_avx512(true, false, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
     const TnRows rows = kTnRows[static_cast<std::size_t>(K - 1)];
-    const bool stream = beta == 0.f && static_cast<long>(M) * N >= kStreamFloats;
+    const bool stream = stream_result(M, N, beta);
     split(M, static_cast<long>(M) * N * K, 32, [&](int m0, int m1) {
         rows(m0, m1, N, alpha, A, lda, B, ldb, beta, C, ldc, stream);
 #if defined(__AVX__)

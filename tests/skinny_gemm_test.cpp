@@ -8,7 +8,9 @@
 #include <xtgrad/gemm/blas.hpp>
 #include <xtgrad/gemm/skinny_avx512.hpp>
 #include <xtgrad/gemm/skinny_gemm.hpp>
+#include <xtgrad/autograd/speed_switches.hpp>
 #include <xtgrad/simd/cpu_isa.hpp>
+#include <xtgrad/simd/cpu_model.hpp>
 #include "xtgrad_simd_config.hpp"
 
 #include <algorithm>
@@ -225,6 +227,54 @@ TEST_CASE("a winter weight gradient through gemm_ld: two threads give the one-th
         CHECK(one == two);
         CHECK(one != start);
     }
+}
+
+TEST_CASE("a big fresh weight gradient: streamed stores or, under ResultReadAtOnce, plain ones give the same bits") {
+    // dW (512, 600) = dyᵀ · x over 7 rows (1.2 MiB: streamed unless the result is read at once,
+    // on AVX-512 where XTGRAD_SKINNY_STREAMED_GRADIENT is on, set both ways here), into C one
+    // float past a 64-byte line, with a row stride that is no multiple of 16, so each row starts
+    // on another alignment: the streamed kernel's first columns go alone.
+    const int M = 512, N = 600, K = 7, ldc = N + 3;
+    const std::vector<float> dy = random_buffer(static_cast<std::size_t>(K) * M, 51), x = random_buffer(static_cast<std::size_t>(K) * N, 53);
+    std::vector<Isa> isas{Isa::baseline};
+    if (avx512_available()) isas.push_back(Isa::avx512);
+    const bool default_streamed = detail::skinny_streamed_gradient();
+    for (Isa isa : isas) {
+        const IsaScope scope(isa);
+        for (const bool streamed_switch : {true, false})
+        for (int threads : {1, 2}) {
+            detail::set_skinny_streamed_gradient(streamed_switch);
+            set_num_threads(threads);
+            std::vector<float> streamed(static_cast<std::size_t>(M) * ldc + 32, -5.f), cached = streamed;
+            float* s = streamed.data() + 1;
+            float* c = cached.data() + 1;
+            gemm_ld(true, false, M, N, K, 1.f, dy.data(), M, x.data(), N, 0.f, s, ldc);
+            CHECK_FALSE(detail::result_read_at_once());
+            {
+                const ResultReadAtOnce read_next;
+                CHECK(detail::result_read_at_once());
+                gemm_ld(true, false, M, N, K, 1.f, dy.data(), M, x.data(), N, 0.f, c, ldc);
+            }
+            CHECK_FALSE(detail::result_read_at_once());
+            CAPTURE(isa_name(isa));
+            CAPTURE(threads);
+            CAPTURE(streamed_switch);
+            CHECK(streamed == cached);
+            CHECK(test::gemm_error(&gemm_ld, {true, false, M, N, K}, 1.f, 0.f) < 1e-5);
+            bool padding_kept = true;  // columns N..ldc of each row, and the float before C
+            for (int m = 0; m < M; ++m)
+                for (int n = N; n < ldc; ++n) padding_kept = padding_kept && s[static_cast<std::ptrdiff_t>(m) * ldc + n] == -5.f;
+            CHECK(padding_kept);
+            CHECK(streamed[0] == -5.f);
+        }
+    }
+    detail::set_skinny_streamed_gradient(default_streamed);
+    set_num_threads(1);
+}
+
+TEST_CASE("the streamed gradient's default follows the CPU: on for AMD family 25 (Zen 4), where measured") {
+    // XTGRAD_SKINNY_STREAMED_GRADIENT is unset in the suite's environment
+    CHECK(detail::kSkinnyStreamedGradientSwitch.unset_means() == cpu_model().is_amd(25));
 }
 
 TEST_SUITE_END();

@@ -306,9 +306,9 @@ rcs=("$build/examples/random_copy" --batch 2 --len 8 --vocab 20 --layers 1 --hea
 # The list is the build's own (xtgrad_bench --list-switches, from autograd/speed_switches.hpp)
 listed=$("$build/bench/xtgrad_bench" --list-switches)
 speed_switches=$(cut -d' ' -f1 <<<"$listed")
-if [[ $(wc -l <<<"$listed") -eq 10 ]] && ! grep -vqE '^XTGRAD_[A-Z0-9_]+ (on|off)$' <<<"$listed" &&
+if [[ $(wc -l <<<"$listed") -eq 11 ]] && ! grep -vqE '^XTGRAD_[A-Z0-9_]+ (on|off)$' <<<"$listed" &&
    grep -qx XTGRAD_NARROW_NN_TRANSPOSED <<<"$speed_switches"; then
-  ok "xtgrad_bench --list-switches: 10 switches, each with this CPU's default"
+  ok "xtgrad_bench --list-switches: 11 switches, each with this CPU's default"
 else bad "xtgrad_bench --list-switches: '$listed'"; fi
 # The programs that parse by themselves (parse_or_exit) check the environment too, before any work
 # (xtgrad_bench read a switch only at its first use: a bad one ran, or failed mid-run with 1)
@@ -380,13 +380,15 @@ says "Run 2026-02-01T00:00:00Z (\`B\`: seed-b:2:64)"
 # seed-d alone replaces seed-d's rows, and winter's stay from the older run.
 python3 - "$out/targets.jsonl" <<'PY'
 import json, sys
-def line(run_id, config, infer, framework="xtgrad"):
+def line(run_id, config, infer, framework="xtgrad", in_backward=False):
     return {"framework": framework, "config": config, "threads": 1, "batch": None, "autocast": None,
+            "optimizer_in_backward": in_backward,
             "fwd_matmul_gflop": 1.0, "peak_rss_mib": 100, "run_id": run_id, "cpu": "Test CPU",
             "cpu_id": "Test family 1 model 2", "commit": run_id[:4], "load": 1.0,
             "phases": {"step": {"median_ms": 300}, "fwd": {"median_ms": 100}, "bwd": {"median_ms": 200},
                        "infer": {"median_ms": infer}}}
-rows = [line("2026-01-01T00:00:00Z", "winter", 50), line("2026-01-01T00:00:00Z", "seed-d", 40),
+rows = [line("2026-01-01T00:00:00Z", "winter", 50), line("2026-01-01T00:00:00Z", "winter", 50, in_backward=True),
+        line("2026-01-01T00:00:00Z", "winter", 50, "torch"), line("2026-01-01T00:00:00Z", "seed-d", 40),
         line("2026-02-01T00:00:00Z", "seed-d", 20), line("2026-02-01T00:00:00Z", "seed-d", 30, "torch")]
 open(sys.argv[1], "w").write("".join(json.dumps(r) + "\n" for r in rows))
 PY
@@ -394,6 +396,9 @@ expect 0 "bench/results.py render of two benchmark runs" python3 "$src/bench/res
 says "Run 2026-01-01T00:00:00Z (winter), commit 2026, 1-minute load 1.0-1.0; Run 2026-02-01T00:00:00Z (seed-d), commit 2026"
 says "|  |  | inference | 20.0 | - | - | - | 30.0 | 0.67 | - |  |"
 if grep -q "| 40.0 |" "$out/last.log"; then bad "  ...the older seed-d run's rows stayed"; else ok "  ...the older seed-d rows replaced"; fi
+# xtgrad's step in backward gets a row of its own, against torch's step (torch has no such mode)
+says "| winter | 1 | step | 300.0 | - | - | - | 300.0 | 1.00 | - | 100 / 100 |"
+says "| winter, step in backward | 1 | step | 300.0 | - | - | - | 300.0 | 1.00 | - | 100 / 100 |"
 # Hostile lines are refused by file and line, one line of message, never a traceback
 results_refuses() {  # JSON-LINE EXPECTED-MESSAGE
   printf '%s\n' "$1" >"$out/hostile.jsonl"
