@@ -132,6 +132,8 @@ def row_problem(row):
             return "has a batch that is not a whole number"
         if row.get("autocast") is not None and not plain_text(row["autocast"]):
             return "has an autocast that is not a name (bf16)"
+        if row.get("optimizer_in_backward") not in (None, True, False):
+            return "has an optimizer_in_backward that is neither true nor false"
         if row.get("fwd_matmul_gflop") is not None and not is_number(row["fwd_matmul_gflop"], positive=True):
             return "has a fwd_matmul_gflop that is not a positive number"
         if not is_number(row.get("peak_rss_mib")):
