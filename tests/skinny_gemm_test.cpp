@@ -272,6 +272,26 @@ TEST_CASE("a big fresh weight gradient: streamed stores or, under ResultReadAtOn
     set_num_threads(1);
 }
 
+TEST_CASE("skinny_nt: a row of W gives the same bits in a tile of 4 rows as alone") {
+    // The 4-row tiles sum their 28 accumulators 4 at a time (lane_sums4), a row alone with
+    // lane_sum: the same pairs in the same order, so a Linear's output does not depend on where its
+    // row falls. K = 512 (tutorial C's) and 37 (a masked tail), 1 to 7 rows of x.
+    if (!avx512_available()) return;
+    const IsaScope scope(Isa::avx512);
+    for (const int K : {512, 37})
+        for (const int M : {1, 3, 7}) {
+            const int N = 9;  // two tiles of 4 and a row alone
+            const std::vector<float> x = random_buffer(static_cast<std::size_t>(M) * K, 61 + K), w = random_buffer(static_cast<std::size_t>(N) * K, 67 + K);
+            std::vector<float> tiled(static_cast<std::size_t>(M) * N), alone(tiled.size());
+            skinny_nt(M, N, K, 1.f, x.data(), K, w.data(), K, 0.f, tiled.data(), N);
+            for (int n = 0; n < N; ++n)  // one row of W: C's column n, through the one-row path
+                skinny_nt(M, 1, K, 1.f, x.data(), K, w.data() + static_cast<std::ptrdiff_t>(n) * K, K, 0.f, alone.data() + n, N);
+            CAPTURE(K);
+            CAPTURE(M);
+            CHECK(tiled == alone);
+        }
+}
+
 TEST_CASE("the streamed gradient's default follows the CPU: on for AMD family 25 (Zen 4), where measured") {
     // XTGRAD_SKINNY_STREAMED_GRADIENT is unset in the suite's environment
     CHECK(detail::kSkinnyStreamedGradientSwitch.unset_means() == cpu_model().is_amd(25));
