@@ -217,6 +217,14 @@ nlohmann::ordered_json switch_defaults() {
     return d;
 }
 
+// The switches the environment sets (a run with one off is no default run): name -> on
+nlohmann::ordered_json switches_set() {
+    nlohmann::ordered_json d = nlohmann::ordered_json::object();
+    for (const detail::EnvSwitch* s : detail::kSpeedSwitches)
+        if (const char* v = std::getenv(s->name); v != nullptr && *v != '\0') d[s->name] = detail::read_switch(*s);
+    return d;
+}
+
 nlohmann::ordered_json run(const std::string& config, const Options& o) {
     Workload w = config == "winter" ? winter() : config == "seed-b" ? seed_b(o.batch) : seed_d(o);
     w.params = w.model->num_parameters();
@@ -307,6 +315,7 @@ nlohmann::ordered_json run(const std::string& config, const Options& o) {
     // Large blocks (autograd/array_allocator.hpp): live at most, and how requests were served
     const memory::BlockCacheStats bc = memory::block_cache_stats();
     r["switch_defaults"] = switch_defaults();
+    r["switches_set"] = switches_set();
     r["block_cache"] = bc.enabled ? nlohmann::ordered_json{{"peak_live_mib", static_cast<double>(bc.peak_live_bytes) / (1 << 20)},
                                                            {"peak_mapped_mib", static_cast<double>(bc.peak_mapped_bytes) / (1 << 20)},
                                                            {"cached_mib", static_cast<double>(bc.cached_bytes) / (1 << 20)},
@@ -421,6 +430,12 @@ int main(int argc, char** argv) {
     }
     if (o.configs.empty() || std::find(o.configs.begin(), o.configs.end(), "all") != o.configs.end())
         o.configs = {"winter", "seed-b", "seed-d"};
+    // seed-d steps no optimizer without --adam: the flag would be dropped, and the run read as one in backward
+    if (o.optimizer_in_backward && !o.adam && std::find(o.configs.begin(), o.configs.end(), "seed-d") != o.configs.end()) {
+        fmt::print(stderr, "xtgrad_bench: --optimizer-in-backward: seed-d takes no optimizer step without --adam\n"
+                           "Run with --help for more information.\n");
+        return cli::kUsageError;
+    }
     if (o.configs.size() > 1) {  // one process per config: each peak RSS is its own
         for (const std::string& c : o.configs)
             if (int rc = run_child(c, argc, argv)) return rc;

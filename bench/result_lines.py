@@ -15,9 +15,20 @@ import time
 # The benchmark's configurations (bench/xtgrad_bench --config), in the order tables list them
 CONFIGS = ("winter", "seed-d", "seed-b")
 
-def fail(message):
+def fail(message, status=2):
+    """One line on stderr and the exit status: 2 for bad input, 1 for output that failed."""
     sys.stderr.write(f"results.py: {message}\n")
-    sys.exit(2)
+    sys.exit(status)
+
+
+def parse_json(text):
+    """A JSON value with no key twice in an object (json keeps the last one silently)."""
+    def unique(pairs):
+        keys = [k for k, _ in pairs]
+        if len(keys) != len(set(keys)):
+            raise ValueError(f"a key given twice: {next(k for k in keys if keys.count(k) > 1)!r}")
+        return dict(pairs)
+    return json.loads(text, object_pairs_hook=unique)
 
 # ---- stamp -------------------------------------------------------------------------------------
 
@@ -54,27 +65,35 @@ def stamp(lines, out):
     extra = {"cpu": name, "cpu_id": cpu_id, "commit": commit(),
              "run_id": os.environ.get("XTGRAD_BENCH_RUN_ID") or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
              "load": float(open("/proc/loadavg").read().split()[0]), "date": time.strftime("%Y-%m-%d", time.gmtime())}
-    for line in lines:
-        if not line.strip().startswith("{"):
-            out.write(line)  # comments and tables pass through
-            continue
-        try:
-            row = json.loads(line)
-        except ValueError as e:
-            fail(f"a line on stdin is not JSON ({e}): {line[:80]!r}")
-        row.update({k: v for k, v in extra.items() if k not in row})
-        out.write(json.dumps(row) + "\n")
-    out.flush()
+    try:
+        for line in lines:
+            if not line.strip().startswith("{"):
+                out.write(line)  # comments and tables pass through
+                continue
+            try:
+                row = parse_json(line)
+            except (ValueError, RecursionError) as e:
+                fail(f"a line on stdin is not JSON ({str(e)[:80]}): {line[:80]!r}")
+            if not isinstance(row, dict):
+                fail(f"a line on stdin is not a JSON object: {line[:80]!r}")
+            row.update({k: v for k, v in extra.items() if k not in row})
+            out.write(json.dumps(row) + "\n")
+        out.flush()
+    except UnicodeDecodeError as e:
+        fail(f"stdin is not UTF-8 text ({e.reason} at byte {e.start})")
+    except OSError as e:
+        fail(f"could not write the stamped lines ({e.strerror})", 1)
 
 
 # ---- read ---------------------------------------------------------------------------------------
 
-def is_number(x, positive=False):
-    """A finite JSON number (a 400-digit integer is not: it would overflow every float sum)."""
+def is_number(x, positive=False, least=1e-6, most=1e12):
+    """A finite JSON number in [-most, most] (a 400-digit integer would overflow every float sum, a
+    9e299 median print 300 digits); positive: in [least, most] (a subnormal rate made an infinite ideal)."""
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         return False
-    ok = abs(x) < 1e300 if isinstance(x, int) else math.isfinite(x) and abs(x) < 1e300
-    return ok and (x > 0 if positive else True)
+    ok = abs(x) <= most if isinstance(x, int) else math.isfinite(x) and abs(x) <= most
+    return ok and (x >= least if positive else True)
 
 
 def is_whole(x, least=1):
@@ -82,8 +101,15 @@ def is_whole(x, least=1):
 
 
 def plain_text(x):
-    """Text a table cell or a marker can hold: no |, `, <, >, control characters."""
-    return isinstance(x, str) and 0 < len(x) <= 200 and not any(c in "|`<>" or ord(c) < 32 or ord(c) == 127 for c in x)
+    """Text a table cell or a marker can hold: no |, `, <, >, control characters, and UTF-8 (a lone
+    surrogate, as \\ud800 in JSON, cannot be printed)."""
+    if not isinstance(x, str) or not 0 < len(x) <= 200 or any(c in "|`<>" or ord(c) < 32 or ord(c) == 127 for c in x):
+        return False
+    try:
+        x.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def phases_problem(phases):
@@ -91,8 +117,8 @@ def phases_problem(phases):
     if not isinstance(phases, dict):
         return "its phases are not an object"
     for name, phase in phases.items():
-        if not isinstance(phase, dict) or not is_number(phase.get("median_ms"), positive=True):
-            return f"phase {name!r} has no positive finite median_ms"
+        if not isinstance(phase, dict) or not is_number(phase.get("median_ms"), positive=True, most=1e9):
+            return f"phase {name!r} has no median_ms from 1e-6 to 1e9"
     return None
 
 
@@ -106,6 +132,8 @@ def row_problem(row):
             return f"has no {key} as plain text (1-200 characters, none of | ` < > or a control character)"
     if not is_number(row.get("load")) or row["load"] < 0:
         return "has no load (a number >= 0)"
+    if "mode" in row and "framework" in row:
+        return "has both a mode (a switch or build comparison) and a framework (a benchmark line)"
     if row.get("mode") == "switches":
         if not isinstance(row.get("pair"), str) or not row["pair"].startswith("XTGRAD_"):
             return "is a switch line without a pair (XTGRAD_...)"
@@ -132,12 +160,14 @@ def row_problem(row):
             return "has a batch that is not a whole number"
         if row.get("autocast") is not None and not plain_text(row["autocast"]):
             return "has an autocast that is not a name (bf16)"
-        if row.get("optimizer_in_backward") not in (None, True, False):
+        if not (row.get("optimizer_in_backward") is None or isinstance(row["optimizer_in_backward"], bool)):
             return "has an optimizer_in_backward that is neither true nor false"
+        if row["framework"] == "torch" and row.get("optimizer_in_backward"):
+            return "is a torch line with optimizer_in_backward (torch_bench.py has no such mode)"
         if row.get("fwd_matmul_gflop") is not None and not is_number(row["fwd_matmul_gflop"], positive=True):
             return "has a fwd_matmul_gflop that is not a positive number"
-        if not is_number(row.get("peak_rss_mib")):
-            return "is a benchmark line without peak_rss_mib"
+        if not is_number(row.get("peak_rss_mib"), positive=True, most=1e9):
+            return "is a benchmark line without peak_rss_mib (MiB, up to 1e9)"
         return phases_problem(row.get("phases"))
     if row.get("framework") == "machine":
         sgemm = row.get("sgemm", [])
@@ -156,11 +186,16 @@ def load(paths):
     for path in paths:
         if not os.path.isfile(path):
             fail(f"{path} is not a file")
-        for number, line in enumerate(open(path, errors="replace"), 1):
+        try:
+            with open(path, errors="replace") as f:
+                lines = f.readlines()
+        except OSError as e:
+            fail(f"{path} cannot be read ({e.strerror})")
+        for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
+                row = parse_json(line)
             except (ValueError, RecursionError) as e:
                 fail(f"{path}:{number} is not a JSON line ({str(e)[:80]})")
             problem = row_problem(row)

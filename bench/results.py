@@ -18,9 +18,13 @@ import math
 import os
 import statistics
 import sys
+import tempfile
 from collections import OrderedDict
 
-from result_lines import CONFIGS, fail, load, stamp
+# result_lines.py sits beside this file: found from any working directory, and under python3 -I
+# (which leaves the script's folder off the module path)
+sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
+from result_lines import CONFIGS, fail, load, stamp  # noqa: E402
 
 
 def median_ms(runs, phase):
@@ -65,41 +69,55 @@ assert tuple(TARGET_PHASES) == CONFIGS, "TARGET_PHASES names each of result_line
 def targets_table(rows, peak_core, ceiling):
     """Each issue target's measure: ms, the ideal (matmul FLOPs at the FMA peak; and at the best
     sgemm rate on this CPU), torch at its best, the ratios; autocast rows against xtgrad's fp32."""
-    # Each config from the newest run that measured it, so that a run of one config replaces its rows alone
-    newest_of = OrderedDict()
+    # A row per (config, threads, batch, autocast, step in backward): xtgrad's runs with the step
+    # inside backward (--optimizer-in-backward) get rows of their own, against torch's step (after
+    # backward: torch_bench.py has no such mode). A config's rows, and apart its rows with the step
+    # in backward, from the newest run that measured them, with torch's lines of that run: a run of
+    # one config (or of one mode) replaces those rows alone.
+    key = lambda r: (r["config"], r["threads"], r.get("batch"), r.get("autocast"), bool(r.get("optimizer_in_backward")))
+    group = lambda k: (k[0], k[4])
+    newest_of_group = {}
     for r in rows:
         if r["framework"] == "xtgrad":
-            newest_of[r["config"]] = max(newest_of.get(r["config"], ""), r["run_id"])
-    rows = [r for r in rows if r["run_id"] == newest_of.get(r["config"])]
-    if not rows:
+            g = group(key(r))
+            newest_of_group[g] = max(newest_of_group.get(g, ""), r["run_id"])
+    if not newest_of_group:
         return None
-    run_ids = sorted(set(newest_of.values()))
+    newest = {key(r): newest_of_group[group(key(r))] for r in rows if r["framework"] == "xtgrad"}
+    keys = list(OrderedDict((key(r), None) for r in rows if r["framework"] == "xtgrad" and newest[key(r)] == r["run_id"]))
+    keys.sort(key=lambda k: (list(TARGET_PHASES).index(k[0]), k[1]))  # stable: a run's own order within
+    by_key = {}
+    for r in rows:
+        by_key.setdefault((key(r), r["framework"], r["run_id"]), []).append(r)
+    def runs(k, framework, run_id):
+        return by_key.get((k, framework, run_id), [])
+    def name_of(k):
+        config, _, batch, autocast, in_backward = k
+        return (config + (f" (batch {batch})" if batch else "") + (f", autocast {autocast}" if autocast else "")
+                + (", step in backward" if in_backward else ""))
+    run_ids = sorted(set(newest[k] for k in keys))
     def run_line(run_id):
-        of = [r for r in rows if r["run_id"] == run_id]
-        which = "" if len(run_ids) == 1 else " (" + ", ".join(c for c, i in newest_of.items() if i == run_id) + ")"
+        mine = [k for k in keys if newest[k] == run_id]
+        of = [r for k in mine for fw in ("xtgrad", "torch")
+              for r in runs(k if fw == "xtgrad" else k[:4] + (False,), fw, run_id)]
+        which = "" if len(run_ids) == 1 else " (" + ", ".join(OrderedDict(
+            (k[0] + (" with the step in backward" if k[4] else ""), None) for k in mine)) + ")"
         return (f"Run {run_id}{which}, commit {commits(of)}, 1-minute load {min(r['load'] for r in of):.1f}"
                 f"-{max(r['load'] for r in of):.1f}")
     out = ["; ".join(run_line(i) for i in run_ids) + ".", "",
            "| config | threads | phase | xtgrad ms | ideal ms | × ideal | × GEMM ceiling | torch ms | × torch | × xtgrad fp32 "
            "| peak RSS MiB xtgrad / torch |", "|---|---|---|---|---|---|---|---|---|---|---|"]
-    # xtgrad's runs with the step inside backward (--optimizer-in-backward) get rows of their own,
-    # against torch's step (after backward: torch_bench.py has no such mode)
-    key = lambda r: (r["config"], r["threads"], r.get("batch"), r.get("autocast"), bool(r.get("optimizer_in_backward")))
-    keys = list(OrderedDict((key(r), None) for r in rows if r["framework"] == "xtgrad"))
-    keys.sort(key=lambda k: (list(TARGET_PHASES).index(k[0]), k[1]))  # stable: a run's own order within
-    by_key = {}
-    for r in rows:
-        by_key.setdefault((key(r), r["framework"]), []).append(r)
-    runs = lambda k, fw: by_key.get((k, fw), [])
     for k in keys:
         config, threads, batch, autocast, in_backward = k
-        xt, th = runs(k, "xtgrad"), runs((config, threads, batch, autocast, False), "torch")
-        fp32 = runs((config, threads, batch, None, in_backward), "xtgrad") if autocast else []
-        name = (config + (f" (batch {batch})" if batch else "") + (f", autocast {autocast}" if autocast else "")
-                + (", step in backward" if in_backward else ""))
+        run_id = newest[k]
+        xt, th = runs(k, "xtgrad", run_id), runs((config, threads, batch, autocast, False), "torch", run_id)
+        fp32_key = (config, threads, batch, None, in_backward)  # this run's fp32 line, else the newest
+        fp32 = (runs(fp32_key, "xtgrad", run_id) or runs(fp32_key, "xtgrad", newest.get(fp32_key, ""))) if autocast else []
         flop = xt[0].get("fwd_matmul_gflop")
         first = True
         for phase in TARGET_PHASES[config][bool(autocast)]:
+            if in_backward and phase != "step":  # its bwd holds the optimizer's steps: no fwd + bwd to compare
+                continue
             label, factor = {"fwd+bwd": ("fwd + bwd", 3), "step": ("step", 3), "infer": ("inference", 1)}[phase]
             x, t = phase_ms(xt, phase, median_ms), phase_ms(th, phase, fastest)
             if x is None:
@@ -110,8 +128,8 @@ def targets_table(rows, peak_core, ceiling):
             at_ceiling = flop * factor / ceiling[threads] * 1e3 if arithmetic and ceiling.get(threads) else None
             rss = (f"{fmt(max(r['peak_rss_mib'] for r in xt))} / {fmt(max(r['peak_rss_mib'] for r in th)) if th else '-'}"
                    if first else "")
-            out.append(f"| {name if first else ''} | {threads if first else ''} | {label} | {fmt(x, 1)} | {fmt(ideal, 1)} | "
-                       f"{ratio(x, ideal)} | {ratio(x, at_ceiling)} | {fmt(t, 1)} | {ratio(x, t)} | "
+            out.append(f"| {name_of(k) if first else ''} | {threads if first else ''} | {label} | {fmt(x, 1)} | "
+                       f"{fmt(ideal, 1)} | {ratio(x, ideal)} | {ratio(x, at_ceiling)} | {fmt(t, 1)} | {ratio(x, t)} | "
                        f"{ratio(x, phase_ms(fp32, phase, median_ms)) if autocast else '-'} | {rss} |")
             first = False
     return out
@@ -234,18 +252,43 @@ def read_doc(path):
         fail(f"{path} cannot be read as UTF-8 text ({e})")
 
 
+def marked(text, name, path):
+    """(before, inside, after) of the table `name`'s markers in a doc's text, or None where it has
+    none; a begin marker without an end marker after it is refused."""
+    begin, end = f"<!-- results:{name} -->", f"<!-- /results:{name} -->"
+    if begin not in text:
+        return None
+    head, rest = text.split(begin, 1)
+    if end not in rest:
+        fail(f"{path} marks the table {name} with no {end} after its {begin}")
+    inside, tail = rest.split(end, 1)
+    return head + begin, inside, end + tail
+
+
 def write(doc_paths, tables):
-    """Puts each table render prints between its markers in each doc (render --write)."""
+    """Puts each table render prints between its markers in each doc (render --write): the whole
+    doc rewritten into a temporary file beside it, then renamed over it, with the doc's mode; a
+    symbolic link's target is the doc written, and a doc its owner cannot write is refused."""
     for path in doc_paths:
         text = read_doc(path)
         for name, lines in tables.items():
-            begin, end = f"<!-- results:{name} -->", f"<!-- /results:{name} -->"
-            if begin in text and end in text:
-                head, rest = text.split(begin, 1)
-                text = head + begin + "\n" + "\n".join(lines) + "\n" + end + rest.split(end, 1)[1]
-        with open(path + ".tmp", "w") as f:
-            f.write(text)
-        os.replace(path + ".tmp", path)
+            parts = marked(text, name, path)
+            if parts:
+                text = parts[0] + "\n" + "\n".join(lines) + "\n" + parts[2]
+        target = os.path.realpath(path)
+        if not os.access(target, os.W_OK):
+            fail(f"{path} is not writable", 1)
+        tmp = None
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=".results-", suffix=".md", dir=os.path.dirname(target))
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.chmod(tmp, os.stat(target).st_mode & 0o7777)
+            os.replace(tmp, target)
+        except OSError as e:
+            if tmp and os.path.exists(tmp):
+                os.unlink(tmp)
+            fail(f"could not write {path} ({e.strerror})", 1)
 
 
 def check(doc_paths, tables):
@@ -254,11 +297,8 @@ def check(doc_paths, tables):
     for path in doc_paths:
         text = read_doc(path)
         for name, lines in tables.items():
-            begin, end = f"<!-- results:{name} -->", f"<!-- /results:{name} -->"
-            if begin not in text:
-                continue
-            inside = text.split(begin, 1)[1].split(end, 1)[0].strip("\n")
-            if inside != "\n".join(lines):
+            parts = marked(text, name, path)
+            if parts and parts[1].strip("\n") != "\n".join(lines):
                 sys.stderr.write(f"results.py: {path}'s table {name} is not what bench/results renders; "
                                  f"paste `bench/results.py render bench/results/*.jsonl` between its markers\n")
                 bad += 1
@@ -269,15 +309,27 @@ def check(doc_paths, tables):
     return bad
 
 
+def printed(text, what):
+    """Writes text to stdout: exit 1 with a message where it cannot (closed, a full device)."""
+    try:
+        if sys.stdout is None:
+            raise OSError(9, "the standard output is closed")
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as e:
+        fail(f"could not write {what} ({e.strerror})", 1)
+
+
 def main(argv):
+    for stream in (sys.stdout, sys.stdin):  # UTF-8 whatever the locale (the tables hold ×, ≤, ᵀ)
+        if stream is not None:
+            stream.reconfigure(encoding="utf-8")
     if not argv or argv[0] in ("-h", "--help"):
-        try:
-            print(__doc__.strip(), flush=True)
-        except OSError as e:
-            sys.stderr.write(f"results.py: could not write the help ({e.strerror})\n")
-            return 1
+        printed(__doc__.strip() + "\n", "the help")
         return 0
     if argv[0] == "stamp":
+        if sys.stdout is None or sys.stdin is None:
+            fail("stamp reads stdin and writes stdout: one of them is closed", 1)
         stamp(sys.stdin, sys.stdout)
         return 0
     if argv[0] == "render":
@@ -296,13 +348,8 @@ def main(argv):
             return 0
         if mode == "--check":
             return 1 if check(docs, tables) else 0
-        try:
-            for name, lines in tables.items():
-                print(f"<!-- results:{name} -->\n" + "\n".join(lines) + f"\n<!-- /results:{name} -->\n")
-            sys.stdout.flush()
-        except OSError as e:
-            sys.stderr.write(f"results.py: could not write the tables ({e.strerror})\n")
-            return 1
+        printed("".join(f"<!-- results:{name} -->\n" + "\n".join(lines) + f"\n<!-- /results:{name} -->\n\n"
+                        for name, lines in tables.items()), "the tables")
         return 0
     fail(f"unknown command {argv[0]!r} (stamp, render)")
 

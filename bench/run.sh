@@ -283,6 +283,7 @@ main() {
         [[ -n "$ac" ]] && acflag=(--autocast "$ac") && xt_acflag=(--autocast "$ac" --allow-slower-bf16)
         local ib
         for ib in "${in_backward[@]}"; do  # "" (the step after backward), then --optimizer-in-backward if asked
+          [[ -n $ib && $c == seed-d ]] && continue  # seed-d steps no optimizer: nothing to step in backward
           echo "# $c, $t thread(s)${ac:+, autocast $ac}${ib:+, $ib}: xtgrad ...  (load $(cut -d' ' -f1 /proc/loadavg), compilers $(pgrep -c cc1plus || true))" >&2
           if [[ $xtgrad_backend == openblas ]]; then
             # shellcheck disable=SC2086

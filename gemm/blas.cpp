@@ -83,12 +83,25 @@ void profiled(bool ta, bool tb, int M, int N, int K, const Route& route) {
                         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
 }
 
-// C = beta · C for an empty inner dimension (beta = 0 writes zeros without reading C).
+// C = beta · C for an empty inner dimension or alpha = 0, where BLAS reads neither A nor B
+// (beta = 0 writes zeros without reading C; oneDNN's alpha = 0 left a NaN of C in place).
 void scale_only(int M, int N, float beta, float* C, int ldc) {
     for (int m = 0; m < M; ++m) {
         float* c = C + static_cast<std::ptrdiff_t>(m) * ldc;
         for (int n = 0; n < N; ++n) c[n] = beta == 0.f ? 0.f : beta * c[n];
     }
+}
+
+// The sizes every entry checks before it touches memory: no negative extent, and leading
+// dimensions that hold a stored row (A is (M, K), or (K, M) when trans_a; B (K, N) or (N, K); C
+// (M, N)). A shorter one made rows overlap, silently; a negative K threw std::length_error.
+void check_sizes(const char* who, bool ta, bool tb, int M, int N, int K, int lda, int ldb, int ldc) {
+    if (M < 0 || N < 0 || K < 0) fail("{}: negative size M = {}, N = {}, K = {}", who, M, N, K);
+    const int a_row = ta ? M : K, b_row = tb ? K : N;
+    if (lda < a_row || ldb < b_row || ldc < N)
+        fail("{}: a leading dimension shorter than its rows (M = {}, N = {}, K = {}{}{}): lda = {} (at least {}), "
+             "ldb = {} (at least {}), ldc = {} (at least {})", who, M, N, K, ta ? ", A transposed" : "",
+             tb ? ", B transposed" : "", lda, a_row, ldb, b_row, ldc, N);
 }
 
 // One product on the backend: split over the pool or one call.
@@ -211,8 +224,9 @@ bool nt_faster_as_nn(int M, int N, int K) {
 
 void gemm_backend(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
                   const float* B, int ldb, float beta, float* C, int ldc) {
+    check_sizes("gemm_backend", trans_a, trans_b, M, N, K, lda, ldb, ldc);
     if (M == 0 || N == 0) return;
-    if (K == 0) return scale_only(M, N, beta, C, ldc);
+    if (K == 0 || alpha == 0.f) return scale_only(M, N, beta, C, ldc);
     split_or_call(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
@@ -257,8 +271,9 @@ void route(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const f
 
 void gemm_ld(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
              const float* B, int ldb, float beta, float* C, int ldc) {
+    check_sizes("gemm_ld", trans_a, trans_b, M, N, K, lda, ldb, ldc);
     if (M == 0 || N == 0) return;
-    if (K == 0) return scale_only(M, N, beta, C, ldc);
+    if (K == 0 || alpha == 0.f) return scale_only(M, N, beta, C, ldc);
     profiled(trans_a, trans_b, M, N, K, [&] { route(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); });
 }
 
@@ -353,8 +368,9 @@ void gemm_ld_bf16(DType operands, bool trans_a, bool trans_b, int M, int N, int 
     // where bf16 would be slow (or absent), refuse as autocast::Scope does: never silently slow
     if (const std::string unsupported = autocast::bf16_unsupported_reason(); !unsupported.empty())
         fail("gemm (bf16): {}", unsupported);
+    check_sizes("gemm (bf16)", trans_a, trans_b, M, N, K, lda, ldb, ldc);
     if (M == 0 || N == 0) return;
-    if (K == 0) return scale_only(M, N, beta, C, ldc);
+    if (K == 0 || alpha == 0.f) return scale_only(M, N, beta, C, ldc);
     profiled(trans_a, trans_b, M, N, K,
              [&] { route_bf16(trans_a, trans_b, M, N, K, alpha, A, lda, a_bf16, B, ldb, b_bf16, beta, C, ldc); });
 }

@@ -1,7 +1,9 @@
 // The one door to the GEMM backend (oneDNN or OpenBLAS, the meson option `gemm`;
 // gemm/gemm_backend.hpp). Row-major C (M, N) = alpha * op(A) (M, K) · op(B) (K, N) + beta * C,
 // op = transpose when the flag is set. beta = 1 accumulates (gradients add into .grad in place);
-// beta = 0 never reads C (it may be uninitialised). K = 0 gives C = beta * C.
+// beta = 0 never reads C (it may be uninitialised). K = 0 or alpha = 0 gives C = beta * C, A and B
+// not read (BLAS's rule). A negative size, or a leading dimension shorter than the row it strides
+// over, is an Error naming them.
 #pragma once
 
 #include <xtgrad/gemm/dtype.hpp>
@@ -121,7 +123,7 @@ private:
 // (beta = 0, >= 1 MiB, which skinny_tn otherwise writes with streamed stores, past the caches,
 // for a reader that comes much later: Adam's step after backward) is written with plain stores,
 // into cache. The optimizer's step in backward reads a weight gradient just written
-// (autograd/gradient_consumer.hpp). The values are the same either way.
+// (autograd/gradient_consumer.hpp). The values are the same either way (a NaN's sign aside).
 class ResultReadAtOnce {
 public:
     ResultReadAtOnce();

@@ -59,27 +59,49 @@ TEST_CASE("count_in refuses a count outside its range, naming it, and never wrap
     CHECK(parse_count(long_text, 0).error == "--n: " + std::string(40, '9') + "... is above 2147483647");
 }
 
+namespace {
+struct Run {
+    std::optional<int> status;
+    bool listed = false;
+    std::string out;
+};
+// parse_or_exit on a program with a flag --list and an option --out
+Run run_cli(std::vector<std::string> args) {
+    CLI::App app{"test", "test"};
+    Run r;
+    app.add_flag("--list", r.listed, "a flag");
+    app.add_option("--out", r.out, "a folder");
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    r.status = cli::parse_or_exit(app, static_cast<int>(argv.size()), argv.data());
+    return r;
+}
+}  // namespace
+
 TEST_CASE("parse_or_exit refuses a value given to a flag (exit 2) and takes the flag alone") {
-    auto run = [](std::vector<std::string> args) {
-        CLI::App app{"test", "test"};
-        bool listed = false;
-        app.add_flag("--list", listed, "a flag");
-        std::vector<char*> argv;
-        for (std::string& a : args) argv.push_back(a.data());
-        const std::optional<int> status = cli::parse_or_exit(app, static_cast<int>(argv.size()), argv.data());
-        return std::pair{status, listed};
-    };
-    CHECK(run({"test", "--list"}) == std::pair{std::optional<int>{}, true});
-    CHECK(run({"test"}) == std::pair{std::optional<int>{}, false});
-    for (const char* bad : {"--list=0", "--list=false", "--list=2", "--list=no", "--list="}) {
+    CHECK(run_cli({"test", "--list"}).status == std::nullopt);
+    CHECK(run_cli({"test", "--list"}).listed);
+    CHECK_FALSE(run_cli({"test"}).listed);
+    for (const char* bad : {"--list=0", "--list=false", "--list=2", "--list=no", "--list=", "--list= ", "--list=true"}) {
         CAPTURE(bad);
-        const auto [status, listed] = run({"test", bad});
-        if (std::string(bad) == "--list=") {  // an empty value is the flag itself in CLI11
-            CHECK(status == std::nullopt);
-            continue;
-        }
-        CHECK(status == std::optional<int>{cli::kUsageError});
-        CHECK_FALSE(listed);
+        const Run r = run_cli({"test", bad});
+        CHECK(r.status == std::optional<int>{cli::kUsageError});
+        CHECK_FALSE(r.listed);
     }
+}
+
+TEST_CASE("parse_or_exit refuses an option with nothing after '=' rather than take the next argument") {
+    // CLI11 read `--out= --help` as --out "--help": a run into a folder named --help
+    for (const std::vector<std::string>& bad : {std::vector<std::string>{"test", "--out=", "--help"},
+                                                std::vector<std::string>{"test", "--out=", "--list"},
+                                                std::vector<std::string>{"test", "--out="}}) {
+        const Run r = run_cli(bad);
+        CHECK(r.status == std::optional<int>{cli::kUsageError});
+        CHECK(r.out.empty());
+        CHECK_FALSE(r.listed);
+    }
+    CHECK(run_cli({"test", "--out=runs"}).out == "runs");
+    CHECK(run_cli({"test", "--out", "runs"}).out == "runs");
+    CHECK(run_cli({"test", "--", "--out="}).status != std::nullopt);  // past --: not an option (CLI11 refuses the extra)
 }
 TEST_SUITE_END();

@@ -159,6 +159,47 @@ TEST_CASE("transpose and add_transposed move every element once, in tiles or not
     }
 }
 
+TEST_CASE("gemm_ld refuses a negative size or a leading dimension shorter than its row, before writing C") {
+    const std::vector<float> a(64, 1.f), b(64, 1.f);
+    std::vector<float> c(64, 5.f);
+    const auto refused = [&](const char* what, const char* message, auto call) {
+        CAPTURE(what);
+        CHECK_THROWS_WITH_AS(call(), doctest::Contains(message), Error);
+        CHECK(std::all_of(c.begin(), c.end(), [](float v) { return v == 5.f; }));
+    };
+    const char* negative = "gemm_ld: negative size";
+    const char* short_ld = "gemm_ld: a leading dimension shorter than its rows";
+    refused("K = -1", negative, [&] { gemm_ld(false, false, 2, 2, -1, 1.f, a.data(), 2, b.data(), 2, 0.f, c.data(), 2); });
+    refused("M = -3", negative, [&] { gemm_ld(false, false, -3, 2, 2, 1.f, a.data(), 2, b.data(), 2, 0.f, c.data(), 2); });
+    refused("ldc < N", short_ld, [&] { gemm_ld(false, false, 4, 4, 4, 1.f, a.data(), 4, b.data(), 4, 0.f, c.data(), 3); });
+    refused("lda < K", short_ld, [&] { gemm_ld(false, false, 4, 4, 4, 1.f, a.data(), 3, b.data(), 4, 0.f, c.data(), 4); });
+    refused("lda < M (A transposed)", short_ld, [&] { gemm_ld(true, false, 4, 4, 2, 1.f, a.data(), 3, b.data(), 4, 0.f, c.data(), 4); });
+    refused("ldb < K (B transposed)", short_ld, [&] { gemm_ld(false, true, 4, 4, 4, 1.f, a.data(), 4, b.data(), 3, 0.f, c.data(), 4); });
+    refused("the backend alone", "gemm_backend: a leading dimension",
+            [&] { gemm_backend(false, false, 4, 4, 4, 1.f, a.data(), 3, b.data(), 4, 0.f, c.data(), 4); });
+    // a zero-length row strides over nothing: any leading dimension >= 0 is its row
+    gemm_ld(false, false, 2, 2, 0, 1.f, a.data(), 0, b.data(), 2, 0.f, c.data(), 2);
+    CHECK(c[0] == 0.f);
+}
+
+TEST_CASE("alpha = 0 reads neither A nor B, and beta = 0 never reads C: C = beta · C, as BLAS") {
+    // oneDNN's sgemm left a NaN of C in place under alpha = beta = 0; NaN operands stay unread too
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (const Case& p : {Case{false, false, 3, 5, 7}, Case{true, false, 64, 80, 3}, Case{false, true, 300, 300, 200}}) {
+        const std::vector<float> a(static_cast<std::size_t>(p.M) * p.K, nan), b(static_cast<std::size_t>(p.K) * p.N, nan);
+        for (const float beta : {0.f, 0.5f}) {
+            std::vector<float> c(static_cast<std::size_t>(p.M) * p.N, beta == 0.f ? nan : 2.f), backend = c;
+            gemm_ld(p.ta, p.tb, p.M, p.N, p.K, 0.f, a.data(), p.ta ? p.M : p.K, b.data(), p.tb ? p.K : p.N, beta, c.data(), p.N);
+            gemm_backend(p.ta, p.tb, p.M, p.N, p.K, 0.f, a.data(), p.ta ? p.M : p.K, b.data(), p.tb ? p.K : p.N, beta,
+                         backend.data(), p.N);
+            INFO(test::describe(p));
+            CAPTURE(beta);
+            CHECK(std::all_of(c.begin(), c.end(), [&](float v) { return v == beta * 2.f; }));
+            CHECK(c == backend);
+        }
+    }
+}
+
 TEST_CASE("the backend's name is the meson option's value") {
     const std::string name = gemm_backend_name();
     CHECK((name == "onednn" || name == "openblas"));

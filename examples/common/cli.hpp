@@ -127,6 +127,26 @@ inline std::string program_name(const CLI::App& app) {
     return app.get_name().empty() ? std::string("xtgrad") : app.get_name();
 }
 
+// What is wrong with an option written `--name=VALUE`, or "": a flag given a value (CLI11 said
+// "list-switches was given a disallowed flag override"), or an option with nothing after '='
+// (CLI11 took the next argument as its value: `winter_games --out= --help` trained into a folder
+// named --help). Arguments after `--` are not options.
+inline std::string written_wrong(CLI::App& app, int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--") break;
+        const std::size_t eq = arg.find('=');
+        if (arg.rfind("--", 0) != 0 || eq == std::string::npos) continue;
+        const std::string name = arg.substr(0, eq);
+        const CLI::Option* o = app.get_option_no_throw(name);
+        if (o == nullptr) continue;  // unknown: CLI11 names it
+        const std::string shown = arg.size() > 60 ? arg.substr(0, 60) + "..." : arg;
+        if (o->get_expected_max() == 0) return fmt::format("{} takes no value (got '{}')", name, shown);
+        if (eq + 1 == arg.size()) return fmt::format("{} has no value after '=' (write {}=VALUE or {} VALUE)", name, name, name);
+    }
+    return {};
+}
+
 // Parses, then checks the environment's settings that can be wrong (autograd/environment.hpp:
 // the switches, XTGRAD_ISA, the break filter) before any work starts; returns the exit status to
 // leave with (0 after --help, 2 on a bad option or setting, its message printed), or nothing to
@@ -135,10 +155,14 @@ inline std::optional<int> parse_or_exit(CLI::App& app, int argc, char** argv) {
     if (app.get_footer().empty()) app.footer(cli_footer());
     // An option given twice: the last one counts (`$base --lr 1e30` overrides $base's --lr).
     // A flag takes no value: CLI11 read `--list-switches=0` as the flag off and `--adam=2` as
-    // given twice; it is a usage error now (only `--flag=true`, what the flag means, passes).
+    // given twice (a value is refused below, by name; disable_flag_override backs that up).
     for (CLI::Option* o : app.get_options()) {
         if (o->get_expected_max() <= 1) o->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
         o->disable_flag_override();
+    }
+    if (const std::string wrong = written_wrong(app, argc, argv); !wrong.empty()) {
+        std::fprintf(stderr, "%s: %s\nRun with --help for more information.\n", program_name(app).c_str(), wrong.c_str());
+        return kUsageError;
     }
     try {
         app.parse(argc, argv);

@@ -312,6 +312,10 @@ if [[ $(wc -l <<<"$listed") -eq 11 ]] && ! grep -vqE '^XTGRAD_[A-Z0-9_]+ (on|off
 else bad "xtgrad_bench --list-switches: '$listed'"; fi
 # The programs that parse by themselves (parse_or_exit) check the environment too, before any work
 # (xtgrad_bench read a switch only at its first use: a bad one ran, or failed mid-run with 1)
+expect 2 "xtgrad_bench --optimizer-in-backward on seed-d, which steps no optimizer without --adam" "$build/bench/xtgrad_bench" --config seed-d --optimizer-in-backward
+says "--optimizer-in-backward: seed-d takes no optimizer step without --adam"
+expect 2 "xtgrad_bench --list-switches=0 (a flag takes no value)" "$build/bench/xtgrad_bench" --list-switches=0
+says "--list-switches takes no value (got '--list-switches=0')"
 expect 2 "xtgrad_bench with XTGRAD_NARROW_NN_TRANSPOSED=on" env XTGRAD_NARROW_NN_TRANSPOSED=on "$build/bench/xtgrad_bench" --config winter --steps 1 --warmup 0
 says "xtgrad_bench: XTGRAD_NARROW_NN_TRANSPOSED: 'on' is neither 1"
 if grep -q "phase" "$out/last.log"; then bad "  ...it ran the benchmark first"; else ok "  ...before any step"; fi
@@ -389,16 +393,31 @@ def line(run_id, config, infer, framework="xtgrad", in_backward=False):
                        "infer": {"median_ms": infer}}}
 rows = [line("2026-01-01T00:00:00Z", "winter", 50), line("2026-01-01T00:00:00Z", "winter", 50, in_backward=True),
         line("2026-01-01T00:00:00Z", "winter", 50, "torch"), line("2026-01-01T00:00:00Z", "seed-d", 40),
-        line("2026-02-01T00:00:00Z", "seed-d", 20), line("2026-02-01T00:00:00Z", "seed-d", 30, "torch")]
+        line("2026-02-01T00:00:00Z", "seed-d", 20), line("2026-02-01T00:00:00Z", "seed-d", 30, "torch"),
+        line("2026-02-01T00:00:00Z", "seed-d", 20, in_backward=True)]
 open(sys.argv[1], "w").write("".join(json.dumps(r) + "\n" for r in rows))
 PY
 expect 0 "bench/results.py render of two benchmark runs" python3 "$src/bench/results.py" render "$out/targets.jsonl"
-says "Run 2026-01-01T00:00:00Z (winter), commit 2026, 1-minute load 1.0-1.0; Run 2026-02-01T00:00:00Z (seed-d), commit 2026"
+says "Run 2026-01-01T00:00:00Z (winter, winter with the step in backward), commit 2026, 1-minute load 1.0-1.0; Run 2026-02-01T00:00:00Z (seed-d, seed-d with the step in backward), commit 2026"
+# seed-d's bwd with the step in backward holds the optimizer: no fwd + bwd row to set against torch's
+if grep -q "seed-d, step in backward | 1 | fwd + bwd" "$out/last.log"; then bad "  ...seed-d's step in backward set against fwd + bwd"; else ok "  ...no fwd + bwd row for seed-d's step in backward"; fi
 says "|  |  | inference | 20.0 | - | - | - | 30.0 | 0.67 | - |  |"
 if grep -q "| 40.0 |" "$out/last.log"; then bad "  ...the older seed-d run's rows stayed"; else ok "  ...the older seed-d rows replaced"; fi
 # xtgrad's step in backward gets a row of its own, against torch's step (torch has no such mode)
 says "| winter | 1 | step | 300.0 | - | - | - | 300.0 | 1.00 | - | 100 / 100 |"
 says "| winter, step in backward | 1 | step | 300.0 | - | - | - | 300.0 | 1.00 | - | 100 / 100 |"
+# A newer run of the step in backward alone replaces those rows alone: the older run's other rows,
+# and their torch, stay
+python3 - "$out/targets.jsonl" <<'PY'
+import json, sys
+newer = {"framework": "xtgrad", "config": "winter", "threads": 1, "optimizer_in_backward": True, "peak_rss_mib": 90,
+         "run_id": "2026-03-01T00:00:00Z", "cpu": "Test CPU", "cpu_id": "Test family 1 model 2", "commit": "2026",
+         "load": 1.0, "phases": {"step": {"median_ms": 150}}}
+open(sys.argv[1], "a").write(json.dumps(newer) + "\n")
+PY
+expect 0 "bench/results.py render with a newer run of the step in backward alone" python3 "$src/bench/results.py" render "$out/targets.jsonl"
+says "| winter | 1 | step | 300.0 | - | - | - | 300.0 | 1.00 | - | 100 / 100 |"
+says "| winter, step in backward | 1 | step | 150.0 | - | - | - | - | - | - | 90 / - |"
 # Hostile lines are refused by file and line, one line of message, never a traceback
 results_refuses() {  # JSON-LINE EXPECTED-MESSAGE
   printf '%s\n' "$1" >"$out/hostile.jsonl"
@@ -413,6 +432,24 @@ results_refuses "{$stamped, \"load\": 1, \"mode\": \"switches\", \"pair\": \"XTG
 results_refuses '{"cpu_id": "A|B -->", "run_id": "r1", "commit": "c1", "load": 1}' "has no cpu_id as plain text"
 bench_line="{$stamped, \"load\": 1, \"framework\": \"xtgrad\", \"config\": \"winter\", \"threads\": 1, \"peak_rss_mib\": 1, \"phases\": {}"
 results_refuses "$bench_line, \"optimizer_in_backward\": \"false\"}" "has an optimizer_in_backward that is neither true nor false"
+results_refuses "$bench_line, \"optimizer_in_backward\": 1}" "has an optimizer_in_backward that is neither true nor false"
+results_refuses "{$stamped, \"load\": 1, \"framework\": \"torch\", \"config\": \"winter\", \"threads\": 1, \"peak_rss_mib\": 1, \"phases\": {}, \"optimizer_in_backward\": true}" "is a torch line with optimizer_in_backward"
+results_refuses "{$stamped, \"load\": 1, \"mode\": \"switches\", \"framework\": \"xtgrad\"}" "has both a mode"
+results_refuses '{"cpu_id": "a\ud800b", "run_id": "r1", "commit": "c1", "load": 1}' "has no cpu_id as plain text"
+results_refuses "{$stamped, \"load\": 1, \"load\": 2}" "is not a JSON line (a key given twice: 'load')"
+results_refuses "{$stamped, \"load\": 1, \"framework\": \"machine\", \"fma_avx2_gflops_per_core\": 1e-310}" "is a machine line whose fma_avx2_gflops_per_core is not a positive number"
+# The docs: a symbolic link's target is written (the link stays), a closed stdout is exit 1, and the
+# script runs under python3 -I (no script folder on the module path)
+printf '<!-- results:cpus -->\nold\n<!-- /results:cpus -->\n' >"$out/real.md"
+ln -sf real.md "$out/link.md"
+expect 0 "bench/results.py render --write onto a symbolic link" python3 "$src/bench/results.py" render --write "$out/link.md" "$out/switches.jsonl"
+if [[ -L $out/link.md ]] && grep -q "| CPU | model name | runs |" "$out/real.md"; then ok "  ...the link kept, its target written"; else bad "  ...the link replaced or its target stale"; fi
+printf '<!-- /results:cpus -->\nx\n<!-- results:cpus -->\n' >"$out/reversed.md"
+expect 2 "bench/results.py render --write with its markers the wrong way round" python3 "$src/bench/results.py" render --write "$out/reversed.md" "$out/switches.jsonl"
+says "marks the table cpus with no <!-- /results:cpus --> after its <!-- results:cpus -->"
+expect 1 "bench/results.py render into a closed stdout" bash -c "python3 '$src/bench/results.py' render '$out/switches.jsonl' >&-"
+says "could not write the tables (the standard output is closed)"
+expect 0 "bench/results.py under python3 -I" python3 -I "$src/bench/results.py" render "$out/switches.jsonl"
 printf '\xff\n' >"$out/bad.md"
 expect 2 "bench/results.py render --check on a non-UTF-8 doc" python3 "$src/bench/results.py" render --check "$out/bad.md" "$out/switches.jsonl"
 says "bad.md cannot be read as UTF-8 text"
