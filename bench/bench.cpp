@@ -5,17 +5,8 @@
 //   build-perf/bench/xtgrad_bench --config winter --threads 1
 //   build-perf/bench/xtgrad_bench --config all --steps 3 --warmup 1 --threads 2 --json
 //
-// Configurations:
-//   winter  tutorial C (Winter Games) at its size: 44.2 M parameters, batch 1, 7 + 7 tokens,
-//           cross-entropy, Adam(lr 1e-3)
-//   seed-b  tutorial B at its size: 51.8 M parameters (vocab 5000), src (B, 100) and
-//           tgt[:, :-1] (B, 99), dropout 0.1, CE(ignore_index 0), Adam(1e-4, (0.9, 0.98), 1e-9);
-//           B = --batch (64, the tutorial's)
-//   seed-d  tutorial D: its Transformer at the defaults (d_model 512, nhead 8, 6 + 6 layers,
-//           d_ff 2048, dropout 0.1) with the positional encoding on src, src (10, 32, 512),
-//           tgt (20, 32, 512), forward and backward of a fixed random output gradient (Adam
-//           with --adam). The tutorial's docstring example (nhead 16, 12 encoder layers) is
-//           --d-heads 16 --d-encoder-layers 12.
+// Configurations (bench/workloads.hpp): winter (tutorial C at its size), seed-b (tutorial B at
+// its size, batch --batch), seed-d (tutorial D's Transformer; --d-heads, --d-encoder-layers, --adam).
 //
 // Each step is timed in phases: zero (optimizer zero_grad), fwd (forward + loss), bwd
 // (backward), opt (optimizer step), and step (all of it, end to end, including freeing the
@@ -25,12 +16,10 @@
 // --warmup untimed ones; GFLOP/s from the analytic count of matmul FLOPs below (backward =
 // 2 x forward); peak RSS of the process (getrusage ru_maxrss).
 // With several configs the binary runs itself once per config, so each peak RSS is its own.
+#include "bench/workloads.hpp"
 #include "examples/common/cli.hpp"
 #include <xtgrad/autograd/speed_switches.hpp>
 #include <xtgrad/gemm/blas.hpp>
-#include <xtgrad/nn/tutorial_b/transformer.hpp>
-#include <xtgrad/nn/tutorial_c/tutorial_c.hpp>
-#include <xtgrad/nn/tutorial_d/tutorial_d.hpp>
 #include <xtgrad/optim/in_backward.hpp>
 #include <xtgrad/optim/optimizer.hpp>
 #include <xtgrad/xtgrad.hpp>
@@ -52,6 +41,7 @@
 #include <memory>
 
 using namespace xtgrad;
+using bench::Workload;
 
 namespace {
 
@@ -65,119 +55,6 @@ struct Options {
     std::string autocast;  // "" (fp32) or "bf16": forward and loss inside autocast::Scope(DType::bf16)
     bool allow_slower_bf16 = false;  // autocast::allow_slower_bf16: measure bf16 where it is slower than fp32
 };
-
-// ---- analytic matmul FLOPs of one forward pass (2·M·N·K per product) ----------------------
-// Counted: every Linear / Conv1d(kernel 1) product and the two attention products per head.
-// Not counted: elementwise work (softmax, layer norm, residuals, Adam). A training step is
-// counted as 3 x forward: each product's backward is two products of the same size (dX, dW).
-
-// One multi-head attention: q from Lq positions, k and v from Lk, per batch item.
-double mha_flops(double B, double Lq, double Lk, double d, double h, double dk, double dv) {
-    const double proj = 2 * B * (Lq * d * h * dk      // W_Q
-                                 + Lk * d * h * dk    // W_K
-                                 + Lk * d * h * dv    // W_V
-                                 + Lq * h * dv * d);  // output projection
-    const double attn = 2 * B * h * Lq * Lk * (dk + dv);  // q kᵀ and weights · v
-    return proj + attn;
-}
-
-// Position-wise feed-forward d -> dff -> d over `tokens` positions.
-double ffn_flops(double tokens, double d, double dff) { return 2 * 2 * tokens * d * dff; }
-
-// winter: 6 encoder + 6 decoder layers, d 512, 8 heads of 64, d_ff 2048, batch 1, 7 + 7 tokens,
-// projection to the 9 target words.
-double winter_flops() {
-    const double B = 1, Ls = 7, Lt = 7, d = 512, h = 8, dk = 64, dff = 2048, V = 9;
-    const double enc = mha_flops(B, Ls, Ls, d, h, dk, dk) + ffn_flops(B * Ls, d, dff);
-    const double dec = mha_flops(B, Lt, Lt, d, h, dk, dk) + mha_flops(B, Lt, Ls, d, h, dk, dk) + ffn_flops(B * Lt, d, dff);
-    return 6 * (enc + dec) + 2 * B * Lt * d * V;
-}
-
-// seed-b: 6 + 6 layers, d 512, 8 heads, d_ff 2048, src 100 and tgt 99 tokens, fc to 5000.
-double seed_b_flops(double B) {
-    const double Ls = 100, Lt = 99, d = 512, h = 8, dk = 64, dff = 2048, V = 5000;
-    const double enc = mha_flops(B, Ls, Ls, d, h, dk, dk) + ffn_flops(B * Ls, d, dff);
-    const double dec = mha_flops(B, Lt, Lt, d, h, dk, dk) + mha_flops(B, Lt, Ls, d, h, dk, dk) + ffn_flops(B * Lt, d, dff);
-    return 6 * (enc + dec) + 2 * B * Lt * d * V;
-}
-
-// seed-d: encoder_layers + 6 layers, d 512, `heads` heads, d_ff 2048, batch 32, S 10, T 20.
-double seed_d_flops(double heads, double encoder_layers) {
-    const double N = 32, S = 10, T = 20, d = 512, dk = d / heads, dff = 2048;
-    const double enc = mha_flops(N, S, S, d, heads, dk, dk) + ffn_flops(N * S, d, dff);
-    const double dec = mha_flops(N, T, T, d, heads, dk, dk) + mha_flops(N, T, S, d, heads, dk, dk) + ffn_flops(N * T, d, dff);
-    return encoder_layers * enc + 6 * dec;
-}
-
-// ---- the workloads ---------------------------------------------------------------------------
-
-struct Workload {
-    std::string what;
-    std::size_t params = 0;
-    double fwd_flops = 0;
-    std::shared_ptr<nn::Module> model;
-    std::unique_ptr<optim::Optimizer> opt;           // null: no optimizer step
-    std::function<Tensor()> forward;                 // the loss (or the output)
-    std::function<void(const Tensor&)> backward;
-};
-
-Workload winter() {
-    Workload w;
-    manual_seed(0);
-    auto model = std::make_shared<nn::tutorial_c::Transformer>(nn::tutorial_c::Config());
-    const Ids enc{{1, 2, 3, 4, 5, 6, 7}}, dec{{7, 1, 2, 3, 4, 5, 6}};
-    const Ids target{1, 2, 3, 4, 5, 6, 8};
-    w.what = "tutorial C, batch 1, 7+7 tokens, Adam";
-    w.fwd_flops = winter_flops();
-    w.opt = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions(1e-3));
-    w.forward = [model, enc, dec, target] { return cross_entropy(model->forward(enc, dec).logits, target); };
-    w.backward = [](const Tensor& loss) { loss.backward(); };
-    w.model = model;
-    return w;
-}
-
-Workload seed_b(std::size_t batch) {
-    Workload w;
-    manual_seed(0);
-    const std::size_t vocab = 5000, len = 100;
-    auto model = std::make_shared<nn::tutorial_b::Transformer>(vocab, vocab, 512, 8, 6, 2048, len, 0.1f);
-    Generator gen(1);
-    const Ids src = randint({batch, len}, 1, static_cast<std::int64_t>(vocab), gen);
-    const Ids tgt = randint({batch, len}, 1, static_cast<std::int64_t>(vocab), gen);
-    const nn::tutorial_b::ShiftedTargets shifted = nn::tutorial_b::shift_targets(tgt);
-    const Ids tgt_in = shifted.input, target = shifted.target;  // tgt[:, :-1], tgt[:, 1:] flattened
-    w.what = fmt::format("tutorial B, batch {} x 100, Adam", batch);
-    w.fwd_flops = seed_b_flops(static_cast<double>(batch));
-    w.opt = std::make_unique<optim::Adam>(model->parameters(),
-                                          optim::AdamOptions(1e-4).betas({0.9, 0.98}).eps(1e-9));
-    w.forward = [model, src, tgt_in, target] {
-        // The logits as a temporary: reshape relabels their buffer and cross_entropy writes its
-        // probabilities over it (ops.hpp), one (B·99, 5000) block instead of three.
-        return cross_entropy(reshape(model->forward(src, tgt_in), {-1, 5000}), target, /*ignore_index=*/0);
-    };
-    w.backward = [](const Tensor& loss) { loss.backward(); };
-    w.model = model;
-    return w;
-}
-
-Workload seed_d(const Options& o) {
-    Workload w;
-    manual_seed(0);
-    namespace td = nn::tutorial_d;
-    auto model = std::make_shared<td::Transformer>(
-        td::TransformerOptions(512, o.d_heads, o.d_encoder_layers));
-    Generator gen(1);
-    const Tensor src = rand({10, 32, 512}, gen), tgt = rand({20, 32, 512}, gen);
-    const Array grad_out = randn({20, 32, 512}, gen).data();
-    w.what = fmt::format("tutorial D, nhead {}, {}+6 layers, src (10, 32, 512), tgt (20, 32, 512), {}", o.d_heads,
-                         o.d_encoder_layers, o.adam ? "Adam" : "no optimizer");
-    w.fwd_flops = seed_d_flops(static_cast<double>(o.d_heads), static_cast<double>(o.d_encoder_layers));
-    if (o.adam) w.opt = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions(1e-4));
-    w.forward = [model, src, tgt] { return model->forward(src, tgt); };
-    w.backward = [grad_out](const Tensor& out) { out.backward(grad_out); };
-    w.model = model;
-    return w;
-}
 
 // ---- timing ------------------------------------------------------------------------------------
 
@@ -226,7 +103,9 @@ nlohmann::ordered_json switches_set() {
 }
 
 nlohmann::ordered_json run(const std::string& config, const Options& o) {
-    Workload w = config == "winter" ? winter() : config == "seed-b" ? seed_b(o.batch) : seed_d(o);
+    Workload w = config == "winter"   ? bench::winter()
+                 : config == "seed-b" ? bench::seed_b(o.batch)
+                                      : bench::seed_d(o.d_heads, o.d_encoder_layers, o.adam);
     w.params = w.model->num_parameters();
     if (o.autocast == "bf16") {  // as torch.autocast: the forward and loss in the scope, backward outside
         w.what += ", autocast bf16";

@@ -7,7 +7,7 @@ Run with Debian's python3-torch (1.13); it is never a dependency of xtgrad or it
     /usr/bin/python3 bench/torch_bench.py --config winter --threads 1
     OMP_WAIT_POLICY=PASSIVE /usr/bin/python3 bench/torch_bench.py --config seed-b --batch 8 --threads 2 --json
 
-Configurations (as bench.cpp):
+Configurations (as bench/workloads.cpp):
   winter  tutorial C (Winter Games) at its size, 44.2 M parameters, batch 1, 7 + 7 tokens,
           cross-entropy, Adam(lr 1e-3)
   seed-b  tutorial B at its size, 51.8 M parameters (vocab 5000), src (B, 100),
@@ -93,7 +93,7 @@ def openblas_core():
 
 # ---------------------------------------------------------------- the benchmark
 def matmul_flops(config, batch):
-    """Forward matmul FLOPs (2·M·N·K per product), the same count as bench.cpp."""
+    """Forward matmul FLOPs (2·M·N·K per product), the same count as bench/workloads.cpp."""
     def mha(B, Lq, Lk, d, h, dk, dv):
         proj = 2 * B * (Lq * d * h * dk + Lk * d * h * dk + Lk * d * h * dv + Lq * h * dv * d)
         return proj + 2 * B * h * Lq * Lk * (dk + dv)

@@ -154,12 +154,9 @@ inline std::string written_wrong(CLI::App& app, int argc, char** argv) {
 inline std::optional<int> parse_or_exit(CLI::App& app, int argc, char** argv) {
     if (app.get_footer().empty()) app.footer(cli_footer());
     // An option given twice: the last one counts (`$base --lr 1e30` overrides $base's --lr).
-    // A flag takes no value: CLI11 read `--list-switches=0` as the flag off and `--adam=2` as
-    // given twice (a value is refused below, by name; disable_flag_override backs that up).
-    for (CLI::Option* o : app.get_options()) {
+    for (CLI::Option* o : app.get_options())
         if (o->get_expected_max() <= 1) o->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-        o->disable_flag_override();
-    }
+    // A flag takes no value: CLI11 read `--list-switches=0` as the flag off and `--adam=2` as given twice
     if (const std::string wrong = written_wrong(app, argc, argv); !wrong.empty()) {
         std::fprintf(stderr, "%s: %s\nRun with --help for more information.\n", program_name(app).c_str(), wrong.c_str());
         return kUsageError;
