@@ -38,6 +38,10 @@ autocast::Bf16Speed bf16_speed(const Bf16Cpu& cpu) {
     return cpu.bf16_dot_gflops >= kBf16MinSpeedup * cpu.fp32_fma_gflops ? Bf16Speed::faster : Bf16Speed::slower;
 }
 
+bool bf16_dot_products_pay(const Bf16Cpu& cpu) {
+    return cpu.avx512_bf16 && cpu.bf16_dot_gflops >= kBf16MinSpeedup * cpu.fp32_fma_gflops;
+}
+
 std::string bf16_slow_reason(const Bf16Cpu& cpu) {
     constexpr const char* kWayOut =
         "run without autocast (fp32), or call autocast::allow_slower_bf16(true) to run bf16 anyway";
@@ -89,7 +93,7 @@ const detail::Bf16Cpu& this_cpu() {
         if (!max_isa.empty()) c.max_isa = max_isa.c_str();
         __builtin_cpu_init();
         c.avx512_bf16 = __builtin_cpu_supports("avx512bf16");
-        if (std::strcmp(c.backend, "onednn") == 0 && std::strcmp(c.kernel, "avx512_core_bf16") == 0 && c.avx512_bf16) {
+        if (std::strcmp(c.backend, "onednn") == 0 && detail::native_bf16_isa(c.kernel) && c.avx512_bf16) {
             constexpr long kSteps = 100'000;  // 1.2 M instructions per probe
             for (int round = 0; round < 3; ++round) {
                 c.fp32_fma_gflops = std::max(c.fp32_fma_gflops, fma_peak_avx512_gflops(kSteps));
@@ -103,6 +107,7 @@ const detail::Bf16Cpu& this_cpu() {
 }  // namespace
 
 Bf16Speed bf16_speed() { return detail::bf16_speed(this_cpu()); }
+bool bf16_dot_products_pay() { return detail::bf16_dot_products_pay(this_cpu()); }
 
 const char* bf16_speed_name(Bf16Speed speed) {
     switch (speed) {

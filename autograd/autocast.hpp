@@ -85,6 +85,11 @@ private:
 DType dtype();
 bool is_enabled();  // dtype() != DType::fp32
 
+// True where this CPU's AVX512-BF16 dot products (vdpbf16ps) measure at >= kBf16MinSpeedup x
+// its fp32 FMAs (measured once per process with bf16_speed's rates, AMX or not): where xtgrad's
+// own bf16 kernel (small_gemm_bf16, gemm/small_gemm.hpp) beats its fp32 kernels.
+bool bf16_dot_products_pay();
+
 // Empty when Scope(DType::bf16) runs here now (bf16 is faster, or slower and allowed); else why
 // not: the message Scope's Error carries, which names the measured rates where they decided.
 std::string bf16_unsupported_reason();
@@ -105,6 +110,7 @@ struct Bf16Cpu {
 // bf16 products also convert their operands, so the dot products must beat fp32 by this much.
 inline constexpr double kBf16MinSpeedup = 1.25;
 autocast::Bf16Speed bf16_speed(const Bf16Cpu& cpu);
+bool bf16_dot_products_pay(const Bf16Cpu& cpu);  // AVX512-BF16, measured at >= kBf16MinSpeedup x fp32
 // Why bf16 is not faster on `cpu` (empty where it is).
 std::string bf16_slow_reason(const Bf16Cpu& cpu);
 }  // namespace detail

@@ -11,6 +11,7 @@
 //   XTGRAD_SMALL_GEMM=0, XTGRAD_SKINNY_GEMM=0   small / skinny products to the GEMM backend (gemm/blas.cpp)
 //   XTGRAD_POOL_SPIN=0      idle pool workers sleep at once (threads/parallel.hpp)
 //   XTGRAD_BF16_SMALL_IN_FP32=0   autocast runs products with a side under 8 in bf16 too
+//   XTGRAD_SMALL_GEMM_BF16=0      autocast runs attention's medium blocks in fp32 (gemm/blas.hpp)
 //                           (the speed switches: docs/performance.md, "Switches")
 //   XTGRAD_DIST_TIMEOUT=T   under mpirun: how long a collective waits (nn/parallel/process_group.hpp)
 //

@@ -53,10 +53,16 @@ inline constexpr EnvSwitch kSkinnyStreamedGradientSwitch{
     "the AVX-512 kernel writes a fresh weight gradient of 1 MiB or more over at most 7 rows with streamed stores, "
     "unless the step in backward reads it at once; unset: the CPU's default",
     "with plain stores", skinny_streamed_gradient_by_cpu};
+inline constexpr EnvSwitch kSmallGemmBf16Switch{
+    "XTGRAD_SMALL_GEMM_BF16",
+    "under bf16 autocast, the medium blocks small_gemm takes (attention's, up to ~128 tokens) run in its bf16 kernel "
+    "where AVX512-BF16's dot products measure at 1.25x the fp32 FMAs, the default",
+    "they run in its fp32 kernels", always_on};
 // Every speed switch, for check_environment, xtgrad_bench --list-switches and the tests.
 inline constexpr const EnvSwitch* kSpeedSwitches[] = {
     &kBlockCacheSwitch, &kBlockCacheCutSwitch, &kSmallGemmSwitch,       &kSkinnyGemmSwitch,
     &kSkinnyPrefetchL2Switch, &kPoolSpinSwitch, &kBf16SmallInFp32Switch, &kAdamPrefetchSwitch,
-    &kNarrowNnTransposedSwitch, &kInferenceWeightsTransposedSwitch, &kSkinnyStreamedGradientSwitch};
+    &kNarrowNnTransposedSwitch, &kInferenceWeightsTransposedSwitch, &kSkinnyStreamedGradientSwitch,
+    &kSmallGemmBf16Switch};
 
 }  // namespace xtgrad::detail

@@ -3,7 +3,8 @@
 // batched product) against the matmul primitive (one primitive per shape, created once, all
 // slices of a batch in one execute, or one execute per slice as a per-(batch, head) kernel would),
 // and, where gemm_ld would hand the product to it (small_gemm_takes), xtgrad's small_gemm
-// (gemm/small_gemm.hpp) one slice at a time. Issue 12 asks for "its sgemm, or its matmul primitive where that is
+// (gemm/small_gemm.hpp) one slice at a time, and its bf16 kernel small_gemm_bf16 where the CPU
+// has one (operands rounded: its results are not compared). Issue 12 asks for "its sgemm, or its matmul primitive where that is
 // faster"; this measures which (docs/performance.md, "Design choices", has the finding). Built with -Dgemm=onednn.
 //
 //   build/bench/matmul_primitive_probe [--reps R]
@@ -72,8 +73,8 @@ int run(int reps) {
     dnnl::engine engine(dnnl::engine::kind::cpu, 0);
     dnnl::stream stream(engine);
     fmt::print("one thread, {} runs each, median ms (GFLOP/s); primitive creation timed once\n", reps);
-    fmt::print("{:<46} {:>18} {:>18} {:>9} {:>10} {:>18} {:>18}\n", "product", "dnnl_sgemm", "matmul primitive",
-               "sgemm/mm", "create ms", "primitive per slice", "small_gemm per slice");
+    fmt::print("{:<46} {:>18} {:>18} {:>9} {:>10} {:>18} {:>18} {:>18}\n", "product", "dnnl_sgemm", "matmul primitive",
+               "sgemm/mm", "create ms", "primitive per slice", "small_gemm per slice", "small_gemm_bf16");
     for (const Case& c : cases) {
         const std::size_t a_n = std::size_t(c.batch) * c.M * c.K, b_n = std::size_t(c.batch) * c.K * c.N,
                           c_n = std::size_t(c.batch) * c.M * c.N;
@@ -110,6 +111,9 @@ int run(int reps) {
         std::vector<float> C3(c_n);
         const bool small = small_gemm_takes(c.M, c.N, c.K);
         const auto by_small = [&] { per_slice_with(small_gemm, C3); };
+        const bool bf16 = small && small_gemm_bf16_available();
+        std::vector<float> C4(bf16 ? c_n : 0);
+        const auto by_small_bf16 = [&] { per_slice_with(small_gemm_bf16, C4); };
         if (small) by_small();
         const auto by_primitive = [&] {
             primitive.execute(stream, {{DNNL_ARG_SRC, a_mem}, {DNNL_ARG_WEIGHTS, b_mem}, {DNNL_ARG_DST, c_mem}});
@@ -132,19 +136,21 @@ int run(int reps) {
             if (small) worst = std::max(worst, double(std::abs(C1[i] - C3[i])));
         }
         if (worst > 1e-3) fmt::print("  (the results differ by {:.3g})\n", worst);
-        std::vector<double> t1, t2, t3, t4;
+        std::vector<double> t1, t2, t3, t4, t5;
         for (int r = 0; r < reps; ++r) {  // alternate, so a busy machine slows all alike
             t1.push_back(ms_of(by_sgemm));
             t2.push_back(ms_of(by_primitive));
             t3.push_back(ms_of(by_slices));
             if (small) t4.push_back(ms_of(by_small));
+            if (bf16) t5.push_back(ms_of(by_small_bf16));
         }
         const double flop = 2.0 * c.batch * c.M * c.N * c.K, m1 = median(t1), m2 = median(t2), m3 = median(t3);
-        const std::string small_column =
-            small ? fmt::format("{:>9.3f} ({:>5.0f})", median(t4), flop / median(t4) / 1e6) : "-";
-        fmt::print("{:<46} {:>9.3f} ({:>5.0f}) {:>9.3f} ({:>5.0f}) {:>8.2f}x {:>10.2f} {:>9.3f} ({:>5.0f}) {:>18}\n",
+        const auto column = [&](bool ran, const std::vector<double>& t) {
+            return ran ? fmt::format("{:>9.3f} ({:>5.0f})", median(t), flop / median(t) / 1e6) : std::string("-");
+        };
+        fmt::print("{:<46} {:>9.3f} ({:>5.0f}) {:>9.3f} ({:>5.0f}) {:>8.2f}x {:>10.2f} {:>9.3f} ({:>5.0f}) {:>18} {:>18}\n",
                    c.what, m1, flop / m1 / 1e6, m2, flop / m2 / 1e6, m1 / m2, create_ms, m3, flop / m3 / 1e6,
-                   small_column);
+                   column(small, t4), column(bf16, t5));
     }
     return 0;
 }

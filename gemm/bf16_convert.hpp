@@ -1,5 +1,5 @@
 // fp32 -> bf16 conversion of a row, the one loop every bf16 product's operands go through
-// (convert_to_bf16, gemm/blas.hpp). Internal: only blas.cpp includes this header.
+// (convert_to_bf16, gemm/blas.hpp). Internal: blas.cpp and small_gemm's files include it.
 #pragma once
 
 #include <cstddef>

@@ -208,6 +208,7 @@ namespace {
 detail::SettableSwitch narrow_nn_switch{detail::kNarrowNnTransposedSwitch};
 detail::SettableSwitch inference_transposed_switch{detail::kInferenceWeightsTransposedSwitch};
 detail::SettableSwitch skinny_streamed_gradient_switch{detail::kSkinnyStreamedGradientSwitch};
+detail::SettableSwitch small_gemm_bf16_switch{detail::kSmallGemmBf16Switch};
 }  // namespace
 
 bool detail::narrow_nn_transposed() { return narrow_nn_switch.get(); }
@@ -216,6 +217,11 @@ bool detail::inference_weights_transposed() { return inference_transposed_switch
 void detail::set_inference_weights_transposed(bool transposed) { inference_transposed_switch.set(transposed); }
 bool detail::skinny_streamed_gradient() { return skinny_streamed_gradient_switch.get(); }
 void detail::set_skinny_streamed_gradient(bool streamed) { skinny_streamed_gradient_switch.set(streamed); }
+// the rate test last: it measures (~3 ms, once per process) only where the rest holds
+bool detail::medium_blocks_in_bf16() {
+    return small_gemm_bf16_available() && small_gemm_bf16_switch.get() && autocast::bf16_dot_products_pay();
+}
+void detail::set_small_gemm_bf16(bool on) { small_gemm_bf16_switch.set(on); }
 
 bool nt_faster_as_nn(int M, int N, int K) {
     return std::min({M, N, K}) > kSkinnyRows && !small_gemm_takes(M, N, K) && detail::backend_nt_slower_than_nn() &&
@@ -314,7 +320,8 @@ int detail::bf16_min_side() {
 void detail::set_bf16_min_side(int rows) { min_bf16_side.store(std::max(0, rows), std::memory_order_relaxed); }
 
 bool bf16_product_in_fp32(int M, int N, int K) {
-    return small_gemm_fits(M, N, K) || std::min({M, N, K}) < detail::bf16_min_side();
+    return small_gemm_fits(M, N, K) || std::min({M, N, K}) < detail::bf16_min_side() ||
+           (small_gemm_takes(M, N, K) && !detail::medium_blocks_in_bf16());
 }
 
 namespace {
@@ -333,12 +340,16 @@ void bf16_split_or_call(bool ta, bool tb, int M, int N, int K, float alpha, cons
 
 // A bf16 product: op(A) and op(B) rounded to bf16, products summed in fp32. Products where bf16
 // would not pay (bf16_product_in_fp32: small ones, which small_gemm runs in fp32 arithmetic
-// anyway, and skinny ones) run in fp32, unrounded. The others convert both operands to bf16 once
-// (in their stored orientation, packed; unless given converted) and run the backend's bf16
-// product. The buffers are this thread's, kept and reused.
+// anyway, and skinny ones) run in fp32, unrounded. The medium blocks small_gemm takes (the
+// attention blocks of sentences up to ~128 tokens) go to its bf16 kernel, which rounds as it
+// packs, unless an operand comes converted: oneDNN's bf16 matmul, set up per block, ran them slower than fp32 small_gemm. The others
+// convert both operands to bf16 once (in their stored orientation, packed; unless given
+// converted) and run the backend's bf16 product. The buffers are this thread's, kept and reused.
 void route_bf16(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda, const std::uint16_t* a_bf16,
                 const float* B, int ldb, const std::uint16_t* b_bf16, float beta, float* C, int ldc) {
     if (bf16_product_in_fp32(M, N, K)) return route(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (!a_bf16 && !b_bf16 && small_gemm_takes(M, N, K))  // (a given copy may be the operand's only form)
+        return small_gemm_bf16(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     // stored shapes: A is (M, K), or (K, M) when transposed; B is (K, N), or (N, K)
     const int a_rows = ta ? K : M, a_cols = ta ? M : K, b_rows = tb ? N : K, b_cols = tb ? K : N;
     const std::size_t a_size = static_cast<std::size_t>(a_rows) * a_cols, b_size = static_cast<std::size_t>(b_rows) * b_cols;

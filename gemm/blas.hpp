@@ -86,6 +86,12 @@ void set_inference_weights_transposed(bool transposed);
 // XTGRAD_SKINNY_STREAMED_GRADIENT (by CPU where unset), settable the same way.
 bool skinny_streamed_gradient();
 void set_skinny_streamed_gradient(bool streamed);
+
+// Whether gemm_ld(DType::bf16) runs the medium blocks small_gemm takes in small_gemm_bf16: the
+// kernel runs here (small_gemm_bf16_available), XTGRAD_SMALL_GEMM_BF16 is on (unless set) and
+// the CPU's bf16 dot products pay (autocast::bf16_dot_products_pay); else they run in fp32.
+bool medium_blocks_in_bf16();
+void set_small_gemm_bf16(bool on);
 }  // namespace detail
 
 // The backend alone, without gemm_ld's routing of skinny products to gemm/skinny_gemm.hpp:

@@ -2,6 +2,8 @@
 // simd/cpu_isa.hpp chose it.
 #include <xtgrad/gemm/small_gemm.hpp>
 
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/gemm/bf16_convert.hpp>
 #include <xtgrad/gemm/small_gemm_impl.hpp>
 #include <xtgrad/simd/cpu_isa.hpp>
 #include "xtgrad_simd_config.hpp"
@@ -40,6 +42,24 @@ void small_gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, co
 #endif
     detail::small::Kernels<xsimd::default_arch>::run(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc,
                                                      dots);
+}
+
+bool small_gemm_bf16_available() {
+#if XTGRAD_HAVE_AVX512_BF16_KERNELS
+    return on_avx512() && detail::bf16_row_uses_avx512_bf16();
+#else
+    return false;
+#endif
+}
+
+void small_gemm_bf16(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
+                     const float* B, int ldb, float beta, float* C, int ldc) {
+#if XTGRAD_HAVE_AVX512_BF16_KERNELS
+    if (small_gemm_bf16_available())
+        return detail::small_gemm_bf16_avx512(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+#endif
+    fail("small_gemm_bf16: {}", XTGRAD_HAVE_AVX512_BF16_KERNELS ? "this CPU has no AVX512-BF16 (or XTGRAD_ISA chose no AVX-512)"
+                                                                : "this build has no AVX512-BF16 kernel");
 }
 
 }  // namespace xtgrad

@@ -42,7 +42,25 @@ bool small_gemm_takes(int M, int N, int K);
 void small_gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
                 const float* B, int ldb, float beta, float* C, int ldc);
 
+// The same product with op(A) and op(B) rounded to bf16 (to nearest, ties to even) and the
+// products summed in fp32, as gemm_ld(DType::bf16, ...) defines it; for the shapes
+// small_gemm_takes, where small_gemm_bf16_available() (else Error). gemm_ld(DType::bf16) hands it
+// the medium ones where it pays (detail::medium_blocks_in_bf16, gemm/blas.hpp), so autocast's
+// attention blocks need no oneDNN set-up per block. Its kernel
+// (gemm/small_gemm_bf16.cpp) runs vdpbf16ps, which reads a denormal operand as 0 and flushes a
+// denormal sum to 0, as the bf16 conversions on these CPUs do (gemm/bf16_convert.hpp).
+void small_gemm_bf16(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
+                     const float* B, int ldb, float beta, float* C, int ldc);
+
+// True where small_gemm_bf16 can run: the build has the kernel, the CPU has AVX512-BF16 and
+// simd/cpu_isa.hpp chose AVX-512 (XTGRAD_ISA=baseline turns it off with the other AVX-512 kernels).
+bool small_gemm_bf16_available();
+
 namespace detail {
+// small_gemm_bf16's kernel (gemm/small_gemm_bf16.cpp).
+void small_gemm_bf16_avx512(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
+                            const float* B, int ldb, float beta, float* C, int ldc);
+
 // small_gemm's AVX-512 build (gemm/small_gemm_avx512.cpp); `dots`: dot-product tiles for A · Bᵀ.
 void small_gemm_avx512(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
                        const float* B, int ldb, float beta, float* C, int ldc, bool dots);

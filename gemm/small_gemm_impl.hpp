@@ -24,18 +24,45 @@ namespace xtgrad::detail::small {
 
 // Where a tile reads op(A) and writes C. op(A)(i, k) = A[i * a_row + k * a_col]: (lda, 1) for A
 // stored (M, K), (1, lda) for Aᵀ (A stored (K, M)); the kernel broadcasts one element at a time,
-// so the layout costs nothing and A is never copied.
-struct TileArgs {
+// so the layout costs nothing and A is never copied. Element: float, or a pair of bf16 along K
+// in one 32-bit word (gemm/small_gemm_bf16.cpp, whose K counts the pairs).
+template <class Element>
+struct TileArgsOf {
     int K;
-    const float* A;
+    const Element* A;
     std::ptrdiff_t a_row, a_col;
-    const float* B;  // op(B) as row-major (K, ·) rows of stride ldb, at the tile's first column
+    const Element* B;  // op(B) as row-major (K, ·) rows of stride ldb, at the tile's first column
     std::ptrdiff_t ldb;
     float alpha, beta;
     float* C;  // at the tile's first element
     std::ptrdiff_t ldc;
     int cols;  // columns of C this tile writes, <= NB · L (B holds NB · L readable columns)
 };
+using TileArgs = TileArgsOf<float>;
+
+// C (M, N) tile by tile: table[rows][nb](t) over row tiles of at most MR rows and, across each,
+// column tiles of at most max_batches batches of L; t holds the product's arguments with A at
+// op(A)'s first row, B at the panel's first column and C at its first element. before_rows(i)
+// runs before row tile i (the fp32 kernels' prefetches).
+template <int L, int MR, int max_batches, class Args, class Table, class BeforeRows>
+void run_tiles(Args t, int M, int N, const Table& table, BeforeRows before_rows) {
+    const auto* const a = t.A;
+    const auto* const panel = t.B;
+    float* const c = t.C;
+    const int batches = (N + L - 1) / L;
+    for (int i = 0; i < M; i += MR) {
+        const int rows = std::min(MR, M - i);
+        t.A = a + i * t.a_row;
+        before_rows(i);
+        for (int h = 0; h < batches; h += max_batches) {
+            const int nb = std::min(max_batches, batches - h), j = h * L;
+            t.B = panel + j;
+            t.C = c + static_cast<std::ptrdiff_t>(i) * t.ldc + j;
+            t.cols = std::min(nb * L, N - j);
+            table[static_cast<std::size_t>(rows)][static_cast<std::size_t>(nb)](t);
+        }
+    }
+}
 
 // The dot-product tiles' arguments (A · Bᵀ with both operands read along K).
 struct DotArgs {
@@ -132,20 +159,26 @@ struct Kernels {
                 for (int h = 0; h < NB; ++h) acc[r][h] = xsimd::fma(ar, bk[h], acc[r][h]);
             }
         }
-        const Batch alpha(t.alpha), beta(t.beta);
+        store_tile<R, NB>(acc, t.alpha, t.beta, t.C, t.ldc, t.cols);
+    }
+
+    // C tile (R, cols) = alpha · acc + beta · C (beta = 0 never reads C); the bf16 tiles'
+    // epilogue too (gemm/small_gemm_bf16.cpp).
+    template <int R, int NB>
+    static void store_tile(const Batch (&acc)[R][NB], float alpha, float beta, float* C, std::ptrdiff_t ldc, int cols) {
+        const Batch alphas(alpha), betas(beta);
         for (int r = 0; r < R; ++r) {
-            float* c = t.C + r * t.ldc;
-            if (t.cols == NB * L) {
+            float* c = C + r * ldc;
+            if (cols == NB * L) {
                 for (int h = 0; h < NB; ++h) {
-                    Batch out = acc[r][h] * alpha;
-                    if (t.beta != 0.f) out = xsimd::fma(beta, Batch::load_unaligned(c + h * L), out);
+                    Batch out = acc[r][h] * alphas;
+                    if (beta != 0.f) out = xsimd::fma(betas, Batch::load_unaligned(c + h * L), out);
                     out.store_unaligned(c + h * L);
                 }
             } else {  // the last columns of C: through a buffer, so nothing past column N is touched
                 alignas(64) float row[NB * L];
                 for (int h = 0; h < NB; ++h) acc[r][h].store_aligned(row + h * L);
-                for (int j = 0; j < t.cols; ++j)
-                    c[j] = t.beta == 0.f ? t.alpha * row[j] : t.alpha * row[j] + t.beta * c[j];
+                for (int j = 0; j < cols; ++j) c[j] = beta == 0.f ? alpha * row[j] : alpha * row[j] + beta * c[j];
             }
         }
     }
@@ -273,31 +306,13 @@ struct Kernels {
         const bool in_place = !trans_b && N % L == 0;
         const int padded = (N + L - 1) / L * L;
         const float* panel = in_place ? B : packed_b(trans_b, N, K, B, ldb, padded);
-        TileArgs t{};
-        t.K = K;
-        t.a_row = trans_a ? 1 : lda;
-        t.a_col = trans_a ? lda : 1;
-        t.ldb = in_place ? ldb : padded;
-        t.alpha = alpha;
-        t.beta = beta;
-        t.ldc = ldc;
-        const int batches = padded / L;
-        const auto& table = tiles();
-        for (int i = 0; i < M; i += MR) {
-            const int rows = std::min(MR, M - i);
-            t.A = A + i * t.a_row;
+        const TileArgs t{K, A, trans_a ? 1 : lda, trans_a ? lda : 1, panel, in_place ? ldb : padded, alpha, beta, C, ldc, 0};
+        run_tiles<L, MR, kMaxBatches>(t, M, N, tiles(), [&](int i) {
             if (!trans_a)
                 prefetch_rows(A + static_cast<std::ptrdiff_t>(i + MR) * lda, std::min(MR, M - i - MR), K, lda);
             else if (i + MR < M)  // Aᵀ: the next tile's last column, one line per row of A
                 prefetch_column(A + std::min(i + 2 * MR, M) - 1, K, lda);
-            for (int h = 0; h < batches; h += kMaxBatches) {
-                const int nb = std::min(kMaxBatches, batches - h), j = h * L;
-                t.B = panel + j;
-                t.C = C + static_cast<std::ptrdiff_t>(i) * ldc + j;
-                t.cols = std::min(nb * L, N - j);
-                table[static_cast<std::size_t>(rows)][static_cast<std::size_t>(nb)](t);
-            }
-        }
+        });
     }
 };
 

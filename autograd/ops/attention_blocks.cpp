@@ -1,7 +1,6 @@
 #include <xtgrad/autograd/ops/attention_blocks.hpp>
 
 #include <xtgrad/gemm/blas.hpp>
-#include <xtgrad/gemm/small_gemm.hpp>
 #include <xtgrad/autograd/broadcast.hpp>
 #include <xtgrad/autograd/ops/softmax.hpp>
 #include <xtgrad/autograd/ops/common.hpp>
@@ -74,17 +73,14 @@ ScoreMasks score_masks(const Shape& scores, const Mask* masked, float fill, cons
 }
 
 namespace {
-// One of the blocks' products, in the node's precision (bf16 under autocast) except where
-// small_gemm takes the shape (gemm/small_gemm.hpp: on AVX-512 the blocks of sentences up to ~128
-// tokens): there its fp32 kernels, with no set-up per call, beat oneDNN's bf16 matmul set up for
-// every block. seed-b (100 tokens, batch 16, 2 threads) under autocast, XTGRAD_GEMM_PROFILE:
-// q·kᵀ 104-110 → 119-123 GFLOP/s, the other block products 140-151 → 172-192.
+// One of the blocks' products, in the node's precision: under autocast, gemm_ld(DType::bf16) runs
+// the blocks small_gemm takes in its bf16 kernel where the CPU has one, else in its fp32 kernels
+// (gemm/blas.hpp, bf16_product_in_fp32), never through a library call set up per block.
 // Operands with row strides (lda, ldb, ldc): a block's rows of heads packed along the last dim
 // sit heads·width apart (BlockPlace).
 void block_gemm(const Blocks& b, bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda,
                 const float* B, int ldb, float beta, float* C, int ldc) {
-    const DType operands = small_gemm_takes(M, N, K) ? DType::fp32 : b.operands;
-    gemm_ld(operands, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    gemm_ld(b.operands, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 }  // namespace
 

@@ -306,9 +306,9 @@ rcs=("$build/examples/random_copy" --batch 2 --len 8 --vocab 20 --layers 1 --hea
 # The list is the build's own (xtgrad_bench --list-switches, from autograd/speed_switches.hpp)
 listed=$("$build/bench/xtgrad_bench" --list-switches)
 speed_switches=$(cut -d' ' -f1 <<<"$listed")
-if [[ $(wc -l <<<"$listed") -eq 11 ]] && ! grep -vqE '^XTGRAD_[A-Z0-9_]+ (on|off)$' <<<"$listed" &&
+if [[ $(wc -l <<<"$listed") -eq 12 ]] && ! grep -vqE '^XTGRAD_[A-Z0-9_]+ (on|off)$' <<<"$listed" &&
    grep -qx XTGRAD_NARROW_NN_TRANSPOSED <<<"$speed_switches"; then
-  ok "xtgrad_bench --list-switches: 11 switches, each with this CPU's default"
+  ok "xtgrad_bench --list-switches: 12 switches, each with this CPU's default"
 else bad "xtgrad_bench --list-switches: '$listed'"; fi
 # The programs that parse by themselves (parse_or_exit) check the environment too, before any work
 # (xtgrad_bench read a switch only at its first use: a bad one ran, or failed mid-run with 1)

@@ -1,0 +1,134 @@
+// small_gemm_bf16 (gemm/small_gemm.hpp): op(A) and op(B) rounded to bf16, products summed in
+// fp32, against the double-precision product of the rounded operands, in every layout, with odd
+// K (a last pair half zero), rows around the tile height (6), columns around the batch (16),
+// tutorial B's attention slices, alpha/beta and padded leading dimensions; gemm_ld(DType::bf16)
+// hands it the medium blocks; where it does not run, it refuses.
+#include "tests/autocast_util.hpp"
+#include "tests/reference_gemm.hpp"
+#include "tests/test_util.hpp"
+
+#include <xtgrad/gemm/blas.hpp>
+#include <xtgrad/gemm/small_gemm.hpp>
+#include <xtgrad/simd/cpu_isa.hpp>
+
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+TEST_SUITE_BEGIN("ops");
+
+using namespace xtgrad;
+
+namespace {
+
+std::vector<float> magnitudes(const std::vector<float>& v) {
+    std::vector<float> r(v.size());
+    for (std::size_t i = 0; i < v.size(); ++i) r[i] = std::abs(v[i]);
+    return r;
+}
+
+// The largest |C - (alpha · op(round A) · op(round B) + beta · C0)| over fp32 summation's bound
+// (1e-5 of alpha · Σ|a||b| + |beta · C0|): below 1 when right. C's padding must stay as it was;
+// with beta = 0, C starts as NaN (never read).
+double bf16_error(const test::GemmCase& p, float alpha, float beta) {
+    const int a_rows = p.ta ? p.K : p.M, a_cols = p.ta ? p.M : p.K, b_rows = p.tb ? p.N : p.K, b_cols = p.tb ? p.K : p.N;
+    const int lda = a_cols + 3, ldb = b_cols + 5, ldc = p.N + 2;
+    const std::vector<float> A = test::random_buffer(static_cast<std::size_t>(a_rows) * lda, 1),
+                             B = test::random_buffer(static_cast<std::size_t>(b_rows) * ldb, 2);
+    std::vector<float> C0 = test::random_buffer(static_cast<std::size_t>(p.M) * ldc, 3);
+    if (beta == 0.f)
+        for (int m = 0; m < p.M; ++m)
+            std::fill_n(C0.begin() + static_cast<std::ptrdiff_t>(m) * ldc, p.N, std::numeric_limits<float>::quiet_NaN());
+    std::vector<float> C = C0;
+    small_gemm_bf16(p.ta, p.tb, p.M, p.N, p.K, alpha, A.data(), lda, B.data(), ldb, beta, C.data(), ldc);
+    const std::vector<float> Ar = autocast_test::rounded(A), Br = autocast_test::rounded(B);
+    const std::vector<double> exact = test::reference_gemm(p.ta, p.tb, p.M, p.N, p.K, Ar.data(), lda, Br.data(), ldb),
+                              size = test::reference_gemm(p.ta, p.tb, p.M, p.N, p.K, magnitudes(Ar).data(), lda,
+                                                          magnitudes(Br).data(), ldb);
+    double worst = 0;
+    for (int m = 0; m < p.M; ++m) {
+        for (int n = 0; n < p.N; ++n) {
+            const std::size_t i = static_cast<std::size_t>(m) * p.N + n, c = static_cast<std::size_t>(m) * ldc + n;
+            const double prior = beta == 0.f ? 0.0 : beta * static_cast<double>(C0[c]);
+            const double bound = 1e-5 * (std::abs(alpha) * size[i] + std::abs(prior)) + 1e-30;
+            const double error = std::abs(C[c] - (alpha * exact[i] + prior)) / bound;
+            worst = std::isfinite(error) ? std::max(worst, error) : 1e30;
+        }
+        for (int n = p.N; n < ldc; ++n)
+            if (std::bit_cast<std::uint32_t>(C[static_cast<std::size_t>(m) * ldc + n]) !=
+                std::bit_cast<std::uint32_t>(C0[static_cast<std::size_t>(m) * ldc + n]))
+                return 1e30;
+    }
+    return worst;
+}
+
+}  // namespace
+
+TEST_CASE("small_gemm_bf16 equals the product of the rounded operands in every layout") {
+    if (!small_gemm_bf16_available()) {
+        float a = 1.f, b = 2.f, c = 0.f;
+        test::expect_error([&] { small_gemm_bf16(false, false, 1, 1, 1, 1.f, &a, 1, &b, 1, 0.f, &c, 1); },
+                           {"small_gemm_bf16: "});
+        CHECK(c == 0.f);
+        return;
+    }
+    std::vector<test::GemmCase> products;
+    for (bool ta : {false, true})
+        for (bool tb : {false, true}) {
+            for (int M : {1, 5, 6, 7, 13})
+                for (int N : {1, 3, 15, 16, 17, 40, 65})
+                    for (int K : {1, 2, 9, 16, 33, 64}) products.push_back({ta, tb, M, N, K});
+            // tutorial B's 99- and 100-token slices: B's pairs transposed in 16 x 16 blocks with tails
+            products.push_back({ta, tb, 100, 100, 64});
+            products.push_back({ta, tb, 99, 99, 64});
+            products.push_back({ta, tb, 100, 64, 100});
+            products.push_back({ta, tb, 99, 64, 99});
+            products.push_back({ta, tb, 150, 97, 129});
+        }
+    for (const test::GemmCase& p : products) {
+        INFO(test::describe(p));
+        CHECK(bf16_error(p, 1.f, 0.f) < 1.0);     // a fresh result: C not read
+        CHECK(bf16_error(p, 0.5f, 1.f) < 1.0);    // accumulate into C
+        CHECK(bf16_error(p, -2.f, 0.25f) < 1.0);  // general alpha and beta
+    }
+}
+
+TEST_CASE("gemm_ld(DType::bf16) runs the medium blocks in small_gemm_bf16 where it pays, else in fp32") {
+    const autocast_test::Bf16Here here;
+    if (!here) return;
+    const int M = 100, N = 100, K = 64;  // q·kᵀ on tutorial B's 100-token slices
+    const std::vector<float> A = test::random_buffer(static_cast<std::size_t>(M) * K, 4),
+                             B = test::random_buffer(static_cast<std::size_t>(N) * K, 5);
+    const auto product = [&](auto door) {
+        std::vector<float> C(static_cast<std::size_t>(M) * N);
+        door(C.data());
+        return C;
+    };
+    const auto routed = [&](float* C) { gemm_ld(DType::bf16, false, true, M, N, K, 0.125f, A.data(), K, B.data(), K, 0.f, C, N); };
+    const std::vector<float> fp32 =
+        product([&](float* C) { gemm_ld(false, true, M, N, K, 0.125f, A.data(), K, B.data(), K, 0.f, C, N); });
+    if (small_gemm_takes(M, N, K) && detail::medium_blocks_in_bf16()) {
+        CHECK(small_gemm_bf16_available());
+        CHECK(autocast::bf16_dot_products_pay());
+        CHECK_FALSE(bf16_product_in_fp32(M, N, K));
+        const std::vector<float> direct = product(
+            [&](float* C) { small_gemm_bf16(false, true, M, N, K, 0.125f, A.data(), K, B.data(), K, 0.f, C, N); });
+        CHECK(product(routed) == direct);
+        CHECK(direct != fp32);  // rounded: not fp32's result
+        // XTGRAD_SMALL_GEMM_BF16=0: small_gemm's fp32 kernels, fp32's result bit for bit
+        detail::set_small_gemm_bf16(false);
+        CHECK(bf16_product_in_fp32(M, N, K));
+        CHECK(product(routed) == fp32);
+        detail::set_small_gemm_bf16(true);
+    }
+    {  // without AVX-512 kernels small_gemm takes no medium block: oneDNN's bf16 product runs it
+        const IsaScope baseline(Isa::baseline);
+        CHECK_FALSE(small_gemm_bf16_available());
+        CHECK_FALSE(detail::medium_blocks_in_bf16());
+        CHECK_FALSE(small_gemm_takes(M, N, K));
+        CHECK_FALSE(bf16_product_in_fp32(M, N, K));
+    }
+}
+
+TEST_SUITE_END();
