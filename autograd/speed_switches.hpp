@@ -16,6 +16,7 @@ bool adam_prefetch_by_cpu();
 bool narrow_nn_transposed_by_cpu();
 bool inference_weights_transposed_by_cpu();
 bool skinny_streamed_gradient_by_cpu();
+bool small_gemm_bf16_by_cpu();
 
 inline constexpr EnvSwitch kBlockCacheSwitch{"XTGRAD_BLOCK_CACHE", "keep large blocks for reuse; unset: the CPU's default",
                                              "take them from the C heap", block_cache_by_cpu};
@@ -56,8 +57,8 @@ inline constexpr EnvSwitch kSkinnyStreamedGradientSwitch{
 inline constexpr EnvSwitch kSmallGemmBf16Switch{
     "XTGRAD_SMALL_GEMM_BF16",
     "under bf16 autocast, the medium blocks small_gemm takes (attention's, up to ~128 tokens) run in its bf16 kernel "
-    "where AVX512-BF16's dot products measure at 1.25x the fp32 FMAs, the default",
-    "they run in its fp32 kernels", always_on};
+    "where AVX512-BF16's dot products measure at 1.25x the fp32 FMAs; unset: the CPU's default",
+    "they run in its fp32 kernels", small_gemm_bf16_by_cpu};
 // Every speed switch, for check_environment, xtgrad_bench --list-switches and the tests.
 inline constexpr const EnvSwitch* kSpeedSwitches[] = {
     &kBlockCacheSwitch, &kBlockCacheCutSwitch, &kSmallGemmSwitch,       &kSkinnyGemmSwitch,

@@ -209,6 +209,12 @@ detail::SettableSwitch narrow_nn_switch{detail::kNarrowNnTransposedSwitch};
 detail::SettableSwitch inference_transposed_switch{detail::kInferenceWeightsTransposedSwitch};
 detail::SettableSwitch skinny_streamed_gradient_switch{detail::kSkinnyStreamedGradientSwitch};
 detail::SettableSwitch small_gemm_bf16_switch{detail::kSmallGemmBf16Switch};
+
+// XTGRAD_SMALL_GEMM, read once, on the first product
+bool small_gemm_on() {
+    static const bool on = detail::read_switch(detail::kSmallGemmSwitch);
+    return on;
+}
 }  // namespace
 
 bool detail::narrow_nn_transposed() { return narrow_nn_switch.get(); }
@@ -217,9 +223,11 @@ bool detail::inference_weights_transposed() { return inference_transposed_switch
 void detail::set_inference_weights_transposed(bool transposed) { inference_transposed_switch.set(transposed); }
 bool detail::skinny_streamed_gradient() { return skinny_streamed_gradient_switch.get(); }
 void detail::set_skinny_streamed_gradient(bool streamed) { skinny_streamed_gradient_switch.set(streamed); }
-// the rate test last: it measures (~3 ms, once per process) only where the rest holds
+// XTGRAD_SMALL_GEMM=0 sends them to the backend's bf16 product with the other small ones; the
+// switch's default asks the kernel and the rate (speed_switches.cpp), and a 1 where the kernel
+// cannot run leaves them in fp32.
 bool detail::medium_blocks_in_bf16() {
-    return small_gemm_bf16_available() && small_gemm_bf16_switch.get() && autocast::bf16_dot_products_pay();
+    return small_gemm_on() && small_gemm_bf16_switch.get() && small_gemm_bf16_available();
 }
 void detail::set_small_gemm_bf16(bool on) { small_gemm_bf16_switch.set(on); }
 
@@ -264,9 +272,8 @@ bool skinny_on_avx512(int M, int N, int K) {
 // on/off comparison of bench/run.sh --compare-switches); read once, on the first product.
 void route(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
            int ldb, float beta, float* C, int ldc) {
-    static const bool small_on = detail::read_switch(detail::kSmallGemmSwitch);
     static const bool skinny_on = detail::read_switch(detail::kSkinnyGemmSwitch);
-    if (small_on && small_gemm_takes(M, N, K))
+    if (small_gemm_on() && small_gemm_takes(M, N, K))
         return small_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     if (skinny_on && (detail::backend_prefers_skinny_kernels() || skinny_on_avx512(M, N, K)) &&
         skinny_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
@@ -321,7 +328,7 @@ void detail::set_bf16_min_side(int rows) { min_bf16_side.store(std::max(0, rows)
 
 bool bf16_product_in_fp32(int M, int N, int K) {
     return small_gemm_fits(M, N, K) || std::min({M, N, K}) < detail::bf16_min_side() ||
-           (small_gemm_takes(M, N, K) && !detail::medium_blocks_in_bf16());
+           (small_gemm_on() && small_gemm_takes(M, N, K) && !detail::medium_blocks_in_bf16());
 }
 
 namespace {

@@ -87,9 +87,10 @@ void set_inference_weights_transposed(bool transposed);
 bool skinny_streamed_gradient();
 void set_skinny_streamed_gradient(bool streamed);
 
-// Whether gemm_ld(DType::bf16) runs the medium blocks small_gemm takes in small_gemm_bf16: the
-// kernel runs here (small_gemm_bf16_available), XTGRAD_SMALL_GEMM_BF16 is on (unless set) and
-// the CPU's bf16 dot products pay (autocast::bf16_dot_products_pay); else they run in fp32.
+// Whether gemm_ld(DType::bf16) runs the medium blocks small_gemm takes in small_gemm_bf16:
+// XTGRAD_SMALL_GEMM and XTGRAD_SMALL_GEMM_BF16 are on (unless set; the latter's default: the
+// kernel runs here and the CPU's bf16 dot products pay, autocast::bf16_dot_products_pay) and
+// the kernel runs here (small_gemm_bf16_available); else they run in fp32 small_gemm.
 bool medium_blocks_in_bf16();
 void set_small_gemm_bf16(bool on);
 }  // namespace detail

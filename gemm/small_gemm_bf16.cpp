@@ -83,7 +83,7 @@ void interleave_pairs(const float* lo, const float* hi, int n, std::uint32_t* ou
 void pair_rows(const float* src, int n, int K, int ld, std::uint32_t* rows, int pairs) {
     for (int i = 0; i < n; ++i) {
         std::uint32_t* row = rows + static_cast<std::ptrdiff_t>(i) * pairs;
-        row[pairs - 1] = 0;  // an odd K's last pair keeps its zero high half
+        if (pairs > 0) row[pairs - 1] = 0;  // an odd K's last pair keeps its zero high half
         bf16_row(src + static_cast<std::ptrdiff_t>(i) * ld, static_cast<std::size_t>(K), reinterpret_cast<std::uint16_t*>(row));
     }
 }

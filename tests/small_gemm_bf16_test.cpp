@@ -86,6 +86,13 @@ TEST_CASE("small_gemm_bf16 equals the product of the rounded operands in every l
             products.push_back({ta, tb, 99, 64, 99});
             products.push_back({ta, tb, 150, 97, 129});
         }
+    // K = 0: C = beta · C (no pair to pack; nothing read before or after the buffers)
+    for (bool ta : {false, true}) {
+        std::vector<float> c(8 * 16, 2.f);
+        const float a = 1.f, b = 1.f;
+        small_gemm_bf16(ta, true, 8, 16, 0, 1.f, &a, ta ? 8 : 1, &b, 1, 0.5f, c.data(), 16);
+        CHECK(c == std::vector<float>(8 * 16, 1.f));
+    }
     for (const test::GemmCase& p : products) {
         INFO(test::describe(p));
         CHECK(bf16_error(p, 1.f, 0.f) < 1.0);     // a fresh result: C not read
