@@ -348,14 +348,16 @@ void bf16_split_or_call(bool ta, bool tb, int M, int N, int K, float alpha, cons
 // A bf16 product: op(A) and op(B) rounded to bf16, products summed in fp32. Products where bf16
 // would not pay (bf16_product_in_fp32: small ones, which small_gemm runs in fp32 arithmetic
 // anyway, and skinny ones) run in fp32, unrounded. The medium blocks small_gemm takes (the
-// attention blocks of sentences up to ~128 tokens) go to its bf16 kernel, which rounds as it
-// packs, unless an operand comes converted: oneDNN's bf16 matmul, set up per block, ran them slower than fp32 small_gemm. The others
-// convert both operands to bf16 once (in their stored orientation, packed; unless given
-// converted) and run the backend's bf16 product. The buffers are this thread's, kept and reused.
+// attention blocks of sentences up to ~128 tokens) go to its bf16 kernel where
+// medium_blocks_in_bf16, which rounds as it packs, unless an operand comes converted: oneDNN's
+// bf16 matmul, set up per block, ran them slower than fp32 small_gemm. The others convert both
+// operands to bf16 once (in their stored orientation, packed; unless given converted) and run
+// the backend's bf16 product. The buffers are this thread's, kept and reused.
 void route_bf16(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda, const std::uint16_t* a_bf16,
                 const float* B, int ldb, const std::uint16_t* b_bf16, float beta, float* C, int ldc) {
     if (bf16_product_in_fp32(M, N, K)) return route(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    if (!a_bf16 && !b_bf16 && small_gemm_takes(M, N, K))  // (a given copy may be the operand's only form)
+    // (a copy given converted may be the operand's only form)
+    if (!a_bf16 && !b_bf16 && small_gemm_takes(M, N, K) && detail::medium_blocks_in_bf16())
         return small_gemm_bf16(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     // stored shapes: A is (M, K), or (K, M) when transposed; B is (K, N), or (N, K)
     const int a_rows = ta ? K : M, a_cols = ta ? M : K, b_rows = tb ? N : K, b_cols = tb ? K : N;
