@@ -1,7 +1,5 @@
 #include <xtgrad/autograd/speed_switches.hpp>
 
-#include <xtgrad/autograd/autocast.hpp>
-#include <xtgrad/gemm/small_gemm.hpp>
 #include <xtgrad/simd/cpu_model.hpp>
 
 namespace xtgrad::detail {
@@ -52,13 +50,8 @@ bool inference_weights_transposed_by_cpu() { return cpu_model().is_amd(25); }
 // there, as it was. (The AVX2 kernel streams everywhere, measured when it was written.)
 bool skinny_streamed_gradient_by_cpu() { return cpu_model().is_amd(25); }
 
-// Attention's medium blocks under bf16 autocast in small_gemm_bf16 (gemm/small_gemm_bf16.cpp):
-// its gain is arithmetic, two bf16 products per fp32 lane and instruction, so it is decided by
-// the rate that sets it, measured at start-up (autocast::bf16_dot_products_pay: vdpbf16ps at >=
-// 1.25x the fp32 FMAs), not by family. On the Zen 4 (~2x): seed-b's bf16 step 1.02-1.03x faster
-// at batch 16 and 64, every one of 3 alternating rounds. The Zen 5 passes the same test (its
-// bf16 products ran at 85-95 % of its vdpbf16ps peak, docs/performance.md); the Intel Xeon's
-// vdpbf16ps runs at half its FMA rate, so it fails it.
-bool small_gemm_bf16_by_cpu() { return small_gemm_bf16_available() && autocast::bf16_dot_products_pay(); }
+// small_gemm_bf16_by_cpu, decided by a measured rate rather than the family, is in gemm/blas.cpp
+// beside its switch: it asks the kernel and autocast's rates, which the programs linking this
+// file without the products (fuzz/build.sh's loaders) do not have.
 
 }  // namespace xtgrad::detail

@@ -231,6 +231,15 @@ bool detail::medium_blocks_in_bf16() {
 }
 void detail::set_small_gemm_bf16(bool on) { small_gemm_bf16_switch.set(on); }
 
+// Attention's medium blocks under bf16 autocast in small_gemm_bf16 (gemm/small_gemm_bf16.cpp):
+// its gain is arithmetic, two bf16 products per fp32 lane and instruction, so it is decided by
+// the rate that sets it, measured at start-up (autocast::bf16_dot_products_pay: vdpbf16ps at >=
+// 1.25x the fp32 FMAs), not by family. On the Zen 4 (~2x): seed-b's bf16 step 1.02-1.03x faster
+// at batch 16 and 64, every one of 3 alternating rounds. The Zen 5 passes the same test (its
+// bf16 products ran at 85-95 % of its vdpbf16ps peak, docs/performance.md); the Intel Xeon's
+// vdpbf16ps runs at half its FMA rate, so it fails it.
+bool detail::small_gemm_bf16_by_cpu() { return small_gemm_bf16_available() && autocast::bf16_dot_products_pay(); }
+
 bool nt_faster_as_nn(int M, int N, int K) {
     return std::min({M, N, K}) > kSkinnyRows && !small_gemm_takes(M, N, K) && detail::backend_nt_slower_than_nn() &&
            detail::inference_weights_transposed();
