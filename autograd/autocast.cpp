@@ -2,6 +2,7 @@
 
 #include <xtgrad/autograd/error.hpp>
 #include <xtgrad/gemm/blas.hpp>
+#include <xtgrad/gemm/gemm_backend.hpp>
 #include <xtgrad/simd/cpu_peak.hpp>
 
 #include <algorithm>
@@ -49,9 +50,13 @@ std::string bf16_slow_reason(const Bf16Cpu& cpu) {
         case autocast::Bf16Speed::faster: return "";
         case autocast::Bf16Speed::unavailable:
             if (!is(cpu.backend, "onednn"))
-                return fmt::format("this build's GEMM backend is {}, which has no bf16 matrix product; build with "
-                                   "-Dgemm=onednn (the default) to use autocast(bf16)",
-                                   cpu.backend);
+                return cpu.onednn_built
+                           ? fmt::format("the GEMM backend is {} (XTGRAD_GEMM_BACKEND={}), which has no bf16 matrix "
+                                         "product; unset XTGRAD_GEMM_BACKEND (oneDNN) to use autocast(bf16)",
+                                         cpu.backend, cpu.backend)
+                           : fmt::format("this build's GEMM backend is {}, which has no bf16 matrix product; build "
+                                         "with -Dgemm=onednn (the default) to use autocast(bf16)",
+                                         cpu.backend);
             return fmt::format("oneDNN runs its {} kernels here{}, and has no bf16 matrix product below avx512_core; "
                                "run without autocast (fp32){}",
                                cpu.kernel, isa_cap(cpu), cpu.max_isa ? ", or raise or unset ONEDNN_MAX_CPU_ISA" : "");
@@ -88,6 +93,7 @@ const detail::Bf16Cpu& this_cpu() {
     static const detail::Bf16Cpu cpu = [] {
         detail::Bf16Cpu c;
         c.backend = gemm_backend_name();
+        c.onednn_built = xtgrad::detail::onednn_built();
         c.kernel = gemm_backend_kernel();
         static const std::string max_isa = std::getenv("ONEDNN_MAX_CPU_ISA") ? std::getenv("ONEDNN_MAX_CPU_ISA") : "";
         if (!max_isa.empty()) c.max_isa = max_isa.c_str();

@@ -101,6 +101,7 @@ namespace detail {
 // they do not run on.
 struct Bf16Cpu {
     const char* backend = "onednn";  // gemm_backend_name()
+    bool onednn_built = true;        // the build has oneDNN, which XTGRAD_GEMM_BACKEND can choose
     const char* kernel = "";         // gemm_backend_kernel(): the ISA oneDNN uses, "avx512_core_amx" with AMX
     const char* max_isa = nullptr;   // ONEDNN_MAX_CPU_ISA when set: what caps `kernel`
     bool avx512_bf16 = false;        // the CPU has AVX512-BF16 (cpuid; oneDNN may be capped below it)

@@ -3,6 +3,7 @@
 #include <xtgrad/autograd/debug.hpp>
 #include <xtgrad/autograd/engine.hpp>
 #include <xtgrad/autograd/speed_switches.hpp>
+#include <xtgrad/gemm/gemm_backend.hpp>
 #include <xtgrad/gemm/gemm_profile.hpp>
 #include <xtgrad/simd/cpu_isa.hpp>
 
@@ -14,6 +15,7 @@ void check_environment() {
     (void)trace_enabled();
     (void)active_isa();
     (void)gemm_profiling();
+    (void)detail::active_backend();
     debug::check_break_environment();
     for (const detail::EnvSwitch* s : detail::kSpeedSwitches) (void)detail::read_switch(*s);
 }

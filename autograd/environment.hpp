@@ -6,6 +6,7 @@
 //   XTGRAD_BREAK_TRAP=1     ... and raise SIGTRAP at each (set_trap_on_match)
 //   XTGRAD_ISA=baseline     xtgrad's own kernels without AVX-512 (simd/cpu_isa.hpp)
 //   XTGRAD_GEMM_PROFILE=1   per-shape GEMM times, printed at exit (gemm/gemm_profile.hpp)
+//   XTGRAD_GEMM_BACKEND=openblas   the large products on OpenBLAS instead of oneDNN (gemm/blas.hpp)
 //   XTGRAD_BLOCK_CACHE=0    large arrays from the C heap (autograd/array_allocator.hpp)
 //   XTGRAD_BLOCK_CACHE_CUT=0   ... or cached, but past its budget from new pages, never cut and joined
 //   XTGRAD_SMALL_GEMM=0, XTGRAD_SKINNY_GEMM=0   small / skinny products to the GEMM backend (gemm/blas.cpp)
@@ -16,7 +17,7 @@
 //   XTGRAD_DIST_TIMEOUT=T   under mpirun: how long a collective waits (nn/parallel/process_group.hpp)
 //
 // The switches take 1 or 0 (unset or empty: the default); XTGRAD_ISA takes baseline or avx512;
-// XTGRAD_DIST_TIMEOUT a time of at least 1 s. Each is read where it is first needed — a bad value is an
+// XTGRAD_GEMM_BACKEND onednn or openblas; XTGRAD_DIST_TIMEOUT a time of at least 1 s. Each is read where it is first needed — a bad value is an
 // Error there, naming the variable and the value — which can be after a forward pass.
 // check_environment() reads all but XTGRAD_DIST_TIMEOUT now and throws the first such Error, so a
 // program can refuse a bad setting before long work (the examples do, before training: exit

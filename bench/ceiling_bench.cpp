@@ -1,9 +1,9 @@
 // ceiling_bench: what this machine can do at most, so the benchmark's GFLOP/s have a scale.
 // Prints the CPU model, the FMA-throughput peak of one core with AVX-512 and with AVX2 (a timed
 // loop of independent FMAs, each ISA's loop compiled for it and chosen at run time, so one
-// build runs everywhere) and the best sgemm of the GEMM backend this build links (oneDNN or
-// OpenBLAS) at a few of the benchmark's shapes on 1 and 2 threads; where bf16 autocast runs,
-// also the bf16 dot-product peak and the same products with bf16 operands. bench/run.sh prints it
+// build runs everywhere) and the best sgemm of the process's GEMM backend (oneDNN or OpenBLAS:
+// XTGRAD_GEMM_BACKEND) at a few of the benchmark's shapes on 1 and 2 threads; where bf16
+// autocast runs, also the bf16 dot-product peak and the same products with bf16 operands. bench/run.sh prints it
 // before the table and divides the GEMM-heavy phases by it.
 //
 //   build/bench/ceiling_bench [--json] [--reps N]

@@ -7,7 +7,7 @@
 #   bash bench/run.sh --quick          # fewer steps, seed-b at batch 8 (~3 minutes instead of ~12)
 #   bash bench/run.sh --build build-perf --configs "winter seed-d" --out /tmp/bench.jsonl
 #   bash bench/run.sh --table /tmp/bench.jsonl     # print the table of an earlier run again
-#   bash bench/run.sh --ceiling-builds "build build-openblas"   # the ceiling of each backend's build
+#   bash bench/run.sh --ceiling-builds "build build-other"   # the ceilings of other builds too
 #   bash bench/run.sh --autocast bf16  # each config in fp32 and under bf16 autocast, both programs
 #   bash bench/run.sh --configs winter --optimizer-in-backward   # xtgrad also with its step in backward
 #   bash bench/run.sh --compare-switches --out /tmp/sw.jsonl     # each speed switch on against off, every config
@@ -21,7 +21,7 @@
 # OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE as set (pinned) and with both unset for that command
 # alone (OpenBLAS's own CPU detection); each ratio uses the faster and the table names its kernel.
 # The JSON lines of every run are appended to --out as they finish. First, bench/ceiling_bench
-# measures the machine's ceiling (CPU, FMA peak, each built backend's best sgemm): the table
+# measures the machine's ceiling (CPU, FMA peak, each backend's best sgemm): the table
 # shows the phases' GFLOP/s as a fraction of that peak.
 set -euo pipefail
 
@@ -187,12 +187,19 @@ avx512_kernel_to_name() {
   if grep -qw avx512_bf16 "$2"; then echo Cooperlake; else echo SkylakeX; fi
 }
 
-# The GEMM backend a build folder was configured with (meson option gemm).
-backend_of() {
+# The default GEMM backend of a build folder (meson option gemm): onednn, or openblas where
+# built without oneDNN.
+default_backend_of() {
   /usr/bin/python3 -c 'import json, sys
 opts = json.load(open(sys.argv[1] + "/meson-info/intro-buildoptions.json"))
 print(next((o["value"] for o in opts if o["name"] == "gemm"), "onednn"))' "$1"
 }
+
+# The backend a build folder's programs use: XTGRAD_GEMM_BACKEND's where set, else the default.
+backend_of() { if [[ -n ${XTGRAD_GEMM_BACKEND:-} ]]; then echo "$XTGRAD_GEMM_BACKEND"; else default_backend_of "$1"; fi; }
+
+# The backends a build folder has: both where it has oneDNN (OpenBLAS is chosen at run time).
+backends_of() { if [[ $(default_backend_of "$1") == onednn ]]; then echo "onednn openblas"; else echo openblas; fi; }
 
 source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
 
@@ -259,18 +266,20 @@ main() {
   export XTGRAD_BENCH_RUN_ID=${XTGRAD_BENCH_RUN_ID:-$(date -u +%FT%TZ)}
   kept() { python3 bench/results.py stamp >> "$results"; }
   echo "# $(date -u +%FT%TZ)  $(nproc) cores  load $(cut -d' ' -f1-3 /proc/loadavg)  compilers running: $(pgrep -c cc1plus || true)" >&2
-  # The ceiling: this build's backend, and any other build named (default: build-openblas if built).
-  if [[ -z "$ceiling_builds" ]]; then
-    ceiling_builds="$build"
-    [[ -x build-openblas/bench/ceiling_bench ]] && ceiling_builds+=" build-openblas"
-  fi
-  for b in $ceiling_builds; do
-    echo "# ceiling ($b) ..." >&2
-    if [[ $(backend_of "$b") == openblas ]]; then
-      both_openblas_ways "$b/bench/ceiling_bench" --json | kept || echo "# ceiling ($b): failed, left out" >&2
-    else
-      "$b/bench/ceiling_bench" --json | kept || echo "# ceiling ($b): failed, left out" >&2
-    fi
+  # The ceiling of each backend (XTGRAD_GEMM_BACKEND, gemm/gemm_backend.hpp) of this build and
+  # of any other build named.
+  local backend
+  for b in ${ceiling_builds:-$build}; do
+    for backend in $(backends_of "$b"); do
+      echo "# ceiling ($b, $backend) ..." >&2
+      if [[ $backend == openblas ]]; then
+        both_openblas_ways env XTGRAD_GEMM_BACKEND=openblas "$b/bench/ceiling_bench" --json | kept ||
+          echo "# ceiling ($b, $backend): failed, left out" >&2
+      else
+        env XTGRAD_GEMM_BACKEND="$backend" "$b/bench/ceiling_bench" --json | kept ||
+          echo "# ceiling ($b, $backend): failed, left out" >&2
+      fi
+    done
   done
   local t a
   for c in $configs; do

@@ -73,6 +73,14 @@ bool worth_splitting(int M, int N, int K, double operand_bytes) {
     return (flops >= kSplitFlops || bytes >= kSplitBytes) && std::max(M, N) >= 2 * kBlock;
 }
 
+// Whether the product goes over xtgrad's pool in blocks (split_product): the backend does not
+// thread it itself, both it and the pool have two threads or more, and it is worth it.
+bool pool_splits(int M, int N, int K, double operand_bytes) {
+    const detail::GemmBackend& backend = detail::active_backend();
+    return !backend.threads_itself && backend.threads() >= 2 && num_threads() >= 2 &&
+           worth_splitting(M, N, K, operand_bytes);
+}
+
 // Runs one product, timed into gemm_profile when profiling is on.
 template <class Route>
 void profiled(bool ta, bool tb, int M, int N, int K, const Route& route) {
@@ -107,12 +115,11 @@ void check_sizes(const char* who, bool ta, bool tb, int M, int N, int K, int lda
 // One product on the backend: split over the pool or one call.
 void split_or_call_as_given(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
                             const float* B, int ldb, float beta, float* C, int ldc) {
-    if (detail::backend_threads_itself() || detail::backend_threads() < 2 || num_threads() < 2 ||
-        !worth_splitting(M, N, K, 4.0))
-        return detail::backend_sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    const detail::GemmBackend& backend = detail::active_backend();
+    if (!pool_splits(M, N, K, 4.0)) return backend.sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     split_product(trans_a, trans_b, M, N, A, lda, B, ldb, C, ldc,
                   [&](int m, int n, const float* a, const float* b, float* c) {
-                      detail::backend_sgemm(trans_a, trans_b, m, n, K, alpha, a, lda, b, ldb, beta, c, ldc);
+                      backend.sgemm(trans_a, trans_b, m, n, K, alpha, a, lda, b, ldb, beta, c, ldc);
                   });
 }
 
@@ -170,12 +177,10 @@ void tn_through_wide_c(int M, int N, int K, float alpha, const float* A, int lda
                        float* C, int ldc) {
     const auto block = [&](int m, const float* a, float* c) {
         const TransposeScratch t(static_cast<std::size_t>(m) * N);
-        detail::backend_sgemm(true, false, N, m, K, alpha, B, ldb, a, lda, 0.f, t.data(), m);
+        detail::active_backend().sgemm(true, false, N, m, K, alpha, B, ldb, a, lda, 0.f, t.data(), m);
         detail::add_transposed(t.data(), m, N, m, beta, c, ldc);
     };
-    if (detail::backend_threads_itself() || detail::backend_threads() < 2 || num_threads() < 2 ||
-        !worth_splitting(M, N, K, 4.0))
-        return block(M, A, C);
+    if (!pool_splits(M, N, K, 4.0)) return block(M, A, C);
     split_product(true, false, M, N, A, lda, B, ldb, C, ldc,
                   [&](int m, int, const float* a, const float*, float* c) { block(m, a, c); });
 }
@@ -194,7 +199,7 @@ void nn_through_transposed_b(int M, int N, int K, float alpha, const float* A, i
 // pool or one backend call.
 void split_or_call(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
                    const float* B, int ldb, float beta, float* C, int ldc) {
-    if (detail::backend_slow_on_narrow_c()) {
+    if (detail::active_backend().slow_on_narrow_c) {
         if (reorient_tn(trans_a, trans_b, M, N, K)) return tn_through_wide_c(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         if (reorient_nn(trans_a, trans_b, M, N, K))
             return nn_through_transposed_b(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -241,8 +246,8 @@ void detail::set_small_gemm_bf16(bool on) { small_gemm_bf16_switch.set(on); }
 bool detail::small_gemm_bf16_by_cpu() { return small_gemm_bf16_available() && autocast::bf16_dot_products_pay(); }
 
 bool nt_faster_as_nn(int M, int N, int K) {
-    return std::min({M, N, K}) > kSkinnyRows && !small_gemm_takes(M, N, K) && detail::backend_nt_slower_than_nn() &&
-           detail::inference_weights_transposed();
+    return std::min({M, N, K}) > kSkinnyRows && !small_gemm_takes(M, N, K) &&
+           detail::active_backend().nt_slower_than_nn && detail::inference_weights_transposed();
 }
 
 void gemm_backend(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
@@ -284,7 +289,7 @@ void route(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const f
     static const bool skinny_on = detail::read_switch(detail::kSkinnyGemmSwitch);
     if (small_gemm_on() && small_gemm_takes(M, N, K))
         return small_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    if (skinny_on && (detail::backend_prefers_skinny_kernels() || skinny_on_avx512(M, N, K)) &&
+    if (skinny_on && (detail::active_backend().prefers_skinny_kernels || skinny_on_avx512(M, N, K)) &&
         skinny_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
         return;
     split_or_call(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -346,11 +351,11 @@ namespace {
 // lengths); split over the pool as fp32 products are, each block one single-threaded call.
 void bf16_split_or_call(bool ta, bool tb, int M, int N, int K, float alpha, const std::uint16_t* A, int lda,
                         const std::uint16_t* B, int ldb, float beta, float* C, int ldc) {
-    if (num_threads() < 2 || detail::backend_threads() < 2 || !worth_splitting(M, N, K, 2.0))
-        return detail::backend_gemm_bf16(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    const detail::GemmBackend& backend = detail::active_backend();
+    if (!pool_splits(M, N, K, 2.0)) return backend.gemm_bf16(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     split_product(ta, tb, M, N, A, lda, B, ldb, C, ldc,
                   [&](int m, int n, const std::uint16_t* a, const std::uint16_t* b, float* c) {
-                      detail::backend_gemm_bf16(ta, tb, m, n, K, alpha, a, lda, b, ldb, beta, c, ldc);
+                      backend.gemm_bf16(ta, tb, m, n, K, alpha, a, lda, b, ldb, beta, c, ldc);
                   });
 }
 
@@ -431,17 +436,17 @@ void gemm(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float
     gemm(operands, trans_a, trans_b, M, N, K, alpha, A, B, nullptr, beta, C);
 }
 
-const char* gemm_backend_name() { return detail::backend_name(); }
-const char* gemm_backend_kernel() { return detail::backend_kernel(); }
+const char* gemm_backend_name() { return detail::active_backend().name; }
+const char* gemm_backend_kernel() { return detail::active_backend().kernel(); }
 
-void set_blas_threads(int n) { detail::backend_set_threads(n); }
-int blas_threads() { return detail::backend_threads(); }
+void set_blas_threads(int n) { detail::active_backend().set_threads(n); }
+int blas_threads() { return detail::active_backend().threads(); }
 
-BlasThreadsScope::BlasThreadsScope(int n) : previous_(detail::backend_threads()) {
-    if (n != previous_) detail::backend_set_threads(n);
+BlasThreadsScope::BlasThreadsScope(int n) : previous_(blas_threads()) {
+    if (n != previous_) set_blas_threads(n);
 }
 BlasThreadsScope::~BlasThreadsScope() {
-    if (detail::backend_threads() != previous_) detail::backend_set_threads(previous_);
+    if (blas_threads() != previous_) set_blas_threads(previous_);
 }
 
 namespace {

@@ -1,5 +1,5 @@
-// The one door to the GEMM backend (oneDNN or OpenBLAS, the meson option `gemm`;
-// gemm/gemm_backend.hpp). Row-major C (M, N) = alpha * op(A) (M, K) · op(B) (K, N) + beta * C,
+// The one door to the GEMM backend (oneDNN or OpenBLAS: XTGRAD_GEMM_BACKEND, else the meson
+// option `gemm`; gemm/gemm_backend.hpp). Row-major C (M, N) = alpha * op(A) (M, K) · op(B) (K, N) + beta * C,
 // op = transpose when the flag is set. beta = 1 accumulates (gradients add into .grad in place);
 // beta = 0 never reads C (it may be uninitialised). K = 0 or alpha = 0 gives C = beta * C, A and B
 // not read (BLAS's rule). A negative size, or a leading dimension shorter than the row it strides
@@ -100,7 +100,10 @@ void set_small_gemm_bf16(bool on);
 void gemm_backend(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
                   const float* B, int ldb, float beta, float* C, int ldc);
 
-// "onednn" or "openblas": the backend this build links.
+// "onednn" or "openblas": the backend this process uses. XTGRAD_GEMM_BACKEND=onednn|openblas
+// chooses it (unset or empty: oneDNN, or OpenBLAS in a build without it), read on the first call
+// here or of any product and kept for the process; an invalid value, or a backend that cannot be
+// loaded, is an Error naming the variable there (and at every later call).
 const char* gemm_backend_name();
 
 // The kernel family the backend chose for this CPU: OpenBLAS's core name ("Cooperlake"; the

@@ -1,4 +1,5 @@
-// The oneDNN GEMM backend (meson -Dgemm=onednn, the default): dnnl_sgemm, row-major.
+// The oneDNN GEMM backend (the default; XTGRAD_GEMM_BACKEND=onednn; not in a -Dgemm=openblas
+// build): dnnl_sgemm, row-major.
 //
 // Threads. Debian's oneDNN threads with OpenMP (libgomp), whose idle threads busy-wait
 // (GOMP_SPINCOUNT, read once when libgomp loads, before any code of ours runs) on the core that
@@ -35,10 +36,9 @@ void single_openmp_thread() {
         set = true;
     }
 }
-}  // namespace
 
-void backend_sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
-                   const float* B, int ldb, float beta, float* C, int ldc) {
+void sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
+           int ldb, float beta, float* C, int ldc) {
     single_openmp_thread();
     const dnnl_status_t status = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb,
                                             beta, C, ldc);
@@ -55,7 +55,6 @@ void backend_sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha,
 // oneDNN picks its brgemm kernel (vdpbf16ps: two bf16 products per fp32 lane and instruction).
 // Creating a primitive takes 0.1-0.4 ms (more than a small product), so each thread keeps the
 // primitives of the shapes it met; a training step meets a few dozen.
-namespace {
 
 struct Bf16Key {
     int M, N, K, lda, ldb, ldc;
@@ -112,10 +111,9 @@ const Bf16Matmul& bf16_matmul(const Bf16Key& key) {
     return kept.back().second;
 }
 
-}  // namespace
 
-void backend_gemm_bf16(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const std::uint16_t* A, int lda,
-                       const std::uint16_t* B, int ldb, float beta, float* C, int ldc) {
+void gemm_bf16(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const std::uint16_t* A, int lda,
+               const std::uint16_t* B, int ldb, float beta, float* C, int ldc) {
     single_openmp_thread();
     const Bf16Key key{M, N, K, lda, ldb, ldc, trans_a, trans_b, alpha, beta};
     try {
@@ -133,8 +131,7 @@ void backend_gemm_bf16(bool trans_a, bool trans_b, int M, int N, int K, float al
     }
 }
 
-const char* backend_name() { return "onednn"; }
-const char* backend_kernel() {
+const char* kernel() {
     switch (dnnl_get_effective_cpu_isa()) {
         case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
         case dnnl_cpu_isa_avx512_core_bf16: return "avx512_core_bf16";
@@ -145,11 +142,20 @@ const char* backend_kernel() {
         default: return "older than avx2";
     }
 }
-void backend_set_threads(int n) { product_threads.store(std::max(1, n)); }
-int backend_threads() { return product_threads.load(); }
-bool backend_threads_itself() { return false; }
-bool backend_slow_on_narrow_c() { return true; }
-bool backend_nt_slower_than_nn() { return true; }
-bool backend_prefers_skinny_kernels() { return false; }
+void set_threads(int n) { product_threads.store(std::max(1, n)); }
+int threads() { return product_threads.load(); }
+
+}  // namespace
+
+const GemmBackend& onednn_backend() {
+    static const GemmBackend backend{
+        "onednn", sgemm, gemm_bf16, kernel, set_threads, threads,
+        /*threads_itself=*/false,
+        /*slow_on_narrow_c=*/true,
+        /*nt_slower_than_nn=*/true,
+        /*prefers_skinny_kernels=*/false,
+    };
+    return backend;
+}
 
 }  // namespace xtgrad::detail

@@ -1,36 +1,90 @@
-// The OpenBLAS GEMM backend (meson -Dgemm=openblas): cblas_sgemm, row-major, threaded by
-// OpenBLAS's own pthreads (openblas_set_num_threads). Kept in its own translation unit:
-// <cblas.h> and xtensor-blas cannot share one.
+// The OpenBLAS GEMM backend (XTGRAD_GEMM_BACKEND=openblas; the default of a -Dgemm=openblas
+// build): cblas_sgemm, row-major, threaded by OpenBLAS's own pthreads (openblas_set_num_threads).
+// OpenBLAS is loaded with dlopen when this backend is first chosen, not linked: a loaded OpenBLAS
+// starts its thread server at once, whose threads spin ~0.1 s of CPU before they sleep, in every
+// program, including the ones that run on oneDNN. Kept in its own translation unit: <cblas.h>
+// and xtensor-blas cannot share one.
 #include <xtgrad/gemm/gemm_backend.hpp>
 
 #include <cblas.h>
+#include <dlfcn.h>
 
 #include <xtgrad/autograd/error.hpp>
 
 namespace xtgrad::detail {
 
-void backend_sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
-                   const float* B, int ldb, float beta, float* C, int ldc) {
-    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, M, N, K, alpha,
-                A, lda, B, ldb, beta, C, ldc);
+namespace {
+
+// The soname of Debian's libopenblas0 (any of its pthread, openmp or serial variants, through
+// the alternatives link); the same in every distribution that packages OpenBLAS.
+constexpr const char* kLibrary = "libopenblas.so.0";
+
+// The functions used, typed by <cblas.h>'s own declarations.
+struct OpenBlas {
+    decltype(&cblas_sgemm) sgemm;
+    decltype(&openblas_set_num_threads) set_num_threads;
+    decltype(&openblas_get_num_threads) get_num_threads;
+    decltype(&openblas_get_corename) get_corename;
+};
+
+template <class F>
+F symbol(void* library, const char* name) {
+    void* f = dlsym(library, name);
+    if (!f) fail("XTGRAD_GEMM_BACKEND=openblas: {} has no {} ({})", kLibrary, name, dlerror());
+    return reinterpret_cast<F>(f);
+}
+
+OpenBlas load() {
+    // Never closed: its threads and the functions' addresses live as long as the process.
+    void* library = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
+    if (!library)
+        fail("XTGRAD_GEMM_BACKEND=openblas: cannot load {} ({}); install Debian's libopenblas0, or unset "
+             "XTGRAD_GEMM_BACKEND",
+             kLibrary, dlerror());
+    return {symbol<decltype(&cblas_sgemm)>(library, "cblas_sgemm"),
+            symbol<decltype(&openblas_set_num_threads)>(library, "openblas_set_num_threads"),
+            symbol<decltype(&openblas_get_num_threads)>(library, "openblas_get_num_threads"),
+            symbol<decltype(&openblas_get_corename)>(library, "openblas_get_corename")};
+}
+
+// Loaded on the first call (a failed load throws and is tried again on the next).
+const OpenBlas& api() {
+    static const OpenBlas loaded = load();
+    return loaded;
+}
+
+void sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
+           int ldb, float beta, float* C, int ldc) {
+    api().sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, M, N, K,
+                alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 // autocast::Scope(DType::bf16) refuses this backend before any product gets here.
-void backend_gemm_bf16(bool, bool, int M, int N, int K, float, const std::uint16_t*, int, const std::uint16_t*, int, float,
-                       float*, int) {
-    fail("gemm (bf16): the OpenBLAS backend has no bf16 matrix product ({} x {} x {}); build with -Dgemm=onednn", M, N,
-         K);
+void gemm_bf16(bool, bool, int M, int N, int K, float, const std::uint16_t*, int, const std::uint16_t*, int, float,
+               float*, int) {
+    fail("gemm (bf16): the OpenBLAS backend has no bf16 matrix product ({} x {} x {}); unset XTGRAD_GEMM_BACKEND "
+         "(oneDNN) for bf16",
+         M, N, K);
 }
 
-const char* backend_name() { return "openblas"; }
-const char* backend_kernel() { return openblas_get_corename(); }
-void backend_set_threads(int n) { openblas_set_num_threads(n); }
-int backend_threads() { return openblas_get_num_threads(); }
-bool backend_threads_itself() { return true; }
-// OpenBLAS packs the whole weight before multiplying 7 rows: the skinny kernels stream it
-// instead (1.6-2x faster, docs/performance.md).
-bool backend_slow_on_narrow_c() { return false; }
-bool backend_nt_slower_than_nn() { return false; }
-bool backend_prefers_skinny_kernels() { return true; }
+const char* kernel() { return api().get_corename(); }
+void set_threads(int n) { api().set_num_threads(n); }
+int threads() { return api().get_num_threads(); }
+
+}  // namespace
+
+const GemmBackend& openblas_backend() {
+    static const GemmBackend backend{
+        "openblas", sgemm, gemm_bf16, kernel, set_threads, threads,
+        /*threads_itself=*/true,
+        /*slow_on_narrow_c=*/false,
+        /*nt_slower_than_nn=*/false,
+        // OpenBLAS packs the whole weight before multiplying 7 rows: the skinny kernels stream
+        // it instead (1.6-2x faster, docs/performance.md).
+        /*prefers_skinny_kernels=*/true,
+    };
+    (void)api();  // load it now: a missing OpenBLAS is an Error where the backend is chosen
+    return backend;
+}
 
 }  // namespace xtgrad::detail

@@ -6,6 +6,7 @@
 #include "tests/test_util.hpp"
 
 #include <xtgrad/gemm/blas.hpp>
+#include <xtgrad/gemm/gemm_backend.hpp>
 
 #include <cstdio>
 #include <memory>
@@ -184,13 +185,18 @@ TEST_CASE("autocast(bf16) refuses a build or CPU where bf16 would be slow, with 
     detail::Bf16Cpu openblas = zen5;
     openblas.backend = "openblas";
     CHECK(detail::bf16_speed(openblas) == autocast::Bf16Speed::unavailable);
-    const std::string no_product = detail::bf16_slow_reason(openblas);
-    CHECK(no_product.find("openblas") != std::string::npos);
-    CHECK(no_product.find("-Dgemm=onednn") != std::string::npos);
+    const std::string chosen = detail::bf16_slow_reason(openblas);  // XTGRAD_GEMM_BACKEND=openblas
+    CHECK(chosen.find("XTGRAD_GEMM_BACKEND=openblas") != std::string::npos);
+    CHECK(chosen.find("unset XTGRAD_GEMM_BACKEND") != std::string::npos);
+    openblas.onednn_built = false;  // a -Dgemm=openblas build
+    const std::string built = detail::bf16_slow_reason(openblas);
+    CHECK(built.find("openblas") != std::string::npos);
+    CHECK(built.find("-Dgemm=onednn") != std::string::npos);
 
     if (std::string(gemm_backend_name()) == "openblas") {
         CHECK(autocast::bf16_speed() == autocast::Bf16Speed::unavailable);
-        test::expect_error([] { autocast::Scope s(DType::bf16); }, {"autocast(bf16)", "-Dgemm=onednn"});
+        test::expect_error([] { autocast::Scope s(DType::bf16); },
+                           {"autocast(bf16)", xtgrad::detail::onednn_built() ? "XTGRAD_GEMM_BACKEND" : "-Dgemm=onednn"});
     }
     const autocast::Scope fp32(DType::fp32);  // always allowed: it turns autocast off
     CHECK(autocast::dtype() == DType::fp32);

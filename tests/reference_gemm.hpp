@@ -6,6 +6,8 @@
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/random/random.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -36,6 +38,12 @@ using GemmDoor = void (*)(bool, bool, int, int, int, float, const float*, int, c
 // dimensions wider than the matrices; 1e30 when the door wrote C's padding between rows or left
 // a non-finite value. With beta = 0, C starts as NaN (it must not be read).
 double gemm_error(GemmDoor door, const GemmCase& p, float alpha, float beta);
+
+// Float sums of K products of N(0, 1) numbers drift from the double result by ~sqrt(K) ulps of
+// the terms (the backends block and reorder K freely): the bound gemm_error's checks allow.
+inline double gemm_tolerance(int K, float alpha) {
+    return 4e-6 * std::sqrt(K + 1.0) * std::max(1.f, std::abs(alpha));
+}
 
 // n standard-normal floats from Generator(seed): the operands (and a C to overwrite) of a test product.
 inline std::vector<float> random_buffer(std::size_t n, std::uint64_t seed) {

@@ -55,6 +55,7 @@ inline std::string cli_footer(const std::string& extra = "") {
            "  XTGRAD_BREAK_TRAP=1        also raise SIGTRAP on a match (stops any debugger)\n"
            "  XTGRAD_ISA=baseline        xtgrad's own vector kernels without AVX-512 even where the CPU has it\n"
            "  XTGRAD_GEMM_PROFILE=1      at exit, print each matrix-product shape's calls, time and GFLOP/s to stderr\n"
+           "  XTGRAD_GEMM_BACKEND=openblas   the large matrix products on OpenBLAS instead of oneDNN (the default)\n"
            "  XTGRAD_BLOCK_CACHE=0|1     0: arrays of 1 MiB and more from the C heap (for heaptrack or valgrind);\n"
            "                             1: from the block cache (less memory); unset: the CPU's default\n"
            "                             (docs/architecture.md, \"Where the blocks live\")\n"

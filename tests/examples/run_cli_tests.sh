@@ -138,6 +138,13 @@ says "no such file"
 expect 2 "XTGRAD_ISA with an unknown value" env XTGRAD_ISA=avx3 "${wg[@]}" --epochs 1
 says "XTGRAD_ISA=avx3: expected baseline or avx512"; trained_nothing
 expect 0 "XTGRAD_ISA=baseline runs" env XTGRAD_ISA=baseline "${wg[@]}" --epochs 1
+# The GEMM backend is chosen at run time (gemm/gemm_backend.hpp): onednn or openblas, nothing else.
+expect 2 "XTGRAD_GEMM_BACKEND with an unknown value" env XTGRAD_GEMM_BACKEND=mkl "${wg[@]}" --epochs 1
+says "XTGRAD_GEMM_BACKEND=mkl: expected onednn or openblas"; trained_nothing
+expect 0 "XTGRAD_GEMM_BACKEND=openblas runs" env XTGRAD_GEMM_BACKEND=openblas "${wg[@]}" --epochs 1
+if XTGRAD_GEMM_BACKEND=openblas timeout 60 "$build/bench/xtgrad_bench" --config winter --steps 1 --warmup 0 --json 2>&1 |
+   grep -q '"gemm_backend":"openblas"'; then ok "xtgrad_bench under XTGRAD_GEMM_BACKEND=openblas reports it"
+else bad "xtgrad_bench under XTGRAD_GEMM_BACKEND=openblas reports it"; fi
 # The on/off switches (autograd/environment.hpp) take 1 or 0; "false" or "off" used to switch
 # XTGRAD_TRACE and XTGRAD_GEMM_PROFILE on. Checked before training (a usage error).
 for v in XTGRAD_TRACE=false XTGRAD_TRACE=off XTGRAD_GEMM_PROFILE=yes XTGRAD_GEMM_PROFILE=2 XTGRAD_BREAK_TRAP=true; do
@@ -238,7 +245,7 @@ for prog in examples/winter_games examples/random_copy examples/reverse examples
   if { [ "$prog" = bench/matmul_primitive_probe ] || [ "$prog" = bench/narrow_product_probe ]; } && [ ! -x "$build/$prog" ]; then continue; fi
   [ -x "$build/$prog" ] || { bad "$prog is not built"; continue; }
   if timeout 10 "$build/$prog" --help >help.log 2>&1 && grep -q XTGRAD_TRACE help.log && grep -q XTGRAD_BREAK_OP help.log \
-     && grep -q XTGRAD_ISA help.log && grep -q "the other speed switches" help.log \
+     && grep -q XTGRAD_ISA help.log && grep -q XTGRAD_GEMM_BACKEND help.log && grep -q "the other speed switches" help.log \
      && grep -q "Exit status: 0 success, 1 runtime error" help.log; then ok "$prog --help"; else bad "$prog --help"; cat help.log; fi
   # the help into a full device is a failed write, not a success
   timeout 10 "$build/$prog" --help >/dev/full 2>help_full.log; st=$?
