@@ -1,6 +1,6 @@
 // autocast's bf16 copies of the weights (autograd/autocast.hpp): one conversion per version.
 //
-// A bf16 product reads its operands as bf16, so each fp32 operand is converted first (gemm/blas.cpp).
+// A bf16 product reads its operands as bf16, so each fp32 operand is converted first (gemm/blas_bf16.cpp).
 // A weight is read by its layer's forward (x·Wᵀ) and again by backward (dx = dy·W), and in both
 // it is converted in its stored orientation: the same bf16 values. So the weights — tensors that
 // are leaves and require grad, the set torch's autocast caches too — are converted once and

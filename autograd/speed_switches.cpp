@@ -50,7 +50,7 @@ bool inference_weights_transposed_by_cpu() { return cpu_model().is_amd(25); }
 // there, as it was. (The AVX2 kernel streams everywhere, measured when it was written.)
 bool skinny_streamed_gradient_by_cpu() { return cpu_model().is_amd(25); }
 
-// small_gemm_bf16_by_cpu, decided by a measured rate rather than the family, is in gemm/blas.cpp
+// small_gemm_bf16_by_cpu, decided by a measured rate rather than the family, is in gemm/blas_bf16.cpp
 // beside its switch: it asks the kernel and autocast's rates, which the programs linking this
 // file without the products (fuzz/build.sh's loaders) do not have.
 

@@ -16,7 +16,7 @@ bool adam_prefetch_by_cpu();
 bool narrow_nn_transposed_by_cpu();
 bool inference_weights_transposed_by_cpu();
 bool skinny_streamed_gradient_by_cpu();
-bool small_gemm_bf16_by_cpu();  // in gemm/blas.cpp (speed_switches.cpp says why)
+bool small_gemm_bf16_by_cpu();  // in gemm/blas_bf16.cpp (speed_switches.cpp says why)
 
 inline constexpr EnvSwitch kBlockCacheSwitch{"XTGRAD_BLOCK_CACHE", "keep large blocks for reuse; unset: the CPU's default",
                                              "take them from the C heap", block_cache_by_cpu};

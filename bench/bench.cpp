@@ -16,6 +16,7 @@
 // --warmup untimed ones; GFLOP/s from the analytic count of matmul FLOPs below (backward =
 // 2 x forward); peak RSS of the process (getrusage ru_maxrss).
 // With several configs the binary runs itself once per config, so each peak RSS is its own.
+#include "bench/backend_fields.hpp"
 #include "bench/workloads.hpp"
 #include "examples/common/cli.hpp"
 #include <xtgrad/autograd/speed_switches.hpp>
@@ -178,12 +179,7 @@ nlohmann::ordered_json run(const std::string& config, const Options& o) {
     r["autocast"] = o.autocast.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(o.autocast);
     r["bf16_speed"] = o.autocast.empty() ? nlohmann::ordered_json(nullptr)
                                           : nlohmann::ordered_json(autocast::bf16_speed_name(autocast::bf16_speed()));
-    r["gemm_backend"] = gemm_backend_name();
-    r["gemm_kernel"] = gemm_backend_kernel();
-    // OPENBLAS_CORETYPE pins an OpenBLAS build's kernel (bench/run.sh runs such a build both ways)
-    r["openblas_env"] = std::string(gemm_backend_name()) != "openblas" ? nlohmann::ordered_json(nullptr)
-                        : std::getenv("OPENBLAS_CORETYPE")           ? nlohmann::ordered_json("pinned")
-                                                                     : nlohmann::ordered_json("own detection");
+    bench::add_backend_fields(r);
     r["batch"] = config == "seed-b" ? nlohmann::ordered_json(o.batch) : nlohmann::ordered_json(nullptr);
     r["params"] = w.params;
     r["steps"] = o.steps;
@@ -314,6 +310,17 @@ int main(int argc, char** argv) {
         fmt::print(stderr, "xtgrad_bench: --optimizer-in-backward: seed-d takes no optimizer step without --adam\n"
                            "Run with --help for more information.\n");
         return cli::kUsageError;
+    }
+    // bf16 refused here (a backend without a bf16 product, a CPU where it is slower): a usage
+    // error before any config is built, as the other options'
+    if (!o.autocast.empty()) {
+        autocast::allow_slower_bf16(o.allow_slower_bf16);
+        try {
+            const autocast::Scope can_run(DType::bf16);
+        } catch (const Error& e) {
+            fmt::print(stderr, "xtgrad_bench: --autocast bf16: {}\nRun with --help for more information.\n", e.what());
+            return cli::kUsageError;
+        }
     }
     if (o.configs.size() > 1) {  // one process per config: each peak RSS is its own
         for (const std::string& c : o.configs)

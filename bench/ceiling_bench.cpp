@@ -11,6 +11,7 @@
 #include <xtgrad/gemm/blas.hpp>
 #include <xtgrad/simd/cpu_peak.hpp>
 #include <xtgrad/threads/parallel.hpp>
+#include "bench/backend_fields.hpp"
 #include "examples/common/cli.hpp"
 
 #include <CLI/CLI.hpp>
@@ -90,12 +91,7 @@ int main(int argc, char** argv) {
         };
         r["fma_avx512_gflops_per_core"] = peak_or_null(fma_peak_avx512_gflops(kIterations));
         r["fma_avx2_gflops_per_core"] = peak_or_null(fma_peak_avx2_gflops(kIterations));
-        r["gemm_backend"] = gemm_backend_name();
-        r["gemm_kernel"] = gemm_backend_kernel();
-        // OPENBLAS_CORETYPE pins an OpenBLAS build's kernel (bench/run.sh runs such a build both ways)
-        r["openblas_env"] = std::string(gemm_backend_name()) != "openblas" ? nlohmann::ordered_json(nullptr)
-                            : std::getenv("OPENBLAS_CORETYPE")           ? nlohmann::ordered_json("pinned")
-                                                                         : nlohmann::ordered_json("own detection");
+        bench::add_backend_fields(r);
         // The benchmark's big products (seed-b at batch 64: 6400 rows), a square one, and seed-d's 640 rows.
         const GemmShape shapes[] = {{"2048x2048x2048", 2048, 2048, 2048, false},
                                     {"6400x2048x512 (FFN up, x·Wᵀ)", 6400, 2048, 512, true},

@@ -48,7 +48,13 @@ int main(int argc, char** argv) {
     CLI::App app{"oneDNN's dnnl_sgemm against its matmul primitive, one thread, at the benchmark's shapes.",
                  "matmul_primitive_probe"};
     app.add_option("--reps", reps, "timed runs per door")->capture_default_str()->check(CLI::Range(1, 10000));
-    return cli::run_main(app, argc, argv, [&] { return run(reps); });
+    return cli::run_main(app, argc, argv, [&] {
+        // its gemm_backend column is oneDNN's sgemm, against oneDNN's primitive: on oneDNN only
+        if (std::string(gemm_backend_name()) != "onednn")
+            cli::usage_error("matmul_primitive_probe measures oneDNN, and the GEMM backend is {} here "
+                             "(XTGRAD_GEMM_BACKEND): unset it", gemm_backend_name());
+        return run(reps);
+    });
 }
 
 int run(int reps) {

@@ -18,6 +18,7 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 
+#include <string>
 #include <vector>
 
 using namespace xtgrad;
@@ -111,5 +112,11 @@ int main(int argc, char** argv) {
     int reps = 5;
     CLI::App app{"oneDNN's sgemm on narrow products, as stored against reoriented, one thread.", "narrow_product_probe"};
     app.add_option("--reps", reps, "timed runs per way")->capture_default_str()->check(CLI::Range(1, 10000));
-    return cli::run_main(app, argc, argv, [&] { return run(reps); });
+    return cli::run_main(app, argc, argv, [&] {
+        // its gemm_ld column compares xtgrad's door with oneDNN's own calls: on oneDNN only
+        if (std::string(gemm_backend_name()) != "onednn")
+            cli::usage_error("narrow_product_probe measures oneDNN, and the GEMM backend is {} here "
+                             "(XTGRAD_GEMM_BACKEND): unset it", gemm_backend_name());
+        return run(reps);
+    });
 }

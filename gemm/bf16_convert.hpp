@@ -1,5 +1,5 @@
 // fp32 -> bf16 conversion of a row, the one loop every bf16 product's operands go through
-// (convert_to_bf16, gemm/blas.hpp). Internal: blas.cpp and small_gemm's files include it.
+// (convert_to_bf16, gemm/blas.hpp). Internal: blas_bf16.cpp and small_gemm's files include it.
 #pragma once
 
 #include <cstddef>

@@ -1,12 +1,12 @@
-// Every matrix product of xtgrad goes through here (gemm/blas.hpp): degenerate sizes,
-// skinny products to xtgrad's own kernels where they beat the backend, the rest to the backend
-// (gemm/gemm_backend.hpp), split over xtgrad's pool when the backend does not thread itself.
+// Every fp32 matrix product of xtgrad goes through here (gemm/blas.hpp): degenerate sizes,
+// small and skinny products to xtgrad's own kernels where they beat the backend, the rest to the
+// backend (gemm/gemm_backend.hpp), split over xtgrad's pool when the backend does not thread
+// itself. Products with bf16 operands (autocast) enter at gemm/blas_bf16.cpp.
 #include <xtgrad/gemm/blas.hpp>
 
 #include <xtgrad/autograd/speed_switches.hpp>
-#include <xtgrad/gemm/bf16_convert.hpp>
 #include <xtgrad/gemm/gemm_backend.hpp>
-#include <xtgrad/gemm/gemm_profile.hpp>
+#include <xtgrad/gemm/gemm_door.hpp>
 #include <xtgrad/threads/parallel.hpp>
 #include <xtgrad/gemm/skinny_gemm.hpp>
 #include <xtgrad/gemm/small_gemm.hpp>
@@ -15,7 +15,6 @@
 #include "xtgrad_simd_config.hpp"
 
 #include <xtgrad/autograd/array_allocator.hpp>
-#include <xtgrad/autograd/autocast.hpp>
 #include <xtgrad/autograd/error.hpp>
 
 #include <algorithm>
@@ -28,72 +27,11 @@
 
 namespace xtgrad {
 
-namespace {
-
-// A product is split when either its arithmetic or its memory traffic is worth a second core.
-// Below ~4 MFLOP (~20 µs on one core) the arithmetic alone does not pay for waking the pool. But
-// a skinny product (a Linear layer on a 7-token sentence: 7x512 times 512x512, 3.7 MFLOP) is
-// bound by reading its 1 MiB weight from memory (~80 µs), and two cores read it faster than one.
-constexpr double kSplitFlops = 4e6;
-constexpr double kSplitBytes = 512.0 * 1024;
-// Blocks of C's rows or columns handed to a thread are multiples of this (a cache line of floats).
-constexpr int kBlock = 16;
-// bf16_product_in_fp32's default. bench/bf16_skinny_bench on Zen 5 (a Linear's 3 products over
-// 64 MiB of weights, the weight converted once): bf16 took 1.05x fp32's time on 7 rows, 0.87x on
-// 8, 0.63x on 16 (1 thread); on 7 rows the weight's conversion alone costs 2/3 of the fp32 products.
-constexpr int kDefaultBf16MinSide = 8;
-
-// C (M, N) split into row blocks (M >= N) or column blocks over xtgrad's pool, each block one
-// single-threaded backend product: product(m, n, a, b, c) with the block's sizes and the start of
-// its operands and result. Row block [m0, m1) of C reads rows m0.. of op(A) (row m0 of A, or
-// column m0 of Aᵀ); column block [n0, n1) reads columns n0.. of op(B). Each element of C is
-// computed by one call as in the unsplit product: K is never split, nothing is summed twice.
-// T: float, or std::uint16_t for bf16 operands.
-template <class T, class Product>
-void split_product(bool ta, bool tb, int M, int N, const T* A, int lda, const T* B, int ldb, float* C, int ldc,
-                   const Product& product) {
-    const bool by_rows = M >= N;
-    const int extent = by_rows ? M : N;
-    const std::size_t blocks = static_cast<std::size_t>((extent + kBlock - 1) / kBlock);
-    parallel_for(blocks, 1, [&](std::size_t b0, std::size_t b1) {
-        const int i0 = static_cast<int>(b0) * kBlock, i1 = std::min(extent, static_cast<int>(b1) * kBlock);
-        const std::ptrdiff_t i = i0;
-        if (by_rows)
-            product(i1 - i0, N, ta ? A + i : A + i * lda, B, C + i * ldc);
-        else
-            product(M, i1 - i0, A, tb ? B + i * ldb : B + i, C + i);
-    });
-}
-
-// Whether a product is worth splitting over the pool: enough arithmetic or memory traffic,
-// and wide enough for two blocks.
-bool worth_splitting(int M, int N, int K, double operand_bytes) {
-    const double flops = 2.0 * M * N * K;
-    const double bytes = operand_bytes * (double(M) * K + double(K) * N) + 4.0 * double(M) * N;
-    return (flops >= kSplitFlops || bytes >= kSplitBytes) && std::max(M, N) >= 2 * kBlock;
-}
-
-// Whether the product goes over xtgrad's pool in blocks (split_product): the backend does not
-// thread it itself, both it and the pool have two threads or more, and it is worth it.
-bool pool_splits(int M, int N, int K, double operand_bytes) {
-    const detail::GemmBackend& backend = detail::active_backend();
-    return !backend.threads_itself && backend.threads() >= 2 && num_threads() >= 2 &&
-           worth_splitting(M, N, K, operand_bytes);
-}
-
-// Runs one product, timed into gemm_profile when profiling is on.
-template <class Route>
-void profiled(bool ta, bool tb, int M, int N, int K, const Route& route) {
-    if (!gemm_profiling()) return route();
-    const auto t0 = std::chrono::steady_clock::now();
-    route();
-    detail::record_gemm(ta, tb, M, N, K,
-                        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-}
+// ---- what blas_bf16.cpp shares (gemm/gemm_door.hpp) ----------------------------------------------
 
 // C = beta · C for an empty inner dimension or alpha = 0, where BLAS reads neither A nor B
 // (beta = 0 writes zeros without reading C; oneDNN's alpha = 0 left a NaN of C in place).
-void scale_only(int M, int N, float beta, float* C, int ldc) {
+void detail::scale_only(int M, int N, float beta, float* C, int ldc) {
     for (int m = 0; m < M; ++m) {
         float* c = C + static_cast<std::ptrdiff_t>(m) * ldc;
         for (int n = 0; n < N; ++n) c[n] = beta == 0.f ? 0.f : beta * c[n];
@@ -103,7 +41,7 @@ void scale_only(int M, int N, float beta, float* C, int ldc) {
 // The sizes every entry checks before it touches memory: no negative extent, and leading
 // dimensions that hold a stored row (A is (M, K), or (K, M) when trans_a; B (K, N) or (N, K); C
 // (M, N)). A shorter one made rows overlap, silently; a negative K threw std::length_error.
-void check_sizes(const char* who, bool ta, bool tb, int M, int N, int K, int lda, int ldb, int ldc) {
+void detail::check_sizes(const char* who, bool ta, bool tb, int M, int N, int K, int lda, int ldb, int ldc) {
     if (M < 0 || N < 0 || K < 0) fail("{}: negative size M = {}, N = {}, K = {}", who, M, N, K);
     const int a_row = ta ? M : K, b_row = tb ? K : N;
     if (lda < a_row || ldb < b_row || ldc < N)
@@ -112,12 +50,20 @@ void check_sizes(const char* who, bool ta, bool tb, int M, int N, int K, int lda
              tb ? ", B transposed" : "", lda, a_row, ldb, b_row, ldc, N);
 }
 
+// XTGRAD_SMALL_GEMM, read once, on the first product
+bool detail::small_gemm_on() {
+    static const bool on = detail::read_switch(detail::kSmallGemmSwitch);
+    return on;
+}
+
+namespace {
+
 // One product on the backend: split over the pool or one call.
 void split_or_call_as_given(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
                             const float* B, int ldb, float beta, float* C, int ldc) {
     const detail::GemmBackend& backend = detail::active_backend();
-    if (!pool_splits(M, N, K, 4.0)) return backend.sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    split_product(trans_a, trans_b, M, N, A, lda, B, ldb, C, ldc,
+    if (!detail::pool_splits(M, N, K, 4.0)) return backend.sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    detail::split_product(trans_a, trans_b, M, N, A, lda, B, ldb, C, ldc,
                   [&](int m, int n, const float* a, const float* b, float* c) {
                       backend.sgemm(trans_a, trans_b, m, n, K, alpha, a, lda, b, ldb, beta, c, ldc);
                   });
@@ -180,8 +126,8 @@ void tn_through_wide_c(int M, int N, int K, float alpha, const float* A, int lda
         detail::active_backend().sgemm(true, false, N, m, K, alpha, B, ldb, a, lda, 0.f, t.data(), m);
         detail::add_transposed(t.data(), m, N, m, beta, c, ldc);
     };
-    if (!pool_splits(M, N, K, 4.0)) return block(M, A, C);
-    split_product(true, false, M, N, A, lda, B, ldb, C, ldc,
+    if (!detail::pool_splits(M, N, K, 4.0)) return block(M, A, C);
+    detail::split_product(true, false, M, N, A, lda, B, ldb, C, ldc,
                   [&](int m, int, const float* a, const float*, float* c) { block(m, a, c); });
 }
 
@@ -213,13 +159,6 @@ namespace {
 detail::SettableSwitch narrow_nn_switch{detail::kNarrowNnTransposedSwitch};
 detail::SettableSwitch inference_transposed_switch{detail::kInferenceWeightsTransposedSwitch};
 detail::SettableSwitch skinny_streamed_gradient_switch{detail::kSkinnyStreamedGradientSwitch};
-detail::SettableSwitch small_gemm_bf16_switch{detail::kSmallGemmBf16Switch};
-
-// XTGRAD_SMALL_GEMM, read once, on the first product
-bool small_gemm_on() {
-    static const bool on = detail::read_switch(detail::kSmallGemmSwitch);
-    return on;
-}
 }  // namespace
 
 bool detail::narrow_nn_transposed() { return narrow_nn_switch.get(); }
@@ -228,22 +167,6 @@ bool detail::inference_weights_transposed() { return inference_transposed_switch
 void detail::set_inference_weights_transposed(bool transposed) { inference_transposed_switch.set(transposed); }
 bool detail::skinny_streamed_gradient() { return skinny_streamed_gradient_switch.get(); }
 void detail::set_skinny_streamed_gradient(bool streamed) { skinny_streamed_gradient_switch.set(streamed); }
-// XTGRAD_SMALL_GEMM=0 sends them to the backend's bf16 product with the other small ones; the
-// switch's default asks the kernel and the rate (speed_switches.cpp), and a 1 where the kernel
-// cannot run leaves them in fp32.
-bool detail::medium_blocks_in_bf16() {
-    return small_gemm_on() && small_gemm_bf16_switch.get() && small_gemm_bf16_available();
-}
-void detail::set_small_gemm_bf16(bool on) { small_gemm_bf16_switch.set(on); }
-
-// Attention's medium blocks under bf16 autocast in small_gemm_bf16 (gemm/small_gemm_bf16.cpp):
-// its gain is arithmetic, two bf16 products per fp32 lane and instruction, so it is decided by
-// the rate that sets it, measured at start-up (autocast::bf16_dot_products_pay: vdpbf16ps at >=
-// 1.25x the fp32 FMAs), not by family. On the Zen 4 (~2x): seed-b's bf16 step 1.02-1.03x faster
-// at batch 16 and 64, every one of 3 alternating rounds. The Zen 5 passes the same test (its
-// bf16 products ran at 85-95 % of its vdpbf16ps peak, docs/performance.md); the Intel Xeon's
-// vdpbf16ps runs at half its FMA rate, so it fails it.
-bool detail::small_gemm_bf16_by_cpu() { return small_gemm_bf16_available() && autocast::bf16_dot_products_pay(); }
 
 bool nt_faster_as_nn(int M, int N, int K) {
     return std::min({M, N, K}) > kSkinnyRows && !small_gemm_takes(M, N, K) &&
@@ -252,9 +175,9 @@ bool nt_faster_as_nn(int M, int N, int K) {
 
 void gemm_backend(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
                   const float* B, int ldb, float beta, float* C, int ldc) {
-    check_sizes("gemm_backend", trans_a, trans_b, M, N, K, lda, ldb, ldc);
+    detail::check_sizes("gemm_backend", trans_a, trans_b, M, N, K, lda, ldb, ldc);
     if (M == 0 || N == 0) return;
-    if (K == 0 || alpha == 0.f) return scale_only(M, N, beta, C, ldc);
+    if (K == 0 || alpha == 0.f) return detail::scale_only(M, N, beta, C, ldc);
     split_or_call(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
@@ -276,6 +199,8 @@ bool skinny_on_avx512(int M, int N, int K) {
 #endif
 }
 
+}  // namespace
+
 // gemm_ld's routing: a small product (the attention core's slices on short sentences) is
 // cheaper than a library call's set-up (small_gemm.hpp); a product with a skinny side (a Linear
 // or Conv1d layer on a 7-token sentence, its weight gradient over 7 rows) streams the big
@@ -284,156 +209,29 @@ bool skinny_on_avx512(int M, int N, int K) {
 // other product goes to the backend.
 // XTGRAD_SMALL_GEMM=0 and XTGRAD_SKINNY_GEMM=0 send those products to the backend too (the
 // on/off comparison of bench/run.sh --compare-switches); read once, on the first product.
-void route(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
-           int ldb, float beta, float* C, int ldc) {
+void detail::route(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
+                   const float* B, int ldb, float beta, float* C, int ldc) {
     static const bool skinny_on = detail::read_switch(detail::kSkinnyGemmSwitch);
-    if (small_gemm_on() && small_gemm_takes(M, N, K))
+    if (detail::small_gemm_on() && small_gemm_takes(M, N, K))
         return small_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     if (skinny_on && (detail::active_backend().prefers_skinny_kernels || skinny_on_avx512(M, N, K)) &&
         skinny_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
         return;
     split_or_call(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
-}  // namespace
 
 void gemm_ld(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
              const float* B, int ldb, float beta, float* C, int ldc) {
-    check_sizes("gemm_ld", trans_a, trans_b, M, N, K, lda, ldb, ldc);
+    detail::check_sizes("gemm_ld", trans_a, trans_b, M, N, K, lda, ldb, ldc);
     if (M == 0 || N == 0) return;
-    if (K == 0 || alpha == 0.f) return scale_only(M, N, beta, C, ldc);
-    profiled(trans_a, trans_b, M, N, K, [&] { route(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); });
+    if (K == 0 || alpha == 0.f) return detail::scale_only(M, N, beta, C, ldc);
+    detail::profiled(trans_a, trans_b, M, N, K,
+                     [&] { detail::route(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc); });
 }
 
 void gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A,
           const float* B, float beta, float* C) {
     gemm_ld(trans_a, trans_b, M, N, K, alpha, A, trans_a ? M : K, B, trans_b ? K : N, beta, C, N);
-}
-
-// ---- bf16 operands (autocast) -----------------------------------------------------------------
-
-// src (rows, cols), row stride ld -> dst (rows, cols) packed (row stride cols). Split over the
-// pool by rows when big (serial inside a pool chunk, e.g. under for_each_slice); each row through
-// detail::bf16_row (AVX512-BF16's conversion instruction where the CPU has it). 5-10 % of the
-// product it feeds, which is why autocast keeps each weight's copy per version.
-void convert_to_bf16(const float* src, int rows, int cols, int ld, std::uint16_t* dst) {
-    parallel_rows(static_cast<std::size_t>(rows), static_cast<std::size_t>(cols), [&](std::size_t r0, std::size_t r1) {
-        for (std::size_t r = r0; r < r1; ++r) {
-            detail::bf16_row(src + r * static_cast<std::size_t>(ld), static_cast<std::size_t>(cols),
-                             dst + r * static_cast<std::size_t>(cols));
-        }
-    });
-}
-
-namespace {
-// Below this many rows on a side, a bf16 product runs in fp32 (bf16_product_in_fp32); -1 until
-// first read: XTGRAD_BF16_SMALL_IN_FP32=0 makes it 0 (only small_gemm_fits stays in fp32).
-std::atomic<int> min_bf16_side{-1};
-}  // namespace
-
-int detail::bf16_min_side() {
-    int side = min_bf16_side.load(std::memory_order_relaxed);
-    if (side >= 0) return side;
-    int unread = -1;
-    const int initial = detail::read_switch(detail::kBf16SmallInFp32Switch) ? kDefaultBf16MinSide : 0;
-    min_bf16_side.compare_exchange_strong(unread, initial, std::memory_order_relaxed);
-    return min_bf16_side.load(std::memory_order_relaxed);
-}
-void detail::set_bf16_min_side(int rows) { min_bf16_side.store(std::max(0, rows), std::memory_order_relaxed); }
-
-bool bf16_product_in_fp32(int M, int N, int K) {
-    return small_gemm_fits(M, N, K) || std::min({M, N, K}) < detail::bf16_min_side() ||
-           (small_gemm_on() && small_gemm_takes(M, N, K) && !detail::medium_blocks_in_bf16());
-}
-
-namespace {
-
-// C (M, N) = alpha · op(A) · op(B) + beta · C with A and B bf16, packed (lda / ldb their row
-// lengths); split over the pool as fp32 products are, each block one single-threaded call.
-void bf16_split_or_call(bool ta, bool tb, int M, int N, int K, float alpha, const std::uint16_t* A, int lda,
-                        const std::uint16_t* B, int ldb, float beta, float* C, int ldc) {
-    const detail::GemmBackend& backend = detail::active_backend();
-    if (!pool_splits(M, N, K, 2.0)) return backend.gemm_bf16(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    split_product(ta, tb, M, N, A, lda, B, ldb, C, ldc,
-                  [&](int m, int n, const std::uint16_t* a, const std::uint16_t* b, float* c) {
-                      backend.gemm_bf16(ta, tb, m, n, K, alpha, a, lda, b, ldb, beta, c, ldc);
-                  });
-}
-
-// A bf16 product: op(A) and op(B) rounded to bf16, products summed in fp32. Products where bf16
-// would not pay (bf16_product_in_fp32: small ones, which small_gemm runs in fp32 arithmetic
-// anyway, and skinny ones) run in fp32, unrounded. The medium blocks small_gemm takes (the
-// attention blocks of sentences up to ~128 tokens) go to its bf16 kernel where
-// medium_blocks_in_bf16, which rounds as it packs, unless an operand comes converted: oneDNN's
-// bf16 matmul, set up per block, ran them slower than fp32 small_gemm. The others convert both
-// operands to bf16 once (in their stored orientation, packed; unless given converted) and run
-// the backend's bf16 product. The buffers are this thread's, kept and reused.
-void route_bf16(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda, const std::uint16_t* a_bf16,
-                const float* B, int ldb, const std::uint16_t* b_bf16, float beta, float* C, int ldc) {
-    if (bf16_product_in_fp32(M, N, K)) return route(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    // (a copy given converted may be the operand's only form)
-    if (!a_bf16 && !b_bf16 && small_gemm_takes(M, N, K) && detail::medium_blocks_in_bf16())
-        return small_gemm_bf16(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    // stored shapes: A is (M, K), or (K, M) when transposed; B is (K, N), or (N, K)
-    const int a_rows = ta ? K : M, a_cols = ta ? M : K, b_rows = tb ? N : K, b_cols = tb ? K : N;
-    const std::size_t a_size = static_cast<std::size_t>(a_rows) * a_cols, b_size = static_cast<std::size_t>(b_rows) * b_cols;
-    // operands given in bf16 (a cached weight, a gradient converted once for two products) are
-    // not converted again
-    const std::size_t a_scratch = a_bf16 ? 0 : a_size, b_scratch = b_bf16 ? 0 : b_size;
-    thread_local std::vector<std::uint16_t> packed;
-    if (packed.size() < a_scratch + b_scratch) packed.resize(a_scratch + b_scratch);
-    if (!a_bf16) {
-        convert_to_bf16(A, a_rows, a_cols, lda, packed.data());
-        a_bf16 = packed.data();
-    }
-    if (!b_bf16) {
-        convert_to_bf16(B, b_rows, b_cols, ldb, packed.data() + a_scratch);
-        b_bf16 = packed.data() + a_scratch;
-    }
-    bf16_split_or_call(ta, tb, M, N, K, alpha, a_bf16, a_cols, b_bf16, b_cols, beta, C, ldc);
-}
-
-}  // namespace
-
-namespace {
-void gemm_ld_bf16(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
-                  const std::uint16_t* a_bf16, const float* B, int ldb, const std::uint16_t* b_bf16, float beta, float* C,
-                  int ldc) {
-    if (operands == DType::fp32) return gemm_ld(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    // where bf16 would be slow (or absent), refuse as autocast::Scope does: never silently slow
-    if (const std::string unsupported = autocast::bf16_unsupported_reason(); !unsupported.empty())
-        fail("gemm (bf16): {}", unsupported);
-    check_sizes("gemm (bf16)", trans_a, trans_b, M, N, K, lda, ldb, ldc);
-    if (M == 0 || N == 0) return;
-    if (K == 0 || alpha == 0.f) return scale_only(M, N, beta, C, ldc);
-    profiled(trans_a, trans_b, M, N, K,
-             [&] { route_bf16(trans_a, trans_b, M, N, K, alpha, A, lda, a_bf16, B, ldb, b_bf16, beta, C, ldc); });
-}
-}  // namespace
-
-void gemm_ld(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
-             const float* B, int ldb, const std::uint16_t* b_bf16, float beta, float* C, int ldc) {
-    gemm_ld_bf16(operands, trans_a, trans_b, M, N, K, alpha, A, lda, nullptr, B, ldb, b_bf16, beta, C, ldc);
-}
-
-void gemm_ld(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
-             const float* B, int ldb, float beta, float* C, int ldc) {
-    gemm_ld(operands, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, nullptr, beta, C, ldc);
-}
-
-void gemm(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, const float* B,
-          const std::uint16_t* b_bf16, float beta, float* C) {
-    gemm_ld(operands, trans_a, trans_b, M, N, K, alpha, A, trans_a ? M : K, B, trans_b ? K : N, b_bf16, beta, C, N);
-}
-
-void gemm(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A,
-          const std::uint16_t* a_bf16, const float* B, const std::uint16_t* b_bf16, float beta, float* C) {
-    gemm_ld_bf16(operands, trans_a, trans_b, M, N, K, alpha, A, trans_a ? M : K, a_bf16, B, trans_b ? K : N, b_bf16,
-                 beta, C, N);
-}
-
-void gemm(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, const float* B,
-          float beta, float* C) {
-    gemm(operands, trans_a, trans_b, M, N, K, alpha, A, B, nullptr, beta, C);
 }
 
 const char* gemm_backend_name() { return detail::active_backend().name; }

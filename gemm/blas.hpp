@@ -103,15 +103,16 @@ void gemm_backend(bool trans_a, bool trans_b, int M, int N, int K, float alpha, 
 // "onednn" or "openblas": the backend this process uses. XTGRAD_GEMM_BACKEND=onednn|openblas
 // chooses it (unset or empty: oneDNN, or OpenBLAS in a build without it), read on the first call
 // here or of any product and kept for the process; an invalid value, or a backend that cannot be
-// loaded, is an Error naming the variable there (and at every later call).
+// loaded, is an Error naming the variable there (and the next call reads it again).
 const char* gemm_backend_name();
 
 // The kernel family the backend chose for this CPU: OpenBLAS's core name ("Cooperlake"; the
 // one OPENBLAS_CORETYPE names when that is set), oneDNN's instruction set ("avx512_core_bf16").
 const char* gemm_backend_kernel();
 
-// Threads one product may use. OpenBLAS: its own pthreads. oneDNN: xtgrad's pool
-// (threads/parallel.hpp) splits a big product into blocks, so min(this, num_threads()) count.
+// Threads one product may use: 1 until set, at least 1. OpenBLAS: its own pthreads (at most the
+// count it was built for, 64 in Debian's). oneDNN: xtgrad's pool (threads/parallel.hpp) splits a
+// big product into blocks, so min(this, num_threads()) count.
 void set_blas_threads(int n);
 int blas_threads();
 

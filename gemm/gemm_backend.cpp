@@ -24,12 +24,15 @@ const GemmBackend& backend_from_env(const char* value) {
     if (v.empty()) return onednn_built() ? onednn_backend() : openblas_backend();
     if (v == "onednn") return onednn_backend();
     if (v == "openblas") return openblas_backend();
-    fail("XTGRAD_GEMM_BACKEND={}: expected onednn or openblas (unset: {}, this build's default)", shown_env_value(v),
-         onednn_built() ? "onednn" : "openblas");
+    if (onednn_built())
+        fail("XTGRAD_GEMM_BACKEND: '{}' is neither onednn nor openblas (unset: onednn, the default)",
+             shown_env_value(v));
+    fail("XTGRAD_GEMM_BACKEND: '{}' is not openblas, the one backend of this build (it has no oneDNN)",
+         shown_env_value(v));
 }
 
-// A function-local static: an Error on the first call leaves it unset, so every call that
-// needs the backend fails the same way instead of running on another one.
+// A function-local static: an Error on the first call leaves it unset, so the next call reads
+// the variable again (a program that fixes it with setenv gets the backend it names).
 const GemmBackend& active_backend() {
     static const GemmBackend& backend = backend_from_env(std::getenv("XTGRAD_GEMM_BACKEND"));
     return backend;

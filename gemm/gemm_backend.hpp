@@ -56,8 +56,9 @@ struct GemmBackend {
     bool prefers_skinny_kernels;
 };
 
-// The backend of this process: XTGRAD_GEMM_BACKEND's on the first call (an invalid value, or
-// a backend this build or machine lacks, is an Error there and at every later call).
+// The backend of this process: XTGRAD_GEMM_BACKEND's on the first call that succeeds (an invalid
+// value, or a backend this build or machine lacks, is an Error, and the next call reads the
+// variable again).
 const GemmBackend& active_backend();
 
 // The backend a value of XTGRAD_GEMM_BACKEND names (nullptr or empty: the build's default),

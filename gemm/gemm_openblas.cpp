@@ -11,6 +11,10 @@
 
 #include <xtgrad/autograd/error.hpp>
 
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
 namespace xtgrad::detail {
 
 namespace {
@@ -27,20 +31,36 @@ struct OpenBlas {
     decltype(&openblas_get_corename) get_corename;
 };
 
+// The loader's reason (dlerror() may have none: a symbol found with the value 0, a preloaded
+// dlopen that fails silently).
+const char* loader_says() {
+    const char* why = dlerror();
+    return why ? why : "the loader gave no reason";
+}
+
+// "XTGRAD_GEMM_BACKEND=openblas: " where the variable chose OpenBLAS; nothing where it is this
+// build's default. And the way out: the other backend where this build has it.
+std::string chosen_by() {
+    const char* env = std::getenv("XTGRAD_GEMM_BACKEND");
+    return env && *env ? "XTGRAD_GEMM_BACKEND=openblas: " : "the OpenBLAS GEMM backend (this build's default): ";
+}
+const char* way_out() {
+    return onednn_built() ? "install Debian's libopenblas0, or unset XTGRAD_GEMM_BACKEND (oneDNN)"
+                          : "install Debian's libopenblas0";
+}
+
 template <class F>
 F symbol(void* library, const char* name) {
     void* f = dlsym(library, name);
-    if (!f) fail("XTGRAD_GEMM_BACKEND=openblas: {} has no {} ({})", kLibrary, name, dlerror());
+    if (!f) fail("{}{} has no usable {} ({}); {}", chosen_by(), kLibrary, name, loader_says(), way_out());
     return reinterpret_cast<F>(f);
 }
 
 OpenBlas load() {
     // Never closed: its threads and the functions' addresses live as long as the process.
     void* library = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
-    if (!library)
-        fail("XTGRAD_GEMM_BACKEND=openblas: cannot load {} ({}); install Debian's libopenblas0, or unset "
-             "XTGRAD_GEMM_BACKEND",
-             kLibrary, dlerror());
+    if (!library) fail("{}cannot load {} ({}); {}", chosen_by(), kLibrary, loader_says(), way_out());
+    dlerror();  // clear: a symbol of value 0 leaves dlsym's result null without an error of its own
     return {symbol<decltype(&cblas_sgemm)>(library, "cblas_sgemm"),
             symbol<decltype(&openblas_set_num_threads)>(library, "openblas_set_num_threads"),
             symbol<decltype(&openblas_get_num_threads)>(library, "openblas_get_num_threads"),
@@ -68,7 +88,9 @@ void gemm_bf16(bool, bool, int M, int N, int K, float, const std::uint16_t*, int
 }
 
 const char* kernel() { return api().get_corename(); }
-void set_threads(int n) { api().set_num_threads(n); }
+// At least 1, as oneDNN's count (OpenBLAS takes 0 or less as every core); OpenBLAS caps it at
+// the thread count it was built for (64 in Debian's).
+void set_threads(int n) { api().set_num_threads(std::max(1, n)); }
 int threads() { return api().get_num_threads(); }
 
 }  // namespace
@@ -83,7 +105,10 @@ const GemmBackend& openblas_backend() {
         // it instead (1.6-2x faster, docs/performance.md).
         /*prefers_skinny_kernels=*/true,
     };
-    (void)api();  // load it now: a missing OpenBLAS is an Error where the backend is chosen
+    // Loaded now (a missing OpenBLAS is an Error where the backend is chosen), with one thread per
+    // product until set_blas_threads, as oneDNN's (OpenBLAS starts at every core).
+    static const bool single = (api().set_num_threads(1), true);
+    (void)single;
     return backend;
 }
 

@@ -1,6 +1,8 @@
 #include <xtgrad/gemm/gemm_profile.hpp>
 
 #include <xtgrad/autograd/env_switch.hpp>
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/gemm/blas.hpp>
 
 #include <fmt/format.h>
 
@@ -70,8 +72,14 @@ std::string gemm_profile_report() {
     const std::vector<GemmShapeStats> all = gemm_profile();
     double total = 0;
     for (const GemmShapeStats& s : all) total += s.ms;
-    std::string out = fmt::format("GEMM profile: {} shapes, {:.1f} ms in all (summed over calling threads)\n",
-                                  all.size(), total);
+    // the backend, unless choosing it fails (a bad XTGRAD_GEMM_BACKEND, reported where it was read)
+    std::string backend;
+    try {
+        backend = fmt::format(", the backend {} ({})", gemm_backend_name(), gemm_backend_kernel());
+    } catch (const Error&) {
+    }
+    std::string out = fmt::format("GEMM profile: {} shapes, {:.1f} ms in all (summed over calling threads){}\n",
+                                  all.size(), total, backend);
     out += fmt::format("{:>6} {:>19} {:>9} {:>11} {:>9} {:>7}\n", "layout", "M x N x K", "calls", "ms", "GFLOP/s",
                        "share");
     for (const GemmShapeStats& s : all)

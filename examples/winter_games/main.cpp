@@ -183,7 +183,7 @@ int main(int argc, char** argv) {
     app.add_option("--autocast", s.autocast,
                    "bf16: mixed precision, as torch.autocast(\"cpu\", dtype=torch.bfloat16): the products of every forward "
                    "(training and translating) in bf16 with fp32 sums, everything else and the weights in fp32 "
-                   "(docs/autocast.md; an Error where bf16 is not faster than fp32: the OpenBLAS build, a CPU without "
+                   "(docs/autocast.md; an Error where bf16 is not faster than fp32: the OpenBLAS backend, a CPU without "
                    "AVX512-BF16 or with bf16 dot products slower than its fp32 FMAs)")
         ->check(CLI::IsMember({"bf16"}));
     app.add_flag("--allow-slower-bf16", s.allow_slower_bf16,
@@ -198,10 +198,14 @@ int main(int argc, char** argv) {
             if (app.count("--epochs") == 0) s.epochs = 20;
             s.literal_positions = true;
         }
-        validate(s);
         const DType operands = s.autocast == "bf16" ? DType::bf16 : DType::fp32;
         autocast::allow_slower_bf16(s.allow_slower_bf16);
-        { const autocast::Scope can_run(operands); }  // an Error now, before training, where bf16 is not fast
+        try {  // refused now, before validate makes --out: a usage error, nothing written
+            const autocast::Scope can_run(operands);
+        } catch (const Error& e) {
+            cli::usage_error("--autocast bf16: {}", e.what());
+        }
+        validate(s);
         cli::apply_threads(s.threads);
         manual_seed(s.seed);
         tc::Transformer model(tc::Config()

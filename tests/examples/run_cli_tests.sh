@@ -120,9 +120,9 @@ expect 2 "winter_games --autocast fp16 (only bf16)" "${wg[@]}" --autocast fp16
 says "--autocast"; trained_nothing
 # bf16 is decided from the ISA oneDNN will use: ONEDNN_MAX_CPU_ISA below the CPU's was accepted
 # (emulated products, 2.4-4.2x slower than fp32) or failed at the first product with oneDNN's error.
-expect 1 "winter_games --autocast bf16, ONEDNN_MAX_CPU_ISA=AVX512_CORE" env ONEDNN_MAX_CPU_ISA=AVX512_CORE "${wg[@]}" --autocast bf16
+expect 2 "winter_games --autocast bf16, ONEDNN_MAX_CPU_ISA=AVX512_CORE" env ONEDNN_MAX_CPU_ISA=AVX512_CORE "${wg[@]}" --autocast bf16
 says "ONEDNN_MAX_CPU_ISA=AVX512_CORE"; trained_nothing
-expect 1 "winter_games --autocast bf16 --allow-slower-bf16, ONEDNN_MAX_CPU_ISA=AVX2" env ONEDNN_MAX_CPU_ISA=AVX2 "${wg[@]}" --autocast bf16 --allow-slower-bf16
+expect 2 "winter_games --autocast bf16 --allow-slower-bf16, ONEDNN_MAX_CPU_ISA=AVX2" env ONEDNN_MAX_CPU_ISA=AVX2 "${wg[@]}" --autocast bf16 --allow-slower-bf16
 says "no bf16 matrix product below avx512_core"; trained_nothing
 expect 2 "spiral --lr nan" "$build/examples/spiral" --lr nan
 expect 2 "random_copy --len 65536: attention's scores do not fit" "${rc[@]}" --len 65536
@@ -140,8 +140,14 @@ says "XTGRAD_ISA=avx3: expected baseline or avx512"; trained_nothing
 expect 0 "XTGRAD_ISA=baseline runs" env XTGRAD_ISA=baseline "${wg[@]}" --epochs 1
 # The GEMM backend is chosen at run time (gemm/gemm_backend.hpp): onednn or openblas, nothing else.
 expect 2 "XTGRAD_GEMM_BACKEND with an unknown value" env XTGRAD_GEMM_BACKEND=mkl "${wg[@]}" --epochs 1
-says "XTGRAD_GEMM_BACKEND=mkl: expected onednn or openblas"; trained_nothing
+says "XTGRAD_GEMM_BACKEND: 'mkl' is neither onednn nor openblas"; trained_nothing
 expect 0 "XTGRAD_GEMM_BACKEND=openblas runs" env XTGRAD_GEMM_BACKEND=openblas "${wg[@]}" --epochs 1
+# bf16 on OpenBLAS (no bf16 product): refused before anything is written, a usage error
+expect 2 "winter_games --autocast bf16 on OpenBLAS" env XTGRAD_GEMM_BACKEND=openblas "${wg[@]}" --autocast bf16 --out "$out/bf16-openblas/deep"
+says "XTGRAD_GEMM_BACKEND=openblas"; trained_nothing
+if [ -e "$out/bf16-openblas" ]; then bad "  ...made its --out folder"; else ok "  ...made no --out folder"; fi
+expect 2 "xtgrad_bench --autocast bf16 on OpenBLAS" env XTGRAD_GEMM_BACKEND=openblas "$build/bench/xtgrad_bench" --config winter --autocast bf16
+says "no bf16 matrix product"
 if XTGRAD_GEMM_BACKEND=openblas timeout 60 "$build/bench/xtgrad_bench" --config winter --steps 1 --warmup 0 --json 2>&1 |
    grep -q '"gemm_backend":"openblas"'; then ok "xtgrad_bench under XTGRAD_GEMM_BACKEND=openblas reports it"
 else bad "xtgrad_bench under XTGRAD_GEMM_BACKEND=openblas reports it"; fi

@@ -1,0 +1,175 @@
+// Products with bf16 operands (gemm/blas.hpp's DType overloads, autocast): which run in bf16 at
+// all, attention's medium blocks in small_gemm's bf16 kernel, the rest converted once and run on
+// the backend's bf16 product, split over the pool as fp32 products are (gemm/gemm_door.hpp).
+#include <xtgrad/gemm/blas.hpp>
+
+#include <xtgrad/autograd/autocast.hpp>
+#include <xtgrad/autograd/env_switch.hpp>
+#include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/speed_switches.hpp>
+#include <xtgrad/gemm/bf16_convert.hpp>
+#include <xtgrad/gemm/gemm_backend.hpp>
+#include <xtgrad/gemm/gemm_door.hpp>
+#include <xtgrad/gemm/small_gemm.hpp>
+#include <xtgrad/threads/parallel.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace xtgrad {
+
+namespace {
+// bf16_product_in_fp32's default. bench/bf16_skinny_bench on Zen 5 (a Linear's 3 products over
+// 64 MiB of weights, the weight converted once): bf16 took 1.05x fp32's time on 7 rows, 0.87x on
+// 8, 0.63x on 16 (1 thread); on 7 rows the weight's conversion alone costs 2/3 of the fp32 products.
+constexpr int kDefaultBf16MinSide = 8;
+detail::SettableSwitch small_gemm_bf16_switch{detail::kSmallGemmBf16Switch};
+}  // namespace
+
+// Attention's medium blocks under bf16 autocast in small_gemm_bf16 (gemm/small_gemm_bf16.cpp):
+// its gain is arithmetic, two bf16 products per fp32 lane and instruction, so it is decided by
+// the rate that sets it, measured at start-up (autocast::bf16_dot_products_pay: vdpbf16ps at >=
+// 1.25x the fp32 FMAs), not by family. On the Zen 4 (~2x): seed-b's bf16 step 1.02-1.03x faster
+// at batch 16 and 64, every one of 3 alternating rounds. The Zen 5 passes the same test (its
+// bf16 products ran at 85-95 % of its vdpbf16ps peak, docs/performance.md); the Intel Xeon's
+// vdpbf16ps runs at half its FMA rate, so it fails it.
+bool detail::small_gemm_bf16_by_cpu() { return small_gemm_bf16_available() && autocast::bf16_dot_products_pay(); }
+
+// Whether they run there: XTGRAD_SMALL_GEMM=0 sends them to the backend's bf16 product with the
+// other small ones; the switch's default asks the kernel and the rate (speed_switches.cpp), and a
+// 1 where the kernel cannot run leaves them in fp32.
+bool detail::medium_blocks_in_bf16() {
+    return small_gemm_on() && small_gemm_bf16_switch.get() && small_gemm_bf16_available();
+}
+void detail::set_small_gemm_bf16(bool on) { small_gemm_bf16_switch.set(on); }
+
+// src (rows, cols), row stride ld -> dst (rows, cols) packed (row stride cols). Split over the
+// pool by rows when big (serial inside a pool chunk, e.g. under for_each_slice); each row through
+// detail::bf16_row (AVX512-BF16's conversion instruction where the CPU has it). 5-10 % of the
+// product it feeds, which is why autocast keeps each weight's copy per version.
+void convert_to_bf16(const float* src, int rows, int cols, int ld, std::uint16_t* dst) {
+    parallel_rows(static_cast<std::size_t>(rows), static_cast<std::size_t>(cols), [&](std::size_t r0, std::size_t r1) {
+        for (std::size_t r = r0; r < r1; ++r) {
+            detail::bf16_row(src + r * static_cast<std::size_t>(ld), static_cast<std::size_t>(cols),
+                             dst + r * static_cast<std::size_t>(cols));
+        }
+    });
+}
+
+namespace {
+// Below this many rows on a side, a bf16 product runs in fp32 (bf16_product_in_fp32); -1 until
+// first read: XTGRAD_BF16_SMALL_IN_FP32=0 makes it 0 (only small_gemm_fits stays in fp32).
+std::atomic<int> min_bf16_side{-1};
+}  // namespace
+
+int detail::bf16_min_side() {
+    int side = min_bf16_side.load(std::memory_order_relaxed);
+    if (side >= 0) return side;
+    int unread = -1;
+    const int initial = detail::read_switch(detail::kBf16SmallInFp32Switch) ? kDefaultBf16MinSide : 0;
+    min_bf16_side.compare_exchange_strong(unread, initial, std::memory_order_relaxed);
+    return min_bf16_side.load(std::memory_order_relaxed);
+}
+void detail::set_bf16_min_side(int rows) { min_bf16_side.store(std::max(0, rows), std::memory_order_relaxed); }
+
+bool bf16_product_in_fp32(int M, int N, int K) {
+    return small_gemm_fits(M, N, K) || std::min({M, N, K}) < detail::bf16_min_side() ||
+           (detail::small_gemm_on() && small_gemm_takes(M, N, K) && !detail::medium_blocks_in_bf16());
+}
+
+namespace {
+
+// C (M, N) = alpha · op(A) · op(B) + beta · C with A and B bf16, packed (lda / ldb their row
+// lengths); split over the pool as fp32 products are, each block one single-threaded call.
+void bf16_split_or_call(bool ta, bool tb, int M, int N, int K, float alpha, const std::uint16_t* A, int lda,
+                        const std::uint16_t* B, int ldb, float beta, float* C, int ldc) {
+    const detail::GemmBackend& backend = detail::active_backend();
+    if (!detail::pool_splits(M, N, K, 2.0)) return backend.gemm_bf16(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    detail::split_product(ta, tb, M, N, A, lda, B, ldb, C, ldc,
+                  [&](int m, int n, const std::uint16_t* a, const std::uint16_t* b, float* c) {
+                      backend.gemm_bf16(ta, tb, m, n, K, alpha, a, lda, b, ldb, beta, c, ldc);
+                  });
+}
+
+// A bf16 product: op(A) and op(B) rounded to bf16, products summed in fp32. Products where bf16
+// would not pay (bf16_product_in_fp32: small ones, which small_gemm runs in fp32 arithmetic
+// anyway, and skinny ones) run in fp32, unrounded. The medium blocks small_gemm takes (the
+// attention blocks of sentences up to ~128 tokens) go to its bf16 kernel where
+// medium_blocks_in_bf16, which rounds as it packs, unless an operand comes converted: oneDNN's
+// bf16 matmul, set up per block, ran them slower than fp32 small_gemm. The others convert both
+// operands to bf16 once (in their stored orientation, packed; unless given converted) and run
+// the backend's bf16 product. The buffers are this thread's, kept and reused.
+void route_bf16(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda, const std::uint16_t* a_bf16,
+                const float* B, int ldb, const std::uint16_t* b_bf16, float beta, float* C, int ldc) {
+    if (bf16_product_in_fp32(M, N, K)) return detail::route(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    // (a copy given converted may be the operand's only form)
+    if (!a_bf16 && !b_bf16 && small_gemm_takes(M, N, K) && detail::medium_blocks_in_bf16())
+        return small_gemm_bf16(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    // stored shapes: A is (M, K), or (K, M) when transposed; B is (K, N), or (N, K)
+    const int a_rows = ta ? K : M, a_cols = ta ? M : K, b_rows = tb ? N : K, b_cols = tb ? K : N;
+    const std::size_t a_size = static_cast<std::size_t>(a_rows) * a_cols, b_size = static_cast<std::size_t>(b_rows) * b_cols;
+    // operands given in bf16 (a cached weight, a gradient converted once for two products) are
+    // not converted again
+    const std::size_t a_scratch = a_bf16 ? 0 : a_size, b_scratch = b_bf16 ? 0 : b_size;
+    thread_local std::vector<std::uint16_t> packed;
+    if (packed.size() < a_scratch + b_scratch) packed.resize(a_scratch + b_scratch);
+    if (!a_bf16) {
+        convert_to_bf16(A, a_rows, a_cols, lda, packed.data());
+        a_bf16 = packed.data();
+    }
+    if (!b_bf16) {
+        convert_to_bf16(B, b_rows, b_cols, ldb, packed.data() + a_scratch);
+        b_bf16 = packed.data() + a_scratch;
+    }
+    bf16_split_or_call(ta, tb, M, N, K, alpha, a_bf16, a_cols, b_bf16, b_cols, beta, C, ldc);
+}
+
+}  // namespace
+
+namespace {
+void gemm_ld_bf16(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
+                  const std::uint16_t* a_bf16, const float* B, int ldb, const std::uint16_t* b_bf16, float beta, float* C,
+                  int ldc) {
+    if (operands == DType::fp32) return gemm_ld(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    // where bf16 would be slow (or absent), refuse as autocast::Scope does: never silently slow
+    if (const std::string unsupported = autocast::bf16_unsupported_reason(); !unsupported.empty())
+        fail("gemm (bf16): {}", unsupported);
+    detail::check_sizes("gemm (bf16)", trans_a, trans_b, M, N, K, lda, ldb, ldc);
+    if (M == 0 || N == 0) return;
+    if (K == 0 || alpha == 0.f) return detail::scale_only(M, N, beta, C, ldc);
+    detail::profiled(trans_a, trans_b, M, N, K,
+             [&] { route_bf16(trans_a, trans_b, M, N, K, alpha, A, lda, a_bf16, B, ldb, b_bf16, beta, C, ldc); });
+}
+}  // namespace
+
+void gemm_ld(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
+             const float* B, int ldb, const std::uint16_t* b_bf16, float beta, float* C, int ldc) {
+    gemm_ld_bf16(operands, trans_a, trans_b, M, N, K, alpha, A, lda, nullptr, B, ldb, b_bf16, beta, C, ldc);
+}
+
+void gemm_ld(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
+             const float* B, int ldb, float beta, float* C, int ldc) {
+    gemm_ld(operands, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, nullptr, beta, C, ldc);
+}
+
+void gemm(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, const float* B,
+          const std::uint16_t* b_bf16, float beta, float* C) {
+    gemm_ld(operands, trans_a, trans_b, M, N, K, alpha, A, trans_a ? M : K, B, trans_b ? K : N, b_bf16, beta, C, N);
+}
+
+void gemm(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A,
+          const std::uint16_t* a_bf16, const float* B, const std::uint16_t* b_bf16, float beta, float* C) {
+    gemm_ld_bf16(operands, trans_a, trans_b, M, N, K, alpha, A, trans_a ? M : K, a_bf16, B, trans_b ? K : N, b_bf16,
+                 beta, C, N);
+}
+
+void gemm(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, const float* B,
+          float beta, float* C) {
+    gemm(operands, trans_a, trans_b, M, N, K, alpha, A, B, nullptr, beta, C);
+}
+
+}  // namespace xtgrad
