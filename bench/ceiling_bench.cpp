@@ -119,7 +119,9 @@ int main(int argc, char** argv) {
         // peak and gemm(DType::bf16) on the same shapes (operands converted to bf16 included).
         // Measured where oneDNN runs them on the CPU's own instructions, even where they are slower
         // than fp32 (autocast then refuses them: r["bf16_speed"]); this measures how much slower.
-        const bool bf16_runs = std::string(gemm_backend_name()) == "onednn" && __builtin_cpu_supports("avx512bf16");
+        // Not where there is no bf16 product at all (ONEDNN_MAX_CPU_ISA=AVX2 on this CPU).
+        const bool bf16_runs = std::string(gemm_backend_name()) == "onednn" && __builtin_cpu_supports("avx512bf16") &&
+                               autocast::bf16_speed() != autocast::Bf16Speed::unavailable;
         r["bf16_speed"] = autocast::bf16_speed_name(autocast::bf16_speed());
         r["bf16_dot_gflops_per_core"] = peak_or_null(bf16_dot_peak_gflops(bf16_runs ? kIterations : 0));
         autocast::allow_slower_bf16(true);
