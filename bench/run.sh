@@ -167,7 +167,7 @@ both_openblas_ways() {
   return "$rc"
 }
 
-# The OpenBLAS kernels the JSON lines name (torch_bench's openblas_core, an OpenBLAS build's
+# The OpenBLAS kernels the JSON lines name (torch_bench's openblas_core, an xtgrad run on OpenBLAS's
 # gemm_kernel), space-separated.
 openblas_kernels_in() {
   printf '%s\n' "$1" | /usr/bin/python3 -c 'import json, sys

@@ -23,7 +23,7 @@ namespace xtgrad::autocast_test {
 // dot products are slower than its fp32 FMAs), it first asserts the refusal — Scope(bf16) and a
 // bf16 gemm throw Error with the reason — then allows slower bf16 for the case
 // (autocast::allow_slower_bf16) and is true, so the numbers are still checked on such a CPU.
-// Where bf16 is unavailable (the OpenBLAS build), it asserts the refusal and is false, so no
+// Where bf16 is unavailable (the OpenBLAS backend), it asserts the refusal and is false, so no
 // case passes without asserting anything.
 class Bf16Here {
 public:

@@ -20,9 +20,9 @@ for seed in 0 1 2 3 4; do
   fi
 done
 # The same 5 seeds under bf16 autocast (docs/autocast.md). Where bf16 is not faster than fp32
-# here, winter_games must first refuse before training, saying why (exit 1); where the refusal
+# here, winter_games must first refuse before training, saying why (exit 2); where the refusal
 # offers --allow-slower-bf16 (the CPU runs bf16, slowly), the seeds then run with it, so the
-# translation under bf16 is checked on such a CPU too. The OpenBLAS build has no bf16 at all.
+# translation under bf16 is checked on such a CPU too. The OpenBLAS backend has no bf16 at all.
 bf16_flags=()
 "$build/examples/winter_games" --d-model 32 --d-ff 64 --d-k 8 --d-v 8 --layers 1 --heads 2 --epochs 1 --autocast bf16 \
   --out "$out/wg_probe" --quiet >"$out/wg_probe.log" 2>&1 || true
