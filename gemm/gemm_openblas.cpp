@@ -38,8 +38,8 @@ const char* loader_says() {
     return why ? why : "the loader gave no reason";
 }
 
-// "XTGRAD_GEMM_BACKEND=openblas: " where the variable chose OpenBLAS; nothing where it is this
-// build's default. And the way out: the other backend where this build has it.
+// Who chose OpenBLAS, for the message: the variable, or the build (a -Dgemm=openblas build's
+// default). And the way out: the other backend where this build has it.
 std::string chosen_by() {
     const char* env = std::getenv("XTGRAD_GEMM_BACKEND");
     return env && *env ? "XTGRAD_GEMM_BACKEND=openblas: " : "the OpenBLAS GEMM backend (this build's default): ";
