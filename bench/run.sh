@@ -167,6 +167,14 @@ both_openblas_ways() {
   return "$rc"
 }
 
+# Runs an xtgrad program on BACKEND: on OpenBLAS both ways (both_openblas_ways), else once.
+#   on_backend BACKEND COMMAND...
+on_backend() {
+  local backend=$1; shift
+  if [[ $backend == openblas ]]; then both_openblas_ways env XTGRAD_GEMM_BACKEND=openblas "$@"
+  else env XTGRAD_GEMM_BACKEND="$backend" "$@"; fi
+}
+
 # The OpenBLAS kernels the JSON lines name (torch_bench's openblas_core, an xtgrad run on OpenBLAS's
 # gemm_kernel), space-separated.
 openblas_kernels_in() {
@@ -272,13 +280,7 @@ main() {
   for b in ${ceiling_builds:-$build}; do
     for backend in $(backends_of "$b"); do
       echo "# ceiling ($b, $backend) ..." >&2
-      if [[ $backend == openblas ]]; then
-        both_openblas_ways env XTGRAD_GEMM_BACKEND=openblas "$b/bench/ceiling_bench" --json | kept ||
-          echo "# ceiling ($b, $backend): failed, left out" >&2
-      else
-        env XTGRAD_GEMM_BACKEND="$backend" "$b/bench/ceiling_bench" --json | kept ||
-          echo "# ceiling ($b, $backend): failed, left out" >&2
-      fi
+      on_backend "$backend" "$b/bench/ceiling_bench" --json | kept || echo "# ceiling ($b, $backend): failed, left out" >&2
     done
   done
   local t a
@@ -294,13 +296,8 @@ main() {
         for ib in "${in_backward[@]}"; do  # "" (the step after backward), then --optimizer-in-backward if asked
           [[ -n $ib && $c == seed-d ]] && continue  # seed-d steps no optimizer: nothing to step in backward
           echo "# $c, $t thread(s)${ac:+, autocast $ac}${ib:+, $ib}: xtgrad ...  (load $(cut -d' ' -f1 /proc/loadavg), compilers $(pgrep -c cc1plus || true))" >&2
-          if [[ $xtgrad_backend == openblas ]]; then
-            # shellcheck disable=SC2086
-            both_openblas_ways "$bench" --config "$c" --threads "$t" $a "${xt_acflag[@]}" $ib --json | kept
-          else
-            # shellcheck disable=SC2086
-            "$bench" --config "$c" --threads "$t" $a "${xt_acflag[@]}" $ib --json | kept
-          fi
+          # shellcheck disable=SC2086
+          on_backend "$xtgrad_backend" "$bench" --config "$c" --threads "$t" $a "${xt_acflag[@]}" $ib --json | kept
         done
         echo "# $c, $t thread(s)${ac:+, autocast $ac}: torch, OpenBLAS as set, then its own detection ...  (load $(cut -d' ' -f1 /proc/loadavg), compilers $(pgrep -c cc1plus || true))" >&2
         local torch_env=()

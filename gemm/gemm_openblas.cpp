@@ -61,10 +61,12 @@ OpenBlas load() {
     void* library = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
     if (!library) fail("{}cannot load {} ({}); {}", chosen_by(), kLibrary, loader_says(), way_out());
     dlerror();  // clear: a symbol of value 0 leaves dlsym's result null without an error of its own
-    return {symbol<decltype(&cblas_sgemm)>(library, "cblas_sgemm"),
-            symbol<decltype(&openblas_set_num_threads)>(library, "openblas_set_num_threads"),
-            symbol<decltype(&openblas_get_num_threads)>(library, "openblas_get_num_threads"),
-            symbol<decltype(&openblas_get_corename)>(library, "openblas_get_corename")};
+    const OpenBlas api{symbol<decltype(&cblas_sgemm)>(library, "cblas_sgemm"),
+                       symbol<decltype(&openblas_set_num_threads)>(library, "openblas_set_num_threads"),
+                       symbol<decltype(&openblas_get_num_threads)>(library, "openblas_get_num_threads"),
+                       symbol<decltype(&openblas_get_corename)>(library, "openblas_get_corename")};
+    api.set_num_threads(1);  // one thread per product until set_blas_threads, as oneDNN (OpenBLAS starts at every core)
+    return api;
 }
 
 // Loaded on the first call (a failed load throws and is tried again on the next).
@@ -105,10 +107,7 @@ const GemmBackend& openblas_backend() {
         // it instead (1.6-2x faster, docs/performance.md).
         /*prefers_skinny_kernels=*/true,
     };
-    // Loaded now (a missing OpenBLAS is an Error where the backend is chosen), with one thread per
-    // product until set_blas_threads, as oneDNN's (OpenBLAS starts at every core).
-    static const bool single = (api().set_num_threads(1), true);
-    (void)single;
+    (void)api();  // loaded now: a missing OpenBLAS is an Error where the backend is chosen
     return backend;
 }
 
