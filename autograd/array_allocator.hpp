@@ -15,8 +15,8 @@
 //
 // Builds with AddressSanitizer send every block to the heap (the sanitizer watches malloc, not
 // mmap), and so does XTGRAD_BLOCK_CACHE=0 at start-up (for heaptrack or valgrind, which also
-// watch malloc only). Unset, the CPU decides (block_cache_default_on, below): the cache saves
-// memory, and on one CPU it cost time.
+// watch malloc only). Unset, the machine decides (block_cache_default_on, below): the cache saves
+// memory, and where page moves are dear it cost time.
 #pragma once
 
 #include <cstddef>
@@ -49,9 +49,10 @@ struct BlockCacheStats {
 };
 BlockCacheStats block_cache_stats();
 
-// Whether the block cache is on when XTGRAD_BLOCK_CACHE is unset: decided by the CPU, on where it
-// was measured not to slow training (Intel family 6, AMD family 25), off elsewhere
-// (autograd/speed_switches.cpp).
+// Whether the block cache is on when XTGRAD_BLOCK_CACHE is unset: on where a page moved with
+// mremap is as cheap to touch as any other, measured at run time (autograd/page_moves.hpp); off
+// where each moved page pays a hidden fault (a hypervisor's shadowed page tables), which slowed
+// training up to 2x (autograd/speed_switches.cpp).
 bool block_cache_default_on();
 
 // Unmaps every cached block (torch.cuda.empty_cache's counterpart); live blocks are untouched.

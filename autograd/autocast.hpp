@@ -107,11 +107,13 @@ struct Bf16Cpu {
     bool avx512_bf16 = false;        // the CPU has AVX512-BF16 (cpuid; oneDNN may be capped below it)
     double bf16_dot_gflops = 0;      // one core's vdpbf16ps rate, measured (0: not measured)
     double fp32_fma_gflops = 0;      // and its AVX-512 fp32 FMA rate
+    bool dot_rate_known = false;     // a CPU whose vdpbf16ps ceiling_bench measured at ~2x its FMAs
+                                     // (AMD family 25 and 26): not timed at start-up
 };
 // bf16 products also convert their operands, so the dot products must beat fp32 by this much.
 inline constexpr double kBf16MinSpeedup = 1.25;
 autocast::Bf16Speed bf16_speed(const Bf16Cpu& cpu);
-bool bf16_dot_products_pay(const Bf16Cpu& cpu);  // AVX512-BF16, measured at >= kBf16MinSpeedup x fp32
+bool bf16_dot_products_pay(const Bf16Cpu& cpu);  // AVX512-BF16, known or measured at >= kBf16MinSpeedup x fp32
 // Why bf16 is not faster on `cpu` (empty where it is).
 std::string bf16_slow_reason(const Bf16Cpu& cpu);
 }  // namespace detail

@@ -1,19 +1,25 @@
 #include <xtgrad/autograd/speed_switches.hpp>
 
+#include <xtgrad/autograd/page_moves.hpp>
 #include <xtgrad/simd/cpu_model.hpp>
 
 namespace xtgrad::detail {
 
-// The defaults that differ by CPU, each from on/off runs on every CPU the project has met
-// (docs/performance.md, "Switches"); a CPU nobody has measured gets what is safe there.
+// The defaults that differ by CPU (or, for the block cache, by how the machine maps memory),
+// each from on/off runs on every CPU the project has met (docs/performance.md, "Switches"); a CPU
+// nobody has measured gets what is safe there.
 
-// The block cache (array_allocator.cpp): its gain is resident memory; its step time was within
-// the noise on the Intel Xeon (family 6) and the Zen 4 (AMD family 25), but on the Zen 5 (AMD
-// family 26) the same runs took up to 1.74x the user time. On where measured neutral, else off.
-bool block_cache_by_cpu() {
-    const CpuModel& cpu = cpu_model();
-    return cpu.is_intel(6) || cpu.is_amd(25);
-}
+// The block cache (array_allocator.cpp): by what a page move costs on this machine
+// (page_moves.hpp), not by CPU. Where a moved page is as cheap to touch as any other
+// (the Intel Xeon and the Zen 4, KVM guests) the cache's step time was within the noise and it
+// saves resident memory (seed-b 0.78 -> 0.58x torch's peak RSS). Under the PVM guests' shadowed
+// page tables (the Zen 5s of 2026-11-28/29) each moved page pays a hidden fault
+// at its first touch, 3.4-4.5 us, and each new page 10-18 us: seed-d's one-thread fwd + bwd took 1654 ms
+// with the cache and its cut, 870 with the cache alone, 794 from the heap; seed-b (batch 16, 2
+// threads) 0.90x from the heap with the cache. So on where moves are cheap, off where they are
+// dear. Its cut stays on (XTGRAD_BLOCK_CACHE_CUT): with the cache asked for there, the cut cost
+// seed-d 1.41x at 1 thread but saved 1.14x at 2 and 1.26x on seed-b (new pages cost more).
+bool block_cache_by_machine() { return memory::page_moves_cheap(); }
 
 // The AVX-512 skinny kernels' prefetch (skinny_avx512.cpp): into L1, a product on the Zen 4
 // took about its memory time plus its arithmetic; into L2 the Winter Games step went 100-110 ->
@@ -36,11 +42,12 @@ bool narrow_nn_transposed_by_cpu() { return cpu_model().is_amd(26); }
 // oneDNN's A·B beats its A·Bᵀ on tutorial D's forward shapes (bench/narrow_product_probe, one
 // thread, GFLOP/s, NT -> NN on Wᵀ kept): (320, 512, 2048) 100 -> 111, (640, 512, 512) 105 -> 111,
 // a 2-thread half (320, 256, 512) 105 -> 113; seed-d's inference, 3 alternating rounds, 471 -> 420
-// ms on one thread, 234 -> 220 on two; seed-b's within the drift. Not measured on the Zen 5 or
-// the Intel Xeon: off there. By CPU, not by a start-up timing: the two orientations sum K in
-// other orders where K = 2048 (most outputs differ in their last bits), and two runs on one
-// machine should agree.
-bool inference_weights_transposed_by_cpu() { return cpu_model().is_amd(25); }
+// ms on one thread, 234 -> 220 on two; seed-b's within the drift. On the Zen 5 (AMD family 26)
+// seed-d's inference 1.04x and 1.06x faster with it (1 and 2 threads, 3 alternating rounds, every
+// round; in the 12-switch run 1.05x, 1.11x, and seed-b 1.05x). Not measured on the Intel Xeon: off
+// there. By CPU, not by a start-up timing: the two orientations sum K in other orders where
+// K = 2048 (most outputs differ in their last bits), and two runs on one machine should agree.
+bool inference_weights_transposed_by_cpu() { return cpu_model().is_amd(25) || cpu_model().is_amd(26); }
 
 // The AVX-512 skinny_tn's streamed stores for a weight gradient read only after backward
 // (gemm/skinny_avx512.cpp): a plain store reads each line before it writes it. On the Zen 4 the

@@ -1,5 +1,6 @@
 // The speed switches: each turns one speed mechanism on (1) or off (0); unset is its default,
-// which is on, or, where the CPUs measured disagree, this CPU's (cpu_model, read at run time).
+// which is on, or, where the CPUs measured disagree, this CPU's (cpu_model, read at run time), or
+// for the block cache this machine's (page_moves.hpp, measured at run time).
 // bench/run.sh --compare-switches measures each on against off (docs/performance.md, "Switches");
 // `xtgrad_bench --list-switches` prints this list with this CPU's defaults, and the scripts
 // (bench/compare_builds.sh, tests/examples/run_cli_tests.sh) read it there. Internal.
@@ -9,8 +10,8 @@
 
 namespace xtgrad::detail {
 
-// The defaults by CPU (speed_switches.cpp says what was measured on which CPU)
-bool block_cache_by_cpu();
+// The defaults by CPU or machine (speed_switches.cpp says what was measured where)
+bool block_cache_by_machine();
 bool skinny_prefetch_l2_by_cpu();
 bool adam_prefetch_by_cpu();
 bool narrow_nn_transposed_by_cpu();
@@ -18,8 +19,8 @@ bool inference_weights_transposed_by_cpu();
 bool skinny_streamed_gradient_by_cpu();
 bool small_gemm_bf16_by_cpu();  // in gemm/blas_bf16.cpp (speed_switches.cpp says why)
 
-inline constexpr EnvSwitch kBlockCacheSwitch{"XTGRAD_BLOCK_CACHE", "keep large blocks for reuse; unset: the CPU's default",
-                                             "take them from the C heap", block_cache_by_cpu};
+inline constexpr EnvSwitch kBlockCacheSwitch{"XTGRAD_BLOCK_CACHE", "keep large blocks for reuse; unset: on where a moved page is cheap to touch",
+                                             "take them from the C heap", block_cache_by_machine};
 inline constexpr EnvSwitch kBlockCacheCutSwitch{"XTGRAD_BLOCK_CACHE_CUT",
                                                 "past its budget the block cache cuts and joins cached pages, the default",
                                                 "past its budget it unmaps cached blocks and maps new pages", always_on};

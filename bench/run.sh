@@ -270,9 +270,15 @@ main() {
   results=""
   if [[ -n "$out" ]]; then results="$out"; : > "$results"; else results=$(mktemp); trap 'rm -f "$results"' EXIT; fi
 
-  # Each result line, stamped with the CPU, commit and load (bench/results.py), appended to the results
+  # Each result line, stamped with the CPU, commit and load (bench/results.py), appended to the results.
+  # The lines are read whole before Python starts: started beside the benchmark (a plain pipe),
+  # its start-up took the FMA loop of ceiling_bench from 206-220 to 168-186 GFLOP/s on a Zen 5 guest.
   export XTGRAD_BENCH_RUN_ID=${XTGRAD_BENCH_RUN_ID:-$(date -u +%FT%TZ)}
-  kept() { python3 bench/results.py stamp >> "$results"; }
+  kept() {
+    local lines
+    lines=$(cat)
+    [[ -z "$lines" ]] || printf '%s\n' "$lines" | python3 bench/results.py stamp >> "$results"
+  }
   echo "# $(date -u +%FT%TZ)  $(nproc) cores  load $(cut -d' ' -f1-3 /proc/loadavg)  compilers running: $(pgrep -c cc1plus || true)" >&2
   # The ceiling of each backend (XTGRAD_GEMM_BACKEND, gemm/gemm_backend.hpp) of this build and
   # of any other build named.

@@ -27,7 +27,7 @@ flags=(-std=c++20 -O1 -g -I"$out/include_root" -I. -fno-omit-frame-pointer
        -fsanitize=address,undefined -fno-sanitize-recover=all
        $(pkg-config --cflags xtensor fmt nlohmann_json))
 libs=($(pkg-config --libs fmt))
-loaders=(io/atomic_file.cpp io/bounded_json.cpp autograd/array_allocator.cpp autograd/env_switch.cpp autograd/speed_switches.cpp autograd/grad_mode.cpp
+loaders=(io/atomic_file.cpp io/bounded_json.cpp autograd/array_allocator.cpp autograd/env_switch.cpp autograd/speed_switches.cpp autograd/page_moves.cpp autograd/grad_mode.cpp
          io/npy.cpp io/safetensors.cpp simd/cpu_model.cpp)
 
 objects=()

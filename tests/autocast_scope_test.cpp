@@ -128,6 +128,19 @@ TEST_CASE("autocast(bf16) refuses a build or CPU where bf16 would be slow, with 
     CHECK(detail::bf16_speed(zen5) == autocast::Bf16Speed::faster);
     CHECK(detail::bf16_slow_reason(zen5).empty());
 
+    detail::Bf16Cpu known = zen5;  // a Zen 4 or 5: its rates known from ceiling_bench, not timed
+    known.bf16_dot_gflops = 0;
+    known.fp32_fma_gflops = 0;
+    known.dot_rate_known = true;
+    CHECK(detail::bf16_speed(known) == autocast::Bf16Speed::faster);
+    CHECK(detail::bf16_dot_products_pay(known));
+    known.kernel = "avx512_core";  // oneDNN capped below its AVX512-BF16 still emulates
+    CHECK(detail::bf16_speed(known) == autocast::Bf16Speed::slower);
+    known.kernel = "avx512_core_bf16";
+    known.avx512_bf16 = false;
+    CHECK(detail::bf16_speed(known) == autocast::Bf16Speed::slower);
+    CHECK_FALSE(detail::bf16_dot_products_pay(known));
+
     detail::Bf16Cpu amx = zen5;  // oneDNN found AMX: its tiles, whatever vdpbf16ps's rate
     amx.kernel = "avx512_core_amx";
     amx.bf16_dot_gflops = 87;

@@ -20,7 +20,8 @@ namespace {
 bool aligned_64(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % memory::kAlignment == 0; }
 
 // The block cache is off in an AddressSanitizer build; elsewhere XTGRAD_BLOCK_CACHE=1 or 0 says,
-// and unset the CPU's default does.
+// and unset this machine's default does (on where page moves are cheap: autograd/page_moves.hpp).
+// tools/test.sh runs the suite both ways on every machine.
 bool block_cache_expected() {
 #if defined(__SANITIZE_ADDRESS__)
     return false;
@@ -138,16 +139,20 @@ TEST_CASE("successive large blocks start at different offsets within a page (no 
 }
 
 namespace {
-// A fixed budget for the block cache while in scope: the live and cached bytes now plus `extra`.
+// A fixed budget for the block cache while in scope: the live and cached bytes now plus `extra`;
+// past it the cache cuts and joins (cut 1) or maps new pages (cut 0), whatever
+// XTGRAD_BLOCK_CACHE_CUT says.
 class FixedBudget {
 public:
-    explicit FixedBudget(std::size_t extra) {
+    explicit FixedBudget(std::size_t extra, int cut = 1) {
         const memory::BlockCacheStats s = memory::block_cache_stats();
         memory::detail::set_block_cache_budget(s.live_bytes + s.cached_bytes + extra);
+        memory::detail::set_block_cache_cut(cut);
     }
     ~FixedBudget() {
         memory::detail::set_block_cache_budget(0);
         memory::detail::fail_block_moves_after(-1);
+        memory::detail::set_block_cache_cut(-1);
     }
     FixedBudget(const FixedBudget&) = delete;
     FixedBudget& operator=(const FixedBudget&) = delete;
@@ -203,9 +208,8 @@ TEST_CASE("without its cut (XTGRAD_BLOCK_CACHE_CUT=0) a cache past its budget un
         Array big = empty_array({8 * kFloatsPerMiB});  // 8 MiB and a page, then cached
         big.fill(1.f);
     }
-    memory::detail::set_block_cache_cut(0);
     {
-        const FixedBudget budget(0);
+        const FixedBudget budget(0, /*cut=*/0);
         const memory::BlockCacheStats before = memory::block_cache_stats();
         const Array fresh = empty_array({2 * kFloatsPerMiB});
         const memory::BlockCacheStats after = memory::block_cache_stats();
@@ -214,7 +218,6 @@ TEST_CASE("without its cut (XTGRAD_BLOCK_CACHE_CUT=0) a cache past its budget un
         CHECK(after.new_bytes >= before.new_bytes + 2 * kMiB);
         CHECK(value_counts(fresh)[0] == fresh.size());   // new pages: zeros, not the big block's 1s
     }
-    memory::detail::set_block_cache_cut(-1);
     memory::release_cached_blocks();
 }
 
