@@ -52,6 +52,11 @@ bool Node::needs_grad(std::size_t i) const {
 }
 
 namespace {
+// d[0, n) = 0, element ranges over the pool
+void fill_zeros(float* d, std::size_t n) {
+    parallel_rows(n, 1, [d](std::size_t i0, std::size_t i1) { std::fill(d + i0, d + i1, 0.f); });
+}
+
 // dst (n) += src (n), element ranges over the pool: the same sums for any thread count
 void add_into(float* dst, const float* src, std::size_t n) {
     parallel_rows(n, 1, [&](std::size_t i0, std::size_t i1) {
@@ -61,6 +66,20 @@ void add_into(float* dst, const float* src, std::size_t n) {
     });
 }
 }  // namespace
+
+GradOut GradOut::part(std::size_t offset, std::size_t n) const {
+    if (fresh_) {
+        fill_zeros(data_, offset);
+        fill_zeros(data_ + offset + n, size_ - offset - n);
+    }
+    return {data_ + offset, n, fresh_};
+}
+
+float* GradOut::zeroed() {
+    if (fresh_) fill_zeros(data_, size_);
+    fresh_ = false;
+    return data_;
+}
 
 void Node::accumulate(std::size_t i, const Array& g) {
     if (!needs_grad(i)) return;

@@ -138,21 +138,12 @@ public:
     // The elements [offset, offset + n) alone, for a kernel that writes only those (linear_rows:
     // the row block of a packed weight's gradient). A fresh buffer gets zeros everywhere else
     // first, so the whole buffer is written once the part is.
-    GradOut part(std::size_t offset, std::size_t n) const {
-        if (fresh_) {
-            std::fill(data_, data_ + offset, 0.f);
-            std::fill(data_ + offset + n, data_ + size_, 0.f);
-        }
-        return {data_ + offset, n, fresh_};
-    }
+    // (The zeros go over the pool: a packed weight's 2 MiB of them were a serial stretch of backward.)
+    GradOut part(std::size_t offset, std::size_t n) const;
 
     // The buffer, ready to be added into (scatter-adds): zero-filled if fresh. Afterwards the
     // buffer counts as a running sum.
-    float* zeroed() {
-        if (fresh_) std::fill(data_, data_ + size_, 0.f);
-        fresh_ = false;
-        return data_;
-    }
+    float* zeroed();
 
 private:
     float* data_ = nullptr;

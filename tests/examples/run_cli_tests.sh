@@ -151,6 +151,15 @@ says "no bf16 matrix product"
 if XTGRAD_GEMM_BACKEND=openblas timeout 60 "$build/bench/xtgrad_bench" --config winter --steps 1 --warmup 0 --json 2>&1 |
    grep -q '"gemm_backend":"openblas"'; then ok "xtgrad_bench under XTGRAD_GEMM_BACKEND=openblas reports it"
 else bad "xtgrad_bench under XTGRAD_GEMM_BACKEND=openblas reports it"; fi
+# XTGRAD_GEMM_PROFILE=1 counts xtgrad_bench's timed steps alone: after 2 warm-up steps the calls per
+# shape are those of one step (a warm-up's fresh pages once made its products read 30x slower)
+profile_calls() {
+    XTGRAD_GEMM_PROFILE=1 timeout 60 "$build/bench/xtgrad_bench" --config winter --steps 1 --no-infer "$@" 2>&1 |
+        awk '$1 ~ /^(NN|NT|TN|TT)$/ { print $1, $2, $3 }' | sort
+}
+one_step=$(profile_calls --warmup 0); after_warmup=$(profile_calls --warmup 2)
+if [ -n "$one_step" ] && [ "$one_step" = "$after_warmup" ]; then ok "xtgrad_bench's GEMM profile leaves out its warm-up steps"
+else bad "xtgrad_bench's GEMM profile leaves out its warm-up steps"; diff <(echo "$one_step") <(echo "$after_warmup") | head -n 8; fi
 # The on/off switches (autograd/environment.hpp) take 1 or 0; "false" or "off" used to switch
 # XTGRAD_TRACE and XTGRAD_GEMM_PROFILE on. Checked before training (a usage error).
 for v in XTGRAD_TRACE=false XTGRAD_TRACE=off XTGRAD_GEMM_PROFILE=yes XTGRAD_GEMM_PROFILE=2 XTGRAD_BREAK_TRAP=true; do
