@@ -5,10 +5,12 @@
 #include <xtgrad/autograd/node.hpp>
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/random/random.hpp>
+#include <xtgrad/threads/parallel.hpp>
 #include "test_util.hpp"
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -124,6 +126,38 @@ TEST_CASE("a backward kernel overwrites a fresh buffer (garbage in it is never r
     CHECK(buf(1) == 0.f);
     CHECK(fresh.beta() == 1.f);
     CHECK_FALSE(GradOut());
+}
+
+TEST_CASE("GradOut::part and zeroed give a fresh buffer its zeros on 1 and 2 threads (over the pool past 64 K elements)") {
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    for (int threads : {1, 2}) {
+        INFO("threads: ", threads);
+        set_num_threads(threads);
+        for (std::size_t n : {std::size_t{10}, std::size_t{3} << 17}) {  // serial, and split over the pool
+            INFO("elements: ", n);
+            std::vector<float> buf(n, nan);
+            const std::size_t offset = n / 3, count = n / 3;  // a packed weight's middle block
+            const GradOut part = GradOut::overwrite(buf.data(), n).part(offset, count);
+            CHECK(part.data() == buf.data() + offset);
+            CHECK(part.size() == count);
+            CHECK(part.beta() == 0.f);  // the block itself is the kernel's to overwrite
+            std::size_t zeros = 0, untouched = 0;
+            for (std::size_t i = 0; i < n; ++i) {
+                const bool inside = i >= offset && i < offset + count;
+                zeros += !inside && buf[i] == 0.f;
+                untouched += inside && std::isnan(buf[i]);
+            }
+            CHECK(zeros == n - count);
+            CHECK(untouched == count);
+            std::vector<float> running(n, 2.f);  // a running sum keeps its values
+            CHECK(GradOut::add_into(running.data(), n).part(offset, count).beta() == 1.f);
+            CHECK(running == std::vector<float>(n, 2.f));
+            GradOut whole = GradOut::overwrite(buf.data(), n);
+            whole.zeroed();
+            CHECK(std::count(buf.begin(), buf.end(), 0.f) == static_cast<std::ptrdiff_t>(n));
+        }
+    }
+    set_num_threads(1);
 }
 
 TEST_CASE("a kernel writing a gradient of the wrong shape is an Error naming the op and both shapes") {
