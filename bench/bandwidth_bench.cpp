@@ -16,7 +16,7 @@
 #include "bench/timing.hpp"
 #include "examples/common/cli.hpp"
 
-#include <CLI/CLI.hpp>
+#include "examples/common/cli11.hpp"
 #include <fmt/core.h>
 
 #include <algorithm>

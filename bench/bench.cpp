@@ -26,7 +26,7 @@
 #include <xtgrad/optim/optimizer.hpp>
 #include <xtgrad/xtgrad.hpp>
 
-#include <CLI/CLI.hpp>
+#include "examples/common/cli11.hpp"
 #include <nlohmann/json.hpp>
 
 #include <sys/resource.h>

@@ -15,7 +15,7 @@
 #include "bench/backend_fields.hpp"
 #include "examples/common/cli.hpp"
 
-#include <CLI/CLI.hpp>
+#include "examples/common/cli11.hpp"
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 

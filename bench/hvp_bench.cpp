@@ -16,7 +16,7 @@
 #include "examples/common/cli.hpp"
 #include <xtgrad/xtgrad.hpp>
 
-#include <CLI/CLI.hpp>
+#include "examples/common/cli11.hpp"
 #include <fmt/core.h>
 
 using namespace xtgrad;

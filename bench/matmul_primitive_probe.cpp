@@ -14,7 +14,7 @@
 #include "bench/timing.hpp"
 #include "examples/common/cli.hpp"
 
-#include <CLI/CLI.hpp>
+#include "examples/common/cli11.hpp"
 #include <fmt/core.h>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <omp.h>

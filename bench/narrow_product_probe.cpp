@@ -13,7 +13,7 @@
 #include "bench/timing.hpp"
 #include "examples/common/cli.hpp"
 
-#include <CLI/CLI.hpp>
+#include "examples/common/cli11.hpp"
 #include <fmt/core.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>

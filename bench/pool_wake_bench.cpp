@@ -7,7 +7,7 @@
 #include <xtgrad/threads/parallel.hpp>
 #include "examples/common/cli.hpp"
 
-#include <CLI/CLI.hpp>
+#include "examples/common/cli11.hpp"
 #include <fmt/core.h>
 
 #include <algorithm>

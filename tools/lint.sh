@@ -37,5 +37,11 @@ check '#\s*include\s+"(autograd|nn|optim|report|gemm|simd|threads|io|random)/|#\
   "include library headers as <xtgrad/...> (one include root, every installed header in docs/api.md)"
 # 6. the public API is decided, not accidental: docs/api.md names every installed header once
 python3 tools/public_headers.py --check-doc . docs/api.md || bad=1
+# 7. CLI11 is included through examples/common/cli11.hpp alone, which compiles it without
+#    optimization (the reason is there); a direct <CLI/...> include first would undo that.
+cli_direct=$(git ls-files '*.cpp' '*.hpp' ':!examples/common/cli11.hpp' | xargs grep -nE '#\s*include\s+<CLI/' || true)
+if [ -n "$cli_direct" ]; then
+  echo "lint: include \"examples/common/cli11.hpp\", not <CLI/...>:"; echo "$cli_direct" | sed 's/^/  /'; bad=1
+fi
 [ "$bad" -eq 0 ] || exit 1
-echo "lint: ok (no keep_dims, no auto-held xtensor expressions, every test file in a suite, nothing points outside the repository, one include root, every installed header in docs/api.md)"
+echo "lint: ok (no keep_dims, no auto-held xtensor expressions, every test file in a suite, nothing points outside the repository, one include root, every installed header in docs/api.md, CLI11 through cli11.hpp)"

@@ -9,7 +9,7 @@
 #include "examples/common/cli.hpp"
 #include <xtgrad/report/run_report.hpp>
 
-#include <CLI/CLI.hpp>
+#include "examples/common/cli11.hpp"
 #include <fmt/format.h>
 
 #include <filesystem>

@@ -56,23 +56,26 @@ run_suite() {
   echo "$n test cases in $ranges ranges, $jobs at a time: $(grep -l "Status: SUCCESS" "$dir"/test.*.log | wc -l) ranges passed"
 }
 
-# build DIR, then run its doctest suite and the parity tool; adds to the totals.
-# ninja_targets (empty: everything) limits what is built.
-ninja_targets=()
-build_and_test() {
+# configure DIR (meson options after it) with warnings as errors
+configure() {
   local dir=$1; shift
-  stamp "== build $dir ($*)"
   meson setup "$dir" "$@" -Dwerror=true --wipe >/dev/null 2>&1 || meson setup "$dir" "$@" -Dwerror=true >/dev/null
-  local t0=$SECONDS
-  ninja -C "$dir" -j "$jobs" "${ninja_targets[@]}"
-  stamp "== built $dir in $((SECONDS - t0)) s"
+}
+# DIR's doctest suite and the parity tool; adds to the totals
+test_build() {
+  local dir=$1
   stamp "== tests ($dir)"
   run_suite "$dir"
   stamp "== parity tool on the committed fixtures ($dir)"
   if ! "$dir/tools/parity" --all tests/fixtures/small --quiet; then total_failed=$((total_failed + 1)); fi
 }
 
-build_and_test build-ci --buildtype=release
+stamp "== build build-ci (--buildtype=release)"
+configure build-ci --buildtype=release
+t0=$SECONDS
+ninja -C build-ci -j "$jobs"
+stamp "== built build-ci in $((SECONDS - t0)) s"
+test_build build-ci
 # The other GEMM backend, chosen at run time (gemm/gemm_backend.hpp): the suite and the parity
 # tool again with every product on OpenBLAS (tests/gemm_test.cpp checks it against a double
 # reference). The suite also takes the other allocator there: the block cache the other way from
@@ -86,6 +89,23 @@ XTGRAD_BLOCK_CACHE=$other_cache run_suite build-ci
 stamp "== parity tool on the committed fixtures (build-ci, XTGRAD_GEMM_BACKEND=openblas)"
 if ! build-ci/tools/parity --all tests/fixtures/small --quiet; then total_failed=$((total_failed + 1)); fi
 unset XTGRAD_GEMM_BACKEND
+# The sanitizer build (tested at the end) compiles from here on in the background, at the lowest
+# priority (nice 19): the phases below leave a core idle for minutes (the examples, the install
+# consumers and the browser run one process at a time), and the build takes that time instead of
+# adding its own ~7 minutes at the end; a foreground process loses ~1.5 % of a core to it. It is
+# out of tree (a folder outside the checkout), as users build: the suite must pass whatever the
+# build folder (recorded source locations are relative to the project). A fresh folder each run
+# (removed afterwards) unless XTGRAD_ASAN_DIR names one to keep. Only what runs is built (the
+# library, the suite, the parity tool): the release build compiled the rest with warnings as
+# errors, and building it again here took as long as the rest together (265 against 250 s).
+asan_dir="${XTGRAD_ASAN_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/xtgrad-ci-asan.XXXXXX")}"
+stamp "== build $asan_dir (--buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false), in the background at nice 19"
+configure "$asan_dir" --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
+asan_log="$asan_dir/ci-build.log"
+nice -n 19 ninja -C "$asan_dir" -j "$jobs" tests/xtgrad_tests tools/parity >"$asan_log" 2>&1 &
+asan_pid=$!
+asan_start=$SECONDS
+trap 'kill "$asan_pid" 2>/dev/null || true' EXIT  # an interrupted run leaves no ninja behind (ninja stops its compilers)
 # A build without oneDNN (meson option gemm=openblas, for machines that lack it) compiles, links
 # and runs: its library and the parity tool (the suite ran on OpenBLAS just above).
 stamp "== build build-ci-openblas (--buildtype=release -Dgemm=openblas: the library and the parity tool)"
@@ -167,16 +187,14 @@ if bash fuzz/build.sh build-ci/fuzz build-ci >build-ci/fuzz-build.log 2>&1; then
 else
   tail -n 20 build-ci/fuzz-build.log; echo "fuzz build FAILED"; total_failed=$((total_failed + 5))
 fi
-# The sanitizer build is out of tree (a folder outside the checkout), as users build: the suite
-# must pass whatever the build folder (recorded source locations are relative to the project).
-# A fresh folder each run (removed afterwards) unless XTGRAD_ASAN_DIR names one to keep. Only
-# what runs here is built (the library, the suite, the parity tool): the release build above
-# compiled the rest with warnings as errors, and building it again here (the examples, tools,
-# benchmarks, exercises) took as long as the rest together (265 against 250 s on 2 cores).
-ninja_targets=(tests/xtgrad_tests tools/parity)
-asan_dir="${XTGRAD_ASAN_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/xtgrad-ci-asan.XXXXXX")}"
-UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-  build_and_test "$asan_dir" --buildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
+stamp "== waiting for the sanitizer build ($asan_dir, started at $asan_start s)"
+if ! wait "$asan_pid"; then
+  tail -n 40 "$asan_log"; echo "sanitizer build FAILED (log $asan_log)"; exit 1
+fi
+trap - EXIT
+# when its log was last written: when the build ended
+stamp "== built $asan_dir in the background from $asan_start to $((SECONDS - $(date +%s) + $(stat -c %Y "$asan_log"))) s"
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 test_build "$asan_dir"
 [ -n "${XTGRAD_ASAN_DIR:-}" ] || rm -rf "$asan_dir"
 
 stamp "== done"

@@ -15,7 +15,7 @@
 #include <xtgrad/autograd/error.hpp>
 #include <xtgrad/threads/parallel.hpp>
 
-#include <CLI/CLI.hpp>
+#include "examples/common/cli11.hpp"
 #include <fmt/format.h>
 
 #include <cmath>

@@ -9,7 +9,7 @@
 #include <xtgrad/autograd/func.hpp>
 #include <xtgrad/xtgrad.hpp>
 
-#include <CLI/CLI.hpp>
+#include "examples/common/cli11.hpp"
 
 #include <cmath>
 #include <vector>

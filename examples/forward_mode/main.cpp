@@ -11,7 +11,7 @@
 #include <xtgrad/autograd/func.hpp>
 #include <xtgrad/xtgrad.hpp>
 
-#include <CLI/CLI.hpp>
+#include "examples/common/cli11.hpp"
 
 #include <algorithm>
 #include <chrono>

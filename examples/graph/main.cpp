@@ -13,7 +13,7 @@
 #include <xtgrad/nn/tutorial_c/tutorial_c.hpp>
 #include <xtgrad/xtgrad.hpp>
 
-#include <CLI/CLI.hpp>
+#include "examples/common/cli11.hpp"
 
 #include <filesystem>
 #include <limits>

@@ -16,7 +16,7 @@
 #include <xtgrad/optim/optimizer.hpp>
 #include <xtgrad/xtgrad.hpp>
 
-#include <CLI/CLI.hpp>
+#include "examples/common/cli11.hpp"
 
 #include <cmath>
 #include <numbers>

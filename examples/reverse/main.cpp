@@ -13,7 +13,7 @@
 #include <xtgrad/optim/schedule.hpp>
 #include <xtgrad/xtgrad.hpp>
 
-#include <CLI/CLI.hpp>
+#include "examples/common/cli11.hpp"
 
 #include <algorithm>
 

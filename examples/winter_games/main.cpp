@@ -21,7 +21,7 @@
 #include <xtgrad/optim/schedule.hpp>
 #include <xtgrad/xtgrad.hpp>
 
-#include <CLI/CLI.hpp>
+#include "examples/common/cli11.hpp"
 #include <fmt/ranges.h>
 
 #include <map>
