@@ -30,42 +30,37 @@ libs=($(pkg-config --libs fmt))
 loaders=(io/atomic_file.cpp io/bounded_json.cpp autograd/array_allocator.cpp autograd/env_switch.cpp autograd/speed_switches.cpp autograd/page_moves.cpp autograd/grad_mode.cpp
          io/npy.cpp io/safetensors.cpp simd/cpu_model.cpp)
 
+# Compiles and links run $jobs at a time (XTGRAD_JOBS, default 2; one after the other they took
+# ~95 s of CI on one core): `queue CMD...` starts one, first waiting for the oldest when $jobs
+# run; `drain` waits for all. A failed command fails the build (set -e on wait's status).
+jobs=${XTGRAD_JOBS:-2}
+[[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "fuzz/build.sh: XTGRAD_JOBS must be a whole number >= 1, got '$jobs'" >&2; exit 2; }
+running=()
+queue() {
+  if [ "${#running[@]}" -ge "$jobs" ]; then wait "${running[0]}"; running=("${running[@]:1}"); fi
+  "$@" & running+=($!)
+}
+drain() {
+  local pid
+  for pid in "${running[@]}"; do wait "$pid"; done
+  running=()
+}
+
+# Every object first (the loaders; report_compare's page checks, with the page text generated as
+# meson does; load_run's two files, below), then every program.
 objects=()
 for src in "${loaders[@]}"; do
   obj="$out/obj/$(echo "$src" | tr / _).o"
-  "$cxx" "${flags[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj"
+  queue "$cxx" "${flags[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj"
   objects+=("$obj")
 done
-for target in safetensors npy writers; do
-  "$cxx" "${flags[@]}" -fsanitize=fuzzer "fuzz/${target}_fuzzer.cpp" "${objects[@]}" "${libs[@]}" -o "$out/${target}_fuzzer"
-done
-# The seed writer is an ordinary program (no -fsanitize=fuzzer: it has its own main).
-"$cxx" "${flags[@]}" fuzz/make_seeds.cpp "${objects[@]}" "${libs[@]}" -o "$out/make_seeds"
-"$out/make_seeds" "$out/seeds/safetensors" "$out/seeds/npy"
-cp tests/data/safetensors/*.safetensors "$out/seeds/safetensors/"
-cp tests/data/npy/*.npy "$out/seeds/npy/"
-# any bytes are a recipe: the first 512 of the npy files (no pipe into head: under pipefail, cat
-# killed by SIGPIPE when head stops reading would fail the build now and then)
-cat tests/data/npy/*.npy >"$out/seeds/writers/npy_all"
-head -c 512 "$out/seeds/writers/npy_all" >"$out/seeds/writers/npy_bytes"
-rm "$out/seeds/writers/npy_all"
-printf '\x02\x03\x04\x00\x00\x80\x7f\x01\x00\x00\xc0\x7f' >"$out/seeds/writers/inf_nan"
-built="safetensors npy writers"
-
-# report_compare's inputs: the page's data checks, with the page text generated as meson does.
 python3 report/embed_page.py "$out/obj/report_page_html.cpp" report/page.html
 report_objects=()
 for src in report/page.cpp report/report_data.cpp report/earlier_steps.cpp report/valid_utf8.cpp "$out/obj/report_page_html.cpp"; do
   obj="$out/obj/report_$(basename "$src" .cpp).o"
-  "$cxx" "${flags[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj"
+  queue "$cxx" "${flags[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj"
   report_objects+=("$obj")
 done
-"$cxx" "${flags[@]}" -fsanitize=fuzzer fuzz/report_compare_fuzzer.cpp "${objects[@]}" "${report_objects[@]}" "${libs[@]}" \
-  -o "$out/report_compare_fuzzer"
-"$cxx" "${flags[@]}" fuzz/make_report_seeds.cpp "${objects[@]}" "${report_objects[@]}" "${libs[@]}" -o "$out/make_report_seeds"
-"$out/make_report_seeds" "$out/seeds/report_compare"
-built="$built report_compare"
-
 # load_run needs the whole library (modules, optimizers): the release build's libxtgrad.so,
 # with the two files that read run checkpoints compiled here again, instrumented, so that the
 # fuzzer's coverage follows their branches (the executable's copies are the ones it calls).
@@ -75,13 +70,41 @@ if [ -n "$lib_dir" ]; then
   run_objects=()
   for src in nn/checkpoint.cpp nn/run_fields.cpp; do
     obj="$out/obj/run_$(echo "$src" | tr / _).o"
-    "$cxx" "${run_flags[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj"
+    queue "$cxx" "${run_flags[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj"
     run_objects+=("$obj")
   done
+fi
+drain
+
+for target in safetensors npy writers; do
+  queue "$cxx" "${flags[@]}" -fsanitize=fuzzer "fuzz/${target}_fuzzer.cpp" "${objects[@]}" "${libs[@]}" -o "$out/${target}_fuzzer"
+done
+# The seed writers are ordinary programs (no -fsanitize=fuzzer: each has its own main).
+queue "$cxx" "${flags[@]}" fuzz/make_seeds.cpp "${objects[@]}" "${libs[@]}" -o "$out/make_seeds"
+queue "$cxx" "${flags[@]}" -fsanitize=fuzzer fuzz/report_compare_fuzzer.cpp "${objects[@]}" "${report_objects[@]}" \
+  "${libs[@]}" -o "$out/report_compare_fuzzer"
+queue "$cxx" "${flags[@]}" fuzz/make_report_seeds.cpp "${objects[@]}" "${report_objects[@]}" "${libs[@]}" \
+  -o "$out/make_report_seeds"
+if [ -n "$lib_dir" ]; then
   link=("$lib_dir/libxtgrad.so" "-Wl,-rpath,$lib_dir" -Wl,-rpath-link,/usr/lib/x86_64-linux-gnu/openmpi/lib "${libs[@]}")
-  "$cxx" "${run_flags[@]}" -fsanitize=fuzzer fuzz/run_checkpoint_fuzzer.cpp "${run_objects[@]}" "${link[@]}" \
+  queue "$cxx" "${run_flags[@]}" -fsanitize=fuzzer fuzz/run_checkpoint_fuzzer.cpp "${run_objects[@]}" "${link[@]}" \
     -o "$out/run_checkpoint_fuzzer"
-  "$cxx" "${run_flags[@]}" fuzz/make_run_seeds.cpp "${run_objects[@]}" "${link[@]}" -o "$out/make_run_seeds"
+  queue "$cxx" "${run_flags[@]}" fuzz/make_run_seeds.cpp "${run_objects[@]}" "${link[@]}" -o "$out/make_run_seeds"
+fi
+drain
+
+"$out/make_seeds" "$out/seeds/safetensors" "$out/seeds/npy"
+cp tests/data/safetensors/*.safetensors "$out/seeds/safetensors/"
+cp tests/data/npy/*.npy "$out/seeds/npy/"
+# any bytes are a recipe: the first 512 of the npy files (no pipe into head: under pipefail, cat
+# killed by SIGPIPE when head stops reading would fail the build now and then)
+cat tests/data/npy/*.npy >"$out/seeds/writers/npy_all"
+head -c 512 "$out/seeds/writers/npy_all" >"$out/seeds/writers/npy_bytes"
+rm "$out/seeds/writers/npy_all"
+printf '\x02\x03\x04\x00\x00\x80\x7f\x01\x00\x00\xc0\x7f' >"$out/seeds/writers/inf_nan"
+"$out/make_report_seeds" "$out/seeds/report_compare"
+built="safetensors npy writers report_compare"
+if [ -n "$lib_dir" ]; then
   "$out/make_run_seeds" "$out/seeds/run_checkpoint"
   built="$built run_checkpoint"
 fi
