@@ -6,7 +6,9 @@
 #include <xtgrad/autograd/graphviz.hpp>
 #include <xtgrad/autograd/trace_table.hpp>
 #include <xtgrad/nn/module.hpp>
+#include <xtgrad/report/attention_maps.hpp>
 #include <xtgrad/report/collapsed_graph.hpp>
+#include <xtgrad/report/data_json.hpp>
 #include <xtgrad/report/earlier_steps.hpp>
 #include <xtgrad/report/graph_svg.hpp>
 #include <xtgrad/report/page.hpp>
@@ -28,28 +30,8 @@ using Json = nlohmann::json;
 
 namespace {
 
-using Value = std::optional<double>;  // nullopt: not measured at that step (JSON null)
-
-// JSON has no NaN or infinity, and null means "not measured": a non-finite value is written as
-// the string "nan", "inf" or "-inf", so a diverged run never reads as one that stopped logging.
-Json value_json(Value v) {
-    if (!v) return nullptr;
-    if (std::isnan(*v)) return "nan";
-    if (std::isinf(*v)) return *v > 0 ? "inf" : "-inf";
-    return *v;
-}
-
-Json results_json(const std::vector<std::pair<std::string, std::string>>& results) {
-    Json out = Json::array();
-    for (const auto& [name, text] : results) out.push_back({{"name", name}, {"text", text}});
-    return out;
-}
-
-Json values_json(const std::vector<double>& values) {
-    Json out = Json::array();
-    for (double v : values) out.push_back(value_json(v));
-    return out;
-}
+using report::Series;
+using report::Value;
 
 // A parameter "encoder.layers.0.fc.weight" belongs to module "encoder.layers.0.fc".
 std::string module_of(const std::string& param) {
@@ -76,57 +58,7 @@ ActivationStats stats_of(const Array& a) {
     return {mean, std::sqrt(std::isnan(var) ? var : std::max(0.0, var)), zeros / n};
 }
 
-// Every string of a JSON value (keys too) as valid UTF-8; says whether any was not.
-bool make_valid_utf8(Json& j) {
-    bool any = false, replaced = false;
-    if (j.is_string()) {
-        j = report::valid_utf8(j.get_ref<const std::string&>(), &replaced);
-        return replaced;
-    }
-    if (j.is_array())
-        for (Json& item : j) any = make_valid_utf8(item) || any;
-    if (j.is_object()) {
-        Json fixed = Json::object();
-        for (auto& [key, item] : j.items()) {
-            any = make_valid_utf8(item) || any;
-            fixed[report::valid_utf8(key, &replaced)] = std::move(item);
-            any = any || replaced;
-        }
-        j = std::move(fixed);
-    }
-    return any;
-}
-
 }  // namespace
-
-// The type of RunReport::Impl's curves: not in the anonymous namespace (-Wsubobject-linkage).
-namespace run_report_detail {
-
-// One curve per name, aligned with a list of steps (null where a step has no value).
-struct Series {
-    std::vector<std::string> names;
-    std::map<std::string, std::vector<Value>> values;
-    void add(const std::string& name, std::size_t at, Value v) {
-        auto [it, fresh] = values.try_emplace(name);
-        if (fresh) names.push_back(name);
-        it->second.resize(at + 1);
-        it->second[at] = v;
-    }
-    Json to_json(std::size_t steps) const {
-        Json out = Json::object();
-        for (const std::string& n : names) {
-            const std::vector<Value>& v = values.at(n);
-            Json row = Json::array();
-            for (std::size_t i = 0; i < steps; ++i) row.push_back(value_json(i < v.size() ? v[i] : Value{}));
-            out[n] = std::move(row);
-        }
-        return out;
-    }
-};
-
-}  // namespace run_report_detail
-
-using run_report_detail::Series;
 
 struct RunReport::Impl {
     Options options;
@@ -277,7 +209,8 @@ void RunReport::backward(const Tensor& loss) {
     Json by_id = Json::object();
     for (const DotNode& n : nodes)
         by_id[n.id] = {{"kind", n.kind}, {"op", n.op},         {"module", n.module_path}, {"shape", n.shape},
-                       {"inputs", n.input_shapes}, {"saved", n.saved}, {"grad_norm", value_json(n.grad_norm < 0 ? Value{} : Value{n.grad_norm})}};
+                       {"inputs", n.input_shapes}, {"saved", n.saved},
+                       {"grad_norm", report::value_json(n.grad_norm < 0 ? Value{} : Value{n.grad_norm})}};
     graph["nodes"] = std::move(by_id);
     graph["module"] = impl_->options.graph_module;
     const report::Svg svg = report::render_svg(graph["dot"].get<std::string>(), nodes.size());
@@ -290,7 +223,7 @@ void RunReport::backward(const Tensor& loss) {
     for (const report::ModuleBox& b : collapsed.boxes)
         boxes.push_back({{"id", b.id}, {"module", b.module}, {"ops", b.ops}, {"parameters", b.parameters}, {"nodes", b.nodes}});
     graph["collapsed"] = {{"boxes", std::move(boxes)}, {"svg", report::render_svg(collapsed.dot, collapsed.boxes.size()).svg}};
-    if (make_valid_utf8(graph)) impl_->note_replaced("a label of the graph (a module path)");
+    if (report::make_valid_utf8(graph)) impl_->note_replaced("a label of the graph (a module path)");
     impl_->graph = std::move(graph);
 }
 
@@ -351,75 +284,18 @@ void RunReport::log(long step, const std::string& name, double value) {
     if (enabled()) impl_->log(step, name, value);
 }
 
-// Builds every map first and replaces the kind's maps only then: a refused call changes nothing.
-void RunReport::attention(const std::string& raw_kind, const std::vector<Tensor>& layers,
-                          const std::vector<std::string>& raw_queries, const std::vector<std::string>& raw_keys,
-                          std::size_t heads, const Mask* masked) {
+// Every map is built and checked first, the kind's maps replaced only then: a refused call changes nothing.
+void RunReport::attention(const std::string& kind, const std::vector<Tensor>& layers, const std::vector<std::string>& queries,
+                          const std::vector<std::string>& keys, std::size_t heads, const Mask* masked) {
     if (!enabled()) return;
-    bool bad_kind = false, bad_labels = false;
-    const std::string kind = report::valid_utf8(raw_kind, &bad_kind);
-    const auto labels = [&](const std::vector<std::string>& raw) {
-        std::vector<std::string> out;
-        for (const std::string& l : raw) {
-            bool replaced = false;
-            out.push_back(report::valid_utf8(l, &replaced));
-            bad_labels = bad_labels || replaced;
-        }
-        return out;
-    };
-    const std::vector<std::string> queries = labels(raw_queries), keys = labels(raw_keys);
-    const std::size_t md = masked == nullptr ? 0 : masked->dimension();
-    if (masked != nullptr && md == 3 && masked->shape()[0] == 0)
-        fail("RunReport::attention: '{}': mask {} has a batch of 0: no batch element to show", kind, shape_str(masked->shape()));
-    Json maps = Json::array();
-    for (std::size_t layer = 0; layer < layers.size(); ++layer) {
-        const Array& w = std::as_const(layers[layer]).data();
-        const Shape shape(w.shape().begin(), w.shape().end());
-        if (shape.size() != 3 && shape.size() != 4)
-            fail("RunReport::attention: '{}' layer {}: weights {} are neither (B, heads, queries, keys) nor (B*heads, queries, keys)",
-                 kind, layer, shape_str(shape));
-        if (shape[0] == 0)  // tutorial D's weights for a batch of 0 sequences
-            fail("RunReport::attention: '{}' layer {}: weights {} have a batch of 0: no batch element to show", kind, layer,
-                 shape_str(shape));
-        const std::size_t q = shape[shape.size() - 2], k = shape.back();
-        const std::size_t n_heads = shape.size() == 4 ? shape[1] : heads;
-        if (n_heads == 0 || (shape.size() == 3 && shape[0] < n_heads))
-            fail("RunReport::attention: '{}' layer {}: weights {} need heads between 1 and {} (got {})", kind, layer,
-                 shape_str(shape), shape[0], heads);
-        if (queries.size() != q || keys.size() != k)
-            fail("RunReport::attention: '{}' layer {}: {} query and {} key labels for weights {} of {} queries and {} keys",
-                 kind, layer, queries.size(), keys.size(), shape_str(shape), q, k);
-        if (masked != nullptr && ((md != 2 && md != 3) || masked->shape()[md - 2] != q || masked->shape()[md - 1] != k))
-            fail("RunReport::attention: '{}': mask {} is neither (queries, keys) = ({},{}) nor (B, queries, keys)", kind,
-                 shape_str(masked->shape()), q, k);
-        for (std::size_t h = 0; h < n_heads; ++h) {
-            std::vector<std::vector<float>> rows(q, std::vector<float>(k));
-            for (std::size_t i = 0; i < q; ++i)
-                for (std::size_t j = 0; j < k; ++j) {
-                    const float v = w.data()[(h * q + i) * k + j];
-                    if (!std::isfinite(v))  // weights are probabilities; the page's 0..1 scale has no colour for these
-                        fail("RunReport::attention: '{}' layer {} head {}: the weight of query {} for key {} is {}", kind, layer,
-                             h, i, j, v);
-                    rows[i][j] = v;
-                }
-            Json map{{"kind", kind}, {"layer", layer}, {"head", h}, {"step", impl_->step.value_or(0)},
-                     {"queries", queries}, {"keys", keys}, {"weights", rows}, {"masked", nullptr}};
-            if (masked != nullptr) {
-                std::vector<std::vector<int>> hidden(q, std::vector<int>(k));
-                for (std::size_t i = 0; i < q; ++i)
-                    for (std::size_t j = 0; j < k; ++j) hidden[i][j] = masked->data()[i * k + j] ? 1 : 0;  // batch element 0
-                map["masked"] = hidden;
-            }
-            maps.push_back(std::move(map));
-        }
-    }
+    report::AttentionMaps made = report::attention_maps(kind, layers, queries, keys, heads, masked, impl_->step.value_or(0));
     Json kept = Json::array();
     for (const Json& m : impl_->attention)
-        if (m["kind"] != kind) kept.push_back(m);
-    for (Json& m : maps) kept.push_back(std::move(m));
+        if (m["kind"] != made.kind) kept.push_back(m);
+    for (Json& m : made.maps) kept.push_back(std::move(m));
     impl_->attention = std::move(kept);
-    if (bad_kind) impl_->note_replaced(fmt::format("attention kind '{}'", kind));
-    if (bad_labels) impl_->note_replaced(fmt::format("a token label of attention '{}'", kind));
+    if (made.kind_replaced) impl_->note_replaced(fmt::format("attention kind '{}'", made.kind));
+    if (made.labels_replaced) impl_->note_replaced(fmt::format("a token label of attention '{}'", made.kind));
 }
 
 void RunReport::result(const std::string& name, const std::string& text) {
@@ -439,7 +315,7 @@ std::string RunReport::data_json() const {
     Json scalars = Json::object();
     for (const std::string& name : impl_->scalar_names) {
         const auto& [steps, values] = impl_->scalars.at(name);
-        scalars[name] = {{"step", steps}, {"value", values_json(values)}};
+        scalars[name] = {{"step", steps}, {"value", report::values_json(values)}};
     }
     const std::size_t n = impl_->stat_steps.size();
     Json data{
@@ -460,7 +336,7 @@ std::string RunReport::data_json() const {
           {"act_zeros", impl_->act_zeros.to_json(n)}}},
         {"attention", impl_->attention},
         {"graph", impl_->graph},
-        {"results", results_json(impl_->results)},
+        {"results", report::results_json(impl_->results)},
         {"resumed_after", impl_->resumed_after ? Json(*impl_->resumed_after) : Json(nullptr)},
     };
     // Every label was made valid UTF-8 where it came in; `replace` is only the last guard that

@@ -1,4 +1,5 @@
-# gdb pretty-printers for xtgrad (docs/debugging.md).
+# gdb pretty-printers for xtgrad (docs/debugging.md): arrays and tensors, and what the other
+# printers build on. Nodes: xtgrad_node_printers.py; modules: xtgrad_module_printers.py.
 #
 #   (gdb) set print pretty on
 #   (gdb) print gdb_target::w_q
@@ -7,14 +8,9 @@
 #                      ...], requires_grad=True),
 #     grad = tensor([[-5.5671e-04, ...]])
 #   }
-#   (gdb) print node
-#   $2 = xtgrad::Node SoftmaxBackward in encoder.layers.0.enc_self_attn, created at autograd/ops/softmax.cpp:40 = {
-#     input 0 = (1,2,7,7) float32 requires_grad grad_fn=MaskedFillBackward grad=none (values freed),
-#     saved result = tensor([[[[0.1429, ...
-#   }
 #
-# Printers for xtgrad::Tensor, TensorImpl, Node and xtensor's xarray_container /
-# xtensor_container (xtgrad::Array, Ids, Mask). Values print exactly as PyTorch's repr prints
+# Printers for xtgrad::Tensor, TensorImpl and xtensor's xarray_container / xtensor_container
+# (xtgrad::Array, Ids, Mask). Values print exactly as PyTorch's repr prints
 # them (tools/gdb/xtgrad_repr.py, after torch/_tensor_str.py: nested brackets, one width per
 # tensor, fixed/integer/scientific notation, precision 4, 80 columns, and beyond 1000 values only
 # the first and last 3 rows and columns around "..."), for any rank, 0-d and empty included.
@@ -25,10 +21,11 @@
 #
 # They read memory only (the shared_ptr, std::string, std::vector and xtensor uvector/svector
 # members), never call into the program, so they work in optimised builds and on core files.
-# libxtgrad carries this file in its .debug_gdb_scripts section, so gdb loads it for any
-# program linked with the library once the library's directory is trusted:
+# libxtgrad carries the scripts of tools/gdb in its .debug_gdb_scripts section, so gdb loads them
+# for any program linked with the library once the library's directory is trusted:
 #   add-auto-load-safe-path /path/to/build        (in ~/.gdbinit, or gdb -iex "...")
-# For a program that links xtgrad statically, or without auto-load:
+# For a program that links xtgrad statically, or without auto-load (this file sources the repr,
+# node and module printers from beside itself):
 #   (gdb) source /path/to/xtgrad/tools/gdb/xtgrad_printers.py
 #   (gdb) source /path/to/xtgrad/tools/gdb/xtgrad_commands.py     (xt-node, xt-input, ...)
 #
@@ -53,7 +50,7 @@ def _repr_functions():
         sibling = os.path.join(os.path.dirname(os.path.abspath(here)), "xtgrad_repr.py") if here else None
         if sibling is None or not os.path.isfile(sibling):
             missing = "%s is missing: copy tools/gdb/xtgrad_repr.py beside the printers" % (sibling or "xtgrad_repr.py")
-            gdb.write("xtgrad_printers.py: %s (the three scripts of tools/gdb belong together); values print "
+            gdb.write("xtgrad_printers.py: %s (the scripts of tools/gdb belong together); values print "
                       "as that message\n" % missing, gdb.STDERR)
             return types.SimpleNamespace(torch_repr=lambda *args, **kwargs: "(values: " + missing + ")",
                                          options={"threshold": 1000})
@@ -347,33 +344,6 @@ class ArrayPrinter:
         return _children([("values", _as_repr(self.value), ())])
 
 
-class BitMaskPrinter:
-    """xtgrad::BitMask (2,3): 2 of 6 set = {bits = 001100} (relu's result_positive, dropout's mask: a bit
-    per element, autograd/bit_mask.hpp); the count and the bits only for masks of up to 4096 elements."""
-
-    def __init__(self, value):
-        self.value = value
-
-    def _bits(self):
-        size = int(self.value["size_"])
-        if size > 4096:
-            return size, None
-        words = [int(w) for w in _vector_items(self.value["words_"])]
-        return size, "".join(str((words[i // 32] >> (i % 32)) & 1) for i in range(size))
-
-    def to_string(self):
-        def text():
-            shape = [int(d) for d in _vector_items(self.value["shape_"])]
-            size, bits = self._bits()
-            counted = "" if bits is None else ": %d of %d set" % (bits.count("1"), size)
-            return "xtgrad::BitMask %s%s" % (_shape_str(shape), counted)
-        return _safely(text)
-
-    def children(self):
-        bits = _safely(lambda: self._bits()[1])
-        return iter([]) if bits is None else iter([("bits", bits)])
-
-
 class _ImplPrinterBase:
     """One line about the tensor; its values and its gradient as children."""
 
@@ -445,223 +415,16 @@ class _InputPrinter:
         return _safely(lambda: _impl_summary(self.value))
 
 
-def _location(node):
-    where = node["where_"]  # xtgrad::SourceLocation {file, function, line}
-    if _ptr(where["file"]) == 0:
-        return "?"
-    path = where["file"].string()
-    while path.startswith("../"):
-        path = path[3:]
-    return "%s:%d" % (path, int(where["line"]))
-
-
-def _saved_records(node):
-    """[(name, Saved value)] of a node's saved values (Node::saved_names(): a std::vector of
-    {const char* name; Saved value}); [] for a node that saved nothing or a build without them."""
-    for field in node.type.strip_typedefs().fields():
-        if field.name is None or "vector" not in str(field.type.strip_typedefs()):
-            continue
-        try:
-            items = _vector_items(node[field.name])
-        except (gdb.error, _Unreadable):
-            continue
-        try:
-            element = field.type.strip_typedefs().template_argument(0).strip_typedefs()
-            names = [f.name for f in element.fields()]
-        except (gdb.error, RuntimeError, TypeError):
-            continue
-        if "name" in names and "value" in names:
-            return [(item["name"].string(), item["value"]) for item in items]
-    return []
-
-
-def _has_field(value, name):
-    return any(f.name == name for f in value.type.strip_typedefs().fields())
-
-
-def _saved_array(saved):
-    """(array value or None, note) of a Saved (Saved, autograd/node.hpp): its float values (a tensor's,
-    with a note when they were modified in place since the save: the backward would throw), or
-    its ids or mask."""
-    values = _shared_get(saved["values_"])
-    if values is not None:
-        values = values.dereference()
-        now, then = int(values["version"]), int(saved["version_"])
-        note = "" if now == then else " (modified in place since saved: version %d, saved at %d)" % (now, then)
-        return values["array"], note
-    for field in ("ids_", "mask_", "bits_"):
-        if _has_field(saved, field):
-            other = _shared_get(saved[field])
-            if other is not None:
-                return other.dereference(), ""
-    return None, " (none)"
-
-
-def _saved_tensor(saved):
-    """The TensorImpl address a Saved was taken from, or 0 (expired or absent)."""
-    try:
-        impl = _weak_get(saved["tensor_"])
-    except gdb.error:
-        return 0
-    return 0 if impl is None else _ptr(impl)
-
-
-def _node_items(node):
-    """A node's children: its inputs (labelled with the name their values were saved under),
-    then each saved value, by name, in full."""
-    saved = _saved_records(node)
-    saved_as = {}
-    for name, value in saved:
-        address = _saved_tensor(value)
-        if address:
-            saved_as.setdefault(address, name)
-    items = []
-    for i, item in enumerate(_vector_items(node["inputs_"])):
-        impl = _shared_get(item)
-        if impl is None:
-            items.append(("input %d" % i, item["_M_ptr"], ()))
-            continue
-        name = saved_as.get(_ptr(impl))
-        label = "input %d" % i + (" (saved as %s)" % name if name else "")
-        items.append((label, impl.dereference().cast(impl.dereference().type.const()), ()))
-    for name, value in saved:
-        array, note = _saved_array(value)
-        label = "saved " + name + note
-        if array is None:
-            continue
-        items.append((label, _as_repr(array), ()))
-    return items
-
-
-class NodePrinter:
-    """The op, its module and where it was created; its inputs and saved values as children."""
-
-    def __init__(self, value):
-        self.value = value
-
-    def to_string(self):
-        def text():
-            node = self.value
-            module = _std_string(node["module_path_"])
-            line = "xtgrad::Node %s %s, created at %s" % (
-                _std_string(node["op_"]), "in " + module if module else "(outside any module)", _location(node))
-            # recorded while a backward ran with create_graph (Node::backward_depth), as Graphviz marks it
-            depth = int(node["backward_depth_"]) if _has_field(node, "backward_depth_") else 0
-            line += ", recorded by backward pass %d" % depth if depth else ""
-            return line + (" (released by backward)" if bool(node["released_"]) else "")
-        return _safely(text)
-
-    def children(self):
-        try:
-            items = _node_items(self.value)
-        except (gdb.error, gdb.MemoryError, _Unreadable):
-            items = []
-        return _children(items)
-
-
-# ---- modules ----
-_MODULE = "xtgrad::nn::Module"
-_is_module_cache = {}
-
-
-def _is_module(value_type):
-    """Whether a struct type is xtgrad::nn::Module or derives from it (cached by tag)."""
-    tag = value_type.tag
-    if tag not in _is_module_cache:
-        _is_module_cache[tag] = False  # a recursive look-up ends here
-        try:
-            found = tag == _MODULE or any(f.is_base_class and _is_module(f.type.strip_typedefs())
-                                          for f in value_type.fields())
-        except (gdb.error, TypeError):
-            found = False
-        _is_module_cache[tag] = found
-    return _is_module_cache[tag]
-
-
-def _module_base(value):
-    """The xtgrad::nn::Module part of a module value."""
-    return value.cast(gdb.lookup_type(_MODULE)) if value.type.strip_typedefs().tag != _MODULE else value
-
-
-def _module_field(address, name):
-    """A field of the Module at `address`, read by its offset: dereferencing a Module pointer
-    would make gdb look up the dynamic type and warn about classes without RTTI symbols."""
-    module_type = gdb.lookup_type(_MODULE)
-    field = next(f for f in module_type.fields() if f.name == name)
-    return gdb.Value(address + field.bitpos // 8).cast(field.type.pointer()).dereference()
-
-
-def _module_parameters(module, prefix=""):
-    """[(dotted name relative to the module, TensorImpl value)] in torch's order: a module's own
-    parameters, then its children's, recursively (named_parameters(); a tied tensor once)."""
-    out, seen, stack = [], set(), [(prefix, int(module.address))]
-    while stack:
-        at, address = stack.pop()
-        for pair in _vector_items(_module_field(address, "params_")):
-            impl = _shared_get(pair["second"]["impl_"])
-            if impl is None or _ptr(impl) in seen:
-                continue
-            seen.add(_ptr(impl))
-            out.append((at + _std_string(pair["first"]), impl.dereference()))
-        children = []
-        for pair in _vector_items(_module_field(address, "children_")):
-            child = _shared_get(pair["second"])
-            if child is not None:
-                children.append((at + _std_string(pair["first"]) + ".", _ptr(child)))
-        stack.extend(reversed(children))
-    return out
-
-
-class ModulePrinter:
-    """xtgrad::nn::tutorial_c::MultiHeadAttention "encoder.layers.0.enc_self_attn", 6 parameters
-    (1,088 values), training = {W_Q.weight = (16,16) float32 requires_grad leaf grad=none, ...}"""
-
-    def __init__(self, value):
-        self.value = value
-
-    def _type_name(self):
-        try:
-            return str(self.value.dynamic_type.strip_typedefs().unqualified())
-        except gdb.error:
-            return str(self.value.type.strip_typedefs().unqualified())
-
-    def to_string(self):
-        def text():
-            base = _module_base(self.value)
-            path = _std_string(base["path_"])
-            params = _module_parameters(base)
-            count = 0
-            for _, impl in params:
-                values = _values_of(impl)
-                shape = _ArrayView(values).shape if values is not None else \
-                    [int(d) for d in _vector_items(impl["shape_at_creation"])]
-                size = 1
-                for d in shape:
-                    size *= d
-                count += size
-            return '%s %s, %d parameter%s (%s values), %s' % (
-                self._type_name(), '"%s"' % path if path else "(the root module)", len(params),
-                "" if len(params) == 1 else "s", "{:,}".format(count),
-                "training" if bool(base["training_"]) else "eval")
-        return _safely(text)
-
-    def children(self):
-        try:
-            items = [(name, impl.cast(impl.type.const().volatile()), ())
-                     for name, impl in _module_parameters(_module_base(self.value))]
-        except (gdb.error, gdb.MemoryError, _Unreadable):
-            items = []
-        return _children(items)
-
-
 _PRINTERS = [
     (r"^xtgrad::Tensor$", TensorPrinter),
     (r"^xtgrad::TensorImpl$", TensorImplPrinter),
-    (r"^xtgrad::Node$", NodePrinter),
-    (r"^xtgrad::BitMask$", BitMaskPrinter),
     (r"^xt::xarray_container<.*>$", ArrayPrinter),
     (r"^xt::xtensor_container<.*>$", ArrayPrinter),
 ]
+# The printers of the scripts that run after this one, each a function (value, its type's tag) ->
+# printer or None: "nodes" (xtgrad_node_printers.py), "modules" (xtgrad_module_printers.py).
+# By name, so a script run again replaces its own.
+_more_lookups = {}
 
 
 def _lookup(value):
@@ -683,9 +446,10 @@ def _lookup(value):
             if printer is TensorImplPrinter and qualifiers[0] == "const" and _printing and _printing[-1][1].startswith("input"):
                 return _InputPrinter(value)
             return printer(value)
-    if value_type.strip_typedefs().code == gdb.TYPE_CODE_STRUCT and not tag.startswith(("std::", "xt::", "__gnu")) and \
-            _is_module(value_type.strip_typedefs().unqualified()):
-        return ModulePrinter(value)
+    for more in _more_lookups.values():
+        printer = more(value, tag)
+        if printer is not None:
+            return printer
     return None
 
 
@@ -696,18 +460,42 @@ def register(objfile=None):
     gdb.pretty_printers.append(_lookup)
 
 
-# What xtgrad_commands.py (xt-node, xt-input, ...) uses.
+# What the node and module printers and xtgrad_commands.py (xt-node, xt-input, ...) use: the scripts
+# share gdb's __main__, so each reaches another's names only through what it publishes on `gdb`.
 class _Helpers:
     pass
 
 
 helpers = _Helpers()
-for _name in ("torch_repr", "_ArrayView", "_impl_summary", "_grad_of", "_values_of", "_saved_records", "_saved_array",
-              "_shared_get", "_weak_get", "_vector_items", "_std_string", "_ptr", "_location", "_shape_str",
-              "_as_repr", "_Unreadable", "_safely", "_grad_suffixes"):
+for _name in ("torch_repr", "_ArrayView", "_impl_summary", "_grad_of", "_values_of", "_shared_get", "_weak_get",
+              "_vector_items", "_std_string", "_ptr", "_shape_str", "_as_repr", "_Unreadable", "_safely",
+              "_grad_suffixes", "_children", "_more_lookups"):
     setattr(helpers, _name.lstrip("_"), globals()[_name])
 gdb.xtgrad_printers = helpers
 
 if not getattr(gdb, "_xtgrad_threshold_parameter", None):
     gdb._xtgrad_threshold_parameter = _ThresholdParameter()
 register(None)
+
+
+def _source_the_others():
+    """Sourced by hand, the printers source the node and module printers from beside this file;
+    from the library's section (an objfile loading) gdb runs them next by itself."""
+    here = globals().get("__file__")
+    if gdb.current_objfile() is not None or not here:
+        return
+    folder = os.path.dirname(os.path.abspath(here))
+    missing = []
+    for name in ("xtgrad_node_printers.py", "xtgrad_module_printers.py"):
+        path = os.path.join(folder, name)
+        if os.path.isfile(path):
+            gdb.execute("source " + path)
+        else:
+            missing.append(path)
+    if missing:
+        gdb.write("xtgrad_printers.py: %s not found: copy what is missing from tools/gdb beside the printers (the "
+                  "scripts of tools/gdb belong together); until then what it prints shows as plain structs\n"
+                  % " and ".join(missing), gdb.STDERR)
+
+
+_source_the_others()
