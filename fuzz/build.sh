@@ -11,6 +11,9 @@
 #   fuzz/build.sh [OUT_DIR [LIB_BUILD_DIR]]     (default build-fuzz; run under the build lock)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# How many compiles run at once (see queue, below); checked before anything is written.
+jobs=${XTGRAD_JOBS:-2}
+[[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "fuzz/build.sh: XTGRAD_JOBS must be a whole number >= 1, got '$jobs'" >&2; exit 2; }
 out=${1:-build-fuzz}
 lib_dir=${2:-}
 cxx=${CXX_FUZZ:-clang++-14}
@@ -33,8 +36,6 @@ loaders=(io/atomic_file.cpp io/bounded_json.cpp autograd/array_allocator.cpp aut
 # Compiles and links run $jobs at a time (XTGRAD_JOBS, default 2; one after the other they took
 # ~95 s of CI on one core): `queue CMD...` starts one, first waiting for the oldest when $jobs
 # run; `drain` waits for all. A failed command fails the build (set -e on wait's status).
-jobs=${XTGRAD_JOBS:-2}
-[[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "fuzz/build.sh: XTGRAD_JOBS must be a whole number >= 1, got '$jobs'" >&2; exit 2; }
 running=()
 queue() {
   if [ "${#running[@]}" -ge "$jobs" ]; then wait "${running[0]}"; running=("${running[@]:1}"); fi

@@ -582,7 +582,7 @@ for tol in nan -1; do  # every step was a MISMATCH, exit 1
   says "--tol must be a finite number >= 0"
 done
 
-echo "== the test tools' job count and fuzz times: XTGRAD_JOBS (test.sh, quickstart.sh), XTGRAD_FUZZ_*SECONDS, run_doc_blocks.py --jobs, fuzz/run.sh"
+echo "== the test tools' job count and fuzz times: XTGRAD_JOBS (test.sh, quickstart.sh, fuzz/build.sh), XTGRAD_FUZZ_*SECONDS, run_doc_blocks.py --jobs, fuzz/run.sh"
 # tools/test.sh checks it first, before installing or building anything
 for jobs in x 0 -2; do
   expect 2 "tools/test.sh with XTGRAD_JOBS=$jobs" env XTGRAD_JOBS="$jobs" bash "$src/tools/test.sh"
@@ -615,6 +615,14 @@ expect 2 "fuzz/run.sh with 0 seconds" bash "$src/fuzz/run.sh" "$out/fuzz" npy 0
 says "SECONDS must be a whole number from 1 to 9999999, got '0'"
 expect 2 "fuzz/run.sh with an unknown target" bash "$src/fuzz/run.sh" "$out/fuzz" png 5
 says "TARGET must be safetensors, npy, writers, run_checkpoint or report_compare, got 'png'"
+# fuzz/build.sh run alone: checked before it writes anything; a failing compile fails the build
+for jobs in x 0 -2; do
+  expect 2 "fuzz/build.sh with XTGRAD_JOBS=$jobs" env XTGRAD_JOBS="$jobs" bash "$src/fuzz/build.sh" "$out/fuzz_jobs_$jobs"
+  says "fuzz/build.sh: XTGRAD_JOBS must be a whole number >= 1, got '$jobs'"
+  [ ! -e "$out/fuzz_jobs_$jobs" ] && ok "  ...wrote nothing" || bad "  ...created its output folder"
+done
+expect 1 "fuzz/build.sh with a compiler that fails" env CXX_FUZZ=false bash "$src/fuzz/build.sh" "$out/fuzz_false"
+[ -z "$(find "$out/fuzz_false" -type f -perm -u+x 2>/dev/null)" ] && ok "  ...linked no program" || bad "  ...linked a program"
 expect 2 "run_doc_blocks.py with XTGRAD_JOBS=x" env XTGRAD_JOBS=x python3 "$src/tests/docs/run_doc_blocks.py" "$build"
 says "XTGRAD_JOBS must be a whole number of jobs, got 'x'"
 expect 2 "run_doc_blocks.py --jobs 0" python3 "$src/tests/docs/run_doc_blocks.py" "$build" --jobs 0
