@@ -18,8 +18,13 @@
 
 namespace xtgrad::test {
 
+// Appended in place: GCC 12 at -O1 gave a false -Warray-bounds on string(literal) + "/" + relative
+// (in a unity group whose headers come precompiled, tests/pch).
 inline std::string data_path(const std::string& relative) {
-    return std::string(XTGRAD_TEST_DATA_DIR) + "/" + relative;
+    std::string path = XTGRAD_TEST_DATA_DIR;
+    path += '/';
+    path += relative;
+    return path;
 }
 
 // A fresh directory under the system temp dir, removed with its contents at scope exit.
