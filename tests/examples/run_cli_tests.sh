@@ -257,9 +257,9 @@ if grep -qE "^random_copy: step [0-9]+: .*training stopped before the optimizer 
 echo "== one convention everywhere: --help (options, exit codes, environment) exits 0; a bad option exits 2"
 for prog in examples/winter_games examples/random_copy examples/reverse examples/spiral examples/graph \
             examples/tutorial_d_walkthrough examples/activations examples/maml_sine bench/hvp_bench bench/xtgrad_bench bench/skinny_bench bench/ddp_bench bench/ceiling_bench \
-            bench/vector_bench bench/matmul_primitive_probe bench/narrow_product_probe bench/pool_wake_bench tools/parity tools/report_compare; do
-  # the probes of oneDNN (its matmul primitive, its sgemm on narrow products) are built only with -Dgemm=onednn
-  if { [ "$prog" = bench/matmul_primitive_probe ] || [ "$prog" = bench/narrow_product_probe ]; } && [ ! -x "$build/$prog" ]; then continue; fi
+            bench/vector_bench bench/matmul_primitive_probe bench/narrow_product_probe bench/packed_b_probe bench/pool_wake_bench tools/parity tools/report_compare; do
+  # the probes of oneDNN (its matmul primitive, its sgemm on narrow products, B packed) are built only with -Dgemm=onednn
+  case "$prog" in bench/matmul_primitive_probe|bench/narrow_product_probe|bench/packed_b_probe) [ -x "$build/$prog" ] || continue;; esac
   [ -x "$build/$prog" ] || { bad "$prog is not built"; continue; }
   if timeout 10 "$build/$prog" --help >help.log 2>&1 && grep -q XTGRAD_TRACE help.log && grep -q XTGRAD_BREAK_OP help.log \
      && grep -q XTGRAD_ISA help.log && grep -q XTGRAD_GEMM_BACKEND help.log && grep -q "the other speed switches" help.log \
@@ -275,6 +275,14 @@ if [ -x "$build/bench/narrow_product_probe" ]; then  # its one option, checked b
   expect 2 "narrow_product_probe --reps 0" "$build/bench/narrow_product_probe" --reps 0
   says "--reps: Value 0 not in range 1 to 10000"
   expect 2 "narrow_product_probe --reps 10001" "$build/bench/narrow_product_probe" --reps 10001
+fi
+if [ -x "$build/bench/packed_b_probe" ]; then  # both options, checked before any product
+  expect 2 "packed_b_probe --piece 8" "$build/bench/packed_b_probe" --piece 8
+  says "--piece: Value 8 not in range 16 to 4096"
+  expect 2 "packed_b_probe --reps 0" "$build/bench/packed_b_probe" --reps 0
+  says "--reps: Value 0 not in range 1 to 10000"
+  XTGRAD_GEMM_BACKEND=openblas expect 2 "packed_b_probe on OpenBLAS" "$build/bench/packed_b_probe" --reps 1
+  says "packed_b_probe measures oneDNN"
 fi
 # counts say what is wrong in words (CLI11's PositiveNumber said "Value 0 not in range 0.000000 to 1.79769e+308")
 expect 2 "xtgrad_bench --steps 0" "$build/bench/xtgrad_bench" --steps 0
