@@ -6,15 +6,20 @@
 // primitive takes B in its own blocked layout (weights format "any"), reordered once, so pieces
 // pay no packing. This times:
 //   sgemm 1 thread | sgemm halves (what xtgrad does) | B reordered once, primitive halves |
-//   B reordered once, primitive pieces of --piece rows taken dynamically by 2 threads
-// the reorder included in both primitive columns (a weight changes every step) and also shown
-// alone, at tutorial D's shapes (seed-d: 640 decoder rows, 320 encoder rows, d 512, d_ff 2048).
+//   B reordered once, primitive pieces of --piece rows taken dynamically by 2 threads |
+//   primitive halves on B packed before
+// the reorder included in both primitive columns (a weight changes every step) and shown alone,
+// at tutorial D's shapes (seed-d: 640 decoder rows, 320 encoder rows, d 512, d_ff 2048). The last
+// column is B kept packed while its weight is unchanged (inference) against what xtgrad runs
+// then: for y = x·Wᵀ the sgemm halves on Wᵀ kept (autograd/transposed_weights.hpp), else the
+// halves as stored.
 // "bits": whether the pieces give the primitive's one-call bits (they must not depend on the
 // thread count, so pieces would have to be cut the same way on any); "copies of B": the layouts
 // the row counts chose, each reordered (one is the point). Built with -Dgemm=onednn.
 //
 //   build/bench/packed_b_probe [--reps R] [--piece ROWS]
 #include <xtgrad/gemm/blas.hpp>
+#include <xtgrad/gemm/transpose.hpp>
 #include <xtgrad/threads/parallel.hpp>
 #include "bench/timing.hpp"
 #include "examples/common/cli.hpp"
@@ -84,10 +89,10 @@ int run(int reps, int piece) {
     dnnl::stream stream(engine);
     fmt::print("2 threads (xtgrad's pool), {} runs each, median ms; primitive pieces of {} rows; the reorder of B "
                "is inside both primitive columns\n", reps, piece);
-    fmt::print("{:<50} {:>14} {:>9} {:>9} {:>9} {:>9} {:>9} {:>11} {:>5} {:>6}\n", "product", "(M, N, K)", "sgemm 1t",
-               "halves", "reorder", "B packed", "B packed", "pieces /", "bits", "copies");
-    fmt::print("{:<50} {:>14} {:>9} {:>9} {:>9} {:>9} {:>9} {:>11} {:>5} {:>6}\n", "", "", "", "(xtgrad)", "of B",
-               "halves", "pieces", "halves", "", "of B");
+    fmt::print("{:<50} {:>14} {:>9} {:>9} {:>9} {:>9} {:>9} {:>11} {:>5} {:>6} {:>9}\n", "product", "(M, N, K)", "sgemm 1t",
+               "halves", "reorder", "B packed", "B packed", "pieces /", "bits", "copies", "B kept");
+    fmt::print("{:<50} {:>14} {:>9} {:>9} {:>9} {:>9} {:>9} {:>11} {:>5} {:>6} {:>9}\n", "", "", "", "(xtgrad)", "of B",
+               "halves", "pieces", "halves", "", "of B", "/ xtgrad");
     for (const Case& c : cases) {
         const int M = c.M, N = c.N, K = c.K, lda = c.trans_a ? M : K, ldb = c.trans_b ? K : N, ldc = N;
         const std::vector<float> A = randn_buffer(std::size_t(M) * K, 1), B = randn_buffer(std::size_t(K) * N, 2);
@@ -137,6 +142,17 @@ int run(int reps, int piece) {
                 for (std::size_t t = t0; t < t1; ++t) thread_work(static_cast<int>(t));
             });
         };
+        // Wᵀ (K, N) as inference keeps it, for the products x·Wᵀ: A·(Wᵀ) in halves (xtgrad's split)
+        std::vector<float> Wt(c.trans_b ? B.size() : 0);
+        if (c.trans_b) detail::transpose(B.data(), N, K, K, Wt.data(), N);
+        const auto wt_halves = [&] {
+            on_two_threads([&](int t) {
+                const int m0 = M >= N && t == 1 ? row_half : 0, m1 = M >= N && t == 0 ? row_half : M;
+                const int n0 = M < N && t == 1 ? half_of(N) : 0, n1 = M < N && t == 0 ? half_of(N) : N;
+                dnnl_sgemm('N', 'N', m1 - m0, n1 - n0, K, 1.f, A.data() + std::size_t(m0) * lda, lda, Wt.data() + n0, N,
+                           0.f, C.data() + std::size_t(m0) * ldc + n0, ldc);
+            });
+        };
         const auto sgemm_one = [&] { sgemm_block(0, M, 0, N); };
         const auto sgemm_halves = [&] {
             on_two_threads([&](int t) {
@@ -147,9 +163,12 @@ int run(int reps, int piece) {
         const auto reorder = [&] {
             for (auto& [packed, pack] : copies) pack.execute(stream, stored, packed);
         };
+        const auto kept_halves = [&] {
+            on_two_threads([&](int t) { t == 0 ? primitive_rows(0, row_half, C_one) : primitive_rows(row_half, M - row_half, C_one); });
+        };
         const auto packed_halves = [&] {
             reorder();
-            on_two_threads([&](int t) { t == 0 ? primitive_rows(0, row_half, C_one) : primitive_rows(row_half, M - row_half, C_one); });
+            kept_halves();
         };
         const auto packed_pieces = [&] {
             reorder();
@@ -166,18 +185,21 @@ int run(int reps, int piece) {
         double worst = 0;
         for (std::size_t i = 0; i < C.size(); ++i) worst = std::max(worst, double(std::abs(C[i] - C_one[i])));
         if (worst > 1e-3) fmt::print("  (the primitive differs from dnnl_sgemm by {:.3g})\n", worst);
-        std::vector<double> t_one, t_halves, t_reorder, t_packed_halves, t_pieces;
+        std::vector<double> t_one, t_halves, t_reorder, t_packed_halves, t_pieces, t_kept, t_wt;
         for (int r = 0; r < reps; ++r) {  // alternate, so a busy machine slows all alike
             t_one.push_back(ms_of(sgemm_one));
             t_halves.push_back(ms_of(sgemm_halves));
             t_reorder.push_back(ms_of(reorder));
             t_packed_halves.push_back(ms_of(packed_halves));
             t_pieces.push_back(ms_of(packed_pieces));
+            t_kept.push_back(ms_of(kept_halves));
+            if (c.trans_b) t_wt.push_back(ms_of(wt_halves));
         }
-        fmt::print("{:<50} {:>14} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>10.2f}x {:>5} {:>6}\n", c.what,
+        const double xtgrad_kept = c.trans_b ? median(t_wt) : median(t_halves);
+        fmt::print("{:<50} {:>14} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>10.2f}x {:>5} {:>6} {:>8.2f}x\n", c.what,
                    fmt::format("{}x{}x{}", M, N, K), median(t_one), median(t_halves), median(t_reorder),
                    median(t_packed_halves), median(t_pieces), median(t_pieces) / median(t_halves),
-                   same_bits ? "same" : "other", copies.size());
+                   same_bits ? "same" : "other", copies.size(), median(t_kept) / xtgrad_kept);
     }
     return 0;
 }
