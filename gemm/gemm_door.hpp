@@ -27,6 +27,9 @@ constexpr int kBlock = 16;
 // its operands and result. Row block [m0, m1) of C reads rows m0.. of op(A) (row m0 of A, or
 // column m0 of Aᵀ); column block [n0, n1) reads columns n0.. of op(B). Each element of C is
 // computed by one call as in the unsplit product: K is never split, nothing is summed twice.
+// One contiguous share per thread, not smaller pieces taken as threads come free: each call packs
+// its part of B again, and B packed once (oneDNN's matmul primitive) measured slower too
+// (bench/packed_b_probe; docs/performance.md, "Two threads on the Zen 5").
 // T: float, or std::uint16_t for bf16 operands.
 template <class T, class Product>
 void split_product(bool ta, bool tb, int M, int N, const T* A, int lda, const T* B, int ldb, float* C, int ldc,
