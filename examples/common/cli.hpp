@@ -186,12 +186,19 @@ inline std::optional<int> parse_or_exit(CLI::App& app, int argc, char** argv) {
 
 // Parses the command line and runs body() (which returns the exit status), mapping every
 // failure to the convention: CLI11's errors and UsageError -> 2 with the message and a
-// pointer to --help; xtgrad::Error and any other exception -> 1 with "PROGRAM: message".
+// pointer to --help; xtgrad::Error and any other exception -> 1 with "PROGRAM: message". What
+// the program printed is its result (a table, a log a script reads): output it could not write
+// (a full device, a closed stdout) turns a success into 1, as --help's does.
 template <typename Body>
 int run_main(CLI::App& app, int argc, char** argv, Body&& body) noexcept {
     try {
         if (std::optional<int> status = parse_or_exit(app, argc, argv)) return *status;  // --help: 0
-        return body();
+        const int status = body();
+        if (status == kSuccess && (std::fflush(stdout) != 0 || std::ferror(stdout))) {  // a failure said its own
+            std::fprintf(stderr, "%s: could not write its output to the standard output\n", program_name(app).c_str());
+            return kRuntimeError;
+        }
+        return status;
     } catch (const UsageError& e) {
         std::fprintf(stderr, "%s: %s\nRun with --help for more information.\n", program_name(app).c_str(), e.what());
         return kUsageError;

@@ -276,6 +276,11 @@ if [ -x "$build/bench/narrow_product_probe" ]; then  # its one option, checked b
   says "--reps: Value 0 not in range 1 to 10000"
   expect 2 "narrow_product_probe --reps 10001" "$build/bench/narrow_product_probe" --reps 10001
 fi
+# a table that could not be written is a failure (cli::run_main), not a silent success
+expect 1 "skinny_bench into a full device" sh -c "'$build/bench/skinny_bench' --reps 1 >/dev/full"
+says "could not write its output to the standard output"
+expect 1 "skinny_bench into a closed stdout" sh -c "'$build/bench/skinny_bench' --reps 1 >&-"
+says "could not write its output to the standard output"
 if [ -x "$build/bench/packed_b_probe" ]; then  # both options, checked before any product
   expect 2 "packed_b_probe --piece 8" "$build/bench/packed_b_probe" --piece 8
   says "--piece: Value 8 not in range 16 to 4096"
