@@ -87,8 +87,8 @@ int main(int argc, char** argv) {
     std::size_t n = 44'200'000;
     CLI::App app{"The memory rate on one thread (STREAM-like) over buffers the Winter Games model's size.",
                  "bandwidth_bench"};
-    app.add_option("--reps", reps, "timed passes per kernel")->capture_default_str()->check(CLI::Range(1, 1000));
+    app.add_option("--reps", reps, "timed passes per kernel")->capture_default_str()->transform(cli::count_in(1, 1000));
     app.add_option("--floats", n, "floats per buffer")->capture_default_str()
-        ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 30));
+        ->transform(cli::count_in(1024, 1 << 30));
     return cli::run_main(app, argc, argv, [&] { return run(reps, n); });
 }

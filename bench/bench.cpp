@@ -278,12 +278,12 @@ int main(int argc, char** argv) {
     app.add_option("--steps", o.steps, "timed steps")->capture_default_str()->transform(cli::count_at_least(1));
     app.add_option("--warmup", o.warmup, "untimed steps first")->capture_default_str()->transform(cli::count_at_least(0));
     cli::add_threads_option(app, o.threads);
-    app.add_option("--batch", o.batch, "seed-b batch size")->capture_default_str()->check(CLI::Range(std::size_t{1}, std::size_t{4096}));
+    app.add_option("--batch", o.batch, "seed-b batch size")->capture_default_str()->transform(cli::count_in(1, 4096));
     app.add_option("--d-heads", o.d_heads, "seed-d nhead (torch's default 8; the tutorial's example: 16)")->capture_default_str()
-        ->check(CLI::Range(std::size_t{1}, std::size_t{512}));
+        ->transform(cli::count_in(1, 512));
     app.add_option("--d-encoder-layers", o.d_encoder_layers, "seed-d encoder layers (torch's default 6; the example: 12)")
         ->capture_default_str()
-        ->check(CLI::Range(std::size_t{1}, std::size_t{64}));
+        ->transform(cli::count_in(1, 64));
     app.add_flag("--adam", o.adam, "seed-d: also take an Adam step");
     app.add_flag("--optimizer-in-backward", o.optimizer_in_backward,
                  "the optimizer steps inside backward, each parameter as its gradient completes "
@@ -300,40 +300,33 @@ int main(int argc, char** argv) {
                  "with --autocast bf16: run it even on a CPU where bf16 products are slower than fp32 (where "
                  "autocast::Scope refuses; autograd/autocast.hpp), to measure how much slower");
     app.footer(cli::cli_footer("With several configs the binary runs itself once per config (each peak RSS is its own)."));
-    if (std::optional<int> status = cli::parse_or_exit(app, argc, argv)) return *status;
-    if (list_switches) {  // bench/compare_builds.sh and tests/examples/run_cli_tests.sh read the list here
-        for (const detail::EnvSwitch* s : detail::kSpeedSwitches) fmt::print("{} {}\n", s->name, s->unset_means() ? "on" : "off");
-        if (std::fflush(stdout) != 0 || std::ferror(stdout)) {  // a script reads it: a short list is an error
-            fmt::print(stderr, "xtgrad_bench: could not write the list of switches to stdout\n");
-            return cli::kRuntimeError;
+    // run_main: a list or table that could not be written (a full device, a closed stdout) is exit 1
+    return cli::run_main(app, argc, argv, [&] {
+        if (list_switches) {  // bench/compare_builds.sh and tests/examples/run_cli_tests.sh read the list here
+            for (const detail::EnvSwitch* s : detail::kSpeedSwitches) fmt::print("{} {}\n", s->name, s->unset_means() ? "on" : "off");
+            return 0;
         }
-        return 0;
-    }
-    if (o.configs.empty() || std::find(o.configs.begin(), o.configs.end(), "all") != o.configs.end())
-        o.configs = {"winter", "seed-b", "seed-d"};
-    // seed-d steps no optimizer without --adam: the flag would be dropped, and the run read as one in backward
-    if (o.optimizer_in_backward && !o.adam && std::find(o.configs.begin(), o.configs.end(), "seed-d") != o.configs.end()) {
-        fmt::print(stderr, "xtgrad_bench: --optimizer-in-backward: seed-d takes no optimizer step without --adam\n"
-                           "Run with --help for more information.\n");
-        return cli::kUsageError;
-    }
-    // bf16 refused here (a backend without a bf16 product, a CPU where it is slower): a usage
-    // error before any config is built, as the other options'
-    if (!o.autocast.empty()) {
-        autocast::allow_slower_bf16(o.allow_slower_bf16);
-        try {
-            const autocast::Scope can_run(DType::bf16);
-        } catch (const Error& e) {
-            fmt::print(stderr, "xtgrad_bench: --autocast bf16: {}\nRun with --help for more information.\n", e.what());
-            return cli::kUsageError;
+        if (o.configs.empty() || std::find(o.configs.begin(), o.configs.end(), "all") != o.configs.end())
+            o.configs = {"winter", "seed-b", "seed-d"};
+        // seed-d steps no optimizer without --adam: the flag would be dropped, and the run read as one in backward
+        if (o.optimizer_in_backward && !o.adam && std::find(o.configs.begin(), o.configs.end(), "seed-d") != o.configs.end()) {
+            cli::usage_error("--optimizer-in-backward: seed-d takes no optimizer step without --adam");
         }
-    }
-    if (o.configs.size() > 1) {  // one process per config: each peak RSS is its own
-        for (const std::string& c : o.configs)
-            if (int rc = run_child(c, argc, argv)) return rc;
-        return 0;
-    }
-    try {
+        // bf16 refused here (a backend without a bf16 product, a CPU where it is slower): a usage
+        // error before any config is built, as the other options'
+        if (!o.autocast.empty()) {
+            autocast::allow_slower_bf16(o.allow_slower_bf16);
+            try {
+                const autocast::Scope can_run(DType::bf16);
+            } catch (const Error& e) {
+                cli::usage_error("--autocast bf16: {}", e.what());
+            }
+        }
+        if (o.configs.size() > 1) {  // one process per config: each peak RSS is its own
+            for (const std::string& c : o.configs)
+                if (int rc = run_child(c, argc, argv)) return rc;
+            return 0;
+        }
         cli::apply_threads(o.threads);
         autocast::allow_slower_bf16(o.allow_slower_bf16);
         const nlohmann::ordered_json r = run(o.configs.front(), o);
@@ -341,10 +334,6 @@ int main(int argc, char** argv) {
             fmt::print("{}\n", r.dump());
         else
             print_text(r);
-        std::fflush(stdout);
         return 0;
-    } catch (const std::exception& e) {
-        fmt::print(stderr, "xtgrad_bench: {}\n", e.what());
-        return cli::kRuntimeError;
-    }
+    });
 }

@@ -33,8 +33,8 @@ int main(int argc, char** argv) {
     CLI::App app{"A Linear layer's products on r rows: fp32 against bf16 (weight converted once), the crossover.",
                  "bf16_skinny_bench"};
     cli::add_threads_option(app, threads);
-    app.add_option("--reps", reps, "timed passes")->capture_default_str()->check(CLI::Range(1, 100000));
-    app.add_option("--rows", rows, "row counts")->capture_default_str()->check(CLI::Range(1, 4096));
+    app.add_option("--reps", reps, "timed passes")->capture_default_str()->transform(cli::count_in(1, 100000));
+    app.add_option("--rows", rows, "row counts")->capture_default_str()->transform(cli::count_in(1, 4096));
     return cli::run_main(app, argc, argv, [&] { return run(threads, reps, rows); });
 }
 

@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
     CLI::App app{"This machine's ceiling: CPU model, FMA peak per core (AVX-512, AVX2), the GEMM backend's best sgemm.",
                  "ceiling_bench"};
     app.add_flag("--json", json, "one JSON object");
-    app.add_option("--reps", reps, "timed runs per measurement (the best counts)")->capture_default_str()->check(CLI::Range(1, 1000));
+    app.add_option("--reps", reps, "timed runs per measurement (the best counts)")->capture_default_str()->transform(cli::count_in(1, 1000));
     app.footer(cli::cli_footer("Threads: the sgemm rows run on 1 and 2 threads each (there is no --threads)."));
     return cli::run_main(app, argc, argv, [&] {
         nlohmann::ordered_json r;

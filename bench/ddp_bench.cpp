@@ -42,9 +42,9 @@ int main(int argc, char** argv) {
     CLI::App app{"Time tutorial B's training step, data-parallel under mpirun (docs/distributed.md).", "ddp_bench"};
     app.add_option("--batch", batch, "global batch (each of N processes takes batch / N rows)")
         ->capture_default_str()
-        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 16));
-    app.add_option("--steps", steps, "timed steps")->capture_default_str()->check(CLI::Range(1, 1 << 20));
-    app.add_option("--warmup", warmup, "untimed steps first")->capture_default_str()->check(CLI::Range(0, 1 << 20));
+        ->transform(cli::count_in(1, 1 << 16));
+    app.add_option("--steps", steps, "timed steps")->capture_default_str()->transform(cli::count_in(1, 1 << 20));
+    app.add_option("--warmup", warmup, "untimed steps first")->capture_default_str()->transform(cli::count_in(0, 1 << 20));
     cli::add_threads_option(app, threads);  // per process
     app.add_flag("--ddp", force_ddp, "wrap in DistributedDataParallel even in one process");
     return cli::run_main(app, argc, argv, [&] {

@@ -24,8 +24,8 @@ using namespace xtgrad;
 int main(int argc, char** argv) {
     int steps = 3, threads = 1;
     CLI::App app{"Time a Hessian-vector product against a gradient on seed-d (tutorial D's Transformer).", "hvp_bench"};
-    app.add_option("--steps", steps, "timed repetitions of each")->capture_default_str()->check(CLI::Range(1, 100));
-    app.add_option("--threads", threads, "threads")->capture_default_str()->check(CLI::Range(1, 256));
+    app.add_option("--steps", steps, "timed repetitions of each")->capture_default_str()->transform(cli::count_in(1, 100));
+    app.add_option("--threads", threads, "threads")->capture_default_str()->transform(cli::count_in(1, 256));
     return cli::run_main(app, argc, argv, [&] {
         set_num_threads(threads);
         manual_seed(0);

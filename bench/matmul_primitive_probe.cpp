@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
     int reps = 9;
     CLI::App app{"oneDNN's dnnl_sgemm against its matmul primitive, one thread, at the benchmark's shapes.",
                  "matmul_primitive_probe"};
-    app.add_option("--reps", reps, "timed runs per door")->capture_default_str()->check(CLI::Range(1, 10000));
+    app.add_option("--reps", reps, "timed runs per door")->capture_default_str()->transform(cli::count_in(1, 10000));
     return cli::run_main(app, argc, argv, [&] {
         // its gemm_backend column is oneDNN's sgemm, against oneDNN's primitive: on oneDNN only
         if (std::string(gemm_backend_name()) != "onednn")

@@ -111,7 +111,7 @@ int run(int reps) {
 int main(int argc, char** argv) {
     int reps = 5;
     CLI::App app{"oneDNN's sgemm on narrow products, as stored against reoriented, one thread.", "narrow_product_probe"};
-    app.add_option("--reps", reps, "timed runs per way")->capture_default_str()->check(CLI::Range(1, 10000));
+    app.add_option("--reps", reps, "timed runs per way")->capture_default_str()->transform(cli::count_in(1, 10000));
     return cli::run_main(app, argc, argv, [&] {
         // its gemm_ld column compares xtgrad's door with oneDNN's own calls: on oneDNN only
         if (std::string(gemm_backend_name()) != "onednn")

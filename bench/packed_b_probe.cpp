@@ -210,8 +210,8 @@ int main(int argc, char** argv) {
     int reps = 15, piece = 64;
     CLI::App app{"Two threads on one product: dnnl_sgemm's halves against B packed once (oneDNN's matmul primitive) "
                  "in halves or in dynamic pieces.", "packed_b_probe"};
-    app.add_option("--reps", reps, "timed runs per way")->capture_default_str()->check(CLI::Range(1, 10000));
-    app.add_option("--piece", piece, "rows per dynamic piece")->capture_default_str()->check(CLI::Range(16, 4096));
+    app.add_option("--reps", reps, "timed runs per way")->capture_default_str()->transform(cli::count_in(1, 10000));
+    app.add_option("--piece", piece, "rows per dynamic piece")->capture_default_str()->transform(cli::count_in(16, 4096));
     return cli::run_main(app, argc, argv, [&] {
         // it compares oneDNN's two doors: on oneDNN only
         if (std::string(gemm_backend_name()) != "onednn")

@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
     CLI::App app{"7-row products (a Linear layer on a 7-token sentence): the GEMM backend vs xtgrad's skinny kernels.",
                  "skinny_bench"};
     cli::add_threads_option(app, threads);
-    app.add_option("--reps", reps, "timed passes over the weights")->capture_default_str()->check(CLI::Range(1, 100000));
+    app.add_option("--reps", reps, "timed passes over the weights")->capture_default_str()->transform(cli::count_in(1, 100000));
     return cli::run_main(app, argc, argv, [&] { return run(threads, reps); });
 }
 

@@ -28,7 +28,7 @@ int run(int reps);
 int main(int argc, char** argv) {
     int reps = 15;
     CLI::App app{"xtgrad's vector kernels, baseline (AVX2) vs AVX-512, on one thread.", "vector_bench"};
-    app.add_option("--reps", reps, "timed passes")->capture_default_str()->check(CLI::Range(1, 100000));
+    app.add_option("--reps", reps, "timed passes")->capture_default_str()->transform(cli::count_in(1, 100000));
     return cli::run_main(app, argc, argv, [&] { return run(reps); });
 }
 

@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
     CLI::App app{"Print what each module of tutorial B's Transformer takes and makes, with forward hooks.",
                  "activations"};
     app.add_option("--module", module, "hook the modules under this path (\"\" for every module)")->capture_default_str();
-    app.add_option("--layers", layers, "encoder and decoder layers")->capture_default_str()->check(CLI::Range(1, 12));
+    app.add_option("--layers", layers, "encoder and decoder layers")->capture_default_str()->transform(cli::count_in(1, 12));
     return cli::run_main(app, argc, argv, [&] {
         manual_seed(0);
         tb::Transformer model(/*src_vocab_size=*/10, /*tgt_vocab_size=*/9, /*d_model=*/16, /*num_heads=*/2,

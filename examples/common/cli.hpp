@@ -118,7 +118,7 @@ inline CLI::Option* add_threads_option(CLI::App& app, int& threads) {
         .add_option("--threads", threads,
                     "threads for the matrix products (oneDNN or OpenBLAS) and for xtgrad's own kernels (attention products, Adam), the caller included")
         ->capture_default_str()
-        ->check(CLI::Range(1, 256));
+        ->transform(cli::count_in(1, 256));
 }
 
 inline void apply_threads(int threads) {
@@ -153,7 +153,7 @@ inline std::string written_wrong(CLI::App& app, int argc, char** argv) {
 // Parses, then checks the environment's settings that can be wrong (autograd/environment.hpp:
 // the switches, XTGRAD_ISA, the break filter) before any work starts; returns the exit status to
 // leave with (0 after --help, 2 on a bad option or setting, its message printed), or nothing to
-// go on. run_main calls it; a main that keeps its own try/catch calls it first.
+// go on. run_main calls it (every program goes through run_main).
 inline std::optional<int> parse_or_exit(CLI::App& app, int argc, char** argv) {
     if (app.get_footer().empty()) app.footer(cli_footer());
     // An option given twice: the last one counts (`$base --lr 1e30` overrides $base's --lr).

@@ -69,7 +69,7 @@ void add_total_option(CLI::App& app, long& total, const std::string& unit, const
                    fmt::format("total {}s ({}); with --resume, including those already done (equal: only evaluate)",
                                unit, what))
         ->capture_default_str()
-        ->check(CLI::Range(0L, 1L << 24));  // optimizer steps are kept as float32: exact to 2^24
+        ->transform(cli::count_in(0, 1 << 24));  // optimizer steps are kept as float32: exact to 2^24
 }
 
 std::string non_finite_name(double v) { return std::isnan(v) ? "NaN" : v > 0 ? "Inf" : "-Inf"; }

@@ -51,9 +51,9 @@ int main(int argc, char** argv) {
     int iterations = 20;
     CLI::App app{"Second derivatives, and the sharpness of the spiral MLP under gradient descent.", "curvature"};
     app.add_option("--lr", lr, "gradient descent's step")->capture_default_str()->check(cli::positive_finite());
-    app.add_option("--epochs", epochs, "full-batch steps")->capture_default_str()->check(CLI::Range(0L, 1000000L));
-    app.add_option("--every", every, "measure the sharpness every K steps")->capture_default_str()->check(CLI::Range(1L, 1000000L));
-    app.add_option("--iterations", iterations, "power iterations per measurement")->capture_default_str()->check(CLI::Range(1, 1000));
+    app.add_option("--epochs", epochs, "full-batch steps")->capture_default_str()->transform(cli::count_in(0, 1000000));
+    app.add_option("--every", every, "measure the sharpness every K steps")->capture_default_str()->transform(cli::count_in(1, 1000000));
+    app.add_option("--iterations", iterations, "power iterations per measurement")->capture_default_str()->transform(cli::count_in(1, 1000));
     return cli::run_main(app, argc, argv, [&] {
         // 1. A second derivative by the engine: tanh at 0.5, differentiated twice.
         const Tensor x = Tensor::scalar(0.5f, true);

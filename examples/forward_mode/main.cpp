@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
     int repeats = 5;
     CLI::App app{"jvp and vjp, and jacfwd against jacrev on tall and wide functions.", "forward_mode"};
     app.add_option("--sizes", sizes, "the n:m of each timed f: R^n -> R^m")->delimiter(',')->capture_default_str();
-    app.add_option("--repeats", repeats, "timed runs of each, the best kept")->capture_default_str()->check(CLI::Range(1, 1000));
+    app.add_option("--repeats", repeats, "timed runs of each, the best kept")->capture_default_str()->transform(cli::count_in(1, 1000));
     return cli::run_main(app, argc, argv, [&] {
         Generator gen(0);
         // 1. One jvp and one vjp of f(x) = tanh(W x), W (3, 2): J v, a column's worth; uᵀ J, a row's.

@@ -31,12 +31,11 @@ int main(int argc, char** argv) {
     app.add_option("--module", module, "module path to draw (\"\" for the whole model)")->capture_default_str();
     app.add_option("--depth", depth, "stop this many nodes below the module's top (-1: no limit)")
         ->capture_default_str()
-        ->check(CLI::Range(-1, std::numeric_limits<int>::max()));
+        ->transform(cli::count_in(-1, std::numeric_limits<int>::max()));
     app.add_flag("--trace", trace, "print the backward as a table");
     app.add_flag("--no-render", no_render, "write the .dot only");
-    if (std::optional<int> status = cli::parse_or_exit(app, argc, argv)) return *status;
-
-    try {
+    // run_main: an error is "graph: message" and exit 1; output that could not be written is exit 1
+    return cli::run_main(app, argc, argv, [&] {
         manual_seed(0);
         tc::Transformer model(tc::Config().d_model(16).d_ff(32).d_k(8).d_v(8).n_layers(1).n_heads(2));
         // 'I like the 2022 Beijing Winter Games' -> 'S 我 爱 2022 北京 冬 奥会' -> '我 爱 2022 北京 冬 奥会 E'
@@ -71,8 +70,5 @@ int main(int argc, char** argv) {
         }
         fmt::print("wrote {}\n", svg);
         return 0;
-    } catch (const std::exception& e) {
-        fmt::print(stderr, "graph: {}\n", e.what());
-        return cli::kRuntimeError;
-    }
+    });
 }

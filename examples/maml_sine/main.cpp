@@ -111,8 +111,8 @@ int main(int argc, char** argv) {
     bool first_order = false;
     std::uint64_t seed = 0;
     CLI::App app{"MAML on sine waves: an initialisation that one gradient step adapts to a new task.", "maml_sine"};
-    app.add_option("--meta-steps", meta_steps, "outer steps (each on --meta-batch tasks)")->capture_default_str()->check(CLI::Range(1L, 1000000L));
-    app.add_option("--meta-batch", meta_batch, "tasks per outer step")->capture_default_str()->check(CLI::Range(std::size_t{1}, std::size_t{1000}));
+    app.add_option("--meta-steps", meta_steps, "outer steps (each on --meta-batch tasks)")->capture_default_str()->transform(cli::count_in(1, 1000000));
+    app.add_option("--meta-batch", meta_batch, "tasks per outer step")->capture_default_str()->transform(cli::count_in(1, 1000));
     app.add_option("--inner-lr", inner_lr, "the inner SGD step's rate α")->capture_default_str()->check(cli::positive_finite());
     app.add_option("--outer-lr", outer_lr, "Adam's rate for the initialisation")->capture_default_str()->check(cli::positive_finite());
     app.add_flag("--first-order", first_order, "drop the second-order term (FOMAML): the inner gradient taken without create_graph");

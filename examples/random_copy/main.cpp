@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
                  "Saves the run to OUT/random_copy.safetensors (docs/checkpoints.md).",
                  "random_copy"};
     auto size = [&](const char* name, std::size_t& v, const char* what, std::size_t max) {
-        app.add_option(name, v, what)->capture_default_str()->check(CLI::Range(std::size_t{1}, max));
+        app.add_option(name, v, what)->capture_default_str()->transform(cli::count_in(1, max));
     };
     size("--batch", batch, "sequences per batch", 1 << 16);
     size("--len", len, "sequence length (>= 2: the target is shifted by one)", 1 << 16);

@@ -71,8 +71,8 @@ int main(int argc, char** argv) {
                  "tutorial_d_walkthrough"};
     std::string out = "tutorial_d_out";
     app.add_option("--out", out, "folder for the attention heatmap (SVG)")->capture_default_str();
-    if (std::optional<int> status = cli::parse_or_exit(app, argc, argv)) return *status;
-    try {
+    // run_main: an error is "tutorial_d_walkthrough: message" and exit 1; output that could not be written is exit 1
+    return cli::run_main(app, argc, argv, [&] {
         manual_seed(0);
         Generator& gen = default_generator();
         NoGradGuard no_grad;  // a shape walk-through: no training here
@@ -116,8 +116,5 @@ int main(int argc, char** argv) {
              transformer_model.forward(rand({10, 32, 512}, gen), tgt, {}, causal));
         fmt::print("parameters: {:.1f} M\n", transformer_model.num_parameters() / 1e6);
         return 0;
-    } catch (const std::exception& e) {
-        fmt::print(stderr, "tutorial_d_walkthrough: {}\n", e.what());
-        return cli::kRuntimeError;
-    }
+    });
 }

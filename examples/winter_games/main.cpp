@@ -146,7 +146,7 @@ int main(int argc, char** argv) {
                  "docs/checkpoints.md), then draws the attention heatmaps.",
                  "winter_games"};
     auto size = [&](const char* name, std::size_t& v, const char* what, std::size_t max) {
-        app.add_option(name, v, what)->capture_default_str()->check(CLI::Range(std::size_t{1}, max));
+        app.add_option(name, v, what)->capture_default_str()->transform(cli::count_in(1, max));
     };
     size("--d-model", s.d_model, "embedding size", 65536);
     size("--d-ff", s.d_ff, "feed-forward size", 1 << 20);
@@ -159,7 +159,7 @@ int main(int argc, char** argv) {
         ->capture_default_str()
         ->check(cli::positive_finite());
     app.add_option("--warmup", s.warmup, "epochs of linear learning-rate warm-up (0 = none)")->capture_default_str()
-        ->check(CLI::Range(0L, 1L << 40));
+        ->transform(cli::count_in(0, 1LL << 40));
     examples::add_total_option(app, s.epochs, "epoch", "one step each: the corpus is one pair");
     app.add_option("--seed", s.seed, "seed of the initial weights (manual_seed)")->capture_default_str();
     cli::add_threads_option(app, s.threads);
