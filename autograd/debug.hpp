@@ -8,8 +8,8 @@
 //   (gdb) call xtgrad::debug::print_graph(t, 3) the graph below t, 3 levels deep
 // and C aliases taking pointers (xtgrad_print(t.impl_._M_ptr), ...) for when gdb cannot
 // resolve an overload. The gdb pretty-printers (tools/gdb/xtgrad_printers.py, with
-// xtgrad_node_printers.py and xtgrad_module_printers.py) print the same without calling into
-// the program (so they also work on a core file).
+// xtgrad_memory.py, xtgrad_node_printers.py and xtgrad_module_printers.py) print the same
+// without calling into the program (so they also work on a core file).
 //
 // Breaking. The engine calls before_node(node, grad_out) before each backward node and
 // after_node(node) after it: `break xtgrad::debug::before_node` stops at every node. To stop

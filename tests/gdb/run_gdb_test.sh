@@ -8,7 +8,8 @@
 #      then a node, a gradient, a tensor and calls into the program's print helpers.
 #   2. docs/gdb/follow_gradient.gdb: the walk-through of docs/debugging.md, as written there.
 #   3. The printers and commands sourced by hand (how users' own static programs load them);
-#      3b. the printers copied alone, without xtgrad_repr.py: a message, no traceback, printers working.
+#      3b. the printers copied with xtgrad_memory.py, without xtgrad_repr.py: a message, no
+#      traceback, printers working; without xtgrad_memory.py: a message, no traceback.
 #   4. tests/gdb/printer_reprs.gdb: arrays of every kind (0-d, empty, 5-d, abbreviated, 2048x2048,
 #      ids, masks) printed as PyTorch prints them: compared with tests/gdb/expected_reprs.txt,
 #      PyTorch's own repr of the same values (tools/gdb/make_repr_fixture.py).
@@ -69,6 +70,7 @@ echo "== gdb test 1: break in the attention's softmax backward ($target)"
 log=$out/attention.log
 run_gdb tests/gdb/attention_backward.gdb "$log"
 expect "$log" "the repr auto-loaded from the library" '^Yes +xtgrad_repr\.py'
+expect "$log" "memory readers auto-loaded from the library" '^Yes +xtgrad_memory\.py'
 expect "$log" "printers auto-loaded from the library" '^Yes +xtgrad_printers\.py'
 expect "$log" "commands auto-loaded from the library" '^Yes +xtgrad_commands\.py'
 expect "$log" "stopped in matched_node; the frame line keeps to one-line summaries" \
@@ -139,7 +141,7 @@ expect "$log" "sourced commands" '^xtgrad::Node LinearBackward in '
 
 echo "== gdb test 3b: the printers copied without xtgrad_repr.py beside them"
 mkdir "$out/alone"
-cp "$src/tools/gdb/xtgrad_printers.py" "$out/alone/"
+cp "$src/tools/gdb/xtgrad_memory.py" "$src/tools/gdb/xtgrad_printers.py" "$out/alone/"
 log=$out/alone.log
 cat >"$out/alone.gdb" <<EOF
 source $out/alone/xtgrad_printers.py
@@ -157,6 +159,14 @@ refuse "$log" "no Python traceback" '^Traceback'
 expect "$log" "the printers still load: a tensor's summary" \
   '^\$[0-9]+ = xtgrad::Tensor "encoder\.layers\.0\.enc_self_attn\.W_Q\.weight" \(16,16\)'
 expect "$log" "... its values name what is missing" 'values: .*xtgrad_repr\.py is missing'
+mkdir "$out/no_memory"
+cp "$src/tools/gdb/xtgrad_printers.py" "$out/no_memory/"
+log=$out/no_memory.log
+echo "source $out/no_memory/xtgrad_printers.py" >"$out/no_memory.gdb"
+run_gdb "$out/no_memory.gdb" "$log" -iex "set auto-load python-scripts off"
+expect "$log" "without xtgrad_memory.py: a message naming it" \
+  '^xtgrad_printers\.py: .*xtgrad_memory\.py is missing: copy tools/gdb/xtgrad_memory\.py beside the printers'
+refuse "$log" "... and no Python traceback" '^Traceback'
 
 echo "== gdb test 4: arrays printed as PyTorch prints them (tests/gdb/expected_reprs.txt)"
 log=$out/reprs.log

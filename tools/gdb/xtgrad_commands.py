@@ -308,7 +308,7 @@ class XtSaved(_Command):
         for name, value in records:
             array, note = p.saved_array(value)
             label = "  %s%s = " % (name, note)
-            gdb.write(label + ("(none)" if array is None else p.ArrayView(array).repr((), len(label))) + "\n")
+            gdb.write(label + ("(none)" if array is None else p.values_repr(p.ArrayView(array), (), len(label))) + "\n")
 
 
 class XtGrad(_Command):
@@ -329,7 +329,7 @@ class XtGrad(_Command):
             return
         gdb.set_convenience_variable("xt_grad", grad)
         view = p.ArrayView(grad)
-        gdb.write("gradient arriving at %s %s (%s):\n%s\n" % (op, p.shape_str(view.shape), note, view.repr()))
+        gdb.write("gradient arriving at %s %s (%s):\n%s\n" % (op, p.shape_str(view.shape), note, p.values_repr(view)))
 
 
 class XtUp(_Command):

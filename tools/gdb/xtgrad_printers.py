@@ -19,13 +19,14 @@
 # tensor's gradient (labelled `grad`, or `incoming grad` while a backward is summing it) and a
 # node's inputs and saved values are its children, best read with `set print pretty on`.
 #
-# They read memory only (the shared_ptr, std::string, std::vector and xtensor uvector/svector
-# members), never call into the program, so they work in optimised builds and on core files.
+# They read memory only (through tools/gdb/xtgrad_memory.py: the shared_ptr, std::string,
+# std::vector and xtensor uvector/svector members), never call into the program, so they work in
+# optimised builds and on core files.
 # libxtgrad carries the scripts of tools/gdb in its .debug_gdb_scripts section, so gdb loads them
 # for any program linked with the library once the library's directory is trusted:
 #   add-auto-load-safe-path /path/to/build        (in ~/.gdbinit, or gdb -iex "...")
 # For a program that links xtgrad statically, or without auto-load (this file sources the repr,
-# node and module printers from beside itself):
+# the memory readers and the node and module printers from beside itself):
 #   (gdb) source /path/to/xtgrad/tools/gdb/xtgrad_printers.py
 #   (gdb) source /path/to/xtgrad/tools/gdb/xtgrad_commands.py     (xt-node, xt-input, ...)
 #
@@ -34,87 +35,39 @@
 
 import os
 import re
-import struct
 import types
 
 import gdb
 import gdb.printing
 
-# ---- PyTorch's repr: tools/gdb/xtgrad_repr.py ----
-def _repr_functions():
-    """xtgrad_repr.py's torch_repr and options: loaded first from the library's section, or
-    sourced here from beside this file. Without it the printers still load, and say where the
-    values would be what is missing."""
-    if getattr(gdb, "xtgrad_repr", None) is None:
+# ---- what the printers build on: tools/gdb/xtgrad_repr.py and tools/gdb/xtgrad_memory.py ----
+def _script_beside(script, published):
+    """What tools/gdb/<script> publishes as gdb.<published>: run first from the library's section,
+    or sourced here from beside this file. (it, None), or (None, what is missing)."""
+    if getattr(gdb, published, None) is None:
         here = globals().get("__file__")
-        sibling = os.path.join(os.path.dirname(os.path.abspath(here)), "xtgrad_repr.py") if here else None
+        sibling = os.path.join(os.path.dirname(os.path.abspath(here)), script) if here else None
         if sibling is None or not os.path.isfile(sibling):
-            missing = "%s is missing: copy tools/gdb/xtgrad_repr.py beside the printers" % (sibling or "xtgrad_repr.py")
-            gdb.write("xtgrad_printers.py: %s (the scripts of tools/gdb belong together); values print "
-                      "as that message\n" % missing, gdb.STDERR)
-            return types.SimpleNamespace(torch_repr=lambda *args, **kwargs: "(values: " + missing + ")",
-                                         options={"threshold": 1000})
+            return None, "%s is missing: copy tools/gdb/%s beside the printers" % (sibling or script, script)
         gdb.execute("source " + sibling)
-    return gdb.xtgrad_repr
+    return getattr(gdb, published), None
+
+
+def _repr_functions():
+    """xtgrad_repr.py's torch_repr and options. Without it the printers still load, and say where
+    the values would be what is missing."""
+    functions, missing = _script_beside("xtgrad_repr.py", "xtgrad_repr")
+    if functions is None:
+        gdb.write("xtgrad_printers.py: %s (the scripts of tools/gdb belong together); values print "
+                  "as that message\n" % missing, gdb.STDERR)
+        return types.SimpleNamespace(torch_repr=lambda *args, **kwargs: "(values: " + missing + ")",
+                                     options={"threshold": 1000})
+    return functions
 
 
 _repr = _repr_functions()
 torch_repr = _repr.torch_repr
 _print = _repr.options  # set xtgrad-threshold writes options["threshold"]
-
-
-# ---- reading memory ----
-
-class _Unreadable(Exception):
-    pass
-
-
-def _read(address, count, code, size):
-    if count == 0:
-        return ()
-    data = gdb.selected_inferior().read_memory(address, count * size)
-    return struct.unpack("<%d%s" % (count, code), bytes(data))
-
-
-def _ptr(value):
-    return int(value.cast(gdb.lookup_type("unsigned long")))
-
-
-def _std_string(value):
-    length = int(value["_M_string_length"])
-    if length == 0:
-        return ""
-    if length > 1 << 20:
-        raise _Unreadable("string of length %d" % length)
-    raw = bytes(gdb.selected_inferior().read_memory(_ptr(value["_M_dataplus"]["_M_p"]), length))
-    return raw.decode("utf-8", errors="replace")
-
-
-def _shared_get(value):
-    """The raw pointer of a std::shared_ptr (a gdb.Value), or None when it is null."""
-    pointer = value["_M_ptr"]
-    return None if _ptr(pointer) == 0 else pointer
-
-
-def _weak_get(value):
-    """The raw pointer of a std::weak_ptr while its object is alive, else None."""
-    counts = value["_M_refcount"]["_M_pi"]
-    if _ptr(counts) == 0:
-        return None
-    # Read the count from memory: dereferencing the (polymorphic) count object would make gdb
-    # look up its dynamic type and print RTTI warnings into the output.
-    field = next(f for f in counts.type.strip_typedefs().target().strip_typedefs().fields()
-                 if f.name == "_M_use_count")
-    (uses,) = _read(_ptr(counts) + field.bitpos // 8, 1, "i", 4)
-    return _shared_get(value) if uses > 0 else None
-
-
-def _vector_items(value):
-    start, finish = value["_M_impl"]["_M_start"], value["_M_impl"]["_M_finish"]
-    count = int(finish - start) if _ptr(start) else 0
-    if count < 0 or count > 1 << 16:
-        raise _Unreadable("vector of %d items" % count)
-    return [start[i] for i in range(count)]
 
 
 class _ThresholdParameter(gdb.Parameter):
@@ -135,76 +88,23 @@ class _ThresholdParameter(gdb.Parameter):
         return "xtgrad prints arrays of up to %s values whole" % svalue
 
 
-# (struct code, size, dtype name) by the C++ element type.
-_DTYPES = {
-    "float": ("f", 4, "float32"),
-    "double": ("d", 8, "float64"),
-    "long": ("q", 8, "int64"),
-    "long long": ("q", 8, "int64"),
-    "int": ("i", 4, "int32"),
-    "unsigned long": ("Q", 8, "uint64"),
-    "unsigned int": ("I", 4, "uint32"),
-    "bool": ("?", 1, "bool"),
-    "unsigned char": ("B", 1, "uint8"),
-    "char": ("b", 1, "int8"),
-    "signed char": ("b", 1, "int8"),
-}
-_ALIASES = {"float32": "xtgrad::Array", "int64": "xtgrad::Ids", "bool": "xtgrad::Mask"}
-_MAX_NDIM = 16
-_MAX_NUMEL = 1 << 40
+def _memory_functions():
+    """xtgrad_memory.py's readers, or None: without them the printers could read nothing, so they
+    say what is missing and are not registered (xtgrad's types print as plain structs)."""
+    functions, missing = _script_beside("xtgrad_memory.py", "xtgrad_memory")
+    if functions is None:
+        gdb.write("xtgrad_printers.py: %s (the scripts of tools/gdb belong together); the printers "
+                  "are not loaded\n" % missing, gdb.STDERR)
+    return functions
 
 
-def _std_array(value):
-    elems = value["_M_elems"]
-    count = elems.type.strip_typedefs().range()[1] + 1
-    return [elems[i] for i in range(count)]
-
-
-def _shape_str(shape):
-    return "(" + ",".join(str(d) for d in shape) + ")"
-
-
-class _ArrayView:
-    """Shape, dtype and values of an xtensor container, read from its members."""
-
-    def __init__(self, value):
-        shape_member = value["m_shape"]
-        storage = value["m_storage"]
-        if shape_member.type.strip_typedefs().code == gdb.TYPE_CODE_ARRAY:  # xtensor_container: std::array
-            self.shape = [int(d) for d in _std_array(shape_member)]
-        else:  # xarray_container: xt::svector
-            begin, end = shape_member["m_begin"], shape_member["m_end"]
-            ndim = int(end - begin)
-            if ndim < 0 or ndim > _MAX_NDIM:
-                raise _Unreadable("%d dimensions" % ndim)
-            self.shape = list(_read(_ptr(begin), ndim, "Q", 8))
-        begin = storage["p_begin"]
-        element = begin.type.strip_typedefs().target().strip_typedefs().unqualified()
-        self.code, self.size, self.dtype = _DTYPES.get(str(element), (None, element.sizeof, str(element)))
-        self.begin = _ptr(begin)
-        self.numel = int(storage["p_end"] - begin) if self.begin else 0
-        expected = 1
-        for d in self.shape:
-            expected *= d
-        if self.numel < 0 or self.numel > _MAX_NUMEL or (self.numel != expected):
-            raise _Unreadable("%d values for shape %s" % (self.numel, _shape_str(self.shape)))
-
-    def read(self, offset, count):
-        if offset < 0 or offset + count > self.numel:
-            raise _Unreadable("values %d..%d of %d" % (offset, offset + count, self.numel))
-        return _read(self.begin + offset * self.size, count, self.code, self.size)
-
-    def repr(self, suffixes=(), column=0):
-        if self.code is None:
-            return "<%s values of element type %s>" % (_shape_str(self.shape), self.dtype)
-        return torch_repr(self.read, self.shape, self.dtype, suffixes, column)
-
-
-def _safely(fn):
-    try:
-        return fn()
-    except (gdb.error, gdb.MemoryError, _Unreadable, RuntimeError, ValueError, struct.error) as e:
-        return "<unreadable: %s>" % e
+# The readers under the names the printers use (and publish to the other scripts, see `helpers`).
+_memory = _memory_functions()
+if _memory is not None:
+    (_Unreadable, _ptr, _std_string, _shared_get, _weak_get, _vector_items, _shape_str, _ArrayView,
+     _safely) = (_memory.Unreadable, _memory.ptr, _memory.std_string, _memory.shared_get,
+                 _memory.weak_get, _memory.vector_items, _memory.shape_str, _memory.ArrayView,
+                 _memory.safely)
 
 
 # ---- children, and where they are printed ----
@@ -244,6 +144,13 @@ def _as_repr(array_value):
     return array_value.cast(array_value.type.volatile())
 
 
+def _values_repr(view, suffixes=(), column=0):
+    """An _ArrayView's values as torch prints them: tensor([...])."""
+    if view.code is None:
+        return "<%s values of element type %s>" % (_shape_str(view.shape), view.dtype)
+    return torch_repr(view.read, view.shape, view.dtype, suffixes, column)
+
+
 class _ReprPrinter:
     """A child: tensor([...]) as torch prints it."""
 
@@ -253,7 +160,7 @@ class _ReprPrinter:
         self.column = _child_column()
 
     def to_string(self):
-        return _safely(lambda: _ArrayView(self.value).repr(self.suffixes, self.column))
+        return _safely(lambda: _values_repr(_ArrayView(self.value), self.suffixes, self.column))
 
 
 def _array_of(shared):
@@ -326,6 +233,9 @@ def _impl_children(impl, values=None):
     if grad is not None:
         items.append((grad[0], _as_repr(grad[1]), ()))
     return items
+
+
+_ALIASES = {"float32": "xtgrad::Array", "int64": "xtgrad::Ids", "bool": "xtgrad::Mask"}
 
 
 class ArrayPrinter:
@@ -460,24 +370,6 @@ def register(objfile=None):
     gdb.pretty_printers.append(_lookup)
 
 
-# What the node and module printers and xtgrad_commands.py (xt-node, xt-input, ...) use: the scripts
-# share gdb's __main__, so each reaches another's names only through what it publishes on `gdb`.
-class _Helpers:
-    pass
-
-
-helpers = _Helpers()
-for _name in ("torch_repr", "_ArrayView", "_impl_summary", "_grad_of", "_values_of", "_shared_get", "_weak_get",
-              "_vector_items", "_std_string", "_ptr", "_shape_str", "_as_repr", "_Unreadable", "_safely",
-              "_grad_suffixes", "_children", "_more_lookups"):
-    setattr(helpers, _name.lstrip("_"), globals()[_name])
-gdb.xtgrad_printers = helpers
-
-if not getattr(gdb, "_xtgrad_threshold_parameter", None):
-    gdb._xtgrad_threshold_parameter = _ThresholdParameter()
-register(None)
-
-
 def _source_the_others():
     """Sourced by hand, the printers source the node and module printers from beside this file;
     from the library's section (an objfile loading) gdb runs them next by itself."""
@@ -498,4 +390,21 @@ def _source_the_others():
                   % " and ".join(missing), gdb.STDERR)
 
 
-_source_the_others()
+# What the node and module printers and xtgrad_commands.py (xt-node, xt-input, ...) use: the scripts
+# share gdb's __main__, so each reaches another's names only through what it publishes on `gdb`.
+class _Helpers:
+    pass
+
+
+if _memory is not None:  # else _memory_functions said what is missing
+    helpers = _Helpers()
+    for _name in ("torch_repr", "_ArrayView", "_values_repr", "_impl_summary", "_grad_of", "_values_of", "_shared_get",
+                  "_weak_get", "_vector_items", "_std_string", "_ptr", "_shape_str", "_as_repr", "_Unreadable",
+                  "_safely", "_grad_suffixes", "_children", "_more_lookups"):
+        setattr(helpers, _name.lstrip("_"), globals()[_name])
+    gdb.xtgrad_printers = helpers
+
+    if not getattr(gdb, "_xtgrad_threshold_parameter", None):
+        gdb._xtgrad_threshold_parameter = _ThresholdParameter()
+    register(None)
+    _source_the_others()
