@@ -1,5 +1,7 @@
 #include <xtgrad/report/valid_utf8.hpp>
 
+#include <fmt/format.h>
+
 namespace xtgrad::report {
 
 namespace {
@@ -40,6 +42,27 @@ std::string valid_utf8(std::string_view text, bool* replaced) {
         }
     }
     if (replaced) *replaced = any;
+    return out;
+}
+
+std::string escaped_for_message(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t i = 0; i < text.size();) {
+        const auto byte = static_cast<unsigned char>(text[i]);
+        const std::size_t n = sequence_length(text.substr(i));
+        // A control (ESC, CR; U+0080-U+009F, whose CSI starts escape codes too) could rewrite
+        // what the terminal shows; a stray byte is no text
+        const bool control = (byte < 0x20 && byte != '\n') || byte == 0x7F ||
+                             (n == 2 && byte == 0xC2 && static_cast<unsigned char>(text[i + 1]) < 0xA0);
+        if (n == 0 || control) {  // each byte of it: a C1 control as \xc2\x9b
+            out += fmt::format("\\x{:02x}", byte);
+            ++i;
+        } else {
+            out.append(text.substr(i, n));
+            i += n;
+        }
+    }
     return out;
 }
 

@@ -104,4 +104,16 @@ TEST_CASE("parse_or_exit refuses an option with nothing after '=' rather than ta
     CHECK(run_cli({"test", "--out", "runs"}).out == "runs");
     CHECK(run_cli({"test", "--", "--out="}).status != std::nullopt);  // past --: not an option (CLI11 refuses the extra)
 }
+
+TEST_CASE("error_message: \"PROGRAM: message\", a stray byte and a control as \\xHH, UTF-8 text and newlines kept") {
+    CLI::App app{"test", "test"};
+    CHECK(cli::error_message(app, "--config: \xff not in {a,b}", true) ==
+          "test: --config: \\xff not in {a,b}\nRun with --help for more information.\n");
+    CHECK(cli::error_message(app, "--out '北京'", false) == "test: --out '北京'\n");
+    // ESC, CR, DEL, a C1 control (U+009B, CSI) and a cut sequence: each byte shown, none sent
+    CHECK(cli::error_message(app, "a\x1b[31mb\rc\x7f\xc2\x9b" "2J\xe5\x8c", false) ==
+          "test: a\\x1b[31mb\\x0dc\\x7f\\xc2\\x9b2J\\xe5\\x8c\n");
+    CHECK(cli::error_message(app, "line 1\nline 2\ttab", false) == "test: line 1\nline 2\\x09tab\n");
+    CHECK(cli::error_message(app, "", false) == "test: \n");
+}
 TEST_SUITE_END();

@@ -13,6 +13,7 @@
 #include <xtgrad/simd/cpu_isa.hpp>
 #include <xtgrad/autograd/environment.hpp>
 #include <xtgrad/autograd/error.hpp>
+#include <xtgrad/report/valid_utf8.hpp>
 #include <xtgrad/threads/parallel.hpp>
 
 #include "examples/common/cli11.hpp"
@@ -26,6 +27,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace xtgrad::cli {
 
@@ -130,6 +132,16 @@ inline std::string program_name(const CLI::App& app) {
     return app.get_name().empty() ? std::string("xtgrad") : app.get_name();
 }
 
+// "PROGRAM: message" (and, for a usage error, the pointer to --help), the message's bytes as a
+// terminal can show them: it may quote the command line or a path (report/valid_utf8.hpp).
+inline std::string error_message(const CLI::App& app, std::string_view message, bool usage) {
+    return fmt::format("{}: {}\n{}", program_name(app), report::escaped_for_message(message),
+                       usage ? "Run with --help for more information.\n" : "");
+}
+inline void print_error(const CLI::App& app, std::string_view message, bool usage) {
+    std::fputs(error_message(app, message, usage).c_str(), stderr);
+}
+
 // What is wrong with an option written `--name=VALUE`, or "": a flag given a value (CLI11 said
 // "list-switches was given a disallowed flag override"), or an option with nothing after '='
 // (CLI11 took the next argument as its value: `winter_games --out= --help` trained into a folder
@@ -156,12 +168,14 @@ inline std::string written_wrong(CLI::App& app, int argc, char** argv) {
 // go on. run_main calls it (every program goes through run_main).
 inline std::optional<int> parse_or_exit(CLI::App& app, int argc, char** argv) {
     if (app.get_footer().empty()) app.footer(cli_footer());
+    // CLI11's own errors quote the command line as given (`--config $'\xff'`): as every other message
+    app.failure_message([](const CLI::App* a, const CLI::Error& e) { return error_message(*a, e.what(), true); });
     // An option given twice: the last one counts (`$base --lr 1e30` overrides $base's --lr).
     for (CLI::Option* o : app.get_options())
         if (o->get_expected_max() <= 1) o->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     // A flag takes no value: CLI11 read `--list-switches=0` as the flag off and `--adam=2` as given twice
     if (const std::string wrong = written_wrong(app, argc, argv); !wrong.empty()) {
-        std::fprintf(stderr, "%s: %s\nRun with --help for more information.\n", program_name(app).c_str(), wrong.c_str());
+        print_error(app, wrong, true);
         return kUsageError;
     }
     try {
@@ -170,7 +184,7 @@ inline std::optional<int> parse_or_exit(CLI::App& app, int argc, char** argv) {
         if (app.exit(e) != 0) return kUsageError;
         // --help went to std::cout: a write that failed (a full disk, a closed pipe) is no success
         if (!std::cout.flush()) {
-            std::fprintf(stderr, "%s: could not write the help to the standard output\n", program_name(app).c_str());
+            print_error(app, "could not write the help to the standard output", false);
             return kRuntimeError;
         }
         return kSuccess;
@@ -178,7 +192,7 @@ inline std::optional<int> parse_or_exit(CLI::App& app, int argc, char** argv) {
     try {
         xtgrad::check_environment();
     } catch (const Error& e) {
-        std::fprintf(stderr, "%s: %s\nRun with --help for more information.\n", program_name(app).c_str(), e.what());
+        print_error(app, e.what(), true);
         return kUsageError;
     }
     return std::nullopt;
@@ -195,18 +209,18 @@ int run_main(CLI::App& app, int argc, char** argv, Body&& body) noexcept {
         if (std::optional<int> status = parse_or_exit(app, argc, argv)) return *status;  // --help: 0
         const int status = body();
         if (status == kSuccess && (std::fflush(stdout) != 0 || std::ferror(stdout))) {  // a failure said its own
-            std::fprintf(stderr, "%s: could not write its output to the standard output\n", program_name(app).c_str());
+            print_error(app, "could not write its output to the standard output", false);
             return kRuntimeError;
         }
         return status;
     } catch (const UsageError& e) {
-        std::fprintf(stderr, "%s: %s\nRun with --help for more information.\n", program_name(app).c_str(), e.what());
+        print_error(app, e.what(), true);
         return kUsageError;
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "%s: %s\n", program_name(app).c_str(), e.what());
+        print_error(app, e.what(), false);
         return kRuntimeError;
     } catch (...) {
-        std::fprintf(stderr, "%s: unknown error\n", program_name(app).c_str());
+        print_error(app, "unknown error", false);
         return kRuntimeError;
     }
 }

@@ -64,10 +64,7 @@ int main(int argc, char** argv) {
             fmt::print("Graphviz's dot is not installed; render with: dot -Tsvg {} -o {}\n", dot, svg);
             return 0;
         }
-        if (*status != 0) {
-            fmt::print(stderr, "graph: dot failed on {} (exit status {})\n", dot, *status);
-            return 1;
-        }
+        if (*status != 0) fail("dot failed on {} (exit status {})", dot, *status);
         fmt::print("wrote {}\n", svg);
         return 0;
     });

@@ -370,6 +370,14 @@ expect 1 "graph's log into a closed stdout" sh -c "'$build/examples/graph' --no-
 says "graph: could not write its output to the standard output"
 expect 1 "tutorial_d_walkthrough into a full device" sh -c "'$build/examples/tutorial_d_walkthrough' --out '$out/walk_full' >/dev/full"
 says "tutorial_d_walkthrough: "
+# a message quotes the command line as a terminal can show it: a stray byte, an escape code as \xHH
+expect 2 "xtgrad_bench --config with a stray byte and an escape code" "$build/bench/xtgrad_bench" --config $'\xff\e[2J'
+says "xtgrad_bench: --config: \\xff\\x1b[2J not in {winter,seed-b,seed-d,all}"
+if LC_ALL=C grep -q $'\e' "$out/last.log"; then bad "  ...sent the escape code"; else ok "  ...sent no escape code"; fi
+# graph with a dot that fails: exit 1 naming the file and dot's status (an Error through run_main)
+mkdir -p "$out/failing_dot" && printf '#!/bin/sh\nexit 3\n' >"$out/failing_dot/dot" && chmod +x "$out/failing_dot/dot"
+expect 1 "graph with a Graphviz dot that fails" env PATH="$out/failing_dot:$PATH" "$build/examples/graph" --out "$out/graph_dot"
+says "graph: dot failed on $out/graph_dot/encoder_layer.dot (exit status 3)"
 # every count is cli::count_in's: CLI11's Range read 0x10 as 16 and 010 as 8, and said "Value 0 not in range 1 to 10000"
 expect 2 "graph --depth 0x10 (a count is decimal digits)" "$build/examples/graph" --depth 0x10 --no-render --out "$out/graph_hex"
 says "--depth: '0x10' is not a whole number"

@@ -14,7 +14,7 @@ using namespace xtgrad::parity;
 
 namespace {
 
-bool report(const Outcome& o, const std::string& dir, bool details) {
+bool print_outcome(const Outcome& o, const std::string& dir, bool details) {
     std::printf("%s %s (%s)\n", o.passed() ? "PASS" : "FAIL", o.case_name.empty() ? dir.c_str() : o.case_name.c_str(),
                 o.module.c_str());
     if (!o.supported && o.error.empty()) std::printf("  no runner for module '%s'\n", o.module.c_str());
@@ -48,12 +48,12 @@ int main(int argc, char** argv) {
             std::size_t passed = 0, failed = 0;
             for (const std::string& d : case_dirs(all)) {
                 const Outcome o = run_fixture(d);
-                if (!quiet || !o.passed()) report(o, d, false);
+                if (!quiet || !o.passed()) print_outcome(o, d, false);
                 (o.passed() ? passed : failed) += 1;
             }
             std::printf("%zu passed, %zu failed\n", passed, failed);
             return failed == 0 && passed > 0 ? cli::kSuccess : cli::kRuntimeError;
         }
-        return report(run_fixture(dir), dir, true) ? cli::kSuccess : cli::kRuntimeError;
+        return print_outcome(run_fixture(dir), dir, true) ? cli::kSuccess : cli::kRuntimeError;
     });
 }
