@@ -12,6 +12,7 @@
 #include <xtgrad/threads/parallel.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -19,18 +20,36 @@
 namespace xtgrad {
 
 namespace {
-// Σ_j term(j) for j in [0, n), in double, as 8 interleaved partial sums (lane k takes j ≡ k mod 8)
-// added pairwise at the end. One running double sum is a chain of dependent adds (~4 cycles per
-// element: layer norm ran at ~1.7 ns per element, 5 % of seed-d's bf16 step); 8 independent
-// lanes vectorise. The order is fixed, so every thread count gives the same bits.
-template <class Term>
-double sum8(std::size_t n, Term term) {
-    double acc[8] = {};
+// Σ_j term(j)[q] for j in [0, n) and each of the K sums q, in double, as 8 interleaved partial
+// sums (lane k takes j ≡ k mod 8) added pairwise at the end. One running double sum is a chain of
+// dependent adds (~4 cycles per element: layer norm ran at ~1.7 ns per element, 5 % of seed-d's
+// bf16 step); 8 independent lanes vectorise, and K sums share one pass over the row (backward's
+// two sums in two passes, with a branch on a null weight inside, took 3.4x the time). The order
+// is fixed, so every thread count gives the same bits.
+template <std::size_t K, class Term>
+std::array<double, K> sums8(std::size_t n, Term term) {
+    // lanes 0-3 and 4-7 of each sum as two vectors of 4 doubles: GCC kept double acc[K][8] on the
+    // stack and every loop scalar (it vectorised only where it knew n)
+    using Lanes = double __attribute__((vector_size(32)));
+    Lanes lo[K] = {}, hi[K] = {};
     std::size_t j = 0;
-    for (; j + 8 <= n; j += 8)
-        for (std::size_t k = 0; k < 8; ++k) acc[k] += term(j + k);
-    for (std::size_t k = 0; j < n; ++j, ++k) acc[k] += term(j);
-    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    for (; j + 8 <= n; j += 8) {
+        std::array<double, K> t[8];
+        for (std::size_t k = 0; k < 8; ++k) t[k] = term(j + k);
+        for (std::size_t q = 0; q < K; ++q) {
+            lo[q] += Lanes{t[0][q], t[1][q], t[2][q], t[3][q]};
+            hi[q] += Lanes{t[4][q], t[5][q], t[6][q], t[7][q]};
+        }
+    }
+    // the last n mod 8 terms, to lanes 0.. as above
+    for (std::size_t k = 0; j + k < n; ++k) {
+        const std::array<double, K> t = term(j + k);
+        for (std::size_t q = 0; q < K; ++q) (k < 4 ? lo[q][k] : hi[q][k - 4]) += t[q];
+    }
+    std::array<double, K> sum;
+    for (std::size_t q = 0; q < K; ++q)
+        sum[q] = ((lo[q][0] + lo[q][1]) + (lo[q][2] + lo[q][3])) + ((hi[q][0] + hi[q][1]) + (hi[q][2] + hi[q][3]));
+    return sum;
 }
 }  // namespace
 
@@ -42,12 +61,12 @@ void layer_norm_forward(const float* x, const float* w, const float* b, float* y
         for (std::size_t r = r0; r < r1; ++r) {
             const float* xr = x + r * d;
             float* yr = y + r * d;
-            const double s = sum8(d, [xr](std::size_t j) { return static_cast<double>(xr[j]); });
+            const double s = sums8<1>(d, [xr](std::size_t j) { return std::array{static_cast<double>(xr[j])}; })[0];
             const float m = static_cast<float>(s / static_cast<double>(d));
-            const double v = sum8(d, [xr, m](std::size_t j) {
+            const double v = sums8<1>(d, [xr, m](std::size_t j) {
                 const float c = xr[j] - m;  // centred in float, squared in double
-                return static_cast<double>(c) * c;
-            });
+                return std::array{static_cast<double>(c) * c};
+            })[0];
             // A variance past float's range (values of ±3e38) would give rstd 0 and finite zeros:
             // NaN instead, as torch's float computation gives, so the NaN guards see it.
             const float var = static_cast<float>(v / static_cast<double>(d));
@@ -72,27 +91,27 @@ constexpr std::size_t kGradRowBlock = 64;
 // wanted) and the block's sums dw_part[j] = Σ_r g[r, j] xhat[r, j], db_part[j] = Σ_r g[r, j]
 // (null: not wanted). The row's g and x are read from memory once; the row's three loops find
 // them in L1, and the block's sums stay there too.
-template <class Store>
+template <bool HasWeight, class Store>
 void layer_norm_backward_rows(const float* g, const float* x, const float* w, const float* mean, const float* rstd,
                               float* dx, Store store, float* dw_part, float* db_part, std::size_t r0, std::size_t r1,
                               std::size_t d) {
     for (std::size_t r = r0; r < r1; ++r) {
-        const float* gr = g + r * d;
-        const float* xr = x + r * d;
+        const float* __restrict gr = g + r * d;
+        const float* __restrict xr = x + r * d;
         const float m = mean[r], rs = rstd[r];
         if (dx) {
-            const auto dxhat = [gr, w](std::size_t j) { return gr[j] * (w ? w[j] : 1.f); };
-            const double sum_dxh = sum8(d, [&](std::size_t j) { return static_cast<double>(dxhat(j)); });
-            const double sum_dxh_xh = sum8(d, [&](std::size_t j) {
-                const float xh = (xr[j] - m) * rs;
-                return static_cast<double>(dxhat(j)) * xh;
+            const auto dxhat = [gr, w](std::size_t j) { return HasWeight ? gr[j] * w[j] : gr[j]; };
+            // Σ dxhat and Σ dxhat · xhat, in one pass
+            const auto [sum_dxh, sum_dxh_xh] = sums8<2>(d, [&](std::size_t j) {
+                const float dxh = dxhat(j), xh = (xr[j] - m) * rs;
+                return std::array{static_cast<double>(dxh), static_cast<double>(dxh) * xh};
             });
             const float a = static_cast<float>(sum_dxh / static_cast<double>(d));
             const float c = static_cast<float>(sum_dxh_xh / static_cast<double>(d));
-            float* dxr = dx + r * d;
+            float* __restrict dxr = dx + r * d;
             for (std::size_t j = 0; j < d; ++j) {
                 const float xh = (xr[j] - m) * rs;
-                store(dxr[j], rs * (gr[j] * (w ? w[j] : 1.f) - a - xh * c));
+                store(dxr[j], rs * (dxhat(j) - a - xh * c));
             }
         }
         const bool first = r == r0;
@@ -118,10 +137,14 @@ void layer_norm_backward(const float* g, const float* x, const float* w, const f
     Array dw_part = empty_array({dw_out ? blocks : 0, d}), db_part = empty_array({db_out ? blocks : 0, d});
     const auto run = [&](float* dx, auto store) {
         parallel_rows(blocks, kGradRowBlock * d, [&](std::size_t b0, std::size_t b1) {
-            for (std::size_t b = b0; b < b1; ++b)
-                layer_norm_backward_rows(g, x, w, mean, rstd, dx, store, dw_out ? dw_part.data() + b * d : nullptr,
-                                         db_out ? db_part.data() + b * d : nullptr, b * kGradRowBlock,
-                                         std::min(rows, (b + 1) * kGradRowBlock), d);
+            for (std::size_t b = b0; b < b1; ++b) {
+                // the weight's presence a template argument: a branch on it per element kept the loops scalar
+                const auto rows_of = w ? layer_norm_backward_rows<true, decltype(store)>
+                                       : layer_norm_backward_rows<false, decltype(store)>;
+                rows_of(g, x, w, mean, rstd, dx, store, dw_out ? dw_part.data() + b * d : nullptr,
+                        db_out ? db_part.data() + b * d : nullptr, b * kGradRowBlock,
+                        std::min(rows, (b + 1) * kGradRowBlock), d);
+            }
         });
     };
     if (dx_out)

@@ -258,7 +258,7 @@ if grep -qE "^random_copy: step [0-9]+: .*training stopped before the optimizer 
 echo "== one convention everywhere: --help (options, exit codes, environment) exits 0; a bad option exits 2"
 for prog in examples/winter_games examples/random_copy examples/reverse examples/spiral examples/graph \
             examples/tutorial_d_walkthrough examples/activations examples/maml_sine bench/hvp_bench bench/xtgrad_bench bench/skinny_bench bench/ddp_bench bench/ceiling_bench \
-            bench/vector_bench bench/matmul_primitive_probe bench/narrow_product_probe bench/packed_b_probe bench/pool_wake_bench tools/parity tools/report_compare; do
+            bench/vector_bench bench/layer_norm_bench bench/matmul_primitive_probe bench/narrow_product_probe bench/packed_b_probe bench/pool_wake_bench tools/parity tools/report_compare; do
   # the probes of oneDNN (its matmul primitive, its sgemm on narrow products, B packed) are built only with -Dgemm=onednn
   case "$prog" in bench/matmul_primitive_probe|bench/narrow_product_probe|bench/packed_b_probe) [ -x "$build/$prog" ] || continue;; esac
   [ -x "$build/$prog" ] || { bad "$prog is not built"; continue; }
