@@ -270,9 +270,11 @@ std::string listed(const std::set<std::string>& names, std::size_t at_most) {
 }
 
 std::string unmatched_note(const Filter& f, const PassRecord& r) {
-    const std::string what = f.module.empty() ? fmt::format("op '{}'", f.op)
-                             : f.op.empty()   ? fmt::format("module '{}'", f.module)
-                                              : fmt::format("op '{}' in module '{}'", f.op, f.module);
+    // the filter is the environment's value, shown as every such value is (escape codes as \xHH)
+    const std::string op = detail::shown_env_value(f.op), module = detail::shown_env_value(f.module);
+    const std::string what = f.module.empty() ? fmt::format("op '{}'", op)
+                             : f.op.empty()   ? fmt::format("module '{}'", module)
+                                              : fmt::format("op '{}' in module '{}'", op, module);
     std::string s = fmt::format("xtgrad: break filter {} matched none of the {} nodes of this backward pass.", what,
                                 r.nodes);
     const bool op_ran = f.op.empty() || r.ops.count(f.op) != 0;

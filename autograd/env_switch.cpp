@@ -1,4 +1,5 @@
 #include <xtgrad/autograd/env_switch.hpp>
+#include <xtgrad/autograd/utf8_text.hpp>
 
 #include <xtgrad/autograd/error.hpp>
 
@@ -25,12 +26,9 @@ void fail_invalid_switch(const EnvSwitch& s) {
 }
 
 std::string shown_env_value(std::string_view value) {
-    std::string shown;
-    for (const char c : value.substr(0, 40)) {
-        const auto byte = static_cast<unsigned char>(c);
-        if (byte >= 0x20 && byte < 0x7f && c != '\\') shown += c;  // a backslash too, or "\x01" would read as 0x01
-        else shown += fmt::format("\\x{:02x}", byte);  // a newline, a control or a non-ASCII byte, shown
-    }
+    std::string cut;  // a backslash as \x5c too, or "\x01" typed would read as the byte 0x01
+    for (const char c : value.substr(0, 40)) cut += c == '\\' ? std::string("\\x5c") : std::string(1, c);
+    std::string shown = escaped_for_message(cut, /*keep_newlines=*/false);
     if (value.size() > 40) shown += fmt::format("... ({} bytes)", value.size());  // cut: say so, and how long
     return shown;
 }

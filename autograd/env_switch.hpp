@@ -63,10 +63,10 @@ private:
     mutable std::atomic<int> from_env_{-1};  // -1: not read yet
 };
 
-// An environment variable's value as an error message quotes it: its first 40 bytes, each byte
-// outside printable ASCII, and the backslash, as \xHH (the value is the user's, the message must
-// stay one readable line of text: a newline or a non-UTF-8 byte would break it); a longer value
-// ends in "... (N bytes)", so the cut is not mistaken for the value.
+// An environment variable's value as an error message quotes it: its first 40 bytes, UTF-8 text
+// kept, each control (a newline too), each byte that is not UTF-8 and the backslash as \xHH (the
+// value is the user's, the message must stay one readable line of text); a longer value ends in
+// "... (N bytes)", so the cut is not mistaken for the value.
 std::string shown_env_value(std::string_view value);
 
 }  // namespace xtgrad::detail

@@ -53,7 +53,7 @@ int run(int reps) {
 
 int main(int argc, char** argv) {
     int reps = 31;
-    CLI::App app{"How long xtgrad's pool worker takes to start a job after the caller worked alone for a gap."};
+    CLI::App app{"How long xtgrad's pool worker takes to start a job after the caller worked alone for a gap.", "pool_wake_bench"};
     app.add_option("--reps", reps, "jobs per gap")->capture_default_str()->transform(cli::count_in(1, 100000));
     app.footer(cli::cli_footer("Threads: always 2 (the caller and one worker; there is no --threads)."));
     return cli::run_main(app, argc, argv, [&] { return run(reps); });

@@ -1,7 +1,7 @@
 #include <xtgrad/report/attention_maps.hpp>
 
 #include <xtgrad/autograd/error.hpp>
-#include <xtgrad/report/valid_utf8.hpp>
+#include <xtgrad/autograd/utf8_text.hpp>
 
 #include <cmath>
 #include <utility>

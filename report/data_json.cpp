@@ -1,6 +1,6 @@
 #include <xtgrad/report/data_json.hpp>
 
-#include <xtgrad/report/valid_utf8.hpp>
+#include <xtgrad/autograd/utf8_text.hpp>
 
 #include <cmath>
 

@@ -2,7 +2,7 @@
 
 #include <xtgrad/autograd/error.hpp>
 #include <xtgrad/report/report_data.hpp>
-#include <xtgrad/report/valid_utf8.hpp>
+#include <xtgrad/autograd/utf8_text.hpp>
 
 #include <fmt/format.h>
 

@@ -2,7 +2,7 @@
 
 #include <xtgrad/autograd/error.hpp>
 #include <xtgrad/io/bounded_json.hpp>
-#include <xtgrad/report/valid_utf8.hpp>
+#include <xtgrad/autograd/utf8_text.hpp>
 
 #include <fmt/format.h>
 

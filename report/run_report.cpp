@@ -12,7 +12,7 @@
 #include <xtgrad/report/earlier_steps.hpp>
 #include <xtgrad/report/graph_svg.hpp>
 #include <xtgrad/report/page.hpp>
-#include <xtgrad/report/valid_utf8.hpp>
+#include <xtgrad/autograd/utf8_text.hpp>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -91,7 +91,7 @@ struct RunReport::Impl {
     // and (once) stderr say. `what` names it, with {} where the label (replaced) goes.
     std::string text(const std::string& label, const std::string& what) {
         bool replaced = false;
-        std::string valid = report::valid_utf8(label, &replaced);
+        std::string valid = valid_utf8(label, &replaced);
         if (replaced) note_replaced(fmt::format(fmt::runtime(what), valid));
         return valid;
     }
@@ -300,7 +300,7 @@ void RunReport::attention(const std::string& kind, const std::vector<Tensor>& la
 
 void RunReport::result(const std::string& name, const std::string& text) {
     if (!enabled()) return;
-    if (name.empty()) fail("RunReport::result: the name is empty (text '{}')", report::valid_utf8(text.substr(0, 40), nullptr));
+    if (name.empty()) fail("RunReport::result: the name is empty (text '{}')", valid_utf8(text.substr(0, 40), nullptr));
     const std::string n = impl_->text(name, "result name '{}'");
     const std::string t = impl_->text(text, "the text of a result");
     for (auto& [have, value] : impl_->results)

@@ -55,6 +55,15 @@ TEST_CASE("count_in refuses a count outside its range, naming it, and never wrap
     CHECK(parse_count("99999999999999999999", 0).error == "--n: 99999999999999999999 is above 2147483647");
     CHECK(parse_count("-99999999999999999999", 0).error == "--n: -99999999999999999999 is below 0");
     CHECK(parse_count<long>("9223372036854775808", 0, 999999999999999999).error.find("is above") != std::string::npos);
+    // the whole long long range (--seed): 19 digits read exactly, one past it refused
+    CHECK(parse_count<long long>("9223372036854775807", 0, std::numeric_limits<long long>::max()).value ==
+          std::numeric_limits<long long>::max());
+    CHECK(parse_count<long long>("9223372036854775808", 0, std::numeric_limits<long long>::max()).error ==
+          "--n: 9223372036854775808 is above 9223372036854775807");
+    CHECK(parse_count<long long>("-9223372036854775808", std::numeric_limits<long long>::min(), 0).value ==
+          std::numeric_limits<long long>::min());
+    CHECK(parse_count<long long>("18446744073709551616", 0, std::numeric_limits<long long>::max()).error.find("is above") !=
+          std::string::npos);  // past 2^64 - 1
     const std::string long_text(200, '9');  // the message quotes 40 characters of it
     CHECK(parse_count(long_text, 0).error == "--n: " + std::string(40, '9') + "... is above 2147483647");
 }

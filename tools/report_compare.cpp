@@ -38,10 +38,22 @@ int main(int argc, char** argv) {
     app.add_option("reports", inputs, "two or more report.html files (or their downloaded JSON)")->required()->expected(2, 16)
         ->check(CLI::ExistingFile);
     app.add_option("-o,--out", out, "the comparison page to write (atomically)")->capture_default_str();
-    app.add_option("--names", names, "a name per run, comma-separated (default: the files' folder names)")->delimiter(',');
+    // one argument, split here: CLI11's delimiter read `--names=, -o page.html` as two names, "-o"
+    // and "page.html", and wrote compare.html
+    std::string names_text;
+    app.add_option("--names", names_text, "a name per run, comma-separated (default: the files' folder names)");
     return cli::run_main(app, argc, argv, [&] {
-        if (!names.empty() && names.size() != inputs.size())
-            cli::usage_error("--names has {} names for {} reports", names.size(), inputs.size());
+        if (app.count("--names")) {
+            for (std::size_t start = 0;;) {
+                const std::size_t comma = names_text.find(',', start);
+                names.push_back(names_text.substr(start, comma - start));
+                if (names.back().empty()) cli::usage_error("--names: name {} is empty (in '{}')", names.size(), names_text);
+                if (comma == std::string::npos) break;
+                start = comma + 1;
+            }
+            if (names.size() != inputs.size())
+                cli::usage_error("--names has {} names for {} reports", names.size(), inputs.size());
+        }
         std::vector<std::pair<std::string, std::string>> runs;
         for (std::size_t i = 0; i < inputs.size(); ++i) {
             const std::filesystem::path p(inputs[i]);

@@ -13,12 +13,13 @@
 #include <xtgrad/simd/cpu_isa.hpp>
 #include <xtgrad/autograd/environment.hpp>
 #include <xtgrad/autograd/error.hpp>
-#include <xtgrad/report/valid_utf8.hpp>
+#include <xtgrad/autograd/utf8_text.hpp>
 #include <xtgrad/threads/parallel.hpp>
 
 #include "examples/common/cli11.hpp"
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -100,17 +101,24 @@ inline CLI::Validator count_in(long long min, long long max) {
             if (i == text.size() || text.find_first_not_of("0123456789", i) != std::string::npos)
                 return "'" + shown + "' is not a whole number";
             while (i + 1 < text.size() && text[i] == '0') ++i;  // 010 is ten
-            const std::string digits = text.substr(i);
-            if (digits.size() > 18) return fmt::format("{} is {} {}", shown, negative ? "below" : "above", negative ? min : max);
-            const long long v = (negative ? -1 : 1) * std::stoll(digits);
+            // the magnitude, exact up to 2^64 - 1; past it, or past what a long long holds, out of range
+            unsigned long long magnitude = 0;
+            const char* digits = text.data() + i;
+            const auto [end, error] = std::from_chars(digits, text.data() + text.size(), magnitude);
+            const unsigned long long limit = negative ? 1ull << 63 : (1ull << 63) - 1;
+            if (error != std::errc() || end != text.data() + text.size() || magnitude > limit)
+                return fmt::format("{} is {} {}", shown, negative ? "below" : "above", negative ? min : max);
+            const long long v = negative ? static_cast<long long>(0ull - magnitude) : static_cast<long long>(magnitude);
             if (v < min) return fmt::format("{} is below {}", shown, min);
             if (v > max) return fmt::format("{} is above {}", shown, max);
             text = std::to_string(v);
             return {};
         },
-        max == std::numeric_limits<int>::max() ? fmt::format("INT >= {}", min) : fmt::format("INT in [{}, {}]", min, max));
+        max >= std::numeric_limits<int>::max() ? fmt::format("INT >= {}", min) : fmt::format("INT in [{}, {}]", min, max));
 }
 inline CLI::Validator count_at_least(long long min) { return count_in(min, std::numeric_limits<int>::max()); }
+// --seed: a count from 0 (CLI11 read -1 and 2^64 as 18446744073709551615, 0x10 as 16, "" as 0)
+inline CLI::Validator seed_value() { return count_in(0, std::numeric_limits<long long>::max()); }
 
 inline CLI::Validator positive_finite() { return finite_range(0, std::numeric_limits<double>::max(), true); }
 
@@ -132,14 +140,18 @@ inline std::string program_name(const CLI::App& app) {
     return app.get_name().empty() ? std::string("xtgrad") : app.get_name();
 }
 
+// A user's path or name in a line of output ("wrote PATH"): an escape code or a stray byte in
+// --out is shown as \xHH, not sent to the terminal (as error messages show them).
+inline std::string shown(std::string_view text) { return escaped_for_message(text, /*keep_newlines=*/false); }
+
 // "PROGRAM: message" (and, for a usage error, the pointer to --help), the message's bytes as a
 // terminal can show them: it may quote the command line or a path (report/valid_utf8.hpp).
-inline std::string error_message(const CLI::App& app, std::string_view message, bool usage) {
-    return fmt::format("{}: {}\n{}", program_name(app), report::escaped_for_message(message),
+inline std::string error_message(const CLI::App& app, std::string_view message, bool usage, bool one_line = false) {
+    return fmt::format("{}: {}\n{}", program_name(app), escaped_for_message(message, !one_line),
                        usage ? "Run with --help for more information.\n" : "");
 }
-inline void print_error(const CLI::App& app, std::string_view message, bool usage) {
-    std::fputs(error_message(app, message, usage).c_str(), stderr);
+inline void print_error(const CLI::App& app, std::string_view message, bool usage, bool one_line = false) {
+    std::fputs(error_message(app, message, usage, one_line).c_str(), stderr);
 }
 
 // What is wrong with an option written `--name=VALUE`, or "": a flag given a value (CLI11 said
@@ -169,7 +181,8 @@ inline std::string written_wrong(CLI::App& app, int argc, char** argv) {
 inline std::optional<int> parse_or_exit(CLI::App& app, int argc, char** argv) {
     if (app.get_footer().empty()) app.footer(cli_footer());
     // CLI11's own errors quote the command line as given (`--config $'\xff'`): as every other message
-    app.failure_message([](const CLI::App* a, const CLI::Error& e) { return error_message(*a, e.what(), true); });
+    // (one line: CLI11 writes its messages so; a newline in them is the value's: `--epochs $'1\n'`)
+    app.failure_message([](const CLI::App* a, const CLI::Error& e) { return error_message(*a, e.what(), true, true); });
     // An option given twice: the last one counts (`$base --lr 1e30` overrides $base's --lr).
     for (CLI::Option* o : app.get_options())
         if (o->get_expected_max() <= 1) o->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -181,6 +194,14 @@ inline std::optional<int> parse_or_exit(CLI::App& app, int argc, char** argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
+        // CLI11 checks the required arguments before the unknown ones: `report_compare --no-such`
+        // said "reports is required"; the option nobody knows is the mistake to name
+        if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && !app.remaining().empty()) {
+            std::string extras;
+            for (const std::string& arg : app.remaining()) extras += (extras.empty() ? "" : " ") + arg;
+            print_error(app, "The following arguments were not expected: " + extras, true, true);
+            return kUsageError;
+        }
         if (app.exit(e) != 0) return kUsageError;
         // --help went to std::cout: a write that failed (a full disk, a closed pipe) is no success
         if (!std::cout.flush()) {
@@ -217,7 +238,11 @@ int run_main(CLI::App& app, int argc, char** argv, Body&& body) noexcept {
         print_error(app, e.what(), true);
         return kUsageError;
     } catch (const std::exception& e) {
-        print_error(app, e.what(), false);
+        // fmt::print throws "cannot write to file" where stdout is full: say which output it was
+        if (std::ferror(stdout))
+            print_error(app, fmt::format("could not write its output to the standard output ({})", e.what()), false);
+        else
+            print_error(app, e.what(), false);
         return kRuntimeError;
     } catch (...) {
         print_error(app, "unknown error", false);

@@ -76,10 +76,10 @@ void DataParallel::save(const nn::Module& module, const std::string& path) const
 
 int DataParallel::fail(const std::exception& e) const {
     if (!active()) {
-        fmt::print(stderr, "{}: {}\n", program_, report::escaped_for_message(e.what()));
+        fmt::print(stderr, "{}: {}\n", program_, escaped_for_message(e.what()));
         return 2;
     }
-    fmt::print(stderr, "{} rank {} of {}: {}\n", program_, rank_, world_, report::escaped_for_message(e.what()));
+    fmt::print(stderr, "{} rank {} of {}: {}\n", program_, rank_, world_, escaped_for_message(e.what()));
     std::fflush(stderr);
     distributed::abort(2);
 }

@@ -212,17 +212,17 @@ std::string count_text(double n) { return n >= 1e6 ? fmt::format("the {:.1f} M",
 
 std::string TrainingRun::files_summary() const {
     std::string out;
-    if (report_->enabled()) out += fmt::format("report: {} (open it in a browser)\n", report_->path());
+    if (report_->enabled()) out += fmt::format("report: {} (open it in a browser)\n", cli::shown(report_->path()));
     if (last_saved_ < 0) return out;
     std::error_code error;
     const std::uintmax_t bytes = std::filesystem::file_size(checkpoint_, error);
-    if (error) return out + fmt::format("saved {}\n", checkpoint_);
+    if (error) return out + fmt::format("saved {}\n", cli::shown(checkpoint_));
     std::size_t weights = 0;
     for (const Tensor& p : model_.parameters()) weights += p.numel();
     // Adam keeps two moments per weight: a resumable run file is ~3x the weights alone.
     out += fmt::format("saved {} ({}: {} weights and the optimizer's state, what --resume needs to go on bit for bit; "
                        "the weights alone are {})\n",
-                       checkpoint_, size_text(static_cast<double>(bytes)), count_text(static_cast<double>(weights)),
+                       cli::shown(checkpoint_), size_text(static_cast<double>(bytes)), count_text(static_cast<double>(weights)),
                        size_text(static_cast<double>(weights) * 4));
     return out;
 }

@@ -40,7 +40,23 @@ int main(int argc, char** argv) {
     std::vector<std::string> sizes{"4:256", "256:4", "32:8", "32:32", "32:64", "32:128", "32:256"};
     int repeats = 5;
     CLI::App app{"jvp and vjp, and jacfwd against jacrev on tall and wide functions.", "forward_mode"};
-    app.add_option("--sizes", sizes, "the n:m of each timed f: R^n -> R^m")->delimiter(',')->capture_default_str();
+    // each N:M two counts from 1 to 4096 (std::stoul took "0x4" as 0, " 4" as 4, "-4" as 2^64 - 4)
+    const CLI::Validator n_or_m = cli::count_in(1, 4096);
+    const CLI::Validator size_pair(
+        [&n_or_m](std::string& text) -> std::string {
+            const auto colon = text.find(':');
+            if (colon == std::string::npos) return "'" + text + "' is not N:M";
+            std::string n = text.substr(0, colon), m = text.substr(colon + 1);
+            for (std::string* half : {&n, &m})
+                if (std::string why = n_or_m(*half); !why.empty()) return "in '" + text + "': " + why;
+            text = n + ":" + m;
+            return {};
+        },
+        "N:M");
+    app.add_option("--sizes", sizes, "the n:m of each timed f: R^n -> R^m, each from 1 to 4096")
+        ->delimiter(',')
+        ->capture_default_str()
+        ->transform(size_pair);
     app.add_option("--repeats", repeats, "timed runs of each, the best kept")->capture_default_str()->transform(cli::count_in(1, 1000));
     return cli::run_main(app, argc, argv, [&] {
         Generator gen(0);
@@ -56,8 +72,7 @@ int main(int argc, char** argv) {
         fmt::print("\nJacobian of tanh(W x), W (m, n), best of {} runs:\n", repeats);
         fmt::print("    n     m   jacfwd ms   jacrev ms   faster   max |jacfwd - jacrev|\n");
         for (const std::string& s : sizes) {
-            const auto colon = s.find(':');
-            if (colon == std::string::npos) throw Error(fmt::format("--sizes: {:?} is not N:M", s));
+            const auto colon = s.find(':');  // checked above: two counts
             const std::size_t n = std::stoul(s.substr(0, colon)), m = std::stoul(s.substr(colon + 1));
             const Tensor wm = randn({m, n}, gen), xm = randn({n}, gen);
             const func::Fn g = [&](const std::vector<Tensor>& in) { return tanh(matmul(wm, in[0])); };

@@ -55,17 +55,22 @@ int main(int argc, char** argv) {
         o.trace = &table;
         o.title = fmt::format("tutorial C, {} (loss {:.4f})", module.empty() ? "Transformer" : module, loss.item());
         write_dot(dot, loss, o);
-        fmt::print("wrote {}\n", dot);
+        fmt::print("wrote {}\n", cli::shown(dot));
         if (no_render) return 0;
         // No shell: --out may hold any character (io/run_program.hpp), and may start with '-'
         // (e.g. "-rf"): file_argument keeps it a file for dot.
+        std::error_code stale;
+        std::filesystem::remove(svg, stale);  // an earlier run's picture must not pass for this one's
         const std::optional<int> status = run_program({"dot", "-Tsvg", file_argument(dot), "-o", file_argument(svg)});
         if (!status) {
-            fmt::print("Graphviz's dot is not installed; render with: dot -Tsvg {} -o {}\n", dot, svg);
+            fmt::print("Graphviz's dot is not installed; render with: dot -Tsvg '{}' -o '{}'\n", cli::shown(dot), cli::shown(svg));
             return 0;
         }
         if (*status != 0) fail("dot failed on {} (exit status {})", dot, *status);
-        fmt::print("wrote {}\n", svg);
+        // a dot that exits 0 without writing (not Graphviz's, or its output cut) is no rendering
+        if (std::error_code e; !std::filesystem::is_regular_file(svg, e) || std::filesystem::file_size(svg, e) == 0)
+            fail("dot exited 0 but wrote no {}", svg);
+        fmt::print("wrote {}\n", cli::shown(svg));
         return 0;
     });
 }

@@ -116,7 +116,7 @@ int main(int argc, char** argv) {
     app.add_option("--inner-lr", inner_lr, "the inner SGD step's rate α")->capture_default_str()->check(cli::positive_finite());
     app.add_option("--outer-lr", outer_lr, "Adam's rate for the initialisation")->capture_default_str()->check(cli::positive_finite());
     app.add_flag("--first-order", first_order, "drop the second-order term (FOMAML): the inner gradient taken without create_graph");
-    app.add_option("--seed", seed, "seed of the weights and the tasks")->capture_default_str();
+    app.add_option("--seed", seed, "seed of the weights and the tasks")->capture_default_str()->transform(cli::seed_value());
     return cli::run_main(app, argc, argv, [&] {
         const float alpha = static_cast<float>(inner_lr);
         Generator gen(seed);

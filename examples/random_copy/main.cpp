@@ -92,7 +92,7 @@ void show_attention(RunReport& report, const std::string& svg_folder, const MapC
     map.key_axis = "keys: decoder inputs (later positions masked)";
     const std::string path = fmt::format("{}/dec_self_attn_layer{}_head{}.svg", svg_folder, layer, choice.head);
     nn::write_attention_svg(path, map);
-    fmt::print("attention heatmap (decoder self-attention, layer {}, head {}) -> {}\n", layer, choice.head, path);
+    fmt::print("attention heatmap (decoder self-attention, layer {}, head {}) -> {}\n", layer, choice.head, cli::shown(path));
 }
 
 }  // namespace
@@ -127,13 +127,15 @@ int main(int argc, char** argv) {
         ->check(cli::positive_finite());
     examples::add_total_option(app, steps, "step", "the tutorial runs 10");
     app.add_option("--seed", seed, "torch.manual_seed(seed) before the model is built; the random batch comes next from the same generator")
-        ->capture_default_str();
+        ->capture_default_str()
+        ->transform(cli::seed_value());
     cli::add_threads_option(app, threads);
     app.add_option("--out", out, "folder for the checkpoint, report.html and the heatmap SVG (created; must be writable)")
         ->capture_default_str();
     app.add_option("--map-layer", map_choice.layer, "decoder layer of the heatmap SVG (negative: from the last)")
-        ->capture_default_str();
-    app.add_option("--map-head", map_choice.head, "head of the heatmap SVG")->capture_default_str();
+        ->capture_default_str()
+        ->transform(cli::count_in(-1000, 999));  // the model's own count is checked before training
+    app.add_option("--map-head", map_choice.head, "head of the heatmap SVG")->capture_default_str()->transform(cli::count_in(0, 999));
     examples::add_run_options(app, run_options, "step");
     return cli::run_main(app, argc, argv, [&] {
       // Under mpirun each rank trains on its share of the batch; rank 0 alone prints and writes.
@@ -214,7 +216,7 @@ int main(int argc, char** argv) {
         if (done == steps) run.save_now();
         show_attention(run.report(), run_options.writes ? out : std::string(), map_choice, model, src, tgt_in);
         run.report().finish();
-        fmt::print("saved {}\n", run.checkpoint());
+        fmt::print("saved {}\n", cli::shown(run.checkpoint()));
         return cli::kSuccess;
       } catch (const std::exception& e) {
         if (dp.active()) dp.fail(e);  // ends the whole job (MPI_Abort): the other ranks never wait

@@ -156,7 +156,7 @@ void write_heatmaps(const ta::Transformer& model, const Batch& test, std::size_t
             map.key_axis = k.key_axis;
             nn::write_attention_svg(fmt::format("{}/{}_layer{}_head{}.svg", out, k.name, layer, h), map);
         }
-    fmt::print("attention heatmaps of '{}' (3 kinds x {} heads, layer {}) -> {}/*.svg\n", show(row(src, 0)), heads, layer, out);
+    fmt::print("attention heatmaps of '{}' (3 kinds x {} heads, layer {}) -> {}/*.svg\n", show(row(src, 0)), heads, layer, cli::shown(out));
 }
 
 }  // namespace
@@ -169,7 +169,9 @@ int main(int argc, char** argv) {
     examples::RunOptions run_options;
     CLI::App app{"Train tutorial A's Transformer to reverse digit strings.", "reverse"};
     examples::add_total_option(app, steps, "step", "batches of 64");
-    app.add_option("--seed", seed, "seed of the initial weights (manual_seed) and, + 1, of the batches")->capture_default_str();
+    app.add_option("--seed", seed, "seed of the initial weights (manual_seed) and, + 1, of the batches")
+        ->capture_default_str()
+        ->transform(cli::seed_value());
     cli::add_threads_option(app, threads);
     app.add_option("--out", out, "folder for the run (reverse.safetensors) and report.html (created; must be writable; "
                                 "--out '' writes nothing)")->capture_default_str();

@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
     CLI::App app{"Train a two-layer MLP to tell three spirals apart.", "spiral"};
     examples::add_total_option(app, epochs, "epoch", "full-batch steps");
     app.add_flag("--trace", trace, "print every backward node of the first epoch (as XTGRAD_TRACE=1 does for all)");
-    app.add_option("--seed", seed, "seed of the initial weights (manual_seed) and of the points")->capture_default_str();
+    app.add_option("--seed", seed, "seed of the initial weights (manual_seed) and of the points")->capture_default_str()->transform(cli::seed_value());
     app.add_option("--lr", lr, "Adam learning rate (> 0; an absurd one, e.g. 1e30, makes epoch 2's loss NaN: "
                                 "how tests/examples/run_cli_tests.sh checks the stop)")
         ->capture_default_str()

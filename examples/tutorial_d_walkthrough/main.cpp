@@ -61,7 +61,7 @@ void values_at_a_small_size(Generator& gen, const std::string& out) {
     std::filesystem::create_directories(out);
     const std::string path = out + "/mha_seq1_head0.svg";
     nn::write_attention_svg(path, map);
-    fmt::print("heatmap of sequence 1, head 0 -> {}\n{}", path, nn::attention_text(map));
+    fmt::print("heatmap of sequence 1, head 0 -> {}\n{}", cli::shown(path), nn::attention_text(map));
 }
 }  // namespace
 

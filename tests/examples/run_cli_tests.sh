@@ -369,7 +369,7 @@ says "xtgrad_bench: could not write its output to the standard output"
 expect 1 "graph's log into a closed stdout" sh -c "'$build/examples/graph' --no-render --out '$out/graph_closed' >&-"
 says "graph: could not write its output to the standard output"
 expect 1 "tutorial_d_walkthrough into a full device" sh -c "'$build/examples/tutorial_d_walkthrough' --out '$out/walk_full' >/dev/full"
-says "tutorial_d_walkthrough: "
+says "tutorial_d_walkthrough: could not write its output to the standard output"
 # a message quotes the command line as a terminal can show it: a stray byte, an escape code as \xHH
 expect 2 "xtgrad_bench --config with a stray byte and an escape code" "$build/bench/xtgrad_bench" --config $'\xff\e[2J'
 says "xtgrad_bench: --config: \\xff\\x1b[2J not in {winter,seed-b,seed-d,all}"
@@ -378,6 +378,43 @@ if LC_ALL=C grep -q $'\e' "$out/last.log"; then bad "  ...sent the escape code";
 mkdir -p "$out/failing_dot" && printf '#!/bin/sh\nexit 3\n' >"$out/failing_dot/dot" && chmod +x "$out/failing_dot/dot"
 expect 1 "graph with a Graphviz dot that fails" env PATH="$out/failing_dot:$PATH" "$build/examples/graph" --out "$out/graph_dot"
 says "graph: dot failed on $out/graph_dot/encoder_layer.dot (exit status 3)"
+# a dot that exits 0 and writes nothing is no rendering; the paths on stdout are shown, not sent
+printf '#!/bin/sh\nexit 0\n' >"$out/failing_dot/dot"
+expect 1 "graph with a dot that exits 0 and writes nothing" env PATH="$out/failing_dot:$PATH" "$build/examples/graph" --out "$out/graph_esc_"$'\e[2J'
+says "graph: dot exited 0 but wrote no $out/graph_esc_\x1b[2J/encoder_layer.svg"
+says "wrote $out/graph_esc_\x1b[2J/encoder_layer.dot"
+if LC_ALL=C grep -q $'\e' "$out/last.log"; then bad "  ...sent the escape code"; else ok "  ...sent no escape code"; fi
+# a value ending in a newline stays one line; the switches' values keep UTF-8 text readable
+expect 2 "spiral --epochs \$'1\\n'" "$build/examples/spiral" --epochs $'1\n'
+says "spiral: --epochs: '1\x0a' is not a whole number"
+expect 2 "XTGRAD_TRACE=北京" env XTGRAD_TRACE=北京 "$build/examples/spiral" --epochs 1 --out ''
+says "XTGRAD_TRACE: '北京' is neither 1"
+expect 0 "XTGRAD_BREAK_OP with an escape code: the note shows it" env XTGRAD_BREAK_OP=$'\e[2J' "$build/examples/spiral" --epochs 1 --out ''
+says "break filter op '\x1b[2J' matched none"
+if LC_ALL=C grep -q $'\e' "$out/last.log"; then bad "  ...sent the escape code"; else ok "  ...sent no escape code"; fi
+# every --seed, --layer and --head is a count too (CLI11 read --seed 0x10 as 16, -1 as 2^64 - 1)
+expect 2 "winter_games --seed 0x10" "${wg[@]}" --seed 0x10 --epochs 1 --out "$out/wg_seed"
+says "--seed: '0x10' is not a whole number"; trained_nothing
+expect 2 "random_copy --map-head -1" "$build/examples/random_copy" --map-head -1
+says "--map-head: -1 is below 0"
+expect 2 "forward_mode --sizes 0x4:4" "$build/examples/forward_mode" --sizes 0x4:4
+says "--sizes: in '0x4:4': '0x4' is not a whole number"
+expect 2 "forward_mode --sizes 4: (std::stoul threw \"stoul\")" "$build/examples/forward_mode" --sizes 4:
+expect 2 "pool_wake_bench --reps x names the program, not argv[0]" "$build/bench/pool_wake_bench" --reps x
+says "pool_wake_bench: --reps: 'x' is not a whole number"
+# the reason for exit 1 is on stderr, where a script's log keeps it
+expect 1 "parity on a folder that does not exist" sh -c "'$build/tools/parity' /nonexistent 2>&1 >/dev/null"
+says "parity: no meta.json in '/nonexistent'"
+expect 1 "parity --all on an empty folder" sh -c "mkdir -p '$out/no_cases' && '$build/tools/parity' --all '$out/no_cases' 2>&1 >/dev/null"
+says "parity: no case folder"
+EXPECT_LIMIT=60 expect 1 "winter_games --check on a run too short to translate: the reason on stderr" sh -c "'$build/examples/winter_games' --d-model 8 --d-ff 8 --d-k 4 --d-v 4 --layers 1 --heads 1 --epochs 1 --quiet --check --no-report --out '$out/wg_check' 2>&1 >/dev/null"
+says "winter_games: --check: the greedy translation is"
+# report_compare: --names split by itself (CLI11 read "--names=, -o page.html" as the names "-o" and "page.html")
+expect 2 "report_compare --names=, -o page.html" "$build/tools/report_compare" "$src/README.md" "$src/README.md" --names=, -o "$out/rc_page.html"
+says "--names: name 1 is empty"
+[ ! -e "$out/rc_page.html" ] && [ ! -e compare.html ] && ok "  ...wrote no page" || bad "  ...wrote a page"
+expect 2 "report_compare --no-such-option names the option (CLI11 said \"reports is required\")" "$build/tools/report_compare" --no-such-option
+says "The following arguments were not expected: --no-such-option"
 # every count is cli::count_in's: CLI11's Range read 0x10 as 16 and 010 as 8, and said "Value 0 not in range 1 to 10000"
 expect 2 "graph --depth 0x10 (a count is decimal digits)" "$build/examples/graph" --depth 0x10 --no-render --out "$out/graph_hex"
 says "--depth: '0x10' is not a whole number"

@@ -19,11 +19,11 @@ namespace fs = std::filesystem;
 
 Fixture::Fixture(std::string dir) : dir_(std::move(dir)) {
     std::ifstream in(dir_ + "/meta.json");
-    if (!in) fail("parity: no meta.json in '{}'", dir_);
+    if (!in) fail("no meta.json in '{}'", dir_);
     try {
         meta_ = json::parse(in);
     } catch (const std::exception& e) {
-        fail("parity: '{}/meta.json' is not valid JSON: {}", dir_, e.what());
+        fail("'{}/meta.json' is not valid JSON: {}", dir_, e.what());
     }
 }
 
@@ -264,7 +264,7 @@ Outcome run_fixture(const std::string& dir) {
 std::vector<std::string> case_dirs(const std::string& root) {
     std::vector<std::string> dirs;
     if (fs::exists(fs::path(root) / "meta.json")) return {root};
-    if (!fs::is_directory(root)) fail("parity: '{}' is not a directory", root);
+    if (!fs::is_directory(root)) fail("'{}' is not a directory", root);
     for (const auto& e : fs::directory_iterator(root))
         if (e.is_directory() && fs::exists(e.path() / "meta.json")) dirs.push_back(e.path().string());
     std::sort(dirs.begin(), dirs.end());

@@ -14,11 +14,13 @@ using namespace xtgrad::parity;
 
 namespace {
 
+// PASS or FAIL and the case on stdout (names and paths as a terminal can show them)
 bool print_outcome(const Outcome& o, const std::string& dir, bool details) {
-    std::printf("%s %s (%s)\n", o.passed() ? "PASS" : "FAIL", o.case_name.empty() ? dir.c_str() : o.case_name.c_str(),
-                o.module.c_str());
-    if (!o.supported && o.error.empty()) std::printf("  no runner for module '%s'\n", o.module.c_str());
-    if (!o.error.empty()) std::printf("  error: %s\n", o.error.c_str());
+    const std::string name = escaped_for_message(o.case_name.empty() ? dir : o.case_name, false);
+    std::printf("%s %s (%s)\n", o.passed() ? "PASS" : "FAIL", name.c_str(), escaped_for_message(o.module, false).c_str());
+    if (!o.supported && o.error.empty())
+        std::printf("  no runner for module '%s'\n", escaped_for_message(o.module, false).c_str());
+    if (!o.error.empty()) std::printf("  error: %s\n", escaped_for_message(o.error).c_str());
     if (details || !o.passed()) std::fputs(o.report.summary().c_str(), stdout);
     return o.passed();
 }
@@ -52,8 +54,13 @@ int main(int argc, char** argv) {
                 (o.passed() ? passed : failed) += 1;
             }
             std::printf("%zu passed, %zu failed\n", passed, failed);
-            return failed == 0 && passed > 0 ? cli::kSuccess : cli::kRuntimeError;
+            // the exit status's reason on stderr too, where a script's log keeps it
+            if (passed + failed == 0) fail("no case folder (with a meta.json) under '{}'", all);
+            if (failed > 0) fail("{} of {} cases failed (FAIL above)", failed, passed + failed);
+            return cli::kSuccess;
         }
-        return print_outcome(run_fixture(dir), dir, true) ? cli::kSuccess : cli::kRuntimeError;
+        const Outcome o = run_fixture(dir);
+        if (!print_outcome(o, dir, true)) fail("{}", o.error.empty() ? dir + ": beyond tolerance (above)" : o.error);
+        return cli::kSuccess;
     });
 }

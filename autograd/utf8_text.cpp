@@ -1,8 +1,8 @@
-#include <xtgrad/report/valid_utf8.hpp>
+#include <xtgrad/autograd/utf8_text.hpp>
 
 #include <fmt/format.h>
 
-namespace xtgrad::report {
+namespace xtgrad {
 
 namespace {
 
@@ -45,7 +45,7 @@ std::string valid_utf8(std::string_view text, bool* replaced) {
     return out;
 }
 
-std::string escaped_for_message(std::string_view text) {
+std::string escaped_for_message(std::string_view text, bool keep_newlines) {
     std::string out;
     out.reserve(text.size());
     for (std::size_t i = 0; i < text.size();) {
@@ -53,7 +53,7 @@ std::string escaped_for_message(std::string_view text) {
         const std::size_t n = sequence_length(text.substr(i));
         // A control (ESC, CR; U+0080-U+009F, whose CSI starts escape codes too) could rewrite
         // what the terminal shows; a stray byte is no text
-        const bool control = (byte < 0x20 && byte != '\n') || byte == 0x7F ||
+        const bool control = (byte < 0x20 && !(byte == '\n' && keep_newlines)) || byte == 0x7F ||
                              (n == 2 && byte == 0xC2 && static_cast<unsigned char>(text[i + 1]) < 0xA0);
         if (n == 0 || control) {  // each byte of it: a C1 control as \xc2\x9b
             out += fmt::format("\\x{:02x}", byte);
@@ -66,4 +66,4 @@ std::string escaped_for_message(std::string_view text) {
     return out;
 }
 
-}  // namespace xtgrad::report
+}  // namespace xtgrad

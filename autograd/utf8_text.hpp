@@ -1,0 +1,22 @@
+// Text from users made safe to keep or show: as JSON can hold it (a RunReport's labels: a Latin-1
+// title, a byte-level token, a module name; nlohmann refuses bytes that are not UTF-8), and as a
+// message can quote it (a command line, a path, an environment variable's value). Internal.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace xtgrad {
+
+// `text` with each byte that does not begin a well-formed UTF-8 sequence (Unicode's table 3-7:
+// no overlong forms, no surrogates, nothing past U+10FFFF) replaced by U+FFFD; *replaced, if
+// given, says whether any was.
+std::string valid_utf8(std::string_view text, bool* replaced = nullptr);
+
+// `text` as a message can quote it (a usage error quotes the command line): each well-formed
+// UTF-8 sequence kept (北京 stays readable), each byte that begins none and each control byte
+// (C0, DEL, C1) written as \xHH, so a message stays text a terminal shows as it is. A newline is
+// kept where the message may span lines (an Error's), escaped where it must be one line (a value).
+std::string escaped_for_message(std::string_view text, bool keep_newlines = true);
+
+}  // namespace xtgrad
