@@ -145,7 +145,7 @@ inline std::string program_name(const CLI::App& app) {
 inline std::string shown(std::string_view text) { return escaped_for_message(text, /*keep_newlines=*/false); }
 
 // "PROGRAM: message" (and, for a usage error, the pointer to --help), the message's bytes as a
-// terminal can show them: it may quote the command line or a path (report/valid_utf8.hpp).
+// terminal can show them: it may quote the command line or a path (autograd/utf8_text.hpp).
 inline std::string error_message(const CLI::App& app, std::string_view message, bool usage, bool one_line = false) {
     return fmt::format("{}: {}\n{}", program_name(app), escaped_for_message(message, !one_line),
                        usage ? "Run with --help for more information.\n" : "");
