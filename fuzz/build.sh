@@ -31,7 +31,7 @@ flags=(-std=c++20 -O1 -g -I"$out/include_root" -I. -fno-omit-frame-pointer
        $(pkg-config --cflags xtensor fmt nlohmann_json))
 libs=($(pkg-config --libs fmt))
 loaders=(io/atomic_file.cpp io/bounded_json.cpp autograd/array_allocator.cpp autograd/env_switch.cpp autograd/speed_switches.cpp autograd/page_moves.cpp autograd/grad_mode.cpp
-         io/npy.cpp io/safetensors.cpp simd/cpu_model.cpp)
+         autograd/utf8_text.cpp io/npy.cpp io/safetensors.cpp simd/cpu_model.cpp)
 
 # Compiles and links run $jobs at a time (XTGRAD_JOBS, default 2; one after the other they took
 # ~95 s of CI on one core): `queue CMD...` starts one, first waiting for the oldest when $jobs
@@ -57,7 +57,7 @@ for src in "${loaders[@]}"; do
 done
 python3 report/embed_page.py "$out/obj/report_page_html.cpp" report/page.html
 report_objects=()
-for src in report/page.cpp report/report_data.cpp report/earlier_steps.cpp report/valid_utf8.cpp "$out/obj/report_page_html.cpp"; do
+for src in report/page.cpp report/report_data.cpp report/earlier_steps.cpp "$out/obj/report_page_html.cpp"; do
   obj="$out/obj/report_$(basename "$src" .cpp).o"
   queue "$cxx" "${flags[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj"
   report_objects+=("$obj")
