@@ -8,6 +8,8 @@
 #                      needs a meson build of the library (LIB_BUILD_DIR), skipped without one
 #   report_compare     report_compare's inputs (a downloaded JSON, a report.html) on arbitrary bytes, and
 #                      the earlier page a resumed run's page keeps steps from (report/earlier_steps.hpp)
+#   command_line       every program's command line (examples/common/cli.hpp) on arbitrary arguments;
+#                      needs LIB_BUILD_DIR too
 #   fuzz/build.sh [OUT_DIR [LIB_BUILD_DIR]]     (default build-fuzz; run under the build lock)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +20,7 @@ out=${1:-build-fuzz}
 lib_dir=${2:-}
 cxx=${CXX_FUZZ:-clang++-14}
 mkdir -p "$out/obj" "$out/seeds/safetensors" "$out/seeds/npy" "$out/seeds/writers" "$out/seeds/run_checkpoint" \
-  "$out/seeds/report_compare"
+  "$out/seeds/report_compare" "$out/seeds/command_line"
 
 # Only the loaders and what they use: no BLAS, no xsimd (its allocator would need the same
 # define in every file; these three files do not compute).
@@ -91,6 +93,7 @@ if [ -n "$lib_dir" ]; then
   queue "$cxx" "${run_flags[@]}" -fsanitize=fuzzer fuzz/run_checkpoint_fuzzer.cpp "${run_objects[@]}" "${link[@]}" \
     -o "$out/run_checkpoint_fuzzer"
   queue "$cxx" "${run_flags[@]}" fuzz/make_run_seeds.cpp "${run_objects[@]}" "${link[@]}" -o "$out/make_run_seeds"
+  queue "$cxx" "${run_flags[@]}" -fsanitize=fuzzer fuzz/command_line_fuzzer.cpp "${link[@]}" -o "$out/command_line_fuzzer"
 fi
 drain
 
@@ -107,6 +110,15 @@ printf '\x02\x03\x04\x00\x00\x80\x7f\x01\x00\x00\xc0\x7f' >"$out/seeds/writers/i
 built="safetensors npy writers report_compare"
 if [ -n "$lib_dir" ]; then
   "$out/make_run_seeds" "$out/seeds/run_checkpoint"
-  built="$built run_checkpoint"
+  # command lines the programs' docs give, and the mistakes the attacks on them tried: printf
+  # formats, \000 between arguments; the first byte picks whether --out is required (odd: it is)
+  seed=0
+  for format in '\001--steps\00010\000--seed\000042\000--out\000run' '\000--threads=2\000--lr\0001e-3\000--adam\000data.bin' \
+                '\000--names\000a,b\000c\000--dropout\0000.5\000--\000--file' '\001--help' \
+                '\000--steps\0000x10\000--seed\000-1\000--out=\000--adam=2' '\000--lr\000nan\000--threads\000999' \
+                '\000--out\000\377\033[2J\000--names\000\345\214\227\344\272\254\012'; do
+    printf "$format" >"$out/seeds/command_line/seed$seed"; seed=$((seed + 1))
+  done
+  built="$built run_checkpoint command_line"
 fi
 echo "built the fuzz targets $built in $out; seeds in $out/seeds"

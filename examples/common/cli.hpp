@@ -188,7 +188,7 @@ inline std::optional<int> parse_or_exit(CLI::App& app, int argc, char** argv) {
         if (o->get_expected_max() <= 1) o->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     // A flag takes no value: CLI11 read `--list-switches=0` as the flag off and `--adam=2` as given twice
     if (const std::string wrong = written_wrong(app, argc, argv); !wrong.empty()) {
-        print_error(app, wrong, true);
+        print_error(app, wrong, true, /*one_line=*/true);  // it quotes the argument
         return kUsageError;
     }
     try {

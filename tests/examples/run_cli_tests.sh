@@ -387,6 +387,10 @@ if LC_ALL=C grep -q $'\e' "$out/last.log"; then bad "  ...sent the escape code";
 # a value ending in a newline stays one line; the switches' values keep UTF-8 text readable
 expect 2 "spiral --epochs \$'1\\n'" "$build/examples/spiral" --epochs $'1\n'
 says "spiral: --epochs: '1\x0a' is not a whole number"
+# ...and so does a flag given a value with a newline in it (found by fuzz/command_line_fuzzer.cpp)
+expect 2 "xtgrad_bench --list-switches=\$'0\\ny'" "$build/bench/xtgrad_bench" --list-switches=$'0\ny'
+says "--list-switches takes no value (got '--list-switches=0\x0ay')"
+[ "$(wc -l <"$out/last.log")" -eq 2 ] && ok "  ...in one line and the --help pointer" || bad "  ...over more lines"
 expect 2 "XTGRAD_TRACE=北京" env XTGRAD_TRACE=北京 "$build/examples/spiral" --epochs 1 --out ''
 says "XTGRAD_TRACE: '北京' is neither 1"
 expect 0 "XTGRAD_BREAK_OP with an escape code: the note shows it" env XTGRAD_BREAK_OP=$'\e[2J' "$build/examples/spiral" --epochs 1 --out ''
@@ -687,7 +691,7 @@ done
 expect 2 "fuzz/run.sh with 0 seconds" bash "$src/fuzz/run.sh" "$out/fuzz" npy 0
 says "SECONDS must be a whole number from 1 to 9999999, got '0'"
 expect 2 "fuzz/run.sh with an unknown target" bash "$src/fuzz/run.sh" "$out/fuzz" png 5
-says "TARGET must be safetensors, npy, writers, run_checkpoint or report_compare, got 'png'"
+says "TARGET must be safetensors, npy, writers, run_checkpoint, report_compare or command_line, got 'png'"
 # fuzz/build.sh run alone: checked before it writes anything; a failing compile fails the build
 for jobs in x 0 -2; do
   expect 2 "fuzz/build.sh with XTGRAD_JOBS=$jobs" env XTGRAD_JOBS="$jobs" bash "$src/fuzz/build.sh" "$out/fuzz_jobs_$jobs"

@@ -16,10 +16,10 @@ namespace {
 
 // PASS or FAIL and the case on stdout (names and paths as a terminal can show them)
 bool print_outcome(const Outcome& o, const std::string& dir, bool details) {
-    const std::string name = escaped_for_message(o.case_name.empty() ? dir : o.case_name, false);
-    std::printf("%s %s (%s)\n", o.passed() ? "PASS" : "FAIL", name.c_str(), escaped_for_message(o.module, false).c_str());
+    const std::string name = cli::shown(o.case_name.empty() ? dir : o.case_name);
+    std::printf("%s %s (%s)\n", o.passed() ? "PASS" : "FAIL", name.c_str(), cli::shown(o.module).c_str());
     if (!o.supported && o.error.empty())
-        std::printf("  no runner for module '%s'\n", escaped_for_message(o.module, false).c_str());
+        std::printf("  no runner for module '%s'\n", cli::shown(o.module).c_str());
     if (!o.error.empty()) std::printf("  error: %s\n", escaped_for_message(o.error).c_str());
     if (details || !o.passed()) std::fputs(o.report.summary().c_str(), stdout);
     return o.passed();
