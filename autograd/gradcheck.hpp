@@ -28,12 +28,19 @@ struct GradcheckOptions {
     double atol = 2e-3;
     double rtol = 2e-2;
     std::uint64_t seed = 1234;  // seed of R
+    // Fast mode (torch's gradcheck(fast_mode=True)): per input, one random direction u of unit norm
+    // instead of every element; <dL/dx, u> against the central difference of L = sum(f(x) * R)
+    // along u. Two evaluations of f per input instead of two per element, so a whole model's
+    // parameters take seconds; the price: a wrong gradient confined to one of an input's n elements
+    // moves the comparison by ~1/sqrt(n) of what the element-wise check sees.
+    bool fast = false;
 };
 
 struct GradcheckResult {
     bool passed = true;
     std::string op;             // grad_fn of the output, e.g. "SoftmaxBackward"
-    std::size_t checked = 0;    // number of elements compared
+    std::size_t checked = 0;    // number of elements compared (in fast mode, of directions: one per input)
+    bool fast = false;          // fast mode: the worst is a direction, and index is empty
     // the worst element (largest error relative to its tolerance)
     std::size_t input = 0;
     std::string input_name;

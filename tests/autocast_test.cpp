@@ -317,7 +317,13 @@ TEST_CASE("tutorial B's Transformer under autocast: loss and gradients near fp32
 TEST_CASE("tutorial B's 10 steps under autocast stay within torch's autocast distance from fp32") {
     const Bf16Here here;
     if (!here) return;
+    // three seeds, so a bound met by luck on one is not taken for the rule; the sanitizer build,
+    // ~17x slower, runs the same code on the first (the release build runs all three)
+#if defined(__SANITIZE_ADDRESS__)
+    for (const char* seed_dir : {"train_b__seed0"}) {
+#else
     for (const char* seed_dir : {"train_b__seed0", "train_b__seed1", "train_b__seed1234"}) {
+#endif
         const std::string dir = std::string(XTGRAD_FIXTURE_DIR) + "/autocast/" + seed_dir;
         CAPTURE(dir);
         std::ifstream meta_file(dir + "/meta.json");

@@ -227,7 +227,14 @@ TEST_CASE("a write after backward, or into a tensor no backward saved, is fine")
 // ---- never crash: a long chain frees and backpropagates without recursion ----
 
 TEST_CASE("a chain of 10^6 nodes backpropagates and frees without recursion") {
+    // A recursive backward or teardown would overflow the 8 MB stack: 10^6 frames of 8 bytes fill it.
+    // The sanitizer build, where each node costs many times more, takes 2 * 10^5: its frames are
+    // over 40 bytes (ASan's redzones), so the same recursion overflows there too.
+#if defined(__SANITIZE_ADDRESS__)
+    constexpr int n = 200'000;
+#else
     constexpr int n = 1'000'000;
+#endif
     Tensor x = Tensor::from_vector({1.f}, {1}, true);
     {
         Tensor y = x;

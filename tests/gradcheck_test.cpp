@@ -44,6 +44,32 @@ TEST_CASE("gradcheck catches a transposed gradient") {
     CHECK(gradcheck([b](const V& v) { return matmul(v[0], b); }, {a}));
 }
 
+TEST_CASE("gradcheck's fast mode: one random direction per input, and the planted bugs still fail") {
+    GradcheckOptions fast;
+    fast.fast = true;
+    Tensor x = rnd({3, 4}, 1), b = rnd({4, 4}, 3);
+    x.set_name("x");
+    const Array x_before = x.data(), b_before = b.data();
+    const GradcheckResult good = gradcheck([](const V& v) { return matmul(v[0] * v[0], v[1]); }, {x, b}, fast);
+    CHECK_MESSAGE(good.passed, good.message());
+    CHECK(good.checked == 2);  // one direction per input, not 12 + 16 elements
+    CHECK(good.fast);
+    CHECK(good.index.empty());
+    CHECK(good.message().find("2 random directions (fast mode) compared; worst: input ") != std::string::npos);
+    CHECK(test::max_abs_diff(x.data(), x_before) == 0.f);  // the inputs are put back exactly
+    CHECK(test::max_abs_diff(b.data(), b_before) == 0.f);
+
+    const GradcheckResult missing_two = gradcheck([](const V& v) { return square_missing_two(v[0]); }, {x}, fast);
+    CHECK_FALSE(missing_two.passed);
+    CHECK(missing_two.numeric == doctest::Approx(2 * missing_two.analytic).epsilon(0.02));
+    CHECK(missing_two.message().find("FAILED for BuggySquareBackward: 1 random directions (fast mode) compared; "
+                                     "worst: input 0 'x' along its direction") != std::string::npos);
+    Tensor a = rnd({3, 3}, 2), m = rnd({3, 3}, 3);
+    m.requires_grad_(false);
+    CHECK_FALSE(gradcheck([m](const V& v) { return matmul_transposed_grad(v[0], m); }, {a}, fast).passed);
+    CHECK(gradcheck([m](const V& v) { return matmul(v[0], m); }, {a}, fast));
+}
+
 TEST_CASE("gradcheck reports the worst element with its index and input name") {
     Tensor x = rnd({2, 2}, 4);
     x.set_name("x");

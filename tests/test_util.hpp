@@ -44,6 +44,17 @@ void expect_error(F&& f, std::initializer_list<const char*> parts) {
     }
 }
 
+// Options for a gradcheck over a whole model and its parameters (thousands of elements, each two
+// forward passes): every element, except in the sanitizer build (~17x slower), where fast mode
+// (one random direction per input) runs the same ops forward and backward for a fraction of the
+// time and the release build's run of the same test checks every element.
+inline GradcheckOptions model_gradcheck(GradcheckOptions options = {}) {
+#if defined(__SANITIZE_ADDRESS__)
+    options.fast = true;
+#endif
+    return options;
+}
+
 inline float max_abs_diff(const Array& a, const Array& b) {
     REQUIRE(a.shape() == b.shape());
     float m = 0;

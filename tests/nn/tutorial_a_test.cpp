@@ -344,7 +344,7 @@ TEST_CASE("tutorial A: Decoder gradcheck; a position never sees later tokens") {
     REQUIRE(y.self_attentions.size() == 2);
     REQUIRE(y.context_attentions.size() == 2);
     CHECK(gradcheck([&](const V& v) { return decoder.forward(kTgt, len, v[0], &context_mask).output; },
-                    concat({enc}, trainable(decoder, {"seq_embedding.weight"})), kReluSafe));
+                    concat({enc}, trainable(decoder, {"seq_embedding.weight"})), test::model_gradcheck(kReluSafe)));
     // change the last token of row 0: positions 0..2 must not move
     Ids changed = kTgt;
     changed(0, 3) = 5;
@@ -381,7 +381,8 @@ TEST_CASE("tutorial A: Transformer returns logits; probabilities are the inferen
     const Tensor totals = sum(probs, {2});
     for (float s : totals.data()) CHECK(s == doctest::Approx(1.f));
     CHECK(gradcheck([&](const V&) { return model.forward(kSrc, src_len, kTgt, tgt_len).logits; },
-                    trainable(model, {"encoder.seq_embedding.weight", "decoder.seq_embedding.weight"}), kReluSafe));
+                    trainable(model, {"encoder.seq_embedding.weight", "decoder.seq_embedding.weight"}),
+                    test::model_gradcheck(kReluSafe)));
     test::expect_error([&] { model.forward(kSrc, src_len, padded_ids({{1, 2}}), Ids{2}); },
                       {"Transformer", "(2,5)", "(1,2)", "one batch size"});
 }

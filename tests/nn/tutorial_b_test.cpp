@@ -238,7 +238,8 @@ TEST_CASE("tutorial B: Transformer gradcheck over every parameter, logits shape"
     tb::Transformer model(7, 6, kDB, kHeadsB, 1, kFfB, 10, 0.f);
     model.eval();
     CHECK(model.forward(kSrcB, kTgtB).shape() == Shape{2, 4, 6});
-    CHECK(gradcheck([&](const V&) { return model.forward(kSrcB, kTgtB); }, with_parameters(model), kReluSafe));
+    CHECK(gradcheck([&](const V&) { return model.forward(kSrcB, kTgtB); }, with_parameters(model),
+                    test::model_gradcheck(kReluSafe)));
     // encode + decode is forward
     const auto [src_mask, tgt_mask] = model.generate_mask(kSrcB, kTgtB);
     const Tensor halves = model.decode(kTgtB, model.encode(kSrcB, src_mask), src_mask, tgt_mask);

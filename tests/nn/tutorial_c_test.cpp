@@ -225,7 +225,8 @@ TEST_CASE("tutorial C: Transformer gradcheck over every trainable parameter; the
     CHECK(out.enc_self_attns[0].shape() == Shape{2, kHeadsC, 5, 5});
     CHECK(out.dec_self_attns[0].shape() == Shape{2, kHeadsC, 4, 4});
     CHECK(out.dec_enc_attns[0].shape() == Shape{2, kHeadsC, 4, 5});
-    CHECK(gradcheck([&](const V&) { return model.forward(kEnc, kDec).logits; }, with_parameters(model), kReluSafe));
+    CHECK(gradcheck([&](const V&) { return model.forward(kEnc, kDec).logits; }, with_parameters(model),
+                    test::model_gradcheck(kReluSafe)));
     sum(model.forward(kEnc, kDec).logits).backward();
     CHECK_FALSE(model.encoder->pos_emb->weight.has_grad());
     CHECK_FALSE(model.decoder->pos_emb->weight.has_grad());

@@ -59,7 +59,7 @@ TEST_CASE("tutorial D: TransformerDecoderLayer passes gradcheck, sequence- and b
         Tensor tgt = batch_first ? rnd({2, 4, 8}, 22) : rnd({4, 2, 8}, 22);
         Tensor memory = batch_first ? rnd({2, 5, 8}, 23) : rnd({5, 2, 8}, 23);
         const auto f = [&](const V& x) { return layer.forward(x[0], x[1], causal, {}, tgt_pad, mem_pad); };
-        CHECK(gradcheck(f, with_parameters({tgt, memory}, layer)));
+        CHECK(gradcheck(f, with_parameters({tgt, memory}, layer), test::model_gradcheck()));
     }
 }
 

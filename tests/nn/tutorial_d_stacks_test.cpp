@@ -49,7 +49,7 @@ TEST_CASE("tutorial D: TransformerDecoder stacks independent layers and passes g
     const Tensor causal = Transformer::generate_square_subsequent_mask(4);
     const Mask mem_pad = padding_mask(2, 5, 3);
     CHECK(gradcheck([&](const V& x) { return decoder.forward(x[0], x[1], causal, {}, {}, mem_pad); },
-                    with_parameters({tgt, memory}, decoder)));
+                    with_parameters({tgt, memory}, decoder), test::model_gradcheck()));
 }
 
 TEST_CASE("tutorial D: Transformer has exactly torch.nn.Transformer's parameter names") {
@@ -85,7 +85,7 @@ TEST_CASE("tutorial D: Transformer passes gradcheck and its tgt_mask makes the d
         const Tensor causal = Transformer::generate_square_subsequent_mask(4);
         const Mask src_pad = padding_mask(2, 5, 3), tgt_pad = padding_mask(2, 4, 3);
         const auto f = [&](const V& x) { return model.forward(x[0], x[1], {}, causal, {}, src_pad, tgt_pad, src_pad); };
-        CHECK(gradcheck(f, with_parameters({src, tgt}, model)));
+        CHECK(gradcheck(f, with_parameters({src, tgt}, model), test::model_gradcheck()));
 
         // changing the last target position leaves the outputs of the earlier ones unchanged
         Tensor tgt2 = Tensor(tgt.data());
@@ -188,7 +188,8 @@ TEST_CASE("tutorial D: Transformer takes a custom encoder and decoder, re-initia
     Tensor src = rnd({5, 2, 8}, 42), tgt = rnd({4, 2, 8}, 43);
     const Tensor causal = Transformer::generate_square_subsequent_mask(4);
     CHECK(model.forward(src, tgt, {}, causal).shape() == Shape{4, 2, 8});
-    CHECK(gradcheck([&](const V& x) { return model.forward(x[0], x[1], {}, causal); }, with_parameters({src, tgt}, model)));
+    CHECK(gradcheck([&](const V& x) { return model.forward(x[0], x[1], {}, causal); }, with_parameters({src, tgt}, model),
+                    test::model_gradcheck()));
 
     // a custom decoder with a final norm of another eps
     const TransformerDecoderLayer dec_layer(small_layer<TransformerDecoderLayerOptions>());

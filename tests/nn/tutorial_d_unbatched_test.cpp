@@ -107,7 +107,8 @@ TEST_CASE("tutorial D: unbatched layers, stacks and Transformer give the batch o
 
     TransformerEncoder encoder(enc_layer, 2, std::make_shared<nn::LayerNorm>(8));  // the encoding on (S, E) too
     check_same(encoder.forward(src, {}, src_pad), encoder.forward(batch_of_one(src), {}, src_pad_b), 1);
-    CHECK(gradcheck([&](const V& x) { return encoder.forward(x[0], {}, src_pad); }, with_parameters({src}, encoder)));
+    CHECK(gradcheck([&](const V& x) { return encoder.forward(x[0], {}, src_pad); }, with_parameters({src}, encoder),
+                    test::model_gradcheck()));
 
     TransformerDecoder decoder(dec_layer, 2);
     check_same(decoder.forward(tgt, src, causal), decoder.forward(batch_of_one(tgt, true), batch_of_one(src, true), causal), 0);
@@ -118,7 +119,7 @@ TEST_CASE("tutorial D: unbatched layers, stacks and Transformer give the batch o
     CHECK(y.shape() == Shape{4, 8});
     check_same(y, model.forward(batch_of_one(src), batch_of_one(tgt), {}, causal, {}, src_pad_b, {}, src_pad_b), 1);
     CHECK(gradcheck([&](const V& x) { return model.forward(x[0], x[1], {}, causal, {}, src_pad, {}, src_pad); },
-                    with_parameters({src, tgt}, model)));
+                    with_parameters({src, tgt}, model), test::model_gradcheck()));
 }
 
 TEST_CASE("tutorial D: unbatched inputs of the wrong ranks or shapes are refused with torch's wording") {
