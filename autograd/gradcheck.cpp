@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <initializer_list>
 #include <ostream>
 #include <unordered_set>
 
@@ -17,7 +18,17 @@ namespace xtgrad {
 
 namespace {
 
+// f's output must keep its shape when its inputs move by eps (a shape that depends on the values
+// would compare other elements, or read past the end of the output)
+void check_same_shape(const char* check, const Tensor& moved, const Shape& first) {
+    if (moved.shape() != first)
+        fail("{}: the function's output has shape {} at the inputs given but {} with an input moved by eps; "
+             "its shape must not depend on the inputs' values",
+             check, shape_str(first), shape_str(moved.shape()));
+}
+
 double weighted_sum(const Tensor& y, const Array& r) {
+    check_same_shape("gradcheck", y, shape_of(r));
     double s = 0;
     for (std::size_t i = 0; i < r.size(); ++i) s += static_cast<double>(y.ptr()[i]) * r.data()[i];
     return s;
@@ -70,6 +81,29 @@ private:
     std::unordered_set<const TensorImpl*> seen_;
 };
 
+// An input's values, put back when its check ends, also when f throws with the input moved by ±eps:
+// a gradcheck that fails with an Error leaves the caller's tensors as they were.
+class RestoreValues {
+public:
+    explicit RestoreValues(Tensor& x) : data_(x.mutable_ptr()), kept_(x.data()) {}
+    RestoreValues(const RestoreValues&) = delete;
+    RestoreValues& operator=(const RestoreValues&) = delete;
+    ~RestoreValues() { std::copy(kept_.begin(), kept_.end(), data_); }
+    const Array& kept() const { return kept_; }
+
+private:
+    float* data_;
+    Array kept_;
+};
+
+// A step that is not a finite positive number, or a tolerance that is negative or not finite, makes
+// every comparison NaN or meaningless: refused before f runs, naming the option and its value.
+void check_options(const char* check, double eps, std::initializer_list<std::pair<const char*, double>> tolerances) {
+    if (!std::isfinite(eps) || eps <= 0) fail("{}: eps must be a finite number above 0, got {}", check, eps);
+    for (const auto& [name, value] : tolerances)
+        if (!std::isfinite(value) || value < 0) fail("{}: {} must be a finite number >= 0, got {}", check, name, value);
+}
+
 }  // namespace
 
 std::string GradcheckResult::message() const {
@@ -84,6 +118,7 @@ std::string GradcheckResult::message() const {
 std::ostream& operator<<(std::ostream& os, const GradcheckResult& r) { return os << r.message(); }
 
 GradcheckResult gradcheck(const GradcheckFn& f, std::vector<Tensor> inputs, const GradcheckOptions& opt) {
+    check_options("gradcheck", opt.eps, {{"atol", opt.atol}, {"rtol", opt.rtol}});
     KeepCallerState keep;
     bool any = false;
     for (const Tensor& t : inputs) any = any || t.requires_grad();
@@ -123,11 +158,12 @@ GradcheckResult gradcheck(const GradcheckFn& f, std::vector<Tensor> inputs, cons
         if (!x.requires_grad()) continue;
         const Array analytic = x.has_grad() ? x.grad_array() : Array(xt::zeros<float>(x.shape()));
         float* p = x.mutable_ptr();
+        const RestoreValues restore(x);
         if (opt.fast) {
             // x + eps u and x - eps u in float32; the analytic side uses the steps actually taken
             const Array u = randn(x.shape(), directions).data();
             const double norm = std::sqrt(xt::sum(xt::square(xt::cast<double>(u)))());
-            const Array kept = x.data();
+            const Array& kept = restore.kept();
             Array plus_x = kept, minus_x = kept;
             double a = 0;
             for (std::size_t j = 0; j < x.numel(); ++j) {
@@ -140,7 +176,6 @@ GradcheckResult gradcheck(const GradcheckFn& f, std::vector<Tensor> inputs, cons
             const double plus = weighted_sum(f(inputs), r);
             std::copy(minus_x.begin(), minus_x.end(), p);
             const double minus = weighted_sum(f(inputs), r);
-            std::copy(kept.begin(), kept.end(), p);
             compare(i, {}, a / (2 * opt.eps), (plus - minus) / (2 * opt.eps));
             continue;
         }
@@ -186,6 +221,7 @@ GradcheckFn first_order_gradients(GradcheckFn f, std::uint64_t seed) {
 }
 
 GradcheckResult gradgradcheck(const GradcheckFn& f, std::vector<Tensor> inputs, const GradcheckOptions& options) {
+    check_options("gradgradcheck", options.eps, {{"atol", options.atol}, {"rtol", options.rtol}});
     bool any = false;
     for (const Tensor& t : inputs) any = any || t.requires_grad();
     if (!any)  // as gradcheck: none asked for means all; G needs them switched on to take f's gradients
@@ -201,6 +237,9 @@ std::string JvpcheckResult::message() const {
 }
 
 JvpcheckResult jvpcheck(const GradcheckFn& f, const std::vector<Tensor>& inputs, const JvpcheckOptions& opt) {
+    check_options("jvpcheck", opt.eps,
+                  {{"atol", opt.atol}, {"rtol", opt.rtol}, {"reference_atol", opt.reference_atol},
+                   {"reference_rtol", opt.reference_rtol}});
     Generator gen(opt.seed);
     std::vector<Tensor> tangents;
     for (const Tensor& x : inputs) tangents.push_back(randn(x.shape(), gen));
@@ -226,6 +265,8 @@ JvpcheckResult jvpcheck(const GradcheckFn& f, const std::vector<Tensor>& inputs,
         return f(x);
     };
     const Tensor plus = moved(1), minus = moved(-1);
+    for (const Tensor* t : std::initializer_list<const Tensor*>{&forward, &reference, &plus, &minus})
+        check_same_shape("jvpcheck", *t, y.shape());
     double worst = -1;
     for (std::size_t j = 0; j < forward.numel(); ++j) {
         const double a = forward.ptr()[j], ref = reference.ptr()[j];

@@ -1,6 +1,8 @@
 // gradcheck itself must catch the classic backward bugs at its default float tolerance.
 #include <xtgrad/autograd/node.hpp>
 #include "tests/test_util.hpp"
+#include <cmath>
+#include <limits>
 
 TEST_SUITE_BEGIN("ops");
 
@@ -68,6 +70,73 @@ TEST_CASE("gradcheck's fast mode: one random direction per input, and the plante
     m.requires_grad_(false);
     CHECK_FALSE(gradcheck([m](const V& v) { return matmul_transposed_grad(v[0], m); }, {a}, fast).passed);
     CHECK(gradcheck([m](const V& v) { return matmul(v[0], m); }, {a}, fast));
+}
+
+TEST_CASE("gradcheck, gradgradcheck and jvpcheck refuse a step or tolerance that makes every comparison meaningless") {
+    Tensor x = rnd({2, 3}, 6);
+    const Array before = x.data();
+    int calls = 0;
+    const GradcheckFn f = [&calls](const V& v) { ++calls; return v[0] * v[0]; };
+    for (const bool fast : {false, true}) {
+        for (const double eps : {0.0, -1e-2, std::nan(""), std::numeric_limits<double>::infinity()}) {
+            GradcheckOptions o;
+            o.eps = eps;
+            o.fast = fast;
+            test::expect_error([&] { gradcheck(f, {x}, o); }, {"gradcheck: eps must be a finite number above 0, got "});
+            test::expect_error([&] { gradgradcheck(f, {x}, o); }, {"gradgradcheck: eps must be a finite number above 0"});
+        }
+        GradcheckOptions o;
+        o.fast = fast;
+        o.atol = -1;
+        test::expect_error([&] { gradcheck(f, {x}, o); }, {"gradcheck: atol must be a finite number >= 0, got -1"});
+        o.atol = 2e-3;
+        o.rtol = std::nan("");
+        test::expect_error([&] { gradcheck(f, {x}, o); }, {"gradcheck: rtol must be a finite number >= 0, got nan"});
+    }
+    JvpcheckOptions j;
+    j.eps = 0;
+    test::expect_error([&] { jvpcheck(f, {x}, j); }, {"jvpcheck: eps must be a finite number above 0, got 0"});
+    j.eps = 1e-2;
+    j.reference_rtol = -1;
+    test::expect_error([&] { jvpcheck(f, {x}, j); }, {"jvpcheck: reference_rtol must be a finite number >= 0, got -1"});
+    CHECK(calls == 0);  // refused before f runs
+    CHECK(test::max_abs_diff(x.data(), before) == 0.f);
+    GradcheckOptions zero_tolerance;  // 0 is allowed: an exact check
+    zero_tolerance.atol = zero_tolerance.rtol = 0;
+    CHECK_NOTHROW(gradcheck(f, {x}, zero_tolerance));
+}
+
+TEST_CASE("gradcheck and jvpcheck that fail on a moved input leave its values as they were, and refuse a shape that moves") {
+    for (const bool fast : {false, true}) {
+        CAPTURE(fast);
+        GradcheckOptions o;
+        o.fast = fast;
+        Tensor x = rnd({2, 3}, 7);
+        const Array before = x.data();
+        int calls = 0;
+        // f throws on its second call: the input is moved by +eps then
+        const GradcheckFn throws_when_moved = [&calls](const V& v) {
+            if (++calls == 2) fail("my_function: refused a moved input");
+            return v[0] * v[0];
+        };
+        test::expect_error([&] { gradcheck(throws_when_moved, {x}, o); }, {"my_function: refused a moved input"});
+        CHECK(test::max_abs_diff(x.data(), before) == 0.f);
+        CHECK_FALSE(x.has_grad());
+        // an output whose length follows the values (the first element's sign)
+        const GradcheckFn moving_shape = [&before](const V& v) {
+            return v[0].data()(0, 0) == before(0, 0) ? v[0] * v[0] : reshape(v[0], {-1}) * 2.f;
+        };
+        test::expect_error([&] { gradcheck(moving_shape, {x}, o); },
+                           {"gradcheck: the function's output has shape (2,3) at the inputs given but (6) with an input moved by eps"});
+        CHECK(test::max_abs_diff(x.data(), before) == 0.f);
+    }
+    Tensor x = rnd({2, 3}, 8);
+    const Array before = x.data();
+    const GradcheckFn moving_shape = [&before](const V& v) {
+        return v[0].data()(0, 0) == before(0, 0) ? v[0] * v[0] : reshape(v[0], {-1}) * 2.f;
+    };
+    test::expect_error([&] { jvpcheck(moving_shape, {x}); }, {"jvpcheck: the function's output has shape (2,3)"});
+    CHECK(test::max_abs_diff(x.data(), before) == 0.f);
 }
 
 TEST_CASE("gradcheck reports the worst element with its index and input name") {
