@@ -65,15 +65,7 @@ bool reaches_outside(const std::vector<Tensor>& ys, const Primals& p) {
     return false;
 }
 
-// Grad mode on while a transform records (inside a NoGradGuard too: the transform needs its graph).
-struct GradOn {
-    bool previous = is_grad_enabled();
-    GradOn() { set_grad_enabled(true); }
-    ~GradOn() { set_grad_enabled(previous); }
-    GradOn(const GradOn&) = delete;
-    GradOn& operator=(const GradOn&) = delete;
-};
-
+// The transforms record with grad mode on (EnableGradGuard), inside a NoGradGuard too: they need their graph.
 Tensor call(const Fn& f, const std::vector<Tensor>& x, const char* who) {
     Tensor y = f(x);
     if (!y.defined()) fail("func::{}: the function returned an undefined tensor", who);
@@ -155,7 +147,7 @@ Tensor jvp_at(const Primals& p, const Tensor& y, const std::vector<Tensor>& tang
 
 std::function<Grads(const std::vector<Tensor>&)> grad(Fn f) {
     return [f = std::move(f)](const std::vector<Tensor>& inputs) {
-        GradOn on;
+        const EnableGradGuard on;
         const Primals p = primals_of(inputs, "grad");
         const Tensor y = call(f, p.x, "grad");
         check_one_element(y, "grad");
@@ -164,12 +156,12 @@ std::function<Grads(const std::vector<Tensor>&)> grad(Fn f) {
 }
 
 std::pair<Tensor, std::function<Grads(const Tensor&)>> vjp(const Fn& f, const std::vector<Tensor>& primals) {
-    GradOn on;
+    const EnableGradGuard on;
     Primals p = primals_of(primals, "vjp");
     Tensor y = call(f, p.x, "vjp");
     const bool record = reaches_outside({y}, p);
     auto back = [p, y, record](const Tensor& cotangent) {
-        GradOn on;
+        const EnableGradGuard on;
         if (!cotangent.defined() || cotangent.shape() != y.shape())
             fail("func::vjp: the cotangent has shape {} but the output has shape {}",
                  cotangent.defined() ? shape_str(cotangent.shape()) : std::string("(undefined)"), shape_str(y.shape()));
@@ -180,7 +172,7 @@ std::pair<Tensor, std::function<Grads(const Tensor&)>> vjp(const Fn& f, const st
 
 std::pair<Tensor, Tensor> jvp_by_double_backward(const Fn& f, const std::vector<Tensor>& primals,
                                                  const std::vector<Tensor>& tangents) {
-    GradOn on;
+    const EnableGradGuard on;
     check_like(tangents, primals, "jvp");
     const Primals p = primals_of(primals, "jvp");
     const Tensor y = call(f, p.x, "jvp");
@@ -191,7 +183,7 @@ std::pair<Tensor, Tensor> jvp_by_double_backward(const Fn& f, const std::vector<
 
 std::function<Grads(const std::vector<Tensor>&)> jacrev(Fn f) {
     return [f = std::move(f)](const std::vector<Tensor>& inputs) {
-        GradOn on;
+        const EnableGradGuard on;
         const Primals p = primals_of(inputs, "jacrev");
         const Tensor y = call(f, p.x, "jacrev");
         const bool record = reaches_outside({y}, p);
@@ -263,7 +255,7 @@ std::function<Grads(const std::vector<Tensor>&)> jacfwd(Fn f) {
 
 std::function<Grads(const std::vector<Tensor>&)> jacfwd_by_double_backward(Fn f) {
     return [f = std::move(f)](const std::vector<Tensor>& inputs) {
-        GradOn on;
+        const EnableGradGuard on;
         const Primals p = primals_of(inputs, "jacfwd");
         const Tensor y = call(f, p.x, "jacfwd");
         const bool record = reaches_outside({y}, p);
@@ -284,7 +276,7 @@ std::function<Grads(const std::vector<Tensor>&)> jacfwd_by_double_backward(Fn f)
 
 std::function<std::vector<Grads>(const std::vector<Tensor>&)> hessian(Fn f) {
     return [f = std::move(f)](const std::vector<Tensor>& inputs) {
-        GradOn on;
+        const EnableGradGuard on;
         const Primals p = primals_of(inputs, "hessian");
         const Tensor y = call(f, p.x, "hessian");
         check_one_element(y, "hessian");
@@ -304,7 +296,7 @@ std::function<std::vector<Grads>(const std::vector<Tensor>&)> hessian(Fn f) {
 }
 
 std::pair<Tensor, Grads> hvp(const Fn& f, const std::vector<Tensor>& primals, const std::vector<Tensor>& tangents) {
-    GradOn on;
+    const EnableGradGuard on;
     check_like(tangents, primals, "hvp");
     const Primals p = primals_of(primals, "hvp");
     const Tensor y = call(f, p.x, "hvp");

@@ -10,15 +10,27 @@ namespace xtgrad {
 bool is_grad_enabled();
 void set_grad_enabled(bool enabled);
 
-class NoGradGuard {
+// Grad mode set for a scope and put back when it ends (torch's AutoGradMode), in its two uses:
+//   NoGradGuard       off, as torch.no_grad(): optimizer steps, inference
+//   EnableGradGuard   on, as torch.enable_grad(): a check or transform that needs its graph
+//                     (gradcheck's analytic pass, func::grad) records one inside a NoGradGuard too
+class GradModeGuard {
 public:
-    NoGradGuard() : previous_(is_grad_enabled()) { set_grad_enabled(false); }
-    ~NoGradGuard() { set_grad_enabled(previous_); }
-    NoGradGuard(const NoGradGuard&) = delete;
-    NoGradGuard& operator=(const NoGradGuard&) = delete;
+    explicit GradModeGuard(bool enabled) : previous_(is_grad_enabled()) { set_grad_enabled(enabled); }
+    ~GradModeGuard() { set_grad_enabled(previous_); }
+    GradModeGuard(const GradModeGuard&) = delete;
+    GradModeGuard& operator=(const GradModeGuard&) = delete;
 
 private:
     bool previous_;
+};
+class NoGradGuard : public GradModeGuard {
+public:
+    NoGradGuard() : GradModeGuard(false) {}
+};
+class EnableGradGuard : public GradModeGuard {
+public:
+    EnableGradGuard() : GradModeGuard(true) {}
 };
 
 // Module scope: the dotted path of the module whose forward is running ("encoder.layers.0.

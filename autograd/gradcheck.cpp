@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <initializer_list>
 #include <ostream>
 #include <unordered_set>
@@ -81,20 +82,64 @@ private:
     std::unordered_set<const TensorImpl*> seen_;
 };
 
-// An input's values, put back when its check ends, also when f throws with the input moved by ±eps:
-// a gradcheck that fails with an Error leaves the caller's tensors as they were.
-class RestoreValues {
+// The inputs' values as given, put back when the check ends, also when f throws with an input moved
+// by eps: a gradcheck that fails with an Error leaves the caller's tensors as they were. Since every
+// move is undone, a value that differs at the end was written by f, which a check cannot allow.
+class InputsKept {
 public:
-    explicit RestoreValues(Tensor& x) : data_(x.mutable_ptr()), kept_(x.data()) {}
-    RestoreValues(const RestoreValues&) = delete;
-    RestoreValues& operator=(const RestoreValues&) = delete;
-    ~RestoreValues() { std::copy(kept_.begin(), kept_.end(), data_); }
-    const Array& kept() const { return kept_; }
+    explicit InputsKept(std::vector<Tensor>& inputs) : inputs_(inputs) {
+        for (const Tensor& x : inputs) kept_.push_back(x.data());
+    }
+    InputsKept(const InputsKept&) = delete;
+    InputsKept& operator=(const InputsKept&) = delete;
+    ~InputsKept() { put_back(); }
+    const Array& kept(std::size_t i) const { return kept_[i]; }
+    void put_back() {
+        for (std::size_t i = 0; i < inputs_.size(); ++i)
+            if (inputs_[i].ptr() != nullptr && inputs_[i].numel() == kept_[i].size())
+                std::copy(kept_[i].begin(), kept_[i].end(), inputs_[i].mutable_ptr());
+    }
+    // An Error if f wrote into an input (compared bit for bit: a NaN it left is a write too)
+    void check_unwritten(const char* check) const {
+        for (std::size_t i = 0; i < inputs_.size(); ++i)
+            for (std::size_t j = 0; j < kept_[i].size(); ++j)
+                if (std::memcmp(inputs_[i].ptr() + j, kept_[i].data() + j, sizeof(float)) != 0)
+                    fail("{}: the function wrote into input {} (at {}: {} became {}); a function checked must not "
+                         "change its inputs (its values are put back)",
+                         check, i, shape_str(unravel(j, inputs_[i].shape())), kept_[i].data()[j], inputs_[i].ptr()[j]);
+    }
 
 private:
-    float* data_;
-    Array kept_;
+    std::vector<Tensor>& inputs_;
+    std::vector<Array> kept_;
 };
+
+// Values that are not finite make every comparison NaN: refused, naming the input and the element.
+void check_finite(const char* check, const std::vector<Tensor>& inputs) {
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+        for (std::size_t j = 0; j < inputs[i].numel(); ++j)
+            if (!std::isfinite(inputs[i].ptr()[j]))
+                fail("{}: input {} is {} at {}; finite differences need finite values", check, i, inputs[i].ptr()[j],
+                     shape_str(unravel(j, inputs[i].shape())));
+}
+
+// A sum of f's output at a moved input that is not finite (a pole, an overflow within eps): no slope
+// to compare with. Named by the input, not reported as a NaN that looks like a number.
+double finite_sum(double sum, std::size_t input, double eps, const std::string& where) {
+    if (!std::isfinite(sum))
+        fail("gradcheck: the function's output is not finite with input {} moved by eps {} {}; a smaller eps, or "
+             "inputs where the function is finite nearby",
+             input, eps, where);
+    return sum;
+}
+
+// |a - b| against atol + rtol |b|; with both tolerances 0 (an exact check), equal values pass
+double tolerance_ratio(double a, double b, double atol, double rtol) {
+    const double diff = std::abs(a - b);
+    return diff == 0 ? 0 : diff / (atol + rtol * std::abs(b));
+}
+
+std::string counted(std::size_t n, const char* what) { return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s"); }
 
 // A step that is not a finite positive number, or a tolerance that is negative or not finite, makes
 // every comparison NaN or meaningless: refused before f runs, naming the option and its value.
@@ -107,10 +152,10 @@ void check_options(const char* check, double eps, std::initializer_list<std::pai
 }  // namespace
 
 std::string GradcheckResult::message() const {
-    return fmt::format("gradcheck {} for {}: {} {} compared; worst: input {}{} {}: analytic {:.6g}, "
+    return fmt::format("gradcheck {} for {}: {} compared; worst: input {}{} {}: analytic {:.6g}, "
                        "numeric {:.6g} ({:.3g}x the tolerance)",
-                       passed ? "passed" : "FAILED", op.empty() ? "<leaf>" : op, checked,
-                       fast ? "random directions (fast mode)" : "elements", input,
+                       passed ? "passed" : "FAILED", op.empty() ? "<leaf>" : op,
+                       fast ? counted(checked, "random direction") + " (fast mode)" : counted(checked, "element"), input,
                        input_name.empty() ? "" : " '" + input_name + "'",
                        fast ? "along its direction" : "at " + shape_str(index), analytic, numeric, ratio);
 }
@@ -119,14 +164,30 @@ std::ostream& operator<<(std::ostream& os, const GradcheckResult& r) { return os
 
 GradcheckResult gradcheck(const GradcheckFn& f, std::vector<Tensor> inputs, const GradcheckOptions& opt) {
     check_options("gradcheck", opt.eps, {{"atol", opt.atol}, {"rtol", opt.rtol}});
+    check_finite("gradcheck", inputs);
+    // A non-leaf input (x = a * 2) keeps no .grad of its own: checked as a leaf of its values, the
+    // gradient torch's gradcheck (autograd.grad) takes with respect to it
+    for (Tensor& t : inputs)
+        if (t.requires_grad() && !t.is_leaf()) {
+            Tensor leaf(Array(t.data()), true);
+            leaf.set_name(t.name());
+            t = leaf;
+        }
+    InputsKept kept(inputs);
     KeepCallerState keep;
     bool any = false;
     for (const Tensor& t : inputs) any = any || t.requires_grad();
     if (!any)
         for (Tensor& t : inputs) keep.switch_on(t);
 
-    // analytic: one backward with upstream gradient R, into .grad slots set aside for it
-    Tensor y = f(inputs);
+    // analytic: one backward with upstream gradient R, into .grad slots set aside for it (grad mode
+    // on: a caller's NoGradGuard, or an outer gradcheck's numeric pass, would leave f no graph)
+    Tensor y;
+    {
+        const EnableGradGuard on;
+        y = f(inputs);
+    }
+    if (!y.defined()) fail("gradcheck: the function returned an undefined tensor");
     keep.set_aside_grads(y);
     for (const Tensor& t : inputs) keep.set_aside_grads(t);
     Generator gen(opt.seed);
@@ -134,12 +195,14 @@ GradcheckResult gradcheck(const GradcheckFn& f, std::vector<Tensor> inputs, cons
     GradcheckResult res;
     res.op = y.grad_fn() ? y.grad_fn()->op() : "";
     if (!y.requires_grad()) fail("gradcheck: the function's output does not depend on any input that requires grad");
+    if (!std::isfinite(weighted_sum(y, r))) fail("gradcheck: the function's output is not finite at the inputs given");
+    kept.check_unwritten("gradcheck");
     y.backward(r);
 
     NoGradGuard no_grad;
     double worst = -1;
     const auto compare = [&](std::size_t i, std::vector<std::size_t> index, double a, double numeric) {
-        const double ratio = std::abs(a - numeric) / (opt.atol + opt.rtol * std::abs(numeric));
+        const double ratio = tolerance_ratio(a, numeric, opt.atol, opt.rtol);
         ++res.checked;
         if (ratio > worst || std::isnan(ratio)) {
             worst = std::isnan(ratio) ? INFINITY : ratio;
@@ -155,54 +218,62 @@ GradcheckResult gradcheck(const GradcheckFn& f, std::vector<Tensor> inputs, cons
     Generator directions(opt.seed + 1);
     for (std::size_t i = 0; i < inputs.size(); ++i) {
         Tensor& x = inputs[i];
-        if (!x.requires_grad()) continue;
+        if (!x.requires_grad() || x.numel() == 0) continue;
         const Array analytic = x.has_grad() ? x.grad_array() : Array(xt::zeros<float>(x.shape()));
+        const Array& given = kept.kept(i);
         float* p = x.mutable_ptr();
-        const RestoreValues restore(x);
         if (opt.fast) {
             // x + eps u and x - eps u in float32; the analytic side uses the steps actually taken
             const Array u = randn(x.shape(), directions).data();
             const double norm = std::sqrt(xt::sum(xt::square(xt::cast<double>(u)))());
-            const Array& kept = restore.kept();
-            Array plus_x = kept, minus_x = kept;
-            double a = 0;
+            Array plus_x = given, minus_x = given;
+            double a = 0, taken = 0;
             for (std::size_t j = 0; j < x.numel(); ++j) {
                 const double step = opt.eps * u.data()[j] / (norm > 0 ? norm : 1);
-                plus_x.data()[j] = static_cast<float>(kept.data()[j] + step);
-                minus_x.data()[j] = static_cast<float>(kept.data()[j] - step);
-                a += analytic.data()[j] * (static_cast<double>(plus_x.data()[j]) - minus_x.data()[j]);
+                plus_x.data()[j] = static_cast<float>(given.data()[j] + step);
+                minus_x.data()[j] = static_cast<float>(given.data()[j] - step);
+                const double moved = static_cast<double>(plus_x.data()[j]) - minus_x.data()[j];
+                a += analytic.data()[j] * moved;
+                taken += moved * moved;
             }
+            // float32 keeps a step of eps only where the values are small enough beside it
+            if (std::sqrt(taken) < opt.eps)
+                fail("gradcheck (fast mode): eps {} is lost in float32 rounding at input {}'s values (largest |x| {}): "
+                     "a step of length {} moved them by {}; a larger eps",
+                     opt.eps, i, xt::amax(xt::abs(given))(), 2 * opt.eps, std::sqrt(taken));
             std::copy(plus_x.begin(), plus_x.end(), p);
-            const double plus = weighted_sum(f(inputs), r);
+            const double plus = finite_sum(weighted_sum(f(inputs), r), i, opt.eps, "along a random direction");
             std::copy(minus_x.begin(), minus_x.end(), p);
-            const double minus = weighted_sum(f(inputs), r);
+            const double minus = finite_sum(weighted_sum(f(inputs), r), i, opt.eps, "along a random direction");
+            std::copy(given.begin(), given.end(), p);
             compare(i, {}, a / (2 * opt.eps), (plus - minus) / (2 * opt.eps));
             continue;
         }
         for (std::size_t j = 0; j < x.numel(); ++j) {
-            const float v = p[j];
-            p[j] = static_cast<float>(v + opt.eps);
-            const double plus = weighted_sum(f(inputs), r);
-            p[j] = static_cast<float>(v - opt.eps);
-            const double minus = weighted_sum(f(inputs), r);
+            const float v = given.data()[j];
+            const float up = static_cast<float>(v + opt.eps), down = static_cast<float>(v - opt.eps);
+            // divide by the step actually taken in float32; none at all is no derivative
+            const double step = static_cast<double>(up) - static_cast<double>(down);
+            if (step == 0)
+                fail("gradcheck: eps {} does not move input {}'s element at {} (value {}) in float32; a larger eps",
+                     opt.eps, i, shape_str(unravel(j, x.shape())), v);
+            const std::string at = "(at " + shape_str(unravel(j, x.shape())) + ")";
+            p[j] = up;
+            const double plus = finite_sum(weighted_sum(f(inputs), r), i, opt.eps, at);
+            p[j] = down;
+            const double minus = finite_sum(weighted_sum(f(inputs), r), i, opt.eps, at);
             p[j] = v;
-            // divide by the step actually taken in float32
-            const double step = static_cast<double>(static_cast<float>(v + opt.eps)) -
-                                static_cast<double>(static_cast<float>(v - opt.eps));
             compare(i, unravel(j, x.shape()), analytic.data()[j], (plus - minus) / step);
         }
     }
+    kept.check_unwritten("gradcheck");
     res.passed = worst <= 1.0;
     return res;
 }
 
 GradcheckFn first_order_gradients(GradcheckFn f, std::uint64_t seed) {
     return [f = std::move(f), seed](const std::vector<Tensor>& x) {
-        struct GradOn {  // gradcheck evaluates G under NoGradGuard; G needs its graph
-            bool previous = is_grad_enabled();
-            GradOn() { set_grad_enabled(true); }
-            ~GradOn() { set_grad_enabled(previous); }
-        } on;
+        const EnableGradGuard on;  // gradcheck evaluates G under NoGradGuard; G needs its graph
         const Tensor y = f(x);
         Generator gen(seed);
         const Tensor loss = sum(mul(y, randn(y.shape(), gen)));
@@ -240,6 +311,9 @@ JvpcheckResult jvpcheck(const GradcheckFn& f, const std::vector<Tensor>& inputs,
     check_options("jvpcheck", opt.eps,
                   {{"atol", opt.atol}, {"rtol", opt.rtol}, {"reference_atol", opt.reference_atol},
                    {"reference_rtol", opt.reference_rtol}});
+    check_finite("jvpcheck", inputs);
+    std::vector<Tensor> handles = inputs;
+    InputsKept kept(handles);  // put back, and f's writes refused, as gradcheck's
     Generator gen(opt.seed);
     std::vector<Tensor> tangents;
     for (const Tensor& x : inputs) tangents.push_back(randn(x.shape(), gen));
@@ -255,25 +329,45 @@ JvpcheckResult jvpcheck(const GradcheckFn& f, const std::vector<Tensor>& inputs,
         forward = forward_ad::unpack_dual(y).tangent;
         if (!forward.defined()) forward = Tensor::zeros(y.shape());
     }
+    if (res.op.empty()) {  // no input required grad, so forward mode recorded no graph: the op's name from one that does
+        const EnableGradGuard on;
+        std::vector<Tensor> leaves;
+        for (const Tensor& x : inputs) leaves.push_back(Tensor(Array(x.data()), true));
+        const Tensor named = f(leaves);
+        res.op = named.defined() && named.grad_fn() ? named.grad_fn()->op() : "";
+    }
     const Tensor reference = func::jvp_by_double_backward(f, inputs, tangents).second;
     // finite differences along the tangents, in double from float32 evaluations
     NoGradGuard no_grad;
-    const auto moved = [&](double sign) {
-        std::vector<Tensor> x;
-        for (std::size_t i = 0; i < inputs.size(); ++i)
-            x.push_back(Tensor(Array(inputs[i].data() + static_cast<float>(sign * opt.eps) * tangents[i].data())));
-        return f(x);
-    };
-    const Tensor plus = moved(1), minus = moved(-1);
+    std::vector<Tensor> up, down;
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        up.push_back(Tensor(Array(inputs[i].data() + static_cast<float>(opt.eps) * tangents[i].data())));
+        down.push_back(Tensor(Array(inputs[i].data() - static_cast<float>(opt.eps) * tangents[i].data())));
+        // the difference divides by 2 eps: the step float32 kept must be that step, within 1 %
+        const double intended = 2 * opt.eps * std::sqrt(xt::sum(xt::square(xt::cast<double>(tangents[i].data())))());
+        const double off = std::sqrt(xt::sum(xt::square(xt::cast<double>(up[i].data()) - xt::cast<double>(down[i].data()) -
+                                                        2 * opt.eps * xt::cast<double>(tangents[i].data())))());
+        if (off > 0.01 * intended)
+            fail("jvpcheck: eps {} is lost in float32 rounding at input {}'s values (largest |x| {}): the step taken is "
+                 "off by {:.3g} % of its length; a larger eps",
+                 opt.eps, i, inputs[i].numel() > 0 ? xt::amax(xt::abs(inputs[i].data()))() : 0.f, 100 * off / intended);
+    }
+    const Tensor plus = f(up), minus = f(down);
     for (const Tensor* t : std::initializer_list<const Tensor*>{&forward, &reference, &plus, &minus})
         check_same_shape("jvpcheck", *t, y.shape());
+    for (const Tensor* t : {&plus, &minus})
+        for (std::size_t j = 0; j < t->numel(); ++j)
+            if (!std::isfinite(t->ptr()[j]))
+                fail("jvpcheck: the function's output is not finite at {} with the inputs moved by eps {} along the "
+                     "tangents; a smaller eps, or inputs where the function is finite nearby",
+                     shape_str(unravel(j, y.shape())), opt.eps);
     double worst = -1;
     for (std::size_t j = 0; j < forward.numel(); ++j) {
         const double a = forward.ptr()[j], ref = reference.ptr()[j];
         const double numeric =
             (static_cast<double>(plus.ptr()[j]) - static_cast<double>(minus.ptr()[j])) / (2 * opt.eps);
-        double ratio = std::abs(a - numeric) / (opt.atol + opt.rtol * std::abs(numeric));
-        const double ref_ratio = std::abs(a - ref) / (opt.reference_atol + opt.reference_rtol * std::abs(ref));
+        double ratio = tolerance_ratio(a, numeric, opt.atol, opt.rtol);
+        const double ref_ratio = tolerance_ratio(a, ref, opt.reference_atol, opt.reference_rtol);
         if (std::isnan(ratio) || std::isnan(ref_ratio)) ratio = INFINITY;
         ++res.checked;
         if (std::max(ratio, ref_ratio) > worst) {
@@ -286,6 +380,7 @@ JvpcheckResult jvpcheck(const GradcheckFn& f, const std::vector<Tensor>& inputs,
             res.reference_ratio = ref_ratio;
         }
     }
+    kept.check_unwritten("jvpcheck");
     res.passed = worst <= 1.0;
     return res;
 }

@@ -10,7 +10,11 @@
 //   pass iff |analytic - numeric| <= atol + rtol * |numeric|   for every element.
 // The result names the worst element: input, index, both values and the op under test.
 // Float32 limits how tight this can be; tests/gradcheck_test.cpp shows the default
-// tolerance still catches a missing factor of 2 and a transposed gradient.
+// tolerance still catches a missing factor of 2 and a transposed gradient. What would make the
+// comparison meaningless is an Error: a non-finite input, an eps float32 cannot step by at the
+// inputs' values, an output that is not finite within eps or whose shape moves with the values, a
+// function that writes into its inputs. Inputs and their .grad are left as they were, whatever
+// happens; a non-leaf input is checked as a leaf of its values.
 #pragma once
 
 #include <xtgrad/autograd/tensor.hpp>

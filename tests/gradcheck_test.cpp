@@ -64,7 +64,7 @@ TEST_CASE("gradcheck's fast mode: one random direction per input, and the plante
     const GradcheckResult missing_two = gradcheck([](const V& v) { return square_missing_two(v[0]); }, {x}, fast);
     CHECK_FALSE(missing_two.passed);
     CHECK(missing_two.numeric == doctest::Approx(2 * missing_two.analytic).epsilon(0.02));
-    CHECK(missing_two.message().find("FAILED for BuggySquareBackward: 1 random directions (fast mode) compared; "
+    CHECK(missing_two.message().find("FAILED for BuggySquareBackward: 1 random direction (fast mode) compared; "
                                      "worst: input 0 'x' along its direction") != std::string::npos);
     Tensor a = rnd({3, 3}, 2), m = rnd({3, 3}, 3);
     m.requires_grad_(false);
@@ -137,6 +137,77 @@ TEST_CASE("gradcheck and jvpcheck that fail on a moved input leave its values as
     };
     test::expect_error([&] { jvpcheck(moving_shape, {x}); }, {"jvpcheck: the function's output has shape (2,3)"});
     CHECK(test::max_abs_diff(x.data(), before) == 0.f);
+}
+
+TEST_CASE("gradcheck and jvpcheck refuse what would make a comparison meaningless, and pass an exact check") {
+    const GradcheckFn sq = [](const V& v) { return v[0] * v[0]; };
+    for (const bool fast : {false, true}) {
+        CAPTURE(fast);
+        GradcheckOptions o;
+        o.fast = fast;
+        // a NaN or an infinity among the inputs
+        Tensor x = rnd({2, 3}, 9);
+        x.mutable_ptr()[4] = std::nanf("");
+        test::expect_error([&] { gradcheck(sq, {x}, o); }, {"gradcheck: input 0 is nan at (1,1)"});
+        // a step float32 cannot take: values near 10^6 (spacing 0.06) or an eps of 10^-45
+        Tensor big = rnd({2, 3}, 10, 1e6f);
+        test::expect_error([&] { gradcheck(sq, {big}, o); }, {fast ? "is lost in float32 rounding" : "does not move input 0's element"});
+        GradcheckOptions tiny = o;
+        tiny.eps = 1e-45;
+        test::expect_error([&] { gradcheck(sq, {rnd({2, 3}, 11)}, tiny); }, {"eps 1e-45"});
+        // an eps that overflows the output
+        GradcheckOptions huge = o;
+        huge.eps = 1e30;
+        test::expect_error([&] { gradcheck(sq, {rnd({2, 3}, 12)}, huge); }, {"the function's output is not finite with input 0 moved by eps 1e+30"});
+        // an exact check: equal values pass at atol = rtol = 0
+        GradcheckOptions exact = o;
+        exact.atol = exact.rtol = 0;
+        CHECK(gradcheck([](const V& v) { return v[0] * 0.f; }, {rnd({2, 3}, 13)}, exact));
+        // an empty input has nothing to compare, in either mode
+        const GradcheckResult empty = gradcheck(sq, {rnd({2, 0}, 14)}, o);
+        CHECK(empty.checked == 0);
+        // a non-leaf input is checked as a leaf of its values (its own .grad was never kept)
+        Tensor a = rnd({2, 3}, 15);
+        const Tensor non_leaf = a * 2.f;
+        const GradcheckResult r = gradcheck(sq, {non_leaf}, o);
+        CHECK_MESSAGE(r.passed, r.message());
+        CHECK_FALSE(a.has_grad());
+        // a function that writes into its input: refused, and the values put back
+        Tensor w = rnd({2, 3}, 16);
+        const Array before = w.data();
+        test::expect_error([&] { gradcheck([](const V& v) { Tensor t = v[0]; t.mutable_data() *= 1.001f; return v[0] * v[0]; }, {w}, o); },
+                           {"gradcheck: the function wrote into input 0"});
+        CHECK(test::max_abs_diff(w.data(), before) == 0.f);
+        // called inside a NoGradGuard, or inside another gradcheck's function: the analytic pass has its graph
+        {
+            const NoGradGuard off;
+            CHECK(gradcheck(sq, {rnd({3}, 17)}, o));
+        }
+        CHECK(gradcheck([&o](const V& v) {
+            CHECK(gradcheck([](const V& u) { return u[0] * u[0]; }, {v[0]}, o));
+            return v[0] * v[0];
+        }, {rnd({3}, 18)}, o));
+    }
+    // jvpcheck: the same refusals
+    Tensor x = rnd({2, 3}, 19);
+    x.mutable_ptr()[0] = std::numeric_limits<float>::infinity();
+    test::expect_error([&] { jvpcheck(sq, {x}); }, {"jvpcheck: input 0 is inf at (0,0)"});
+    test::expect_error([&] { jvpcheck(sq, {rnd({2, 3}, 20, 1e6f)}); }, {"jvpcheck: eps 0.01 is lost in float32 rounding at input 0"});
+    JvpcheckOptions huge;
+    huge.eps = 1e30;
+    test::expect_error([&] { jvpcheck(sq, {rnd({2, 3}, 21)}, huge); }, {"jvpcheck: the function's output is not finite"});
+    Tensor w = rnd({2, 3}, 22);
+    const Array before = w.data();
+    // jvpcheck hands f copies (dual tensors, moved inputs): what f writes stays in them
+    (void)jvpcheck([](const V& v) { Tensor t = v[0]; t.mutable_data() *= 1.001f; return v[0] * v[0]; }, {w});
+    CHECK(test::max_abs_diff(w.data(), before) == 0.f);
+    // inputs that do not require grad: the op is still named (forward mode alone records no graph)
+    Tensor plain = rnd({2, 3}, 24);
+    plain.requires_grad_(false);
+    CHECK(jvpcheck(sq, {plain}).message().rfind("jvpcheck passed for MulBackward", 0) == 0);
+    JvpcheckOptions exact;
+    exact.atol = exact.rtol = exact.reference_atol = exact.reference_rtol = 0;
+    CHECK(jvpcheck([](const V& v) { return v[0] * 0.f; }, {rnd({2, 3}, 23)}, exact));
 }
 
 TEST_CASE("gradcheck reports the worst element with its index and input name") {
