@@ -124,12 +124,14 @@ void check_finite(const char* check, const std::vector<Tensor>& inputs) {
 }
 
 // A sum of f's output at a moved input that is not finite (a pole, an overflow within eps): no slope
-// to compare with. Named by the input, not reported as a NaN that looks like a number.
-double finite_sum(double sum, std::size_t input, double eps, const std::string& where) {
+// to compare with. Named by the input, not reported as a NaN that looks like a number; where() says
+// how it was moved, its text built only for the message (the element-wise loop calls this per element).
+template <class Where>
+double finite_sum(double sum, std::size_t input, double eps, const Where& where) {
     if (!std::isfinite(sum))
         fail("gradcheck: the function's output is not finite with input {} moved by eps {} {}; a smaller eps, or "
              "inputs where the function is finite nearby",
-             input, eps, where);
+             input, eps, where());
     return sum;
 }
 
@@ -242,9 +244,10 @@ GradcheckResult gradcheck(const GradcheckFn& f, std::vector<Tensor> inputs, cons
                      "a step of length {} moved them by {}; a larger eps",
                      opt.eps, i, xt::amax(xt::abs(given))(), 2 * opt.eps, std::sqrt(taken));
             std::copy(plus_x.begin(), plus_x.end(), p);
-            const double plus = finite_sum(weighted_sum(f(inputs), r), i, opt.eps, "along a random direction");
+            const auto along = [] { return "along a random direction"; };
+            const double plus = finite_sum(weighted_sum(f(inputs), r), i, opt.eps, along);
             std::copy(minus_x.begin(), minus_x.end(), p);
-            const double minus = finite_sum(weighted_sum(f(inputs), r), i, opt.eps, "along a random direction");
+            const double minus = finite_sum(weighted_sum(f(inputs), r), i, opt.eps, along);
             std::copy(given.begin(), given.end(), p);
             compare(i, {}, a / (2 * opt.eps), (plus - minus) / (2 * opt.eps));
             continue;
@@ -257,7 +260,7 @@ GradcheckResult gradcheck(const GradcheckFn& f, std::vector<Tensor> inputs, cons
             if (step == 0)
                 fail("gradcheck: eps {} does not move input {}'s element at {} (value {}) in float32; a larger eps",
                      opt.eps, i, shape_str(unravel(j, x.shape())), v);
-            const std::string at = "(at " + shape_str(unravel(j, x.shape())) + ")";
+            const auto at = [&] { return "(at " + shape_str(unravel(j, x.shape())) + ")"; };
             p[j] = up;
             const double plus = finite_sum(weighted_sum(f(inputs), r), i, opt.eps, at);
             p[j] = down;
@@ -313,7 +316,10 @@ JvpcheckResult jvpcheck(const GradcheckFn& f, const std::vector<Tensor>& inputs,
                    {"reference_rtol", opt.reference_rtol}});
     check_finite("jvpcheck", inputs);
     std::vector<Tensor> handles = inputs;
-    InputsKept kept(handles);  // put back, and f's writes refused, as gradcheck's
+    // f gets dual tensors and moved copies, but an input without grad reaches it as a handle on the
+    // caller's values (make_dual and the double-backward reference detach it): put back, and f's
+    // writes refused, as gradcheck's
+    InputsKept kept(handles);
     Generator gen(opt.seed);
     std::vector<Tensor> tangents;
     for (const Tensor& x : inputs) tangents.push_back(randn(x.shape(), gen));

@@ -198,9 +198,16 @@ TEST_CASE("gradcheck and jvpcheck refuse what would make a comparison meaningles
     test::expect_error([&] { jvpcheck(sq, {rnd({2, 3}, 21)}, huge); }, {"jvpcheck: the function's output is not finite"});
     Tensor w = rnd({2, 3}, 22);
     const Array before = w.data();
-    // jvpcheck hands f copies (dual tensors, moved inputs): what f writes stays in them
-    (void)jvpcheck([](const V& v) { Tensor t = v[0]; t.mutable_data() *= 1.001f; return v[0] * v[0]; }, {w});
+    // jvpcheck hands f copies of an input that requires grad: what f writes stays in them
+    const GradcheckFn writes = [](const V& v) { Tensor t = v[0]; t.mutable_data() *= 1.001f; return v[0] * v[0]; };
+    (void)jvpcheck(writes, {w});
     CHECK(test::max_abs_diff(w.data(), before) == 0.f);
+    // an input without grad reaches f as a handle on its values: the write is refused and put back
+    Tensor w_plain = rnd({2, 3}, 25);
+    w_plain.requires_grad_(false);
+    const Array plain_before = w_plain.data();
+    test::expect_error([&] { jvpcheck(writes, {w_plain}); }, {"jvpcheck: the function wrote into input 0"});
+    CHECK(test::max_abs_diff(w_plain.data(), plain_before) == 0.f);
     // inputs that do not require grad: the op is still named (forward mode alone records no graph)
     Tensor plain = rnd({2, 3}, 24);
     plain.requires_grad_(false);
