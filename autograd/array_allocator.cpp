@@ -1,6 +1,7 @@
 #include <xtgrad/autograd/array_allocator.hpp>
 #include <xtgrad/autograd/speed_switches.hpp>
 #include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/page_moves.hpp>
 
 #include <sys/mman.h>
 
@@ -34,8 +35,6 @@ constexpr bool kAddressSanitizer = false;
 #else
 constexpr bool kAddressSanitizer = false;
 #endif
-
-constexpr std::size_t kPage = 4096;
 
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
 
@@ -115,14 +114,14 @@ public:
     // stalls on 4K aliasing (the store's address matches the load's in its low 12 bits): seed-d's
     // step ran 10-20 % slower with uncoloured blocks.
     void* take(std::size_t bytes) {
-        const std::size_t need = round_up(bytes + kPage - kAlignment, kPage);
+        const std::size_t need = round_up(bytes + kPageBytes - kAlignment, kPageBytes);
         const std::lock_guard<std::mutex> lock(mutex_);
         Block b = reuse_or_recut(need);
         if (b.p == nullptr) {
             b = new_block(need);
             ++stats_.mapped;
         }
-        next_color_ = (next_color_ + 17 * kAlignment) % kPage;  // 17 is odd: all 64 offsets in turn
+        next_color_ = (next_color_ + 17 * kAlignment) % kPageBytes;  // 17 is odd: all 64 offsets in turn
         void* p = b.p + next_color_;
         stats_.live_bytes += b.size;
         live_.emplace(p, std::move(b));

@@ -10,12 +10,10 @@ namespace xtgrad::memory {
 
 namespace {
 
-constexpr std::size_t kPage = 4096;
-
 // Writes one byte of each page of [p, p + bytes); the time it took, in µs.
 double write_each_page(char* p, std::size_t bytes) {
     const auto start = std::chrono::steady_clock::now();
-    for (std::size_t at = 0; at < bytes; at += kPage) static_cast<volatile char*>(p)[at] = 1;
+    for (std::size_t at = 0; at < bytes; at += kPageBytes) static_cast<volatile char*>(p)[at] = 1;
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count();
 }
 
@@ -28,7 +26,7 @@ struct Try {
     double fresh_us = -1, moved_us = -1;
 };
 Try one_try(std::size_t pages) {
-    const std::size_t bytes = pages * kPage;
+    const std::size_t bytes = pages * kPageBytes;
     void* from = map_pages(bytes);
     if (from == MAP_FAILED) return {};
     void* to = map_pages(bytes);  // the destination range, replaced by the move
@@ -52,7 +50,7 @@ Try one_try(std::size_t pages) {
 
 PageMoveCost measure_page_moves(std::size_t pages, int tries) {
     PageMoveCost cost;
-    if (pages == 0 || pages > std::numeric_limits<std::size_t>::max() / kPage) return cost;
+    if (pages == 0 || pages > std::numeric_limits<std::size_t>::max() / kPageBytes) return cost;
     for (int i = 0; i < tries; ++i) {
         const Try t = one_try(pages);
         if (t.moved_us < 0) break;

@@ -14,6 +14,8 @@
 
 namespace xtgrad::memory {
 
+inline constexpr std::size_t kPageBytes = 4096;  // what mmap maps and mremap moves (x86-64's small page)
+
 struct PageMoveCost {
     double moved_us = 0;    // first write to a page just moved (mremap), µs per page: the fastest try
     double fresh_us = 0;    // first write to a newly mapped page (a page fault), µs per page

@@ -69,15 +69,15 @@ TEST_CASE("count_in refuses a count outside its range, naming it, and never wrap
 }
 
 namespace {
-struct Run {
+struct ParsedRun {
     std::optional<int> status;
     bool listed = false;
     std::string out;
 };
 // parse_or_exit on a program with a flag --list and an option --out
-Run run_cli(std::vector<std::string> args) {
+ParsedRun run_cli(std::vector<std::string> args) {
     CLI::App app{"test", "test"};
-    Run r;
+    ParsedRun r;
     app.add_flag("--list", r.listed, "a flag");
     app.add_option("--out", r.out, "a folder");
     std::vector<char*> argv;
@@ -93,7 +93,7 @@ TEST_CASE("parse_or_exit refuses a value given to a flag (exit 2) and takes the 
     CHECK_FALSE(run_cli({"test"}).listed);
     for (const char* bad : {"--list=0", "--list=false", "--list=2", "--list=no", "--list=", "--list= ", "--list=true"}) {
         CAPTURE(bad);
-        const Run r = run_cli({"test", bad});
+        const ParsedRun r = run_cli({"test", bad});
         CHECK(r.status == std::optional<int>{cli::kUsageError});
         CHECK_FALSE(r.listed);
     }
@@ -104,7 +104,7 @@ TEST_CASE("parse_or_exit refuses an option with nothing after '=' rather than ta
     for (const std::vector<std::string>& bad : {std::vector<std::string>{"test", "--out=", "--help"},
                                                 std::vector<std::string>{"test", "--out=", "--list"},
                                                 std::vector<std::string>{"test", "--out="}}) {
-        const Run r = run_cli(bad);
+        const ParsedRun r = run_cli(bad);
         CHECK(r.status == std::optional<int>{cli::kUsageError});
         CHECK(r.out.empty());
         CHECK_FALSE(r.listed);

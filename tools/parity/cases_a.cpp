@@ -59,7 +59,7 @@ void register_positional_encoding() {
     });
 }
 
-void register_attention() {
+void register_a_attention() {
     register_runner("sdpa", [](const Fixture& f, Report& r) {
         auto m = std::make_shared<ta::ScaledDotProductAttention>();
         check_module(f, r, m.get(), [&](Inputs& in) {
@@ -99,7 +99,7 @@ void register_feed_forward() {
         [](nn::ConvFeedForward& m, Inputs& in) { return with_output(m.forward(in.tensor("x"))); });
 }
 
-void register_layers() {
+void register_a_layers() {
     register_module_runner<ta::EncoderLayer>(
         "encoder_layer_a",
         [](const Fixture& f) {
@@ -131,7 +131,7 @@ void register_layers() {
         });
 }
 
-void register_stacks() {
+void register_a_stacks() {
     register_module_runner<ta::Encoder>(
         "encoder_a",
         [](const Fixture& f) {
@@ -200,10 +200,10 @@ void register_masks() {
 
 void register_tutorial_a_runners() {
     register_positional_encoding();
-    register_attention();
+    register_a_attention();
     register_feed_forward();
-    register_layers();
-    register_stacks();
+    register_a_layers();
+    register_a_stacks();
     register_masks();
 }
 

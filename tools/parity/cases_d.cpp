@@ -130,7 +130,7 @@ void register_functions() {
     });
 }
 
-void register_attention() {
+void register_d_attention() {
     register_d<MultiheadAttention>(
         "mha_d",
         [](const Fixture& f) {
@@ -157,7 +157,7 @@ void register_attention() {
         });
 }
 
-void register_layers() {
+void register_d_layers() {
     register_d<TransformerEncoderLayer>(
         "transformer_encoder_layer_d",
         [](const Fixture& f) { return std::make_shared<TransformerEncoderLayer>(layer_options<TransformerEncoderLayerOptions>(f)); },
@@ -176,7 +176,7 @@ void register_layers() {
         });
 }
 
-void register_stacks() {
+void register_d_stacks() {
     register_d<TransformerEncoder>(
         "transformer_encoder_d",
         [](const Fixture& f) {
@@ -228,9 +228,9 @@ void register_stacks() {
 
 void register_tutorial_d_runners() {
     register_functions();
-    register_attention();
-    register_layers();
-    register_stacks();
+    register_d_attention();
+    register_d_layers();
+    register_d_stacks();
 }
 
 }  // namespace xtgrad::parity
