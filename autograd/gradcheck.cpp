@@ -203,14 +203,16 @@ GradcheckResult gradcheck(const GradcheckFn& f, std::vector<Tensor> inputs, cons
 
     NoGradGuard no_grad;
     double worst = -1;
-    const auto compare = [&](std::size_t i, std::vector<std::size_t> index, double a, double numeric) {
+    // element: the flat index compared, unravelled only for a new worst; none in fast mode
+    constexpr std::size_t kDirection = static_cast<std::size_t>(-1);
+    const auto compare = [&](std::size_t i, std::size_t element, double a, double numeric) {
         const double ratio = tolerance_ratio(a, numeric, opt.atol, opt.rtol);
         ++res.checked;
         if (ratio > worst || std::isnan(ratio)) {
             worst = std::isnan(ratio) ? INFINITY : ratio;
             res.input = i;
             res.input_name = inputs[i].name();
-            res.index = std::move(index);
+            res.index = element == kDirection ? std::vector<std::size_t>{} : unravel(element, inputs[i].shape());
             res.analytic = a;
             res.numeric = numeric;
             res.ratio = worst;
@@ -249,7 +251,7 @@ GradcheckResult gradcheck(const GradcheckFn& f, std::vector<Tensor> inputs, cons
             std::copy(minus_x.begin(), minus_x.end(), p);
             const double minus = finite_sum(weighted_sum(f(inputs), r), i, opt.eps, along);
             std::copy(given.begin(), given.end(), p);
-            compare(i, {}, a / (2 * opt.eps), (plus - minus) / (2 * opt.eps));
+            compare(i, kDirection, a / (2 * opt.eps), (plus - minus) / (2 * opt.eps));
             continue;
         }
         for (std::size_t j = 0; j < x.numel(); ++j) {
@@ -266,7 +268,7 @@ GradcheckResult gradcheck(const GradcheckFn& f, std::vector<Tensor> inputs, cons
             p[j] = down;
             const double minus = finite_sum(weighted_sum(f(inputs), r), i, opt.eps, at);
             p[j] = v;
-            compare(i, unravel(j, x.shape()), analytic.data()[j], (plus - minus) / step);
+            compare(i, j, analytic.data()[j], (plus - minus) / step);
         }
     }
     kept.check_unwritten("gradcheck");
