@@ -94,22 +94,31 @@ public:
     InputsKept& operator=(const InputsKept&) = delete;
     ~InputsKept() { put_back(); }
     const Array& kept(std::size_t i) const { return kept_[i]; }
+    // Only an input that differs is written (after a check that passed, none does).
     void put_back() {
         for (std::size_t i = 0; i < inputs_.size(); ++i)
-            if (inputs_[i].ptr() != nullptr && inputs_[i].numel() == kept_[i].size())
+            if (changed(i))
                 std::copy(kept_[i].begin(), kept_[i].end(), inputs_[i].mutable_ptr());
     }
     // An Error if f wrote into an input (compared bit for bit: a NaN it left is a write too)
     void check_unwritten(const char* check) const {
-        for (std::size_t i = 0; i < inputs_.size(); ++i)
-            for (std::size_t j = 0; j < kept_[i].size(); ++j)
+        for (std::size_t i = 0; i < inputs_.size(); ++i) {
+            if (!changed(i)) continue;
+            for (std::size_t j = 0; j < kept_[i].size(); ++j)  // which element, for the message
                 if (std::memcmp(inputs_[i].ptr() + j, kept_[i].data() + j, sizeof(float)) != 0)
                     fail("{}: the function wrote into input {} (at {}: {} became {}); a function checked must not "
                          "change its inputs (its values are put back)",
                          check, i, shape_str(unravel(j, inputs_[i].shape())), kept_[i].data()[j], inputs_[i].ptr()[j]);
+        }
     }
 
 private:
+    // Compared over the values as given (an input whose values were replaced by others of another
+    // size is left as it is: there is nothing of its own to put back into)
+    bool changed(std::size_t i) const {
+        return kept_[i].size() != 0 && inputs_[i].ptr() != nullptr && inputs_[i].numel() == kept_[i].size() &&
+               std::memcmp(inputs_[i].ptr(), kept_[i].data(), kept_[i].size() * sizeof(float)) != 0;
+    }
     std::vector<Tensor>& inputs_;
     std::vector<Array> kept_;
 };
