@@ -18,6 +18,10 @@
 #   6. docs/gdb/engine_stops.gdb: at each stop of `break before_node` the walk starts at the stop's
 #      node, with its gradient, by itself; `print` of a module: its path and parameters.
 # Passes on any build type; tools/test.sh runs it on the release (-O3) build.
+# Tests 1, 2 and 5 `call` into the program. gdb 13 (Debian 12's) cannot, on a CPU whose XSAVE
+# area is larger than it knows (AMX: Intel Sapphire Rapids and later, Linux >= 5.16): it prints
+# "Couldn't write extended state status: Bad address" for any program (fixed in gdb 14). A probe
+# call tells; there those three are skipped, saying why, and the probe's message must be that one.
 #
 #   tests/gdb/run_gdb_test.sh BUILD_DIR
 set -euo pipefail
@@ -59,6 +63,24 @@ refuse() {
 
 num='-?[0-9][0-9.e+-]*'
 
+# Can this gdb call a function in the program here? (the header: gdb 13 on an AMX CPU cannot)
+calls=yes
+printf 'break main\nrun\nprint (int) getpid() > 0\nkill\n' >"$out/probe.gdb"
+run_gdb "$out/probe.gdb" "$out/probe.log"
+if ! grep -qE '^\$1 = 1$' "$out/probe.log"; then
+  calls=no
+  echo "== gdb cannot call into the program here ($(gdb --version | head -1)):"
+  grep -E "Error|Couldn't" "$out/probe.log" | sed 's/^/     /' | head -5
+  expect "$out/probe.log" "... for the known XSAVE-size limit of gdb before 14" \
+    "^Couldn't write extended state status: Bad address\.$"
+  grep -q amx_tile /proc/cpuinfo && echo "  ok    ... on a CPU with AMX" || { echo "  FAIL  ... yet this CPU has no AMX"; failed=1; }
+fi
+# skip_without_calls TEST: true (and says so) where this gdb cannot call into the program
+skip_without_calls() {
+  [ "$calls" = no ] || return 1
+  echo "  SKIP  gdb test $1: it calls into the program, which this gdb cannot do on this CPU (above)"
+}
+
 echo "== gdb test 0: tools/gdb/xtgrad_repr.py in plain python3 (tests/gdb/repr_test.py)"
 if ! python3 "$src/tests/gdb/repr_test.py" >"$out/repr_test.log" 2>&1; then
   echo "  FAIL  tests/gdb/repr_test.py"
@@ -67,6 +89,7 @@ fi
 expect "$out/repr_test.log" "the repr test ran to its end" '^repr test: passed$'
 
 echo "== gdb test 1: break in the attention's softmax backward ($target)"
+if ! skip_without_calls 1; then
 log=$out/attention.log
 run_gdb tests/gdb/attention_backward.gdb "$log"
 expect "$log" "the repr auto-loaded from the library" '^Yes +xtgrad_repr\.py'
@@ -97,8 +120,10 @@ expect "$log" "call xtgrad_print (C alias)" \
   "^\"encoder\.layers\.0\.enc_self_attn\.W_Q\.weight\" \(16,16\) float32 requires_grad leaf grad=none \["
 expect "$log" "the program finished its step" '^loss [0-9.]+, \|grad W_Q\| [0-9.]+'
 expect "$log" "exited normally" 'exited normally'
+fi
 
 echo "== gdb test 2: docs/gdb/follow_gradient.gdb"
+if ! skip_without_calls 2; then
 log=$out/follow.log
 run_gdb docs/gdb/follow_gradient.gdb "$log"
 expect "$log" "the loss node first" '^\$1 = xtgrad::Node CrossEntropyBackward \(outside any module\)'
@@ -117,6 +142,7 @@ expect "$log" "after the node: W_Q.weight has its grad" \
 expect "$log" "the tensor printer labels the grad apart from the values" "^  grad = tensor\(\[\[ ?$num, "
 expect "$log" "print_grad from the program" '^grad of encoder\.layers\.0\.enc_self_attn\.W_Q\.weight$'
 expect "$log" "exited normally" 'exited normally'
+fi
 
 echo "== gdb test 3: printers and commands sourced by hand"
 log=$out/source.log
@@ -183,6 +209,7 @@ expect "$log" "a gradient taken with create_graph: its node says which backward 
   '^xtgrad::Node [A-Za-z]+Backward \(outside any module\), created at .*, recorded by backward pass 1 = \{$'
 
 echo "== gdb test 5: docs/gdb/walk_graph.gdb (xt-node, xt-input, xt-saved, xt-grad, xt-up)"
+if ! skip_without_calls 5; then
 log=$out/walk.log
 run_gdb docs/gdb/walk_graph.gdb "$log"
 expect "$log" "user code, no backward running: xt-node asks for a tensor" '^xt-node: no backward node here: .* xt-node loss$'
@@ -211,6 +238,7 @@ expect "$log" "xt-up twice: back at the softmax" '^\[xt 0\] `node` of this frame
 expect "$log" "kernel frame: xt-node falls back on the engine's state" \
   '^\[xt 0\] the node the engine is running \(xtgrad::debug::state\)$'
 refuse "$log" "no command raised a Python error" 'Traceback|Python Exception|Error occurred in Python'
+fi
 
 echo "== gdb test 6: docs/gdb/engine_stops.gdb (a walk at every engine stop; modules)"
 log=$out/stops.log
