@@ -45,8 +45,9 @@ bool narrow_nn_transposed_by_cpu() { return cpu_model().is_amd(26); }
 // ms on one thread, 234 -> 220 on two; seed-b's within the drift. On the Zen 5 (AMD family 26)
 // seed-d's inference 1.04x and 1.06x faster with it (1 and 2 threads, 3 alternating rounds, every
 // round; in the 12-switch run 1.05x, 1.11x, and seed-b 1.05x). On the Intel Xeon (family 6, model
-// 207) 0.90-1.07x on one thread and 0.92-1.29x on two, over 2 and 3 rounds: noise, so off. By CPU, not by a start-up timing: the two orientations sum K in other orders where
-// K = 2048 (most outputs differ in their last bits), and two runs on one machine should agree.
+// 207) 0.90-1.07x on one thread and 0.92-1.29x on two, over 2 and 3 rounds: noise, so off. By CPU,
+// not by a start-up timing: the two orientations sum K in other orders where K = 2048 (most outputs
+// differ in their last bits), and two runs on one machine should agree.
 bool inference_weights_transposed_by_cpu() { return cpu_model().is_amd(25) || cpu_model().is_amd(26); }
 
 // The AVX-512 skinny_tn's streamed stores for a weight gradient read only after backward
@@ -54,7 +55,8 @@ bool inference_weights_transposed_by_cpu() { return cpu_model().is_amd(25) || cp
 // Winter Games step's backward took 27.5 -> 18.9 ms at 1 thread, the step 70.8 -> 62.4 ms (3
 // alternating rounds); the step in backward, which reads the gradient at once, keeps plain
 // stores (gemm/blas.hpp, ResultReadAtOnce). The Zen 5's step read 0.88x with it (off); the Intel
-// Xeon's (family 6, model 207) 1.24x over 2 rounds, then 1.07x over 5 (not in every round): off. (The AVX2 kernel streams everywhere, measured when it was written.)
+// Xeon's (family 6, model 207) 1.24x over 2 rounds, then 1.07x over 5 (not in every round): off.
+// (The AVX2 kernel streams everywhere, measured when it was written.)
 bool skinny_streamed_gradient_by_cpu() { return cpu_model().is_amd(25); }
 
 // small_gemm_bf16_by_cpu, decided by a measured rate rather than the family, is in gemm/blas_bf16.cpp
