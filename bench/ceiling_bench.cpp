@@ -4,7 +4,10 @@
 // build runs everywhere) and the best sgemm of the process's GEMM backend (oneDNN or OpenBLAS:
 // XTGRAD_GEMM_BACKEND) at a few of the benchmark's shapes on 1 and 2 threads; where bf16
 // autocast runs, also the bf16 dot-product peak and the same products with bf16 operands. bench/run.sh prints it
-// before the table and divides the GEMM-heavy phases by it.
+// before the table and divides the GEMM-heavy phases by it. One row more times seed-d's projection
+// with its operands cold, as a training step finds them (read from memory, not from the cache a
+// loop on one set of buffers keeps them in): the gap between the two is what a step's products
+// lose to memory, not to the kernel.
 //
 //   build/bench/ceiling_bench [--json] [--reps N]
 #include <xtgrad/autograd/autocast.hpp>
@@ -75,6 +78,9 @@ double best_of(int reps, double flops, const std::function<void()>& fn) {
     return flops / best / 1e9;
 }
 
+// Operand sets the cold row cycles through: more bytes than any last-level cache the project has met.
+constexpr std::size_t kColdBytes = std::size_t(256) << 20;
+
 struct GemmShape {
     const char* what;
     int M, N, K;
@@ -131,6 +137,20 @@ int main(int argc, char** argv) {
             return rates;
         };
         r["sgemm"] = gemm_rates(DType::fp32);
+        {  // seed-d's projection on 1 thread, each call on operands no other call touched lately
+            const GemmShape& s = shapes[3];
+            set_num_threads(1);
+            set_blas_threads(1);
+            const std::size_t a = std::size_t(s.M) * s.K, b = std::size_t(s.K) * s.N, c = std::size_t(s.M) * s.N;
+            const std::size_t sets = kColdBytes / ((a + b + c) * sizeof(float));
+            std::vector<float> A(sets * a, 0.1f), B(sets * b, 0.2f), C(sets * c);
+            const double g = best_of(reps, 2.0 * s.M * s.N * s.K * double(sets), [&] {
+                for (std::size_t i = 0; i < sets; ++i)
+                    gemm(DType::fp32, false, s.tb, s.M, s.N, s.K, 1.f, A.data() + i * a, B.data() + i * b, 0.f,
+                         C.data() + i * c);
+            });
+            r["sgemm_cold"] = {{"shape", s.what}, {"threads", 1}, {"sets", sets}, {"gflops", g}};
+        }
         // The bf16 ceiling, where autocast runs (oneDNN on an AVX512-BF16 CPU): the dot-product
         // peak and gemm(DType::bf16) on the same shapes (operands converted to bf16 included).
         // Measured where oneDNN runs them on the CPU's own instructions, even where they are slower
@@ -164,6 +184,10 @@ int main(int argc, char** argv) {
         };
         fmt::print("sgemm ({}, kernel {}), best of {}:\n", gemm_backend_name(), gemm_backend_kernel(), reps);
         print_rates(r["sgemm"]);
+        const auto& cold = r["sgemm_cold"];
+        fmt::print("  {:<36} 1 thread(s) {:6.0f} GFLOP/s with cold operands ({} sets, {} MiB, one after another)\n",
+                   cold["shape"].get<std::string>(), cold["gflops"].get<double>(), cold["sets"].get<std::size_t>(),
+                   kColdBytes >> 20);
         if (!r["bf16_gemm"].empty()) {
             fmt::print("bf16 dot-product peak per core (vdpbf16ps): {} GFLOP/s; autocast's bf16 products here: {}\n",
                        num(r["bf16_dot_gflops_per_core"]), r["bf16_speed"].get<std::string>());
