@@ -14,11 +14,11 @@ namespace {
 struct ActivationEntry {
     std::weak_ptr<const TensorValues> owner;
     std::uint64_t version = 0;
-    std::weak_ptr<const std::vector<std::uint16_t>> copy;
+    std::weak_ptr<const Bf16Values> copy;
 };
 
 struct Cache {
-    detail::VersionedCopies<std::vector<std::uint16_t>, TensorValues::kBf16Copy> weights;
+    detail::VersionedCopies<Bf16Values, TensorValues::kBf16Copy> weights;
     std::mutex mutex;  // the activations' (ops may be created on several threads; autocast state is per thread)
     std::unordered_map<const TensorValues*, ActivationEntry> activations;
     WeightCacheStats stats;  // the activations' counts
@@ -32,7 +32,7 @@ Cache& cache() {
 // The copy of `values` (n floats), converted over the pool.
 Bf16Copy convert(const TensorValues& values) {
     const std::size_t n = values.array.size();
-    auto copy = std::make_shared<std::vector<std::uint16_t>>(n);
+    auto copy = std::make_shared<Bf16Values>(n);
     // one row of n: convert_to_bf16 splits rows; give it rows of 4096 for the pool to share
     constexpr std::size_t kRow = 4096;
     const std::size_t full = n / kRow;

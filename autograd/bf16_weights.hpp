@@ -20,17 +20,22 @@
 // each weight used under autocast.
 #pragma once
 
+#include <xtgrad/autograd/array_allocator.hpp>
 #include <xtgrad/autograd/tensor.hpp>
+
+#include <xtensor/xstorage.hpp>
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <vector>
 
 namespace xtgrad::autocast {
 
-// A weight's values as bf16 bits, packed in its stored (row-major) order.
-using Bf16Copy = std::shared_ptr<const std::vector<std::uint16_t>>;
+// A tensor's values as bf16 bits, packed in its stored (row-major) order. Storage as the arrays':
+// uninitialised until converted into (a zero fill was a pass as long as the conversion), and big
+// copies come from the block cache, so a step's copies reuse the last step's pages.
+using Bf16Values = xt::uvector<std::uint16_t, ArrayAllocator<std::uint16_t>>;
+using Bf16Copy = std::shared_ptr<const Bf16Values>;
 
 // The bf16 copy of `weight`'s current values (converting them if this version has none yet);
 // null when `weight` is not a leaf that requires grad (those are converted per product). The

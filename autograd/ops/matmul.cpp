@@ -207,7 +207,7 @@ namespace {
 // A Linear under autocast keeps its input as bf16 only. Its dW product (M, N, K) runs in bf16
 // unless bf16_min_side was raised since forward (a test knob): then it reads fp32 operands, and
 // the kept copy, widened, is the input it multiplied in forward. Null when bf16 still runs.
-const float* widened_if_fp32(const std::vector<std::uint16_t>& x16, int M, int N, int K) {
+const float* widened_if_fp32(const autocast::Bf16Values& x16, int M, int N, int K) {
     if (!bf16_product_in_fp32(M, N, K)) return nullptr;
     thread_local std::vector<float> wide;
     wide.resize(x16.size());
