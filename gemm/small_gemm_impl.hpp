@@ -255,26 +255,40 @@ struct Kernels {
         if (buffer.size() < static_cast<std::size_t>(K) * padded + kLine)
             buffer.resize(static_cast<std::size_t>(K) * padded + kLine);
         float* panel = buffer.data() + (kLine - reinterpret_cast<std::uintptr_t>(buffer.data()) / sizeof(float) % kLine) % kLine;
-        for (int k = 0; k < K; ++k) {
-            float* row = panel + static_cast<std::ptrdiff_t>(k) * padded;
-            if (!trans_b) std::copy_n(B + static_cast<std::ptrdiff_t>(k) * ldb, N, row);
-            std::fill(row + N, row + padded, 0.f);  // the padding: every other element is written
+        if (!trans_b) {
+            for (int k = 0; k < K; ++k) {
+                float* row = panel + static_cast<std::ptrdiff_t>(k) * padded;
+                std::copy_n(B + static_cast<std::ptrdiff_t>(k) * ldb, N, row);
+                std::fill(row + N, row + padded, 0.f);  // the padding: every other element is written
+            }
+            return panel;
         }
-        if (!trans_b) return panel;
         // B stored (N, K): column k of B becomes row k. Scalar loads took a fifth of a 100 x 100
-        // x 64 q·kᵀ; where the ISA has it, whole L x L blocks go through registers.
-        int n_done = 0, k_done = 0;
+        // x 64 q·kᵀ; where the ISA has it, L x L blocks go through registers, B's last rows (N not
+        // a multiple of L) as a block whose other rows are zeros, which writes the panel's padding
+        // too (scalar, with a fill per row, they took half of a 20 x 20 x 64 q·kᵀ).
+        int k_done = 0;
         if constexpr (BlockTranspose<Arch>::available) {
-            n_done = N / L * L;
             k_done = K / L * L;
-            for (int n = 0; n < n_done; n += L)
-                for (int k = 0; k < k_done; k += L)
-                    BlockTranspose<Arch>::run(B + static_cast<std::ptrdiff_t>(n) * ldb + k, ldb,
-                                              panel + static_cast<std::ptrdiff_t>(k) * padded + n, padded);
+            alignas(64) float last_rows[L * L];
+            const int n_whole = N / L * L;
+            if (n_whole < N && k_done > 0) std::fill(last_rows, last_rows + L * L, 0.f);
+            for (int n = 0; n < N; n += L)
+                for (int k = 0; k < k_done; k += L) {
+                    const float* block = B + static_cast<std::ptrdiff_t>(n) * ldb + k;
+                    std::ptrdiff_t ld = ldb;
+                    if (n == n_whole) {
+                        for (int r = 0; r < N - n; ++r) std::copy_n(block + static_cast<std::ptrdiff_t>(r) * ldb, L, last_rows + r * L);
+                        block = last_rows;
+                        ld = L;
+                    }
+                    BlockTranspose<Arch>::run(block, ld, panel + static_cast<std::ptrdiff_t>(k) * padded + n, padded);
+                }
         }
-        for (int k = 0; k < K; ++k) {
+        for (int k = k_done; k < K; ++k) {
             float* row = panel + static_cast<std::ptrdiff_t>(k) * padded;
-            for (int n = k < k_done ? n_done : 0; n < N; ++n) row[n] = B[static_cast<std::ptrdiff_t>(n) * ldb + k];
+            for (int n = 0; n < N; ++n) row[n] = B[static_cast<std::ptrdiff_t>(n) * ldb + k];
+            std::fill(row + N, row + padded, 0.f);
         }
         return panel;
     }
