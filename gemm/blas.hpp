@@ -47,6 +47,17 @@ void gemm(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float
 void gemm(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A,
           const std::uint16_t* a_bf16, const float* B, const std::uint16_t* b_bf16, float beta, float* C);
 
+// A layer's y (M, N) = op(A) · op(B) + bias (N, added to every row; null: none), y fresh (beta =
+// 0), A and B given converted or not as above. Where the backend's bf16 product runs, the bias is
+// added in its epilogue to the finished sum (no pass over y); elsewhere (fp32, the shapes that
+// stay in fp32) by add_bias_rows after the product. The same bits either way: each element is
+// the product's sum plus its bias, rounded once (tests/gemm_bias_test.cpp).
+void gemm_bias(DType operands, bool trans_a, bool trans_b, int M, int N, int K, const float* A,
+               const std::uint16_t* a_bf16, const float* B, const std::uint16_t* b_bf16, const float* bias, float* C);
+
+// C (M, N; row stride ldc) += bias (N) in every row, rows over the pool. bias null: nothing.
+void add_bias_rows(float* C, int M, int N, int ldc, const float* bias);
+
 // src (rows, cols) with row stride ld -> dst (rows, cols) packed, each value rounded to bf16 (to
 // nearest, ties to even; gemm/dtype.hpp). Split over the pool by rows when big.
 void convert_to_bf16(const float* src, int rows, int cols, int ld, std::uint16_t* dst);

@@ -83,15 +83,18 @@ bool bf16_product_in_fp32(int M, int N, int K) {
 
 namespace {
 
-// C (M, N) = alpha · op(A) · op(B) + beta · C with A and B bf16, packed (lda / ldb their row
-// lengths); split over the pool as fp32 products are, each block one single-threaded call.
+// C (M, N) = alpha · op(A) · op(B) (+ bias) + beta · C with A and B bf16, packed (lda / ldb
+// their row lengths); split over the pool as fp32 products are, each block one single-threaded
+// call (a block of C's columns takes the bias's same columns).
 void bf16_split_or_call(bool ta, bool tb, int M, int N, int K, float alpha, const std::uint16_t* A, int lda,
-                        const std::uint16_t* B, int ldb, float beta, float* C, int ldc) {
+                        const std::uint16_t* B, int ldb, const float* bias, float beta, float* C, int ldc) {
     const detail::GemmBackend& backend = detail::active_backend();
-    if (!detail::pool_splits(M, N, K, 2.0)) return backend.gemm_bf16(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (!detail::pool_splits(M, N, K, 2.0))
+        return backend.gemm_bf16(ta, tb, M, N, K, alpha, A, lda, B, ldb, bias, beta, C, ldc);
     detail::split_product(ta, tb, M, N, A, lda, B, ldb, C, ldc,
                   [&](int m, int n, const std::uint16_t* a, const std::uint16_t* b, float* c) {
-                      backend.gemm_bf16(ta, tb, m, n, K, alpha, a, lda, b, ldb, beta, c, ldc);
+                      const float* block_bias = bias ? bias + (c - C) % ldc : nullptr;
+                      backend.gemm_bf16(ta, tb, m, n, K, alpha, a, lda, b, ldb, block_bias, beta, c, ldc);
                   });
 }
 
@@ -103,12 +106,19 @@ void bf16_split_or_call(bool ta, bool tb, int M, int N, int K, float alpha, cons
 // bf16 matmul, set up per block, ran them slower than fp32 small_gemm. The others convert both
 // operands to bf16 once (in their stored orientation, packed; unless given converted) and run
 // the backend's bf16 product. The buffers are this thread's, kept and reused.
+// bias (N, or null; with alpha = 1 and beta = 0 only, gemm_bias) is added in the backend's
+// epilogue where its bf16 product runs, else by one pass after the product.
 void route_bf16(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda, const std::uint16_t* a_bf16,
-                const float* B, int ldb, const std::uint16_t* b_bf16, float beta, float* C, int ldc) {
-    if (bf16_product_in_fp32(M, N, K)) return detail::route(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+                const float* B, int ldb, const std::uint16_t* b_bf16, const float* bias, float beta, float* C, int ldc) {
+    if (bf16_product_in_fp32(M, N, K)) {
+        detail::route(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return add_bias_rows(C, M, N, ldc, bias);
+    }
     // (a copy given converted may be the operand's only form)
-    if (!a_bf16 && !b_bf16 && small_gemm_takes(M, N, K) && detail::medium_blocks_in_bf16())
-        return small_gemm_bf16(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (!a_bf16 && !b_bf16 && small_gemm_takes(M, N, K) && detail::medium_blocks_in_bf16()) {
+        small_gemm_bf16(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return add_bias_rows(C, M, N, ldc, bias);
+    }
     // stored shapes: A is (M, K), or (K, M) when transposed; B is (K, N), or (N, K)
     const int a_rows = ta ? K : M, a_cols = ta ? M : K, b_rows = tb ? N : K, b_cols = tb ? K : N;
     const std::size_t a_size = static_cast<std::size_t>(a_rows) * a_cols, b_size = static_cast<std::size_t>(b_rows) * b_cols;
@@ -125,30 +135,36 @@ void route_bf16(bool ta, bool tb, int M, int N, int K, float alpha, const float*
         convert_to_bf16(B, b_rows, b_cols, ldb, packed.data() + a_scratch);
         b_bf16 = packed.data() + a_scratch;
     }
-    bf16_split_or_call(ta, tb, M, N, K, alpha, a_bf16, a_cols, b_bf16, b_cols, beta, C, ldc);
+    bf16_split_or_call(ta, tb, M, N, K, alpha, a_bf16, a_cols, b_bf16, b_cols, bias, beta, C, ldc);
 }
 
 }  // namespace
 
 namespace {
 void gemm_ld_bf16(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
-                  const std::uint16_t* a_bf16, const float* B, int ldb, const std::uint16_t* b_bf16, float beta, float* C,
-                  int ldc) {
-    if (operands == DType::fp32) return gemm_ld(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+                  const std::uint16_t* a_bf16, const float* B, int ldb, const std::uint16_t* b_bf16, const float* bias,
+                  float beta, float* C, int ldc) {
+    if (operands == DType::fp32) {
+        gemm_ld(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return add_bias_rows(C, M, N, ldc, bias);
+    }
     // where bf16 would be slow (or absent), refuse as autocast::Scope does: never silently slow
     if (const std::string unsupported = autocast::bf16_unsupported_reason(); !unsupported.empty())
         fail("gemm (bf16): {}", unsupported);
     detail::check_sizes("gemm (bf16)", trans_a, trans_b, M, N, K, lda, ldb, ldc);
     if (M == 0 || N == 0) return;
-    if (K == 0 || alpha == 0.f) return detail::scale_only(M, N, beta, C, ldc);
+    if (K == 0 || alpha == 0.f) {
+        detail::scale_only(M, N, beta, C, ldc);
+        return add_bias_rows(C, M, N, ldc, bias);
+    }
     detail::profiled(trans_a, trans_b, M, N, K,
-             [&] { route_bf16(trans_a, trans_b, M, N, K, alpha, A, lda, a_bf16, B, ldb, b_bf16, beta, C, ldc); });
+             [&] { route_bf16(trans_a, trans_b, M, N, K, alpha, A, lda, a_bf16, B, ldb, b_bf16, bias, beta, C, ldc); });
 }
 }  // namespace
 
 void gemm_ld(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
              const float* B, int ldb, const std::uint16_t* b_bf16, float beta, float* C, int ldc) {
-    gemm_ld_bf16(operands, trans_a, trans_b, M, N, K, alpha, A, lda, nullptr, B, ldb, b_bf16, beta, C, ldc);
+    gemm_ld_bf16(operands, trans_a, trans_b, M, N, K, alpha, A, lda, nullptr, B, ldb, b_bf16, nullptr, beta, C, ldc);
 }
 
 void gemm_ld(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
@@ -164,7 +180,25 @@ void gemm(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float
 void gemm(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A,
           const std::uint16_t* a_bf16, const float* B, const std::uint16_t* b_bf16, float beta, float* C) {
     gemm_ld_bf16(operands, trans_a, trans_b, M, N, K, alpha, A, trans_a ? M : K, a_bf16, B, trans_b ? K : N, b_bf16,
-                 beta, C, N);
+                 nullptr, beta, C, N);
+}
+
+void gemm_bias(DType operands, bool trans_a, bool trans_b, int M, int N, int K, const float* A,
+               const std::uint16_t* a_bf16, const float* B, const std::uint16_t* b_bf16, const float* bias, float* C) {
+    gemm_ld_bf16(operands, trans_a, trans_b, M, N, K, 1.f, A, trans_a ? M : K, a_bf16, B, trans_b ? K : N, b_bf16, bias,
+                 0.f, C, N);
+}
+
+void add_bias_rows(float* C, int M, int N, int ldc, const float* bias) {
+    if (!bias || M <= 0 || N <= 0) return;
+    const std::size_t cols = static_cast<std::size_t>(N), ld = static_cast<std::size_t>(ldc);
+    parallel_rows(static_cast<std::size_t>(M), cols, [&](std::size_t i0, std::size_t i1) {
+        const float* __restrict b = bias;
+        for (std::size_t i = i0; i < i1; ++i) {
+            float* __restrict row = C + i * ld;
+            for (std::size_t j = 0; j < cols; ++j) row[j] += b[j];
+        }
+    });
 }
 
 void gemm(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, const float* B,

@@ -26,9 +26,11 @@ struct GemmBackend {
                   const float* B, int ldb, float beta, float* C, int ldc);
 
     // The same with A and B in bfloat16 (their 16 bits), C in fp32, summed in fp32, on the
-    // calling thread. OpenBLAS: an Error (no bf16 GEMM; autocast refuses it before).
+    // calling thread; bias (N floats, or null) added to every row of the finished sum, before
+    // beta · C (only with alpha = 1 and beta = 0: gemm_bias). OpenBLAS: an Error (no bf16 GEMM;
+    // autocast refuses it before).
     void (*gemm_bf16)(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const std::uint16_t* A, int lda,
-                      const std::uint16_t* B, int ldb, float beta, float* C, int ldc);
+                      const std::uint16_t* B, int ldb, const float* bias, float beta, float* C, int ldc);
 
     // The kernel family the backend chose for this CPU: OpenBLAS's core name ("Cooperlake", or
     // "Haswell" when OPENBLAS_CORETYPE pins it), oneDNN's instruction set ("avx512_core_bf16").

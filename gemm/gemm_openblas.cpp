@@ -82,8 +82,8 @@ void sgemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const f
 }
 
 // autocast::Scope(DType::bf16) refuses this backend before any product gets here.
-void gemm_bf16(bool, bool, int M, int N, int K, float, const std::uint16_t*, int, const std::uint16_t*, int, float,
-               float*, int) {
+void gemm_bf16(bool, bool, int M, int N, int K, float, const std::uint16_t*, int, const std::uint16_t*, int,
+               const float*, float, float*, int) {
     fail("gemm (bf16): the OpenBLAS backend has no bf16 matrix product ({} x {} x {}); unset XTGRAD_GEMM_BACKEND "
          "(oneDNN) for bf16",
          M, N, K);

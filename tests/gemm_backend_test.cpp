@@ -94,7 +94,7 @@ TEST_CASE("each built backend takes and reports its thread count") {
 TEST_CASE("OpenBLAS has no bf16 product: an Error naming the shape and the way out, C untouched") {
     const std::uint16_t a = 0x3f80, b = 0x4000;  // 1.0 and 2.0 in bf16
     float c = 7.f;
-    test::expect_error([&] { detail::openblas_backend().gemm_bf16(false, false, 1, 1, 1, 1.f, &a, 1, &b, 1, 0.f, &c, 1); },
+    test::expect_error([&] { detail::openblas_backend().gemm_bf16(false, false, 1, 1, 1, 1.f, &a, 1, &b, 1, nullptr, 0.f, &c, 1); },
                        {"gemm (bf16)", "OpenBLAS", "(1 x 1 x 1)", "XTGRAD_GEMM_BACKEND"});
     CHECK(c == 7.f);
 }

@@ -295,21 +295,15 @@ Tensor linear_block_value(const Tensor& x, const Tensor& weight, const Tensor& b
         detail::drop_transposed_weights();
     else if (p == DType::fp32 && nt_faster_as_nn(r, no, ni))
         wt = detail::transposed_weight(weight);
-    if (wt)  // y (rows, count) = x (rows, in) Wᵀ[:, first:first+count] (in, count), Wᵀ's row stride out
+    // + bias: in the bf16 product's epilogue, else a pass over y as big as the product's output
+    const float* b = bias.defined() ? bias.ptr() + first : nullptr;
+    if (wt) {  // y (rows, count) = x (rows, in) Wᵀ[:, first:first+count] (in, count), Wᵀ's row stride out
         gemm_ld(false, false, r, no, ni, 1.f, x.ptr(), ni, wt->data() + first,
                 detail::to_blas_int(ws[0], op), 0.f, out.data(), no);
-    else  // y (rows, count) = x (rows, in) W[first:first+count] (count, in)ᵀ
-        gemm(p, false, true, r, no, ni, 1.f, x.ptr(), x16 ? x16->data() : nullptr, weight.ptr() + w_offset,
-             w16_block, 0.f, out.data());
-    if (bias.defined()) {  // y[i] += bias (rows, count), rows over the pool: a pass over y as big as the product's output
-        const float* __restrict bp = bias.ptr() + first;
-        float* y = out.data();
-        parallel_rows(rows, count, [&](std::size_t i0, std::size_t i1) {
-            for (std::size_t i = i0; i < i1; ++i) {
-                float* __restrict yi = y + i * count;
-                for (std::size_t j = 0; j < count; ++j) yi[j] += bp[j];
-            }
-        });
+        add_bias_rows(out.data(), r, no, no, b);
+    } else {  // y (rows, count) = x (rows, in) W[first:first+count] (count, in)ᵀ
+        gemm_bias(p, false, true, r, no, ni, x.ptr(), x16 ? x16->data() : nullptr, weight.ptr() + w_offset, w16_block, b,
+                  out.data());
     }
     std::vector<Tensor> inputs{x, weight};
     if (bias.defined()) inputs.push_back(bias);
