@@ -55,7 +55,8 @@ void gemm(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float
 void gemm_bias(DType operands, bool trans_a, bool trans_b, int M, int N, int K, const float* A,
                const std::uint16_t* a_bf16, const float* B, const std::uint16_t* b_bf16, const float* bias, float* C);
 
-// C (M, N; row stride ldc) += bias (N) in every row, rows over the pool. bias null: nothing.
+// C (M, N; row stride ldc) += bias (N) in every row, rows over the pool. bias null: nothing. A
+// negative size or ldc < N is an Error naming them, before C is written.
 void add_bias_rows(float* C, int M, int N, int ldc, const float* bias);
 
 // src (rows, cols) with row stride ld -> dst (rows, cols) packed, each value rounded to bf16 (to

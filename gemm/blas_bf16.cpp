@@ -190,7 +190,9 @@ void gemm_bias(DType operands, bool trans_a, bool trans_b, int M, int N, int K, 
 }
 
 void add_bias_rows(float* C, int M, int N, int ldc, const float* bias) {
-    if (!bias || M <= 0 || N <= 0) return;
+    if (M < 0 || N < 0 || ldc < N)
+        fail("add_bias_rows: M = {} and N = {} must not be negative, and ldc = {} at least N", M, N, ldc);
+    if (!bias || M == 0 || N == 0) return;
     const std::size_t cols = static_cast<std::size_t>(N), ld = static_cast<std::size_t>(ldc);
     parallel_rows(static_cast<std::size_t>(M), cols, [&](std::size_t i0, std::size_t i1) {
         const float* __restrict b = bias;

@@ -85,6 +85,23 @@ TEST_CASE("add_bias_rows adds the bias to every row within the row stride and no
         for (int j = 0; j < 5; ++j) CHECK(C[i * 5 + j] == (j < 3 ? 1.f + bias[j] : 1.f));
     add_bias_rows(C.data(), 3, 3, 5, nullptr);  // no bias: unchanged
     CHECK(C[0] == 2.f);
+    const std::vector<float> before = C;
+    test::expect_error([&] { add_bias_rows(C.data(), 3, 6, 5, bias); }, {"add_bias_rows: ", "ldc = 5"});
+    test::expect_error([&] { add_bias_rows(C.data(), -1, 3, 5, bias); }, {"add_bias_rows: ", "M = -1"});
+    test::expect_error([&] { add_bias_rows(C.data(), 3, -2, 5, bias); }, {"add_bias_rows: ", "N = -2"});
+    CHECK(C == before);  // refused before writing
+}
+
+TEST_CASE("gemm_bias refuses bad sizes before writing, in fp32 and bf16") {
+    std::vector<float> A(64, 1.f), B(64, 1.f), C(64, 3.f), bias(8, 1.f);
+    const std::vector<float> before = C;
+    test::expect_error([&] { gemm_bias(DType::fp32, false, true, -1, 8, 8, A.data(), nullptr, B.data(), nullptr, bias.data(), C.data()); },
+                       {"negative size"});
+    const autocast_test::Bf16Here here;
+    if (here)
+        test::expect_error([&] { gemm_bias(DType::bf16, false, true, 8, -8, 8, A.data(), nullptr, B.data(), nullptr, bias.data(), C.data()); },
+                           {"gemm (bf16): ", "negative size"});
+    CHECK(C == before);
 }
 
 TEST_SUITE_END();
