@@ -50,8 +50,10 @@ void gemm(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float
 // A layer's y (M, N) = op(A) · op(B) + bias (N, added to every row; null: none), y fresh (beta =
 // 0), A and B given converted or not as above. Where the backend's bf16 product runs, the bias is
 // added in its epilogue to the finished sum (no pass over y); elsewhere (fp32, the shapes that
-// stay in fp32) by add_bias_rows after the product. The same bits either way: each element is
-// the product's sum plus its bias, rounded once (tests/gemm_bias_test.cpp).
+// stay in fp32) by add_bias_rows after the product. The same bits either way (a NaN's payload
+// aside): each element is the product's sum plus its bias, rounded once (tests/gemm_bias_test.cpp).
+// A and B (fp32) are required, as above; C must not overlap A, B or the bias (a bias inside C is
+// an Error, as are null pointers and the sizes gemm_ld refuses, all named "gemm_bias").
 void gemm_bias(DType operands, bool trans_a, bool trans_b, int M, int N, int K, const float* A,
                const std::uint16_t* a_bf16, const float* B, const std::uint16_t* b_bf16, const float* bias, float* C);
 

@@ -185,6 +185,17 @@ void gemm(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float
 
 void gemm_bias(DType operands, bool trans_a, bool trans_b, int M, int N, int K, const float* A,
                const std::uint16_t* a_bf16, const float* B, const std::uint16_t* b_bf16, const float* bias, float* C) {
+    detail::check_sizes("gemm_bias", trans_a, trans_b, M, N, K, trans_a ? M : K, trans_b ? K : N, N);
+    if (M == 0 || N == 0) return;
+    if (!C || (K > 0 && (!A || !B)))
+        fail("gemm_bias: null {} for the ({}, {}, {}) product (A and B in fp32 are read wherever it runs in fp32)",
+             !C ? "C" : !A ? "A" : "B", M, N, K);
+    // as addresses: the pointers need not point into one array
+    const auto at = [](const float* p) { return reinterpret_cast<std::uintptr_t>(p); };
+    const std::uintptr_t c_end = at(C) + static_cast<std::uintptr_t>(M) * static_cast<std::uintptr_t>(N) * sizeof(float);
+    if (bias && at(bias) + static_cast<std::uintptr_t>(N) * sizeof(float) > at(C) && at(bias) < c_end)
+        fail("gemm_bias: the bias ({} floats) overlaps C ({} x {}), which the product writes before the bias is read", N,
+             M, N);
     gemm_ld_bf16(operands, trans_a, trans_b, M, N, K, 1.f, A, trans_a ? M : K, a_bf16, B, trans_b ? K : N, b_bf16, bias,
                  0.f, C, N);
 }

@@ -92,16 +92,24 @@ TEST_CASE("add_bias_rows adds the bias to every row within the row stride and no
     CHECK(C == before);  // refused before writing
 }
 
-TEST_CASE("gemm_bias refuses bad sizes before writing, in fp32 and bf16") {
+TEST_CASE("gemm_bias refuses bad sizes, null operands and a bias inside C before writing, in fp32 and bf16") {
     std::vector<float> A(64, 1.f), B(64, 1.f), C(64, 3.f), bias(8, 1.f);
     const std::vector<float> before = C;
-    test::expect_error([&] { gemm_bias(DType::fp32, false, true, -1, 8, 8, A.data(), nullptr, B.data(), nullptr, bias.data(), C.data()); },
-                       {"negative size"});
+    std::vector<DType> types{DType::fp32};
     const autocast_test::Bf16Here here;
-    if (here)
-        test::expect_error([&] { gemm_bias(DType::bf16, false, true, 8, -8, 8, A.data(), nullptr, B.data(), nullptr, bias.data(), C.data()); },
-                           {"gemm (bf16): ", "negative size"});
-    CHECK(C == before);
+    if (here) types.push_back(DType::bf16);
+    for (DType dt : types) {
+        CAPTURE(static_cast<int>(dt));
+        const auto call = [&](int M, int N, const float* a, const float* b, const float* bias_in) {
+            gemm_bias(dt, false, true, M, N, 8, a, nullptr, b, nullptr, bias_in, C.data());
+        };
+        test::expect_error([&] { call(-1, 8, A.data(), B.data(), bias.data()); }, {"gemm_bias: ", "negative size", "M = -1"});
+        test::expect_error([&] { call(8, -8, A.data(), B.data(), bias.data()); }, {"gemm_bias: ", "N = -8"});
+        test::expect_error([&] { call(8, 8, nullptr, B.data(), bias.data()); }, {"gemm_bias: null A"});
+        test::expect_error([&] { call(8, 8, A.data(), nullptr, bias.data()); }, {"gemm_bias: null B"});
+        test::expect_error([&] { call(8, 8, A.data(), B.data(), C.data() + 3); }, {"gemm_bias: the bias", "overlaps C"});
+        CHECK(C == before);
+    }
 }
 
 TEST_SUITE_END();
