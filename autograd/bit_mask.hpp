@@ -40,20 +40,37 @@ private:
     std::vector<std::uint32_t> words_;
 };
 
-// Sets bit i = is_set(i) for every i < m.size(), whole words split over xtgrad's pool (a word is
-// written by one thread only).
-template <class IsSet>
-void pack_bits(BitMask& m, IsSet is_set) {
+// For every i < m.size(): write(i), then bit i = is_set(i), a word's 32 elements at a time, whole
+// words split over xtgrad's pool (a word is written by one thread only). An op that computes its
+// result and keeps a bit of it (relu, dropout) does both in one pass over its input: write(i)
+// stores element i's result and is_set(i) reads it back while the word is in L1. Two loops per
+// word, each vectorising on its own (one loop doing both did not: relu on 640 x 2048 took 1.75 ms,
+// not 0.82); over cold buffers the one pass took 0.8-1.0 ms against 2.0-2.4 for two.
+template <class Write, class IsSet>
+void write_and_pack_bits(BitMask& m, Write write, IsSet is_set) {
     std::uint32_t* words = m.data();
     const std::size_t n = m.size();
-    parallel_rows(m.words(), BitMask::kWordBits, [&](std::size_t w0, std::size_t w1) {
+    constexpr std::size_t kBits = BitMask::kWordBits;
+    parallel_rows(m.words(), kBits, [&](std::size_t w0, std::size_t w1) {
         for (std::size_t w = w0; w < w1; ++w) {
-            const std::size_t base = w * BitMask::kWordBits, len = std::min(BitMask::kWordBits, n - base);
+            const std::size_t base = w * kBits, len = std::min(kBits, n - base);
             std::uint32_t word = 0;
-            for (std::size_t j = 0; j < len; ++j) word |= static_cast<std::uint32_t>(is_set(base + j) ? 1u : 0u) << j;
+            if (len == kBits) {  // a full word: fixed trip counts, so both loops vectorise
+                for (std::size_t j = 0; j < kBits; ++j) write(base + j);
+                for (std::size_t j = 0; j < kBits; ++j) word |= static_cast<std::uint32_t>(is_set(base + j) ? 1u : 0u) << j;
+            } else {
+                for (std::size_t j = 0; j < len; ++j) write(base + j);
+                for (std::size_t j = 0; j < len; ++j) word |= static_cast<std::uint32_t>(is_set(base + j) ? 1u : 0u) << j;
+            }
             words[w] = word;
         }
     });
+}
+
+// Sets bit i = is_set(i) for every i < m.size(), as above with nothing written.
+template <class IsSet>
+void pack_bits(BitMask& m, IsSet is_set) {
+    write_and_pack_bits(m, [](std::size_t) {}, is_set);
 }
 
 // Calls body(i, bit) for every i < m.size(), bit = 0.f or 1.f, a word's 32 elements at a time,

@@ -50,19 +50,23 @@ Tensor dropout(const Tensor& a, float p, bool training, Generator& gen) {
     const std::uint8_t* __restrict mr = m;
     float* __restrict y = out.data();
     // The draws above stay sequential (torch's order, so masks equal torch's); applying the mask
-    // is split over xtgrad's pool, element ranges, same result for any thread count.
+    // is split over xtgrad's pool (element ranges, or whole words where the bits are packed too),
+    // the same result for any thread count.
     // The scale is the mask byte (0 or 1) times keep: 0 or keep exactly, as a select would give,
     // but branch-free, so the loop vectorises; a branch on random bits mispredicts p of the time
     // (the branchy loop took ~1 ns per element, a tenth of seed-d's bf16 step in dropout).
-    parallel_rows(n, 1, [&, keep](std::size_t i0, std::size_t i1) {
-        for (std::size_t i = i0; i < i1; ++i) y[i] = x[i] * (static_cast<float>(mr[i]) * keep);
-    });
-    // Backward keeps a bit per element (the byte mask above is freed on return).
+    const auto apply_at = [x, mr, y, keep](std::size_t i) { y[i] = x[i] * (static_cast<float>(mr[i]) * keep); };
+    // Backward keeps a bit per element (the byte mask above is freed on return), packed in the
+    // same pass over the bytes.
     std::vector<SavedRecord> saved;
     if (records_graph({a})) {
         BitMask kept_bits(a.shape());
-        pack_bits(kept_bits, [mr](std::size_t i) { return mr[i] != 0; });
+        write_and_pack_bits(kept_bits, apply_at, [mr](std::size_t i) { return mr[i] != 0; });
         saved.push_back({"mask", std::move(kept_bits)});
+    } else {
+        parallel_rows(n, 1, [&](std::size_t i0, std::size_t i1) {
+            for (std::size_t i = i0; i < i1; ++i) apply_at(i);
+        });
     }
     return detail::with_jvp(differentiable(
         make_result(std::move(out), "DropoutBackward", {a}, std::move(saved),

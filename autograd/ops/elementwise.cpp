@@ -212,14 +212,16 @@ Tensor relu(const Tensor& a) {
     Array out = empty_array(a.shape());
     const float* __restrict x = a.ptr();
     float* __restrict y = out.data();
-    parallel_rows(out.size(), 1, [&](std::size_t i0, std::size_t i1) {
-        for (std::size_t i = i0; i < i1; ++i) y[i] = x[i] <= 0.f ? 0.f : x[i];
-    });
+    const auto relu_at = [x, y](std::size_t i) { y[i] = x[i] <= 0.f ? 0.f : x[i]; };
     std::vector<SavedRecord> saved;
-    if (records_graph({a})) {  // inference packs no bits
+    if (records_graph({a})) {  // y and its bits in one pass over x
         BitMask positive(a.shape());
-        pack_bits(positive, [y](std::size_t i) { return y[i] > 0.f; });
+        write_and_pack_bits(positive, relu_at, [y](std::size_t i) { return y[i] > 0.f; });
         saved.push_back({"result_positive", std::move(positive)});
+    } else {  // inference packs no bits
+        parallel_rows(out.size(), 1, [&](std::size_t i0, std::size_t i1) {
+            for (std::size_t i = i0; i < i1; ++i) relu_at(i);
+        });
     }
     Tensor r = differentiable(make_result(std::move(out), "ReluBackward", {a}, std::move(saved),
                        [](Node& self, const Array& g) {
