@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -39,6 +40,34 @@ TEST_CASE("pack_bits and for_each_bit round-trip every element, partial last wor
         CHECK(as_bools.size() == n);
         for (std::size_t i = 0; i < n; ++i) CHECK(as_bools.data()[i] == bit_pattern(i));
     }
+}
+
+TEST_CASE("write_and_pack_bits writes every element once, then its bit from what it wrote, on 1 and 2 threads") {
+    const int before = num_threads();
+    for (int threads : {1, 2})
+        for (std::size_t n : {0u, 1u, 31u, 32u, 33u, 100u, 300'001u}) {  // 300 001: over the pool, a partial last word
+            CAPTURE(threads);
+            CAPTURE(n);
+            set_num_threads(threads);
+            std::vector<int> writes(n, 0);
+            std::vector<float> out(n, -1.f);
+            BitMask m({n});
+            write_and_pack_bits(
+                m,
+                [&](std::size_t i) {
+                    ++writes[i];
+                    out[i] = bit_pattern(i) ? 2.f : 0.f;
+                },
+                [&](std::size_t i) { return out[i] > 1.f; });  // reads the value just written
+            CHECK(std::count(writes.begin(), writes.end(), 1) == static_cast<long>(n));
+            std::size_t expected_on = 0;
+            for (std::size_t i = 0; i < n; ++i) expected_on += bit_pattern(i);
+            CHECK(m.count() == expected_on);  // no stray bits past the end
+            bool all = true;
+            for (std::size_t i = 0; i < n; ++i) all = all && m[i] == bit_pattern(i);
+            CHECK(all);
+        }
+    set_num_threads(before);
 }
 
 TEST_CASE("BitMask keeps its shape; a shape whose count overflows is an Error") {
