@@ -22,14 +22,9 @@ struct Case {
     int M, N, K;
 };
 
-// gemm_bias against the product then add_bias_rows, bit for bit; with given bf16 copies when `given`
-void check_case(DType dt, const Case& c, bool given) {
-    CAPTURE(static_cast<int>(dt));
-    CAPTURE(c.tb);
-    CAPTURE(c.M);
-    CAPTURE(c.N);
-    CAPTURE(c.K);
-    CAPTURE(given);
+// Whether gemm_bias equals the product then add_bias_rows, bit for bit (and with a null bias the
+// plain product; with K = 0 the bias in every row); with given bf16 copies when `given`
+bool same_bits(DType dt, const Case& c, bool given) {
     const std::vector<float> A = test::random_buffer(static_cast<std::size_t>(c.M) * c.K, 1);
     const std::vector<float> B = test::random_buffer(static_cast<std::size_t>(c.K) * c.N, 2);
     const std::vector<float> bias = test::random_buffer(static_cast<std::size_t>(c.N), 3);
@@ -43,12 +38,14 @@ void check_case(DType dt, const Case& c, bool given) {
     gemm_bias(dt, false, c.tb, c.M, c.N, c.K, A.data(), a16, B.data(), b16, bias.data(), fused.data());
     gemm(dt, false, c.tb, c.M, c.N, c.K, 1.f, A.data(), a16, B.data(), b16, 0.f, separate.data());
     add_bias_rows(separate.data(), c.M, c.N, c.N, bias.data());
-    CHECK(std::memcmp(fused.data(), separate.data(), n * sizeof(float)) == 0);
+    bool same = std::memcmp(fused.data(), separate.data(), n * sizeof(float)) == 0;
     gemm_bias(dt, false, c.tb, c.M, c.N, c.K, A.data(), a16, B.data(), b16, nullptr, unbiased.data());
     gemm(dt, false, c.tb, c.M, c.N, c.K, 1.f, A.data(), a16, B.data(), b16, 0.f, plain.data());
-    CHECK(std::memcmp(unbiased.data(), plain.data(), n * sizeof(float)) == 0);
+    same = same && std::memcmp(unbiased.data(), plain.data(), n * sizeof(float)) == 0;
     if (c.K == 0)  // no terms: the bias alone in every row
-        for (int i = 0; i < c.M; ++i) CHECK(std::memcmp(fused.data() + static_cast<std::size_t>(i) * c.N, bias.data(), c.N * sizeof(float)) == 0);
+        for (int i = 0; i < c.M; ++i)
+            same = same && std::memcmp(fused.data() + static_cast<std::size_t>(i) * c.N, bias.data(), c.N * sizeof(float)) == 0;
+    return same;
 }
 
 const Case kCases[] = {
@@ -63,15 +60,24 @@ const Case kCases[] = {
 }  // namespace
 
 TEST_CASE("gemm_bias equals the product followed by add_bias_rows, bit for bit, in fp32 and bf16, on 1 and 2 threads") {
+    const auto check = [](DType dt, const Case& c, bool given) {
+        CAPTURE(static_cast<int>(dt));
+        CAPTURE(c.tb);
+        CAPTURE(c.M);
+        CAPTURE(c.N);
+        CAPTURE(c.K);
+        CAPTURE(given);
+        CHECK(same_bits(dt, c, given));
+    };
     for (int threads : {1, 2}) {
         CAPTURE(threads);
         set_num_threads(threads);
         set_blas_threads(threads);
-        for (const Case& c : kCases) check_case(DType::fp32, c, false);
+        for (const Case& c : kCases) check(DType::fp32, c, false);
         const autocast_test::Bf16Here here;
         if (here)
             for (const Case& c : kCases)
-                for (bool given : {false, true}) check_case(DType::bf16, c, given);
+                for (bool given : {false, true}) check(DType::bf16, c, given);
     }
     set_num_threads(1);
     set_blas_threads(1);
