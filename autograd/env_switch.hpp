@@ -41,8 +41,9 @@ SwitchValue switch_value(const EnvSwitch& s);
 // unset: s.unset_means(); 1: true; 0: false; anything else: fail_invalid_switch.
 bool read_switch(const EnvSwitch& s);
 
-// A switch the tests set both ways to reach both paths: its environment value (read at the first
-// use; an invalid one throws there, as read_switch does) unless set().
+// A switch that can be set in a running process (the speed switches' values,
+// speed_switch_state.cpp): its environment value (read at the first use; an invalid one throws
+// there, as read_switch does) unless set().
 class SettableSwitch {
 public:
     explicit constexpr SettableSwitch(const EnvSwitch& s) : switch_(s) {}

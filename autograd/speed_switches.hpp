@@ -3,10 +3,14 @@
 // for the block cache this machine's (page_moves.hpp, measured at run time).
 // bench/run.sh --compare-switches measures each on against off (docs/performance.md, "Switches");
 // `xtgrad_bench --list-switches` prints this list with this CPU's defaults, and the scripts
-// (bench/compare_builds.sh, tests/examples/run_cli_tests.sh) read it there. Internal.
+// (bench/compare_builds.sh, tests/examples/run_cli_tests.sh) read it there. The library reads
+// each switch through speed_switch_on (below), so all but the block cache's two can be flipped in
+// a running process. Internal.
 #pragma once
 
 #include <xtgrad/autograd/env_switch.hpp>
+
+#include <string_view>
 
 namespace xtgrad::detail {
 
@@ -66,5 +70,25 @@ inline constexpr const EnvSwitch* kSpeedSwitches[] = {
     &kSkinnyPrefetchL2Switch, &kPoolSpinSwitch, &kBf16SmallInFp32Switch, &kAdamPrefetchSwitch,
     &kNarrowNnTransposedSwitch, &kInferenceWeightsTransposedSwitch, &kSkinnyStreamedGradientSwitch,
     &kSmallGemmBf16Switch};
+
+// ---- in a running process (speed_switch_state.cpp) ----
+
+// The value the library acts on now: the environment's, read at the first use (an invalid value
+// is an Error there, and at every use after), unless set_speed_switch set it.
+bool speed_switch_on(const EnvSwitch& s);
+
+// Whether set_speed_switch can flip `s` while the process runs: every switch the library reads
+// where it acts, at each use; not XTGRAD_BLOCK_CACHE and XTGRAD_BLOCK_CACHE_CUT, fixed at the
+// first large block (the cache's pages are the process's from then on).
+bool speed_switch_settable(const EnvSwitch& s);
+
+// Sets `s` for the rest of the process, or until set again: xtgrad_bench --alternate measures a
+// switch on against off step by step in one process, so a host whose speed drifts moves both
+// sides alike; the tests reach both paths. An Error, changing nothing, for a switch that is not
+// settable.
+void set_speed_switch(const EnvSwitch& s, bool on);
+
+// The speed switch named `name` (XTGRAD_SMALL_GEMM), or null.
+const EnvSwitch* speed_switch_named(std::string_view name);
 
 }  // namespace xtgrad::detail

@@ -16,6 +16,12 @@
 // --warmup untimed ones; GFLOP/s from the analytic count of matmul FLOPs below (backward =
 // 2 x forward); peak RSS of the process (getrusage ru_maxrss).
 // With several configs the binary runs itself once per config, so each peak RSS is its own.
+//
+// --alternate XTGRAD_X measures one speed switch on against off in this process: the steps (and
+// the inferences) alternate on, off, off, on, on, off, ... (each side first in half the pairs),
+// --warmup and --steps of each side, so a host whose speed drifts moves both sides alike (runs in
+// separate processes, minutes apart, read 0.76x and 1.14x for one switch on one host). It prints
+// one result per side, each with its own medians and its samples in pair order.
 #include "bench/backend_fields.hpp"
 #include "bench/workloads.hpp"
 #include "examples/common/cli.hpp"
@@ -56,6 +62,7 @@ struct Options {
     bool optimizer_in_backward = false;  // the optimizer steps inside backward (optim::OptimizerInBackward)
     std::string autocast;  // "" (fp32) or "bf16": forward and loss inside autocast::Scope(DType::bf16)
     bool allow_slower_bf16 = false;  // autocast::allow_slower_bf16: measure bf16 where it is slower than fp32
+    std::string alternate;  // a settable speed switch's name: on and off step by step (see the top)
 };
 
 // ---- timing ------------------------------------------------------------------------------------
@@ -96,15 +103,26 @@ nlohmann::ordered_json switch_defaults() {
     return d;
 }
 
-// The switches the environment sets (a run with one off is no default run): name -> on
-nlohmann::ordered_json switches_set() {
+// The switches the environment sets (a run with one off is no default run), and the one
+// --alternate sets for this side: name -> on
+nlohmann::ordered_json switches_set(const std::string& alternated, bool on) {
     nlohmann::ordered_json d = nlohmann::ordered_json::object();
     for (const detail::EnvSwitch* s : detail::kSpeedSwitches)
         if (const char* v = std::getenv(s->name); v != nullptr && *v != '\0') d[s->name] = detail::read_switch(*s);
+    if (!alternated.empty()) d[alternated] = on;
     return d;
 }
 
-nlohmann::ordered_json run(const std::string& config, const Options& o) {
+// One side's timings (all of a run's steps when nothing alternates): phase -> each step's ms
+struct Side {
+    std::map<std::string, std::vector<double>> times;
+    std::vector<double> step_cpu;
+};
+
+// With --alternate, the side of step (or inference) i: pairs on-off, off-on, on-off, ...
+bool on_side(int i) { return (i % 2 == 0) == ((i / 2) % 2 == 0); }
+
+std::vector<nlohmann::ordered_json> run(const std::string& config, const Options& o) {
     Workload w = config == "winter"   ? bench::winter()
                  : config == "seed-b" ? bench::seed_b(o.batch)
                                       : bench::seed_d(o.d_heads, o.d_encoder_layers, o.adam);
@@ -124,16 +142,23 @@ nlohmann::ordered_json run(const std::string& config, const Options& o) {
         w.what += ", optimizer step in backward";
     }
     const std::vector<std::string> names{"zero", "fwd", "bwd", "opt", "step"};
-    std::map<std::string, std::vector<double>> times;
+    const detail::EnvSwitch* alternated = o.alternate.empty() ? nullptr : detail::speed_switch_named(o.alternate);
+    const int sides = alternated ? 2 : 1;  // side 0: on (or the only one), side 1: off
+    const auto side_of = [&](int i) { return alternated && !on_side(i) ? 1 : 0; };
+    const auto set_side = [&](int i) {
+        if (alternated) detail::set_speed_switch(*alternated, side_of(i) == 0);
+    };
+    std::vector<Side> by_side(static_cast<std::size_t>(sides));
+    const int warmup = o.warmup * sides, timed = o.steps * sides;
     w.model->train();
-    std::vector<double> step_cpu;
     std::size_t new_bytes_before_timed = 0;  // the block cache's new pages before the timed steps
     // XTGRAD_GEMM_PROFILE=1 counts the timed steps and inferences alone: a warm-up's products write
     // fresh pages, whose faults (~10 µs a page on a PVM guest) made its rates look like the kernel's.
     const bool profiling = gemm_profiling();
-    for (int i = 0; i < o.warmup + o.steps; ++i) {
-        if (i == o.warmup) new_bytes_before_timed = memory::block_cache_stats().new_bytes;
-        if (profiling) set_gemm_profiling(i >= o.warmup);
+    for (int i = 0; i < warmup + timed; ++i) {
+        if (i == warmup) new_bytes_before_timed = memory::block_cache_stats().new_bytes;
+        if (profiling) set_gemm_profiling(i >= warmup);
+        set_side(i);
         const double cpu0 = process_cpu_ms();
         const auto t0 = Clock::now();
         Clock::time_point t1, t2, t3, t4;
@@ -152,7 +177,11 @@ nlohmann::ordered_json run(const std::string& config, const Options& o) {
         }  // the loss and what is left of the graph are freed here, inside "step"
         const auto t5 = Clock::now();
         const double cpu = process_cpu_ms() - cpu0;
-        if (i < o.warmup) continue;
+        if (i < warmup) continue;
+        if (alternated && detail::speed_switch_on(*alternated) != (side_of(i) == 0))  // a step filed under the other side
+            fail("--alternate: step {} ran with {} {} but is filed under {}", i, o.alternate,
+                 detail::speed_switch_on(*alternated) ? "on" : "off", side_of(i) == 0 ? "on" : "off");
+        auto& [times, step_cpu] = by_side[static_cast<std::size_t>(side_of(i))];
         step_cpu.push_back(cpu);
         times["zero"].push_back(ms_since(t0, t1));
         times["fwd"].push_back(ms_since(t1, t2));
@@ -163,68 +192,85 @@ nlohmann::ordered_json run(const std::string& config, const Options& o) {
     const std::size_t new_bytes_timed = memory::block_cache_stats().new_bytes - new_bytes_before_timed;
     std::vector<std::string> order;
     for (const std::string& n : names)
-        if (times.count(n)) order.push_back(n);
+        if (by_side[0].times.count(n)) order.push_back(n);
     if (!o.no_infer) {
         w.model->eval();
         NoGradGuard no_grad;
-        for (int i = 0; i < o.warmup + o.steps; ++i) {
-            if (profiling) set_gemm_profiling(i >= o.warmup);
+        for (int i = 0; i < warmup + timed; ++i) {
+            if (profiling) set_gemm_profiling(i >= warmup);
+            set_side(i);
             const auto t0 = Clock::now();
             { const Tensor out = w.forward(); }
-            if (i >= o.warmup) times["infer"].push_back(ms_since(t0, Clock::now()));
+            if (i >= warmup)
+                by_side[static_cast<std::size_t>(side_of(i))].times["infer"].push_back(ms_since(t0, Clock::now()));
         }
         order.push_back("infer");
     }
-    const std::map<std::string, double> flop_factor{{"zero", 0}, {"fwd", 1}, {"bwd", 2}, {"opt", 0}, {"step", 3}, {"infer", 1}};
-    nlohmann::ordered_json r;
-    r["framework"] = "xtgrad";
-    r["config"] = config;
-    r["what"] = w.what;
-    r["threads"] = o.threads;
-    r["optimizer_in_backward"] = in_backward != nullptr;
-    r["autocast"] = o.autocast.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(o.autocast);
-    r["bf16_speed"] = o.autocast.empty() ? nlohmann::ordered_json(nullptr)
-                                          : nlohmann::ordered_json(autocast::bf16_speed_name(autocast::bf16_speed()));
-    bench::add_backend_fields(r);
-    r["batch"] = config == "seed-b" ? nlohmann::ordered_json(o.batch) : nlohmann::ordered_json(nullptr);
-    r["params"] = w.params;
-    r["steps"] = o.steps;
-    r["warmup"] = o.warmup;
-    r["fwd_matmul_gflop"] = w.fwd_flops / 1e9;
-    r["peak_rss_mib"] = peak_rss_mib();
-    r["step_cpu_ms"] = stats(step_cpu).median;  // CPU time of all threads per step (median)
-    // Large blocks (autograd/array_allocator.hpp): live at most, and how requests were served
-    const memory::BlockCacheStats bc = memory::block_cache_stats();
-    r["switch_defaults"] = switch_defaults();
-    r["switches_set"] = switches_set();
-    r["block_cache"] = bc.enabled ? nlohmann::ordered_json{{"peak_live_mib", static_cast<double>(bc.peak_live_bytes) / (1 << 20)},
-                                                           {"peak_mapped_mib", static_cast<double>(bc.peak_mapped_bytes) / (1 << 20)},
-                                                           {"cached_mib", static_cast<double>(bc.cached_bytes) / (1 << 20)},
-                                                           {"reused", bc.reused},
-                                                           {"resized", bc.resized},
-                                                           {"mapped", bc.mapped},
-                                                           {"pieces", bc.pieces},
-                                                           {"new_mib_per_timed_step",
-                                                            static_cast<double>(new_bytes_timed) /
-                                                                (1 << 20) / o.steps}}
-                                  : nlohmann::ordered_json(nullptr);
-    nlohmann::ordered_json phases;
-    for (const std::string& n : order) {
-        const Stats s = stats(times[n]);
-        const double f = flop_factor.at(n);
-        phases[n] = {{"median_ms", s.median},
-                     {"min_ms", s.min},
-                     {"max_ms", s.max},
-                     {"gflops", f > 0 ? nlohmann::ordered_json(f * w.fwd_flops / (s.median * 1e-3) / 1e9)
-                                      : nlohmann::ordered_json(nullptr)}};
-    }
-    r["phases"] = phases;
-    return r;
+    // One side's result line (with --alternate, side 0 is the switch on, 1 off)
+    const auto result_of = [&](int side) {
+        const auto& [times, step_cpu] = by_side[static_cast<std::size_t>(side)];
+        const std::map<std::string, double> flop_factor{{"zero", 0}, {"fwd", 1}, {"bwd", 2}, {"opt", 0}, {"step", 3}, {"infer", 1}};
+        nlohmann::ordered_json r;
+        r["framework"] = "xtgrad";
+        r["config"] = config;
+        r["what"] = w.what;
+        r["threads"] = o.threads;
+        r["optimizer_in_backward"] = in_backward != nullptr;
+        r["autocast"] = o.autocast.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(o.autocast);
+        r["bf16_speed"] = o.autocast.empty() ? nlohmann::ordered_json(nullptr)
+                                              : nlohmann::ordered_json(autocast::bf16_speed_name(autocast::bf16_speed()));
+        bench::add_backend_fields(r);
+        r["batch"] = config == "seed-b" ? nlohmann::ordered_json(o.batch) : nlohmann::ordered_json(nullptr);
+        r["params"] = w.params;
+        r["steps"] = o.steps;
+        r["warmup"] = o.warmup;
+        r["fwd_matmul_gflop"] = w.fwd_flops / 1e9;
+        r["peak_rss_mib"] = peak_rss_mib();
+        r["step_cpu_ms"] = stats(step_cpu).median;  // CPU time of all threads per step (median)
+        // Large blocks (autograd/array_allocator.hpp): live at most, and how requests were served
+        const memory::BlockCacheStats bc = memory::block_cache_stats();
+        r["switch_defaults"] = switch_defaults();
+        r["switches_set"] = switches_set(o.alternate, side == 0);
+        r["block_cache"] = bc.enabled ? nlohmann::ordered_json{{"peak_live_mib", static_cast<double>(bc.peak_live_bytes) / (1 << 20)},
+                                                               {"peak_mapped_mib", static_cast<double>(bc.peak_mapped_bytes) / (1 << 20)},
+                                                               {"cached_mib", static_cast<double>(bc.cached_bytes) / (1 << 20)},
+                                                               {"reused", bc.reused},
+                                                               {"resized", bc.resized},
+                                                               {"mapped", bc.mapped},
+                                                               {"pieces", bc.pieces},
+                                                               {"new_mib_per_timed_step",
+                                                                static_cast<double>(new_bytes_timed) /
+                                                                    (1 << 20) / timed}}
+                                      : nlohmann::ordered_json(nullptr);
+        nlohmann::ordered_json phases;
+        for (const std::string& n : order) {
+            const Stats st = stats(times.at(n));
+            const double f = flop_factor.at(n);
+            phases[n] = {{"median_ms", st.median},
+                         {"min_ms", st.min},
+                         {"max_ms", st.max},
+                         {"gflops", f > 0 ? nlohmann::ordered_json(f * w.fwd_flops / (st.median * 1e-3) / 1e9)
+                                          : nlohmann::ordered_json(nullptr)}};
+        }
+        r["phases"] = phases;
+        if (alternated) {  // each step's ms in pair order: sample j of one side and of the other are a pair
+            nlohmann::ordered_json samples;
+            for (const std::string& n : order) samples[n] = times.at(n);
+            r["alternated"] = {{"switch", o.alternate}, {"side", side == 0 ? "on" : "off"}, {"samples", samples}};
+        }
+        return r;
+    };
+    std::vector<nlohmann::ordered_json> results;
+    for (int side = 0; side < sides; ++side) results.push_back(result_of(side));
+    return results;
 }
 
 void print_text(const nlohmann::ordered_json& r) {
-    fmt::print("{}: {}; {:.1f} M parameters; xtgrad, {} thread(s); forward matmuls {:.3f} GFLOP; peak RSS {:.0f} MiB\n",
-               r["config"].get<std::string>(), r["what"].get<std::string>(), r["params"].get<double>() / 1e6,
+    const std::string side = r.contains("alternated") ? fmt::format(" ({} {}, alternating)", r["alternated"]["switch"].get<std::string>(),
+                                                                     r["alternated"]["side"].get<std::string>())
+                                                      : "";
+    fmt::print("{}{}: {}; {:.1f} M parameters; xtgrad, {} thread(s); forward matmuls {:.3f} GFLOP; peak RSS {:.0f} MiB\n",
+               r["config"].get<std::string>(), side, r["what"].get<std::string>(), r["params"].get<double>() / 1e6,
                r["threads"].get<int>(), r["fwd_matmul_gflop"].get<double>(), r["peak_rss_mib"].get<double>());
     fmt::print("  step CPU time (all threads) {:.1f} ms\n", r["step_cpu_ms"].get<double>());
     if (const auto& bc = r["block_cache"]; !bc.is_null())
@@ -238,6 +284,19 @@ void print_text(const nlohmann::ordered_json& r) {
         fmt::print("  {:6} {:10.2f} {:10.2f} {:10.2f} {:>8}\n", name, s["median_ms"].get<double>(),
                    s["min_ms"].get<double>(), s["max_ms"].get<double>(),
                    s["gflops"].is_null() ? std::string("-") : fmt::format("{:.1f}", s["gflops"].get<double>()));
+}
+
+// --alternate's summary: per phase, off's median over on's (above 1: on is faster) and the pairs on won
+void print_alternation(const nlohmann::ordered_json& on, const nlohmann::ordered_json& off) {
+    fmt::print("{} off over on (above 1: on is faster), medians; pairs on won:\n", on["alternated"]["switch"].get<std::string>());
+    for (const auto& [phase, samples] : on["alternated"]["samples"].items()) {
+        const auto& a = samples;
+        const auto& b = off["alternated"]["samples"][phase];
+        int won = 0;
+        for (std::size_t j = 0; j < a.size(); ++j) won += a[j].get<double>() < b[j].get<double>();
+        fmt::print("  {:6} {:6.3f}  {} of {}\n", phase,
+                   off["phases"][phase]["median_ms"].get<double>() / on["phases"][phase]["median_ms"].get<double>(), won, a.size());
+    }
 }
 
 // Runs this binary again with --config `config` and the other arguments unchanged.
@@ -296,6 +355,9 @@ int main(int argc, char** argv) {
     app.add_option("--autocast", o.autocast, "bf16: forward and loss under autocast::Scope(DType::bf16) (matmul, linear, "
                    "conv1d and attention products in bf16, the rest fp32), as torch_bench.py --autocast bf16")
         ->check(CLI::IsMember({"bf16"}));
+    app.add_option("--alternate", o.alternate,
+                   "one speed switch (--list-switches), on against off in this process: steps and inferences alternate "
+                   "on, off, off, on, ..., --warmup and --steps of each side; one result per side");
     app.add_flag("--allow-slower-bf16", o.allow_slower_bf16,
                  "with --autocast bf16: run it even on a CPU where bf16 products are slower than fp32 (where "
                  "autocast::Scope refuses; autograd/autocast.hpp), to measure how much slower");
@@ -322,6 +384,14 @@ int main(int argc, char** argv) {
                 cli::usage_error("--autocast bf16: {}", e.what());
             }
         }
+        if (!o.alternate.empty()) {  // checked here, before any config is built
+            const detail::EnvSwitch* s = detail::speed_switch_named(o.alternate);
+            if (s == nullptr) cli::usage_error("--alternate: '{}' is not a speed switch (--list-switches lists them)",
+                                                 detail::shown_env_value(o.alternate));
+            if (!detail::speed_switch_settable(*s))
+                cli::usage_error("--alternate: {} is fixed when the process starts; compare it across processes "
+                                 "(bench/compare_builds.sh --switches {})", o.alternate, o.alternate);
+        }
         if (o.configs.size() > 1) {  // one process per config: each peak RSS is its own
             for (const std::string& c : o.configs)
                 if (int rc = run_child(c, argc, argv)) return rc;
@@ -329,11 +399,14 @@ int main(int argc, char** argv) {
         }
         cli::apply_threads(o.threads);
         autocast::allow_slower_bf16(o.allow_slower_bf16);
-        const nlohmann::ordered_json r = run(o.configs.front(), o);
-        if (o.json)
-            fmt::print("{}\n", r.dump());
-        else
-            print_text(r);
+        const std::vector<nlohmann::ordered_json> results = run(o.configs.front(), o);
+        for (const nlohmann::ordered_json& r : results) {
+            if (o.json)
+                fmt::print("{}\n", r.dump());
+            else
+                print_text(r);
+        }
+        if (!o.json && results.size() == 2) print_alternation(results[0], results[1]);
         return 0;
     });
 }

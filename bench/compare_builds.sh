@@ -21,13 +21,17 @@
 # xtgrad_bench run of both sides. --switches takes switch names or `all` (every one the build
 # lists: xtgrad_bench --list-switches); XTGRAD_POOL_SPIN is measured on 2+ threads only,
 # XTGRAD_BF16_SMALL_IN_FP32 and XTGRAD_SMALL_GEMM_BF16 under bf16 autocast,
-# XTGRAD_BLOCK_CACHE_CUT with the block cache on (XTGRAD_BLOCK_CACHE=1 for both sides).
+# XTGRAD_BLOCK_CACHE_CUT with the block cache on (XTGRAD_BLOCK_CACHE=1 for both sides). Each
+# switch but the block cache's two (fixed at start-up) is measured in one process per round,
+# on and off alternating step by step (xtgrad_bench --alternate): a host whose speed drifts moves
+# both sides alike, where processes minutes apart read one switch 0.76x and 1.14x;
+# --separate-processes measures every switch as the block cache's, one process per side.
 # --out keeps the JSON lines, stamped with the CPU, commit and load (bench/results.py).
 set -euo pipefail
 source "$(dirname "$0")/cli_checks.sh"
 
 before="" after="" rounds=2 runs="winter:1 winter:2 seed-d:1 seed-d:2 seed-b:2:16 seed-b:2:64" out="" extra=""
-switches="" build=""
+switches="" build="" separate=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --before | --after | --rounds | --runs | --out | --args | --switches | --build) needs_value compare_builds.sh "$1" $# || exit 2 ;;
@@ -41,7 +45,8 @@ while [[ $# -gt 0 ]]; do
     --args) extra="$2"; shift ;;
     --switches) switches="$2"; shift ;;
     --build) build="$2"; shift ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    --separate-processes) separate=1 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "compare_builds.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -115,6 +120,17 @@ for ((r = 1; r <= rounds; r++)); do
         XTGRAD_BF16_SMALL_IN_FP32 | XTGRAD_SMALL_GEMM_BF16) pair_args="$args --autocast bf16 --allow-slower-bf16" ;;
         XTGRAD_BLOCK_CACHE_CUT) env_a="XTGRAD_BLOCK_CACHE=1 $env_a" env_b="XTGRAD_BLOCK_CACHE=1 $env_b" ;;
       esac
+      if [[ $mode == switches && $separate == 0 && $name != XTGRAD_BLOCK_CACHE && $name != XTGRAD_BLOCK_CACHE_CUT ]]; then
+        echo "# round $r: $run $name on and off alternating (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+        # shellcheck disable=SC2086
+        "$build/bench/xtgrad_bench" --config "$config" --threads "$threads" $pair_args --alternate "$name" --json |
+          while IFS= read -r line; do  # one line per side, its side in .alternated.side
+            side=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["alternated"]["side"])' "$line")
+            echo "{\"mode\": \"$mode\", \"pair\": \"$name\", \"side\": \"$side\", \"round\": $r, \"run\": \"$run\", \"result\": $line}" |
+              python3 "$(dirname "$0")/results.py" stamp >> "$results"
+          done
+        continue
+      fi
       for side in "$side_a" "$side_b"; do
         build=$before env_line=$env_a
         [[ $side == "$side_b" ]] && build=$after env_line=$env_b

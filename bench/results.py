@@ -141,9 +141,10 @@ SWITCH_PHASE = {"XTGRAD_INFERENCE_WEIGHTS_TRANSPOSED": "infer"}
 
 def switches_table(rows):
     """compare_builds.sh --switches: per run, each switch's step time off over on (> 1: on is
-    faster); bold where every round of one side beat every round of the other. Each cell (a
-    switch on a config) from the newest run that measured it, so a run of one switch, or of one
-    switch on one config, adds or replaces just those cells."""
+    faster); bold where every round of one side beat every round of the other, or, for a switch
+    measured in one process (xtgrad_bench --alternate), where one side won every pair of steps.
+    Each cell (a switch on a config) from the newest run that measured it, so a run of one
+    switch, or of one switch on one config, adds or replaces just those cells."""
     rows = [dict(r) for r in rows]
     for r in rows:  # seed-b:2 ran at the default batch: name it as seed-b:2:64 is named
         if r["run"].count(":") == 1 and r["result"].get("batch"):
@@ -186,14 +187,24 @@ def switches_table(rows):
     out = ["; ".join(run_line(i) for i in run_ids) + ". Step time" + (
            f" (for {timed}, the inference's: the phase it acts on)" if timed else "") + " with the switch off over on, medians "
            "over the rounds, on and off alternating (above 1: on is faster; bold: every round of one side "
-           "beat every round of the other).", "",
+           "beat every round of the other)" + (
+           "; a switch but the block cache's in one process per round, its steps alternating, bold where "
+           "one side won every pair of steps" if any("alternated" in r["result"] for r in rows) else "") + ".", "",
            "| run (config:threads[:batch]) | " + " | ".join(f"`{n[7:]}` (default {default[n]})" for n in names) + " |",
            "|---|" + "---|" * len(names)]
     steps = {}  # (run, switch, side) -> each round's median step (or the switch's own phase)
+    samples = {}  # (run, switch, round) -> side -> an alternating round's steps, in pair order
     for r in rows:
         phase = SWITCH_PHASE.get(r["pair"], "step")
         if phase in r["result"]["phases"]:
             steps.setdefault((r["run"], r["pair"], r["side"]), []).append(r["result"]["phases"][phase]["median_ms"])
+            if "alternated" in r["result"]:
+                samples.setdefault((r["run"], r["pair"], r["round"]), {})[r["side"]] = \
+                    r["result"]["alternated"]["samples"][phase]
+    pairs = {}  # (run, switch) -> (on, off) of each pair of steps
+    for (run, switch, _), by_side in samples.items():
+        if set(by_side) == {"on", "off"}:
+            pairs.setdefault((run, switch), []).extend(zip(by_side["on"], by_side["off"]))
     for run in runs:
         cells = []
         for switch in names:
@@ -202,7 +213,11 @@ def switches_table(rows):
                 cells.append("-")
                 continue
             value = ratio(statistics.median(off), statistics.median(on))
-            bold = value != "-" and (max(on) < min(off) or max(off) < min(on))
+            if (run, switch) in pairs:
+                won = [a < b for a, b in pairs[(run, switch)]]
+                bold = value != "-" and (all(won) or not any(won))
+            else:
+                bold = value != "-" and (max(on) < min(off) or max(off) < min(on))
             cells.append(f"**{value}**" if bold else value)
         out.append(f"| {run} | " + " | ".join(cells) + " |")
     return out

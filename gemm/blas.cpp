@@ -50,11 +50,8 @@ void detail::check_sizes(const char* who, bool ta, bool tb, int M, int N, int K,
              tb ? ", B transposed" : "", lda, a_row, ldb, b_row, ldc, N);
 }
 
-// XTGRAD_SMALL_GEMM, read once, on the first product
-bool detail::small_gemm_on() {
-    static const bool on = detail::read_switch(detail::kSmallGemmSwitch);
-    return on;
-}
+// XTGRAD_SMALL_GEMM: the environment's, read on the first product, or set_speed_switch's
+bool detail::small_gemm_on() { return detail::speed_switch_on(detail::kSmallGemmSwitch); }
 
 namespace {
 
@@ -155,18 +152,9 @@ void split_or_call(bool trans_a, bool trans_b, int M, int N, int K, float alpha,
 
 }  // namespace
 
-namespace {
-detail::SettableSwitch narrow_nn_switch{detail::kNarrowNnTransposedSwitch};
-detail::SettableSwitch inference_transposed_switch{detail::kInferenceWeightsTransposedSwitch};
-detail::SettableSwitch skinny_streamed_gradient_switch{detail::kSkinnyStreamedGradientSwitch};
-}  // namespace
-
-bool detail::narrow_nn_transposed() { return narrow_nn_switch.get(); }
-void detail::set_narrow_nn_transposed(bool transposed) { narrow_nn_switch.set(transposed); }
-bool detail::inference_weights_transposed() { return inference_transposed_switch.get(); }
-void detail::set_inference_weights_transposed(bool transposed) { inference_transposed_switch.set(transposed); }
-bool detail::skinny_streamed_gradient() { return skinny_streamed_gradient_switch.get(); }
-void detail::set_skinny_streamed_gradient(bool streamed) { skinny_streamed_gradient_switch.set(streamed); }
+bool detail::narrow_nn_transposed() { return detail::speed_switch_on(detail::kNarrowNnTransposedSwitch); }
+bool detail::inference_weights_transposed() { return detail::speed_switch_on(detail::kInferenceWeightsTransposedSwitch); }
+bool detail::skinny_streamed_gradient() { return detail::speed_switch_on(detail::kSkinnyStreamedGradientSwitch); }
 
 bool nt_faster_as_nn(int M, int N, int K) {
     return std::min({M, N, K}) > kSkinnyRows && !small_gemm_takes(M, N, K) &&
@@ -208,10 +196,10 @@ bool skinny_on_avx512(int M, int N, int K) {
 // always; oneDNN where the skinny kernels have AVX-512: forward, dx and dW); every
 // other product goes to the backend.
 // XTGRAD_SMALL_GEMM=0 and XTGRAD_SKINNY_GEMM=0 send those products to the backend too (the
-// on/off comparison of bench/run.sh --compare-switches); read once, on the first product.
+// on/off comparison of bench/run.sh --compare-switches); read on each product (speed_switch_on).
 void detail::route(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
                    const float* B, int ldb, float beta, float* C, int ldc) {
-    static const bool skinny_on = detail::read_switch(detail::kSkinnyGemmSwitch);
+    const bool skinny_on = detail::speed_switch_on(detail::kSkinnyGemmSwitch);
     if (detail::small_gemm_on() && small_gemm_takes(M, N, K))
         return small_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     if (skinny_on && (detail::active_backend().prefers_skinny_kernels || skinny_on_avx512(M, N, K)) &&

@@ -90,23 +90,19 @@ int bf16_min_side();
 void set_bf16_min_side(int rows);
 
 // Whether a product A·B with a narrow C runs as A·(Bᵀ)ᵀ, B transposed first (gemm/blas.cpp), on a
-// backend slow on a narrow C: XTGRAD_NARROW_NN_TRANSPOSED (by CPU where unset) unless set; the
-// tests set it both ways to reach both paths.
+// backend slow on a narrow C: XTGRAD_NARROW_NN_TRANSPOSED (by CPU where unset) unless set
+// (set_speed_switch; the tests set it both ways to reach both paths).
 bool narrow_nn_transposed();
-void set_narrow_nn_transposed(bool transposed);
-// nt_faster_as_nn's switch, settable the same way for the tests.
+// nt_faster_as_nn's switch, XTGRAD_INFERENCE_WEIGHTS_TRANSPOSED, the same way.
 bool inference_weights_transposed();
-void set_inference_weights_transposed(bool transposed);
-// XTGRAD_SKINNY_STREAMED_GRADIENT (by CPU where unset), settable the same way.
+// XTGRAD_SKINNY_STREAMED_GRADIENT (by CPU where unset), the same way.
 bool skinny_streamed_gradient();
-void set_skinny_streamed_gradient(bool streamed);
 
 // Whether gemm_ld(DType::bf16) runs the medium blocks small_gemm takes in small_gemm_bf16:
 // XTGRAD_SMALL_GEMM and XTGRAD_SMALL_GEMM_BF16 are on (unless set; the latter's default: the
 // kernel runs here and the CPU's bf16 dot products pay, autocast::bf16_dot_products_pay) and
 // the kernel runs here (small_gemm_bf16_available); else they run in fp32 small_gemm.
 bool medium_blocks_in_bf16();
-void set_small_gemm_bf16(bool on);
 }  // namespace detail
 
 // The backend alone, without gemm_ld's routing of skinny products to gemm/skinny_gemm.hpp:

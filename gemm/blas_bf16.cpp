@@ -27,7 +27,6 @@ namespace {
 // 64 MiB of weights, the weight converted once): bf16 took 1.05x fp32's time on 7 rows, 0.87x on
 // 8, 0.63x on 16 (1 thread); on 7 rows the weight's conversion alone costs 2/3 of the fp32 products.
 constexpr int kDefaultBf16MinSide = 8;
-detail::SettableSwitch small_gemm_bf16_switch{detail::kSmallGemmBf16Switch};
 }  // namespace
 
 // Attention's medium blocks under bf16 autocast in small_gemm_bf16 (gemm/small_gemm_bf16.cpp):
@@ -43,9 +42,8 @@ bool detail::small_gemm_bf16_by_cpu() { return small_gemm_bf16_available() && au
 // other small ones; the switch's default asks the kernel and the rate (speed_switches.cpp), and a
 // 1 where the kernel cannot run leaves them in fp32.
 bool detail::medium_blocks_in_bf16() {
-    return small_gemm_on() && small_gemm_bf16_switch.get() && small_gemm_bf16_available();
+    return small_gemm_on() && detail::speed_switch_on(detail::kSmallGemmBf16Switch) && small_gemm_bf16_available();
 }
-void detail::set_small_gemm_bf16(bool on) { small_gemm_bf16_switch.set(on); }
 
 // src (rows, cols), row stride ld -> dst (rows, cols) packed (row stride cols). Split over the
 // pool by rows when big (serial inside a pool chunk, e.g. under for_each_slice); each row through
@@ -61,18 +59,16 @@ void convert_to_bf16(const float* src, int rows, int cols, int ld, std::uint16_t
 }
 
 namespace {
-// Below this many rows on a side, a bf16 product runs in fp32 (bf16_product_in_fp32); -1 until
-// first read: XTGRAD_BF16_SMALL_IN_FP32=0 makes it 0 (only small_gemm_fits stays in fp32).
+// Below this many rows on a side, a bf16 product runs in fp32 (bf16_product_in_fp32): the tests'
+// set_bf16_min_side, or -1 (unset): kDefaultBf16MinSide where XTGRAD_BF16_SMALL_IN_FP32 is on,
+// else 0 (only small_gemm_fits stays in fp32).
 std::atomic<int> min_bf16_side{-1};
 }  // namespace
 
 int detail::bf16_min_side() {
-    int side = min_bf16_side.load(std::memory_order_relaxed);
+    const int side = min_bf16_side.load(std::memory_order_relaxed);
     if (side >= 0) return side;
-    int unread = -1;
-    const int initial = detail::read_switch(detail::kBf16SmallInFp32Switch) ? kDefaultBf16MinSide : 0;
-    min_bf16_side.compare_exchange_strong(unread, initial, std::memory_order_relaxed);
-    return min_bf16_side.load(std::memory_order_relaxed);
+    return detail::speed_switch_on(detail::kBf16SmallInFp32Switch) ? kDefaultBf16MinSide : 0;
 }
 void detail::set_bf16_min_side(int rows) { min_bf16_side.store(std::max(0, rows), std::memory_order_relaxed); }
 

@@ -223,12 +223,10 @@ constexpr auto kTnRows = tn_table(std::make_integer_sequence<int, kSkinnyRows>{}
 
 #if XTGRAD_HAVE_AVX512_KERNELS
 // Where the AVX-512 kernels prefetch the weight (skinny_avx512.cpp): XTGRAD_SKINNY_PREFETCH_L2,
-// unset the CPU's default (speed_switches.cpp: L2 on the Zen 4, L1 elsewhere). Read at the first
+// unset the CPU's default (speed_switches.cpp: L2 on the Zen 4, L1 elsewhere). Read at each
 // skinny product; an invalid value is an Error there, before anything is written.
 detail::SkinnyPrefetch skinny_prefetch() {
-    static const detail::SkinnyPrefetch level =
-        detail::read_switch(detail::kSkinnyPrefetchL2Switch) ? detail::SkinnyPrefetch::l2 : detail::SkinnyPrefetch::l1;
-    return level;
+    return detail::speed_switch_on(detail::kSkinnyPrefetchL2Switch) ? detail::SkinnyPrefetch::l2 : detail::SkinnyPrefetch::l1;
 }
 #endif
 

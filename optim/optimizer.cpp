@@ -300,10 +300,7 @@ Adam::Adam(std::vector<Tensor> params, const AdamOptions& o, bool decoupled)
 // default: speed_switches.cpp, on but on the Zen 4). On two threads, which share the memory, the
 // step in backward lost (56.8 -> 66.6 ms at 2 KiB; 512 B: 54.5): never.
 namespace {
-bool adam_prefetch_on() {
-    static const bool on = detail::read_switch(detail::kAdamPrefetchSwitch);
-    return on;
-}
+bool adam_prefetch_on() { return detail::speed_switch_on(detail::kAdamPrefetchSwitch); }
 }  // namespace
 
 void Adam::step_parameter(Tensor& p) {

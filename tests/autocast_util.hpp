@@ -7,6 +7,7 @@
 #include "tests/test_util.hpp"
 
 #include <xtgrad/autograd/autocast.hpp>
+#include <xtgrad/autograd/speed_switches.hpp>
 #include <xtgrad/gemm/blas.hpp>
 #include <xtgrad/gemm/small_gemm.hpp>
 #include <xtgrad/random/random.hpp>
@@ -58,7 +59,7 @@ public:
     }
     ~Bf16Here() {
         if (allowed_) autocast::allow_slower_bf16(false);
-        if (medium_blocks_set_) detail::set_small_gemm_bf16(false);
+        if (medium_blocks_set_) detail::set_speed_switch(detail::kSmallGemmBf16Switch, false);
     }
     Bf16Here(const Bf16Here&) = delete;
     Bf16Here& operator=(const Bf16Here&) = delete;
@@ -68,7 +69,7 @@ private:
     // last in the constructor: a REQUIRE that throws before it leaves nothing to undo
     void hold_medium_blocks_in_bf16() {
         if (detail::medium_blocks_in_bf16() || !small_gemm_bf16_available()) return;
-        detail::set_small_gemm_bf16(true);
+        detail::set_speed_switch(detail::kSmallGemmBf16Switch, true);
         medium_blocks_set_ = true;
     }
     bool runs_ = true;

@@ -112,6 +112,31 @@ TEST_CASE("XTGRAD_POOL_SPIN: a bad value refuses set_num_threads and keeps the p
     CHECK(num_threads() == before);
 }
 
+TEST_CASE("set_speed_switch flips a switch in the running process; the block cache's two are refused, unchanged") {
+    for (const detail::EnvSwitch* sw : detail::kSpeedSwitches) {
+        CAPTURE(sw->name);
+        CHECK(detail::speed_switch_named(sw->name) == sw);
+        if (!detail::speed_switch_settable(*sw)) continue;
+        const bool before = detail::speed_switch_on(*sw);
+        detail::set_speed_switch(*sw, !before);
+        CHECK(detail::speed_switch_on(*sw) == !before);
+        detail::set_speed_switch(*sw, before);
+        CHECK(detail::speed_switch_on(*sw) == before);
+    }
+    CHECK(detail::speed_switch_named("XTGRAD_NO_SUCH_SWITCH") == nullptr);
+    CHECK(detail::speed_switch_named("") == nullptr);
+    for (const detail::EnvSwitch* sw : {&detail::kBlockCacheSwitch, &detail::kBlockCacheCutSwitch}) {
+        CAPTURE(sw->name);
+        CHECK_FALSE(detail::speed_switch_settable(*sw));
+        const bool before = detail::speed_switch_on(*sw);
+        const std::string says = std::string(sw->name) + ": fixed when the process starts";
+        CHECK_THROWS_WITH_AS(detail::set_speed_switch(*sw, !before), doctest::Contains(says.c_str()), Error);
+        CHECK(detail::speed_switch_on(*sw) == before);
+    }
+    CHECK_THROWS_WITH_AS(detail::set_speed_switch(kTestSwitch, true),
+                         "XTGRAD_TEST_SWITCH: not a speed switch (autograd/speed_switches.hpp lists them)", Error);
+}
+
 TEST_CASE("check_environment passes in the test's own environment") {
     CHECK_NOTHROW(check_environment());
 }

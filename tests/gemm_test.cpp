@@ -96,7 +96,7 @@ TEST_CASE("products with a narrow C, which blas.cpp reorients on oneDNN, equal t
     const int blas_before = blas_threads();
     const bool nn_before = detail::narrow_nn_transposed();
     for (bool nn_transposed : {true, false}) {
-        detail::set_narrow_nn_transposed(nn_transposed);
+        detail::set_speed_switch(detail::kNarrowNnTransposedSwitch, nn_transposed);
         CHECK(detail::narrow_nn_transposed() == nn_transposed);
         for (int threads : {1, 2}) {
             set_num_threads(threads);
@@ -111,7 +111,7 @@ TEST_CASE("products with a narrow C, which blas.cpp reorients on oneDNN, equal t
             }
         }
     }
-    detail::set_narrow_nn_transposed(nn_before);
+    detail::set_speed_switch(detail::kNarrowNnTransposedSwitch, nn_before);
     set_num_threads(1);
     set_blas_threads(blas_before);
 }

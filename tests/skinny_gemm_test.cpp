@@ -243,7 +243,7 @@ TEST_CASE("a big fresh weight gradient: streamed stores or, under ResultReadAtOn
         const IsaScope scope(isa);
         for (const bool streamed_switch : {true, false})
         for (int threads : {1, 2}) {
-            detail::set_skinny_streamed_gradient(streamed_switch);
+            detail::set_speed_switch(detail::kSkinnyStreamedGradientSwitch, streamed_switch);
             set_num_threads(threads);
             std::vector<float> streamed(static_cast<std::size_t>(M) * ldc + 32, -5.f), cached = streamed;
             float* s = streamed.data() + 1;
@@ -268,7 +268,7 @@ TEST_CASE("a big fresh weight gradient: streamed stores or, under ResultReadAtOn
             CHECK(streamed[0] == -5.f);
         }
     }
-    detail::set_skinny_streamed_gradient(default_streamed);
+    detail::set_speed_switch(detail::kSkinnyStreamedGradientSwitch, default_streamed);
     set_num_threads(1);
 }
 

@@ -7,6 +7,7 @@
 #include "tests/reference_gemm.hpp"
 #include "tests/test_util.hpp"
 
+#include <xtgrad/autograd/speed_switches.hpp>
 #include <xtgrad/gemm/blas.hpp>
 #include <xtgrad/gemm/small_gemm.hpp>
 #include <xtgrad/simd/cpu_isa.hpp>
@@ -126,10 +127,10 @@ TEST_CASE("gemm_ld(DType::bf16) runs the medium blocks in small_gemm_bf16 where 
         CHECK(product(routed) == direct);
         CHECK(direct != fp32);  // rounded: not fp32's result
         // XTGRAD_SMALL_GEMM_BF16=0: small_gemm's fp32 kernels, fp32's result bit for bit
-        detail::set_small_gemm_bf16(false);
+        detail::set_speed_switch(detail::kSmallGemmBf16Switch, false);
         CHECK(bf16_product_in_fp32(M, N, K));
         CHECK(product(routed) == fp32);
-        detail::set_small_gemm_bf16(true);
+        detail::set_speed_switch(detail::kSmallGemmBf16Switch, true);
     }
     {  // without AVX-512 kernels small_gemm takes no medium block: oneDNN's bf16 product runs it
         const IsaScope baseline(Isa::baseline);

@@ -27,11 +27,11 @@ namespace {
 class TransposedWeightsSet {
 public:
     explicit TransposedWeightsSet(bool on) : before_(detail::inference_weights_transposed()) {
-        detail::set_inference_weights_transposed(on);
+        detail::set_speed_switch(detail::kInferenceWeightsTransposedSwitch, on);
         detail::drop_transposed_weights();
     }
     ~TransposedWeightsSet() {
-        detail::set_inference_weights_transposed(before_);
+        detail::set_speed_switch(detail::kInferenceWeightsTransposedSwitch, before_);
         detail::drop_transposed_weights();
     }
     TransposedWeightsSet(const TransposedWeightsSet&) = delete;
@@ -52,7 +52,7 @@ TEST_CASE("nt_faster_as_nn: the backend's products only, oneDNN's, where the swi
     CHECK_FALSE(nt_faster_as_nn(16, 512, 512));    // a skinny side: the skinny kernels read W as stored
     CHECK_FALSE(nt_faster_as_nn(512, 16, 512));
     CHECK_FALSE(nt_faster_as_nn(40, 40, 64));      // small_gemm's
-    detail::set_inference_weights_transposed(false);
+    detail::set_speed_switch(detail::kInferenceWeightsTransposedSwitch, false);
     CHECK_FALSE(nt_faster_as_nn(kRows, kOut, kIn));
 }
 

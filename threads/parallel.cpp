@@ -59,8 +59,7 @@ inline void spin_step() {
 
 class Pool {
 public:
-    // spin: idle workers spin, then yield, before they sleep (XTGRAD_POOL_SPIN, on by default)
-    Pool(int workers, bool spin) : spin_(spin) {
+    explicit Pool(int workers) {
         for (int i = 0; i < workers; ++i) threads_.emplace_back([this, i] { loop(i); });
     }
     ~Pool() {
@@ -118,11 +117,14 @@ private:
             // depending on the machine and the hypervisor, and a worker asleep takes ~20-40 µs to
             // start a job (bench/pool_wake_bench), which a step's sequential stretches of a few
             // hundred µs (dropout's draws, the graph) would otherwise pay again and again.
+            // XTGRAD_POOL_SPIN (on by default) read at each wait: xtgrad_bench --alternate flips it
+            // between steps; set_num_threads checked it first, so an invalid value never gets here.
+            const bool spin = detail::speed_switch_on(detail::kPoolSpinSwitch);
             const auto idle_since = std::chrono::steady_clock::now();
             const auto idle = [&] { return std::chrono::steady_clock::now() - idle_since; };
-            while (spin_ && generation_.load(std::memory_order_acquire) == seen && idle() < kSpin)
+            while (spin && generation_.load(std::memory_order_acquire) == seen && idle() < kSpin)
                 for (int i = 0; i < 64 && generation_.load(std::memory_order_acquire) == seen; ++i) spin_step();
-            while (spin_ && generation_.load(std::memory_order_acquire) == seen && idle() < kYield)
+            while (spin && generation_.load(std::memory_order_acquire) == seen && idle() < kYield)
                 std::this_thread::yield();
             std::size_t chunks;
             {
@@ -140,7 +142,6 @@ private:
         }
     }
 
-    const bool spin_;
     std::vector<std::thread> threads_;
     std::mutex mutex_, job_mutex_;
     std::condition_variable wake_;
@@ -162,12 +163,12 @@ void set_num_threads(int n) {
     if (n < 1 || n > kMaxThreads)
         fail("set_num_threads: {} threads asked for; xtgrad's pool takes 1 to {} (the calling thread included)", n,
              kMaxThreads);
-    const bool spin = detail::read_switch(detail::kPoolSpinSwitch);  // before any change: a refusal keeps the pool
+    (void)detail::read_switch(detail::kPoolSpinSwitch);  // checked before any change: a refusal keeps the pool
     std::lock_guard<std::mutex> lock(config_mutex);
     if (n == configured_threads) return;
     pool.reset();
     configured_threads = n;
-    if (n > 1) pool = std::make_unique<Pool>(n - 1, spin);
+    if (n > 1) pool = std::make_unique<Pool>(n - 1);
 }
 
 int num_threads() { return configured_threads; }

@@ -352,6 +352,27 @@ else bad "xtgrad_bench --list-switches: '$listed'"; fi
 # (xtgrad_bench read a switch only at its first use: a bad one ran, or failed mid-run with 1)
 expect 2 "xtgrad_bench --optimizer-in-backward on seed-d, which steps no optimizer without --adam" "$build/bench/xtgrad_bench" --config seed-d --optimizer-in-backward
 says "--optimizer-in-backward: seed-d takes no optimizer step without --adam"
+# --alternate: one settable switch, on against off step by step in one process
+expect 2 "xtgrad_bench --alternate XTGRAD_BLOCK_CACHE (fixed at start-up)" "$build/bench/xtgrad_bench" --config winter --alternate XTGRAD_BLOCK_CACHE
+says "--alternate: XTGRAD_BLOCK_CACHE is fixed when the process starts; compare it across processes"
+expect 2 "xtgrad_bench --alternate with an unknown name" "$build/bench/xtgrad_bench" --config winter --alternate $'XTGRAD_NOPE\x1b[2J'
+says "--alternate: 'XTGRAD_NOPE\x1b[2J' is not a speed switch (--list-switches lists them)"
+# an odd warm-up (3 steps of each side: 6, not a whole number of on-off-off-on quads) used to file
+# each timed step under the other side; xtgrad_bench now checks each step's switch against its side
+for warmup in 1 3; do
+  if EXPECT_LIMIT=60 expect 0 "xtgrad_bench --alternate XTGRAD_SMALL_GEMM --warmup $warmup" \
+       "$build/bench/xtgrad_bench" --config winter --steps 3 --warmup "$warmup" --alternate XTGRAD_SMALL_GEMM --json &&
+     python3 - "$out/last.log" <<'PY'
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+assert [l["alternated"]["side"] for l in lines] == ["on", "off"], lines
+assert [l["switches_set"]["XTGRAD_SMALL_GEMM"] for l in lines] == [True, False]
+assert all(len(l["alternated"]["samples"][p]) == 3 for l in lines for p in ("step", "fwd", "infer"))
+assert all(l["phases"]["step"]["median_ms"] in l["alternated"]["samples"]["step"] for l in lines)
+PY
+  then ok "  ...one line per side, 3 samples of each phase in each"
+  else bad "  ...its lines: $(head -c 400 "$out/last.log")"; fi
+done
 expect 2 "xtgrad_bench --list-switches=0 (a flag takes no value)" "$build/bench/xtgrad_bench" --list-switches=0
 says "--list-switches takes no value (got '--list-switches=0')"
 expect 2 "xtgrad_bench with XTGRAD_NARROW_NN_TRANSPOSED=on" env XTGRAD_NARROW_NN_TRANSPOSED=on "$build/bench/xtgrad_bench" --config winter --steps 1 --warmup 0

@@ -1,0 +1,55 @@
+// The speed switches' values in a running process (speed_switches.hpp): one SettableSwitch per
+// entry of kSpeedSwitches, in its order. Not in speed_switches.cpp: that file's CPU defaults are
+// linked by programs without the products (fuzz/build.sh's loaders), and this table names every
+// switch, XTGRAD_SMALL_GEMM_BF16's default in gemm/blas_bf16.cpp too.
+#include <xtgrad/autograd/speed_switches.hpp>
+
+#include <xtgrad/autograd/error.hpp>
+
+#include <array>
+#include <cstddef>
+#include <iterator>
+#include <utility>
+
+namespace xtgrad::detail {
+
+namespace {
+
+constexpr std::size_t kCount = std::size(kSpeedSwitches);
+
+template <std::size_t... I>
+std::array<SettableSwitch, kCount> make_states(std::index_sequence<I...>) {
+    return {SettableSwitch{*kSpeedSwitches[I]}...};
+}
+
+std::array<SettableSwitch, kCount>& states() {
+    static std::array<SettableSwitch, kCount> s = make_states(std::make_index_sequence<kCount>{});
+    return s;
+}
+
+std::size_t index_of(const EnvSwitch& s) {
+    for (std::size_t i = 0; i < kCount; ++i)
+        if (kSpeedSwitches[i] == &s) return i;
+    fail("{}: not a speed switch (autograd/speed_switches.hpp lists them)", s.name);
+}
+
+}  // namespace
+
+bool speed_switch_on(const EnvSwitch& s) { return states()[index_of(s)].get(); }
+
+bool speed_switch_settable(const EnvSwitch& s) { return &s != &kBlockCacheSwitch && &s != &kBlockCacheCutSwitch; }
+
+void set_speed_switch(const EnvSwitch& s, bool on) {
+    if (!speed_switch_settable(s))
+        fail("{}: fixed when the process starts (the block cache's pages are the process's from its first large "
+             "block); compare it on against off across processes (bench/compare_builds.sh --switches)", s.name);
+    states()[index_of(s)].set(on);
+}
+
+const EnvSwitch* speed_switch_named(std::string_view name) {
+    for (const EnvSwitch* s : kSpeedSwitches)
+        if (name == s->name) return s;
+    return nullptr;
+}
+
+}  // namespace xtgrad::detail
