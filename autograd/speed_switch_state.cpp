@@ -6,6 +6,7 @@
 
 #include <xtgrad/autograd/error.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <iterator>
@@ -37,9 +38,13 @@ std::size_t index_of(const EnvSwitch& s) {
 
 bool speed_switch_on(const EnvSwitch& s) { return states()[index_of(s)].get(); }
 
-bool speed_switch_settable(const EnvSwitch& s) { return &s != &kBlockCacheSwitch && &s != &kBlockCacheCutSwitch; }
+bool speed_switch_settable(const EnvSwitch& s) {
+    const bool listed = std::find(std::begin(kSpeedSwitches), std::end(kSpeedSwitches), &s) != std::end(kSpeedSwitches);
+    return listed && &s != &kBlockCacheSwitch && &s != &kBlockCacheCutSwitch;
+}
 
 void set_speed_switch(const EnvSwitch& s, bool on) {
+    (void)index_of(s);  // not a speed switch: that Error first
     if (!speed_switch_settable(s))
         fail("{}: fixed when the process starts (the block cache's pages are the process's from its first large "
              "block); compare it on against off across processes (bench/compare_builds.sh --switches)", s.name);

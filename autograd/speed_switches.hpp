@@ -77,8 +77,8 @@ inline constexpr const EnvSwitch* kSpeedSwitches[] = {
 // is an Error there, and at every use after), unless set_speed_switch set it.
 bool speed_switch_on(const EnvSwitch& s);
 
-// Whether set_speed_switch can flip `s` while the process runs: every switch the library reads
-// where it acts, at each use; not XTGRAD_BLOCK_CACHE and XTGRAD_BLOCK_CACHE_CUT, fixed at the
+// Whether set_speed_switch can flip `s` while the process runs: every speed switch (an entry of
+// kSpeedSwitches, by address) but XTGRAD_BLOCK_CACHE and XTGRAD_BLOCK_CACHE_CUT, fixed at the
 // first large block (the cache's pages are the process's from then on).
 bool speed_switch_settable(const EnvSwitch& s);
 

@@ -334,8 +334,9 @@ int main(int argc, char** argv) {
                  "xtgrad_bench"};
     app.add_option("--config", o.configs, "winter, seed-b, seed-d or all (repeatable)")
         ->check(CLI::IsMember({"winter", "seed-b", "seed-d", "all"}));
-    app.add_option("--steps", o.steps, "timed steps")->capture_default_str()->transform(cli::count_at_least(1));
-    app.add_option("--warmup", o.warmup, "untimed steps first")->capture_default_str()->transform(cli::count_at_least(0));
+    // At most a million each: --alternate doubles them, and a sum past INT_MAX ran no step (then a crash)
+    app.add_option("--steps", o.steps, "timed steps")->capture_default_str()->transform(cli::count_in(1, 1000000));
+    app.add_option("--warmup", o.warmup, "untimed steps first")->capture_default_str()->transform(cli::count_in(0, 1000000));
     cli::add_threads_option(app, o.threads);
     app.add_option("--batch", o.batch, "seed-b batch size")->capture_default_str()->transform(cli::count_in(1, 4096));
     app.add_option("--d-heads", o.d_heads, "seed-d nhead (torch's default 8; the tutorial's example: 16)")->capture_default_str()
@@ -355,9 +356,10 @@ int main(int argc, char** argv) {
     app.add_option("--autocast", o.autocast, "bf16: forward and loss under autocast::Scope(DType::bf16) (matmul, linear, "
                    "conv1d and attention products in bf16, the rest fp32), as torch_bench.py --autocast bf16")
         ->check(CLI::IsMember({"bf16"}));
-    app.add_option("--alternate", o.alternate,
+    CLI::Option* alternate = app.add_option("--alternate", o.alternate,
                    "one speed switch (--list-switches), on against off in this process: steps and inferences alternate "
-                   "on, off, off, on, ..., --warmup and --steps of each side; one result per side");
+                   "on, off, off, on, ..., --warmup (at least 1) and --steps of each side; one result per side (its peak "
+                   "RSS, block cache figures and XTGRAD_GEMM_PROFILE's table are the process's, both sides)");
     app.add_flag("--allow-slower-bf16", o.allow_slower_bf16,
                  "with --autocast bf16: run it even on a CPU where bf16 products are slower than fp32 (where "
                  "autocast::Scope refuses; autograd/autocast.hpp), to measure how much slower");
@@ -384,13 +386,23 @@ int main(int argc, char** argv) {
                 cli::usage_error("--autocast bf16: {}", e.what());
             }
         }
-        if (!o.alternate.empty()) {  // checked here, before any config is built
+        if (alternate->count() > 0) {  // checked here, before any config is built
             const detail::EnvSwitch* s = detail::speed_switch_named(o.alternate);
             if (s == nullptr) cli::usage_error("--alternate: '{}' is not a speed switch (--list-switches lists them)",
                                                  detail::shown_env_value(o.alternate));
             if (!detail::speed_switch_settable(*s))
                 cli::usage_error("--alternate: {} is fixed when the process starts; compare it across processes "
                                  "(bench/compare_builds.sh --switches {})", o.alternate, o.alternate);
+            // A switch that does nothing in this run would measure noise as its effect
+            if (s == &detail::kPoolSpinSwitch && o.threads < 2)
+                cli::usage_error("--alternate: {} acts on the pool's workers, and --threads {} has none (2 or more)",
+                                 o.alternate, o.threads);
+            if ((s == &detail::kBf16SmallInFp32Switch || s == &detail::kSmallGemmBf16Switch) && o.autocast.empty())
+                cli::usage_error("--alternate: {} acts under --autocast bf16 only", o.alternate);
+            // The process's first step is cold (pages, JIT kernels): without a warm-up it fell on one side
+            if (o.warmup < 1)
+                cli::usage_error("--alternate: --warmup {} leaves the process's first, cold step on one side; give 1 or more",
+                                 o.warmup);
         }
         if (o.configs.size() > 1) {  // one process per config: each peak RSS is its own
             for (const std::string& c : o.configs)

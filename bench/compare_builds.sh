@@ -123,12 +123,25 @@ for ((r = 1; r <= rounds; r++)); do
       if [[ $mode == switches && $separate == 0 && $name != XTGRAD_BLOCK_CACHE && $name != XTGRAD_BLOCK_CACHE_CUT ]]; then
         echo "# round $r: $run $name on and off alternating (load $(cut -d' ' -f1 /proc/loadavg))" >&2
         # shellcheck disable=SC2086
-        "$build/bench/xtgrad_bench" --config "$config" --threads "$threads" $pair_args --alternate "$name" --json |
-          while IFS= read -r line; do  # one line per side, its side in .alternated.side
-            side=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["alternated"]["side"])' "$line")
-            echo "{\"mode\": \"$mode\", \"pair\": \"$name\", \"side\": \"$side\", \"round\": $r, \"run\": \"$run\", \"result\": $line}" |
-              python3 "$(dirname "$0")/results.py" stamp >> "$results"
-          done
+        lines=$("$build/bench/xtgrad_bench" --config "$config" --threads "$threads" $pair_args --alternate "$name" --json) ||
+          { echo "compare_builds.sh: xtgrad_bench --alternate $name failed on $run (round $r); $results holds the runs before it" >&2; exit 1; }
+        # Exactly one line per side, of this switch and config (an --args of another --config, or a
+        # build without --alternate, would file other numbers under this run), then stamped
+        python3 - "$mode" "$name" "$r" "$run" "$config" "$lines" <<'PY' | python3 "$(dirname "$0")/results.py" stamp >> "$results"
+import json, sys
+mode, name, rnd, run, config, text = sys.argv[1:]
+try:
+    results = [json.loads(l) for l in text.splitlines() if l.strip()]
+    sides = [r["alternated"]["side"] for r in results]
+    configs = {r["config"] for r in results} | {r["alternated"]["switch"] for r in results}
+except (ValueError, KeyError, TypeError) as e:
+    sys.exit(f"compare_builds.sh: xtgrad_bench --alternate {name} on {run} printed no pair of result lines ({e!r})")
+if sorted(sides) != ["off", "on"] or configs != {config, name}:
+    sys.exit(f"compare_builds.sh: xtgrad_bench --alternate {name} on {run} printed sides {sides} of {sorted(configs)}, "
+             f"not one on and one off of {config} and {name} (does --args name another --config?)")
+for r in results:
+    print(json.dumps({"mode": mode, "pair": name, "side": r["alternated"]["side"], "round": int(rnd), "run": run, "result": r}))
+PY
         continue
       fi
       for side in "$side_a" "$side_b"; do
@@ -146,6 +159,7 @@ for ((r = 1; r <= rounds; r++)); do
   done
 done
 echo "# done $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+[[ -s "$results" ]] || { echo "compare_builds.sh: nothing was measured (XTGRAD_POOL_SPIN is measured on 2+ threads only)" >&2; exit 2; }
 
 if [[ -n "$switches" ]]; then
   python3 "$(dirname "$0")/results.py" render "$results" | sed -n '/results:switches/,/\/results:switches/p' | grep -v '^<!--'

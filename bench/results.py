@@ -189,7 +189,7 @@ def switches_table(rows):
            "over the rounds, on and off alternating (above 1: on is faster; bold: every round of one side "
            "beat every round of the other)" + (
            "; a switch but the block cache's in one process per round, its steps alternating, bold where "
-           "one side won every pair of steps" if any("alternated" in r["result"] for r in rows) else "") + ".", "",
+           "one side won every pair of steps, at least 4" if any("alternated" in r["result"] for r in rows) else "") + ".", "",
            "| run (config:threads[:batch]) | " + " | ".join(f"`{n[7:]}` (default {default[n]})" for n in names) + " |",
            "|---|" + "---|" * len(names)]
     steps = {}  # (run, switch, side) -> each round's median step (or the switch's own phase)
@@ -213,9 +213,9 @@ def switches_table(rows):
                 cells.append("-")
                 continue
             value = ratio(statistics.median(off), statistics.median(on))
-            if (run, switch) in pairs:
+            if (run, switch) in pairs:  # one side won every pair, of at least 4 (3 could by chance, 1 in 4)
                 won = [a < b for a, b in pairs[(run, switch)]]
-                bold = value != "-" and (all(won) or not any(won))
+                bold = value != "-" and len(won) >= 4 and (all(won) or not any(won))
             else:
                 bold = value != "-" and (max(on) < min(off) or max(off) < min(on))
             cells.append(f"**{value}**" if bold else value)

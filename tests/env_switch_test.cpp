@@ -133,6 +133,12 @@ TEST_CASE("set_speed_switch flips a switch in the running process; the block cac
         CHECK_THROWS_WITH_AS(detail::set_speed_switch(*sw, !before), doctest::Contains(says.c_str()), Error);
         CHECK(detail::speed_switch_on(*sw) == before);
     }
+    // by address: a switch that is no entry of kSpeedSwitches, or a copy of one, is not settable
+    const detail::EnvSwitch copy = detail::kSmallGemmSwitch;
+    CHECK_FALSE(detail::speed_switch_settable(kTestSwitch));
+    CHECK_FALSE(detail::speed_switch_settable(detail::kTraceSwitch));
+    CHECK_FALSE(detail::speed_switch_settable(copy));
+    CHECK_THROWS_WITH_AS(detail::set_speed_switch(copy, true), doctest::Contains("not a speed switch"), Error);
     CHECK_THROWS_WITH_AS(detail::set_speed_switch(kTestSwitch, true),
                          "XTGRAD_TEST_SWITCH: not a speed switch (autograd/speed_switches.hpp lists them)", Error);
 }

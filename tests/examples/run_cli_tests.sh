@@ -357,6 +357,32 @@ expect 2 "xtgrad_bench --alternate XTGRAD_BLOCK_CACHE (fixed at start-up)" "$bui
 says "--alternate: XTGRAD_BLOCK_CACHE is fixed when the process starts; compare it across processes"
 expect 2 "xtgrad_bench --alternate with an unknown name" "$build/bench/xtgrad_bench" --config winter --alternate $'XTGRAD_NOPE\x1b[2J'
 says "--alternate: 'XTGRAD_NOPE\x1b[2J' is not a speed switch (--list-switches lists them)"
+# Found by a no-context attack: an empty name ran a plain benchmark; --warmup 0 put the process's
+# cold first step on the on side (1.76x "slower"); a switch that does nothing in the run measured
+# noise; --steps 2^30 doubled past INT_MAX, ran no step and crashed
+expect 2 "xtgrad_bench --alternate ''" "$build/bench/xtgrad_bench" --config winter --alternate ''
+says "--alternate: '' is not a speed switch"
+expect 2 "xtgrad_bench --alternate with --warmup 0" "$build/bench/xtgrad_bench" --config winter --warmup 0 --alternate XTGRAD_SMALL_GEMM
+says "--alternate: --warmup 0 leaves the process's first, cold step on one side; give 1 or more"
+expect 2 "xtgrad_bench --alternate XTGRAD_POOL_SPIN on one thread" "$build/bench/xtgrad_bench" --config winter --alternate XTGRAD_POOL_SPIN
+says "--alternate: XTGRAD_POOL_SPIN acts on the pool's workers, and --threads 1 has none (2 or more)"
+expect 2 "xtgrad_bench --alternate XTGRAD_SMALL_GEMM_BF16 without autocast" "$build/bench/xtgrad_bench" --config winter --alternate XTGRAD_SMALL_GEMM_BF16
+says "--alternate: XTGRAD_SMALL_GEMM_BF16 acts under --autocast bf16 only"
+expect 2 "xtgrad_bench --steps 1073741824 --alternate" "$build/bench/xtgrad_bench" --config winter --steps 1073741824 --alternate XTGRAD_SMALL_GEMM
+says "--steps"
+expect 2 "xtgrad_bench --warmup 2147483647" "$build/bench/xtgrad_bench" --config winter --steps 1 --warmup 2147483647
+# compare_builds.sh takes exactly one line per side from xtgrad_bench --alternate: a build whose
+# bench prints something else is an error naming the switch and run, not a traceback
+mkdir -p "$out/fake_build/bench"
+printf '#!/bin/sh\nif [ "$1" = --list-switches ]; then exec "%s" --list-switches; fi\necho not json\n' \
+  "$build/bench/xtgrad_bench" > "$out/fake_build/bench/xtgrad_bench"
+chmod +x "$out/fake_build/bench/xtgrad_bench"
+expect 1 "compare_builds.sh --switches on a bench that prints no result lines" bash "$src/bench/compare_builds.sh" \
+  --switches XTGRAD_SMALL_GEMM --build "$out/fake_build" --runs winter:1 --rounds 1
+says "compare_builds.sh: xtgrad_bench --alternate XTGRAD_SMALL_GEMM on winter:1 printed no pair of result lines"
+expect 2 "compare_builds.sh --switches XTGRAD_POOL_SPIN on one thread (nothing to measure)" bash "$src/bench/compare_builds.sh" \
+  --switches XTGRAD_POOL_SPIN --build "$build" --runs winter:1 --rounds 1
+says "compare_builds.sh: nothing was measured (XTGRAD_POOL_SPIN is measured on 2+ threads only)"
 # an odd warm-up (3 steps of each side: 6, not a whole number of on-off-off-on quads) used to file
 # each timed step under the other side; xtgrad_bench now checks each step's switch against its side
 for warmup in 1 3; do
@@ -499,6 +525,24 @@ says "| run (config:threads[:batch]) | \`A\` (default on) | \`B\` (default off) 
 says "| seed-d:1 | **1.10** | **1.10** |"
 says "| seed-b:2:64 | **0.90** | **1.50** |"
 says "Run 2026-02-01T00:00:00Z (\`B\`: seed-b:2:64)"
+# A switch measured in one process (xtgrad_bench --alternate): bold where one side won every pair
+# of steps, not where one round's medians beat the other's (with one round, always)
+python3 - "$out/alternated.jsonl" <<'PY'
+import json, sys
+def line(pair, side, samples):
+    ms = sorted(samples)[len(samples) // 2]
+    return {"mode": "switches", "pair": pair, "side": side, "round": 1, "run": "winter:1", "run_id": "2026-04-01T00:00:00Z",
+            "cpu": "Test CPU", "cpu_id": "Test family 1 model 2", "commit": "2026", "load": 1.0,
+            "result": {"batch": None, "switch_defaults": {}, "phases": {"step": {"median_ms": ms}},
+                       "alternated": {"switch": pair, "side": side, "samples": {"step": samples}}}}
+rows = [line("XTGRAD_A", "on", [100, 101, 102, 103]), line("XTGRAD_A", "off", [110, 111, 112, 113]),  # on won every pair
+        line("XTGRAD_B", "on", [100, 120, 102, 103]), line("XTGRAD_B", "off", [110, 111, 112, 113]),  # on lost one
+        line("XTGRAD_C", "on", [100, 101, 102]), line("XTGRAD_C", "off", [110, 111, 112])]  # 3 pairs: 1 in 4 by chance
+open(sys.argv[1], "w").write("".join(json.dumps(r) + "\n" for r in rows))
+PY
+expect 0 "bench/results.py render of a switch run in one process" python3 "$src/bench/results.py" render "$out/alternated.jsonl"
+says "| winter:1 | **1.10** | 1.09 | 1.10 |"
+says "bold where one side won every pair of steps"
 # The targets table takes each config from the newest run that measured it: a later run of
 # seed-d alone replaces seed-d's rows, and winter's stay from the older run.
 python3 - "$out/targets.jsonl" <<'PY'
