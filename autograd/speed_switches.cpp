@@ -54,10 +54,12 @@ bool inference_weights_transposed_by_cpu() { return cpu_model().is_amd(25) || cp
 // (gemm/skinny_avx512.cpp): a plain store reads each line before it writes it. On the Zen 4 the
 // Winter Games step's backward took 27.5 -> 18.9 ms at 1 thread, the step 70.8 -> 62.4 ms (3
 // alternating rounds); the step in backward, which reads the gradient at once, keeps plain
-// stores (gemm/blas.hpp, ResultReadAtOnce). The Zen 5's step read 0.88x with it (off); the Intel
-// Xeon's (family 6, model 207) 1.24x over 2 rounds, then 1.07x over 5 (not in every round): off.
+// stores (gemm/blas.hpp, ResultReadAtOnce). The Zen 5's step read 0.88x with it (off). The Intel
+// Xeon's (family 6, model 207), in separate processes 1.24x over 2 rounds, then 1.07x over 5, was
+// settled in one process (xtgrad_bench --alternate, steps alternating): backward 1.17-1.24x
+// faster with it, the step 1.04-1.07x, on 1 and 2 threads, in 27-30 of 30 pairs each: on.
 // (The AVX2 kernel streams everywhere, measured when it was written.)
-bool skinny_streamed_gradient_by_cpu() { return cpu_model().is_amd(25); }
+bool skinny_streamed_gradient_by_cpu() { return cpu_model().is_amd(25) || cpu_model().is_intel(6); }
 
 // small_gemm_bf16_by_cpu, decided by a measured rate rather than the family, is in gemm/blas_bf16.cpp
 // beside its switch: it asks the kernel and autocast's rates, which the programs linking this

@@ -541,8 +541,8 @@ rows = [line("XTGRAD_A", "on", [100, 101, 102, 103]), line("XTGRAD_A", "off", [1
 open(sys.argv[1], "w").write("".join(json.dumps(r) + "\n" for r in rows))
 PY
 expect 0 "bench/results.py render of a switch run in one process" python3 "$src/bench/results.py" render "$out/alternated.jsonl"
-says "| winter:1 | **1.10** | 1.09 | 1.10 |"
-says "bold where one side won every pair of steps"
+says "| winter:1 | **1.10** | 1.10 | 1.10 |"
+says "the median of its pairs' ratios, bold where one side won every pair, at least 4"
 # The targets table takes each config from the newest run that measured it: a later run of
 # seed-d alone replaces seed-d's rows, and winter's stay from the older run.
 python3 - "$out/targets.jsonl" <<'PY'
