@@ -45,10 +45,14 @@ bool narrow_nn_transposed_by_cpu() { return cpu_model().is_amd(26); }
 // ms on one thread, 234 -> 220 on two; seed-b's within the drift. On the Zen 5 (AMD family 26)
 // seed-d's inference 1.04x and 1.06x faster with it (1 and 2 threads, 3 alternating rounds, every
 // round; in the 12-switch run 1.05x, 1.11x, and seed-b 1.05x). On the Intel Xeon (family 6, model
-// 207) 0.90-1.07x on one thread and 0.92-1.29x on two, over 2 and 3 rounds: noise, so off. By CPU,
-// not by a start-up timing: the two orientations sum K in other orders where K = 2048 (most outputs
-// differ in their last bits), and two runs on one machine should agree.
-bool inference_weights_transposed_by_cpu() { return cpu_model().is_amd(25) || cpu_model().is_amd(26); }
+// 207) separate processes read 0.90-1.07x on one thread and 0.92-1.29x on two (noise); in one
+// process (xtgrad_bench --alternate, inferences alternating) seed-d's inference read 1.055x on one
+// thread in 15 of 16 pairs, 1.02-1.05x on two in 29 of 42, seed-b's (batch 16, 2 threads) 1.07x in
+// 8 of 8: on. By CPU, not by a start-up timing: the two orientations sum K in other orders where
+// K = 2048 (most outputs differ in their last bits), and two runs on one machine should agree.
+bool inference_weights_transposed_by_cpu() {
+    return cpu_model().is_amd(25) || cpu_model().is_amd(26) || cpu_model().is_intel(6);
+}
 
 // The AVX-512 skinny_tn's streamed stores for a weight gradient read only after backward
 // (gemm/skinny_avx512.cpp): a plain store reads each line before it writes it. On the Zen 4 the
