@@ -169,7 +169,7 @@ def switches_table(rows):
     names = list(OrderedDict((r["pair"], None) for r in rows))
     # on, but where the CPUs disagree this CPU's, as xtgrad_bench reports it (older lines: the block cache's alone)
     default = {n: "on" for n in names}
-    for r in rows:
+    for r in sorted(rows, key=lambda r: r["run_id"]):  # the newest run's defaults last: they stand
         by_cpu = dict(r["result"].get("switch_defaults") or {})
         if "block_cache_default" in r["result"]:
             by_cpu.setdefault("XTGRAD_BLOCK_CACHE", r["result"]["block_cache_default"])

@@ -543,6 +543,21 @@ PY
 expect 0 "bench/results.py render of a switch run in one process" python3 "$src/bench/results.py" render "$out/alternated.jsonl"
 says "| winter:1 | **1.10** | 1.10 | 1.10 |"
 says "the median of its pairs' ratios, bold where one side won every pair, at least 4"
+# A default changed between two runs (A, off in the older run of B, on in the newer of A): the
+# header names the newest run's, wherever its lines are in the files (the last line's used to)
+python3 - "$out/defaults.jsonl" <<'PY'
+import json, sys
+def line(run_id, pair, side, a_on):
+    return {"mode": "switches", "pair": pair, "side": side, "round": 1, "run": "seed-d:1", "run_id": run_id,
+            "cpu": "Test CPU", "cpu_id": "Test family 1 model 2", "commit": run_id[:4], "load": 1.0,
+            "result": {"batch": None, "switch_defaults": {"XTGRAD_A": a_on, "XTGRAD_B": True},
+                       "phases": {"step": {"median_ms": 100}}}}
+rows = [line("2026-05-01T00:00:00Z", "XTGRAD_A", s, True) for s in ("on", "off")] + \
+       [line("2026-04-01T00:00:00Z", "XTGRAD_B", s, False) for s in ("on", "off")]
+open(sys.argv[1], "w").write("".join(json.dumps(r) + "\n" for r in rows))
+PY
+expect 0 "bench/results.py render of a switch whose default changed" python3 "$src/bench/results.py" render "$out/defaults.jsonl"
+says "| run (config:threads[:batch]) | \`A\` (default on) | \`B\` (default on) |"
 # The targets table takes each config from the newest run that measured it: a later run of
 # seed-d alone replaces seed-d's rows, and winter's stay from the older run.
 python3 - "$out/targets.jsonl" <<'PY'
