@@ -19,36 +19,39 @@ namespace {
 constexpr std::size_t kCount = std::size(kSpeedSwitches);
 
 template <std::size_t... I>
-std::array<SettableSwitch, kCount> make_states(std::index_sequence<I...>) {
+constexpr std::array<SettableSwitch, kCount> make_states(std::index_sequence<I...>) {
     return {SettableSwitch{*kSpeedSwitches[I]}...};
 }
 
-std::array<SettableSwitch, kCount>& states() {
-    static std::array<SettableSwitch, kCount> s = make_states(std::make_index_sequence<kCount>{});
-    return s;
+// Built at compile time: read on every product and every idle wait of the pool, without a guard
+constinit std::array<SettableSwitch, kCount> states = make_states(std::make_index_sequence<kCount>{});
+
+// s's entry in kSpeedSwitches (by address), or kCount
+std::size_t position(const EnvSwitch& s) {
+    return static_cast<std::size_t>(std::find(std::begin(kSpeedSwitches), std::end(kSpeedSwitches), &s) -
+                                    std::begin(kSpeedSwitches));
 }
 
 std::size_t index_of(const EnvSwitch& s) {
-    for (std::size_t i = 0; i < kCount; ++i)
-        if (kSpeedSwitches[i] == &s) return i;
-    fail("{}: not a speed switch (autograd/speed_switches.hpp lists them)", s.name);
+    const std::size_t i = position(s);
+    if (i == kCount) fail("{}: not a speed switch (autograd/speed_switches.hpp lists them)", s.name);
+    return i;
 }
 
 }  // namespace
 
-bool speed_switch_on(const EnvSwitch& s) { return states()[index_of(s)].get(); }
+bool speed_switch_on(const EnvSwitch& s) { return states[index_of(s)].get(); }
 
 bool speed_switch_settable(const EnvSwitch& s) {
-    const bool listed = std::find(std::begin(kSpeedSwitches), std::end(kSpeedSwitches), &s) != std::end(kSpeedSwitches);
-    return listed && &s != &kBlockCacheSwitch && &s != &kBlockCacheCutSwitch;
+    return position(s) != kCount && &s != &kBlockCacheSwitch && &s != &kBlockCacheCutSwitch;
 }
 
 void set_speed_switch(const EnvSwitch& s, bool on) {
-    (void)index_of(s);  // not a speed switch: that Error first
+    const std::size_t i = index_of(s);  // not a speed switch: that Error first
     if (!speed_switch_settable(s))
         fail("{}: fixed when the process starts (the block cache's pages are the process's from its first large "
              "block); compare it on against off across processes (bench/compare_builds.sh --switches)", s.name);
-    states()[index_of(s)].set(on);
+    states[i].set(on);
 }
 
 const EnvSwitch* speed_switch_named(std::string_view name) {
