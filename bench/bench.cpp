@@ -22,7 +22,14 @@
 // --warmup and --steps of each side, so a host whose speed drifts moves both sides alike (runs in
 // separate processes, minutes apart, read 0.76x and 1.14x for one switch on one host). It prints
 // one result per side, each with its own medians and its samples in pair order.
+//
+// --paired-ceiling measures the GEMM ceiling (bench/gemm_ceiling.hpp: ceiling_bench's products,
+// hot, the best of 2 runs each) again before each timed step and inference, and reads each one
+// against the ceiling just measured: "× the ceiling" as the median over the steps of each step's
+// ratio, so that a host whose speed moves between ceiling_bench and the steps (a product's rate
+// read 98 and 160 GFLOP/s an hour apart on one guest) moves both sides of the ratio alike.
 #include "bench/backend_fields.hpp"
+#include "bench/gemm_ceiling.hpp"
 #include "bench/workloads.hpp"
 #include "examples/common/cli.hpp"
 #include <xtgrad/autograd/speed_switches.hpp>
@@ -63,7 +70,11 @@ struct Options {
     std::string autocast;  // "" (fp32) or "bf16": forward and loss inside autocast::Scope(DType::bf16)
     bool allow_slower_bf16 = false;  // autocast::allow_slower_bf16: measure bf16 where it is slower than fp32
     std::string alternate;  // a settable speed switch's name: on and off step by step (see the top)
+    bool paired_ceiling = false;  // the GEMM ceiling before each timed step and inference (see the top)
 };
+
+// --paired-ceiling: each product's best of this many runs (after one untimed)
+constexpr int kPairedCeilingReps = 2;
 
 // ---- timing ------------------------------------------------------------------------------------
 
@@ -155,8 +166,15 @@ std::vector<nlohmann::ordered_json> run(const std::string& config, const Options
     // XTGRAD_GEMM_PROFILE=1 counts the timed steps and inferences alone: a warm-up's products write
     // fresh pages, whose faults (~10 µs a page on a PVM guest) made its rates look like the kernel's.
     const bool profiling = gemm_profiling();
+    // --paired-ceiling: the ceiling before each timed step (then inference), in GFLOP/s
+    std::vector<double> step_ceilings, infer_ceilings;
+    const auto ceiling_now = [&] {
+        if (profiling) set_gemm_profiling(false);  // the ceiling's products are not the step's
+        return bench::gemm_ceiling_now(kPairedCeilingReps);
+    };
     for (int i = 0; i < warmup + timed; ++i) {
         if (i == warmup) new_bytes_before_timed = memory::block_cache_stats().new_bytes;
+        if (o.paired_ceiling && i >= warmup) step_ceilings.push_back(ceiling_now());
         if (profiling) set_gemm_profiling(i >= warmup);
         set_side(i);
         const double cpu0 = process_cpu_ms();
@@ -197,6 +215,7 @@ std::vector<nlohmann::ordered_json> run(const std::string& config, const Options
         w.model->eval();
         NoGradGuard no_grad;
         for (int i = 0; i < warmup + timed; ++i) {
+            if (o.paired_ceiling && i >= warmup) infer_ceilings.push_back(ceiling_now());
             if (profiling) set_gemm_profiling(i >= warmup);
             set_side(i);
             const auto t0 = Clock::now();
@@ -225,7 +244,8 @@ std::vector<nlohmann::ordered_json> run(const std::string& config, const Options
         r["steps"] = o.steps;
         r["warmup"] = o.warmup;
         r["fwd_matmul_gflop"] = w.fwd_flops / 1e9;
-        r["peak_rss_mib"] = peak_rss_mib();
+        // --paired-ceiling's operands (up to ~100 MiB a product) would count: no peak RSS then
+        r["peak_rss_mib"] = o.paired_ceiling ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(peak_rss_mib());
         r["step_cpu_ms"] = stats(step_cpu).median;  // CPU time of all threads per step (median)
         // Large blocks (autograd/array_allocator.hpp): live at most, and how requests were served
         const memory::BlockCacheStats bc = memory::block_cache_stats();
@@ -253,6 +273,24 @@ std::vector<nlohmann::ordered_json> run(const std::string& config, const Options
                                           : nlohmann::ordered_json(nullptr)}};
         }
         r["phases"] = phases;
+        if (o.paired_ceiling) {  // each timed step's ratio to the ideal at the ceiling measured just before it
+            nlohmann::ordered_json x;
+            const auto paired = [&](const std::vector<double>& ms, const std::vector<double>& ceilings, double factor) {
+                std::vector<double> ratios;
+                for (std::size_t j = 0; j < ms.size(); ++j)
+                    ratios.push_back(ms[j] * ceilings[j] * 1e6 / (factor * w.fwd_flops));
+                return stats(ratios).median;
+            };
+            std::vector<double> fwd_bwd;
+            for (std::size_t j = 0; j < times.at("fwd").size(); ++j) fwd_bwd.push_back(times.at("fwd")[j] + times.at("bwd")[j]);
+            x["fwd"] = paired(times.at("fwd"), step_ceilings, 1);
+            x["bwd"] = paired(times.at("bwd"), step_ceilings, 2);
+            x["fwd+bwd"] = paired(fwd_bwd, step_ceilings, 3);
+            x["step"] = paired(times.at("step"), step_ceilings, 3);
+            if (times.count("infer")) x["infer"] = paired(times.at("infer"), infer_ceilings, 1);
+            r["paired_ceiling"] = {{"reps", kPairedCeilingReps}, {"step_gflops", step_ceilings},
+                                   {"infer_gflops", infer_ceilings}, {"x_ceiling", x}};
+        }
         if (alternated) {  // each step's ms in pair order: sample j of one side and of the other are a pair
             nlohmann::ordered_json samples;
             for (const std::string& n : order) samples[n] = times.at(n);
@@ -269,9 +307,11 @@ void print_text(const nlohmann::ordered_json& r) {
     const std::string side = r.contains("alternated") ? fmt::format(" ({} {}, alternating)", r["alternated"]["switch"].get<std::string>(),
                                                                      r["alternated"]["side"].get<std::string>())
                                                       : "";
-    fmt::print("{}{}: {}; {:.1f} M parameters; xtgrad, {} thread(s); forward matmuls {:.3f} GFLOP; peak RSS {:.0f} MiB\n",
+    fmt::print("{}{}: {}; {:.1f} M parameters; xtgrad, {} thread(s); forward matmuls {:.3f} GFLOP; peak RSS {}\n",
                r["config"].get<std::string>(), side, r["what"].get<std::string>(), r["params"].get<double>() / 1e6,
-               r["threads"].get<int>(), r["fwd_matmul_gflop"].get<double>(), r["peak_rss_mib"].get<double>());
+               r["threads"].get<int>(), r["fwd_matmul_gflop"].get<double>(),
+               r["peak_rss_mib"].is_null() ? std::string("not read (--paired-ceiling)")
+                                           : fmt::format("{:.0f} MiB", r["peak_rss_mib"].get<double>()));
     fmt::print("  step CPU time (all threads) {:.1f} ms\n", r["step_cpu_ms"].get<double>());
     if (const auto& bc = r["block_cache"]; !bc.is_null())
         fmt::print("  large blocks: peak live {:.0f} MiB, live + cached {:.0f} MiB at most, {:.0f} MiB cached at the end; "
@@ -284,6 +324,14 @@ void print_text(const nlohmann::ordered_json& r) {
         fmt::print("  {:6} {:10.2f} {:10.2f} {:10.2f} {:>8}\n", name, s["median_ms"].get<double>(),
                    s["min_ms"].get<double>(), s["max_ms"].get<double>(),
                    s["gflops"].is_null() ? std::string("-") : fmt::format("{:.1f}", s["gflops"].get<double>()));
+    if (r.contains("paired_ceiling")) {
+        const auto& p = r["paired_ceiling"];
+        const auto g = p["step_gflops"].get<std::vector<double>>();
+        fmt::print("  x the GEMM ceiling measured before each step (paired; the ceiling read {:.0f}-{:.0f} GFLOP/s), the median:",
+                   *std::min_element(g.begin(), g.end()), *std::max_element(g.begin(), g.end()));
+        for (const auto& [phase, v] : p["x_ceiling"].items()) fmt::print(" {} {:.3f}", phase, v.get<double>());
+        fmt::print("\n");
+    }
 }
 
 // --alternate's summary: per phase, the median over the pairs of off's time over on's (above 1: on
@@ -364,6 +412,10 @@ int main(int argc, char** argv) {
                    "one speed switch (--list-switches), on against off in this process: steps and inferences alternate "
                    "on, off, off, on, ..., --warmup (at least 1) and --steps of each side; one result per side (its peak "
                    "RSS, block cache figures and XTGRAD_GEMM_PROFILE's table are the process's, both sides)");
+    app.add_flag("--paired-ceiling", o.paired_ceiling,
+                 "before each timed step and inference, measure the GEMM ceiling again (ceiling_bench's products, hot, "
+                 "best of 2 each; about a second on one thread) and read that step against it: x_ceiling, the median of "
+                 "the steps' ratios; no peak RSS (the ceiling's operands would count)");
     app.add_flag("--allow-slower-bf16", o.allow_slower_bf16,
                  "with --autocast bf16: run it even on a CPU where bf16 products are slower than fp32 (where "
                  "autocast::Scope refuses; autograd/autocast.hpp), to measure how much slower");
@@ -408,6 +460,8 @@ int main(int argc, char** argv) {
                 cli::usage_error("--alternate: --warmup {} leaves the process's first, cold step on one side; give 1 or more",
                                  o.warmup);
         }
+        if (o.paired_ceiling && alternate->count() > 0)
+            cli::usage_error("--paired-ceiling and --alternate pair each step with something else: give one of them");
         if (o.configs.size() > 1) {  // one process per config: each peak RSS is its own
             for (const std::string& c : o.configs)
                 if (int rc = run_child(c, argc, argv)) return rc;

@@ -16,6 +16,7 @@
 #include <xtgrad/simd/cpu_peak.hpp>
 #include <xtgrad/threads/parallel.hpp>
 #include "bench/backend_fields.hpp"
+#include "bench/gemm_ceiling.hpp"
 #include "examples/common/cli.hpp"
 
 #include "examples/common/cli11.hpp"
@@ -81,12 +82,6 @@ double best_of(int reps, double flops, const std::function<void()>& fn) {
 // Operand sets the cold row cycles through: more bytes than any last-level cache the project has met.
 constexpr std::size_t kColdBytes = std::size_t(256) << 20;
 
-struct GemmShape {
-    const char* what;
-    int M, N, K;
-    bool tb;
-};
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -114,31 +109,22 @@ int main(int argc, char** argv) {
         r["fma_avx512_gflops_per_core"] = peak_or_null(best_peak(fma_peak_avx512_gflops, kIterations));
         r["fma_avx2_gflops_per_core"] = peak_or_null(best_peak(fma_peak_avx2_gflops, kIterations));
         bench::add_backend_fields(r);
-        // The benchmark's big products (seed-b at batch 64: 6400 rows), a square one, and seed-d's 640 rows.
-        const GemmShape shapes[] = {{"2048x2048x2048", 2048, 2048, 2048, false},
-                                    {"6400x2048x512 (FFN up, x·Wᵀ)", 6400, 2048, 512, true},
-                                    {"6400x512x2048 (FFN down, x·Wᵀ)", 6400, 512, 2048, true},
-                                    {"640x512x512 (seed-d projection)", 640, 512, 512, true},
-                                    {"100x100x64 (one attention slice)", 100, 100, 64, true}};
+        const std::vector<bench::CeilingShape>& shapes = bench::ceiling_shapes();
         // Each shape on 1 and 2 threads, with fp32 or bf16 operands (fp32 accumulation either way).
         const auto gemm_rates = [&](DType operands) {
             nlohmann::ordered_json rates = nlohmann::ordered_json::array();
-            for (const GemmShape& s : shapes)
+            for (const bench::CeilingShape& s : shapes)
                 for (int threads : {1, 2}) {
                     set_num_threads(threads);
                     set_blas_threads(threads);
-                    std::vector<float> A(static_cast<std::size_t>(s.M) * s.K, 0.1f),
-                        B(static_cast<std::size_t>(s.K) * s.N, 0.2f), C(static_cast<std::size_t>(s.M) * s.N);
-                    const double g = best_of(reps, 2.0 * s.M * s.N * s.K, [&] {
-                        gemm(operands, false, s.tb, s.M, s.N, s.K, 1.f, A.data(), B.data(), 0.f, C.data());
-                    });
+                    const double g = bench::best_gemm_rate(s, reps, operands);
                     rates.push_back({{"shape", s.what}, {"threads", threads}, {"gflops", g}});
                 }
             return rates;
         };
         r["sgemm"] = gemm_rates(DType::fp32);
         {  // seed-d's projection on 1 thread, each call on operands no other call touched lately
-            const GemmShape& s = shapes[3];
+            const bench::CeilingShape& s = shapes[3];
             set_num_threads(1);
             set_blas_threads(1);
             const std::size_t a = std::size_t(s.M) * s.K, b = std::size_t(s.K) * s.N, c = std::size_t(s.M) * s.N;
@@ -146,7 +132,7 @@ int main(int argc, char** argv) {
             std::vector<float> A(sets * a, 0.1f), B(sets * b, 0.2f), C(sets * c);
             const double g = best_of(reps, 2.0 * s.M * s.N * s.K * double(sets), [&] {
                 for (std::size_t i = 0; i < sets; ++i)
-                    gemm(DType::fp32, false, s.tb, s.M, s.N, s.K, 1.f, A.data() + i * a, B.data() + i * b, 0.f,
+                    gemm(DType::fp32, false, s.trans_b, s.M, s.N, s.K, 1.f, A.data() + i * a, B.data() + i * b, 0.f,
                          C.data() + i * c);
             });
             r["sgemm_cold"] = {{"shape", s.what}, {"threads", 1}, {"sets", sets}, {"gflops", g}};

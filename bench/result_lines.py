@@ -166,7 +166,18 @@ def row_problem(row):
             return "is a torch line with optimizer_in_backward (torch_bench.py has no such mode)"
         if row.get("fwd_matmul_gflop") is not None and not is_number(row["fwd_matmul_gflop"], positive=True):
             return "has a fwd_matmul_gflop that is not a positive number"
-        if not is_number(row.get("peak_rss_mib"), positive=True, most=1e9):
+        paired = row.get("paired_ceiling")
+        if paired is not None:
+            if row["framework"] != "xtgrad" or not isinstance(paired, dict):
+                return "has a paired_ceiling that is not xtgrad_bench --paired-ceiling's object"
+            gflops, x = paired.get("step_gflops"), paired.get("x_ceiling")
+            if not (isinstance(gflops, list) and gflops and all(is_number(g, positive=True) for g in gflops)):
+                return "has a paired_ceiling without step_gflops (the ceiling before each step, GFLOP/s)"
+            if not (isinstance(x, dict) and x and all(isinstance(k, str) and is_number(v, positive=True) for k, v in x.items())):
+                return "has a paired_ceiling without x_ceiling (phase -> a positive ratio)"
+            if row.get("peak_rss_mib") is not None:
+                return "is a --paired-ceiling line with a peak_rss_mib (its ceiling's operands would count)"
+        elif not is_number(row.get("peak_rss_mib"), positive=True, most=1e9):
             return "is a benchmark line without peak_rss_mib (MiB, up to 1e9)"
         return phases_problem(row.get("phases"))
     if row.get("framework") == "machine":

@@ -87,8 +87,9 @@ def targets_table(rows, peak_core, ceiling):
     keys = list(OrderedDict((key(r), None) for r in rows if r["framework"] == "xtgrad" and newest[key(r)] == r["run_id"]))
     keys.sort(key=lambda k: (list(TARGET_PHASES).index(k[0]), k[1]))  # stable: a run's own order within
     by_key = {}
-    for r in rows:
-        by_key.setdefault((key(r), r["framework"], r["run_id"]), []).append(r)
+    for r in rows:  # xtgrad_bench --paired-ceiling's lines apart: they give the paired ceiling column alone
+        framework = "xtgrad paired" if r.get("paired_ceiling") else r["framework"]
+        by_key.setdefault((key(r), framework, r["run_id"]), []).append(r)
     def runs(k, framework, run_id):
         return by_key.get((k, framework, run_id), [])
     def name_of(k):
@@ -111,6 +112,9 @@ def targets_table(rows, peak_core, ceiling):
         config, threads, batch, autocast, in_backward = k
         run_id = newest[k]
         xt, th = runs(k, "xtgrad", run_id), runs((config, threads, batch, autocast, False), "torch", run_id)
+        paired = runs(k, "xtgrad paired", run_id)
+        if not xt:  # a run of --paired-ceiling lines alone: nothing to set them beside
+            continue
         fp32_key = (config, threads, batch, None, in_backward)  # this run's fp32 line, else the newest
         fp32 = (runs(fp32_key, "xtgrad", run_id) or runs(fp32_key, "xtgrad", newest.get(fp32_key, ""))) if autocast else []
         flop = xt[0].get("fwd_matmul_gflop")
@@ -126,10 +130,13 @@ def targets_table(rows, peak_core, ceiling):
             arithmetic = flop and not autocast and config != "winter"
             ideal = flop * factor / (peak_core * threads) * 1e3 if arithmetic and peak_core else None
             at_ceiling = flop * factor / ceiling[threads] * 1e3 if arithmetic and ceiling.get(threads) else None
+            # the same against the ceiling measured just before each step (the median of the steps' ratios)
+            pairs = [r["paired_ceiling"]["x_ceiling"][phase] for r in paired if phase in r["paired_ceiling"]["x_ceiling"]]
+            paired_cell = f" ({statistics.median(pairs):.2f}× paired)" if arithmetic and pairs else ""
             rss = (f"{fmt(max(r['peak_rss_mib'] for r in xt))} / {fmt(max(r['peak_rss_mib'] for r in th)) if th else '-'}"
                    if first else "")
             out.append(f"| {name_of(k) if first else ''} | {threads if first else ''} | {label} | {fmt(x, 1)} | "
-                       f"{fmt(ideal, 1)} | {ratio(x, ideal)} | {ratio(x, at_ceiling)} | {fmt(t, 1)} | {ratio(x, t)} | "
+                       f"{fmt(ideal, 1)} | {ratio(x, ideal)} | {ratio(x, at_ceiling)}{paired_cell} | {fmt(t, 1)} | {ratio(x, t)} | "
                        f"{ratio(x, phase_ms(fp32, phase, median_ms)) if autocast else '-'} | {rss} |")
             first = False
     return out

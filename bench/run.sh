@@ -11,6 +11,7 @@
 #   bash bench/run.sh --autocast bf16  # each config in fp32 and under bf16 autocast, both programs
 #   bash bench/run.sh --configs winter --optimizer-in-backward   # xtgrad also with its step in backward
 #   bash bench/run.sh --compare-switches --out /tmp/sw.jsonl     # each speed switch on against off, every config
+#   bash bench/run.sh --configs seed-d --paired-ceiling  # also x the GEMM ceiling measured before each step
 #
 # Needs a release build with the benchmark (meson setup build --buildtype=release; ninja -C
 # build) and Debian's python3-torch for the PyTorch side. Each configuration runs in its own
@@ -74,6 +75,9 @@ for m in machines:
 if machines:
     print()
 rows = [r for r in rows if r["framework"] != "machine"]
+# xtgrad_bench --paired-ceiling lines (run.sh --paired-ceiling): their own table below, not the main one
+paired = [r for r in rows if r.get("paired_ceiling")]
+rows = [r for r in rows if not r.get("paired_ceiling")]
 # (config, threads, autocast) -> framework -> [runs]
 by = {}
 for r in rows:
@@ -134,6 +138,18 @@ print("FMA peak per core above times the threads (GEMM-heavy phases: fwd, bwd, i
 print("vs xtgrad fp32: an autocast row's time over xtgrad's fp32 time of the same config and phase.")
 print("'xtgrad steps in backward': xtgrad's optimizer steps inside backward (--optimizer-in-backward: no opt phase,")
 print("bwd includes the updates); torch's side is the same runs as the other rows (Adam's step after backward).")
+if paired:
+    print()
+    print("x the GEMM ceiling, paired (--paired-ceiling): each step over the ideal at the ceiling measured just before it,")
+    print("the median over the steps; the ceiling's range over the run in brackets.")
+    print()
+    print("| config | threads | ceiling GFLOP/s | fwd + bwd | step | inference |")
+    print("|---|---|---|---|---|---|")
+    for r in paired:
+        p, g = r["paired_ceiling"], r["paired_ceiling"]["step_gflops"]
+        x = lambda phase: f"{p['x_ceiling'][phase]:.2f}x" if phase in p["x_ceiling"] else "-"
+        name = r["config"] + (f" (batch {r['batch']})" if r.get("batch") else "")
+        print(f"| {name} | {r['threads']} | {min(g):.0f}-{max(g):.0f} | {x('fwd+bwd')} | {x('step')} | {x('infer')} |")
 EOF
 }
 
@@ -213,7 +229,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
 
 main() {
   local build=build quick=0 configs="winter seed-d seed-b" out="" table="" ceiling_builds="" autocast="" in_backward=("")
-  local compare_switches=0
+  local compare_switches=0 paired_ceiling=0
   while [[ $# -gt 0 ]]; do
     case "$1" in
       --build | --configs | --out | --table | --ceiling-builds | --autocast) needs_value run.sh "$1" $# || return 2 ;;
@@ -227,10 +243,11 @@ main() {
       --ceiling-builds) ceiling_builds="$2"; shift ;;
       --optimizer-in-backward) in_backward=("" --optimizer-in-backward) ;;
       --compare-switches) compare_switches=1 ;;
+      --paired-ceiling) paired_ceiling=1 ;;
       --autocast)
         autocast="$2"; shift
         [[ $autocast == bf16 ]] || { echo "run.sh: --autocast takes bf16, got '$autocast'" >&2; return 2; } ;;
-      -h|--help) sed -n '2,25p' "$0"; return 0 ;;
+      -h|--help) sed -n '2,26p' "$0"; return 0 ;;
       *) echo "run.sh: unknown argument $1" >&2; return 2 ;;
     esac
     shift
@@ -305,6 +322,12 @@ main() {
           # shellcheck disable=SC2086
           on_backend "$xtgrad_backend" "$bench" --config "$c" --threads "$t" $a "${xt_acflag[@]}" $ib --json | kept
         done
+        # fp32 seed-d and seed-b (the targets against the ceiling) once more, the ceiling before each step
+        if ((paired_ceiling)) && [[ -z "$ac" && $c != winter ]]; then
+          echo "# $c, $t thread(s): xtgrad, the GEMM ceiling before each step ...  (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+          # shellcheck disable=SC2086
+          on_backend "$xtgrad_backend" "$bench" --config "$c" --threads "$t" $a --paired-ceiling --json | kept
+        fi
         echo "# $c, $t thread(s)${ac:+, autocast $ac}: torch, OpenBLAS as set, then its own detection ...  (load $(cut -d' ' -f1 /proc/loadavg), compilers $(pgrep -c cc1plus || true))" >&2
         local torch_env=()
         [[ $t -gt 1 ]] && torch_env=(OMP_WAIT_POLICY=PASSIVE)

@@ -371,6 +371,23 @@ says "--alternate: XTGRAD_SMALL_GEMM_BF16 acts under --autocast bf16 only"
 expect 2 "xtgrad_bench --steps 1073741824 --alternate" "$build/bench/xtgrad_bench" --config winter --steps 1073741824 --alternate XTGRAD_SMALL_GEMM
 says "--steps"
 expect 2 "xtgrad_bench --warmup 2147483647" "$build/bench/xtgrad_bench" --config winter --steps 1 --warmup 2147483647
+# --paired-ceiling: the GEMM ceiling before each timed step and inference, each step read against it
+expect 2 "xtgrad_bench --paired-ceiling with --alternate" "$build/bench/xtgrad_bench" --config winter --paired-ceiling --alternate XTGRAD_SMALL_GEMM
+says "--paired-ceiling and --alternate pair each step with something else: give one of them"
+if EXPECT_LIMIT=120 expect 0 "xtgrad_bench --paired-ceiling" "$build/bench/xtgrad_bench" --config seed-d --d-encoder-layers 1 \
+     --steps 3 --warmup 1 --paired-ceiling --json &&
+   python3 - "$out/last.log" <<'PY'
+import json, sys
+[line] = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+p = line["paired_ceiling"]
+assert line["peak_rss_mib"] is None, line["peak_rss_mib"]  # the ceiling's operands would count
+assert len(p["step_gflops"]) == 3 and len(p["infer_gflops"]) == 3 and all(g > 0 for g in p["step_gflops"]), p
+assert sorted(p["x_ceiling"]) == sorted(["fwd", "bwd", "fwd+bwd", "step", "infer"]), p
+# a step is its forward and backward and a little more: its ratio lies near fwd + bwd's
+assert 0.2 < p["x_ceiling"]["fwd+bwd"] <= p["x_ceiling"]["step"] * 1.2 < 60, p
+PY
+then ok "  ...a ceiling per step and inference, a ratio per phase, no peak RSS"
+else bad "  ...its line: $(head -c 400 "$out/last.log")"; fi
 # compare_builds.sh takes exactly one line per side from xtgrad_bench --alternate: a build whose
 # bench prints something else is an error naming the switch and run, not a traceback
 mkdir -p "$out/fake_build/bench"
@@ -584,6 +601,24 @@ if grep -q "| 40.0 |" "$out/last.log"; then bad "  ...the older seed-d run's row
 # xtgrad's step in backward gets a row of its own, against torch's step (torch has no such mode)
 says "| winter | 1 | step | 300.0 | - | - | - | 300.0 | 1.00 | - | 100 / 100 |"
 says "| winter, step in backward | 1 | step | 300.0 | - | - | - | 300.0 | 1.00 | - | 100 / 100 |"
+# xtgrad_bench --paired-ceiling lines give the ceiling column's bracket (the median of the steps'
+# ratios, each against the ceiling measured just before it), and nothing else: not the ms, not RSS
+python3 - "$out/targets.jsonl" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+machine = {"framework": "machine", "cpu": "Test CPU", "cpu_id": "Test family 1 model 2", "run_id": "2026-02-01T00:00:00Z",
+           "commit": "2026", "load": 1.0, "fma_avx512_gflops_per_core": 10.0, "sgemm": [{"threads": 1, "gflops": 10.0}]}
+paired = dict(rows[4], peak_rss_mib=None, phases={"step": {"median_ms": 9}, "fwd": {"median_ms": 3}, "bwd": {"median_ms": 6},
+              "infer": {"median_ms": 2}},
+              paired_ceiling={"reps": 2, "step_gflops": [8.0, 9.0], "infer_gflops": [9.0, 9.0],
+                              "x_ceiling": {"fwd+bwd": 1.234, "step": 1.25, "infer": 1.111}})
+open(sys.argv[1] + ".paired", "w").write("".join(json.dumps(r) + "\n" for r in rows + [machine, paired]))
+PY
+expect 0 "bench/results.py render with a --paired-ceiling line" python3 "$src/bench/results.py" render "$out/targets.jsonl.paired"
+# seed-d: 1 GFLOP forward, ceiling 10 GFLOP/s on 1 thread: fwd + bwd 300 ms at 300 ideal
+says "| seed-d | 1 | fwd + bwd | 300.0 | 300.0 | 1.00 | 1.00 (1.23× paired) | 300.0 | 1.00 | - | 100 / 100 |"
+says "|  |  | inference | 20.0 | 100.0 | 0.20 | 0.20 (1.11× paired) | 30.0 | 0.67 | - |  |"
+if grep -q "| 9.0 |" "$out/last.log"; then bad "  ...a --paired-ceiling line's ms entered the table"; else ok "  ...its ms stay out of the table"; fi
 # A newer run of the step in backward alone replaces those rows alone: the older run's other rows,
 # and their torch, stay
 python3 - "$out/targets.jsonl" <<'PY'
@@ -616,6 +651,16 @@ results_refuses "{$stamped, \"load\": 1, \"mode\": \"switches\", \"framework\": 
 results_refuses '{"cpu_id": "a\ud800b", "run_id": "r1", "commit": "c1", "load": 1}' "has no cpu_id as plain text"
 results_refuses "{$stamped, \"load\": 1, \"load\": 2}" "is not a JSON line (a key given twice: 'load')"
 results_refuses "{$stamped, \"load\": 1, \"framework\": \"machine\", \"fma_avx2_gflops_per_core\": 1e-310}" "is a machine line whose fma_avx2_gflops_per_core is not a positive number"
+# a --paired-ceiling line has no peak RSS (the ceiling's operands would count) and a ratio per phase
+results_refuses_paired() {  # PAIRED-FIELDS EXPECTED-MESSAGE
+  printf '%s\n' "{$stamped, \"load\": 1, \"framework\": \"xtgrad\", \"config\": \"seed-d\", \"threads\": 1, \"phases\": {}, $1}" >"$out/hostile.jsonl"
+  expect 2 "bench/results.py render: $2" python3 "$src/bench/results.py" render "$out/hostile.jsonl"
+  says "hostile.jsonl:1 $2"
+}
+results_refuses_paired '"peak_rss_mib": 5, "paired_ceiling": {"step_gflops": [1], "x_ceiling": {"step": 1}}' "is a --paired-ceiling line with a peak_rss_mib"
+results_refuses_paired '"peak_rss_mib": null, "paired_ceiling": {"step_gflops": [], "x_ceiling": {"step": 1}}' "has a paired_ceiling without step_gflops"
+results_refuses_paired '"peak_rss_mib": null, "paired_ceiling": {"step_gflops": [1], "x_ceiling": {"step": "1.2"}}' "has a paired_ceiling without x_ceiling"
+results_refuses_paired '"peak_rss_mib": null, "paired_ceiling": [1]' "has a paired_ceiling that is not xtgrad_bench --paired-ceiling's object"
 # The docs: a symbolic link's target is written (the link stays), a closed stdout is exit 1, and the
 # script runs under python3 -I (no script folder on the module path)
 printf '<!-- results:cpus -->\nold\n<!-- /results:cpus -->\n' >"$out/real.md"
