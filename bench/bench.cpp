@@ -326,8 +326,9 @@ void print_text(const nlohmann::ordered_json& r) {
                    s["gflops"].is_null() ? std::string("-") : fmt::format("{:.1f}", s["gflops"].get<double>()));
     if (r.contains("paired_ceiling")) {
         const auto& p = r["paired_ceiling"];
-        const auto g = p["step_gflops"].get<std::vector<double>>();
-        fmt::print("  x the GEMM ceiling measured before each step (paired; the ceiling read {:.0f}-{:.0f} GFLOP/s), the median:",
+        auto g = p["step_gflops"].get<std::vector<double>>();
+        for (const auto& v : p["infer_gflops"]) g.push_back(v.get<double>());
+        fmt::print("  x the GEMM ceiling measured before each step and inference (paired; it read {:.0f}-{:.0f} GFLOP/s), the median:",
                    *std::min_element(g.begin(), g.end()), *std::max_element(g.begin(), g.end()));
         for (const auto& [phase, v] : p["x_ceiling"].items()) fmt::print(" {} {:.3f}", phase, v.get<double>());
         fmt::print("\n");
@@ -432,6 +433,9 @@ int main(int argc, char** argv) {
         if (o.optimizer_in_backward && !o.adam && std::find(o.configs.begin(), o.configs.end(), "seed-d") != o.configs.end()) {
             cli::usage_error("--optimizer-in-backward: seed-d takes no optimizer step without --adam");
         }
+        // --paired-ceiling's ceiling is fp32's; autocast's targets are against torch's autocast and xtgrad's fp32
+        if (o.paired_ceiling && !o.autocast.empty())
+            cli::usage_error("--paired-ceiling: the ceiling is fp32's products, and --autocast {} runs bf16 ones", o.autocast);
         // bf16 refused here (a backend without a bf16 product, a CPU where it is slower): a usage
         // error before any config is built, as the other options'
         if (!o.autocast.empty()) {
@@ -462,6 +466,7 @@ int main(int argc, char** argv) {
         }
         if (o.paired_ceiling && alternate->count() > 0)
             cli::usage_error("--paired-ceiling and --alternate pair each step with something else: give one of them");
+
         if (o.configs.size() > 1) {  // one process per config: each peak RSS is its own
             for (const std::string& c : o.configs)
                 if (int rc = run_child(c, argc, argv)) return rc;

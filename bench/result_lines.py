@@ -112,6 +112,10 @@ def plain_text(x):
     return True
 
 
+# The phases xtgrad_bench --paired-ceiling reads against the ceiling
+PAIRED_PHASES = ("fwd", "bwd", "fwd+bwd", "step", "infer")
+
+
 def phases_problem(phases):
     """What is wrong with a result's phases (name -> {median_ms, ...}), or None."""
     if not isinstance(phases, dict):
@@ -173,8 +177,13 @@ def row_problem(row):
             gflops, x = paired.get("step_gflops"), paired.get("x_ceiling")
             if not (isinstance(gflops, list) and gflops and all(is_number(g, positive=True) for g in gflops)):
                 return "has a paired_ceiling without step_gflops (the ceiling before each step, GFLOP/s)"
-            if not (isinstance(x, dict) and x and all(isinstance(k, str) and is_number(v, positive=True) for k, v in x.items())):
-                return "has a paired_ceiling without x_ceiling (phase -> a positive ratio)"
+            if not (isinstance(x, dict) and x and all(k in PAIRED_PHASES and is_number(v, positive=True) for k, v in x.items())):
+                return f"has a paired_ceiling without x_ceiling ({', '.join(PAIRED_PHASES)} -> a positive ratio)"
+            infer = paired.get("infer_gflops", [])
+            if not (isinstance(infer, list) and all(is_number(g, positive=True) for g in infer)):
+                return "has a paired_ceiling whose infer_gflops are not positive numbers"
+            if not is_whole(paired.get("reps")):
+                return "has a paired_ceiling without reps (a whole number, 1 or more)"
             if row.get("peak_rss_mib") is not None:
                 return "is a --paired-ceiling line with a peak_rss_mib (its ceiling's operands would count)"
         elif not is_number(row.get("peak_rss_mib"), positive=True, most=1e9):

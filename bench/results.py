@@ -76,15 +76,17 @@ def targets_table(rows, peak_core, ceiling):
     # one config (or of one mode) replaces those rows alone.
     key = lambda r: (r["config"], r["threads"], r.get("batch"), r.get("autocast"), bool(r.get("optimizer_in_backward")))
     group = lambda k: (k[0], k[4])
+    # which run is newest: xtgrad's benchmark lines decide, not --paired-ceiling's (they only add a bracket)
+    timed = lambda r: r["framework"] == "xtgrad" and not r.get("paired_ceiling")
     newest_of_group = {}
     for r in rows:
-        if r["framework"] == "xtgrad":
+        if timed(r):
             g = group(key(r))
             newest_of_group[g] = max(newest_of_group.get(g, ""), r["run_id"])
     if not newest_of_group:
         return None
-    newest = {key(r): newest_of_group[group(key(r))] for r in rows if r["framework"] == "xtgrad"}
-    keys = list(OrderedDict((key(r), None) for r in rows if r["framework"] == "xtgrad" and newest[key(r)] == r["run_id"]))
+    newest = {key(r): newest_of_group[group(key(r))] for r in rows if timed(r)}
+    keys = list(OrderedDict((key(r), None) for r in rows if timed(r) and newest[key(r)] == r["run_id"]))
     keys.sort(key=lambda k: (list(TARGET_PHASES).index(k[0]), k[1]))  # stable: a run's own order within
     by_key = {}
     for r in rows:  # xtgrad_bench --paired-ceiling's lines apart: they give the paired ceiling column alone
@@ -113,8 +115,6 @@ def targets_table(rows, peak_core, ceiling):
         run_id = newest[k]
         xt, th = runs(k, "xtgrad", run_id), runs((config, threads, batch, autocast, False), "torch", run_id)
         paired = runs(k, "xtgrad paired", run_id)
-        if not xt:  # a run of --paired-ceiling lines alone: nothing to set them beside
-            continue
         fp32_key = (config, threads, batch, None, in_backward)  # this run's fp32 line, else the newest
         fp32 = (runs(fp32_key, "xtgrad", run_id) or runs(fp32_key, "xtgrad", newest.get(fp32_key, ""))) if autocast else []
         flop = xt[0].get("fwd_matmul_gflop")

@@ -76,7 +76,7 @@ if machines:
     print()
 rows = [r for r in rows if r["framework"] != "machine"]
 # xtgrad_bench --paired-ceiling lines (run.sh --paired-ceiling): their own table below, not the main one
-paired = [r for r in rows if r.get("paired_ceiling")]
+paired = [r for r in rows if r["framework"] == "xtgrad" and isinstance(r.get("paired_ceiling"), dict)]
 rows = [r for r in rows if not r.get("paired_ceiling")]
 # (config, threads, autocast) -> framework -> [runs]
 by = {}
@@ -140,16 +140,19 @@ print("'xtgrad steps in backward': xtgrad's optimizer steps inside backward (--o
 print("bwd includes the updates); torch's side is the same runs as the other rows (Adam's step after backward).")
 if paired:
     print()
-    print("x the GEMM ceiling, paired (--paired-ceiling): each step over the ideal at the ceiling measured just before it,")
-    print("the median over the steps; the ceiling's range over the run in brackets.")
+    print("x the GEMM ceiling, paired (--paired-ceiling): each step (inference) over the ideal at the ceiling measured")
+    print("just before it, the median over the steps; the ceilings read before the steps and inferences, lowest-highest.")
     print()
-    print("| config | threads | ceiling GFLOP/s | fwd + bwd | step | inference |")
-    print("|---|---|---|---|---|---|")
+    print("| config | threads | kernel | ceiling GFLOP/s | fwd + bwd | step | inference |")
+    print("|---|---|---|---|---|---|---|")
     for r in paired:
-        p, g = r["paired_ceiling"], r["paired_ceiling"]["step_gflops"]
+        p = r["paired_ceiling"]
+        g = p["step_gflops"] + p.get("infer_gflops", [])
         x = lambda phase: f"{p['x_ceiling'][phase]:.2f}x" if phase in p["x_ceiling"] else "-"
-        name = r["config"] + (f" (batch {r['batch']})" if r.get("batch") else "")
-        print(f"| {name} | {r['threads']} | {min(g):.0f}-{max(g):.0f} | {x('fwd+bwd')} | {x('step')} | {x('infer')} |")
+        name = (r["config"] + (f" (batch {r['batch']})" if r.get("batch") else "") +
+                (f", autocast {r['autocast']}" if r.get("autocast") else "") +
+                (", xtgrad steps in backward" if r.get("optimizer_in_backward") else ""))
+        print(f"| {name} | {r['threads']} | {kernel(r)} | {min(g):.0f}-{max(g):.0f} | {x('fwd+bwd')} | {x('step')} | {x('infer')} |")
 EOF
 }
 
@@ -263,6 +266,12 @@ main() {
   for c in $configs; do
     [[ " $bench_configs " == *" $c "* ]] || { echo "run.sh: unknown config '$c' in --configs ($bench_configs)" >&2; return 2; }
   done
+  if ((paired_ceiling && compare_switches)); then
+    echo "run.sh: --paired-ceiling times the benchmark's runs; --compare-switches runs none (give one of them)" >&2; return 2
+  fi
+  if ((paired_ceiling)) && [[ " $configs " != *" seed-d "* && " $configs " != *" seed-b "* ]]; then
+    echo "run.sh: --paired-ceiling pairs seed-d and seed-b (winter has no target against the ceiling); --configs '$configs' has neither" >&2; return 2
+  fi
   results_file run.sh "$out" || return 2
   if ((compare_switches)); then  # the on/off table (bench/compare_builds.sh --switches), no torch needed
     local runs="" t

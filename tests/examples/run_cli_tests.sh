@@ -374,6 +374,12 @@ expect 2 "xtgrad_bench --warmup 2147483647" "$build/bench/xtgrad_bench" --config
 # --paired-ceiling: the GEMM ceiling before each timed step and inference, each step read against it
 expect 2 "xtgrad_bench --paired-ceiling with --alternate" "$build/bench/xtgrad_bench" --config winter --paired-ceiling --alternate XTGRAD_SMALL_GEMM
 says "--paired-ceiling and --alternate pair each step with something else: give one of them"
+expect 2 "xtgrad_bench --paired-ceiling --autocast bf16" "$build/bench/xtgrad_bench" --config winter --paired-ceiling --autocast bf16
+says "--paired-ceiling: the ceiling is fp32's products, and --autocast bf16 runs bf16 ones"
+expect 2 "run.sh --paired-ceiling --compare-switches" bash "$src/bench/run.sh" --paired-ceiling --compare-switches
+says "run.sh: --paired-ceiling times the benchmark's runs; --compare-switches runs none"
+expect 2 "run.sh --paired-ceiling --configs winter" bash "$src/bench/run.sh" --paired-ceiling --configs winter
+says "run.sh: --paired-ceiling pairs seed-d and seed-b (winter has no target against the ceiling)"
 if EXPECT_LIMIT=120 expect 0 "xtgrad_bench --paired-ceiling" "$build/bench/xtgrad_bench" --config seed-d --d-encoder-layers 1 \
      --steps 3 --warmup 1 --paired-ceiling --json &&
    python3 - "$out/last.log" <<'PY'
@@ -615,6 +621,17 @@ paired = dict(rows[4], peak_rss_mib=None, phases={"step": {"median_ms": 9}, "fwd
 open(sys.argv[1] + ".paired", "w").write("".join(json.dumps(r) + "\n" for r in rows + [machine, paired]))
 PY
 expect 0 "bench/results.py render with a --paired-ceiling line" python3 "$src/bench/results.py" render "$out/targets.jsonl.paired"
+# A newer run of --paired-ceiling lines alone neither decides which run is newest nor fails (it
+# raised ValueError, or dropped the older run's rows where the newer run had others)
+python3 - "$out/targets.jsonl.paired" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+later = dict(rows[-1], run_id="2026-09-01T00:00:00Z")
+winter = dict(rows[0], run_id="2026-09-01T00:00:00Z")
+open(sys.argv[1] + ".later", "w").write("".join(json.dumps(r) + "\n" for r in rows + [later, winter]))
+PY
+expect 0 "bench/results.py render with a newer run of --paired-ceiling lines alone" python3 "$src/bench/results.py" render "$out/targets.jsonl.paired.later"
+says "| seed-d | 1 | fwd + bwd | 300.0 | 300.0 | 1.00 | 1.00 (1.23× paired) | 300.0 | 1.00 | - | 100 / 100 |"
 # seed-d: 1 GFLOP forward, ceiling 10 GFLOP/s on 1 thread: fwd + bwd 300 ms at 300 ideal
 says "| seed-d | 1 | fwd + bwd | 300.0 | 300.0 | 1.00 | 1.00 (1.23× paired) | 300.0 | 1.00 | - | 100 / 100 |"
 says "|  |  | inference | 20.0 | 100.0 | 0.20 | 0.20 (1.11× paired) | 30.0 | 0.67 | - |  |"
@@ -657,10 +674,13 @@ results_refuses_paired() {  # PAIRED-FIELDS EXPECTED-MESSAGE
   expect 2 "bench/results.py render: $2" python3 "$src/bench/results.py" render "$out/hostile.jsonl"
   says "hostile.jsonl:1 $2"
 }
-results_refuses_paired '"peak_rss_mib": 5, "paired_ceiling": {"step_gflops": [1], "x_ceiling": {"step": 1}}' "is a --paired-ceiling line with a peak_rss_mib"
+results_refuses_paired '"peak_rss_mib": 5, "paired_ceiling": {"reps": 2, "step_gflops": [1], "x_ceiling": {"step": 1}}' "is a --paired-ceiling line with a peak_rss_mib"
 results_refuses_paired '"peak_rss_mib": null, "paired_ceiling": {"step_gflops": [], "x_ceiling": {"step": 1}}' "has a paired_ceiling without step_gflops"
 results_refuses_paired '"peak_rss_mib": null, "paired_ceiling": {"step_gflops": [1], "x_ceiling": {"step": "1.2"}}' "has a paired_ceiling without x_ceiling"
 results_refuses_paired '"peak_rss_mib": null, "paired_ceiling": [1]' "has a paired_ceiling that is not xtgrad_bench --paired-ceiling's object"
+results_refuses_paired '"peak_rss_mib": null, "paired_ceiling": {"reps": 2, "step_gflops": [1], "x_ceiling": {"bogus": 1}}' "has a paired_ceiling without x_ceiling (fwd, bwd, fwd+bwd, step, infer -> a positive ratio)"
+results_refuses_paired '"peak_rss_mib": null, "paired_ceiling": {"reps": 2, "step_gflops": [1], "x_ceiling": {"step": 1}, "infer_gflops": [NaN]}' "has a paired_ceiling whose infer_gflops are not positive numbers"
+results_refuses_paired '"peak_rss_mib": null, "paired_ceiling": {"reps": "2", "step_gflops": [1], "x_ceiling": {"step": 1}}' "has a paired_ceiling without reps"
 # The docs: a symbolic link's target is written (the link stays), a closed stdout is exit 1, and the
 # script runs under python3 -I (no script folder on the module path)
 printf '<!-- results:cpus -->\nold\n<!-- /results:cpus -->\n' >"$out/real.md"
