@@ -1,5 +1,5 @@
 // The tutorials' models at the benchmark's shapes (xtgrad_bench's --config), each with its loss,
-// its optimizer and the analytic matmul FLOPs of one forward pass; bench.cpp times them.
+// its optimizer and the analytic matmul FLOPs of one forward pass; bench_run.cpp times them.
 //
 //   winter  tutorial C (Winter Games) at its size: 44.2 M parameters, batch 1, 7 + 7 tokens,
 //           cross-entropy, Adam(lr 1e-3)
