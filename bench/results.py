@@ -76,8 +76,10 @@ def targets_table(rows, peak_core, ceiling):
     # one config (or of one mode) replaces those rows alone.
     key = lambda r: (r["config"], r["threads"], r.get("batch"), r.get("autocast"), bool(r.get("optimizer_in_backward")))
     group = lambda k: (k[0], k[4])
-    # which run is newest: xtgrad's benchmark lines decide, not --paired-ceiling's (they only add a bracket)
-    timed = lambda r: r["framework"] == "xtgrad" and not r.get("paired_ceiling")
+    # xtgrad_bench --paired-ceiling's lines are a kind apart: they add the ceiling column's bracket
+    # alone, and never decide which run is newest
+    kind = lambda r: "xtgrad paired" if r.get("paired_ceiling") else r["framework"]
+    timed = lambda r: kind(r) == "xtgrad"
     newest_of_group = {}
     for r in rows:
         if timed(r):
@@ -89,9 +91,8 @@ def targets_table(rows, peak_core, ceiling):
     keys = list(OrderedDict((key(r), None) for r in rows if timed(r) and newest[key(r)] == r["run_id"]))
     keys.sort(key=lambda k: (list(TARGET_PHASES).index(k[0]), k[1]))  # stable: a run's own order within
     by_key = {}
-    for r in rows:  # xtgrad_bench --paired-ceiling's lines apart: they give the paired ceiling column alone
-        framework = "xtgrad paired" if r.get("paired_ceiling") else r["framework"]
-        by_key.setdefault((key(r), framework, r["run_id"]), []).append(r)
+    for r in rows:
+        by_key.setdefault((key(r), kind(r), r["run_id"]), []).append(r)
     def runs(k, framework, run_id):
         return by_key.get((k, framework, run_id), [])
     def name_of(k):
