@@ -22,6 +22,7 @@ bool narrow_nn_transposed_by_cpu();
 bool inference_weights_transposed_by_cpu();
 bool skinny_streamed_gradient_by_cpu();
 bool small_gemm_bf16_by_cpu();  // in gemm/blas_bf16.cpp (speed_switches.cpp says why)
+bool inference_weights_packed_by_cpu();  // in gemm/blas_bf16.cpp, the same way
 
 inline constexpr EnvSwitch kBlockCacheSwitch{"XTGRAD_BLOCK_CACHE", "keep large blocks for reuse; unset: on where a moved page is cheap to touch",
                                              "take them from the C heap", block_cache_by_machine};
@@ -64,12 +65,17 @@ inline constexpr EnvSwitch kSmallGemmBf16Switch{
     "under bf16 autocast, the medium blocks small_gemm takes (attention's, up to ~128 tokens) run in its bf16 kernel "
     "where AVX512-BF16's dot products measure at 1.25x the fp32 FMAs; unset: the CPU's default",
     "they run in its fp32 kernels", small_gemm_bf16_by_cpu};
+inline constexpr EnvSwitch kInferenceWeightsPackedSwitch{
+    "XTGRAD_INFERENCE_WEIGHTS_PACKED",
+    "under NoGradGuard and bf16 autocast, x·Wᵀ reads W from a copy in oneDNN's packed layout kept per version; "
+    "unset: where oneDNN runs AMX",
+    "it reads W's bf16 copy as stored", inference_weights_packed_by_cpu};
 // Every speed switch, for check_environment, xtgrad_bench --list-switches and the tests.
 inline constexpr const EnvSwitch* kSpeedSwitches[] = {
     &kBlockCacheSwitch, &kBlockCacheCutSwitch, &kSmallGemmSwitch,       &kSkinnyGemmSwitch,
     &kSkinnyPrefetchL2Switch, &kPoolSpinSwitch, &kBf16SmallInFp32Switch, &kAdamPrefetchSwitch,
     &kNarrowNnTransposedSwitch, &kInferenceWeightsTransposedSwitch, &kSkinnyStreamedGradientSwitch,
-    &kSmallGemmBf16Switch};
+    &kSmallGemmBf16Switch, &kInferenceWeightsPackedSwitch};
 
 // ---- in a running process (speed_switch_state.cpp) ----
 

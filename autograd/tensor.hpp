@@ -39,9 +39,9 @@ struct TensorValues {
     Array array;
     std::uint64_t version = 0;  // +1 on every in-place write (PyTorch's version counter)
     // Copies made from these values for faster products, each with the version it was made from:
-    // autocast's bf16 copy of a weight, inference's transposed one (autograd/versioned_copies.hpp,
-    // whose lock guards them). They go when the values go.
-    enum CopyKind { kBf16Copy, kTransposedCopy, kCopyKinds };
+    // autocast's bf16 copy of a weight, inference's transposed and packed ones
+    // (autograd/versioned_copies.hpp, whose lock guards them). They go when the values go.
+    enum CopyKind { kBf16Copy, kTransposedCopy, kPackedBf16Copy, kCopyKinds };
     struct KeptCopy {
         std::uint64_t version = 0;
         std::shared_ptr<const void> copy;

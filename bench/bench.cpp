@@ -188,8 +188,13 @@ int main(int argc, char** argv) {
             if (s == &detail::kPoolSpinSwitch && o.threads < 2)
                 cli::usage_error("--alternate: {} acts on the pool's workers, and --threads {} has none (2 or more)",
                                  o.alternate, o.threads);
-            if ((s == &detail::kBf16SmallInFp32Switch || s == &detail::kSmallGemmBf16Switch) && o.autocast.empty())
+            if ((s == &detail::kBf16SmallInFp32Switch || s == &detail::kSmallGemmBf16Switch ||
+                 s == &detail::kInferenceWeightsPackedSwitch) &&
+                o.autocast.empty())
                 cli::usage_error("--alternate: {} acts under --autocast bf16 only", o.alternate);
+            if ((s == &detail::kInferenceWeightsTransposedSwitch || s == &detail::kInferenceWeightsPackedSwitch) &&
+                o.no_infer)
+                cli::usage_error("--alternate: {} acts on the inference, which --no-infer skips", o.alternate);
             // The process's first step is cold (pages, JIT kernels): without a warm-up it fell on one side
             if (o.warmup < 1)
                 cli::usage_error("--alternate: --warmup {} leaves the process's first, cold step on one side; give 1 or more",

@@ -117,7 +117,8 @@ for ((r = 1; r <= rounds; r++)); do
       pair_args=$args
       case $name in
         XTGRAD_POOL_SPIN) [[ $threads -ge 2 ]] || continue ;;  # one thread: no pool
-        XTGRAD_BF16_SMALL_IN_FP32 | XTGRAD_SMALL_GEMM_BF16) pair_args="$args --autocast bf16 --allow-slower-bf16" ;;
+        XTGRAD_BF16_SMALL_IN_FP32 | XTGRAD_SMALL_GEMM_BF16 | XTGRAD_INFERENCE_WEIGHTS_PACKED)
+          pair_args="$args --autocast bf16 --allow-slower-bf16" ;;
         XTGRAD_BLOCK_CACHE_CUT) env_a="XTGRAD_BLOCK_CACHE=1 $env_a" env_b="XTGRAD_BLOCK_CACHE=1 $env_b" ;;
       esac
       if [[ $mode == switches && $separate == 0 && $name != XTGRAD_BLOCK_CACHE && $name != XTGRAD_BLOCK_CACHE_CUT ]]; then

@@ -144,7 +144,7 @@ def targets_table(rows, peak_core, ceiling):
 
 
 # A switch that acts on one phase alone is read on that phase, not the step.
-SWITCH_PHASE = {"XTGRAD_INFERENCE_WEIGHTS_TRANSPOSED": "infer"}
+SWITCH_PHASE = {"XTGRAD_INFERENCE_WEIGHTS_TRANSPOSED": "infer", "XTGRAD_INFERENCE_WEIGHTS_PACKED": "infer"}
 
 
 def switches_table(rows):

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <functional>
 
 namespace xtgrad {
@@ -56,6 +57,23 @@ void gemm(DType operands, bool trans_a, bool trans_b, int M, int N, int K, float
 // an Error, as are null pointers and the sizes gemm_ld refuses, all named "gemm_bias").
 void gemm_bias(DType operands, bool trans_a, bool trans_b, int M, int N, int K, const float* A,
                const std::uint16_t* a_bf16, const float* B, const std::uint16_t* b_bf16, const float* bias, float* C);
+
+// Inference's packed weights (autograd/packed_weights.hpp): the backend's copy of a weight block
+// w16 (N, K), bf16, in the layout its bf16 product x·w16ᵀ on M rows reads fastest; null where the
+// backend has none (pack_bf16_b, gemm/gemm_backend.hpp).
+std::shared_ptr<const void> pack_bf16_weight(int M, int N, int K, const std::uint16_t* w16);
+
+// C (M, N) = x16 (M, K) · w16ᵀ + bias (N floats, or null), as gemm_bias(DType::bf16, false, true,
+// ...) with both operands given in bf16, but on `packed`, pack_bf16_weight's copy of w16: rows
+// over the pool, and a share the backend cannot run on the packed layout runs on w16. The sums
+// are the backend's on that layout: not always the bits of the product on w16 (K = 2048 sums in
+// another order), the same for any thread count.
+void gemm_bias_packed_weight(int M, int N, int K, const std::uint16_t* x16, const std::uint16_t* w16,
+                             const void* packed, const float* bias, float* C);
+
+// Whether inference's bf16 products run on packed weights: XTGRAD_INFERENCE_WEIGHTS_PACKED is on
+// (by CPU where unset) and the backend packs.
+bool inference_weights_packed();
 
 // C (M, N; row stride ldc) += bias (N) in every row, rows over the pool. bias null: nothing. A
 // negative size or ldc < N is an Error naming them, before C is written.

@@ -17,7 +17,9 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace xtgrad {
@@ -194,6 +196,46 @@ void gemm_bias(DType operands, bool trans_a, bool trans_b, int M, int N, int K, 
              M, N);
     gemm_ld_bf16(operands, trans_a, trans_b, M, N, K, 1.f, A, trans_a ? M : K, a_bf16, B, trans_b ? K : N, b_bf16, bias,
                  0.f, C, N);
+}
+
+std::shared_ptr<const void> pack_bf16_weight(int M, int N, int K, const std::uint16_t* w16) {
+    const detail::GemmBackend& backend = detail::active_backend();
+    if (!backend.pack_bf16_b || M <= 0 || N <= 0 || K <= 0 || !w16) return nullptr;
+    return backend.pack_bf16_b(true, M, N, K, w16, K);
+}
+
+void gemm_bias_packed_weight(int M, int N, int K, const std::uint16_t* x16, const std::uint16_t* w16,
+                             const void* packed, const float* bias, float* C) {
+    if (M <= 0 || N <= 0 || K <= 0 || !x16 || !w16 || !packed || !C)
+        fail("gemm_bias_packed_weight: ({}, {}, {}) needs positive sizes and x16, w16, the packed copy and C, got{}{}{}{}",
+             M, N, K, x16 ? "" : " x16 null", w16 ? "" : " w16 null", packed ? "" : " packed null", C ? "" : " C null");
+    const detail::GemmBackend& backend = detail::active_backend();
+    // a share of the rows: on the packed copy, or on w16 where the backend cannot
+    const auto rows = [&](int m, const std::uint16_t* x, float* c) {
+        if (!backend.gemm_bf16_packed(m, N, K, x, K, packed, bias, c, N))
+            backend.gemm_bf16(false, true, m, N, K, 1.f, x, K, w16, K, bias, 0.f, c, N);
+    };
+    detail::profiled(false, true, M, N, K, [&] {
+        if (!detail::pool_splits(M, N, K, 2.0) || M < 2 * detail::kBlock) return rows(M, x16, C);
+        // by rows only: every share reads the whole packed copy
+        const std::size_t blocks = static_cast<std::size_t>((M + detail::kBlock - 1) / detail::kBlock);
+        parallel_for(blocks, 1, [&](std::size_t b0, std::size_t b1) {
+            const int i0 = static_cast<int>(b0) * detail::kBlock, i1 = std::min(M, static_cast<int>(b1) * detail::kBlock);
+            rows(i1 - i0, x16 + static_cast<std::ptrdiff_t>(i0) * K, C + static_cast<std::ptrdiff_t>(i0) * N);
+        });
+    });
+}
+
+// XTGRAD_INFERENCE_WEIGHTS_PACKED's default: where oneDNN runs AMX (the Intel Xeon 6/207 guest:
+// seed-d's bf16 inference 1.07x faster, docs/performance.md). Not measured on the AVX512-BF16
+// CPUs (Zen 4, Zen 5): off there. Here, not in speed_switches.cpp, as small_gemm_bf16_by_cpu.
+bool detail::inference_weights_packed_by_cpu() {
+    const detail::GemmBackend& backend = detail::active_backend();
+    return backend.pack_bf16_b && std::string_view(backend.kernel()) == "avx512_core_amx";
+}
+
+bool inference_weights_packed() {
+    return detail::active_backend().pack_bf16_b && detail::speed_switch_on(detail::kInferenceWeightsPackedSwitch);
 }
 
 void add_bias_rows(float* C, int M, int N, int ldc, const float* bias) {

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 namespace xtgrad::detail {
 
@@ -56,6 +57,16 @@ struct GemmBackend {
     // True when xtgrad's skinny kernels (gemm/skinny_gemm.hpp) beat this backend on products
     // with a side of at most kSkinnyRows (bench/skinny_bench measures both).
     bool prefers_skinny_kernels;
+
+    // bf16 products on a B that many products read (inference's packed weights,
+    // autograd/packed_weights.hpp). pack_bf16_b copies op(B) (K, N) into the layout the
+    // backend's bf16 product on M rows reads fastest (null where it has none); gemm_bf16_packed
+    // runs C (M, N) = A (M, K; row stride lda) · that copy + bias (N floats, or null) on the
+    // calling thread, and returns false, C untouched, where it cannot run M rows on that layout.
+    // Both null where the backend has no packed layout (OpenBLAS).
+    std::shared_ptr<const void> (*pack_bf16_b)(bool trans_b, int M, int N, int K, const std::uint16_t* B, int ldb);
+    bool (*gemm_bf16_packed)(int M, int N, int K, const std::uint16_t* A, int lda, const void* packed,
+                             const float* bias, float* C, int ldc);
 };
 
 // The backend of this process: XTGRAD_GEMM_BACKEND's on the first call that succeeds (an invalid

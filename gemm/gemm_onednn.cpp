@@ -19,6 +19,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -141,6 +143,104 @@ void gemm_bf16(bool trans_a, bool trans_b, int M, int N, int K, float alpha, con
     }
 }
 
+// ---- bf16 products on a packed B (inference's weights, autograd/packed_weights.hpp) ----------
+// With B in plain strides the matmul copies B into its blocked layout inside every call; given B
+// already in that layout (format_tag::any, then a reorder), it reads it as it is: on the AMX
+// guest (docs/performance.md) tutorial D's forward products on one thread 609-675 -> 685-820
+// GFLOP/s (bench probe, hot), seed-d's bf16 inference 1.07x faster (xtgrad_bench --alternate).
+// The layout is the one the primitive for M rows chose; oneDNN's brgemm picks the same for
+// every M at N >= 100 (for N = 64 it changes with M), and a thread's share of the rows runs on
+// it through a primitive created with that layout, or says it cannot (false).
+
+struct PackedB {
+    dnnl::memory::desc layout;
+    dnnl::memory values;  // owns the packed copy
+};
+
+std::shared_ptr<const void> pack_bf16_b(bool trans_b, int M, int N, int K, const std::uint16_t* B, int ldb) {
+    single_openmp_thread();
+    using dt = dnnl::memory::data_type;
+    using dims = dnnl::memory::dims;
+    try {
+        const dnnl::memory::desc a({M, K}, dt::bf16, dims{K, 1});
+        const dnnl::memory::desc any({K, N}, dt::bf16, dnnl::memory::format_tag::any);
+        const dnnl::memory::desc c({M, N}, dt::f32, dims{N, 1});
+        const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, any, c), cpu_engine());
+        if (std::strncmp(pd.impl_info_str(), "ref", 3) == 0) return nullptr;
+        auto packed = std::make_shared<PackedB>(PackedB{pd.weights_desc(), dnnl::memory(pd.weights_desc(), cpu_engine())});
+        const dnnl::memory::desc plain({K, N}, dt::bf16, trans_b ? dims{1, ldb} : dims{ldb, 1});
+        dnnl::memory from(plain, cpu_engine(), const_cast<std::uint16_t*>(B));
+        thread_local dnnl::stream stream(cpu_engine());
+        dnnl::reorder(from, packed->values).execute(stream, from, packed->values);
+        stream.wait();
+        return packed;
+    } catch (const dnnl::error& e) {
+        fail("gemm (bf16): packing B ({}, {}) for oneDNN's matmul failed (status {}: {})", K, N,
+             static_cast<int>(e.status), e.what());
+    }
+}
+
+bool gemm_bf16_packed(int M, int N, int K, const std::uint16_t* A, int lda, const void* packed_b, const float* bias,
+                      float* C, int ldc) {
+    single_openmp_thread();
+    using dt = dnnl::memory::data_type;
+    using dims = dnnl::memory::dims;
+    const PackedB& packed = *static_cast<const PackedB*>(packed_b);
+    struct Kept {
+        int M, N, K, lda, ldc;
+        bool bias;
+        dnnl::memory::desc layout;
+        std::optional<dnnl::matmul> product;  // none: oneDNN has no fast kernel for this on the layout
+    };
+    // this thread's primitives on packed layouts, most recent last
+    thread_local std::vector<Kept> kept;
+    const Kept* hit = nullptr;
+    for (const Kept& k : kept)
+        if (k.M == M && k.N == N && k.K == K && k.lda == lda && k.ldc == ldc && k.bias == (bias != nullptr) &&
+            k.layout == packed.layout) {
+            hit = &k;
+            break;
+        }
+    try {
+        if (!hit) {
+            const dnnl::memory::desc a({M, K}, dt::bf16, dims{lda, 1});
+            const dnnl::memory::desc c({M, N}, dt::f32, dims{ldc, 1});
+            const dnnl::memory::desc b_vec({1, N}, dt::f32, dims{N, 1});
+            std::optional<dnnl::matmul> product;
+            try {
+                const dnnl::matmul::primitive_desc pd(
+                    bias ? dnnl::matmul::desc(a, packed.layout, b_vec, c) : dnnl::matmul::desc(a, packed.layout, c),
+                    cpu_engine());
+                if (std::strncmp(pd.impl_info_str(), "ref", 3) != 0) product.emplace(pd);
+            } catch (const dnnl::error& e) {
+                if (e.status != dnnl_unimplemented) throw;
+            }
+            constexpr std::size_t kKept = 256;
+            if (kept.size() == kKept) kept.erase(kept.begin());
+            kept.push_back({M, N, K, lda, ldc, bias != nullptr, packed.layout, std::move(product)});
+            hit = &kept.back();
+        }
+        if (!hit->product) return false;
+        thread_local dnnl::stream stream(cpu_engine());
+        const dnnl::memory a(dnnl::memory::desc({M, K}, dt::bf16, dims{lda, 1}), cpu_engine(),
+                             const_cast<std::uint16_t*>(A));
+        const dnnl::memory c(dnnl::memory::desc({M, N}, dt::f32, dims{ldc, 1}), cpu_engine(), C);
+        if (bias) {
+            const dnnl::memory b_vec(dnnl::memory::desc({1, N}, dt::f32, dims{N, 1}), cpu_engine(),
+                                     const_cast<float*>(bias));
+            hit->product->execute(stream, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, packed.values}, {DNNL_ARG_BIAS, b_vec},
+                                           {DNNL_ARG_DST, c}});
+        } else {
+            hit->product->execute(stream, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, packed.values}, {DNNL_ARG_DST, c}});
+        }
+        stream.wait();
+        return true;
+    } catch (const dnnl::error& e) {
+        fail("gemm (bf16): oneDNN's matmul on a packed B failed (status {}: {}) on ({}, {}, {}) lda {} ldc {}",
+             static_cast<int>(e.status), e.what(), M, N, K, lda, ldc);
+    }
+}
+
 const char* kernel() {
     switch (dnnl_get_effective_cpu_isa()) {
         case dnnl_cpu_isa_avx512_core_amx: return "avx512_core_amx";
@@ -164,6 +264,8 @@ const GemmBackend& onednn_backend() {
         /*slow_on_narrow_c=*/true,
         /*nt_slower_than_nn=*/true,
         /*prefers_skinny_kernels=*/false,
+        pack_bf16_b,
+        gemm_bf16_packed,
     };
     return backend;
 }

@@ -106,6 +106,8 @@ const GemmBackend& openblas_backend() {
         // OpenBLAS packs the whole weight before multiplying 7 rows: the skinny kernels stream
         // it instead (1.6-2x faster, docs/performance.md).
         /*prefers_skinny_kernels=*/true,
+        /*pack_bf16_b=*/nullptr,
+        /*gemm_bf16_packed=*/nullptr,
     };
     (void)api();  // loaded now: a missing OpenBLAS is an Error where the backend is chosen
     return backend;

@@ -9,6 +9,7 @@
 #include <xtgrad/autograd/bf16_weights.hpp>
 #include <xtgrad/autograd/gradient_consumer.hpp>
 #include <xtgrad/autograd/grad_mode.hpp>
+#include <xtgrad/autograd/packed_weights.hpp>
 #include <xtgrad/autograd/transposed_weights.hpp>
 #include <xtgrad/gemm/blas.hpp>
 #include <xtgrad/autograd/ops.hpp>
@@ -290,14 +291,23 @@ Tensor linear_block_value(const Tensor& x, const Tensor& weight, const Tensor& b
     const autocast::Bf16Copy x16 = p == DType::bf16 ? autocast::bf16_activation(x) : nullptr;
     // Under NoGradGuard a parameter's product runs on Wᵀ kept per version where the backend runs
     // A·B faster than A·Bᵀ (autograd/transposed_weights.hpp); training's forwards drop those copies.
+    // In bf16 it runs on a packed copy kept per version where the backend has one
+    // (autograd/packed_weights.hpp); the same training forwards drop those too.
     detail::TransposedCopy wt;
-    if (is_grad_enabled())
+    std::shared_ptr<const void> w_packed;
+    if (is_grad_enabled()) {
         detail::drop_transposed_weights();
-    else if (p == DType::fp32 && nt_faster_as_nn(r, no, ni))
+        detail::drop_packed_weights();
+    } else if (p == DType::fp32 && nt_faster_as_nn(r, no, ni)) {
         wt = detail::transposed_weight(weight);
+    } else if (p == DType::bf16 && x16 && inference_weights_packed()) {
+        w_packed = detail::packed_bf16_weight(weight, w16, first, count, r);
+    }
     // + bias: in the bf16 product's epilogue, else a pass over y as big as the product's output
     const float* b = bias.defined() ? bias.ptr() + first : nullptr;
-    if (wt) {  // y (rows, count) = x (rows, in) Wᵀ[:, first:first+count] (in, count), Wᵀ's row stride out
+    if (w_packed) {  // y (rows, count) = x (rows, in) W[first:first+count]ᵀ, W's block packed
+        gemm_bias_packed_weight(r, no, ni, x16->data(), w16_block, w_packed.get(), b, out.data());
+    } else if (wt) {  // y (rows, count) = x (rows, in) Wᵀ[:, first:first+count] (in, count), Wᵀ's row stride out
         gemm_ld(false, false, r, no, ni, 1.f, x.ptr(), ni, wt->data() + first,
                 detail::to_blas_int(ws[0], op), 0.f, out.data(), no);
         add_bias_rows(out.data(), r, no, no, b);

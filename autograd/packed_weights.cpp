@@ -1,0 +1,72 @@
+#include <xtgrad/autograd/packed_weights.hpp>
+
+#include <xtgrad/autograd/versioned_copies.hpp>
+#include <xtgrad/gemm/blas.hpp>
+
+#include <atomic>
+#include <mutex>
+#include <vector>
+
+namespace xtgrad::detail {
+
+namespace {
+
+// One version of a weight's packed blocks, filled as the blocks are first read.
+struct PackedBlocks {
+    struct Block {
+        std::size_t first, count;
+        std::shared_ptr<const void> packed;
+    };
+    std::size_t elements;  // the values' element count (VersionedCopies checks it)
+    mutable std::mutex mutex;
+    mutable std::vector<Block> blocks;
+    std::size_t size() const { return elements; }
+};
+
+VersionedCopies<PackedBlocks, TensorValues::kPackedBf16Copy>& copies() {
+    static VersionedCopies<PackedBlocks, TensorValues::kPackedBf16Copy> c;
+    return c;
+}
+
+std::atomic<std::size_t> blocks_packed{0}, blocks_reused{0};
+
+}  // namespace
+
+std::shared_ptr<const void> packed_bf16_weight(const Tensor& weight, const autocast::Bf16Copy& w16,
+                                               std::size_t first, std::size_t count, int rows) {
+    if (!w16 || !weight.defined() || !weight.is_leaf() || !weight.requires_grad() || weight.dim() != 2) return nullptr;
+    const std::shared_ptr<const TensorValues> values = weight.values_ptr();
+    if (!values) return nullptr;
+    const std::size_t in = weight.size(1);
+    if (first + count > weight.size(0) || w16->size() != values->array.size()) return nullptr;
+    const auto version = copies().get(values, [](const TensorValues& v) {
+        auto blocks = std::make_shared<PackedBlocks>();
+        blocks->elements = v.array.size();
+        return blocks;
+    });
+    const std::lock_guard<std::mutex> lock(version->mutex);
+    for (const PackedBlocks::Block& b : version->blocks)
+        if (b.first == first && b.count == count) {
+            blocks_reused.fetch_add(1, std::memory_order_relaxed);
+            return b.packed;
+        }
+    // packed under the block list's lock: the products that wait for it would pack it too
+    std::shared_ptr<const void> packed =
+        pack_bf16_weight(rows, static_cast<int>(count), static_cast<int>(in), w16->data() + first * in);
+    if (!packed) return nullptr;
+    version->blocks.push_back({first, count, packed});
+    blocks_packed.fetch_add(1, std::memory_order_relaxed);
+    return packed;
+}
+
+void drop_packed_weights() {
+    copies().clear_if_any();
+    blocks_packed = 0;
+    blocks_reused = 0;
+}
+
+PackedWeightCounts packed_weight_counts() {
+    return {blocks_packed.load(), blocks_reused.load(), copies().counts().held};
+}
+
+}  // namespace xtgrad::detail
