@@ -2,6 +2,7 @@
 // parameter's Linear forward reads W from the backend's packed copy, kept per version and block;
 // its values are the product on W's bf16 copy's (summed in the packed layout's order), the same
 // for any thread count; a forward with grad mode on drops the copies.
+#include "tests/speed_switch_scope.hpp"
 #include "tests/autocast_util.hpp"
 
 #include <xtgrad/autograd/grad_mode.hpp>
@@ -27,21 +28,9 @@ using test::rnd;
 namespace {
 
 // The switch set for a scope, the copies dropped on both ends.
-class PackedWeightsSet {
-public:
-    explicit PackedWeightsSet(bool on) : before_(detail::speed_switch_on(detail::kInferenceWeightsPackedSwitch)) {
-        detail::set_speed_switch(detail::kInferenceWeightsPackedSwitch, on);
-        detail::drop_packed_weights();
-    }
-    ~PackedWeightsSet() {
-        detail::set_speed_switch(detail::kInferenceWeightsPackedSwitch, before_);
-        detail::drop_packed_weights();
-    }
-    PackedWeightsSet(const PackedWeightsSet&) = delete;
-    PackedWeightsSet& operator=(const PackedWeightsSet&) = delete;
-
-private:
-    bool before_;
+struct PackedWeightsSet : test::SpeedSwitchScope {
+    explicit PackedWeightsSet(bool on)
+        : SpeedSwitchScope(detail::kInferenceWeightsPackedSwitch, on, detail::drop_packed_weights) {}
 };
 
 // x (2, 160, 512) · W (384, 512)ᵀ: 320 × 384 × 512, the backend's bf16 product

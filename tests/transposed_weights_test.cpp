@@ -2,6 +2,7 @@
 // parameter's Linear forward runs on Wᵀ kept per version where gemm says it pays
 // (nt_faster_as_nn); its values are W as stored's, the copy is made once per version, and a
 // forward with grad mode on drops the copies.
+#include "tests/speed_switch_scope.hpp"
 #include "tests/test_util.hpp"
 
 #include <xtgrad/autograd/grad_mode.hpp>
@@ -24,21 +25,9 @@ using test::rnd;
 namespace {
 
 // The switch set for a scope, the copies dropped on both ends.
-class TransposedWeightsSet {
-public:
-    explicit TransposedWeightsSet(bool on) : before_(detail::inference_weights_transposed()) {
-        detail::set_speed_switch(detail::kInferenceWeightsTransposedSwitch, on);
-        detail::drop_transposed_weights();
-    }
-    ~TransposedWeightsSet() {
-        detail::set_speed_switch(detail::kInferenceWeightsTransposedSwitch, before_);
-        detail::drop_transposed_weights();
-    }
-    TransposedWeightsSet(const TransposedWeightsSet&) = delete;
-    TransposedWeightsSet& operator=(const TransposedWeightsSet&) = delete;
-
-private:
-    bool before_;
+struct TransposedWeightsSet : test::SpeedSwitchScope {
+    explicit TransposedWeightsSet(bool on)
+        : SpeedSwitchScope(detail::kInferenceWeightsTransposedSwitch, on, detail::drop_transposed_weights) {}
 };
 
 // x (3, 100, 96) · W (160, 96)ᵀ: 300 × 160 × 96, a product for the backend (neither small nor skinny)
