@@ -12,7 +12,10 @@
 // as it drops inference's transposed weights (autograd/transposed_weights.hpp).
 //
 // A weight read in row blocks (linear_rows: attention's W_q, W_k, W_v in one in_proj_weight)
-// keeps a packed copy per block. Only parameters (leaves that require grad) get copies.
+// keeps a packed copy per block, up to twice the weight's elements per version (blocks past that
+// run unpacked). A block is packed from the bf16 copy its caller holds and read only with that
+// copy: a caller that read the bf16 copy before a write packs its own again, never leaving the
+// old values under the new version. Only parameters (leaves that require grad) get copies.
 // Internal.
 #pragma once
 

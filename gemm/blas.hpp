@@ -60,14 +60,16 @@ void gemm_bias(DType operands, bool trans_a, bool trans_b, int M, int N, int K, 
 
 // Inference's packed weights (autograd/packed_weights.hpp): the backend's copy of a weight block
 // w16 (N, K), bf16, in the layout its bf16 product x·w16ᵀ on M rows reads fastest; null where the
-// backend has none (pack_bf16_b, gemm/gemm_backend.hpp).
+// backend has none (pack_bf16_b, gemm/gemm_backend.hpp) or bf16 products are refused here.
 std::shared_ptr<const void> pack_bf16_weight(int M, int N, int K, const std::uint16_t* w16);
 
 // C (M, N) = x16 (M, K) · w16ᵀ + bias (N floats, or null), as gemm_bias(DType::bf16, false, true,
 // ...) with both operands given in bf16, but on `packed`, pack_bf16_weight's copy of w16: rows
 // over the pool, and a share the backend cannot run on the packed layout runs on w16. The sums
 // are the backend's on that layout: not always the bits of the product on w16 (K = 2048 sums in
-// another order), the same for any thread count.
+// another order), the same for any thread count. An Error, writing nothing, for a null pointer or
+// a size under 1, where the backend has no packed products, and where gemm_bias(DType::bf16)
+// refuses (bf16 slower than fp32 here).
 void gemm_bias_packed_weight(int M, int N, int K, const std::uint16_t* x16, const std::uint16_t* w16,
                              const void* packed, const float* bias, float* C);
 

@@ -201,6 +201,7 @@ void gemm_bias(DType operands, bool trans_a, bool trans_b, int M, int N, int K, 
 std::shared_ptr<const void> pack_bf16_weight(int M, int N, int K, const std::uint16_t* w16) {
     const detail::GemmBackend& backend = detail::active_backend();
     if (!backend.pack_bf16_b || M <= 0 || N <= 0 || K <= 0 || !w16) return nullptr;
+    if (!autocast::bf16_unsupported_reason().empty()) return nullptr;  // no bf16 product to pack for
     return backend.pack_bf16_b(true, M, N, K, w16, K);
 }
 
@@ -210,6 +211,12 @@ void gemm_bias_packed_weight(int M, int N, int K, const std::uint16_t* x16, cons
         fail("gemm_bias_packed_weight: ({}, {}, {}) needs positive sizes and x16, w16, the packed copy and C, got{}{}{}{}",
              M, N, K, x16 ? "" : " x16 null", w16 ? "" : " w16 null", packed ? "" : " packed null", C ? "" : " C null");
     const detail::GemmBackend& backend = detail::active_backend();
+    if (!backend.gemm_bf16_packed)
+        fail("gemm_bias_packed_weight: the {} backend has no packed bf16 products (pack_bf16_weight gives no copy there)",
+             backend.name);
+    // where bf16 would be slow (or absent), refuse as gemm_bias(DType::bf16) does
+    if (const std::string unsupported = autocast::bf16_unsupported_reason(); !unsupported.empty())
+        fail("gemm_bias_packed_weight: {}", unsupported);
     // a share of the rows: on the packed copy, or on w16 where the backend cannot
     const auto rows = [&](int m, const std::uint16_t* x, float* c) {
         if (!backend.gemm_bf16_packed(m, N, K, x, K, packed, bias, c, N))

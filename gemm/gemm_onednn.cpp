@@ -175,6 +175,7 @@ std::shared_ptr<const void> pack_bf16_b(bool trans_b, int M, int N, int K, const
         stream.wait();
         return packed;
     } catch (const dnnl::error& e) {
+        if (e.status == dnnl_unimplemented) return nullptr;  // no bf16 matmul on this CPU: nothing to pack for
         fail("gemm (bf16): packing B ({}, {}) for oneDNN's matmul failed (status {}: {})", K, N,
              static_cast<int>(e.status), e.what());
     }

@@ -11,6 +11,7 @@
 #include <xtgrad/autograd/speed_switches.hpp>
 #include <xtgrad/gemm/blas.hpp>
 #include <xtgrad/gemm/dtype.hpp>
+#include <xtgrad/gemm/gemm_backend.hpp>
 #include <xtgrad/threads/parallel.hpp>
 
 #include <cstdint>
@@ -206,4 +207,67 @@ TEST_CASE("a packed copy goes with its weight, and copies asked for on the pool'
     direct.join();
     set_num_threads(1);
     CHECK(detail::packed_weight_counts().held == 0);
+}
+
+TEST_CASE("a bf16 copy read before a write packs its own values, never left under the new version") {
+    // Found by a no-context attack: a thread's forward read the bf16 copy, another wrote the
+    // weight, and the packing came after: the old values were kept as the new version's, and every
+    // later inference read them (32-37 of 100 tries).
+    const Bf16Here here;
+    if (!here || !backend_packs()) return;
+    const Tensor x = rnd({kRows, kIn}, 16);
+    Tensor w(rnd({kOut, kIn}, 17).data(), true);
+    const PackedWeightsSet on(true);
+    const autocast::Scope bf16(DType::bf16);
+    const NoGradGuard no_grad;
+    const autocast::Bf16Copy old_copy = autocast::bf16_weight(w);
+    w.mutable_data() *= 3.f;  // the write, between the other thread's bf16 copy and its packing
+    CHECK(detail::packed_bf16_weight(w, old_copy, 0, kOut, static_cast<int>(kRows)) != nullptr);
+    const Tensor packed = linear(x, w);  // the new version's bf16 copy
+    const Tensor stored = [&] {
+        const PackedWeightsSet off(false);
+        return linear(x, w);
+    }();
+    CHECK(max_abs_diff(packed.data(), stored.data()) < 1e-4f);
+}
+
+TEST_CASE("a block sliding along a weight's rows packs at most twice the weight, then runs unpacked") {
+    // Found by a no-context attack: one packed copy per offset, 390 MB for a 4 MB weight
+    const Bf16Here here;
+    if (!here || !backend_packs()) return;
+    const Tensor x = rnd({kRows, kIn}, 18), w(rnd({kOut, kIn}, 19).data(), true);
+    const PackedWeightsSet on(true);
+    const autocast::Scope bf16(DType::bf16);
+    const NoGradGuard no_grad;
+    constexpr std::size_t count = kOut / 4;
+    for (std::size_t first = 0; first + count <= kOut; first += 8) {
+        const Tensor packed = linear_rows(x, w, Tensor(), first, count);
+        const Tensor stored = [&] {
+            const PackedWeightsSet off(false);
+            return linear_rows(x, w, Tensor(), first, count);
+        }();
+        CHECK(max_abs_diff(packed.data(), stored.data()) < 1e-4f);
+    }
+    CHECK(detail::packed_weight_counts().packed == 0);  // the inner scopes dropped them: counted again below
+    for (std::size_t first = 0; first + count <= kOut; first += 8) (void)linear_rows(x, w, Tensor(), first, count);
+    CHECK(detail::packed_weight_counts().packed == 8);  // 8 blocks of a quarter: twice the weight
+}
+
+TEST_CASE("gemm_bias_packed_weight where the backend has no packed products or bf16 is refused: an Error naming why") {
+    // Found by a no-context attack: on OpenBLAS it called a null function pointer
+    std::uint16_t a = 0, b = 0;
+    float c = 7.f;
+    const int not_packed = 0;
+    if (!detail::active_backend().gemm_bf16_packed) {
+        test::expect_error([&] { gemm_bias_packed_weight(1, 1, 1, &a, &b, &not_packed, nullptr, &c); },
+                           {"gemm_bias_packed_weight: the ", " backend has no packed bf16 products"});
+        CHECK(pack_bf16_weight(1, 1, 1, &b) == nullptr);
+    } else if (const std::string reason = autocast::bf16_unsupported_reason(); !reason.empty()) {
+        test::expect_error([&] { gemm_bias_packed_weight(1, 1, 1, &a, &b, &not_packed, nullptr, &c); },
+                           {"gemm_bias_packed_weight: ", reason.c_str()});
+        CHECK(pack_bf16_weight(1, 1, 1, &b) == nullptr);
+    } else {
+        CHECK(pack_bf16_weight(1, 1, 1, &b) != nullptr);  // bf16 runs here: both work (the cases above)
+    }
+    CHECK(c == 7.f);
 }
