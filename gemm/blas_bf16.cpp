@@ -234,7 +234,8 @@ void gemm_bias_packed_weight(int M, int N, int K, const std::uint16_t* x16, cons
 }
 
 // XTGRAD_INFERENCE_WEIGHTS_PACKED's default: where oneDNN runs AMX (the Intel Xeon 6/207 guest:
-// seed-d's bf16 inference 1.07x faster, docs/performance.md). Not measured on the AVX512-BF16
+// bf16 inference 1.10x / 1.20x faster on seed-d at 1 / 2 threads, 1.22x on seed-b's batch of 16,
+// one process per round, alternating; docs/performance.md). Not measured on the AVX512-BF16
 // CPUs (Zen 4, Zen 5): off there. Here, not in speed_switches.cpp, as small_gemm_bf16_by_cpu.
 bool detail::inference_weights_packed_by_cpu() {
     const detail::GemmBackend& backend = detail::active_backend();

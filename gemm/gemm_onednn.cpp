@@ -147,7 +147,7 @@ void gemm_bf16(bool trans_a, bool trans_b, int M, int N, int K, float alpha, con
 // With B in plain strides the matmul copies B into its blocked layout inside every call; given B
 // already in that layout (format_tag::any, then a reorder), it reads it as it is: on the AMX
 // guest (docs/performance.md) tutorial D's forward products on one thread 609-675 -> 685-820
-// GFLOP/s (bench probe, hot), seed-d's bf16 inference 1.07x faster (xtgrad_bench --alternate).
+// GFLOP/s (bench probe, hot), bf16 inference 1.10-1.22x faster (bench/compare_builds.sh --switches).
 // The layout is the one the primitive for M rows chose; oneDNN's brgemm picks the same for
 // every M at N >= 100 (for N = 64 it changes with M), and a thread's share of the rows runs on
 // it through a primitive created with that layout, or says it cannot (false).
