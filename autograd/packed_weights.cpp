@@ -76,10 +76,12 @@ std::shared_ptr<const void> packed_bf16_weight(const Tensor& weight, const autoc
     return packed;
 }
 
+// Called by every Linear forward with grad mode on: the counts are written only when there was
+// something to drop, not on every training forward.
 void drop_packed_weights() {
-    copies().clear_if_any();
-    blocks_packed = 0;
-    blocks_reused = 0;
+    if (!copies().clear_if_any()) return;
+    blocks_packed.store(0, std::memory_order_relaxed);
+    blocks_reused.store(0, std::memory_order_relaxed);
 }
 
 PackedWeightCounts packed_weight_counts() {

@@ -71,9 +71,11 @@ public:
         counts_ = {};
         any_.store(false, std::memory_order_release);
     }
-    // The same, cheap when no copy was made since the last clear.
-    void clear_if_any() {
-        if (any_.load(std::memory_order_acquire)) clear();
+    // The same, cheap when no copy was made since the last clear; true when it cleared.
+    bool clear_if_any() {
+        if (!any_.load(std::memory_order_acquire)) return false;
+        clear();
+        return true;
     }
 
 private:
