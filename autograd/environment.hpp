@@ -13,6 +13,7 @@
 //   XTGRAD_POOL_SPIN=0      idle pool workers sleep at once (threads/parallel.hpp)
 //   XTGRAD_BF16_SMALL_IN_FP32=0   autocast runs products with a side under 8 in bf16 too
 //   XTGRAD_SMALL_GEMM_BF16=0      autocast runs attention's medium blocks in fp32 (gemm/blas.hpp)
+//   XTGRAD_SMALL_GEMM_AMX=0       ... or in bf16 on vdpbf16ps, not AMX tiles (gemm/small_gemm.hpp)
 //   XTGRAD_INFERENCE_WEIGHTS_PACKED=0   bf16 inference reads W's bf16 copy as stored, not packed
 //                           (autograd/packed_weights.hpp)
 //                           (the speed switches: docs/performance.md, "Switches")

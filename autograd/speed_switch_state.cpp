@@ -1,7 +1,8 @@
 // The speed switches' values in a running process (speed_switches.hpp): one SettableSwitch per
 // entry of kSpeedSwitches, in its order. Not in speed_switches.cpp: that file's CPU defaults are
 // linked by programs without the products (fuzz/build.sh's loaders), and this table names every
-// switch, XTGRAD_SMALL_GEMM_BF16's default in gemm/blas_bf16.cpp too.
+// switch, XTGRAD_SMALL_GEMM_BF16's default in gemm/blas_bf16.cpp and XTGRAD_SMALL_GEMM_AMX's in
+// gemm/small_gemm.cpp too.
 #include <xtgrad/autograd/speed_switches.hpp>
 
 #include <xtgrad/autograd/error.hpp>

@@ -23,6 +23,7 @@ bool inference_weights_transposed_by_cpu();
 bool skinny_streamed_gradient_by_cpu();
 bool small_gemm_bf16_by_cpu();  // in gemm/blas_bf16.cpp (speed_switches.cpp says why)
 bool inference_weights_packed_by_cpu();  // in gemm/blas_bf16.cpp, the same way
+bool small_gemm_amx_by_cpu();            // in gemm/small_gemm.cpp
 
 inline constexpr EnvSwitch kBlockCacheSwitch{"XTGRAD_BLOCK_CACHE", "keep large blocks for reuse; unset: on where a moved page is cheap to touch",
                                              "take them from the C heap", block_cache_by_machine};
@@ -70,12 +71,17 @@ inline constexpr EnvSwitch kInferenceWeightsPackedSwitch{
     "under NoGradGuard and bf16 autocast, x·Wᵀ reads W from a copy in oneDNN's packed layout kept per version; "
     "unset: where oneDNN runs AMX",
     "it reads W's bf16 copy as stored", inference_weights_packed_by_cpu};
+inline constexpr EnvSwitch kSmallGemmAmxSwitch{
+    "XTGRAD_SMALL_GEMM_AMX",
+    "small_gemm's bf16 kernel (attention's medium blocks under bf16 autocast) runs on AMX tiles; unset: where the "
+    "CPU has them and Linux grants them",
+    "it runs on AVX512-BF16's vdpbf16ps", small_gemm_amx_by_cpu};
 // Every speed switch, for check_environment, xtgrad_bench --list-switches and the tests.
 inline constexpr const EnvSwitch* kSpeedSwitches[] = {
     &kBlockCacheSwitch, &kBlockCacheCutSwitch, &kSmallGemmSwitch,       &kSkinnyGemmSwitch,
     &kSkinnyPrefetchL2Switch, &kPoolSpinSwitch, &kBf16SmallInFp32Switch, &kAdamPrefetchSwitch,
     &kNarrowNnTransposedSwitch, &kInferenceWeightsTransposedSwitch, &kSkinnyStreamedGradientSwitch,
-    &kSmallGemmBf16Switch, &kInferenceWeightsPackedSwitch};
+    &kSmallGemmBf16Switch, &kInferenceWeightsPackedSwitch, &kSmallGemmAmxSwitch};
 
 // ---- in a running process (speed_switch_state.cpp) ----
 

@@ -3,8 +3,10 @@
 #include <xtgrad/gemm/small_gemm.hpp>
 
 #include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/speed_switches.hpp>
 #include <xtgrad/gemm/bf16_convert.hpp>
 #include <xtgrad/gemm/small_gemm_impl.hpp>
+#include <xtgrad/simd/amx.hpp>
 #include <xtgrad/simd/cpu_isa.hpp>
 #include "xtgrad_simd_config.hpp"
 
@@ -52,8 +54,24 @@ bool small_gemm_bf16_available() {
 #endif
 }
 
+bool small_gemm_amx_available() {
+#if XTGRAD_HAVE_AMX_KERNELS
+    return small_gemm_bf16_available() && amx_bf16_permitted();
+#else
+    return false;
+#endif
+}
+
+// XTGRAD_SMALL_GEMM_AMX's default: wherever the tiles run. Measured on the Intel Xeon (the one
+// CPU met with AMX): the tiles against fp32 small_gemm, seed-b's bf16 step (docs/performance.md).
+bool detail::small_gemm_amx_by_cpu() { return small_gemm_amx_available(); }
+
 void small_gemm_bf16(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
                      const float* B, int ldb, float beta, float* C, int ldc) {
+#if XTGRAD_HAVE_AMX_KERNELS
+    if (small_gemm_amx_available() && detail::speed_switch_on(detail::kSmallGemmAmxSwitch))
+        return detail::small_gemm_bf16_amx(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+#endif
 #if XTGRAD_HAVE_AVX512_BF16_KERNELS
     if (small_gemm_bf16_available())
         return detail::small_gemm_bf16_avx512(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);

@@ -56,10 +56,18 @@ void small_gemm_bf16(bool trans_a, bool trans_b, int M, int N, int K, float alph
 // simd/cpu_isa.hpp chose AVX-512 (XTGRAD_ISA=baseline turns it off with the other AVX-512 kernels).
 bool small_gemm_bf16_available();
 
+// True where small_gemm_bf16 can run on AMX tiles (gemm/small_gemm_amx.cpp): small_gemm_bf16_available,
+// the build has the AMX kernel and simd/amx.hpp found the tiles permitted. It runs there while
+// XTGRAD_SMALL_GEMM_AMX is on (its default here), else on vdpbf16ps; the same rounding either way,
+// the sums in another order.
+bool small_gemm_amx_available();
+
 namespace detail {
-// small_gemm_bf16's kernel (gemm/small_gemm_bf16.cpp).
+// small_gemm_bf16's kernels: vdpbf16ps (gemm/small_gemm_bf16.cpp) and AMX (gemm/small_gemm_amx.cpp).
 void small_gemm_bf16_avx512(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
                             const float* B, int ldb, float beta, float* C, int ldc);
+void small_gemm_bf16_amx(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
+                         const float* B, int ldb, float beta, float* C, int ldc);
 
 // small_gemm's AVX-512 build (gemm/small_gemm_avx512.cpp); `dots`: dot-product tiles for A · Bᵀ.
 void small_gemm_avx512(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,

@@ -1,10 +1,12 @@
 // small_gemm_bf16 (gemm/small_gemm.hpp): op(A) and op(B) rounded to bf16, products summed in
 // fp32, against the double-precision product of the rounded operands, in every layout, with odd
 // K (a last pair half zero), rows around the tile height (6), columns around the batch (16),
-// tutorial B's attention slices, alpha/beta and padded leading dimensions; gemm_ld(DType::bf16)
-// hands it the medium blocks; where it does not run, it refuses.
+// tutorial B's attention slices, alpha/beta and padded leading dimensions, on vdpbf16ps and on
+// AMX's tiles where they run; gemm_ld(DType::bf16) hands it the medium blocks; where it does not
+// run, it refuses.
 #include "tests/autocast_util.hpp"
 #include "tests/reference_gemm.hpp"
+#include "tests/speed_switch_scope.hpp"
 #include "tests/test_util.hpp"
 
 #include <xtgrad/autograd/speed_switches.hpp>
@@ -66,8 +68,16 @@ double bf16_error(const test::GemmCase& p, float alpha, float beta) {
 
 }  // namespace
 
+// The kernels small_gemm_bf16 can run here: vdpbf16ps always, AMX's tiles where they run
+// (XTGRAD_SMALL_GEMM_AMX chooses).
+std::vector<bool> amx_choices() {
+    if (small_gemm_amx_available()) return {false, true};
+    return {false};
+}
+
 TEST_CASE("small_gemm_bf16 equals the product of the rounded operands in every layout") {
     if (!small_gemm_bf16_available()) {
+        CHECK_FALSE(small_gemm_amx_available());
         float a = 1.f, b = 2.f, c = 0.f;
         test::expect_error([&] { small_gemm_bf16(false, false, 1, 1, 1, 1.f, &a, 1, &b, 1, 0.f, &c, 1); },
                            {"small_gemm_bf16: "});
@@ -77,9 +87,11 @@ TEST_CASE("small_gemm_bf16 equals the product of the rounded operands in every l
     std::vector<test::GemmCase> products;
     for (bool ta : {false, true})
         for (bool tb : {false, true}) {
-            for (int M : {1, 5, 6, 7, 13})
-                for (int N : {1, 3, 15, 16, 17, 40, 65})
-                    for (int K : {1, 2, 9, 16, 33, 64}) products.push_back({ta, tb, M, N, K});
+            // rows around vdpbf16ps's tile height (6) and AMX's tiles (16, blocks of 32), columns
+            // around a batch (16), K around AMX's step (32 values, 16 pairs)
+            for (int M : {1, 5, 6, 7, 13, 16, 17, 33})
+                for (int N : {1, 3, 15, 16, 17, 32, 33, 40, 65})
+                    for (int K : {1, 2, 9, 16, 31, 32, 33, 64, 65}) products.push_back({ta, tb, M, N, K});
             // tutorial B's 99- and 100-token slices: B's pairs transposed in 16 x 16 blocks with tails
             products.push_back({ta, tb, 100, 100, 64});
             products.push_back({ta, tb, 99, 99, 64});
@@ -87,25 +99,66 @@ TEST_CASE("small_gemm_bf16 equals the product of the rounded operands in every l
             products.push_back({ta, tb, 99, 64, 99});
             products.push_back({ta, tb, 150, 97, 129});
         }
-    // K = 0: C = beta · C (no pair to pack; nothing read before or after the buffers)
-    for (bool ta : {false, true}) {
-        std::vector<float> c(8 * 16, 2.f);
-        const float a = 1.f, b = 1.f;
-        small_gemm_bf16(ta, true, 8, 16, 0, 1.f, &a, ta ? 8 : 1, &b, 1, 0.5f, c.data(), 16);
-        CHECK(c == std::vector<float>(8 * 16, 1.f));
+    for (const bool amx : amx_choices()) {
+        INFO("AMX tiles: " << amx);
+        const test::SpeedSwitchScope kernel(detail::kSmallGemmAmxSwitch, amx);
+        // K = 0: C = beta · C (no pair to pack; nothing read before or after the buffers)
+        for (bool ta : {false, true}) {
+            std::vector<float> c(8 * 16, 2.f);
+            const float a = 1.f, b = 1.f;
+            small_gemm_bf16(ta, true, 8, 16, 0, 1.f, &a, ta ? 8 : 1, &b, 1, 0.5f, c.data(), 16);
+            CHECK(c == std::vector<float>(8 * 16, 1.f));
+        }
+        for (const test::GemmCase& p : products) {
+            INFO(test::describe(p));
+            CHECK(bf16_error(p, 1.f, 0.f) < 1.0);     // a fresh result: C not read
+            CHECK(bf16_error(p, 0.5f, 1.f) < 1.0);    // accumulate into C
+            CHECK(bf16_error(p, -2.f, 0.25f) < 1.0);  // general alpha and beta
+        }
     }
-    for (const test::GemmCase& p : products) {
-        INFO(test::describe(p));
-        CHECK(bf16_error(p, 1.f, 0.f) < 1.0);     // a fresh result: C not read
-        CHECK(bf16_error(p, 0.5f, 1.f) < 1.0);    // accumulate into C
-        CHECK(bf16_error(p, -2.f, 0.25f) < 1.0);  // general alpha and beta
+}
+
+TEST_CASE("small_gemm_bf16 on AMX tiles: exact on exact sums, and unmoved by oneDNN's AMX products between calls") {
+    if (!small_gemm_amx_available()) {
+        // nothing to choose: the switch's default is off, and a 1 still runs vdpbf16ps
+        CHECK_FALSE(detail::small_gemm_amx_by_cpu());
+        return;
+    }
+    CHECK(detail::small_gemm_amx_by_cpu());
+    // small integers: every product and sum exact in fp32, so both kernels give the same bits
+    const int M = 37, N = 45, K = 70;
+    std::vector<float> A(static_cast<std::size_t>(M) * K), B(static_cast<std::size_t>(K) * N);
+    for (std::size_t i = 0; i < A.size(); ++i) A[i] = static_cast<float>(static_cast<int>(i % 7) - 3);
+    for (std::size_t i = 0; i < B.size(); ++i) B[i] = static_cast<float>(static_cast<int>(i % 5) - 2);
+    const auto product = [&](bool amx) {
+        const test::SpeedSwitchScope kernel(detail::kSmallGemmAmxSwitch, amx);
+        std::vector<float> C(static_cast<std::size_t>(M) * N);
+        small_gemm_bf16(false, false, M, N, K, 1.f, A.data(), K, B.data(), N, 0.f, C.data(), N);
+        return C;
+    };
+    const std::vector<float> tiles = product(true);
+    CHECK(tiles == product(false));
+    const std::vector<double> exact = test::reference_gemm(false, false, M, N, K, A.data(), K, B.data(), N);
+    CHECK(std::vector<double>(tiles.begin(), tiles.end()) == exact);
+    // oneDNN's bf16 products run on AMX too, with tile configurations of their own, on this thread
+    const autocast_test::Bf16Here here;
+    REQUIRE(here);
+    const int big = 256;
+    const std::vector<float> X = test::random_buffer(static_cast<std::size_t>(big) * big, 7);
+    std::vector<float> Y(X.size());
+    for (int round = 0; round < 3; ++round) {
+        gemm_ld(DType::bf16, false, false, big, big, big, 1.f, X.data(), big, X.data(), big, 0.f, Y.data(), big);
+        CHECK(product(true) == tiles);
     }
 }
 
 TEST_CASE("gemm_ld(DType::bf16) runs the medium blocks in small_gemm_bf16 where it pays, else in fp32") {
     // the default, read before Bf16Here holds the medium blocks in bf16 for the case: on only where
     // the CPU's bf16 dot products pay (not on an Intel with AMX, whose vdpbf16ps runs at half rate)
-    if (detail::medium_blocks_in_bf16()) CHECK(autocast::bf16_dot_products_pay());
+    // or where AMX's tiles run them (XTGRAD_SMALL_GEMM_AMX)
+    if (detail::medium_blocks_in_bf16())
+        CHECK((autocast::bf16_dot_products_pay() ||
+               (small_gemm_amx_available() && detail::speed_switch_on(detail::kSmallGemmAmxSwitch))));
     const autocast_test::Bf16Here here;
     if (!here) return;
     const int M = 100, N = 100, K = 64;  // q·kᵀ on tutorial B's 100-token slices
