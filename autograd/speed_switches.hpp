@@ -75,7 +75,7 @@ inline constexpr EnvSwitch kSmallGemmAmxSwitch{
     "XTGRAD_SMALL_GEMM_AMX",
     "small_gemm's bf16 kernel (attention's medium blocks under bf16 autocast) runs on AMX tiles; unset: where the "
     "CPU has them and Linux grants them",
-    "it runs on AVX512-BF16's vdpbf16ps", small_gemm_amx_by_cpu};
+    "it runs on AVX512-BF16's vdpbf16ps (slower than fp32 on the Intel Xeon: XTGRAD_SMALL_GEMM_BF16=0 keeps the blocks in fp32)", small_gemm_amx_by_cpu};
 // Every speed switch, for check_environment, xtgrad_bench --list-switches and the tests.
 inline constexpr const EnvSwitch* kSpeedSwitches[] = {
     &kBlockCacheSwitch, &kBlockCacheCutSwitch, &kSmallGemmSwitch,       &kSkinnyGemmSwitch,

@@ -20,7 +20,7 @@
 # median over the rounds of each round's median step. --args adds options to every
 # xtgrad_bench run of both sides. --switches takes switch names or `all` (every one the build
 # lists: xtgrad_bench --list-switches); XTGRAD_POOL_SPIN is measured on 2+ threads only,
-# XTGRAD_BF16_SMALL_IN_FP32, XTGRAD_SMALL_GEMM_BF16 and XTGRAD_INFERENCE_WEIGHTS_PACKED under bf16 autocast,
+# XTGRAD_BF16_SMALL_IN_FP32, XTGRAD_SMALL_GEMM_BF16, XTGRAD_INFERENCE_WEIGHTS_PACKED and XTGRAD_SMALL_GEMM_AMX under bf16 autocast,
 # XTGRAD_BLOCK_CACHE_CUT with the block cache on (XTGRAD_BLOCK_CACHE=1 for both sides). Each
 # switch but the block cache's two (fixed at start-up) is measured in one process per round,
 # on and off alternating step by step (xtgrad_bench --alternate): a host whose speed drifts moves
@@ -117,7 +117,7 @@ for ((r = 1; r <= rounds; r++)); do
       pair_args=$args
       case $name in
         XTGRAD_POOL_SPIN) [[ $threads -ge 2 ]] || continue ;;  # one thread: no pool
-        XTGRAD_BF16_SMALL_IN_FP32 | XTGRAD_SMALL_GEMM_BF16 | XTGRAD_INFERENCE_WEIGHTS_PACKED)
+        XTGRAD_BF16_SMALL_IN_FP32 | XTGRAD_SMALL_GEMM_BF16 | XTGRAD_INFERENCE_WEIGHTS_PACKED | XTGRAD_SMALL_GEMM_AMX)
           pair_args="$args --autocast bf16 --allow-slower-bf16" ;;
         XTGRAD_BLOCK_CACHE_CUT) env_a="XTGRAD_BLOCK_CACHE=1 $env_a" env_b="XTGRAD_BLOCK_CACHE=1 $env_b" ;;
       esac

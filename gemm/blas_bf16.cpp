@@ -37,12 +37,11 @@ constexpr int kDefaultBf16MinSide = 8;
 // 1.25x the fp32 FMAs), not by family. On the Zen 4 (~2x): seed-b's bf16 step 1.02-1.03x faster
 // at batch 16 and 64, every one of 3 alternating rounds. The Zen 5 passes the same test (its
 // bf16 products ran at 85-95 % of its vdpbf16ps peak, docs/performance.md); the Intel Xeon's
-// vdpbf16ps runs at half its FMA rate, so it fails it, but its AMX tiles, where they run
-// (XTGRAD_SMALL_GEMM_AMX), take the blocks faster than fp32 (seed-b's bf16 step: docs/performance.md).
+// vdpbf16ps runs at half its FMA rate, so it fails it, but the kernel's AMX tiles take the blocks
+// faster than fp32 there (seed-b's bf16 step: docs/performance.md). From the CPU alone, not from
+// XTGRAD_SMALL_GEMM_AMX's value: a default read once must not depend on when it was read.
 bool detail::small_gemm_bf16_by_cpu() {
-    return small_gemm_bf16_available() &&
-           (autocast::bf16_dot_products_pay() ||
-            (small_gemm_amx_available() && detail::speed_switch_on(detail::kSmallGemmAmxSwitch)));
+    return small_gemm_bf16_available() && (autocast::bf16_dot_products_pay() || small_gemm_amx_available());
 }
 
 // Whether they run there: XTGRAD_SMALL_GEMM=0 sends them to the backend's bf16 product with the

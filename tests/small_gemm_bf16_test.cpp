@@ -155,10 +155,8 @@ TEST_CASE("small_gemm_bf16 on AMX tiles: exact on exact sums, and unmoved by one
 TEST_CASE("gemm_ld(DType::bf16) runs the medium blocks in small_gemm_bf16 where it pays, else in fp32") {
     // the default, read before Bf16Here holds the medium blocks in bf16 for the case: on only where
     // the CPU's bf16 dot products pay (not on an Intel with AMX, whose vdpbf16ps runs at half rate)
-    // or where AMX's tiles run them (XTGRAD_SMALL_GEMM_AMX)
-    if (detail::medium_blocks_in_bf16())
-        CHECK((autocast::bf16_dot_products_pay() ||
-               (small_gemm_amx_available() && detail::speed_switch_on(detail::kSmallGemmAmxSwitch))));
+    // or where AMX's tiles can run them
+    if (detail::medium_blocks_in_bf16()) CHECK((autocast::bf16_dot_products_pay() || small_gemm_amx_available()));
     const autocast_test::Bf16Here here;
     if (!here) return;
     const int M = 100, N = 100, K = 64;  // q·kᵀ on tutorial B's 100-token slices
