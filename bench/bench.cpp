@@ -14,6 +14,8 @@
 #include "examples/common/cli.hpp"
 #include <xtgrad/autograd/autocast.hpp>
 #include <xtgrad/autograd/speed_switches.hpp>
+#include <xtgrad/gemm/blas.hpp>
+#include <xtgrad/gemm/small_gemm.hpp>
 #include <xtgrad/threads/parallel.hpp>
 
 #include "examples/common/cli11.hpp"
@@ -189,9 +191,15 @@ int main(int argc, char** argv) {
                 cli::usage_error("--alternate: {} acts on the pool's workers, and --threads {} has none (2 or more)",
                                  o.alternate, o.threads);
             if ((s == &detail::kBf16SmallInFp32Switch || s == &detail::kSmallGemmBf16Switch ||
-                 s == &detail::kInferenceWeightsPackedSwitch) &&
+                 s == &detail::kInferenceWeightsPackedSwitch || s == &detail::kSmallGemmAmxSwitch) &&
                 o.autocast.empty())
                 cli::usage_error("--alternate: {} acts under --autocast bf16 only", o.alternate);
+            if (s == &detail::kSmallGemmAmxSwitch && !small_gemm_amx_available())
+                cli::usage_error("--alternate: {} chooses AMX's tiles for small_gemm_bf16, and this process has none "
+                                 "(no AMX-BF16, not granted by Linux, or XTGRAD_ISA=baseline)", o.alternate);
+            if (s == &detail::kSmallGemmAmxSwitch && !detail::medium_blocks_in_bf16())
+                cli::usage_error("--alternate: {} acts on the medium blocks in bf16, which XTGRAD_SMALL_GEMM_BF16=0 or "
+                                 "XTGRAD_SMALL_GEMM=0 keeps out of small_gemm_bf16", o.alternate);
             if ((s == &detail::kInferenceWeightsTransposedSwitch || s == &detail::kInferenceWeightsPackedSwitch) &&
                 o.no_infer)
                 cli::usage_error("--alternate: {} acts on the inference, which --no-infer skips", o.alternate);

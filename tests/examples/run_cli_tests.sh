@@ -344,9 +344,9 @@ rcs=("$build/examples/random_copy" --batch 2 --len 8 --vocab 20 --layers 1 --hea
 # The list is the build's own (xtgrad_bench --list-switches, from autograd/speed_switches.hpp)
 listed=$("$build/bench/xtgrad_bench" --list-switches)
 speed_switches=$(cut -d' ' -f1 <<<"$listed")
-if [[ $(wc -l <<<"$listed") -eq 13 ]] && ! grep -vqE '^XTGRAD_[A-Z0-9_]+ (on|off)$' <<<"$listed" &&
+if [[ $(wc -l <<<"$listed") -eq 14 ]] && ! grep -vqE '^XTGRAD_[A-Z0-9_]+ (on|off)$' <<<"$listed" &&
    grep -qx XTGRAD_NARROW_NN_TRANSPOSED <<<"$speed_switches"; then
-  ok "xtgrad_bench --list-switches: 13 switches, each with this CPU's default"
+  ok "xtgrad_bench --list-switches: 14 switches, each with this CPU's default"
 else bad "xtgrad_bench --list-switches: '$listed'"; fi
 # The programs that parse by themselves (parse_or_exit) check the environment too, before any work
 # (xtgrad_bench read a switch only at its first use: a bad one ran, or failed mid-run with 1)
@@ -370,6 +370,15 @@ expect 2 "xtgrad_bench --alternate XTGRAD_SMALL_GEMM_BF16 without autocast" "$bu
 says "--alternate: XTGRAD_SMALL_GEMM_BF16 acts under --autocast bf16 only"
 expect 2 "xtgrad_bench --alternate XTGRAD_INFERENCE_WEIGHTS_PACKED without autocast" "$build/bench/xtgrad_bench" --config seed-d --alternate XTGRAD_INFERENCE_WEIGHTS_PACKED
 says "--alternate: XTGRAD_INFERENCE_WEIGHTS_PACKED acts under --autocast bf16 only"
+expect 2 "xtgrad_bench --alternate XTGRAD_SMALL_GEMM_AMX without autocast" "$build/bench/xtgrad_bench" --config seed-b --alternate XTGRAD_SMALL_GEMM_AMX
+says "--alternate: XTGRAD_SMALL_GEMM_AMX acts under --autocast bf16 only"
+# it would measure noise where the tiles do not run: under XTGRAD_ISA=baseline, or with the blocks in fp32
+if "$build/bench/xtgrad_bench" --list-switches | grep -qx "XTGRAD_SMALL_GEMM_AMX on"; then
+  expect 2 "xtgrad_bench --alternate XTGRAD_SMALL_GEMM_AMX under XTGRAD_SMALL_GEMM_BF16=0" env XTGRAD_SMALL_GEMM_BF16=0 "$build/bench/xtgrad_bench" --config seed-b --autocast bf16 --alternate XTGRAD_SMALL_GEMM_AMX
+  says "--alternate: XTGRAD_SMALL_GEMM_AMX acts on the medium blocks in bf16, which XTGRAD_SMALL_GEMM_BF16=0"
+  expect 2 "xtgrad_bench --alternate XTGRAD_SMALL_GEMM_AMX under XTGRAD_ISA=baseline" env XTGRAD_ISA=baseline "$build/bench/xtgrad_bench" --config seed-b --autocast bf16 --allow-slower-bf16 --alternate XTGRAD_SMALL_GEMM_AMX
+  says "--alternate: XTGRAD_SMALL_GEMM_AMX chooses AMX's tiles for small_gemm_bf16, and this process has none"
+fi
 for inference_switch in XTGRAD_INFERENCE_WEIGHTS_PACKED XTGRAD_INFERENCE_WEIGHTS_TRANSPOSED; do
   expect 2 "xtgrad_bench --alternate $inference_switch --no-infer" "$build/bench/xtgrad_bench" --config seed-d --autocast bf16 --allow-slower-bf16 --no-infer --alternate $inference_switch
   says "--alternate: $inference_switch acts on the inference, which --no-infer skips"
