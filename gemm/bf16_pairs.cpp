@@ -20,6 +20,11 @@ namespace {
 constexpr int kLanes = 16;  // words per AVX-512 register
 constexpr std::size_t kLineWords = 64 / sizeof(std::uint32_t);
 
+// This thread's packed operands: grown as needed, kept for the next call up to kKeptWords
+// (release_large_pair_buffers), so the attention's blocks pack without allocating
+thread_local std::vector<std::uint32_t> b_buffer, a_buffer;
+constexpr std::size_t kKeptWords = std::size_t{1} << 20;  // 4 MiB each: a medium block's are <= 1 MiB
+
 // `words` words of `buffer` (grown, never shrunk), from its first cache line: a load across two
 // lines costs two (small_gemm_impl.hpp's packed_b)
 std::uint32_t* on_a_line(std::vector<std::uint32_t>& buffer, std::size_t words) {
@@ -84,7 +89,7 @@ void interleave_rows(const float* src, int n, int K, int ld_src, int pairs, std:
 
 const std::uint32_t* pack_b_pairs(bool trans_b, int N, int K, const float* B, int ldb, int pairs, int rows,
                                   int padded) {
-    thread_local std::vector<std::uint32_t> buffer;
+    std::vector<std::uint32_t>& buffer = b_buffer;
     const std::size_t panel_size = static_cast<std::size_t>(rows) * padded,
                       stored_size = trans_b ? static_cast<std::size_t>(N) * pairs : 0;
     std::uint32_t* panel = on_a_line(buffer, panel_size + stored_size);
@@ -104,7 +109,7 @@ const std::uint32_t* pack_b_pairs(bool trans_b, int N, int K, const float* B, in
 }
 
 const std::uint32_t* pack_a_pairs(bool trans_a, int M, int K, const float* A, int lda, int pairs) {
-    thread_local std::vector<std::uint32_t> buffer;
+    std::vector<std::uint32_t>& buffer = a_buffer;
     if (buffer.size() < static_cast<std::size_t>(M) * pairs) buffer.resize(static_cast<std::size_t>(M) * pairs);
     if (!trans_a) pair_rows(A, M, K, lda, buffer.data(), pairs, pairs);
     else interleave_rows(A, M, K, lda, pairs, buffer.data(), M);
@@ -113,7 +118,7 @@ const std::uint32_t* pack_a_pairs(bool trans_a, int M, int K, const float* A, in
 
 const std::uint32_t* pack_a_pair_rows(bool trans_a, int M, int K, const float* A, int lda, int pairs, int rows,
                                       int padded) {
-    thread_local std::vector<std::uint32_t> buffer;
+    std::vector<std::uint32_t>& buffer = a_buffer;
     const std::size_t out_size = static_cast<std::size_t>(rows) * padded,
                       stored_size = trans_a ? static_cast<std::size_t>(pairs) * M : 0;
     std::uint32_t* out = on_a_line(buffer, out_size + stored_size);
@@ -129,6 +134,11 @@ const std::uint32_t* pack_a_pair_rows(bool trans_a, int M, int K, const float* A
     for (int i = 0; i < M; ++i)
         std::fill(out + static_cast<std::ptrdiff_t>(i) * padded + pairs, out + static_cast<std::ptrdiff_t>(i + 1) * padded, 0u);
     return out;
+}
+
+void release_large_pair_buffers() {
+    for (std::vector<std::uint32_t>* buffer : {&b_buffer, &a_buffer})
+        if (buffer->capacity() > kKeptWords) std::vector<std::uint32_t>().swap(*buffer);
 }
 
 }  // namespace xtgrad::detail

@@ -4,7 +4,9 @@
 //   op(A) (M, K) -> word (i, p) = (A(i, 2p), A(i, 2p + 1))
 //   op(B) (K, N) -> word (p, j) = (B(2p, j), B(2p + 1, j)), the "VNNI" layout
 // An odd K gets a zero in its last pair. Values are rounded as detail::bf16_row rounds them
-// (gemm/bf16_convert.hpp). Each function returns this thread's buffer, valid until its next call.
+// (gemm/bf16_convert.hpp). Each function returns this thread's buffer (one for op(A), one for
+// op(B)), valid until the next call or release_large_pair_buffers. Not for signal handlers: a
+// handler's product would pack over the interrupted one's operands.
 // Compiled with AVX512-BF16 only (meson.build); internal.
 #pragma once
 
@@ -27,5 +29,10 @@ const std::uint32_t* pack_a_pairs(bool trans_a, int M, int K, const float* A, in
 // buffer starts on a cache line.
 const std::uint32_t* pack_a_pair_rows(bool trans_a, int M, int K, const float* A, int lda, int pairs, int rows,
                                       int padded);
+
+// Frees this thread's buffers where they grew past 4 MiB (a direct call on a huge product: 1e6
+// rows kept up to 0.5 GB per thread), after a kernel is done with them; the medium blocks'
+// stay for the next call.
+void release_large_pair_buffers();
 
 }  // namespace xtgrad::detail

@@ -5,6 +5,7 @@
 #include <xtgrad/autograd/error.hpp>
 #include <xtgrad/autograd/speed_switches.hpp>
 #include <xtgrad/gemm/bf16_convert.hpp>
+#include <xtgrad/gemm/gemm_door.hpp>
 #include <xtgrad/gemm/small_gemm_impl.hpp>
 #include <xtgrad/simd/amx.hpp>
 #include <xtgrad/simd/cpu_isa.hpp>
@@ -68,6 +69,9 @@ bool detail::small_gemm_amx_by_cpu() { return small_gemm_amx_available(); }
 
 void small_gemm_bf16(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
                      const float* B, int ldb, float beta, float* C, int ldc) {
+    // before any kernel packs: a negative size wrote before the AMX kernel's buffers (a no-context attack)
+    detail::check_sizes("small_gemm_bf16", trans_a, trans_b, M, N, K, lda, ldb, ldc);
+    if (M == 0 || N == 0) return;
 #if XTGRAD_HAVE_AMX_KERNELS
     if (small_gemm_amx_available() && detail::speed_switch_on(detail::kSmallGemmAmxSwitch))
         return detail::small_gemm_bf16_amx(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);

@@ -48,7 +48,8 @@ void small_gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, co
 // the medium ones where it pays (detail::medium_blocks_in_bf16, gemm/blas.hpp), so autocast's
 // attention blocks need no oneDNN set-up per block. Its kernel
 // (gemm/small_gemm_bf16.cpp) runs vdpbf16ps, which reads a denormal operand as 0 and flushes a
-// denormal sum to 0, as the bf16 conversions on these CPUs do (gemm/bf16_convert.hpp).
+// denormal sum to 0, as the bf16 conversions on these CPUs do (gemm/bf16_convert.hpp). A negative
+// size or a leading dimension shorter than its stored row is an Error naming them, C untouched.
 void small_gemm_bf16(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
                      const float* B, int ldb, float beta, float* C, int ldc);
 

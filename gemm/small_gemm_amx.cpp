@@ -121,6 +121,7 @@ void small_gemm_bf16_amx(bool trans_a, bool trans_b, int M, int N, int K, float 
         }
     }
     _tile_release();
+    release_large_pair_buffers();
 }
 
 }  // namespace xtgrad::detail

@@ -69,6 +69,7 @@ void small_gemm_bf16_avx512(bool trans_a, bool trans_b, int M, int N, int K, flo
     const PairTileArgs t{pairs, pack_a_pairs(trans_a, M, K, A, lda, pairs), trans_a ? 1 : pairs, trans_a ? M : 1, panel, padded,
                          alpha, beta, C, ldc, 0};
     small::run_tiles<L, MR, kMaxBatches>(t, M, N, pair_tiles(), [](int) {});
+    release_large_pair_buffers();
 }
 
 }  // namespace xtgrad::detail

@@ -118,6 +118,53 @@ TEST_CASE("small_gemm_bf16 equals the product of the rounded operands in every l
     }
 }
 
+TEST_CASE("small_gemm_bf16 refuses negative sizes and short leading dimensions on either kernel, C untouched") {
+    if (!small_gemm_bf16_available()) return;  // refused whatever the sizes: the case above
+    // a no-context attack: M = -1 or K = -3 wrote before the AMX kernel's buffers (heap corruption)
+    std::vector<float> A(64, 1.f), B(64, 1.f), C(64, 7.f);
+    struct Bad { int M, N, K, lda, ldb, ldc; const char* says; };
+    const Bad bad[] = {{-1, 4, 4, 4, 4, 4, "negative size M = -1"}, {4, -5, 4, 4, 4, 4, "negative size"},
+                       {4, 4, -3, 4, 4, 4, "K = -3"}, {-16, 16, 16, 16, 16, 16, "negative size"},
+                       {4, 4, 8, 4, 4, 4, "lda = 4 (at least 8)"}, {4, 8, 4, 4, 4, 4, "ldc = 4 (at least 8)"}};
+    for (const bool amx : amx_choices()) {
+        const test::SpeedSwitchScope kernel(detail::kSmallGemmAmxSwitch, amx);
+        for (const Bad& b : bad) {
+            CAPTURE(b.says);
+            test::expect_error([&] { small_gemm_bf16(false, false, b.M, b.N, b.K, 1.f, A.data(), b.lda, B.data(), b.ldb,
+                                                     0.f, C.data(), b.ldc); },
+                               {"small_gemm_bf16: ", b.says});
+            CHECK(C == std::vector<float>(64, 7.f));
+        }
+        // M or N = 0: nothing to write
+        small_gemm_bf16(false, false, 0, 4, 4, 1.f, A.data(), 4, B.data(), 4, 0.f, C.data(), 4);
+        small_gemm_bf16(false, false, 4, 0, 4, 1.f, A.data(), 4, B.data(), 4, 0.f, C.data(), 1);
+        CHECK(C == std::vector<float>(64, 7.f));
+    }
+}
+
+TEST_CASE("small_gemm_bf16 after a product far past the medium blocks: right, and the next one too") {
+    if (!small_gemm_bf16_available()) return;
+    // a direct call on 100 000 rows packs ~6 MB per thread, freed after it (kept, a call on
+    // 1e6 rows held 0.5 GB per thread), so later products pack into fresh buffers
+    for (const bool amx : amx_choices()) {
+        CAPTURE(amx);
+        const test::SpeedSwitchScope kernel(detail::kSmallGemmAmxSwitch, amx);
+        const int M = 100000, N = 16, K = 30;
+        std::vector<float> A(static_cast<std::size_t>(M) * K), B(static_cast<std::size_t>(K) * N, 1.f),
+            C(static_cast<std::size_t>(M) * N);
+        for (std::size_t i = 0; i < A.size(); ++i) A[i] = static_cast<float>(static_cast<int>(i % 5) - 2);
+        small_gemm_bf16(false, false, M, N, K, 1.f, A.data(), K, B.data(), N, 0.f, C.data(), N);
+        bool right = true;  // row i: sum of its K small integers, exact
+        for (int i = 0; i < M && right; ++i) {
+            float want = 0.f;
+            for (int k = 0; k < K; ++k) want += A[static_cast<std::size_t>(i) * K + k];
+            for (int j = 0; j < N; ++j) right = right && C[static_cast<std::size_t>(i) * N + j] == want;
+        }
+        CHECK(right);
+        CHECK(bf16_error({false, true, 100, 100, 64}, 1.f, 0.f) < 1.0);
+    }
+}
+
 TEST_CASE("small_gemm_bf16 on AMX tiles: exact on exact sums, and unmoved by oneDNN's AMX products between calls") {
     if (!small_gemm_amx_available()) {
         // nothing to choose: the switch's default is off, and a 1 still runs vdpbf16ps
