@@ -5,7 +5,9 @@
 // state (XCR0 bits 17 and 18), and Linux (5.16 and later) granted this process the tile data
 // (arch_prctl ARCH_REQ_XCOMP_PERM), which it must ask for once before any thread touches a tile;
 // an instruction run without the grant kills the process with SIGILL. The grant is the process's,
-// every thread's, and oneDNN asks for it the same way.
+// every thread's, and oneDNN asks for it the same way. Linux's rules that come with it: a
+// sigaltstack too small for the tiles' signal frame (8 KiB) makes the ask fail (the tiles then
+// stay off here), and once granted such a sigaltstack is refused (ENOMEM).
 #pragma once
 
 namespace xtgrad {
