@@ -32,21 +32,6 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void bf16_row_av
         _mm256_mask_storeu_epi16(dst + i, m, reinterpret_cast<__m256i>(r));
     }
 }
-
-// bf16_row_avx512 with the sums: 16 floats per step, the last < 16 masked (the same rounding,
-// element by element, as vcvtne2ps2bf16's halves)
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void bf16_row_adding_avx512(const float* src,
-                                                                                  std::size_t n,
-                                                                                  std::uint16_t* dst,
-                                                                                  float* sums) {
-    for (std::size_t i = 0; i < n; i += 16) {
-        const std::size_t left = n - i < 16 ? n - i : 16;
-        const __mmask16 m = static_cast<__mmask16>((1u << left) - 1u);
-        const __m512 x = _mm512_maskz_loadu_ps(m, src + i);
-        _mm512_mask_storeu_ps(sums + i, m, _mm512_add_ps(_mm512_maskz_loadu_ps(m, sums + i), x));
-        _mm256_mask_storeu_epi16(dst + i, m, reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(x)));
-    }
-}
 #endif
 
 bool detect() {
@@ -69,14 +54,6 @@ void bf16_row(const float* src, std::size_t n, std::uint16_t* dst) {
 #if defined(__x86_64__)
     if (bf16_row_uses_avx512_bf16()) return bf16_row_avx512(src, n, dst);
 #endif
-    bf16_row_plain(src, n, dst);
-}
-
-void bf16_row_adding(const float* src, std::size_t n, std::uint16_t* dst, float* sums) {
-#if defined(__x86_64__)
-    if (bf16_row_uses_avx512_bf16()) return bf16_row_adding_avx512(src, n, dst, sums);
-#endif
-    for (std::size_t i = 0; i < n; ++i) sums[i] += src[i];
     bf16_row_plain(src, n, dst);
 }
 

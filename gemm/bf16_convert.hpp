@@ -17,8 +17,4 @@ void bf16_row(const float* src, std::size_t n, std::uint16_t* dst);
 // True when bf16_row takes the AVX512-BF16 path on this CPU.
 bool bf16_row_uses_avx512_bf16();
 
-// bf16_row(src, n, dst), and sums[i] += src[i] for i < n in the same pass (each sum one fp32
-// add, as a plain loop's): a Linear's bias gradient read from the dy its products convert.
-void bf16_row_adding(const float* src, std::size_t n, std::uint16_t* dst, float* sums);
-
 }  // namespace xtgrad::detail

@@ -85,11 +85,6 @@ void add_bias_rows(float* C, int M, int N, int ldc, const float* bias);
 // nearest, ties to even; gemm/dtype.hpp). Split over the pool by rows when big.
 void convert_to_bf16(const float* src, int rows, int cols, int ld, std::uint16_t* dst);
 
-// The same for a packed src (ld = cols), and column_sums[j] += src[0][j] + src[1][j] + ... in
-// row order, in one pass over src: a Linear's backward converts dy and sums its bias gradient
-// together. Columns over the pool, so each sum has a plain loop's bits for any thread count.
-void convert_to_bf16_summing_columns(const float* src, int rows, int cols, std::uint16_t* dst, float* column_sums);
-
 // True when gemm_ld(DType::bf16, ...) runs a product of this shape in fp32, unrounded, because
 // bf16 would not be faster:
 //  - small products (small_gemm_fits: attention's blocks on short sentences): small_gemm is an

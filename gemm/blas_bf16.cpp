@@ -64,14 +64,6 @@ void convert_to_bf16(const float* src, int rows, int cols, int ld, std::uint16_t
     });
 }
 
-void convert_to_bf16_summing_columns(const float* src, int rows, int cols, std::uint16_t* dst, float* column_sums) {
-    const auto n_rows = static_cast<std::size_t>(rows), n_cols = static_cast<std::size_t>(cols);
-    parallel_rows(n_cols, n_rows, [&](std::size_t j0, std::size_t j1) {
-        for (std::size_t i = 0; i < n_rows; ++i)
-            detail::bf16_row_adding(src + i * n_cols + j0, j1 - j0, dst + i * n_cols + j0, column_sums + j0);
-    });
-}
-
 namespace {
 // Below this many rows on a side, a bf16 product runs in fp32 (bf16_product_in_fp32): the tests'
 // set_bf16_min_side, or -1 (unset): kDefaultBf16MinSide where XTGRAD_BF16_SMALL_IN_FP32 is on,

@@ -159,37 +159,6 @@ TEST_CASE("convert_to_bf16 rounds as to_bf16_bits at every row length and stride
     }
 }
 
-TEST_CASE("convert_to_bf16_summing_columns: convert_to_bf16's bits, and each column's sum a plain loop's, on 1 and 2 threads") {
-    // a Linear's backward: dy's bf16 copy and the bias gradient in one pass
-    std::vector<float> special{1.f, 1.f + 1.f / 256, -0.f, std::numeric_limits<float>::infinity(), 3e38f, 3e38f,
-                               std::numeric_limits<float>::quiet_NaN(), -1e-3f};
-    for (int threads : {1, 2}) {
-        set_num_threads(threads);
-        for (int cols : {1, 15, 16, 17, 33, 512, 2049}) {
-            for (int rows : {1, 3, 70}) {
-                CAPTURE(threads);
-                CAPTURE(cols);
-                CAPTURE(rows);
-                std::vector<float> src = test::random_buffer(static_cast<std::size_t>(rows) * cols, 50);
-                for (std::size_t i = 0; i < special.size() && i < src.size(); ++i) src[i * 7 % src.size()] = special[i];
-                std::vector<float> sums = test::random_buffer(static_cast<std::size_t>(cols) + 1, 51), plain = sums;
-                for (int r = 0; r < rows; ++r)
-                    for (int c = 0; c < cols; ++c) plain[c] += src[static_cast<std::size_t>(r) * cols + c];
-                std::vector<std::uint16_t> fused(src.size() + 1, 0xabcd), alone(src.size());
-                convert_to_bf16_summing_columns(src.data(), rows, cols, fused.data(), sums.data());
-                convert_to_bf16(src.data(), rows, cols, cols, alone.data());
-                CHECK(std::equal(alone.begin(), alone.end(), fused.begin()));
-                CHECK(fused.back() == 0xabcd);  // nothing past the rows
-                bool same = true;
-                for (int c = 0; c <= cols; ++c)  // the one past the columns untouched too
-                    same = same && std::bit_cast<std::uint32_t>(sums[c]) == std::bit_cast<std::uint32_t>(plain[c]);
-                CHECK(same);
-            }
-        }
-    }
-    set_num_threads(1);
-}
-
 TEST_CASE("gemm_ld with bf16 operands equals the rounded reference and fp32 within bf16's bound") {
     const Bf16Here here;
     if (!here) return;

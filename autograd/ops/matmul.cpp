@@ -322,25 +322,12 @@ Tensor linear_block_value(const Tensor& x, const Tensor& weight, const Tensor& b
     return differentiable(make_result(std::move(out), "LinearBackward", inputs, std::move(saved),
                        [xs, ws, r, ni, no, first, w_offset, p, w16, x16](Node& self, const Array& g) {
                            const std::size_t block = static_cast<std::size_t>(no) * static_cast<std::size_t>(ni);
-                           // db[block] (count) = sum of dy over rows, each column's rows in order
-                           // (the same sums for any thread count)
-                           const GradOut db_out = self.grad_out(2, {ws[0]});
-                           float* db = db_out ? db_out.part(first, static_cast<std::size_t>(no)).zeroed() : nullptr;
-                           const GradOut dx = self.grad_out(0, xs);
-                           const bool dW_wanted = self.needs_grad(1);
-                           // dy (rows, count) in bf16 once when both products read it: dx reads dy,
-                           // dW reads dyᵀ (dy transposed by flag), the same stored order; db summed in
-                           // that pass (a pass of its own was 1.5-2 % of seed-d's and seed-b's bf16 steps)
-                           thread_local std::vector<std::uint16_t> dy16;
-                           const std::uint16_t* g16 = nullptr;
-                           if (p == DType::bf16 && dx && dW_wanted) {
-                               dy16.resize(static_cast<std::size_t>(r) * static_cast<std::size_t>(no));
-                               if (db) convert_to_bf16_summing_columns(g.data(), r, no, dy16.data(), db);
-                               else convert_to_bf16(g.data(), r, no, no, dy16.data());
-                               g16 = dy16.data();
-                           } else if (db) {
+                           if (GradOut db_out = self.grad_out(2, {ws[0]})) {  // db[block] (count) = sum of dy over rows
                                // first, while dy is in cache from the node that wrote it (after the
-                               // products it came from memory again: 3.8 % of seed-b's autocast step)
+                               // products it came from memory again: 3.8 % of seed-b's autocast step).
+                               // Columns over the pool, each summed over the rows in order: the same
+                               // sums for any thread count.
+                               float* db = db_out.part(first, static_cast<std::size_t>(no)).zeroed();
                                const float* gy = g.data();
                                const auto n_out = static_cast<std::size_t>(no), n_rows = static_cast<std::size_t>(r);
                                parallel_rows(n_out, n_rows, [&](std::size_t j0, std::size_t j1) {
@@ -350,6 +337,17 @@ Tensor linear_block_value(const Tensor& x, const Tensor& weight, const Tensor& b
                                        for (std::size_t j = j0; j < j1; ++j) d[j] += gi[j];
                                    }
                                });
+                           }
+                           const GradOut dx = self.grad_out(0, xs);
+                           const bool dW_wanted = self.needs_grad(1);
+                           // dy (rows, count) in bf16 once when both products read it: dx reads dy,
+                           // dW reads dyᵀ (dy transposed by flag), the same stored order
+                           thread_local std::vector<std::uint16_t> dy16;
+                           const std::uint16_t* g16 = nullptr;
+                           if (p == DType::bf16 && dx && dW_wanted) {
+                               dy16.resize(static_cast<std::size_t>(r) * static_cast<std::size_t>(no));
+                               convert_to_bf16(g.data(), r, no, no, dy16.data());
+                               g16 = dy16.data();
                            }
                            if (dx) {  // dx (rows, in) = dy (rows, count) W[block]
                                // saved() first: it throws if W was written since forward (then w16 is stale too)
