@@ -85,55 +85,54 @@ void interleave_rows(const float* src, int n, int K, int ld_src, int pairs, std:
     }
 }
 
+// `n` vectors of K values as pairs, zero-padded: (rows, ld) words, word (p, j) of vector j when
+// pairs_as_rows (op(B)'s panel), else word (j, p) (AMX's op(A)). The vectors are src's rows
+// (k_contiguous: (n, K), row stride ld_src) or its columns ((K, n)). Where the words' order is
+// not src's, the pairs are made in src's order first, then transposed.
+const std::uint32_t* pack_pairs(std::vector<std::uint32_t>& buffer, bool k_contiguous, int n, int K, const float* src,
+                                int ld_src, int pairs, bool pairs_as_rows, int rows, int ld) {
+    const int filled_rows = pairs_as_rows ? pairs : n, filled_cols = pairs_as_rows ? n : pairs;
+    const bool in_src_order = pairs_as_rows != k_contiguous;
+    const std::size_t out_size = static_cast<std::size_t>(rows) * ld,
+                      scratch_size = in_src_order ? 0 : static_cast<std::size_t>(n) * pairs;
+    std::uint32_t* out = on_a_line(buffer, out_size + scratch_size);
+    std::fill(out + static_cast<std::ptrdiff_t>(filled_rows) * ld, out + out_size, 0u);
+    if (in_src_order) {  // each row's words zero-padded to ld as they are made
+        if (k_contiguous) pair_rows(src, n, K, ld_src, out, pairs, ld);
+        else interleave_rows(src, n, K, ld_src, pairs, out, ld);
+        return out;
+    }
+    std::uint32_t* scratch = out + out_size;
+    if (k_contiguous) {  // (n, pairs), transposed to (pairs, n): q·kᵀ reads k so
+        pair_rows(src, n, K, ld_src, scratch, pairs, pairs);
+        transpose_words(scratch, n, pairs, pairs, out, ld);
+    } else {  // (pairs, n), transposed to (n, pairs): AMX's op(A) for A stored (K, M)
+        interleave_rows(src, n, K, ld_src, pairs, scratch, n);
+        transpose_words(scratch, pairs, n, n, out, ld);
+    }
+    for (int r = 0; r < filled_rows; ++r)
+        std::fill(out + static_cast<std::ptrdiff_t>(r) * ld + filled_cols, out + static_cast<std::ptrdiff_t>(r + 1) * ld, 0u);
+    return out;
+}
+
 }  // namespace
 
 const std::uint32_t* pack_b_pairs(bool trans_b, int N, int K, const float* B, int ldb, int pairs, int rows,
                                   int padded) {
-    std::vector<std::uint32_t>& buffer = b_buffer;
-    const std::size_t panel_size = static_cast<std::size_t>(rows) * padded,
-                      stored_size = trans_b ? static_cast<std::size_t>(N) * pairs : 0;
-    std::uint32_t* panel = on_a_line(buffer, panel_size + stored_size);
-    std::fill(panel + static_cast<std::ptrdiff_t>(pairs) * padded, panel + panel_size, 0u);
-    if (!trans_b) {  // B stored (K, N): rows 2p and 2p + 1 interleaved
-        interleave_rows(B, N, K, ldb, pairs, panel, padded);
-        return panel;
-    }
-    // B stored (N, K) (q·kᵀ reads k so): each row of B becomes a column of pairs, so its pairs are
-    // made in place and the (N, pairs) words transposed
-    std::uint32_t* stored = panel + panel_size;
-    pair_rows(B, N, K, ldb, stored, pairs, pairs);
-    transpose_words(stored, N, pairs, pairs, panel, padded);
-    for (int p = 0; p < pairs; ++p)
-        std::fill(panel + static_cast<std::ptrdiff_t>(p) * padded + N, panel + static_cast<std::ptrdiff_t>(p + 1) * padded, 0u);
-    return panel;
+    return pack_pairs(b_buffer, trans_b, N, K, B, ldb, pairs, true, rows, padded);
 }
 
 const std::uint32_t* pack_a_pairs(bool trans_a, int M, int K, const float* A, int lda, int pairs) {
-    std::vector<std::uint32_t>& buffer = a_buffer;
-    if (buffer.size() < static_cast<std::size_t>(M) * pairs) buffer.resize(static_cast<std::size_t>(M) * pairs);
-    if (!trans_a) pair_rows(A, M, K, lda, buffer.data(), pairs, pairs);
-    else interleave_rows(A, M, K, lda, pairs, buffer.data(), M);
-    return buffer.data();
+    // vdpbf16ps broadcasts op(A)'s words one at a time: in A's stored order, unpadded
+    if (a_buffer.size() < static_cast<std::size_t>(M) * pairs) a_buffer.resize(static_cast<std::size_t>(M) * pairs);
+    if (!trans_a) pair_rows(A, M, K, lda, a_buffer.data(), pairs, pairs);
+    else interleave_rows(A, M, K, lda, pairs, a_buffer.data(), M);
+    return a_buffer.data();
 }
 
 const std::uint32_t* pack_a_pair_rows(bool trans_a, int M, int K, const float* A, int lda, int pairs, int rows,
                                       int padded) {
-    std::vector<std::uint32_t>& buffer = a_buffer;
-    const std::size_t out_size = static_cast<std::size_t>(rows) * padded,
-                      stored_size = trans_a ? static_cast<std::size_t>(pairs) * M : 0;
-    std::uint32_t* out = on_a_line(buffer, out_size + stored_size);
-    std::fill(out + static_cast<std::ptrdiff_t>(M) * padded, out + out_size, 0u);
-    if (!trans_a) {
-        pair_rows(A, M, K, lda, out, pairs, padded);
-        return out;
-    }
-    // A stored (K, M): its pairs (pairs, M), then transposed
-    std::uint32_t* stored = out + out_size;
-    interleave_rows(A, M, K, lda, pairs, stored, M);
-    transpose_words(stored, pairs, M, M, out, padded);
-    for (int i = 0; i < M; ++i)
-        std::fill(out + static_cast<std::ptrdiff_t>(i) * padded + pairs, out + static_cast<std::ptrdiff_t>(i + 1) * padded, 0u);
-    return out;
+    return pack_pairs(a_buffer, !trans_a, M, K, A, lda, pairs, false, rows, padded);
 }
 
 void release_large_pair_buffers() {
