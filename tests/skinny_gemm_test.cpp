@@ -116,9 +116,11 @@ TEST_CASE("the AVX-512 skinny kernels give the same bits whether they prefetch t
         const std::vector<float> y1 = nt(detail::SkinnyPrefetch::l1), dx1 = nn(detail::SkinnyPrefetch::l1);
         CHECK(y1 == nt(detail::SkinnyPrefetch::l2));
         CHECK(dx1 == nn(detail::SkinnyPrefetch::l2));
-        std::vector<float> y(y1.size());  // and what the routed kernel gives, whichever level it took
+        // and what the routed kernel gives, whichever level it took: these kernels where they are
+        // the active set (XTGRAD_ISA=baseline routes to the AVX2 ones, other sums)
+        std::vector<float> y(y1.size());
         skinny_door(false, true, M, N, K, 1.f, A.data(), K, W.data(), K, 0.f, y.data(), N);
-        CHECK(y == y1);
+        if (active_isa() == Isa::avx512) CHECK(y == y1);
     }
 #else
     CHECK_FALSE(avx512_available());  // a build without the kernels never runs them
