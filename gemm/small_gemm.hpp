@@ -46,8 +46,8 @@ void small_gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, co
 // products summed in fp32, as gemm_ld(DType::bf16, ...) defines it; for the shapes
 // small_gemm_takes, where small_gemm_bf16_available() (else Error). gemm_ld(DType::bf16) hands it
 // the medium ones where it pays (detail::medium_blocks_in_bf16, gemm/blas.hpp), so autocast's
-// attention blocks need no oneDNN set-up per block. Its kernel
-// (gemm/small_gemm_bf16.cpp) runs vdpbf16ps, which reads a denormal operand as 0 and flushes a
+// attention blocks need no oneDNN set-up per block. Its kernels (gemm/small_gemm_bf16.cpp:
+// vdpbf16ps; gemm/small_gemm_amx.cpp: AMX's tiles, below) read a denormal operand as 0 and flush a
 // denormal sum to 0, as the bf16 conversions on these CPUs do (gemm/bf16_convert.hpp). A negative
 // size or a leading dimension shorter than its stored row is an Error naming them, C untouched.
 void small_gemm_bf16(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,

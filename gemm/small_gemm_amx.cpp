@@ -17,7 +17,8 @@
 //
 // The tile configuration is the thread's and oneDNN's AMX kernels load their own, so each call
 // loads this one first and releases the tiles at its end (the thread's tile state returns to
-// its initial state, which a context switch need not save).
+// its initial state, which a context switch need not save). So a caller's own tiles do not
+// survive a call: tiles are not preserved across calls, as in the x86-64 ABI's AMX convention.
 // TDPBF16PS reads a denormal bf16 as 0 and flushes a denormal sum to 0, as vdpbf16ps and the
 // conversions do (gemm/bf16_convert.hpp).
 #include <xtgrad/gemm/small_gemm.hpp>
