@@ -195,7 +195,7 @@ TEST_CASE("small_gemm_bf16 on AMX tiles: exact on exact sums, and unmoved by one
     CHECK(std::vector<double>(tiles.begin(), tiles.end()) == exact);
     // oneDNN's bf16 products run on AMX too, with tile configurations of their own, on this thread
     const autocast_test::Bf16Here here;
-    REQUIRE(here);
+    if (!here) return;  // the backend has no bf16 product (OpenBLAS): none of oneDNN's tiles to meet
     const int big = 256;
     const std::vector<float> X = test::random_buffer(static_cast<std::size_t>(big) * big, 7);
     std::vector<float> Y(X.size());
