@@ -342,10 +342,13 @@ Tensor linear_block_value(const Tensor& x, const Tensor& weight, const Tensor& b
                            const bool dW_wanted = self.needs_grad(1);
                            // dy (rows, count) in bf16 once when both products read it: dx reads dy,
                            // dW reads dyᵀ (dy transposed by flag), the same stored order
+                           // (grown, never shrunk: a vector's growth writes zeros, a pass as long
+                           // as the conversion, after every smaller layer)
                            thread_local std::vector<std::uint16_t> dy16;
                            const std::uint16_t* g16 = nullptr;
                            if (p == DType::bf16 && dx && dW_wanted) {
-                               dy16.resize(static_cast<std::size_t>(r) * static_cast<std::size_t>(no));
+                               const std::size_t dy_size = static_cast<std::size_t>(r) * static_cast<std::size_t>(no);
+                               if (dy16.size() < dy_size) dy16.resize(dy_size);
                                convert_to_bf16(g.data(), r, no, no, dy16.data());
                                g16 = dy16.data();
                            }
