@@ -11,8 +11,10 @@
 //   parallel_for(rows, 64, [&](std::size_t r0, std::size_t r1) { ... rows [r0, r1) ... });
 //
 // parallel_for runs the chunks one per thread (the caller takes the first) and returns when
-// all are done. It runs serially with 1 thread, for fewer than 2 grains of work, and when
-// called from inside a chunk (no nesting).
+// all are done; a chunk whose worker has not started by the time the caller finished its own
+// runs on the caller (a host may hold a vCPU for milliseconds). Which thread runs a chunk never
+// changes its range, so results are the same bits. It runs serially with 1 thread, for fewer
+// than 2 grains of work, and when called from inside a chunk (no nesting).
 #pragma once
 
 #include <cstddef>

@@ -1,0 +1,112 @@
+// The pool behind parallel_for (threads/parallel.cpp): a chunk whose worker has not started by the
+// time the caller finished its own runs on the caller, once, and the pool works as before after.
+// The worker is held, deterministically, in a signal handler: what a host that takes its vCPU
+// away does to it.
+#include "tests/test_util.hpp"
+
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
+
+namespace pool_test {
+
+std::atomic<bool> held{false}, release{false};
+
+// Keeps the interrupted worker here until the test releases it, 10 s at most: a pool that waits
+// for it fails the checks below instead of hanging (lock-free atomics, clock_gettime and
+// nanosleep: async-signal-safe).
+void hold_worker(int) {
+    held.store(true);
+    timespec start{}, now{};
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    while (!release.load()) {
+        const timespec pause{0, 1000000};
+        nanosleep(&pause, nullptr);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - start.tv_sec >= 10) return;
+    }
+}
+
+// Waits up to 5 s for flag; whether it came.
+bool wait_for(const std::atomic<bool>& flag) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!flag.load())
+        if (std::chrono::steady_clock::now() > until) return false;
+        else std::this_thread::yield();
+    return true;
+}
+
+struct ChunkThreads {
+    pthread_t of[2]{};
+    int runs[2]{};
+};
+
+// parallel_for over 2 items on 2 threads: which thread ran each chunk, and how often. With
+// `wait_for_worker`, chunk 0 waits (5 s at most) for chunk 1 to start elsewhere, so the worker
+// takes it whenever it can.
+ChunkThreads run_two_chunks(bool wait_for_worker) {
+    ChunkThreads t;
+    std::atomic<bool> second_started{false};
+    xtgrad::parallel_for(2, 1, [&](std::size_t i0, std::size_t i1) {
+        for (std::size_t i = i0; i < i1; ++i) {
+            t.of[i] = pthread_self();
+            ++t.runs[i];
+            if (i == 1) second_started.store(true);
+            if (i == 0 && wait_for_worker) wait_for(second_started);
+        }
+    });
+    return t;
+}
+
+}  // namespace pool_test
+
+TEST_CASE("parallel_for: a chunk whose worker has not started runs on the caller, once; the pool works after") {
+    using namespace xtgrad;
+    using namespace pool_test;
+    set_num_threads(2);
+    const pthread_t caller = pthread_self();
+    const ChunkThreads first = run_two_chunks(true);
+    REQUIRE(first.runs[0] == 1);
+    REQUIRE(first.runs[1] == 1);
+    REQUIRE_MESSAGE(!pthread_equal(first.of[1], caller), "the worker did not start its chunk within 5 s");
+    const pthread_t worker = first.of[1];
+
+    struct sigaction hold {}, before{};
+    hold.sa_handler = hold_worker;
+    sigemptyset(&hold.sa_mask);
+    REQUIRE(sigaction(SIGUSR1, &hold, &before) == 0);
+    held = false;
+    release = false;
+    REQUIRE(pthread_kill(worker, SIGUSR1) == 0);
+    REQUIRE(wait_for(held));
+
+    // The worker sits in the handler: the caller runs its chunk, and returns without it.
+    for (int job = 0; job < 3; ++job) {
+        const ChunkThreads stolen = run_two_chunks(false);
+        CHECK(stolen.runs[0] == 1);
+        CHECK(stolen.runs[1] == 1);
+        CHECK(pthread_equal(stolen.of[0], caller));
+        CHECK(pthread_equal(stolen.of[1], caller));
+    }
+    // A result that depends on every chunk is whole.
+    std::vector<int> seen(1000, 0);
+    parallel_for(seen.size(), 1, [&](std::size_t i0, std::size_t i1) {
+        for (std::size_t i = i0; i < i1; ++i) ++seen[i];
+    });
+    CHECK(std::count(seen.begin(), seen.end(), 1) == 1000);
+
+    // Released, the worker finds the jobs it missed claimed and takes the next one's chunk again.
+    release = true;
+    const ChunkThreads after = run_two_chunks(true);
+    CHECK(after.runs[0] == 1);
+    CHECK(after.runs[1] == 1);
+    CHECK(pthread_equal(after.of[1], worker));
+    REQUIRE(sigaction(SIGUSR1, &before, nullptr) == 0);
+    set_num_threads(1);
+}
