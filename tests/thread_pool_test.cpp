@@ -66,6 +66,8 @@ ChunkThreads run_two_chunks(bool wait_for_worker) {
 
 }  // namespace pool_test
 
+TEST_SUITE_BEGIN("engine");
+
 TEST_CASE("parallel_for: a chunk whose worker has not started runs on the caller, once; the pool works after") {
     using namespace xtgrad;
     using namespace pool_test;
@@ -110,3 +112,5 @@ TEST_CASE("parallel_for: a chunk whose worker has not started runs on the caller
     REQUIRE(sigaction(SIGUSR1, &before, nullptr) == 0);
     set_num_threads(1);
 }
+
+TEST_SUITE_END();
