@@ -20,6 +20,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -81,7 +82,7 @@ public:
     // Runs fn on chunks 0 .. chunks-1 of [0, n), chunk 0 on the calling thread.
     void run(std::size_t n, std::size_t chunks, const std::function<void(std::size_t, std::size_t)>& fn) {
         std::lock_guard<std::mutex> one_job(job_mutex_);  // two callers never share the pool
-        unsigned long job;  // this job's generation
+        std::uint64_t job;  // this job's generation
         {
             std::lock_guard<std::mutex> lock(mutex_);
             fn_ = &fn;
@@ -107,11 +108,13 @@ public:
     }
 
 private:
-    // Whether this thread takes chunk c of job `job` (a generation): true once per chunk and job.
+    // Whether this thread takes chunk c of job `job` (a generation; 64 bits, so it never wraps: a
+    // wrapped one would be below every claim, and nobody could take a chunk): true once per chunk
+    // and job.
     // A worker that read an older job's generation and was late finds every chunk of that job
     // claimed (the caller returned only after each ran), and a newer job's claims above it.
-    bool claim(std::size_t c, unsigned long job) {
-        unsigned long last = claimed_[c].load(std::memory_order_acquire);
+    bool claim(std::size_t c, std::uint64_t job) {
+        std::uint64_t last = claimed_[c].load(std::memory_order_acquire);
         return last < job && claimed_[c].compare_exchange_strong(last, job, std::memory_order_acq_rel);
     }
 
@@ -128,7 +131,7 @@ private:
     }
 
     void loop(int index) {
-        unsigned long seen = 0;
+        std::uint64_t seen = 0;
         for (;;) {
             // Wait for the next job: spin ~kSpin, then yield until ~kYield (the core goes to any
             // runnable thread, e.g. an OpenBLAS worker, at once), then sleep on the condition.
@@ -164,9 +167,9 @@ private:
     std::vector<std::thread> threads_;
     std::mutex mutex_, job_mutex_;
     std::condition_variable wake_;
-    std::atomic<unsigned long> generation_{0};
+    std::atomic<std::uint64_t> generation_{0};
     std::atomic<int> pending_{0};
-    std::unique_ptr<std::atomic<unsigned long>[]> claimed_{new std::atomic<unsigned long>[kMaxThreads]{}};  // per chunk
+    std::unique_ptr<std::atomic<std::uint64_t>[]> claimed_{new std::atomic<std::uint64_t>[kMaxThreads]{}};  // per chunk
     const std::function<void(std::size_t, std::size_t)>* fn_ = nullptr;
     std::size_t n_ = 0, chunks_ = 1;
     std::exception_ptr error_;
