@@ -94,11 +94,7 @@ public:
         }
         wake_.notify_all();
         run_chunk(0);
-        for (std::size_t c = 1; c < chunks; ++c)  // the chunks no worker has started
-            if (claim(c, job)) {
-                run_chunk(c);
-                pending_.fetch_sub(1, std::memory_order_acq_rel);
-            }
+        for (std::size_t c = 1; c < chunks; ++c) run_if_unclaimed(c, job);  // the chunks no worker has started
         for (int spin = 0; pending_.load(std::memory_order_acquire) != 0; ++spin)  // the workers' chunks
             if (spin < 1024)
                 spin_step();
@@ -108,14 +104,16 @@ public:
     }
 
 private:
-    // Whether this thread takes chunk c of job `job` (a generation; 64 bits, so it never wraps: a
-    // wrapped one would be below every claim, and nobody could take a chunk): true once per chunk
-    // and job.
-    // A worker that read an older job's generation and was late finds every chunk of that job
-    // claimed (the caller returned only after each ran), and a newer job's claims above it.
-    bool claim(std::size_t c, std::uint64_t job) {
+    // Runs chunk c of job `job` (a generation) unless another thread has claimed it: once per chunk
+    // and job. A worker that read an older job's generation and was late finds every chunk of that
+    // job claimed (the caller returned only after each ran) and a newer job's claims above it.
+    // Generations are 64 bits, so they never wrap: a wrapped one would be below every claim, and
+    // nobody could take a chunk.
+    void run_if_unclaimed(std::size_t c, std::uint64_t job) {
         std::uint64_t last = claimed_[c].load(std::memory_order_acquire);
-        return last < job && claimed_[c].compare_exchange_strong(last, job, std::memory_order_acq_rel);
+        if (last >= job || !claimed_[c].compare_exchange_strong(last, job, std::memory_order_acq_rel)) return;
+        run_chunk(c);
+        pending_.fetch_sub(1, std::memory_order_acq_rel);
     }
 
     void run_chunk(std::size_t c) {
@@ -157,10 +155,7 @@ private:
                 chunks = chunks_;
             }
             const std::size_t c = static_cast<std::size_t>(index) + 1;
-            if (c < chunks && claim(c, seen)) {  // the job's fields stay fixed until this chunk is done
-                run_chunk(c);
-                pending_.fetch_sub(1, std::memory_order_acq_rel);
-            }
+            if (c < chunks) run_if_unclaimed(c, seen);  // the job's fields stay fixed until this chunk is done
         }
     }
 
@@ -169,7 +164,7 @@ private:
     std::condition_variable wake_;
     std::atomic<std::uint64_t> generation_{0};
     std::atomic<int> pending_{0};
-    std::unique_ptr<std::atomic<std::uint64_t>[]> claimed_{new std::atomic<std::uint64_t>[kMaxThreads]{}};  // per chunk
+    std::atomic<std::uint64_t> claimed_[kMaxThreads]{};  // per chunk: the generation that last claimed it
     const std::function<void(std::size_t, std::size_t)>* fn_ = nullptr;
     std::size_t n_ = 0, chunks_ = 1;
     std::exception_ptr error_;
