@@ -70,7 +70,7 @@ fi
 for b in "$before" "$after"; do
   [[ -x "$b/bench/xtgrad_bench" ]] || { echo "compare_builds.sh: $b/bench/xtgrad_bench not found; build it first" >&2; exit 2; }
 done
-[[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "compare_builds.sh: --rounds must be a positive integer, got '$rounds'" >&2; exit 2; }
+positive_count compare_builds.sh --rounds "$rounds" || exit 2
 # Every run checked before the first (an unknown config used to stop the table after the runs before it)
 [[ -n "${runs// /}" ]] || { echo "compare_builds.sh: --runs is empty (config:threads[:batch], e.g. winter:1)" >&2; exit 2; }
 for run in $runs; do  # xtgrad_bench's ranges: --threads 1-256, --batch 1-4096

@@ -12,6 +12,7 @@
 #   bash bench/run.sh --configs winter --optimizer-in-backward   # xtgrad also with its step in backward
 #   bash bench/run.sh --compare-switches --out /tmp/sw.jsonl     # each speed switch on against off, every config
 #   bash bench/run.sh --configs seed-d --paired-ceiling  # also x the GEMM ceiling measured before each step
+#   bash bench/run.sh --configs seed-d --autocast bf16 --rounds 3  # each xtgrad / torch pair 3 times, alternating
 #
 # Needs a release build with the benchmark (meson setup build --buildtype=release; ninja -C
 # build) and Debian's python3-torch for the PyTorch side. Each configuration runs in its own
@@ -21,6 +22,9 @@
 # Every torch run, and every run of an xtgrad build on OpenBLAS, runs twice: with
 # OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE as set (pinned) and with both unset for that command
 # alone (OpenBLAS's own CPU detection); each ratio uses the faster and the table names its kernel.
+# --rounds N runs each config's xtgrad / torch pair N times in turn, so a host whose speed drifts
+# (a KVM guest: up to 45 % between identical runs) slows both sides alike: the table reads xtgrad's
+# median run and torch's fastest.
 # The JSON lines of every run are appended to --out as they finish. First, bench/ceiling_bench
 # measures the machine's ceiling (CPU, FMA peak, each backend's best sgemm): the table
 # shows the phases' GFLOP/s as a fraction of that peak.
@@ -87,6 +91,14 @@ def best(runs, phase):
     """The run with the fastest median of `phase` (OpenBLAS pinned or not)."""
     have = [r for r in runs if phase in r["phases"]]
     return min(have, key=lambda r: r["phases"][phase]["median_ms"]) if have else None
+def middle(runs, phase):
+    """xtgrad's side: per OpenBLAS setting its median run over --rounds (the lower middle of an even
+    count), then the faster setting; with one round, best()."""
+    have = [r for r in runs if phase in r["phases"]]
+    by_env = {}
+    for r in sorted(have, key=lambda r: r["phases"][phase]["median_ms"]):
+        by_env.setdefault(r.get("openblas_env"), []).append(r)
+    return best([rs[(len(rs) - 1) // 2] for rs in by_env.values()], phase)
 print("| config | threads | phase | xtgrad ms | torch ms | xtgrad / torch | torch's OpenBLAS runs (kernel ms, the fastest in bold) "
       "| xtgrad GFLOP/s | torch GFLOP/s | xtgrad % of FMA peak | vs xtgrad fp32 | peak RSS MiB xtgrad / torch "
       "| step CPU ms xtgrad / torch |")
@@ -105,7 +117,7 @@ for (cfg, t, ac), fw in by.items():
                 (f", autocast {ac}" if ac else "") + (", xtgrad steps in backward" if inb else ""))
         first = True
         for phase in ["step", "fwd", "bwd", "opt", "zero", "infer"]:
-            x, p = best(xr, phase), best(pr, phase)
+            x, p = middle(xr, phase), best(pr, phase)
             if not x or not p:
                 continue
             xs, ps = x["phases"][phase], p["phases"][phase]
@@ -116,7 +128,7 @@ for (cfg, t, ac), fw in by.items():
                     sorted(pr, key=lambda r: r.get("openblas_env") != "pinned") if phase in r["phases"]]
             which = " / ".join(f"**{k} {ms:.1f}**" if won else f"{k} {ms:.1f}" for k, ms, won in runs) if len(runs) > 1 \
                 else kernel(p)
-            f32 = best(fp32, phase) if fp32 else None
+            f32 = middle(fp32, phase) if fp32 else None
             vs32 = f"{xs['median_ms'] / f32['phases'][phase]['median_ms']:.2f}" if f32 else "-"
             rss = f"{x['peak_rss_mib']:.0f} / {p['peak_rss_mib']:.0f}" if first else ""
             cpu = f"{x['step_cpu_ms']:.0f} / {p['step_cpu_ms']:.0f}" if first else ""
@@ -124,7 +136,7 @@ for (cfg, t, ac), fw in by.items():
                   f"{ps['median_ms']:.1f} | {ratio:.2f} | {which} | {g(xs)} | {g(ps)} | {pct} | {vs32} | {rss} | {cpu} |")
             first = False
 print()
-print("Medians over the timed steps. step = zero_grad + forward + loss + backward + optimizer step, end to end;")
+print("Medians over the timed steps (with --rounds: xtgrad's median run, torch's fastest). step = zero_grad + forward + loss + backward + optimizer step, end to end;")
 print("infer = eval() forward without gradients. GFLOP/s from the analytic matmul count (step = 3 x forward).")
 print("torch runs with OpenBLAS as OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are set (pinned), with both unset (its own")
 print("detection), and, where that found no AVX-512 kernel on an AVX-512 CPU, with one named; each ratio uses the fastest.")
@@ -232,10 +244,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
 
 main() {
   local build=build quick=0 configs="winter seed-d seed-b" out="" table="" ceiling_builds="" autocast="" in_backward=("")
-  local compare_switches=0 paired_ceiling=0
+  local compare_switches=0 paired_ceiling=0 rounds=1
   while [[ $# -gt 0 ]]; do
     case "$1" in
-      --build | --configs | --out | --table | --ceiling-builds | --autocast) needs_value run.sh "$1" $# || return 2 ;;
+      --build | --configs | --out | --table | --ceiling-builds | --autocast | --rounds) needs_value run.sh "$1" $# || return 2 ;;
     esac
     case "$1" in
       --quick) quick=1 ;;
@@ -247,10 +259,11 @@ main() {
       --optimizer-in-backward) in_backward=("" --optimizer-in-backward) ;;
       --compare-switches) compare_switches=1 ;;
       --paired-ceiling) paired_ceiling=1 ;;
+      --rounds) rounds="$2"; shift; positive_count run.sh --rounds "$rounds" || return 2 ;;
       --autocast)
         autocast="$2"; shift
         [[ $autocast == bf16 ]] || { echo "run.sh: --autocast takes bf16, got '$autocast'" >&2; return 2; } ;;
-      -h|--help) sed -n '2,26p' "$0"; return 0 ;;
+      -h|--help) sed -n '2,30p' "$0"; return 0 ;;
       *) echo "run.sh: unknown argument $1" >&2; return 2 ;;
     esac
     shift
@@ -324,30 +337,36 @@ main() {
         local acflag=() xt_acflag=()
         # xtgrad refuses bf16 where it is slower than fp32 (docs/autocast.md); here it measures by how much
         [[ -n "$ac" ]] && acflag=(--autocast "$ac") && xt_acflag=(--autocast "$ac" --allow-slower-bf16)
-        local ib
-        for ib in "${in_backward[@]}"; do  # "" (the step after backward), then --optimizer-in-backward if asked
-          [[ -n $ib && $c == seed-d ]] && continue  # seed-d steps no optimizer: nothing to step in backward
-          echo "# $c, $t thread(s)${ac:+, autocast $ac}${ib:+, $ib}: xtgrad ...  (load $(cut -d' ' -f1 /proc/loadavg), compilers $(pgrep -c cc1plus || true))" >&2
+        local round
+        for ((round = 1; round <= rounds; round++)); do  # the pair in turn (--rounds)
+          local ib
+          for ib in "${in_backward[@]}"; do  # "" (the step after backward), then --optimizer-in-backward if asked
+            [[ -n $ib && $c == seed-d ]] && continue  # seed-d steps no optimizer: nothing to step in backward
+            echo "# $c, $t thread(s)${ac:+, autocast $ac}${ib:+, $ib}$(round_of "$round" "$rounds"): xtgrad ...  (load $(cut -d' ' -f1 /proc/loadavg), compilers $(pgrep -c cc1plus || true))" >&2
+            # shellcheck disable=SC2086
+            on_backend "$xtgrad_backend" "$bench" --config "$c" --threads "$t" $a "${xt_acflag[@]}" $ib --json | kept
+          done
+          # fp32 seed-d and seed-b (the targets against the ceiling) once more, the ceiling before each step
+          if ((paired_ceiling)) && [[ -z "$ac" && $c != winter ]]; then
+            echo "# $c, $t thread(s): xtgrad, the GEMM ceiling before each step ...  (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+            # shellcheck disable=SC2086
+            on_backend "$xtgrad_backend" "$bench" --config "$c" --threads "$t" $a --paired-ceiling --json | kept
+          fi
+          echo "# $c, $t thread(s)${ac:+, autocast $ac}$(round_of "$round" "$rounds"): torch, OpenBLAS as set, then its own detection ...  (load $(cut -d' ' -f1 /proc/loadavg), compilers $(pgrep -c cc1plus || true))" >&2
+          local torch_env=()
+          [[ $t -gt 1 ]] && torch_env=(OMP_WAIT_POLICY=PASSIVE)
           # shellcheck disable=SC2086
-          on_backend "$xtgrad_backend" "$bench" --config "$c" --threads "$t" $a "${xt_acflag[@]}" $ib --json | kept
+          both_openblas_ways env "${torch_env[@]}" $python bench/torch_bench.py --config "$c" --threads "$t" $a "${acflag[@]}" --json | kept
         done
-        # fp32 seed-d and seed-b (the targets against the ceiling) once more, the ceiling before each step
-        if ((paired_ceiling)) && [[ -z "$ac" && $c != winter ]]; then
-          echo "# $c, $t thread(s): xtgrad, the GEMM ceiling before each step ...  (load $(cut -d' ' -f1 /proc/loadavg))" >&2
-          # shellcheck disable=SC2086
-          on_backend "$xtgrad_backend" "$bench" --config "$c" --threads "$t" $a --paired-ceiling --json | kept
-        fi
-        echo "# $c, $t thread(s)${ac:+, autocast $ac}: torch, OpenBLAS as set, then its own detection ...  (load $(cut -d' ' -f1 /proc/loadavg), compilers $(pgrep -c cc1plus || true))" >&2
-        local torch_env=()
-        [[ $t -gt 1 ]] && torch_env=(OMP_WAIT_POLICY=PASSIVE)
-        # shellcheck disable=SC2086
-        both_openblas_ways env "${torch_env[@]}" $python bench/torch_bench.py --config "$c" --threads "$t" $a "${acflag[@]}" --json | kept
       done
     done
   done
   echo "# done $(date -u +%FT%TZ): load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
   print_table "$results"
 }
+
+# ", round R of N" in the progress lines, where --rounds asked for more than one
+round_of() { [[ $2 -gt 1 ]] && echo ", round $1 of $2" || true; }
 
 # config -> its thread counts, and its step counts
 threads_of() { case "$1" in seed-b) echo "2" ;; *) echo "1 2" ;; esac; }

@@ -727,6 +727,20 @@ says "| fwd | 40.0 | 50.0 | 0.80 | Haswell (pinned) 80.0 / **Cooperlake 50.0** |
 says "| bwd | 60.0 | 100.0 | 0.60 | **Haswell (pinned) 100.0** / Cooperlake 120.0 |"
 says "| seed-d, autocast bf16 | 1 | fwd | 30.0 | 40.0 | 0.75 | Haswell (pinned) | - | - | - | 0.75 |"
 says "xtgrad (seed-d) ran with --allow-slower-bf16 to measure by how much"
+# --rounds: three xtgrad runs of one config (fwd 40, 90, 45 ms) read as their median run, 45 ms;
+# torch's fastest of its runs, 50 ms (the same as above)
+{ cat "$out/bench.jsonl"
+  for fwd in 90 45; do
+    echo '{"framework":"xtgrad","config":"seed-d","threads":1,"batch":null,"autocast":null,"peak_rss_mib":700,"step_cpu_ms":100,"phases":{"fwd":{"median_ms":'$fwd',"gflops":null},"bwd":{"median_ms":60,"gflops":null}}}'
+  done; } > "$out/rounds.jsonl"
+expect 0 "bench/run.sh --table with three rounds" bash "$src/bench/run.sh" --table "$out/rounds.jsonl"
+says "| fwd | 45.0 | 50.0 | 0.90 | Haswell (pinned) 80.0 / **Cooperlake 50.0** |"
+for bad_count in 0 -1 2x ""; do
+  expect 2 "bench/run.sh --rounds '$bad_count'" bash "$src/bench/run.sh" --configs winter --rounds "$bad_count"
+  says "run.sh: --rounds must be a positive integer, got '$bad_count'"
+done
+expect 2 "bench/run.sh --rounds with no value" bash "$src/bench/run.sh" --rounds
+says "--rounds needs a value"
 expect 2 "bench/run.sh --autocast fp16 (only bf16)" bash "$src/bench/run.sh" --autocast fp16
 says "--autocast takes bf16"
 # every argument checked before the ceiling's minute and the configs' runs (it failed only when
