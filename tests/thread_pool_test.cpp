@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -111,6 +113,66 @@ TEST_CASE("parallel_for: a chunk whose worker has not started runs on the caller
     CHECK(pthread_equal(after.of[1], worker));
     REQUIRE(sigaction(SIGUSR1, &before, nullptr) == 0);
     set_num_threads(1);
+}
+
+TEST_CASE("set_num_threads from inside a chunk is an Error and keeps the pool") {
+    using namespace xtgrad;
+    set_num_threads(2);
+    std::atomic<int> refused{0};
+    std::string message;
+    std::mutex message_mutex;
+    parallel_for(2, 1, [&](std::size_t, std::size_t) {
+        try {
+            set_num_threads(3);  // on the caller's chunk and on the worker's: each would end its own pool
+        } catch (const Error& e) {
+            ++refused;
+            std::lock_guard<std::mutex> lock(message_mutex);
+            message = e.what();
+        }
+    });
+    CHECK(refused == 2);
+    CHECK(message.find("set_num_threads: called from inside a parallel_for chunk (asked for 3 threads)") !=
+          std::string::npos);
+    CHECK(num_threads() == 2);
+    std::vector<int> seen(1000, 0);
+    parallel_for(seen.size(), 1, [&](std::size_t i0, std::size_t i1) {
+        for (std::size_t i = i0; i < i1; ++i) ++seen[i];
+    });
+    CHECK(std::count(seen.begin(), seen.end(), 1) == 1000);
+    set_num_threads(1);
+}
+
+// Another thread resizing the pool while jobs run: each job finishes on the pool it started on
+// (the old pool ends after its last job), every element is written once, nothing is freed under
+// a job (the suite's ASan build reads it). The pool used to be destroyed under a running job.
+TEST_CASE("set_num_threads from another thread while parallel_for runs") {
+    using namespace xtgrad;
+    std::atomic<bool> stop{false};
+    std::atomic<int> resizes{0};
+    std::thread resizer([&] {
+        for (int i = 0; !stop.load(); ++i) {
+            set_num_threads(1 + i % 3);
+            ++resizes;
+            std::this_thread::yield();
+        }
+    });
+    int jobs = 0, whole = 0;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(400);
+    while (std::chrono::steady_clock::now() < until || resizes.load() < 50) {
+        std::vector<int> seen(4096, 0);
+        parallel_for(seen.size(), 64, [&](std::size_t i0, std::size_t i1) {
+            for (std::size_t i = i0; i < i1; ++i) ++seen[i];
+        });
+        ++jobs;
+        whole += std::count(seen.begin(), seen.end(), 1) == 4096;
+    }
+    stop = true;
+    resizer.join();
+    CHECK(jobs > 0);
+    CHECK(whole == jobs);
+    CHECK(resizes.load() >= 50);
+    set_num_threads(1);
+    CHECK(num_threads() == 1);
 }
 
 TEST_SUITE_END();

@@ -25,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -171,9 +172,11 @@ private:
     bool stop_ = false;
 };
 
+// The pool in use. A job holds its own reference: set_num_threads from another thread swaps in a
+// new pool, and the old one ends (its workers joined) when its last job returns, never under one.
 std::mutex config_mutex;
-int configured_threads = 1;
-std::unique_ptr<Pool> pool;
+std::atomic<int> configured_threads{1};
+std::shared_ptr<Pool> pool;
 
 }  // namespace
 
@@ -181,24 +184,32 @@ void set_num_threads(int n) {
     if (n < 1 || n > kMaxThreads)
         fail("set_num_threads: {} threads asked for; xtgrad's pool takes 1 to {} (the calling thread included)", n,
              kMaxThreads);
+    // a chunk would end (join) the pool running it
+    if (inside_chunk) fail("set_num_threads: called from inside a parallel_for chunk (asked for {} threads)", n);
     (void)detail::read_switch(detail::kPoolSpinSwitch);  // checked before any change: a refusal keeps the pool
+    std::shared_ptr<Pool> old;  // ended after the lock, by this thread or by the last job running on it
     std::lock_guard<std::mutex> lock(config_mutex);
-    if (n == configured_threads) return;
-    pool.reset();
-    configured_threads = n;
-    if (n > 1) pool = std::make_unique<Pool>(n - 1);
+    if (n == configured_threads.load(std::memory_order_relaxed)) return;
+    std::shared_ptr<Pool> fresh = n > 1 ? std::make_shared<Pool>(n - 1) : nullptr;
+    old = std::exchange(pool, std::move(fresh));
+    configured_threads.store(n, std::memory_order_relaxed);
 }
 
-int num_threads() { return configured_threads; }
+int num_threads() { return configured_threads.load(std::memory_order_relaxed); }
 
 void parallel_for(std::size_t n, std::size_t grain, const std::function<void(std::size_t, std::size_t)>& fn) {
     grain = std::max<std::size_t>(grain, 1);
-    const std::size_t chunks = std::min<std::size_t>(static_cast<std::size_t>(configured_threads), n / grain);
-    if (chunks <= 1 || !pool || inside_chunk) {
+    std::shared_ptr<Pool> mine;
+    if (!inside_chunk && n / grain > 1 && configured_threads.load(std::memory_order_relaxed) > 1) {
+        std::lock_guard<std::mutex> lock(config_mutex);
+        mine = pool;
+    }
+    const std::size_t chunks = mine ? std::min<std::size_t>(static_cast<std::size_t>(mine->workers()) + 1, n / grain) : 1;
+    if (chunks <= 1) {
         if (n > 0) fn(0, n);
         return;
     }
-    pool->run(n, chunks, fn);
+    mine->run(n, chunks, fn);
 }
 
 void parallel_rows(std::size_t rows, std::size_t row_len, const std::function<void(std::size_t, std::size_t)>& fn) {

@@ -23,9 +23,10 @@
 namespace xtgrad {
 
 // Threads xtgrad's own kernels use, the calling thread included (default 1: serial). The
-// benchmark sets it with --threads, next to set_blas_threads(). Call it while no
-// parallel_for is running (it replaces the pool). n outside [1, kMaxThreads] is an Error:
-// a typo's 100000 would otherwise spawn 100000 threads.
+// benchmark sets it with --threads, next to set_blas_threads(). It replaces the pool: a
+// parallel_for running on another thread finishes on the old one, the next one takes the new.
+// n outside [1, kMaxThreads] is an Error (a typo's 100000 would otherwise spawn 100000
+// threads), and so is a call from inside a chunk; neither changes the pool.
 inline constexpr int kMaxThreads = 256;
 void set_num_threads(int n);
 int num_threads();
