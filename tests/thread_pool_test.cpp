@@ -4,11 +4,13 @@
 // away does to it.
 #include "tests/test_util.hpp"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -65,6 +67,10 @@ ChunkThreads run_two_chunks(bool wait_for_worker) {
     });
     return t;
 }
+
+// A thread the pool cannot start (a thread limit): this binary's pthread_create (below, ahead of
+// the C library's) fails once this many more threads have started; -1: never
+std::atomic<int> creates_until_failure{-1};
 
 }  // namespace pool_test
 
@@ -142,6 +148,27 @@ TEST_CASE("set_num_threads from inside a chunk is an Error and keeps the pool") 
     set_num_threads(1);
 }
 
+TEST_CASE("set_num_threads is refused inside a parallel_for body at any thread count, serial bodies too") {
+    using namespace xtgrad;
+    for (const int threads : {1, 2}) {
+        set_num_threads(threads);
+        for (const std::size_t grain : {std::size_t{1}, std::size_t{64}}) {  // 64 > 2 items: one serial body
+            bool refused = false;
+            parallel_for(2, grain, [&](std::size_t i0, std::size_t) {
+                if (i0 != 0) return;
+                try {
+                    set_num_threads(3);
+                } catch (const Error&) {
+                    refused = true;
+                }
+            });
+            CHECK_MESSAGE(refused, "threads ", threads, ", grain ", grain);
+            CHECK(num_threads() == threads);
+        }
+    }
+    set_num_threads(1);
+}
+
 // Another thread resizing the pool while jobs run: each job finishes on the pool it started on
 // (the old pool ends after its last job), every element is written once, nothing is freed under
 // a job (the suite's ASan build reads it). The pool used to be destroyed under a running job.
@@ -175,4 +202,33 @@ TEST_CASE("set_num_threads from another thread while parallel_for runs") {
     CHECK(num_threads() == 1);
 }
 
+TEST_CASE("set_num_threads where a worker cannot start is an Error and keeps the pool") {
+    using namespace xtgrad;
+    set_num_threads(2);
+    pool_test::creates_until_failure = 1;  // the first new worker starts, the second does not
+    CHECK_THROWS_WITH_AS(set_num_threads(4), doctest::Contains("set_num_threads: could not start worker 2 of 3"),
+                         Error);
+    pool_test::creates_until_failure = -1;
+    CHECK(num_threads() == 2);
+    std::vector<int> seen(1000, 0);
+    parallel_for(seen.size(), 1, [&](std::size_t i0, std::size_t i1) {
+        for (std::size_t i = i0; i < i1; ++i) ++seen[i];
+    });
+    CHECK(std::count(seen.begin(), seen.end(), 1) == 1000);
+    set_num_threads(4);  // and it starts once threads can
+    CHECK(num_threads() == 4);
+    set_num_threads(1);
+}
+
 TEST_SUITE_END();
+
+// Ahead of the C library's (and a sanitizer's, which the next one is then), for the test above.
+extern "C" int pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*start)(void*), void* arg) {
+    using Create = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+    static const auto next = reinterpret_cast<Create>(dlsym(RTLD_NEXT, "pthread_create"));
+    int left = pool_test::creates_until_failure.load();
+    while (left > 0 && !pool_test::creates_until_failure.compare_exchange_weak(left, left - 1)) {
+    }
+    if (left == 0) return EAGAIN;
+    return next(thread, attr, start, arg);
+}

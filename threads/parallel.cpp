@@ -24,8 +24,8 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <system_error>
 #include <thread>
-#include <utility>
 #include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -38,6 +38,15 @@ namespace xtgrad {
 namespace {
 
 thread_local bool inside_chunk = false;  // no nested parallel_for
+// parallel_for bodies this thread is in, serial ones too: set_num_threads refuses there at any
+// thread count (on a chunk it would end the pool running it)
+thread_local int inside_body = 0;
+struct InsideBody {
+    InsideBody() { ++inside_body; }
+    ~InsideBody() { --inside_body; }
+    InsideBody(const InsideBody&) = delete;
+    InsideBody& operator=(const InsideBody&) = delete;
+};
 
 // One step of a spinning wait. PAUSE lets a hyperthread sibling have the core meanwhile, but under
 // a hypervisor a run of PAUSEs is what its pause-loop exiting watches for: it then takes the vCPU
@@ -67,17 +76,14 @@ inline void spin_step() {
 class Pool {
 public:
     explicit Pool(int workers) {
-        for (int i = 0; i < workers; ++i) threads_.emplace_back([this, i] { loop(i); });
-    }
-    ~Pool() {
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            stop_ = true;
-            generation_.fetch_add(1, std::memory_order_release);
+        try {
+            for (int i = 0; i < workers; ++i) threads_.emplace_back([this, i] { loop(i); });
+        } catch (const std::system_error& e) {  // a thread limit: the started ones joined, not terminated
+            stop_and_join();
+            fail("set_num_threads: could not start worker {} of {} ({})", threads_.size() + 1, workers, e.what());
         }
-        wake_.notify_all();
-        for (std::thread& t : threads_) t.join();
     }
+    ~Pool() { stop_and_join(); }
     int workers() const { return static_cast<int>(threads_.size()); }
 
     // Runs fn on chunks 0 .. chunks-1 of [0, n), chunk 0 on the calling thread.
@@ -105,6 +111,16 @@ public:
     }
 
 private:
+    void stop_and_join() {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            stop_ = true;
+            generation_.fetch_add(1, std::memory_order_release);
+        }
+        wake_.notify_all();
+        for (std::thread& t : threads_) t.join();
+    }
+
     // Runs chunk c of job `job` (a generation) unless another thread has claimed it: once per chunk
     // and job. A worker that read an older job's generation and was late finds every chunk of that
     // job claimed (the caller returned only after each ran) and a newer job's claims above it.
@@ -119,6 +135,7 @@ private:
 
     void run_chunk(std::size_t c) {
         const std::size_t begin = n_ * c / chunks_, end = n_ * (c + 1) / chunks_;
+        const InsideBody body;
         inside_chunk = true;
         try {
             (*fn_)(begin, end);
@@ -174,9 +191,11 @@ private:
 
 // The pool in use. A job holds its own reference: set_num_threads from another thread swaps in a
 // new pool, and the old one ends (its workers joined) when its last job returns, never under one.
+// Never destroyed itself: a thread still in parallel_for after main returns finds it (its workers
+// idle until the process ends).
 std::mutex config_mutex;
 std::atomic<int> configured_threads{1};
-std::shared_ptr<Pool> pool;
+std::shared_ptr<Pool>& pool = *new std::shared_ptr<Pool>;
 
 }  // namespace
 
@@ -184,14 +203,16 @@ void set_num_threads(int n) {
     if (n < 1 || n > kMaxThreads)
         fail("set_num_threads: {} threads asked for; xtgrad's pool takes 1 to {} (the calling thread included)", n,
              kMaxThreads);
-    // a chunk would end (join) the pool running it
-    if (inside_chunk) fail("set_num_threads: called from inside a parallel_for chunk (asked for {} threads)", n);
+    if (inside_body > 0) fail("set_num_threads: called from inside a parallel_for chunk (asked for {} threads)", n);
     (void)detail::read_switch(detail::kPoolSpinSwitch);  // checked before any change: a refusal keeps the pool
-    std::shared_ptr<Pool> old;  // ended after the lock, by this thread or by the last job running on it
+    if (n == num_threads()) return;
+    // started before the lock, so jobs on other threads do not wait for its threads; a pool
+    // replaced (or this one, where another call set n first) ends after the lock, by this thread or
+    // by the last job running on it
+    std::shared_ptr<Pool> fresh = n > 1 ? std::make_shared<Pool>(n - 1) : nullptr;
     std::lock_guard<std::mutex> lock(config_mutex);
     if (n == configured_threads.load(std::memory_order_relaxed)) return;
-    std::shared_ptr<Pool> fresh = n > 1 ? std::make_shared<Pool>(n - 1) : nullptr;
-    old = std::exchange(pool, std::move(fresh));
+    pool.swap(fresh);
     configured_threads.store(n, std::memory_order_relaxed);
 }
 
@@ -206,6 +227,7 @@ void parallel_for(std::size_t n, std::size_t grain, const std::function<void(std
     }
     const std::size_t chunks = mine ? std::min<std::size_t>(static_cast<std::size_t>(mine->workers()) + 1, n / grain) : 1;
     if (chunks <= 1) {
+        const InsideBody body;
         if (n > 0) fn(0, n);
         return;
     }

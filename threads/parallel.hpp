@@ -14,7 +14,8 @@
 // all are done; a chunk whose worker has not started by the time the caller finished its own
 // runs on the caller (a host may hold a vCPU for milliseconds). Which thread runs a chunk never
 // changes its range, so results are the same bits. It runs serially with 1 thread, for fewer
-// than 2 grains of work, and when called from inside a chunk (no nesting).
+// than 2 grains of work, and when called from inside a chunk (no nesting). The pool runs one
+// job at a time: a chunk must not wait for another thread's parallel_for (that one waits for it).
 #pragma once
 
 #include <cstddef>
@@ -26,7 +27,8 @@ namespace xtgrad {
 // benchmark sets it with --threads, next to set_blas_threads(). It replaces the pool: a
 // parallel_for running on another thread finishes on the old one, the next one takes the new.
 // n outside [1, kMaxThreads] is an Error (a typo's 100000 would otherwise spawn 100000
-// threads), and so is a call from inside a chunk; neither changes the pool.
+// threads), and so are a call from inside a parallel_for body (at any thread count) and a
+// worker the system cannot start; none changes the pool.
 inline constexpr int kMaxThreads = 256;
 void set_num_threads(int n);
 int num_threads();
