@@ -23,8 +23,8 @@
 # OPENBLAS_CORETYPE / OPENBLAS_L2_SIZE as set (pinned) and with both unset for that command
 # alone (OpenBLAS's own CPU detection); each ratio uses the faster and the table names its kernel.
 # --rounds N runs each config's xtgrad / torch pair N times in turn, so a host whose speed drifts
-# (a KVM guest: up to 45 % between identical runs) slows both sides alike: the table reads xtgrad's
-# median run and torch's fastest.
+# (a KVM guest: up to 45 % between identical runs) slows both sides alike: the table reads each
+# side's median run at its fastest OpenBLAS setting.
 # The JSON lines of every run are appended to --out as they finish. First, bench/ceiling_bench
 # measures the machine's ceiling (CPU, FMA peak, each backend's best sgemm): the table
 # shows the phases' GFLOP/s as a fraction of that peak.
@@ -92,14 +92,14 @@ def best(runs, phase):
     have = [r for r in runs if phase in r["phases"]]
     return min(have, key=lambda r: r["phases"][phase]["median_ms"]) if have else None
 def middle(runs, phase):
-    """xtgrad's side: per OpenBLAS setting its median run over --rounds (the lower middle of an even
-    count), then the faster setting; with one round, best()."""
+    """Either side at its best setting: per OpenBLAS kernel and setting its median run over --rounds
+    (the lower middle of an even count), then the fastest; with one round, best()."""
     have = [r for r in runs if phase in r["phases"]]
-    by_env = {}
+    by_setting = {}
     for r in sorted(have, key=lambda r: r["phases"][phase]["median_ms"]):
-        by_env.setdefault(r.get("openblas_env"), []).append(r)
-    return best([rs[(len(rs) - 1) // 2] for rs in by_env.values()], phase)
-print("| config | threads | phase | xtgrad ms | torch ms | xtgrad / torch | torch's OpenBLAS runs (kernel ms, the fastest in bold) "
+        by_setting.setdefault(kernel(r), []).append(r)
+    return best([rs[(len(rs) - 1) // 2] for rs in by_setting.values()], phase)
+print("| config | threads | phase | xtgrad ms | torch ms | xtgrad / torch | torch's OpenBLAS runs (kernel ms, the one read in bold) "
       "| xtgrad GFLOP/s | torch GFLOP/s | xtgrad % of FMA peak | vs xtgrad fp32 | peak RSS MiB xtgrad / torch "
       "| step CPU ms xtgrad / torch |")
 print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
@@ -117,7 +117,7 @@ for (cfg, t, ac), fw in by.items():
                 (f", autocast {ac}" if ac else "") + (", xtgrad steps in backward" if inb else ""))
         first = True
         for phase in ["step", "fwd", "bwd", "opt", "zero", "infer"]:
-            x, p = middle(xr, phase), best(pr, phase)
+            x, p = middle(xr, phase), middle(pr, phase)
             if not x or not p:
                 continue
             xs, ps = x["phases"][phase], p["phases"][phase]
@@ -136,7 +136,7 @@ for (cfg, t, ac), fw in by.items():
                   f"{ps['median_ms']:.1f} | {ratio:.2f} | {which} | {g(xs)} | {g(ps)} | {pct} | {vs32} | {rss} | {cpu} |")
             first = False
 print()
-print("Medians over the timed steps (with --rounds: xtgrad's median run, torch's fastest). step = zero_grad + forward + loss + backward + optimizer step, end to end;")
+print("Medians over the timed steps (with --rounds: each side's median run at its fastest setting). step = zero_grad + forward + loss + backward + optimizer step, end to end;")
 print("infer = eval() forward without gradients. GFLOP/s from the analytic matmul count (step = 3 x forward).")
 print("torch runs with OpenBLAS as OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are set (pinned), with both unset (its own")
 print("detection), and, where that found no AVX-512 kernel on an AVX-512 CPU, with one named; each ratio uses the fastest.")

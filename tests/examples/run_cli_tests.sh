@@ -663,6 +663,23 @@ PY
 expect 0 "bench/results.py render with a newer run of the step in backward alone" python3 "$src/bench/results.py" render "$out/targets.jsonl"
 says "| winter | 1 | step | 300.0 | - | - | - | 300.0 | 1.00 | - | 100 / 100 |"
 says "| winter, step in backward | 1 | step | 150.0 | - | - | - | - | - | - | 90 / - |"
+# A run of 3 rounds (run.sh --rounds 3): each side's median run, torch's per OpenBLAS setting, not
+# its luckiest round (inference: xtgrad 20, 60, 25 -> 25; torch 30, 10, 50 -> 30)
+python3 - "$out/targets.jsonl" <<'PY'
+import json, sys
+def line(framework, infer):
+    return {"framework": framework, "config": "seed-d", "threads": 1, "batch": None, "autocast": None,
+            "optimizer_in_backward": False, "fwd_matmul_gflop": 1.0, "peak_rss_mib": 100,
+            "run_id": "2026-04-01T00:00:00Z", "cpu": "Test CPU", "cpu_id": "Test family 1 model 2", "commit": "2026",
+            "load": 1.0, "openblas_env": "pinned" if framework == "torch" else None,
+            "openblas_core": "Haswell" if framework == "torch" else None,
+            "phases": {"step": {"median_ms": 300}, "fwd": {"median_ms": 100}, "bwd": {"median_ms": 200},
+                       "infer": {"median_ms": infer}}}
+rows = [line("xtgrad", 20), line("torch", 30), line("xtgrad", 60), line("torch", 10), line("xtgrad", 25), line("torch", 50)]
+open(sys.argv[1] + ".rounds", "w").write(open(sys.argv[1]).read() + "".join(json.dumps(r) + "\n" for r in rows))
+PY
+expect 0 "bench/results.py render of a run of 3 rounds" python3 "$src/bench/results.py" render "$out/targets.jsonl.rounds"
+says "|  |  | inference | 25.0 | - | - | - | 30.0 | 0.83 | - |  |"
 # Hostile lines are refused by file and line, one line of message, never a traceback
 results_refuses() {  # JSON-LINE EXPECTED-MESSAGE
   printf '%s\n' "$1" >"$out/hostile.jsonl"
@@ -728,13 +745,16 @@ says "| bwd | 60.0 | 100.0 | 0.60 | **Haswell (pinned) 100.0** / Cooperlake 120.
 says "| seed-d, autocast bf16 | 1 | fwd | 30.0 | 40.0 | 0.75 | Haswell (pinned) | - | - | - | 0.75 |"
 says "xtgrad (seed-d) ran with --allow-slower-bf16 to measure by how much"
 # --rounds: three xtgrad runs of one config (fwd 40, 90, 45 ms) read as their median run, 45 ms;
-# torch's fastest of its runs, 50 ms (the same as above)
+# torch's Cooperlake runs (fwd 50, 30, 70) as theirs, 50 ms, not its luckiest round's 30
 { cat "$out/bench.jsonl"
   for fwd in 90 45; do
     echo '{"framework":"xtgrad","config":"seed-d","threads":1,"batch":null,"autocast":null,"peak_rss_mib":700,"step_cpu_ms":100,"phases":{"fwd":{"median_ms":'$fwd',"gflops":null},"bwd":{"median_ms":60,"gflops":null}}}'
+  done
+  for fwd in 30 70; do
+    echo '{"framework":"torch","config":"seed-d","threads":1,"batch":null,"autocast":null,"openblas_env":"own detection","openblas_core":"Cooperlake","peak_rss_mib":900,"step_cpu_ms":150,"phases":{"fwd":{"median_ms":'$fwd',"gflops":null},"bwd":{"median_ms":120,"gflops":null}}}'
   done; } > "$out/rounds.jsonl"
 expect 0 "bench/run.sh --table with three rounds" bash "$src/bench/run.sh" --table "$out/rounds.jsonl"
-says "| fwd | 45.0 | 50.0 | 0.90 | Haswell (pinned) 80.0 / **Cooperlake 50.0** |"
+says "| fwd | 45.0 | 50.0 | 0.90 | Haswell (pinned) 80.0 / **Cooperlake 50.0** / Cooperlake 30.0 / Cooperlake 70.0 |"
 for bad_count in 0 -1 2x ""; do
   expect 2 "bench/run.sh --rounds '$bad_count'" bash "$src/bench/run.sh" --configs winter --rounds "$bad_count"
   says "run.sh: --rounds must be a positive integer, got '$bad_count'"
