@@ -10,5 +10,8 @@ needs_value() { [[ $3 -ge 2 ]] || { echo "$1: $2 needs a value" >&2; return 1; }
 # regular file only (a fifo would block the run, a device would take the lines)
 results_file() { [[ -z $2 || ! -e $2 || -f $2 ]] || { echo "$1: --out '$2' exists and is not a regular file" >&2; return 1; }; }
 
-# positive_count PROG OPTION VALUE: a count of runs (--rounds) is a whole number from 1
-positive_count() { [[ $3 =~ ^[1-9][0-9]*$ ]] || { echo "$1: $2 must be a positive integer, got '$3'" >&2; return 1; }; }
+# positive_count PROG OPTION VALUE: a count of runs (--rounds) is a whole number from 1 to 1000
+# (bash's arithmetic wraps past 2^63: 18446744073709551617 rounds would be 1)
+positive_count() {
+  [[ $3 =~ ^[1-9][0-9]{0,3}$ && $3 -le 1000 ]] || { echo "$1: $2 must be a whole number from 1 to 1000, got '$3'" >&2; return 1; }
+}

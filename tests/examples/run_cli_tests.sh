@@ -755,9 +755,9 @@ says "xtgrad (seed-d) ran with --allow-slower-bf16 to measure by how much"
   done; } > "$out/rounds.jsonl"
 expect 0 "bench/run.sh --table with three rounds" bash "$src/bench/run.sh" --table "$out/rounds.jsonl"
 says "| fwd | 45.0 | 50.0 | 0.90 | Haswell (pinned) 80.0 / **Cooperlake 50.0** / Cooperlake 30.0 / Cooperlake 70.0 |"
-for bad_count in 0 -1 2x ""; do
+for bad_count in 0 -1 2x "" 1001 18446744073709551617; do
   expect 2 "bench/run.sh --rounds '$bad_count'" bash "$src/bench/run.sh" --configs winter --rounds "$bad_count"
-  says "run.sh: --rounds must be a positive integer, got '$bad_count'"
+  says "run.sh: --rounds must be a whole number from 1 to 1000, got '$bad_count'"
 done
 expect 2 "bench/run.sh --rounds with no value" bash "$src/bench/run.sh" --rounds
 says "--rounds needs a value"
