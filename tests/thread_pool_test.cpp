@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -68,6 +69,15 @@ ChunkThreads run_two_chunks(bool wait_for_worker) {
     return t;
 }
 
+// parallel_for over n items: whether each item was visited exactly once
+bool every_item_once(std::size_t n, std::size_t grain) {
+    std::vector<int> seen(n, 0);
+    xtgrad::parallel_for(n, grain, [&](std::size_t i0, std::size_t i1) {
+        for (std::size_t i = i0; i < i1; ++i) ++seen[i];
+    });
+    return std::count(seen.begin(), seen.end(), 1) == static_cast<std::ptrdiff_t>(n);
+}
+
 // A thread the pool cannot start (a thread limit): this binary's pthread_create (below, ahead of
 // the C library's) fails once this many more threads have started; -1: never
 std::atomic<int> creates_until_failure{-1};
@@ -105,11 +115,7 @@ TEST_CASE("parallel_for: a chunk whose worker has not started runs on the caller
         CHECK(pthread_equal(stolen.of[1], caller));
     }
     // A result that depends on every chunk is whole.
-    std::vector<int> seen(1000, 0);
-    parallel_for(seen.size(), 1, [&](std::size_t i0, std::size_t i1) {
-        for (std::size_t i = i0; i < i1; ++i) ++seen[i];
-    });
-    CHECK(std::count(seen.begin(), seen.end(), 1) == 1000);
+    CHECK(pool_test::every_item_once(1000, 1));
 
     // Released, the worker finds the jobs it missed claimed and takes the next one's chunk again.
     release = true;
@@ -140,11 +146,7 @@ TEST_CASE("set_num_threads from inside a chunk is an Error and keeps the pool") 
     CHECK(message.find("set_num_threads: called from inside a parallel_for chunk (asked for 3 threads)") !=
           std::string::npos);
     CHECK(num_threads() == 2);
-    std::vector<int> seen(1000, 0);
-    parallel_for(seen.size(), 1, [&](std::size_t i0, std::size_t i1) {
-        for (std::size_t i = i0; i < i1; ++i) ++seen[i];
-    });
-    CHECK(std::count(seen.begin(), seen.end(), 1) == 1000);
+    CHECK(pool_test::every_item_once(1000, 1));
     set_num_threads(1);
 }
 
@@ -186,12 +188,8 @@ TEST_CASE("set_num_threads from another thread while parallel_for runs") {
     int jobs = 0, whole = 0;
     const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(400);
     while (std::chrono::steady_clock::now() < until || resizes.load() < 50) {
-        std::vector<int> seen(4096, 0);
-        parallel_for(seen.size(), 64, [&](std::size_t i0, std::size_t i1) {
-            for (std::size_t i = i0; i < i1; ++i) ++seen[i];
-        });
+        whole += pool_test::every_item_once(4096, 64);
         ++jobs;
-        whole += std::count(seen.begin(), seen.end(), 1) == 4096;
     }
     stop = true;
     resizer.join();
@@ -210,11 +208,7 @@ TEST_CASE("set_num_threads where a worker cannot start is an Error and keeps the
                          Error);
     pool_test::creates_until_failure = -1;
     CHECK(num_threads() == 2);
-    std::vector<int> seen(1000, 0);
-    parallel_for(seen.size(), 1, [&](std::size_t i0, std::size_t i1) {
-        for (std::size_t i = i0; i < i1; ++i) ++seen[i];
-    });
-    CHECK(std::count(seen.begin(), seen.end(), 1) == 1000);
+    CHECK(pool_test::every_item_once(1000, 1));
     set_num_threads(4);  // and it starts once threads can
     CHECK(num_threads() == 4);
     set_num_threads(1);
