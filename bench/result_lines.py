@@ -60,6 +60,17 @@ def commit():
         return "?"
 
 
+def median_run_per_setting(runs, phase, setting):
+    """A side at its best over bench/run.sh --rounds: per setting (setting(run): the OpenBLAS kernel
+    and how it was set) the run with the median `phase` (the lower middle of an even count), then
+    the fastest of those; with one run per setting, the fastest run. None where no run has it."""
+    by_setting = {}
+    for r in sorted((r for r in runs if phase in r.get("phases", {})), key=lambda r: r["phases"][phase]["median_ms"]):
+        by_setting.setdefault(setting(r), []).append(r)
+    middles = [rs[(len(rs) - 1) // 2] for rs in by_setting.values()]
+    return min(middles, key=lambda r: r["phases"][phase]["median_ms"]) if middles else None
+
+
 def stamp(lines, out):
     name, cpu_id = cpu_identity()
     extra = {"cpu": name, "cpu_id": cpu_id, "commit": commit(),

@@ -24,7 +24,7 @@ from collections import OrderedDict
 # result_lines.py sits beside this file: found from any working directory, and under python3 -I
 # (which leaves the script's folder off the module path)
 sys.path.insert(0, os.path.dirname(os.path.realpath(__file__)))
-from result_lines import CONFIGS, fail, load, stamp  # noqa: E402
+from result_lines import CONFIGS, fail, load, median_run_per_setting, stamp  # noqa: E402
 
 
 def median_ms(runs, phase):
@@ -33,15 +33,9 @@ def median_ms(runs, phase):
 
 
 def fastest(runs, phase):
-    """PyTorch at its best: torch runs once per OpenBLAS setting and round (bench/run.sh --rounds),
-    so per setting the median run (the lower middle of an even count), then the fastest setting."""
-    by_setting = {}
-    for r in runs:
-        if phase in r.get("phases", {}):
-            setting = (r.get("openblas_env"), r.get("openblas_core"))
-            by_setting.setdefault(setting, []).append(r["phases"][phase]["median_ms"])
-    middles = [sorted(v)[(len(v) - 1) // 2] for v in by_setting.values()]
-    return min(middles) if middles else None
+    """PyTorch at its best: its median run per OpenBLAS setting (over bench/run.sh --rounds), the fastest setting."""
+    r = median_run_per_setting(runs, phase, lambda r: (r.get("openblas_env"), r.get("openblas_core")))
+    return r["phases"][phase]["median_ms"] if r else None
 
 
 def commits(rows):

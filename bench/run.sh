@@ -32,8 +32,10 @@ set -euo pipefail
 
 # The table, from the JSON lines both benchmarks print with --json.
 print_table() {
-  /usr/bin/python3 - "$1" <<'EOF'
+  /usr/bin/python3 - "$1" "$(dirname "${BASH_SOURCE[0]}")" <<'EOF'
 import json, os, sys
+sys.path.insert(0, sys.argv[2])  # bench/, for result_lines
+from result_lines import median_run_per_setting  # noqa: E402
 def not_results(kind, value, traceback):  # a line of another shape: one message, not a traceback
     sys.stderr.write(f"run.sh: {sys.argv[1]} holds a line that is no benchmark result ({kind.__name__}: {value}); "
                      "--table reads what --out wrote (xtgrad_bench and torch_bench.py --json lines)\n")
@@ -87,18 +89,10 @@ by = {}
 for r in rows:
     key = (r["config"], r["threads"], r.get("autocast") or "")
     by.setdefault(key, {}).setdefault(r["framework"], []).append(r)
-def best(runs, phase):
-    """The run with the fastest median of `phase` (OpenBLAS pinned or not)."""
-    have = [r for r in runs if phase in r["phases"]]
-    return min(have, key=lambda r: r["phases"][phase]["median_ms"]) if have else None
 def middle(runs, phase):
-    """Either side at its best setting: per OpenBLAS kernel and setting its median run over --rounds
-    (the lower middle of an even count), then the fastest; with one round, best()."""
-    have = [r for r in runs if phase in r["phases"]]
-    by_setting = {}
-    for r in sorted(have, key=lambda r: r["phases"][phase]["median_ms"]):
-        by_setting.setdefault(kernel(r), []).append(r)
-    return best([rs[(len(rs) - 1) // 2] for rs in by_setting.values()], phase)
+    """Either side at its best setting: per OpenBLAS kernel and setting its median run over --rounds,
+    then the fastest (bench/result_lines.py)."""
+    return median_run_per_setting(runs, phase, kernel)
 print("| config | threads | phase | xtgrad ms | torch ms | xtgrad / torch | torch's OpenBLAS runs (kernel ms, the one read in bold) "
       "| xtgrad GFLOP/s | torch GFLOP/s | xtgrad % of FMA peak | vs xtgrad fp32 | peak RSS MiB xtgrad / torch "
       "| step CPU ms xtgrad / torch |")
