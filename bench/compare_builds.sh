@@ -19,7 +19,8 @@
 # is its own process, so every peak RSS is that run's own. The medians reported are the
 # median over the rounds of each round's median step. --args adds options to every
 # xtgrad_bench run of both sides. --switches takes switch names or `all` (every one the build
-# lists: xtgrad_bench --list-switches); XTGRAD_POOL_SPIN is measured on 2+ threads only,
+# lists: xtgrad_bench --list-switches, less any this machine cannot measure, such as
+# XTGRAD_SMALL_GEMM_AMX without AMX's tiles, each skipped with the reason); XTGRAD_POOL_SPIN is measured on 2+ threads only,
 # XTGRAD_BF16_SMALL_IN_FP32, XTGRAD_SMALL_GEMM_BF16, XTGRAD_INFERENCE_WEIGHTS_PACKED and XTGRAD_SMALL_GEMM_AMX under bf16 autocast,
 # XTGRAD_BLOCK_CACHE_CUT with the block cache on (XTGRAD_BLOCK_CACHE=1 for both sides). Each
 # switch but the block cache's two (fixed at start-up) is measured in one process per round,
@@ -31,7 +32,7 @@ set -euo pipefail
 source "$(dirname "$0")/cli_checks.sh"
 
 before="" after="" rounds=2 runs="winter:1 winter:2 seed-d:1 seed-d:2 seed-b:2:16 seed-b:2:64" out="" extra=""
-switches="" build="" separate=0
+switches="" build="" separate=0 every_switch=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --before | --after | --rounds | --runs | --out | --args | --switches | --build) needs_value compare_builds.sh "$1" $# || exit 2 ;;
@@ -58,7 +59,9 @@ if [[ -n "$switches" ]]; then
   # The build's own list (autograd/speed_switches.hpp)
   all_switches=$("$build/bench/xtgrad_bench" --list-switches | cut -d' ' -f1 | tr '\n' ' ')
   all_switches=${all_switches% }
-  [[ $switches == all ]] && switches=$all_switches
+  # `all` skips a switch this machine cannot act on (xtgrad_bench refuses it with 2 before any
+  # work: no AMX tiles, no bf16 products); a switch named on its own is measured or fails
+  [[ $switches == all ]] && switches=$all_switches && every_switch=1
   for sw in $switches; do
     [[ " $all_switches " == *" $sw "* ]] || { echo "compare_builds.sh: unknown switch '$sw' (all, or some of: $all_switches)" >&2; exit 2; }
   done
@@ -84,7 +87,8 @@ results_file compare_builds.sh "$out" || exit 2
 
 results=${out:-$(mktemp)}
 : > "$results"
-[[ -z "$out" ]] && trap 'rm -f "$results"' EXIT
+refusal=$(mktemp)  # an alternating run's stderr, shown after it (or, refused under `all`, as the skip's reason)
+if [[ -z "$out" ]]; then trap 'rm -f "$results" "$refusal"' EXIT; else trap 'rm -f "$refusal"' EXIT; fi
 
 # Steps per run: enough for a stable median without making the slow configs take minutes.
 steps_of() {
@@ -124,7 +128,14 @@ for ((r = 1; r <= rounds; r++)); do
       if [[ $mode == switches && $separate == 0 && $name != XTGRAD_BLOCK_CACHE && $name != XTGRAD_BLOCK_CACHE_CUT ]]; then
         echo "# round $r: $run $name on and off alternating (load $(cut -d' ' -f1 /proc/loadavg))" >&2
         # shellcheck disable=SC2086
-        lines=$("$build/bench/xtgrad_bench" --config "$config" --threads "$threads" $pair_args --alternate "$name" --json) ||
+        status=0
+        lines=$("$build/bench/xtgrad_bench" --config "$config" --threads "$threads" $pair_args --alternate "$name" --json 2>"$refusal") || status=$?
+        if ((status == 2 && every_switch)); then
+          echo "# skipped: $name on $run, which this machine cannot measure: $(head -c 300 "$refusal" | head -n 1)" >&2
+          continue
+        fi
+        cat "$refusal" >&2
+        ((status == 0)) ||
           { echo "compare_builds.sh: xtgrad_bench --alternate $name failed on $run (round $r); $results holds the runs before it" >&2; exit 1; }
         # Exactly one line per side, of this switch and config (an --args of another --config, or a
         # build without --alternate, would file other numbers under this run), then stamped
