@@ -69,7 +69,7 @@ inline constexpr EnvSwitch kSmallGemmBf16Switch{
 inline constexpr EnvSwitch kInferenceWeightsPackedSwitch{
     "XTGRAD_INFERENCE_WEIGHTS_PACKED",
     "under NoGradGuard and bf16 autocast, x·Wᵀ reads W from a copy in oneDNN's packed layout kept per version; "
-    "unset: where oneDNN runs AMX",
+    "unset: where oneDNN runs AMX, and on AMD family 26 (Zen 5)",
     "it reads W's bf16 copy as stored", inference_weights_packed_by_cpu};
 inline constexpr EnvSwitch kSmallGemmAmxSwitch{
     "XTGRAD_SMALL_GEMM_AMX",
