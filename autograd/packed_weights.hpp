@@ -6,10 +6,10 @@
 // call; given the blocked copy, it reads it as it is. Packing costs about a pass over W (a
 // 512 x 512 weight: 0.13 ms against 0.09 ms gained per product on the AMX guest), so it pays
 // only where W stays the same over products: inference, where linear_block_value asks for a
-// copy here (XTGRAD_INFERENCE_WEIGHTS_PACKED, on where oneDNN runs AMX, and on the Zen 5). A training step reads
-// each version once forward and once in backward: there the copies would cost more than they
-// gain, and add to the step's memory, so a Linear's forward with grad mode on drops every copy,
-// as it drops inference's transposed weights (autograd/transposed_weights.hpp).
+// copy here (XTGRAD_INFERENCE_WEIGHTS_PACKED, on where oneDNN runs AMX, and on the Zen 5). A
+// training step reads each version once forward and once in backward: there the copies would
+// cost more than they gain, and add to the step's memory, so a Linear's forward with grad mode on
+// drops every copy, as it drops inference's transposed weights (autograd/transposed_weights.hpp).
 //
 // A weight read in row blocks (linear_rows: attention's W_q, W_k, W_v in one in_proj_weight)
 // keeps a packed copy per block, up to twice the weight's elements per version (blocks past that

@@ -20,7 +20,8 @@
 # median over the rounds of each round's median step. --args adds options to every
 # xtgrad_bench run of both sides. --switches takes switch names or `all` (every one the build
 # lists: xtgrad_bench --list-switches, less any this machine cannot measure, such as
-# XTGRAD_SMALL_GEMM_AMX without AMX's tiles, each skipped with the reason); XTGRAD_POOL_SPIN is measured on 2+ threads only,
+# XTGRAD_SMALL_GEMM_AMX without AMX's tiles, each skipped with the reason);
+# XTGRAD_POOL_SPIN is measured on 2+ threads only,
 # XTGRAD_BF16_SMALL_IN_FP32, XTGRAD_SMALL_GEMM_BF16, XTGRAD_INFERENCE_WEIGHTS_PACKED and XTGRAD_SMALL_GEMM_AMX under bf16 autocast,
 # XTGRAD_BLOCK_CACHE_CUT with the block cache on (XTGRAD_BLOCK_CACHE=1 for both sides). Each
 # switch but the block cache's two (fixed at start-up) is measured in one process per round,
