@@ -111,6 +111,16 @@ int run_child(const std::string& config, int argc, char** argv) {
     return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
+// Exit 3: --alternate names a switch that cannot act in this process (this CPU, GEMM backend or
+// environment), though the command is well formed. bench/compare_builds.sh --switches all skips
+// such a switch and fails on 2, the user's own mistake.
+constexpr int kCannotMeasureHere = 3;
+template <typename... Args>
+int cannot_measure_here(fmt::format_string<Args...> format, Args&&... args) {
+    fmt::print(stderr, "xtgrad_bench: {} (cannot be measured here: exit 3)\n", fmt::format(format, std::forward<Args>(args)...));
+    return kCannotMeasureHere;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -153,7 +163,9 @@ int main(int argc, char** argv) {
     app.add_flag("--allow-slower-bf16", o.allow_slower_bf16,
                  "with --autocast bf16: run it even on a CPU where bf16 products are slower than fp32 (where "
                  "autocast::Scope refuses; autograd/autocast.hpp), to measure how much slower");
-    app.footer(cli::cli_footer("With several configs the binary runs itself once per config (each peak RSS is its own)."));
+    app.footer(cli::cli_footer("With several configs the binary runs itself once per config (each peak RSS is its own).\n"
+                               "Exit 3: --alternate names a switch that cannot act in this process (no AMX tiles, no bf16 "
+                               "products, or the environment keeps it out)."));
     // run_main: a list or table that could not be written (a full device, a closed stdout) is exit 1
     return cli::run_main(app, argc, argv, [&] {
         if (list_switches) {  // bench/compare_builds.sh and tests/examples/run_cli_tests.sh read the list here
@@ -170,12 +182,14 @@ int main(int argc, char** argv) {
         if (o.paired_ceiling && !o.autocast.empty())
             cli::usage_error("--paired-ceiling: the ceiling is fp32's products, and --autocast {} runs bf16 ones", o.autocast);
         // bf16 refused here (a backend without a bf16 product, a CPU where it is slower): a usage
-        // error before any config is built, as the other options'
+        // error before any config is built, as the other options'; with --alternate, exit 3
         if (!o.autocast.empty()) {
             autocast::allow_slower_bf16(o.allow_slower_bf16);
             try {
                 const autocast::Scope can_run(DType::bf16);
             } catch (const Error& e) {
+                if (alternate->count() > 0 && detail::speed_switch_named(o.alternate) != nullptr)
+                    return cannot_measure_here("--alternate {} runs under --autocast bf16: {}", o.alternate, e.what());
                 cli::usage_error("--autocast bf16: {}", e.what());
             }
         }
@@ -195,11 +209,12 @@ int main(int argc, char** argv) {
                 o.autocast.empty())
                 cli::usage_error("--alternate: {} acts under --autocast bf16 only", o.alternate);
             if (s == &detail::kSmallGemmAmxSwitch && !small_gemm_amx_available())
-                cli::usage_error("--alternate: {} chooses AMX's tiles for small_gemm_bf16, and this process has none "
-                                 "(no AMX-BF16, not granted by Linux, or XTGRAD_ISA=baseline)", o.alternate);
+                return cannot_measure_here("--alternate: {} chooses AMX's tiles for small_gemm_bf16, and this process has "
+                                           "none (no AMX-BF16, not granted by Linux, or XTGRAD_ISA=baseline)", o.alternate);
             if (s == &detail::kSmallGemmAmxSwitch && !detail::medium_blocks_in_bf16())
-                cli::usage_error("--alternate: {} acts on the medium blocks in bf16, which XTGRAD_SMALL_GEMM_BF16=0 or "
-                                 "XTGRAD_SMALL_GEMM=0 keeps out of small_gemm_bf16", o.alternate);
+                return cannot_measure_here("--alternate: {} acts on the medium blocks in bf16, which "
+                                           "XTGRAD_SMALL_GEMM_BF16=0 or XTGRAD_SMALL_GEMM=0 keeps out of small_gemm_bf16",
+                                           o.alternate);
             if ((s == &detail::kInferenceWeightsTransposedSwitch || s == &detail::kInferenceWeightsPackedSwitch) &&
                 o.no_infer)
                 cli::usage_error("--alternate: {} acts on the inference, which --no-infer skips", o.alternate);

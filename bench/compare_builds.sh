@@ -19,15 +19,16 @@
 # is its own process, so every peak RSS is that run's own. The medians reported are the
 # median over the rounds of each round's median step. --args adds options to every
 # xtgrad_bench run of both sides. --switches takes switch names or `all` (every one the build
-# lists: xtgrad_bench --list-switches, less any this machine cannot measure, such as
-# XTGRAD_SMALL_GEMM_AMX without AMX's tiles, each skipped with the reason);
-# XTGRAD_POOL_SPIN is measured on 2+ threads only,
+# lists: xtgrad_bench --list-switches; in one process per round, a switch this machine cannot
+# measure, which the bench refuses with exit 3, as XTGRAD_SMALL_GEMM_AMX without AMX's tiles, is
+# skipped with the reason, said under the table); XTGRAD_POOL_SPIN is measured on 2+ threads only,
 # XTGRAD_BF16_SMALL_IN_FP32, XTGRAD_SMALL_GEMM_BF16, XTGRAD_INFERENCE_WEIGHTS_PACKED and XTGRAD_SMALL_GEMM_AMX under bf16 autocast,
 # XTGRAD_BLOCK_CACHE_CUT with the block cache on (XTGRAD_BLOCK_CACHE=1 for both sides). Each
 # switch but the block cache's two (fixed at start-up) is measured in one process per round,
 # on and off alternating step by step (xtgrad_bench --alternate): a host whose speed drifts moves
 # both sides alike, where processes minutes apart read one switch 0.76x and 1.14x;
-# --separate-processes measures every switch as the block cache's, one process per side.
+# --separate-processes measures every switch as the block cache's, one process per side (and
+# skips none: a switch that cannot act there reads as noise).
 # --out keeps the JSON lines, stamped with the CPU, commit and load (bench/results.py).
 set -euo pipefail
 source "$(dirname "$0")/cli_checks.sh"
@@ -60,8 +61,9 @@ if [[ -n "$switches" ]]; then
   # The build's own list (autograd/speed_switches.hpp)
   all_switches=$("$build/bench/xtgrad_bench" --list-switches | cut -d' ' -f1 | tr '\n' ' ')
   all_switches=${all_switches% }
-  # `all` skips a switch this machine cannot act on (xtgrad_bench refuses it with 2 before any
-  # work: no AMX tiles, no bf16 products); a switch named on its own is measured or fails
+  # `all` skips a switch this machine cannot act on (xtgrad_bench refuses it with 3 before any
+  # work: no AMX tiles, no bf16 products); a switch named on its own is measured or fails, and
+  # so does any switch the bench refuses with 2 (a usage error: --args of the user's)
   [[ $switches == all ]] && switches=$all_switches && every_switch=1
   for sw in $switches; do
     [[ " $all_switches " == *" $sw "* ]] || { echo "compare_builds.sh: unknown switch '$sw' (all, or some of: $all_switches)" >&2; exit 2; }
@@ -86,10 +88,13 @@ for run in $runs; do  # xtgrad_bench's ranges: --threads 1-256, --batch 1-4096
 done
 results_file compare_builds.sh "$out" || exit 2
 
-results=${out:-$(mktemp)}
-: > "$results"
-refusal=$(mktemp)  # an alternating run's stderr, shown after it (or, refused under `all`, as the skip's reason)
+# Temporary files first, so that one that cannot be made leaves --out as it was
+refusal=$(mktemp) && results=${out:-$(mktemp)} ||
+  { echo "compare_builds.sh: cannot make a temporary file in '${TMPDIR:-/tmp}'" >&2; rm -f "${refusal:-}"; exit 2; }
 if [[ -z "$out" ]]; then trap 'rm -f "$results" "$refusal"' EXIT; else trap 'rm -f "$refusal"' EXIT; fi
+trap 'exit 129' HUP; trap 'exit 130' INT; trap 'exit 143' TERM  # through the EXIT trap
+: > "$results"
+skipped=()  # "SWITCH on RUN: reason", said under the table
 
 # Steps per run: enough for a stable median without making the slow configs take minutes.
 steps_of() {
@@ -131,13 +136,17 @@ for ((r = 1; r <= rounds; r++)); do
         # shellcheck disable=SC2086
         status=0
         lines=$("$build/bench/xtgrad_bench" --config "$config" --threads "$threads" $pair_args --alternate "$name" --json 2>"$refusal") || status=$?
-        if ((status == 2 && every_switch)); then
-          echo "# skipped: $name on $run, which this machine cannot measure: $(head -c 300 "$refusal" | head -n 1)" >&2
+        if ((status == 3 && every_switch)); then
+          # the bench's first line, printable bytes only (its stderr is the reason, unread so far)
+          reason=$(LC_ALL=C tr -d '\000' < "$refusal" | LC_ALL=C grep -a -m1 . | head -c 300 | LC_ALL=C tr -d '\n' |
+                   LC_ALL=C tr -c '[:print:]' '?') || true  # grep finds no line, or tr meets a closed pipe
+          echo "# skipped: $name on $run, which this machine cannot measure: ${reason:-(no message)}" >&2
+          ((r == 1)) && skipped+=("$name on $run: ${reason:-(no message)}")
           continue
         fi
         cat "$refusal" >&2
         ((status == 0)) ||
-          { echo "compare_builds.sh: xtgrad_bench --alternate $name failed on $run (round $r); $results holds the runs before it" >&2; exit 1; }
+          { echo "compare_builds.sh: xtgrad_bench --alternate $name failed on $run (round $r, exit $status)${out:+; $out holds the runs before it}" >&2; exit 1; }
         # Exactly one line per side, of this switch and config (an --args of another --config, or a
         # build without --alternate, would file other numbers under this run), then stamped
         python3 - "$mode" "$name" "$r" "$run" "$config" "$lines" <<'PY' | python3 "$(dirname "$0")/results.py" stamp >> "$results"
@@ -172,10 +181,11 @@ PY
   done
 done
 echo "# done $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-[[ -s "$results" ]] || { echo "compare_builds.sh: nothing was measured (XTGRAD_POOL_SPIN is measured on 2+ threads only)" >&2; exit 2; }
+[[ -s "$results" ]] || { echo "compare_builds.sh: nothing was measured (XTGRAD_POOL_SPIN is measured on 2+ threads only${skipped[0]:+; ${#skipped[@]} switch runs could not be measured here})" >&2; exit 2; }
 
 if [[ -n "$switches" ]]; then
   python3 "$(dirname "$0")/results.py" render "$results" | sed -n '/results:switches/,/\/results:switches/p' | grep -v '^<!--'
+  ((${#skipped[@]} == 0)) || { echo; echo "Not measured here (xtgrad_bench's exit 3):"; printf -- '- %s\n' "${skipped[@]}"; }
   exit 0
 fi
 python3 - "$results" <<'EOF'

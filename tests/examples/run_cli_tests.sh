@@ -374,10 +374,13 @@ expect 2 "xtgrad_bench --alternate XTGRAD_SMALL_GEMM_AMX without autocast" "$bui
 says "--alternate: XTGRAD_SMALL_GEMM_AMX acts under --autocast bf16 only"
 # it would measure noise where the tiles do not run: under XTGRAD_ISA=baseline, or with the blocks in fp32
 if "$build/bench/xtgrad_bench" --list-switches | grep -qx "XTGRAD_SMALL_GEMM_AMX on"; then
-  expect 2 "xtgrad_bench --alternate XTGRAD_SMALL_GEMM_AMX under XTGRAD_SMALL_GEMM_BF16=0" env XTGRAD_SMALL_GEMM_BF16=0 "$build/bench/xtgrad_bench" --config seed-b --autocast bf16 --alternate XTGRAD_SMALL_GEMM_AMX
+  expect 3 "xtgrad_bench --alternate XTGRAD_SMALL_GEMM_AMX under XTGRAD_SMALL_GEMM_BF16=0" env XTGRAD_SMALL_GEMM_BF16=0 "$build/bench/xtgrad_bench" --config seed-b --autocast bf16 --alternate XTGRAD_SMALL_GEMM_AMX
   says "--alternate: XTGRAD_SMALL_GEMM_AMX acts on the medium blocks in bf16, which XTGRAD_SMALL_GEMM_BF16=0"
-  expect 2 "xtgrad_bench --alternate XTGRAD_SMALL_GEMM_AMX under XTGRAD_ISA=baseline" env XTGRAD_ISA=baseline "$build/bench/xtgrad_bench" --config seed-b --autocast bf16 --allow-slower-bf16 --alternate XTGRAD_SMALL_GEMM_AMX
+  expect 3 "xtgrad_bench --alternate XTGRAD_SMALL_GEMM_AMX under XTGRAD_ISA=baseline" env XTGRAD_ISA=baseline "$build/bench/xtgrad_bench" --config seed-b --autocast bf16 --allow-slower-bf16 --alternate XTGRAD_SMALL_GEMM_AMX
   says "--alternate: XTGRAD_SMALL_GEMM_AMX chooses AMX's tiles for small_gemm_bf16, and this process has none"
+else  # no tiles here: the switch cannot be measured, exit 3 (not a usage error: compare_builds.sh skips it)
+  expect 3 "xtgrad_bench --alternate XTGRAD_SMALL_GEMM_AMX without AMX's tiles" "$build/bench/xtgrad_bench" --config seed-b --autocast bf16 --allow-slower-bf16 --alternate XTGRAD_SMALL_GEMM_AMX
+  says "(cannot be measured here: exit 3)"
 fi
 for inference_switch in XTGRAD_INFERENCE_WEIGHTS_PACKED XTGRAD_INFERENCE_WEIGHTS_TRANSPOSED; do
   expect 2 "xtgrad_bench --alternate $inference_switch --no-infer" "$build/bench/xtgrad_bench" --config seed-d --autocast bf16 --allow-slower-bf16 --no-infer --alternate $inference_switch
@@ -421,24 +424,31 @@ says "compare_builds.sh: xtgrad_bench --alternate XTGRAD_SMALL_GEMM on winter:1 
 expect 2 "compare_builds.sh --switches XTGRAD_POOL_SPIN on one thread (nothing to measure)" bash "$src/bench/compare_builds.sh" \
   --switches XTGRAD_POOL_SPIN --build "$build" --runs winter:1 --rounds 1
 says "compare_builds.sh: nothing was measured (XTGRAD_POOL_SPIN is measured on 2+ threads only)"
-# `--switches all` skips a switch this machine cannot measure (xtgrad_bench refuses it with 2, as
+# `--switches all` skips a switch this machine cannot measure (xtgrad_bench refuses it with 3, as
 # XTGRAD_SMALL_GEMM_AMX without AMX): on the Zen 5 the whole table failed at the last switch.
-# A fake bench lists two switches and refuses the second; one named on its own still fails.
+# A fake bench lists two switches and refuses the second, its reason after a blank line and with
+# an escape code and a NUL (shown as '?'). A switch named on its own still fails, and so does a
+# usage error (2) under `all`: a first version skipped every switch of a mistaken --args, exit 0.
 mkdir -p "$out/amx_less_build/bench"
-printf '#!/bin/sh
-if [ "$1" = --list-switches ]; then printf "XTGRAD_SMALL_GEMM on\nXTGRAD_SMALL_GEMM_AMX off\n"; exit 0; fi
-case " $* " in *" XTGRAD_SMALL_GEMM_AMX "*) echo "xtgrad_bench: --alternate: XTGRAD_SMALL_GEMM_AMX: no tiles here" >&2; exit 2;; esac
-exec "%s" "$@"
-' \
-  "$build/bench/xtgrad_bench" > "$out/amx_less_build/bench/xtgrad_bench"
+cat > "$out/amx_less_build/bench/xtgrad_bench" <<EOF
+#!/bin/sh
+if [ "\$1" = --list-switches ]; then printf 'XTGRAD_SMALL_GEMM on\nXTGRAD_SMALL_GEMM_AMX off\n'; exit 0; fi
+case " \$* " in *" XTGRAD_SMALL_GEMM_AMX "*) printf '\nxtgrad_bench: no tiles\033[2J here\000\n' >&2; exit 3;; esac
+exec "$build/bench/xtgrad_bench" "\$@"
+EOF
 chmod +x "$out/amx_less_build/bench/xtgrad_bench"
 EXPECT_LIMIT=60 expect 0 "compare_builds.sh --switches all where one cannot be measured" bash "$src/bench/compare_builds.sh" \
   --switches all --build "$out/amx_less_build" --runs winter:1 --rounds 1 --args "--steps 1 --warmup 1 --no-infer"
-says "# skipped: XTGRAD_SMALL_GEMM_AMX on winter:1, which this machine cannot measure: xtgrad_bench: --alternate: XTGRAD_SMALL_GEMM_AMX: no tiles here"
+says "# skipped: XTGRAD_SMALL_GEMM_AMX on winter:1, which this machine cannot measure: xtgrad_bench: no tiles?[2J here"
 says "| winter:1 |"
+says "- XTGRAD_SMALL_GEMM_AMX on winter:1: xtgrad_bench: no tiles?[2J here"
 expect 1 "compare_builds.sh --switches XTGRAD_SMALL_GEMM_AMX (named) where it cannot be measured" bash "$src/bench/compare_builds.sh" \
   --switches XTGRAD_SMALL_GEMM_AMX --build "$out/amx_less_build" --runs winter:1 --rounds 1
-says "compare_builds.sh: xtgrad_bench --alternate XTGRAD_SMALL_GEMM_AMX failed on winter:1 (round 1)"
+says "compare_builds.sh: xtgrad_bench --alternate XTGRAD_SMALL_GEMM_AMX failed on winter:1 (round 1, exit 3)"
+expect 1 "compare_builds.sh --switches all with --args every switch refuses (2, a usage error)" bash "$src/bench/compare_builds.sh" \
+  --switches all --build "$out/amx_less_build" --runs winter:1 --rounds 1 --args "--steps 1 --warmup 0"
+says "compare_builds.sh: xtgrad_bench --alternate XTGRAD_SMALL_GEMM failed on winter:1 (round 1, exit 2)"
+says "--warmup 0 leaves the process's first, cold step on one side"
 # an odd warm-up (3 steps of each side: 6, not a whole number of on-off-off-on quads) used to file
 # each timed step under the other side; xtgrad_bench now checks each step's switch against its side
 for warmup in 1 3; do
