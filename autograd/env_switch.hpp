@@ -10,11 +10,26 @@
 
 namespace xtgrad::detail {
 
+// Where a speed switch's mechanism acts, as flags (none: in every run). A measurement of the
+// switch sets up a run where it acts, or refuses one where it cannot: on against off there
+// would time noise (xtgrad_bench --alternate; bench/compare_builds.sh reads them from
+// xtgrad_bench --list-switches, as the words in brackets).
+enum SwitchActs : unsigned {
+    kActsAnywhere = 0,
+    kActsOnWorkers = 1u << 0,       // the pool's workers: 2 threads or more ("workers")
+    kActsUnderAutocast = 1u << 1,   // bf16 autocast ("autocast")
+    kActsOnInference = 1u << 2,     // the forward under NoGradGuard ("inference")
+    kActsWithBlockCache = 1u << 3,  // the block cache on ("block-cache")
+    kActsOnOneThread = 1u << 4,     // a process on one thread ("one-thread")
+    kActsOnOptimizer = 1u << 5,     // the optimizer's step ("optimizer"; seed-d takes one with --adam)
+};
+
 struct EnvSwitch {
     const char* name;       // "XTGRAD_TRACE"
     const char* on;         // what 1 does, for the message: "print every backward node as it runs"
     const char* off;        // what 0 does
     bool (*unset_means)();  // the default: always_off, always_on, or by CPU (speed_switches.hpp)
+    unsigned acts = kActsAnywhere;  // SwitchActs: where a speed switch's mechanism acts
 };
 
 inline bool always_off() { return false; }

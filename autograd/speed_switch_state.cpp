@@ -11,6 +11,7 @@
 #include <array>
 #include <cstddef>
 #include <iterator>
+#include <string>
 #include <utility>
 
 namespace xtgrad::detail {
@@ -59,6 +60,18 @@ const EnvSwitch* speed_switch_named(std::string_view name) {
     for (const EnvSwitch* s : kSpeedSwitches)
         if (name == s->name) return s;
     return nullptr;
+}
+
+std::string speed_switch_tags(const EnvSwitch& s) {
+    std::string tags = speed_switch_settable(s) ? "" : "fixed";
+    for (const auto& [flag, word] : {std::pair{kActsOnWorkers, "workers"}, std::pair{kActsUnderAutocast, "autocast"},
+                                     std::pair{kActsOnInference, "inference"}, std::pair{kActsWithBlockCache, "block-cache"},
+                                     std::pair{kActsOnOneThread, "one-thread"}, std::pair{kActsOnOptimizer, "optimizer"}})
+        if (s.acts & flag) {
+            if (!tags.empty()) tags += ',';
+            tags += word;
+        }
+    return tags;
 }
 
 }  // namespace xtgrad::detail

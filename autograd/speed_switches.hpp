@@ -10,6 +10,7 @@
 
 #include <xtgrad/autograd/env_switch.hpp>
 
+#include <string>
 #include <string_view>
 
 namespace xtgrad::detail {
@@ -29,7 +30,8 @@ inline constexpr EnvSwitch kBlockCacheSwitch{"XTGRAD_BLOCK_CACHE", "keep large b
                                              "take them from the C heap", block_cache_by_machine};
 inline constexpr EnvSwitch kBlockCacheCutSwitch{"XTGRAD_BLOCK_CACHE_CUT",
                                                 "past its budget the block cache cuts and joins cached pages, the default",
-                                                "past its budget it unmaps cached blocks and maps new pages", always_on};
+                                                "past its budget it unmaps cached blocks and maps new pages", always_on,
+                                                kActsWithBlockCache};
 inline constexpr EnvSwitch kSmallGemmSwitch{"XTGRAD_SMALL_GEMM", "small products to xtgrad's own kernels, the default",
                                             "every product to the GEMM backend", always_on};
 inline constexpr EnvSwitch kSkinnyGemmSwitch{"XTGRAD_SKINNY_GEMM",
@@ -40,13 +42,14 @@ inline constexpr EnvSwitch kSkinnyPrefetchL2Switch{
     "they prefetch it into L1", skinny_prefetch_l2_by_cpu};
 inline constexpr EnvSwitch kPoolSpinSwitch{"XTGRAD_POOL_SPIN",
                                            "idle pool workers spin, then yield, before sleeping, the default",
-                                           "idle pool workers sleep at once", always_on};
+                                           "idle pool workers sleep at once", always_on, kActsOnWorkers};
 inline constexpr EnvSwitch kBf16SmallInFp32Switch{"XTGRAD_BF16_SMALL_IN_FP32",
                                                   "autocast runs products with a side under 8 in fp32, the default",
-                                                  "autocast runs every product but the smallest in bf16", always_on};
+                                                  "autocast runs every product but the smallest in bf16", always_on,
+                                                  kActsUnderAutocast};
 inline constexpr EnvSwitch kAdamPrefetchSwitch{
     "XTGRAD_ADAM_PREFETCH", "Adam on one thread prefetches its four streams 2 KiB ahead; unset: the CPU's default",
-    "no software prefetch", adam_prefetch_by_cpu};
+    "no software prefetch", adam_prefetch_by_cpu, kActsOnOneThread | kActsOnOptimizer};
 inline constexpr EnvSwitch kNarrowNnTransposedSwitch{
     "XTGRAD_NARROW_NN_TRANSPOSED",
     "oneDNN's A·B with a narrow B (at most 512 columns) runs as A·(Bᵀ)ᵀ, B transposed first; unset: the CPU's default",
@@ -54,7 +57,7 @@ inline constexpr EnvSwitch kNarrowNnTransposedSwitch{
 inline constexpr EnvSwitch kInferenceWeightsTransposedSwitch{
     "XTGRAD_INFERENCE_WEIGHTS_TRANSPOSED",
     "under NoGradGuard oneDNN's x·Wᵀ runs as x·(Wᵀ) on a transposed copy of W kept per version; unset: the CPU's default",
-    "it runs on W as stored", inference_weights_transposed_by_cpu};
+    "it runs on W as stored", inference_weights_transposed_by_cpu, kActsOnInference};
 
 inline constexpr EnvSwitch kSkinnyStreamedGradientSwitch{
     "XTGRAD_SKINNY_STREAMED_GRADIENT",
@@ -65,17 +68,18 @@ inline constexpr EnvSwitch kSmallGemmBf16Switch{
     "XTGRAD_SMALL_GEMM_BF16",
     "under bf16 autocast, the medium blocks small_gemm takes (attention's, up to ~128 tokens) run in its bf16 kernel "
     "where AVX512-BF16's dot products measure at 1.25x the fp32 FMAs; unset: the CPU's default",
-    "they run in its fp32 kernels", small_gemm_bf16_by_cpu};
+    "they run in its fp32 kernels", small_gemm_bf16_by_cpu, kActsUnderAutocast};
 inline constexpr EnvSwitch kInferenceWeightsPackedSwitch{
     "XTGRAD_INFERENCE_WEIGHTS_PACKED",
     "under NoGradGuard and bf16 autocast, x·Wᵀ reads W from a copy in oneDNN's packed layout kept per version; "
     "unset: where oneDNN runs AMX, and on AMD family 26 (Zen 5)",
-    "it reads W's bf16 copy as stored", inference_weights_packed_by_cpu};
+    "it reads W's bf16 copy as stored", inference_weights_packed_by_cpu, kActsUnderAutocast | kActsOnInference};
 inline constexpr EnvSwitch kSmallGemmAmxSwitch{
     "XTGRAD_SMALL_GEMM_AMX",
     "small_gemm's bf16 kernel (attention's medium blocks under bf16 autocast) runs on AMX tiles; unset: where the "
     "CPU has them and Linux grants them",
-    "it runs on AVX512-BF16's vdpbf16ps (slower than fp32 on the Intel Xeon: XTGRAD_SMALL_GEMM_BF16=0 keeps the blocks in fp32)", small_gemm_amx_by_cpu};
+    "it runs on AVX512-BF16's vdpbf16ps (slower than fp32 on the Intel Xeon: XTGRAD_SMALL_GEMM_BF16=0 keeps the blocks in fp32)", small_gemm_amx_by_cpu,
+    kActsUnderAutocast};
 // Every speed switch, for check_environment, xtgrad_bench --list-switches and the tests.
 inline constexpr const EnvSwitch* kSpeedSwitches[] = {
     &kBlockCacheSwitch, &kBlockCacheCutSwitch, &kSmallGemmSwitch,       &kSkinnyGemmSwitch,
@@ -102,5 +106,10 @@ void set_speed_switch(const EnvSwitch& s, bool on);
 
 // The speed switch named `name` (XTGRAD_SMALL_GEMM), or null.
 const EnvSwitch* speed_switch_named(std::string_view name);
+
+// What a measurement of `s` must know, as comma-separated words ("" for none): "fixed" where it
+// is not settable, then its acts flags' words (env_switch.hpp), e.g. "autocast,inference".
+// xtgrad_bench --list-switches prints them after the default; bench/compare_builds.sh reads them.
+std::string speed_switch_tags(const EnvSwitch& s);
 
 }  // namespace xtgrad::detail

@@ -117,7 +117,8 @@ int run_child(const std::string& config, int argc, char** argv) {
 constexpr int kCannotMeasureHere = 3;
 template <typename... Args>
 int cannot_measure_here(fmt::format_string<Args...> format, Args&&... args) {
-    fmt::print(stderr, "xtgrad_bench: {} (cannot be measured here: exit 3)\n", fmt::format(format, std::forward<Args>(args)...));
+    fmt::print(stderr, "xtgrad_bench: {} (cannot be measured here: exit {})\n", fmt::format(format, std::forward<Args>(args)...),
+               kCannotMeasureHere);
     return kCannotMeasureHere;
 }
 
@@ -148,7 +149,9 @@ int main(int argc, char** argv) {
     app.add_flag("--json", o.json, "one JSON object per config and line");
     bool list_switches = false;
     app.add_flag("--list-switches", list_switches,
-                 "print each speed switch and its default on this CPU (\"XTGRAD_BLOCK_CACHE on\"), one per line, and exit");
+                 "print each speed switch, its default on this CPU and what a measurement of it needs, one per line, "
+                 "and exit (\"XTGRAD_POOL_SPIN on workers\": the words are speed_switch_tags', "
+                 "autograd/speed_switches.hpp)");
     app.add_option("--autocast", o.autocast, "bf16: forward and loss under autocast::Scope(DType::bf16) (matmul, linear, "
                    "conv1d and attention products in bf16, the rest fp32), as torch_bench.py --autocast bf16")
         ->check(CLI::IsMember({"bf16"}));
@@ -169,7 +172,10 @@ int main(int argc, char** argv) {
     // run_main: a list or table that could not be written (a full device, a closed stdout) is exit 1
     return cli::run_main(app, argc, argv, [&] {
         if (list_switches) {  // bench/compare_builds.sh and tests/examples/run_cli_tests.sh read the list here
-            for (const detail::EnvSwitch* s : detail::kSpeedSwitches) fmt::print("{} {}\n", s->name, s->unset_means() ? "on" : "off");
+            for (const detail::EnvSwitch* s : detail::kSpeedSwitches) {
+                const std::string tags = detail::speed_switch_tags(*s);
+                fmt::print("{} {}{}{}\n", s->name, s->unset_means() ? "on" : "off", tags.empty() ? "" : " ", tags);
+            }
             return 0;
         }
         if (o.configs.empty() || std::find(o.configs.begin(), o.configs.end(), "all") != o.configs.end())
@@ -201,12 +207,17 @@ int main(int argc, char** argv) {
                 cli::usage_error("--alternate: {} is fixed when the process starts; compare it across processes "
                                  "(bench/compare_builds.sh --switches {})", o.alternate, o.alternate);
             // A switch that does nothing in this run would measure noise as its effect
-            if (s == &detail::kPoolSpinSwitch && o.threads < 2)
+            if ((s->acts & detail::kActsOnWorkers) && o.threads < 2)
                 cli::usage_error("--alternate: {} acts on the pool's workers, and --threads {} has none (2 or more)",
                                  o.alternate, o.threads);
-            if ((s == &detail::kBf16SmallInFp32Switch || s == &detail::kSmallGemmBf16Switch ||
-                 s == &detail::kInferenceWeightsPackedSwitch || s == &detail::kSmallGemmAmxSwitch) &&
-                o.autocast.empty())
+            if ((s->acts & detail::kActsOnOneThread) && o.threads > 1)
+                cli::usage_error("--alternate: {} acts on one thread only, and --threads {} runs more", o.alternate,
+                                 o.threads);
+            if ((s->acts & detail::kActsOnOptimizer) && !o.adam &&
+                std::find(o.configs.begin(), o.configs.end(), "seed-d") != o.configs.end())
+                cli::usage_error("--alternate: {} acts on the optimizer's step, and seed-d takes none without --adam",
+                                 o.alternate);
+            if ((s->acts & detail::kActsUnderAutocast) && o.autocast.empty())
                 cli::usage_error("--alternate: {} acts under --autocast bf16 only", o.alternate);
             if (s == &detail::kSmallGemmAmxSwitch && !small_gemm_amx_available())
                 return cannot_measure_here("--alternate: {} chooses AMX's tiles for small_gemm_bf16, and this process has "
@@ -215,8 +226,7 @@ int main(int argc, char** argv) {
                 return cannot_measure_here("--alternate: {} acts on the medium blocks in bf16, which "
                                            "XTGRAD_SMALL_GEMM_BF16=0 or XTGRAD_SMALL_GEMM=0 keeps out of small_gemm_bf16",
                                            o.alternate);
-            if ((s == &detail::kInferenceWeightsTransposedSwitch || s == &detail::kInferenceWeightsPackedSwitch) &&
-                o.no_infer)
+            if ((s->acts & detail::kActsOnInference) && o.no_infer)
                 cli::usage_error("--alternate: {} acts on the inference, which --no-infer skips", o.alternate);
             // The process's first step is cold (pages, JIT kernels): without a warm-up it fell on one side
             if (o.warmup < 1)

@@ -65,6 +65,14 @@ nlohmann::ordered_json switch_defaults() {
     return d;
 }
 
+// What measuring each speed switch needs (speed_switch_tags: "one-thread,optimizer"), by name:
+// bench/results.py leaves blank a cell whose run could not act
+nlohmann::ordered_json switch_tags() {
+    nlohmann::ordered_json d = nlohmann::ordered_json::object();
+    for (const detail::EnvSwitch* s : detail::kSpeedSwitches) d[s->name] = detail::speed_switch_tags(*s);
+    return d;
+}
+
 // The switches the environment sets (a run with one off is no default run), and the one
 // --alternate sets for this side: name -> on
 nlohmann::ordered_json switches_set(const std::string& alternated, bool on) {
@@ -203,6 +211,7 @@ std::vector<nlohmann::ordered_json> run_config(const std::string& config, const 
         // Large blocks (autograd/array_allocator.hpp): live at most, and how requests were served
         const memory::BlockCacheStats bc = memory::block_cache_stats();
         r["switch_defaults"] = switch_defaults();
+        r["switch_tags"] = switch_tags();
         r["switches_set"] = switches_set(o.alternate, side == 0);
         r["block_cache"] = bc.enabled ? nlohmann::ordered_json{{"peak_live_mib", static_cast<double>(bc.peak_live_bytes) / (1 << 20)},
                                                                {"peak_mapped_mib", static_cast<double>(bc.peak_mapped_bytes) / (1 << 20)},

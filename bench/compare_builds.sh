@@ -21,10 +21,11 @@
 # xtgrad_bench run of both sides. --switches takes switch names or `all` (every one the build
 # lists: xtgrad_bench --list-switches; in one process per round, a switch this machine cannot
 # measure, which the bench refuses with exit 3, as XTGRAD_SMALL_GEMM_AMX without AMX's tiles, is
-# skipped with the reason, said under the table); XTGRAD_POOL_SPIN is measured on 2+ threads only,
-# XTGRAD_BF16_SMALL_IN_FP32, XTGRAD_SMALL_GEMM_BF16, XTGRAD_INFERENCE_WEIGHTS_PACKED and XTGRAD_SMALL_GEMM_AMX under bf16 autocast,
-# XTGRAD_BLOCK_CACHE_CUT with the block cache on (XTGRAD_BLOCK_CACHE=1 for both sides). Each
-# switch but the block cache's two (fixed at start-up) is measured in one process per round,
+# skipped with the reason, said under the table). Each switch's run is set up from the words the
+# list gives after its default (autograd/speed_switches.hpp, speed_switch_tags): "workers" is
+# measured on 2+ threads only, "one-thread" on 1, "autocast" under bf16 autocast, "optimizer" on
+# seed-d with --adam, "block-cache" with the block cache on (XTGRAD_BLOCK_CACHE=1 for both sides). Each switch but the "fixed" ones (the block cache's
+# two, fixed at start-up) is measured in one process per round,
 # on and off alternating step by step (xtgrad_bench --alternate): a host whose speed drifts moves
 # both sides alike, where processes minutes apart read one switch 0.76x and 1.14x;
 # --separate-processes measures every switch as the block cache's, one process per side (and
@@ -35,6 +36,7 @@ source "$(dirname "$0")/cli_checks.sh"
 
 before="" after="" rounds=2 runs="winter:1 winter:2 seed-d:1 seed-d:2 seed-b:2:16 seed-b:2:64" out="" extra=""
 switches="" build="" separate=0 every_switch=0
+declare -A tags_of=()  # a switch's words from --list-switches, ",workers,autocast,"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --before | --after | --rounds | --runs | --out | --args | --switches | --build) needs_value compare_builds.sh "$1" $# || exit 2 ;;
@@ -49,7 +51,7 @@ while [[ $# -gt 0 ]]; do
     --switches) switches="$2"; shift ;;
     --build) build="$2"; shift ;;
     --separate-processes) separate=1 ;;
-    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; exit 0 ;;  # the comment above
     *) echo "compare_builds.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -59,8 +61,10 @@ if [[ -n "$switches" ]]; then
   build=${build:-build}
   [[ -x "$build/bench/xtgrad_bench" ]] || { echo "compare_builds.sh: $build/bench/xtgrad_bench not found; build it first" >&2; exit 2; }
   # The build's own list (autograd/speed_switches.hpp)
-  all_switches=$("$build/bench/xtgrad_bench" --list-switches | cut -d' ' -f1 | tr '\n' ' ')
+  listed=$("$build/bench/xtgrad_bench" --list-switches)
+  all_switches=$(cut -d' ' -f1 <<< "$listed" | tr '\n' ' ')
   all_switches=${all_switches% }
+  while read -r sw _default tags; do tags_of[$sw]=",${tags:-},"; done <<< "$listed"
   # `all` skips a switch this machine cannot act on (xtgrad_bench refuses it with 3 before any
   # work: no AMX tiles, no bf16 products); a switch named on its own is measured or fails, and
   # so does any switch the bench refuses with 2 (a usage error: --args of the user's)
@@ -124,14 +128,13 @@ for ((r = 1; r <= rounds; r++)); do
     args="$args $extra"
     for pair in "${pairs[@]}"; do
       read -r name side_a env_a side_b env_b <<< "$pair"
-      pair_args=$args
-      case $name in
-        XTGRAD_POOL_SPIN) [[ $threads -ge 2 ]] || continue ;;  # one thread: no pool
-        XTGRAD_BF16_SMALL_IN_FP32 | XTGRAD_SMALL_GEMM_BF16 | XTGRAD_INFERENCE_WEIGHTS_PACKED | XTGRAD_SMALL_GEMM_AMX)
-          pair_args="$args --autocast bf16 --allow-slower-bf16" ;;
-        XTGRAD_BLOCK_CACHE_CUT) env_a="XTGRAD_BLOCK_CACHE=1 $env_a" env_b="XTGRAD_BLOCK_CACHE=1 $env_b" ;;
-      esac
-      if [[ $mode == switches && $separate == 0 && $name != XTGRAD_BLOCK_CACHE && $name != XTGRAD_BLOCK_CACHE_CUT ]]; then
+      pair_args=$args tags=${tags_of[$name]:-}
+      [[ $tags == *,workers,* && $threads -lt 2 ]] && continue  # one thread: no pool
+      [[ $tags == *,one-thread,* && $threads -ge 2 ]] && continue
+      [[ $tags == *,optimizer,* && $config == seed-d ]] && pair_args="$pair_args --adam"  # else no optimizer step
+      [[ $tags == *,autocast,* ]] && pair_args="$args --autocast bf16 --allow-slower-bf16"
+      [[ $tags == *,block-cache,* ]] && env_a="XTGRAD_BLOCK_CACHE=1 $env_a" env_b="XTGRAD_BLOCK_CACHE=1 $env_b"
+      if [[ $mode == switches && $separate == 0 && $tags != *,fixed,* ]]; then
         echo "# round $r: $run $name on and off alternating (load $(cut -d' ' -f1 /proc/loadavg))" >&2
         # shellcheck disable=SC2086
         status=0
@@ -181,7 +184,7 @@ PY
   done
 done
 echo "# done $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-[[ -s "$results" ]] || { echo "compare_builds.sh: nothing was measured (XTGRAD_POOL_SPIN is measured on 2+ threads only${skipped[0]:+; ${#skipped[@]} switch runs could not be measured here})" >&2; exit 2; }
+[[ -s "$results" ]] || { echo "compare_builds.sh: nothing was measured (XTGRAD_POOL_SPIN is measured on 2+ threads only, XTGRAD_ADAM_PREFETCH on 1${skipped[0]:+; ${#skipped[@]} switch runs could not be measured here})" >&2; exit 2; }
 
 if [[ -n "$switches" ]]; then
   python3 "$(dirname "$0")/results.py" render "$results" | sed -n '/results:switches/,/\/results:switches/p' | grep -v '^<!--'

@@ -8,6 +8,7 @@ by file, line and what is wrong, never with a traceback. bench/results.py render
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import time
@@ -167,6 +168,10 @@ def row_problem(row):
         if defaults is not None and not (isinstance(defaults, dict) and all(
                 isinstance(k, str) and isinstance(v, bool) for k, v in defaults.items())):
             return "has switch_defaults that are not names to true or false"
+        tags = result.get("switch_tags")
+        if tags is not None and not (isinstance(tags, dict) and all(
+                isinstance(k, str) and isinstance(v, str) and re.fullmatch(r"[a-z,-]*", v) for k, v in tags.items())):
+            return "has switch_tags that are not names to words (one-thread,optimizer)"
         return phases_problem(result.get("phases"))
     if row.get("framework") in ("xtgrad", "torch"):
         if row.get("config") not in CONFIGS or not is_whole(row.get("threads")):

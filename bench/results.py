@@ -143,8 +143,27 @@ def targets_table(rows, peak_core, ceiling):
     return out
 
 
-# A switch that acts on one phase alone is read on that phase, not the step.
-SWITCH_PHASE = {"XTGRAD_INFERENCE_WEIGHTS_TRANSPOSED": "infer", "XTGRAD_INFERENCE_WEIGHTS_PACKED": "infer"}
+# What measuring a switch needs, as xtgrad_bench --list-switches words it (speed_switch_tags):
+# lines since 2026-12-02 carry them (switch_tags), the newest stand; before, these two were known.
+TAGS_BEFORE = {"XTGRAD_INFERENCE_WEIGHTS_TRANSPOSED": "inference", "XTGRAD_INFERENCE_WEIGHTS_PACKED": "autocast,inference"}
+
+
+def switch_tags(rows):
+    tags = dict(TAGS_BEFORE)
+    for r in sorted(rows, key=lambda r: r["run_id"]):
+        tags.update(r["result"].get("switch_tags") or {})
+    return {name: set(filter(None, words.split(","))) for name, words in tags.items()}
+
+
+def could_act(tags, result):
+    """Whether a switch with these tags acted in this run: one that cannot act there (Adam's
+    prefetch on two threads, or on seed-d without an optimizer) times noise, not itself."""
+    threads, phases = result.get("threads"), result.get("phases") or {}
+    if threads is not None and (("workers" in tags and threads < 2) or ("one-thread" in tags and threads > 1)):
+        return False
+    if "optimizer" in tags and "opt" not in phases and not result.get("optimizer_in_backward"):
+        return False
+    return not ("autocast" in tags and "autocast" in result and not result["autocast"])
 
 
 def switches_table(rows):
@@ -157,6 +176,9 @@ def switches_table(rows):
     for r in rows:  # seed-b:2 ran at the default batch: name it as seed-b:2:64 is named
         if r["run"].count(":") == 1 and r["result"].get("batch"):
             r["run"] += f":{r['result']['batch']}"
+    tags = switch_tags(rows)
+    phase_of = {name: "infer" for name, words in tags.items() if "inference" in words}  # the phase it acts on
+    rows = [r for r in rows if could_act(tags.get(r["pair"], set()), r["result"])]  # its cell stays blank
     sides = {}  # (switch, run, run_id) -> the sides it measured
     for r in rows:
         sides.setdefault((r["pair"], r["run"], r["run_id"]), set()).add(r["side"])
@@ -191,7 +213,7 @@ def switches_table(rows):
             "" if run_id == largest else ": " + ", ".join(OrderedDict((r["run"], None) for r in of))) + ")"
         return (f"Run {run_id}{which}, commit {commits(of)}, 1-minute load {min(r['load'] for r in of):.1f}"
                 f"-{max(r['load'] for r in of):.1f}, {max(r['round'] for r in of)} rounds")
-    timed = ", ".join(f"`{n[7:]}`" for n in names if n in SWITCH_PHASE)
+    timed = ", ".join(f"`{n[7:]}`" for n in names if n in phase_of)
     out = ["; ".join(run_line(i) for i in run_ids) + ". Step time" + (
            f" (for {timed}, the inference's: the phase it acts on)" if timed else "") + " with the switch off over on, medians "
            "over the rounds, on and off alternating (above 1: on is faster; bold: every round of one side "
@@ -203,7 +225,7 @@ def switches_table(rows):
     steps = {}  # (run, switch, side) -> each round's median step (or the switch's own phase)
     samples = {}  # (run, switch, round) -> side -> an alternating round's steps, in pair order
     for r in rows:
-        phase = SWITCH_PHASE.get(r["pair"], "step")
+        phase = phase_of.get(r["pair"], "step")
         if phase in r["result"]["phases"]:
             steps.setdefault((r["run"], r["pair"], r["side"]), []).append(r["result"]["phases"][phase]["median_ms"])
             if "alternated" in r["result"]:

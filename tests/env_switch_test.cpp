@@ -143,6 +143,18 @@ TEST_CASE("set_speed_switch flips a switch in the running process; the block cac
                          "XTGRAD_TEST_SWITCH: not a speed switch (autograd/speed_switches.hpp lists them)", Error);
 }
 
+TEST_CASE("speed_switch_tags: what measuring a switch needs, in --list-switches' words") {
+    CHECK(detail::speed_switch_tags(detail::kSmallGemmSwitch) == "");
+    CHECK(detail::speed_switch_tags(detail::kBlockCacheSwitch) == "fixed");
+    CHECK(detail::speed_switch_tags(detail::kBlockCacheCutSwitch) == "fixed,block-cache");
+    CHECK(detail::speed_switch_tags(detail::kPoolSpinSwitch) == "workers");
+    CHECK(detail::speed_switch_tags(detail::kAdamPrefetchSwitch) == "one-thread,optimizer");
+    CHECK(detail::speed_switch_tags(detail::kInferenceWeightsPackedSwitch) == "autocast,inference");
+    CHECK(detail::speed_switch_tags(detail::kSmallGemmAmxSwitch) == "autocast");
+    // a switch that is no speed switch is not settable: "fixed"
+    CHECK(detail::speed_switch_tags(detail::kTraceSwitch) == "fixed");
+}
+
 TEST_CASE("check_environment passes in the test's own environment") {
     CHECK_NOTHROW(check_environment());
 }

@@ -344,10 +344,17 @@ rcs=("$build/examples/random_copy" --batch 2 --len 8 --vocab 20 --layers 1 --hea
 # The list is the build's own (xtgrad_bench --list-switches, from autograd/speed_switches.hpp)
 listed=$("$build/bench/xtgrad_bench" --list-switches)
 speed_switches=$(cut -d' ' -f1 <<<"$listed")
-if [[ $(wc -l <<<"$listed") -eq 14 ]] && ! grep -vqE '^XTGRAD_[A-Z0-9_]+ (on|off)$' <<<"$listed" &&
+if [[ $(wc -l <<<"$listed") -eq 14 ]] && ! grep -vqE '^XTGRAD_[A-Z0-9_]+ (on|off)( [a-z,-]+)?$' <<<"$listed" &&
    grep -qx XTGRAD_NARROW_NN_TRANSPOSED <<<"$speed_switches"; then
   ok "xtgrad_bench --list-switches: 14 switches, each with this CPU's default"
 else bad "xtgrad_bench --list-switches: '$listed'"; fi
+# ... and what measuring each needs (speed_switch_tags), which bench/compare_builds.sh sets up from
+if grep -qE '^XTGRAD_POOL_SPIN (on|off) workers$' <<<"$listed" &&
+   grep -qE '^XTGRAD_BLOCK_CACHE_CUT (on|off) fixed,block-cache$' <<<"$listed" &&
+   grep -qE '^XTGRAD_INFERENCE_WEIGHTS_PACKED (on|off) autocast,inference$' <<<"$listed" &&
+   grep -qE '^XTGRAD_SMALL_GEMM (on|off)$' <<<"$listed"; then
+  ok "xtgrad_bench --list-switches: each switch's needs (workers, fixed, autocast, inference, block-cache)"
+else bad "xtgrad_bench --list-switches without the needs: '$listed'"; fi
 # The programs that parse by themselves (parse_or_exit) check the environment too, before any work
 # (xtgrad_bench read a switch only at its first use: a bad one ran, or failed mid-run with 1)
 expect 2 "xtgrad_bench --optimizer-in-backward on seed-d, which steps no optimizer without --adam" "$build/bench/xtgrad_bench" --config seed-d --optimizer-in-backward
@@ -366,6 +373,12 @@ expect 2 "xtgrad_bench --alternate with --warmup 0" "$build/bench/xtgrad_bench" 
 says "--alternate: --warmup 0 leaves the process's first, cold step on one side; give 1 or more"
 expect 2 "xtgrad_bench --alternate XTGRAD_POOL_SPIN on one thread" "$build/bench/xtgrad_bench" --config winter --alternate XTGRAD_POOL_SPIN
 says "--alternate: XTGRAD_POOL_SPIN acts on the pool's workers, and --threads 1 has none (2 or more)"
+# Adam's prefetch acts on one thread's optimizer step: on 2 threads, or on seed-d without --adam,
+# the table read noise as its effect (0.98 and 1.00 on the Zen 5)
+expect 2 "xtgrad_bench --alternate XTGRAD_ADAM_PREFETCH on two threads" "$build/bench/xtgrad_bench" --config winter --threads 2 --alternate XTGRAD_ADAM_PREFETCH
+says "--alternate: XTGRAD_ADAM_PREFETCH acts on one thread only, and --threads 2 runs more"
+expect 2 "xtgrad_bench --alternate XTGRAD_ADAM_PREFETCH on seed-d without --adam" "$build/bench/xtgrad_bench" --config seed-d --alternate XTGRAD_ADAM_PREFETCH
+says "--alternate: XTGRAD_ADAM_PREFETCH acts on the optimizer's step, and seed-d takes none without --adam"
 expect 2 "xtgrad_bench --alternate XTGRAD_SMALL_GEMM_BF16 without autocast" "$build/bench/xtgrad_bench" --config winter --alternate XTGRAD_SMALL_GEMM_BF16
 says "--alternate: XTGRAD_SMALL_GEMM_BF16 acts under --autocast bf16 only"
 expect 2 "xtgrad_bench --alternate XTGRAD_INFERENCE_WEIGHTS_PACKED without autocast" "$build/bench/xtgrad_bench" --config seed-d --alternate XTGRAD_INFERENCE_WEIGHTS_PACKED
@@ -373,7 +386,7 @@ says "--alternate: XTGRAD_INFERENCE_WEIGHTS_PACKED acts under --autocast bf16 on
 expect 2 "xtgrad_bench --alternate XTGRAD_SMALL_GEMM_AMX without autocast" "$build/bench/xtgrad_bench" --config seed-b --alternate XTGRAD_SMALL_GEMM_AMX
 says "--alternate: XTGRAD_SMALL_GEMM_AMX acts under --autocast bf16 only"
 # it would measure noise where the tiles do not run: under XTGRAD_ISA=baseline, or with the blocks in fp32
-if "$build/bench/xtgrad_bench" --list-switches | grep -qx "XTGRAD_SMALL_GEMM_AMX on"; then
+if "$build/bench/xtgrad_bench" --list-switches | grep -qx "XTGRAD_SMALL_GEMM_AMX on autocast"; then
   expect 3 "xtgrad_bench --alternate XTGRAD_SMALL_GEMM_AMX under XTGRAD_SMALL_GEMM_BF16=0" env XTGRAD_SMALL_GEMM_BF16=0 "$build/bench/xtgrad_bench" --config seed-b --autocast bf16 --alternate XTGRAD_SMALL_GEMM_AMX
   says "--alternate: XTGRAD_SMALL_GEMM_AMX acts on the medium blocks in bf16, which XTGRAD_SMALL_GEMM_BF16=0"
   expect 3 "xtgrad_bench --alternate XTGRAD_SMALL_GEMM_AMX under XTGRAD_ISA=baseline" env XTGRAD_ISA=baseline "$build/bench/xtgrad_bench" --config seed-b --autocast bf16 --allow-slower-bf16 --alternate XTGRAD_SMALL_GEMM_AMX
@@ -423,7 +436,7 @@ expect 1 "compare_builds.sh --switches on a bench that prints no result lines" b
 says "compare_builds.sh: xtgrad_bench --alternate XTGRAD_SMALL_GEMM on winter:1 printed no pair of result lines"
 expect 2 "compare_builds.sh --switches XTGRAD_POOL_SPIN on one thread (nothing to measure)" bash "$src/bench/compare_builds.sh" \
   --switches XTGRAD_POOL_SPIN --build "$build" --runs winter:1 --rounds 1
-says "compare_builds.sh: nothing was measured (XTGRAD_POOL_SPIN is measured on 2+ threads only)"
+says "compare_builds.sh: nothing was measured (XTGRAD_POOL_SPIN is measured on 2+ threads only, XTGRAD_ADAM_PREFETCH on 1)"
 # `--switches all` skips a switch this machine cannot measure (xtgrad_bench refuses it with 3, as
 # XTGRAD_SMALL_GEMM_AMX without AMX): on the Zen 5 the whole table failed at the last switch.
 # A fake bench lists two switches and refuses the second, its reason after a blank line and with
@@ -432,7 +445,7 @@ says "compare_builds.sh: nothing was measured (XTGRAD_POOL_SPIN is measured on 2
 mkdir -p "$out/amx_less_build/bench"
 cat > "$out/amx_less_build/bench/xtgrad_bench" <<EOF
 #!/bin/sh
-if [ "\$1" = --list-switches ]; then printf 'XTGRAD_SMALL_GEMM on\nXTGRAD_SMALL_GEMM_AMX off\n'; exit 0; fi
+if [ "\$1" = --list-switches ]; then printf 'XTGRAD_SMALL_GEMM on\nXTGRAD_SMALL_GEMM_AMX off autocast\n'; exit 0; fi
 case " \$* " in *" XTGRAD_SMALL_GEMM_AMX "*) printf '\nxtgrad_bench: no tiles\033[2J here\000\n' >&2; exit 3;; esac
 exec "$build/bench/xtgrad_bench" "\$@"
 EOF
@@ -609,6 +622,26 @@ PY
 expect 0 "bench/results.py render of a switch run in one process" python3 "$src/bench/results.py" render "$out/alternated.jsonl"
 says "| winter:1 | **1.10** | 1.10 | 1.10 |"
 says "the median of its pairs' ratios, bold where one side won every pair, at least 4"
+# A cell whose run could not act stays blank, by the newest line's switch_tags (an older run
+# timed Adam's prefetch on two threads and on seed-d without an optimizer: noise)
+python3 - "$out/tags.jsonl" <<'PY'
+import json, sys
+def line(run_id, run, side, ms, tags=None, opt=True):
+    phases = {"step": {"median_ms": ms}, **({"opt": {"median_ms": 1}} if opt else {})}
+    return {"mode": "switches", "pair": "XTGRAD_A", "side": side, "round": 1, "run": run, "run_id": run_id,
+            "cpu": "Test CPU", "cpu_id": "Test family 1 model 2", "commit": "2026", "load": 1.0,
+            "result": {"batch": None, "threads": int(run.split(":")[1]), "switch_defaults": {}, "phases": phases,
+                       **({"switch_tags": tags} if tags is not None else {})}}
+rows = [line("2026-05-01T00:00:00Z", "winter:2", s, ms) for s, ms in (("on", 100), ("off", 130))] + \
+       [line("2026-05-01T00:00:00Z", "seed-d:1", s, ms, opt=False) for s, ms in (("on", 100), ("off", 140))] + \
+       [line("2026-05-01T00:00:00Z", "winter:1", s, ms) for s, ms in (("on", 100), ("off", 120))] + \
+       [line("2026-06-01T00:00:00Z", "seed-b:1", s, 100, {"XTGRAD_A": "one-thread,optimizer"}) for s in ("on", "off")]
+open(sys.argv[1], "w").write("".join(json.dumps(r) + "\n" for r in rows))
+PY
+expect 0 "bench/results.py render of a switch measured where it cannot act" python3 "$src/bench/results.py" render "$out/tags.jsonl"
+says "| winter:1 | **1.20** |"
+if grep -q "| winter:2 |\|| seed-d:1 |" "$out/last.log"; then bad "  ...cells where it could not act: $(grep -a "| winter:2 \|| seed-d:1" "$out/last.log")"
+else ok "  ...no cell on 2 threads or without an optimizer"; fi
 # A default changed between two runs (A, off in the older run of B, on in the newer of A): the
 # header names the newest run's, wherever its lines are in the files (the last line's used to)
 python3 - "$out/defaults.jsonl" <<'PY'
@@ -719,6 +752,8 @@ stamped='"cpu_id": "Test family 1 model 2", "run_id": "r1", "commit": "c1"'
 results_refuses "{$stamped, \"load\": 1e999}" "has no load"
 results_refuses "{$stamped, \"load\": 1, \"framework\": \"xtgrad\", \"config\": \"foo\", \"threads\": 1}" "is a benchmark line without a known config"
 results_refuses "{$stamped, \"load\": 1, \"mode\": \"switches\", \"pair\": \"XTGRAD_A\", \"side\": \"on\", \"round\": 1, \"run\": \"seed-d:1\", \"result\": {\"switch_defaults\": \"abc\", \"phases\": {}}}" "has switch_defaults that are not names"
+results_refuses "{$stamped, \"load\": 1, \"mode\": \"switches\", \"pair\": \"XTGRAD_A\", \"side\": \"on\", \"round\": 1, \"run\": \"seed-d:1\", \"result\": {\"switch_tags\": {\"XTGRAD_A\": \"one thread\\n\"}, \"phases\": {}}}" "has switch_tags that are not names to words"
+results_refuses "{$stamped, \"load\": 1, \"mode\": \"switches\", \"pair\": \"XTGRAD_A\", \"side\": \"on\", \"round\": 1, \"run\": \"seed-d:1\", \"result\": {\"switch_tags\": [\"workers\"], \"phases\": {}}}" "has switch_tags that are not names to words"
 results_refuses '{"cpu_id": "A|B -->", "run_id": "r1", "commit": "c1", "load": 1}' "has no cpu_id as plain text"
 bench_line="{$stamped, \"load\": 1, \"framework\": \"xtgrad\", \"config\": \"winter\", \"threads\": 1, \"peak_rss_mib\": 1, \"phases\": {}"
 results_refuses "$bench_line, \"optimizer_in_backward\": \"false\"}" "has an optimizer_in_backward that is neither true nor false"
