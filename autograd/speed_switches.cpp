@@ -28,7 +28,8 @@ bool block_cache_by_machine() { return memory::page_moves_cheap(); }
 bool skinny_prefetch_l2_by_cpu() { return cpu_model().is_amd(25); }
 
 // One-thread Adam's prefetch 2 KiB ahead (optimizer.cpp): the Intel Xeon's step in backward
-// 95.4 -> 88.4 ms with it (5 alternating rounds), the Zen 5 within the drift; on the Zen 4 it
+// 95.4 -> 88.4 ms with it (5 alternating rounds), the Zen 5's steps 1.00-1.05x (winter, seed-d
+// with Adam, seed-b; 3 rounds, compare_builds.sh, where it acts: one thread); on the Zen 4 it
 // costs (bench/bandwidth_bench's Adam 30.5 -> 33.6-35.4 ms). So on everywhere but AMD family 25.
 bool adam_prefetch_by_cpu() { return !cpu_model().is_amd(25); }
 

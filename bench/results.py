@@ -144,7 +144,8 @@ def targets_table(rows, peak_core, ceiling):
 
 
 # What measuring a switch needs, as xtgrad_bench --list-switches words it (speed_switch_tags):
-# lines since 2026-12-02 carry them (switch_tags), the newest stand; before, these two were known.
+# lines since 2026-12-02 carry them (switch_tags), the newest stand for every CPU's lines, older
+# ones too; before, these two were known.
 TAGS_BEFORE = {"XTGRAD_INFERENCE_WEIGHTS_TRANSPOSED": "inference", "XTGRAD_INFERENCE_WEIGHTS_PACKED": "autocast,inference"}
 
 
@@ -166,8 +167,8 @@ def could_act(tags, result):
     return not ("autocast" in tags and "autocast" in result and not result["autocast"])
 
 
-def switches_table(rows):
-    """compare_builds.sh --switches: per run, each switch's step time off over on (> 1: on is
+def switches_table(rows, tags):
+    """compare_builds.sh --switches (tags: switch_tags of every CPU's lines): per run, each switch's step time off over on (> 1: on is
     faster); bold where every round of one side beat every round of the other, or, for a switch
     measured in one process (xtgrad_bench --alternate), where one side won every pair of steps.
     Each cell (a switch on a config) from the newest run that measured it, so a run of one
@@ -176,7 +177,6 @@ def switches_table(rows):
     for r in rows:  # seed-b:2 ran at the default batch: name it as seed-b:2:64 is named
         if r["run"].count(":") == 1 and r["result"].get("batch"):
             r["run"] += f":{r['result']['batch']}"
-    tags = switch_tags(rows)
     phase_of = {name: "infer" for name, words in tags.items() if "inference" in words}  # the phase it acts on
     rows = [r for r in rows if could_act(tags.get(r["pair"], set()), r["result"])]  # its cell stays blank
     sides = {}  # (switch, run, run_id) -> the sides it measured
@@ -265,6 +265,7 @@ def render(rows):
     for r in rows:
         cpus.setdefault(r["cpu_id"], r.get("cpu", "?"))
         of_cpu.setdefault(r["cpu_id"], []).append(r)
+    tags = switch_tags([r for r in rows if r.get("mode") == "switches"])  # the code's, the same on every CPU
     tables["cpus"] = ["| CPU | model name | runs |", "|---|---|---|"] + [
         f"| {cpu_id} | {name} | {len({r['run_id'] for r in of_cpu[cpu_id]})} |" for cpu_id, name in cpus.items()]
     for cpu_id in cpus:
@@ -285,7 +286,7 @@ def render(rows):
                 else "no ceiling measured (bench/ceiling_bench), so no ideal")
             tables[f"targets-{slug}"] = [f"{cpu_id}: {scale}."] + targets
         switched = [r for r in mine if r.get("mode") == "switches"]
-        switches = switches_table(switched) if switched else None
+        switches = switches_table(switched, tags) if switched else None
         if switches:
             tables[f"switches-{slug}"] = switches
     return tables
