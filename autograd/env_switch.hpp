@@ -13,7 +13,7 @@ namespace xtgrad::detail {
 // Where a speed switch's mechanism acts, as flags (none: in every run). A measurement of the
 // switch sets up a run where it acts, or refuses one where it cannot: on against off there
 // would time noise (xtgrad_bench --alternate; bench/compare_builds.sh reads them from
-// xtgrad_bench --list-switches, as the words in brackets).
+// xtgrad_bench --list-switches, as the words in parentheses).
 enum SwitchActs : unsigned {
     kActsAnywhere = 0,
     kActsOnWorkers = 1u << 0,       // the pool's workers: 2 threads or more ("workers")

@@ -24,14 +24,16 @@
 # skipped with the reason, said under the table). Each switch's run is set up from the words the
 # list gives after its default (autograd/speed_switches.hpp, speed_switch_tags): "workers" is
 # measured on 2+ threads only, "one-thread" on 1, "autocast" under bf16 autocast, "optimizer" on
-# seed-d with --adam, "block-cache" with the block cache on (XTGRAD_BLOCK_CACHE=1 for both sides). Each switch but the "fixed" ones (the block cache's
-# two, fixed at start-up) is measured in one process per round,
-# on and off alternating step by step (xtgrad_bench --alternate): a host whose speed drifts moves
-# both sides alike, where processes minutes apart read one switch 0.76x and 1.14x;
-# --separate-processes measures every switch as the block cache's, one process per side (and
-# skips none: a switch that cannot act there reads as noise).
+# seed-d with --adam, "block-cache" with the block cache on (XTGRAD_BLOCK_CACHE=1 for both
+# sides). Each switch but the "fixed" ones (the block cache's two, fixed at start-up) is measured
+# in one process per round, on and off alternating step by step (xtgrad_bench --alternate): a
+# host whose speed drifts moves both sides alike, where processes minutes apart read one switch
+# 0.76x and 1.14x; --separate-processes measures every switch as the block cache's, one process
+# per side (the words above still set its runs up, but no exit 3 skips a switch this machine
+# cannot run, as AMX's: it reads as noise).
 # --out keeps the JSON lines, stamped with the CPU, commit and load (bench/results.py).
 set -euo pipefail
+set -f  # no globbing: --switches and --runs are split on spaces, never matched against files
 source "$(dirname "$0")/cli_checks.sh"
 
 before="" after="" rounds=2 runs="winter:1 winter:2 seed-d:1 seed-d:2 seed-b:2:16 seed-b:2:64" out="" extra=""
@@ -60,11 +62,26 @@ if [[ -n "$switches" ]]; then
   [[ -z "$before$after" ]] || { echo "compare_builds.sh: --switches compares one build (--build), not --before/--after" >&2; exit 2; }
   build=${build:-build}
   [[ -x "$build/bench/xtgrad_bench" ]] || { echo "compare_builds.sh: $build/bench/xtgrad_bench not found; build it first" >&2; exit 2; }
-  # The build's own list (autograd/speed_switches.hpp)
-  listed=$("$build/bench/xtgrad_bench" --list-switches)
-  all_switches=$(cut -d' ' -f1 <<< "$listed" | tr '\n' ' ')
-  all_switches=${all_switches% }
-  while read -r sw _default tags; do tags_of[$sw]=",${tags:-},"; done <<< "$listed"
+  # The build's own list (autograd/speed_switches.hpp), each line checked: the names reach
+  # commands and JSON, the words set the runs up (a misspelt one would time noise)
+  status=0
+  listed=$("$build/bench/xtgrad_bench" --list-switches) || status=$?
+  ((status == 0)) || { echo "compare_builds.sh: $build/bench/xtgrad_bench --list-switches failed (exit $status)" >&2; exit 2; }
+  word='(fixed|workers|autocast|inference|block-cache|one-thread|optimizer)'
+  all_switches="" n=0 tagged=0
+  while IFS= read -r line; do
+    n=$((n + 1))
+    if ! [[ $line =~ ^(XTGRAD_[A-Z0-9_]+)\ (on|off)(\ ($word(,$word)*))?$ ]] || [[ -n ${tags_of[${BASH_REMATCH[1]}]+x} ]]; then
+      echo "compare_builds.sh: $build/bench/xtgrad_bench --list-switches line $n is not 'XTGRAD_NAME on|off [words]'" \
+           "of a switch not listed before: '$(printf '%s' "${line:0:200}" | LC_ALL=C tr -c '[:print:]' '?')'" >&2
+      exit 2
+    fi
+    tags_of[${BASH_REMATCH[1]}]=",${BASH_REMATCH[4]},"
+    all_switches+="${all_switches:+ }${BASH_REMATCH[1]}"
+    [[ -n ${BASH_REMATCH[4]} ]] && tagged=1
+  done <<< "$listed"
+  ((n > 0 && tagged)) || { echo "compare_builds.sh: $build/bench/xtgrad_bench --list-switches gives no switches, or none with" \
+                                "words (a build from before 2026-12-02): build it again" >&2; exit 2; }
   # `all` skips a switch this machine cannot act on (xtgrad_bench refuses it with 3 before any
   # work: no AMX tiles, no bf16 products); a switch named on its own is measured or fails, and
   # so does any switch the bench refuses with 2 (a usage error: --args of the user's)
@@ -128,17 +145,22 @@ for ((r = 1; r <= rounds; r++)); do
     args="$args $extra"
     for pair in "${pairs[@]}"; do
       read -r name side_a env_a side_b env_b <<< "$pair"
-      pair_args=$args tags=${tags_of[$name]:-}
-      [[ $tags == *,workers,* && $threads -lt 2 ]] && continue  # one thread: no pool
-      [[ $tags == *,one-thread,* && $threads -ge 2 ]] && continue
+      pair_args=$args tags=${tags_of[$name]:-} cannot="" alt_env=()
+      [[ $tags == *,workers,* && $threads -lt 2 ]] && cannot="it acts on the pool's workers (2+ threads)"
+      [[ $tags == *,one-thread,* && $threads -ge 2 ]] && cannot="it acts on one thread only"
+      if [[ -n $cannot ]]; then
+        echo "# skipped: $name on $run: $cannot" >&2
+        ((r == 1)) && skipped+=("$name on $run: $cannot")
+        continue
+      fi
       [[ $tags == *,optimizer,* && $config == seed-d ]] && pair_args="$pair_args --adam"  # else no optimizer step
-      [[ $tags == *,autocast,* ]] && pair_args="$args --autocast bf16 --allow-slower-bf16"
-      [[ $tags == *,block-cache,* ]] && env_a="XTGRAD_BLOCK_CACHE=1 $env_a" env_b="XTGRAD_BLOCK_CACHE=1 $env_b"
+      [[ $tags == *,autocast,* ]] && pair_args="$pair_args --autocast bf16 --allow-slower-bf16"
+      [[ $tags == *,block-cache,* ]] && env_a="XTGRAD_BLOCK_CACHE=1 $env_a" env_b="XTGRAD_BLOCK_CACHE=1 $env_b" alt_env=(XTGRAD_BLOCK_CACHE=1)
       if [[ $mode == switches && $separate == 0 && $tags != *,fixed,* ]]; then
         echo "# round $r: $run $name on and off alternating (load $(cut -d' ' -f1 /proc/loadavg))" >&2
         # shellcheck disable=SC2086
         status=0
-        lines=$("$build/bench/xtgrad_bench" --config "$config" --threads "$threads" $pair_args --alternate "$name" --json 2>"$refusal") || status=$?
+        lines=$(env "${alt_env[@]}" "$build/bench/xtgrad_bench" --config "$config" --threads "$threads" $pair_args --alternate "$name" --json 2>"$refusal") || status=$?
         if ((status == 3 && every_switch)); then
           # the bench's first line, printable bytes only (its stderr is the reason, unread so far)
           reason=$(LC_ALL=C tr -d '\000' < "$refusal" | LC_ALL=C grep -a -m1 . | head -c 300 | LC_ALL=C tr -d '\n' |
@@ -184,11 +206,14 @@ PY
   done
 done
 echo "# done $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-[[ -s "$results" ]] || { echo "compare_builds.sh: nothing was measured (XTGRAD_POOL_SPIN is measured on 2+ threads only, XTGRAD_ADAM_PREFETCH on 1${skipped[0]:+; ${#skipped[@]} switch runs could not be measured here})" >&2; exit 2; }
+if [[ ! -s "$results" ]]; then
+  echo "compare_builds.sh: nothing was measured${skipped[0]:+; skipped: $(IFS=';'; echo "${skipped[*]}")}" >&2
+  exit 2
+fi
 
 if [[ -n "$switches" ]]; then
   python3 "$(dirname "$0")/results.py" render "$results" | sed -n '/results:switches/,/\/results:switches/p' | grep -v '^<!--'
-  ((${#skipped[@]} == 0)) || { echo; echo "Not measured here (xtgrad_bench's exit 3):"; printf -- '- %s\n' "${skipped[@]}"; }
+  ((${#skipped[@]} == 0)) || { echo; echo "Not measured (a run where the switch cannot act, or xtgrad_bench's exit 3):"; printf -- '- %s\n' "${skipped[@]}"; }
   exit 0
 fi
 python3 - "$results" <<'EOF'

@@ -108,8 +108,13 @@ def is_number(x, positive=False, least=1e-6, most=1e12):
     return ok and (x >= least if positive else True)
 
 
-def is_whole(x, least=1):
-    return isinstance(x, int) and not isinstance(x, bool) and least <= x < 1 << 31
+def is_whole(x, least=1, most=(1 << 31) - 1):
+    return isinstance(x, int) and not isinstance(x, bool) and least <= x <= most
+
+
+# The words of a switch's switch_tags (autograd/env_switch.hpp, speed_switch_tags)
+TAG_WORDS = ("fixed", "workers", "autocast", "inference", "block-cache", "one-thread", "optimizer")
+TAGS = f"(({'|'.join(TAG_WORDS)})(,({'|'.join(TAG_WORDS)}))*)?"
 
 
 def plain_text(x):
@@ -170,8 +175,21 @@ def row_problem(row):
             return "has switch_defaults that are not names to true or false"
         tags = result.get("switch_tags")
         if tags is not None and not (isinstance(tags, dict) and all(
-                isinstance(k, str) and isinstance(v, str) and re.fullmatch(r"[a-z,-]*", v) for k, v in tags.items())):
-            return "has switch_tags that are not names to words (one-thread,optimizer)"
+                isinstance(k, str) and isinstance(v, str) and re.fullmatch(TAGS, v) for k, v in tags.items())):
+            return f"has switch_tags that are not names to words ({', '.join(TAG_WORDS)}, comma-separated)"
+        # what results.py reads to know whether the switch could act in the run
+        if result.get("threads") is not None and not is_whole(result["threads"], most=256):
+            return "has threads that are not a whole number from 1 to 256"
+        if result.get("threads") is not None and row["run"].split(":")[1:2] != [str(result["threads"])]:
+            return f"has threads {result['threads']} against its run {row['run']}"
+        if not (result.get("optimizer_in_backward") is None or isinstance(result["optimizer_in_backward"], bool)):
+            return "has an optimizer_in_backward that is neither true nor false"
+        if result.get("autocast") is not None and not plain_text(result["autocast"]):
+            return "has an autocast that is not a name (bf16)"
+        alternated = result.get("alternated")
+        if alternated is not None and not (isinstance(alternated, dict) and isinstance(alternated.get("samples"), dict) and all(
+                isinstance(v, list) and all(is_number(x, positive=True) for x in v) for v in alternated["samples"].values())):
+            return "has alternated samples that are not phases to lists of positive times"
         return phases_problem(result.get("phases"))
     if row.get("framework") in ("xtgrad", "torch"):
         if row.get("config") not in CONFIGS or not is_whole(row.get("threads")):

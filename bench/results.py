@@ -178,7 +178,18 @@ def switches_table(rows, tags):
         if r["run"].count(":") == 1 and r["result"].get("batch"):
             r["run"] += f":{r['result']['batch']}"
     phase_of = {name: "infer" for name, words in tags.items() if "inference" in words}  # the phase it acts on
-    rows = [r for r in rows if could_act(tags.get(r["pair"], set()), r["result"])]  # its cell stays blank
+    acted = [r for r in rows if could_act(tags.get(r["pair"], set()), r["result"])]
+    # said under the table, and a table of these alone says so too
+    measured = {(r["pair"], r["run"]) for r in acted}
+    left_out = {}  # switch -> runs measured where it cannot act, and nowhere else
+    for r in rows:
+        if (r["pair"], r["run"]) not in measured:
+            left_out.setdefault(r["pair"], set()).add(r["run"])
+    note = ["", "Left blank where a switch cannot act (its words in `xtgrad_bench --list-switches`): " + "; ".join(
+        f"`{pair[7:]}` on {', '.join(sorted(runs))}" for pair, runs in sorted(left_out.items())) + "."] if left_out else []
+    rows = acted
+    if not rows:
+        return note[1:] or None
     sides = {}  # (switch, run, run_id) -> the sides it measured
     for r in rows:
         sides.setdefault((r["pair"], r["run"], r["run_id"]), set()).add(r["side"])
@@ -228,7 +239,7 @@ def switches_table(rows, tags):
         phase = phase_of.get(r["pair"], "step")
         if phase in r["result"]["phases"]:
             steps.setdefault((r["run"], r["pair"], r["side"]), []).append(r["result"]["phases"][phase]["median_ms"])
-            if "alternated" in r["result"]:
+            if phase in (r["result"].get("alternated") or {}).get("samples", {}):
                 samples.setdefault((r["run"], r["pair"], r["round"]), {})[r["side"]] = \
                     r["result"]["alternated"]["samples"][phase]
     pairs = {}  # (run, switch) -> (on, off) of each pair of steps
@@ -255,7 +266,7 @@ def switches_table(rows, tags):
                 bold = value != "-" and (max(on) < min(off) or max(off) < min(on))
             cells.append(f"**{value}**" if bold else value)
         out.append(f"| {run} | " + " | ".join(cells) + " |")
-    return out
+    return out + note
 
 
 def render(rows):

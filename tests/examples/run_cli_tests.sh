@@ -436,7 +436,7 @@ expect 1 "compare_builds.sh --switches on a bench that prints no result lines" b
 says "compare_builds.sh: xtgrad_bench --alternate XTGRAD_SMALL_GEMM on winter:1 printed no pair of result lines"
 expect 2 "compare_builds.sh --switches XTGRAD_POOL_SPIN on one thread (nothing to measure)" bash "$src/bench/compare_builds.sh" \
   --switches XTGRAD_POOL_SPIN --build "$build" --runs winter:1 --rounds 1
-says "compare_builds.sh: nothing was measured (XTGRAD_POOL_SPIN is measured on 2+ threads only, XTGRAD_ADAM_PREFETCH on 1)"
+says "compare_builds.sh: nothing was measured; skipped: XTGRAD_POOL_SPIN on winter:1: it acts on the pool's workers (2+ threads)"
 # `--switches all` skips a switch this machine cannot measure (xtgrad_bench refuses it with 3, as
 # XTGRAD_SMALL_GEMM_AMX without AMX): on the Zen 5 the whole table failed at the last switch.
 # A fake bench lists two switches and refuses the second, its reason after a blank line and with
@@ -462,6 +462,39 @@ expect 1 "compare_builds.sh --switches all with --args every switch refuses (2, 
   --switches all --build "$out/amx_less_build" --runs winter:1 --rounds 1 --args "--steps 1 --warmup 0"
 says "compare_builds.sh: xtgrad_bench --alternate XTGRAD_SMALL_GEMM failed on winter:1 (round 1, exit 2)"
 says "--warmup 0 leaves the process's first, cold step on one side"
+# The list's words set each run up, so each line is checked (a no-context attack: a misspelt
+# word, a CRLF line end or a name twice timed noise; an empty line was a bash error; a build
+# from before the words measured XTGRAD_POOL_SPIN on one thread)
+mkdir -p "$out/odd_list_build/bench"
+for listing in 'XTGRAD_POOL_SPIN on wrokers' 'XTGRAD_POOL_SPIN on workers\r' 'XTGRAD_A on workers\nXTGRAD_A off' \
+               'XTGRAD_A on\n\nXTGRAD_B on workers' 'XTGRAD_A"x on workers' ' XTGRAD_A on workers'; do
+  printf '#!/bin/sh\nprintf '"'"'%s\\n'"'"'\n' "$listing" > "$out/odd_list_build/bench/xtgrad_bench"
+  chmod +x "$out/odd_list_build/bench/xtgrad_bench"
+  expect 2 "compare_builds.sh --switches all on a list '$listing'" bash "$src/bench/compare_builds.sh" \
+    --switches all --build "$out/odd_list_build" --runs winter:1 --rounds 1
+  says "--list-switches line"
+done
+printf '#!/bin/sh\nprintf "XTGRAD_A on\\nXTGRAD_POOL_SPIN on\\n"\n' > "$out/odd_list_build/bench/xtgrad_bench"
+expect 2 "compare_builds.sh --switches all on a list without words (a build before them)" bash "$src/bench/compare_builds.sh" \
+  --switches all --build "$out/odd_list_build" --runs winter:1 --rounds 1
+says "gives no switches, or none with words (a build from before 2026-12-02): build it again"
+# words that each change the run add up (an autocast word dropped the optimizer's --adam), and a
+# block-cache switch alternating in one process runs with the cache on: a fake records its call
+cat > "$out/odd_list_build/bench/xtgrad_bench" <<EOF
+#!/bin/sh
+if [ "\$1" = --list-switches ]; then printf 'XTGRAD_X on autocast,optimizer,block-cache\n'; exit 0; fi
+echo "\$* XTGRAD_BLOCK_CACHE=\${XTGRAD_BLOCK_CACHE:-unset}" >> "$out/odd_list_calls"
+echo "no" >&2; exit 3
+EOF
+expect 2 "compare_builds.sh --switches all with a switch of three words" bash "$src/bench/compare_builds.sh" \
+  --switches all --build "$out/odd_list_build" --runs seed-d:1 --rounds 1
+if grep -q -- "--adam --autocast bf16 --allow-slower-bf16 --alternate XTGRAD_X --json XTGRAD_BLOCK_CACHE=1" "$out/odd_list_calls"
+then ok "  ...ran it with --adam, under autocast and with the block cache on"
+else bad "  ...ran it as: $(cat "$out/odd_list_calls")"; fi
+printf '#!/bin/sh\nexit 109\n' > "$out/odd_list_build/bench/xtgrad_bench"
+expect 2 "compare_builds.sh --switches all on a bench whose list fails" bash "$src/bench/compare_builds.sh" \
+  --switches all --build "$out/odd_list_build" --runs winter:1 --rounds 1
+says "--list-switches failed (exit 109)"
 # an odd warm-up (3 steps of each side: 6, not a whole number of on-off-off-on quads) used to file
 # each timed step under the other side; xtgrad_bench now checks each step's switch against its side
 for warmup in 1 3; do
@@ -642,6 +675,27 @@ expect 0 "bench/results.py render of a switch measured where it cannot act" pyth
 says "| winter:1 | **1.20** |"
 if grep -q "| winter:2 |\|| seed-d:1 |" "$out/last.log"; then bad "  ...cells where it could not act: $(grep -a "| winter:2 \|| seed-d:1" "$out/last.log")"
 else ok "  ...no cell on 2 threads or without an optimizer"; fi
+says "Left blank where a switch cannot act (its words in \`xtgrad_bench --list-switches\`): \`A\` on seed-d:1, winter:2."
+# tags that move a switch to the inference, on lines whose alternating samples hold the step alone
+# (a KeyError traceback); and a CPU whose every cell is left blank keeps a table that says why
+python3 - "$out/tags2.jsonl" <<'PY'
+import json, sys
+def line(pair, side, run, tags):
+    return {"mode": "switches", "pair": pair, "side": side, "round": 1, "run": run, "run_id": "2026-07-01T00:00:00Z",
+            "cpu": "Test CPU", "cpu_id": "Test family 1 model 2", "commit": "2026", "load": 1.0,
+            "result": {"batch": None, "threads": int(run.split(":")[1]), "switch_defaults": {}, "switch_tags": tags,
+                       "phases": {"step": {"median_ms": 100}, "infer": {"median_ms": 50}},
+                       "alternated": {"switch": pair, "side": side, "samples": {"step": [100, 100, 100, 100]}}}}
+tags = {"XTGRAD_B": "inference", "XTGRAD_C": "workers"}
+rows = [line("XTGRAD_B", s, "winter:2", tags) for s in ("on", "off")] + [line("XTGRAD_C", s, "winter:1", tags) for s in ("on", "off")]
+open(sys.argv[1], "w").write("".join(json.dumps(r) + "\n" for r in rows))
+PY
+expect 0 "bench/results.py render of an inference switch without inference samples" python3 "$src/bench/results.py" render "$out/tags2.jsonl"
+says "| winter:2 | 1.00 |"
+says "\`C\` on winter:1."
+grep '"pair": "XTGRAD_C"' "$out/tags2.jsonl" > "$out/tags3.jsonl"  # C's lines alone: workers on one thread
+expect 0 "bench/results.py render of a CPU whose every cell is left blank" python3 "$src/bench/results.py" render "$out/tags3.jsonl"
+says "Left blank where a switch cannot act"
 # A default changed between two runs (A, off in the older run of B, on in the newer of A): the
 # header names the newest run's, wherever its lines are in the files (the last line's used to)
 python3 - "$out/defaults.jsonl" <<'PY'
@@ -754,6 +808,17 @@ results_refuses "{$stamped, \"load\": 1, \"framework\": \"xtgrad\", \"config\": 
 results_refuses "{$stamped, \"load\": 1, \"mode\": \"switches\", \"pair\": \"XTGRAD_A\", \"side\": \"on\", \"round\": 1, \"run\": \"seed-d:1\", \"result\": {\"switch_defaults\": \"abc\", \"phases\": {}}}" "has switch_defaults that are not names"
 results_refuses "{$stamped, \"load\": 1, \"mode\": \"switches\", \"pair\": \"XTGRAD_A\", \"side\": \"on\", \"round\": 1, \"run\": \"seed-d:1\", \"result\": {\"switch_tags\": {\"XTGRAD_A\": \"one thread\\n\"}, \"phases\": {}}}" "has switch_tags that are not names to words"
 results_refuses "{$stamped, \"load\": 1, \"mode\": \"switches\", \"pair\": \"XTGRAD_A\", \"side\": \"on\", \"round\": 1, \"run\": \"seed-d:1\", \"result\": {\"switch_tags\": [\"workers\"], \"phases\": {}}}" "has switch_tags that are not names to words"
+# what results.py reads to leave a cell blank, and the samples it pairs (a no-context attack:
+# tracebacks for threads "2" or an inference switch without infer samples; "false" read as true)
+switch_line() { printf '%s' "{$stamped, \"load\": 1, \"mode\": \"switches\", \"pair\": \"XTGRAD_A\", \"side\": \"on\", \"round\": 1, \"run\": \"$1\", \"result\": {\"phases\": {}, $2}}"; }
+results_refuses "$(switch_line seed-d:1 '"switch_tags": {"XTGRAD_A": "wrokers"}')" "has switch_tags that are not names to words"
+results_refuses "$(switch_line seed-d:1 '"threads": "2"')" "has threads that are not a whole number from 1 to 256"
+results_refuses "$(switch_line seed-d:1 '"threads": true')" "has threads that are not a whole number from 1 to 256"
+results_refuses "$(switch_line seed-d:1 '"threads": 2')" "has threads 2 against its run seed-d:1"
+results_refuses "$(switch_line seed-d:1 '"optimizer_in_backward": "false"')" "has an optimizer_in_backward that is neither true nor false"
+results_refuses "$(switch_line seed-d:1 '"autocast": 0')" "has an autocast that is not a name (bf16)"
+results_refuses "$(switch_line seed-d:1 '"alternated": "yes"')" "has alternated samples that are not phases to lists of positive times"
+results_refuses "$(switch_line seed-d:1 '"alternated": {"samples": {"step": ["x"]}}')" "has alternated samples that are not phases"
 results_refuses '{"cpu_id": "A|B -->", "run_id": "r1", "commit": "c1", "load": 1}' "has no cpu_id as plain text"
 bench_line="{$stamped, \"load\": 1, \"framework\": \"xtgrad\", \"config\": \"winter\", \"threads\": 1, \"peak_rss_mib\": 1, \"phases\": {}"
 results_refuses "$bench_line, \"optimizer_in_backward\": \"false\"}" "has an optimizer_in_backward that is neither true nor false"
