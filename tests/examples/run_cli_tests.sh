@@ -355,6 +355,10 @@ if grep -qE '^XTGRAD_POOL_SPIN (on|off) workers$' <<<"$listed" &&
    grep -qE '^XTGRAD_SMALL_GEMM (on|off)$' <<<"$listed"; then
   ok "xtgrad_bench --list-switches: each switch's needs (workers, fixed, autocast, inference, block-cache)"
 else bad "xtgrad_bench --list-switches without the needs: '$listed'"; fi
+# bench/result_lines.py and compare_builds.sh check the words against their own list of them
+if python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import result_lines as r; ws = {w for l in sys.stdin for w in (l.split() + [""])[2].split(",") if w}; sys.exit(not ws or not ws <= set(r.TAG_WORDS))' "$src/bench" <<<"$listed"
+then ok "xtgrad_bench --list-switches: every word is one bench/result_lines.py knows"
+else bad "xtgrad_bench --list-switches: a word bench/result_lines.py does not know: '$listed'"; fi
 # The programs that parse by themselves (parse_or_exit) check the environment too, before any work
 # (xtgrad_bench read a switch only at its first use: a bad one ran, or failed mid-run with 1)
 expect 2 "xtgrad_bench --optimizer-in-backward on seed-d, which steps no optimizer without --adam" "$build/bench/xtgrad_bench" --config seed-d --optimizer-in-backward
