@@ -150,6 +150,7 @@ TAGS_BEFORE = {"XTGRAD_INFERENCE_WEIGHTS_TRANSPOSED": "inference", "XTGRAD_INFER
 
 
 def switch_tags(rows):
+    """switch name -> its words, the newest line's standing"""
     tags = dict(TAGS_BEFORE)
     for r in sorted(rows, key=lambda r: r["run_id"]):
         tags.update(r["result"].get("switch_tags") or {})
@@ -168,9 +169,10 @@ def could_act(tags, result):
 
 
 def switches_table(rows, tags):
-    """compare_builds.sh --switches (tags: switch_tags of every CPU's lines): per run, each switch's step time off over on (> 1: on is
-    faster); bold where every round of one side beat every round of the other, or, for a switch
-    measured in one process (xtgrad_bench --alternate), where one side won every pair of steps.
+    """compare_builds.sh --switches (tags: switch_tags of every CPU's lines): per run, each switch's
+    step time off over on (> 1: on is faster), blank where it could not act; bold where every
+    round of one side beat every round of the other, or, for a switch measured in one process
+    (xtgrad_bench --alternate), where one side won every pair of steps.
     Each cell (a switch on a config) from the newest run that measured it, so a run of one
     switch, or of one switch on one config, adds or replaces just those cells."""
     rows = [dict(r) for r in rows]
