@@ -259,7 +259,13 @@ void Node::release() {
 
 // ---- Saved ----
 
-Saved::Saved(const Tensor& t) : values_(t.values_ptr()), version_(t.version()), tensor_(t.impl_ptr()) {}
+Saved::Saved(const Tensor& t) : values_(t.values_ptr()), version_(t.version()), tensor_(t.impl_ptr()) {
+    // as they were made: their recipe instead, so that nothing here keeps them
+    if (values_->recompute && version_ == 0) {
+        recompute_ = values_->recompute;
+        values_.reset();
+    }
+}
 // Made non-const (held through a pointer to const), so owned_array() may hand it out for writing.
 Saved::Saved(Array owned) : values_(std::make_shared<TensorValues>(std::move(owned))), owned_(true) {}
 Saved::Saved(Ids ids) : ids_(std::make_shared<const Ids>(std::move(ids))) {}
@@ -269,9 +275,25 @@ Saved::Saved(BitMask bits) : bits_(std::make_shared<const BitMask>(std::move(bit
 const char* Saved::kind() const { return ids_ ? "int64" : mask_ ? "bool" : bits_ ? "bits" : "float"; }
 
 const Array& Saved::array(const Node& node, const char* name) const {
+    if (!values_ && recompute_) values_ = made_again(node, name);
     if (!values_) wrong_kind(node, name, "float");
-    if (values_->version != version_) modified(node, name);
+    if (values_->version != version_) modified(node, name, values_->version);
     return values_->array;
+}
+
+// The recipe's values: still held (by a handle, or made again for another node), else made again
+std::shared_ptr<const TensorValues> Saved::made_again(const Node& node, const char* name) const {
+    Recompute& r = *recompute_;
+    const std::lock_guard<std::mutex> lock(r.mutex);
+    if (std::shared_ptr<TensorValues> held = r.made.lock()) return held;
+    if (r.last_version != version_) modified(node, name, r.last_version);
+    auto made = std::make_shared<TensorValues>(r.make(node));
+    made->recompute = recompute_;
+    r.made = made;
+    // the graph's weak pointer too, so the debugger shows them while they live
+    if (const std::shared_ptr<const TensorImpl> t = tensor_.lock(); t && t->values.expired())
+        std::const_pointer_cast<TensorImpl>(t)->values = made;
+    return made;
 }
 
 const Ids& Saved::ids(const Node& node, const char* name) const {
@@ -298,17 +320,17 @@ void Saved::wrong_kind(const Node& node, const char* name, const char* want) con
     fail("{}: saved value '{}' holds {} values, not {}", node.op(), name, kind(), want);
 }
 
-void Saved::modified(const Node& node, const char* name) const {
+void Saved::modified(const Node& node, const char* name, std::uint64_t now) const {
     const std::shared_ptr<const TensorImpl> t = tensor_.lock();
     std::string who = "a tensor";
     if (t) {
         who = t->name.empty() ? "a tensor " : "'" + t->name + "' ";
-        who += shape_str(shape_of(values_->array));
+        who += shape_str(t->shape());
         if (t->grad_fn) who += ", the output of " + t->grad_fn->op() + ",";
     }
     fail("{}: {} it saved for backward (as '{}') was modified by an inplace operation (mutable_data(), "
          "mutable_ptr(), an optimizer step): it is at version {}, the backward expected version {}; write into a copy, or after "
-         "backward", node.op(), who, name, values_->version, version_);
+         "backward", node.op(), who, name, now, version_);
 }
 
 Tensor Saved::as_tensor(const Array& values) const {

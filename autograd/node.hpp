@@ -26,6 +26,7 @@ namespace xtgrad {
 class GradientConsumer;
 class Node;
 class Tensor;
+struct Recompute;
 struct TensorImpl;
 struct TensorValues;
 using ImplPtr = std::shared_ptr<TensorImpl>;
@@ -39,7 +40,9 @@ using ImplPtr = std::shared_ptr<TensorImpl>;
 // A Saved holds one of
 //   - a tensor's values (an input or the output): the values part, shared, so they stay alive
 //     exactly as long as the node needs them, and their version at save time; reading them
-//     after an in-place write throws an Error naming the node, the tensor and both versions;
+//     after an in-place write throws an Error naming the node, the tensor and both versions.
+//     Values their op can make again (layer norm's output, autograd/recompute.hpp) are saved
+//     as that recipe while unchanged, and made again on the first read once nothing holds them;
 //   - a float array the op computed for backward (layer norm's mean and rstd): its own, which
 //     nothing else can write;
 //   - integer ids (embedding's and max's indices), a boolean mask (masked_fill's, as given) or
@@ -65,9 +68,12 @@ public:
     Tensor as_tensor(const Array& values) const;
 
 private:
-    [[noreturn]] void modified(const Node& node, const char* name) const;
+    [[noreturn]] void modified(const Node& node, const char* name, std::uint64_t now) const;
+    std::shared_ptr<const TensorValues> made_again(const Node& node, const char* name) const;
     [[noreturn]] void wrong_kind(const Node& node, const char* name, const char* want) const;
-    std::shared_ptr<const TensorValues> values_;  // float values (a tensor's, or owned)
+    // float values (a tensor's, or owned); for a tensor saved as its recipe, null until first read
+    mutable std::shared_ptr<const TensorValues> values_;
+    std::shared_ptr<Recompute> recompute_;        // the recipe (autograd/recompute.hpp), or null
     bool owned_ = false;                          // values_ made by Saved(Array), not a tensor's
     std::uint64_t version_ = 0;                   // values_->version at save time
     std::weak_ptr<const TensorImpl> tensor_;      // the saved tensor, for the error's name only
@@ -210,6 +216,7 @@ public:
     // node and listing its names; a tensor written in place since it was saved throws the
     // version error; after the graph was freed (backward without retain_graph) every read throws.
     std::vector<std::string> saved_names() const;
+    const std::vector<SavedRecord>& saved_records() const { return saved_; }  // copies share the values
     const Array& saved(const char* name) const;
     const Ids& saved_ids(const char* name) const;
     const Mask& saved_mask(const char* name) const;

@@ -80,12 +80,17 @@ inline constexpr EnvSwitch kSmallGemmAmxSwitch{
     "CPU has them and Linux grants them",
     "it runs on AVX512-BF16's vdpbf16ps (slower than fp32 on the Intel Xeon: XTGRAD_SMALL_GEMM_BF16=0 keeps the blocks in fp32)", small_gemm_amx_by_cpu,
     kActsUnderAutocast};
+inline constexpr EnvSwitch kLayerNormRecomputeSwitch{
+    "XTGRAD_LAYER_NORM_RECOMPUTE",
+    "the nodes that save layer norm's output keep how to make it again (its own input, mean and rstd) and backward "
+    "makes it, the default: less memory",
+    "they keep its values", always_on};
 // Every speed switch, for check_environment, xtgrad_bench --list-switches and the tests.
 inline constexpr const EnvSwitch* kSpeedSwitches[] = {
     &kBlockCacheSwitch, &kBlockCacheCutSwitch, &kSmallGemmSwitch,       &kSkinnyGemmSwitch,
     &kSkinnyPrefetchL2Switch, &kPoolSpinSwitch, &kBf16SmallInFp32Switch, &kAdamPrefetchSwitch,
     &kNarrowNnTransposedSwitch, &kInferenceWeightsTransposedSwitch, &kSkinnyStreamedGradientSwitch,
-    &kSmallGemmBf16Switch, &kInferenceWeightsPackedSwitch, &kSmallGemmAmxSwitch};
+    &kSmallGemmBf16Switch, &kInferenceWeightsPackedSwitch, &kSmallGemmAmxSwitch, &kLayerNormRecomputeSwitch};
 
 // ---- in a running process (speed_switch_state.cpp) ----
 

@@ -80,10 +80,15 @@ TensorValues& Tensor::values_of() const {
     return *values_;
 }
 
+void TensorValues::bump_version() {
+    ++version;
+    if (recompute) recompute->last_version = version;
+}
+
 const Array& Tensor::data() const { return values_of().array; }
 Array& Tensor::mutable_data() {
     TensorValues& v = values_of();
-    ++v.version;
+    v.bump_version();
     return v.array;
 }
 std::uint64_t Tensor::version() const { return values_of().version; }
@@ -134,7 +139,7 @@ Array& Tensor::grad_array() {
     if (!has_grad()) fail("Tensor::grad_array: '{}' {} has no gradient yet", name(), shape_str(shape()));
     // a create_graph gradient's values are a tensor's, which later nodes may have saved: a write
     // through here is an in-place write of that tensor, counted as one
-    if (impl_->grad_graph_values) ++impl_->grad_graph_values->version;
+    if (impl_->grad_graph_values) impl_->grad_graph_values->bump_version();
     return *impl_->grad;
 }
 const Array& Tensor::grad_array() const {

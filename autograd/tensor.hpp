@@ -24,6 +24,7 @@
 
 #include <xtgrad/autograd/array.hpp>
 #include <xtgrad/autograd/node.hpp>
+#include <xtgrad/autograd/recompute.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -47,6 +48,11 @@ struct TensorValues {
         std::shared_ptr<const void> copy;
     };
     mutable KeptCopy kept_copies[kCopyKinds];
+    // How the op that made them can make them again, for the nodes that save them
+    // (autograd/recompute.hpp); null for most values.
+    std::shared_ptr<Recompute> recompute;
+    // An in-place write: the version +1 (and the recipe's, which outlives the values)
+    void bump_version();
 };
 using ValuesPtr = std::shared_ptr<TensorValues>;
 

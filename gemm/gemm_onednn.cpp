@@ -29,6 +29,8 @@
 namespace xtgrad::detail {
 
 namespace {
+// named: a unity build puts both backends in one file, and each calls its entry points sgemm
+namespace onednn_impl {
 std::atomic<int> product_threads{1};
 
 void single_openmp_thread() {
@@ -256,9 +258,11 @@ const char* kernel() {
 void set_threads(int n) { product_threads.store(std::max(1, n)); }
 int threads() { return product_threads.load(); }
 
+}  // namespace onednn_impl
 }  // namespace
 
 const GemmBackend& onednn_backend() {
+    using namespace onednn_impl;
     static const GemmBackend backend{
         "onednn", sgemm, gemm_bf16, kernel, set_threads, threads,
         /*threads_itself=*/false,

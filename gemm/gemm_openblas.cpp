@@ -18,6 +18,8 @@
 namespace xtgrad::detail {
 
 namespace {
+// named: a unity build puts both backends in one file, and each calls its entry points sgemm
+namespace openblas_impl {
 
 // The soname of Debian's libopenblas0 (any of its pthread, openmp or serial variants, through
 // the alternatives link); the same in every distribution that packages OpenBLAS.
@@ -95,9 +97,11 @@ const char* kernel() { return api().get_corename(); }
 void set_threads(int n) { api().set_num_threads(std::max(1, n)); }
 int threads() { return api().get_num_threads(); }
 
+}  // namespace openblas_impl
 }  // namespace
 
 const GemmBackend& openblas_backend() {
+    using namespace openblas_impl;
     static const GemmBackend backend{
         "openblas", sgemm, gemm_bf16, kernel, set_threads, threads,
         /*threads_itself=*/true,

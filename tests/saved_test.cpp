@@ -22,12 +22,12 @@ TEST_CASE("softmax saves its result, and backward reads that very record") {
     CHECK(&node.saved("result") == &y.data());  // the output's own values, not a copy
 }
 
-TEST_CASE("layer_norm saves input, mean, rstd and weight; mean and rstd are torch's per-row statistics") {
+TEST_CASE("layer_norm saves input, mean, rstd, weight and bias (as torch); mean and rstd are torch's per-row statistics") {
     const Tensor x = Tensor::from_vector({1, 2, 3, 4, -1, 0, 1, 6}, {2, 4}, true);
     const Tensor w = test::rnd({4}, 2), b = test::rnd({4}, 3);
     const Tensor y = layer_norm(x, w, b, 1e-5f);
     const Node& node = *y.grad_fn();
-    CHECK(node.saved_names() == std::vector<std::string>{"input", "mean", "rstd", "weight"});
+    CHECK(node.saved_names() == std::vector<std::string>{"input", "mean", "rstd", "weight", "bias"});
     const Array& mean = node.saved("mean");
     const Array& rstd = node.saved("rstd");
     REQUIRE(mean.size() == 2);
@@ -35,7 +35,7 @@ TEST_CASE("layer_norm saves input, mean, rstd and weight; mean and rstd are torc
     CHECK(mean(1) == doctest::Approx(1.5f));
     CHECK(rstd(0) == doctest::Approx(1.f / std::sqrt(1.25f + 1e-5f)));  // biased variance 1.25
     CHECK(rstd(1) == doctest::Approx(1.f / std::sqrt(7.25f + 1e-5f)));
-    const Tensor plain = layer_norm(x, Tensor(), Tensor());  // no weight: not saved
+    const Tensor plain = layer_norm(x, Tensor(), Tensor());  // no weight, no bias: not saved
     CHECK(plain.grad_fn()->saved_names() == std::vector<std::string>{"input", "mean", "rstd"});
 }
 

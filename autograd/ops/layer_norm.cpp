@@ -9,11 +9,13 @@
 #include <xtgrad/autograd/grad.hpp>
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/autograd/ops/common.hpp>
+#include <xtgrad/autograd/speed_switches.hpp>
 #include <xtgrad/threads/parallel.hpp>
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <utility>
 
@@ -53,6 +55,17 @@ std::array<double, K> sums8(std::size_t n, Term term) {
 }
 }  // namespace
 
+namespace {
+// yr = (xr - m) rs · w + b over one row of d: the forward's, and the same bits when backward
+// makes the output again from the saved mean and rstd
+void normalize_row(const float* xr, const float* w, const float* b, float m, float rs, float* yr, std::size_t d) {
+    for (std::size_t j = 0; j < d; ++j) {
+        const float xh = (xr[j] - m) * rs;
+        yr[j] = w ? xh * w[j] + (b ? b[j] : 0.f) : xh + (b ? b[j] : 0.f);
+    }
+}
+}  // namespace
+
 // x, y: (rows, d); mean, rstd: (rows). Rows are independent: split over xtgrad's pool
 // (parallel_rows), the same result for any thread count.
 void layer_norm_forward(const float* x, const float* w, const float* b, float* y, float* mean, float* rstd,
@@ -71,13 +84,17 @@ void layer_norm_forward(const float* x, const float* w, const float* b, float* y
             // NaN instead, as torch's float computation gives, so the NaN guards see it.
             const float var = static_cast<float>(v / static_cast<double>(d));
             const float rs = std::isinf(var) ? std::numeric_limits<float>::quiet_NaN() : 1.f / std::sqrt(var + eps);
-            for (std::size_t j = 0; j < d; ++j) {
-                const float xh = (xr[j] - m) * rs;
-                yr[j] = w ? xh * w[j] + (b ? b[j] : 0.f) : xh + (b ? b[j] : 0.f);
-            }
+            normalize_row(xr, w, b, m, rs, yr, d);
             mean[r] = m;
             rstd[r] = rs;
         }
+    });
+}
+
+void layer_norm_apply(const float* x, const float* w, const float* b, const float* mean, const float* rstd, float* y,
+                      std::size_t rows, std::size_t d) {
+    parallel_rows(rows, d, [&](std::size_t r0, std::size_t r1) {
+        for (std::size_t r = r0; r < r1; ++r) normalize_row(x + r * d, w, b, mean[r], rstd[r], y + r * d, d);
     });
 }
 
@@ -172,11 +189,13 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, flo
     Array out = empty_array(x.shape());
     layer_norm_forward(x.ptr(), weight.defined() ? weight.ptr() : nullptr, bias.defined() ? bias.ptr() : nullptr,
                        out.data(), mean.data(), rstd.data(), rows, d, eps);
-    // torch's NativeLayerNormBackward saves input, weight, mean and rstd (as result1, result2)
+    // torch's NativeLayerNormBackward saves input, weight, mean and rstd (as result1, result2),
+    // and bias, which only remaking the output reads (as torch's, which saves it too)
     std::vector<SavedRecord> saved{{"input", x}, {"mean", std::move(mean)}, {"rstd", std::move(rstd)}};
     if (weight.defined()) saved.push_back({"weight", weight});
+    if (bias.defined()) saved.push_back({"bias", bias});
     const bool affine = weight.defined();
-    return detail::with_jvp(differentiable(
+    Tensor y = detail::with_jvp(differentiable(
         make_result(std::move(out), "LayerNormBackward", {x, weight, bias}, std::move(saved),
                     [affine, rows, d](Node& self, const Array& g) {
                         const float* x = self.saved("input").data();
@@ -210,6 +229,25 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, flo
             if (t.has(1)) out = detail::add_terms(out, mul(xhat, t[1]));
             return detail::add_terms(out, t[2]);
         });
+    // its output made again from the same records when a backward reads it (autograd/recompute.hpp);
+    // they are copies, so a backward that ran layer norm's node first does not take them away
+    if (y.grad_fn() && detail::speed_switch_on(detail::kLayerNormRecomputeSwitch))
+        detail::set_recompute(y, "layer_norm", [records = y.grad_fn()->saved_records(), node = std::weak_ptr<const Node>(y.grad_fn()),
+                                                shape = y.shape(), rows, d](const Node& reader) {
+            // read as layer norm's backward reads them: a write in place since names its node
+            const std::shared_ptr<const Node> ln = node.lock();
+            const Node& who = ln ? *ln : reader;
+            const auto read = [&](const char* name) -> const float* {
+                for (const SavedRecord& r : records)
+                    if (std::strcmp(r.name, name) == 0) return r.value.array(who, name).data();
+                return nullptr;
+            };
+            const float* x = read("input");
+            Array out = empty_array(shape);
+            layer_norm_apply(x, read("weight"), read("bias"), read("mean"), read("rstd"), out.data(), rows, d);
+            return out;
+        });
+    return y;
 }
 
 }  // namespace xtgrad

@@ -13,6 +13,9 @@ namespace xtgrad {
 // x (rows, d) -> y; mean, rstd (rows) saved for backward. w, b may be null.
 void layer_norm_forward(const float* x, const float* w, const float* b, float* y, float* mean, float* rstd,
                         std::size_t rows, std::size_t d, float eps);
+// y from x and the saved mean and rstd: the forward's output again, the same bits.
+void layer_norm_apply(const float* x, const float* w, const float* b, const float* mean, const float* rstd, float* y,
+                      std::size_t rows, std::size_t d);
 // Writes dx (rows, d), dw (d), db (d); any may be empty.
 void layer_norm_backward(const float* g, const float* x, const float* w, const float* mean, const float* rstd,
                          GradOut dx, GradOut dw, GradOut db, std::size_t rows, std::size_t d);

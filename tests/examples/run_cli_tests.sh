@@ -344,9 +344,9 @@ rcs=("$build/examples/random_copy" --batch 2 --len 8 --vocab 20 --layers 1 --hea
 # The list is the build's own (xtgrad_bench --list-switches, from autograd/speed_switches.hpp)
 listed=$("$build/bench/xtgrad_bench" --list-switches)
 speed_switches=$(cut -d' ' -f1 <<<"$listed")
-if [[ $(wc -l <<<"$listed") -eq 14 ]] && ! grep -vqE '^XTGRAD_[A-Z0-9_]+ (on|off)( [a-z,-]+)?$' <<<"$listed" &&
+if [[ $(wc -l <<<"$listed") -eq 15 ]] && ! grep -vqE '^XTGRAD_[A-Z0-9_]+ (on|off)( [a-z,-]+)?$' <<<"$listed" &&
    grep -qx XTGRAD_NARROW_NN_TRANSPOSED <<<"$speed_switches"; then
-  ok "xtgrad_bench --list-switches: 14 switches, each with this CPU's default"
+  ok "xtgrad_bench --list-switches: 15 switches, each with this CPU's default"
 else bad "xtgrad_bench --list-switches: '$listed'"; fi
 # ... and what measuring each needs (speed_switch_tags), which bench/compare_builds.sh sets up from
 if grep -qE '^XTGRAD_POOL_SPIN (on|off) workers$' <<<"$listed" &&

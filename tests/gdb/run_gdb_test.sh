@@ -17,6 +17,8 @@
 #      from the engine's frame and from inside an op's backward kernel.
 #   6. docs/gdb/engine_stops.gdb: at each stop of `break before_node` the walk starts at the stop's
 #      node, with its gradient, by itself; `print` of a module: its path and parameters.
+#   7. tests/gdb/recomputed_saved.gdb: a node's saved layer norm output, freed after forward and
+#      made again when the node runs (autograd/recompute.hpp).
 # Passes on any build type; tools/test.sh runs it on the release (-O3) build.
 # Tests 1, 2 and 5 `call` into the program. gdb 13 (Debian 12's) cannot, on a CPU whose XSAVE
 # area is larger than it knows (AMX: Intel Sapphire Rapids and later, Linux >= 5.16): it prints
@@ -266,6 +268,20 @@ expect "$log" "... with the full dotted paths" '^  decoder\.layers\.1\.dec_enc_a
 expect "$log" "... a frozen parameter without requires_grad" '^  encoder\.pos_emb\.weight = \(8,16\) float32 leaf grad=none,$'
 refuse "$log" "no RTTI warnings while walking a module's children" 'RTTI symbol not found'
 refuse "$log" "no command raised a Python error" 'Traceback|Python Exception|Error occurred in Python'
+
+echo "== gdb test 7: tests/gdb/recomputed_saved.gdb (a saved value made again in backward)"
+if ! skip_without_calls 7; then
+log=$out/recomputed.log
+run_gdb tests/gdb/recomputed_saved.gdb "$log"
+expect "$log" "before the node runs: layer norm's output, its input, has no values" \
+  '^  input 0 \(saved as input\) = \(1,7,16\) float32 requires_grad grad_fn=LayerNormBackward incoming_grad=\(1,7,16\) \(values freed\),$'
+expect "$log" "... and the saved record says it is made again when the node runs" \
+  "^  saved input = \(values freed: made again from layer_norm's saved values when this node runs\),$"
+expect "$log" "after the node ran: the input has the values made again" \
+  '^  input 0 \(saved as input\) = \(1,7,16\) float32 requires_grad grad_fn=LayerNormBackward incoming_grad=\(1,7,16\),$'
+expect "$log" "... and the saved record shows them as torch prints them" "^  saved input = tensor\(\[\[\[ ?$num, "
+refuse "$log" "no command raised a Python error" 'Traceback|Python Exception|Error occurred in Python'
+fi
 
 if [ "$failed" -ne 0 ]; then
   for f in "$out"/*.log; do echo "---- $f"; cat "$f"; done

@@ -54,8 +54,15 @@ def _has_field(value, name):
 def _saved_array(saved):
     """(array value or None, note) of a Saved (Saved, autograd/node.hpp): its float values (a tensor's,
     with a note when they were modified in place since the save: the backward would throw), or
-    its ids or mask."""
+    its ids or mask. A tensor saved as its recipe (autograd/recompute.hpp) shows the values it
+    stands for while anything holds them, else a note that backward makes them again."""
     values = _core.shared_get(saved["values_"])
+    recipe = _core.shared_get(saved["recompute_"]) if _has_field(saved, "recompute_") else None
+    if values is None and recipe is not None:
+        values = _core.weak_get(recipe.dereference()["made"])
+        if values is None:
+            return None, " (values freed: made again from %s's saved values when this node runs)" % (
+                recipe.dereference()["what"].string())
     if values is not None:
         values = values.dereference()
         now, then = int(values["version"]), int(saved["version_"])
@@ -100,6 +107,8 @@ def _node_items(node):
         array, note = _saved_array(value)
         label = "saved " + name + note
         if array is None:
+            if note.startswith(" (values freed"):
+                items.append(("saved " + name, note.strip(), ()))
             continue
         items.append((label, _core.as_repr(array), ()))
     return items

@@ -1,0 +1,16 @@
+#include <xtgrad/autograd/recompute.hpp>
+#include <xtgrad/autograd/tensor.hpp>
+
+namespace xtgrad::detail {
+
+void set_recompute(const Tensor& t, const char* what, std::function<Array(const Node& reader)> make) {
+    const ValuesPtr values = std::const_pointer_cast<TensorValues>(t.values_ptr());
+    auto r = std::make_shared<Recompute>();
+    r->make = std::move(make);
+    r->what = what;
+    r->last_version = values->version;
+    r->made = values;
+    values->recompute = std::move(r);
+}
+
+}  // namespace xtgrad::detail
