@@ -287,7 +287,13 @@ std::shared_ptr<const TensorValues> Saved::made_again(const Node& node, const ch
     const std::lock_guard<std::mutex> lock(r.mutex);
     if (std::shared_ptr<TensorValues> held = r.made.lock()) return held;
     if (r.last_version != version_) modified(node, name, r.last_version);
-    auto made = std::make_shared<TensorValues>(r.make(node));
+    std::shared_ptr<TensorValues> made;
+    try {
+        made = std::make_shared<TensorValues>(r.make());
+    } catch (const Error& e) {  // what they are made from changed, or went with an earlier backward
+        fail("{}: its saved '{}' is {}'s output, freed after forward and made again when read "
+             "(XTGRAD_LAYER_NORM_RECOMPUTE=0 keeps it instead), and making it failed: {}", node.op(), name, r.what, e.what());
+    }
     made->recompute = recompute_;
     r.made = made;
     // the graph's weak pointer too, so the debugger shows them while they live

@@ -216,7 +216,6 @@ public:
     // node and listing its names; a tensor written in place since it was saved throws the
     // version error; after the graph was freed (backward without retain_graph) every read throws.
     std::vector<std::string> saved_names() const;
-    const std::vector<SavedRecord>& saved_records() const { return saved_; }  // copies share the values
     const Array& saved(const char* name) const;
     const Ids& saved_ids(const char* name) const;
     const Mask& saved_mask(const char* name) const;

@@ -3,7 +3,7 @@
 
 namespace xtgrad::detail {
 
-void set_recompute(const Tensor& t, const char* what, std::function<Array(const Node& reader)> make) {
+void set_recompute(const Tensor& t, const char* what, std::function<Array()> make) {
     const ValuesPtr values = std::const_pointer_cast<TensorValues>(t.values_ptr());
     auto r = std::make_shared<Recompute>();
     r->make = std::move(make);

@@ -94,6 +94,51 @@ TEST_CASE("layer norm's input written in place: the product's backward names lay
     CHECK_THROWS_WITH_AS(loss.backward(), doctest::Contains("LayerNormBackward"), Error);
 }
 
+TEST_CASE("layer norm's bias written in place before backward: both ways throw, naming it, as torch's saved bias") {
+    for (const bool on : {false, true}) {
+        CAPTURE(on);
+        const RecomputeSwitch sw(on);
+        Net net;
+        const Tensor loss = net.loss(on);
+        net.b.mutable_data() += 0.1f;  // an optimizer step on the bias alone
+        CHECK_THROWS_WITH_AS(loss.backward(), doctest::Contains("'bias'"), Error);
+    }
+}
+
+TEST_CASE("layer norm's input written in place, then a gradient that does not pass layer norm: only kept values allow it") {
+    for (const bool on : {false, true}) {
+        CAPTURE(on);
+        const RecomputeSwitch sw(on);
+        const Tensor W = test::rnd({2, 4}, 2);
+        Tensor h = test::rnd({3, 4}, 1) * 1.f;
+        const Tensor loss = sum(linear(layer_norm(h, Tensor(), Tensor()), W));
+        h.mutable_data() += 1.f;
+        if (on)  // the output cannot be made again: the Error says why and how to keep it
+            CHECK_THROWS_WITH_AS(grad({loss}, {W}), doctest::Contains("XTGRAD_LAYER_NORM_RECOMPUTE=0 keeps it"), Error);
+        else
+            CHECK(grad({loss}, {W})[0].defined());
+    }
+}
+
+TEST_CASE("an output kept after backward keeps nothing layer norm made it from") {
+    for (const bool on : {false, true}) {
+        CAPTURE(on);
+        const RecomputeSwitch sw(on);
+        const Tensor W = test::rnd({2, 4}, 2);
+        std::weak_ptr<const TensorValues> input;
+        Tensor kept;
+        {
+            const Tensor h = test::rnd({3, 4}, 1) * 1.f;
+            input = h.values_ptr();
+            const Tensor y = layer_norm(h, Tensor(), Tensor());
+            sum(linear(y, W)).backward();
+            kept = y.detach();
+        }
+        CHECK(input.expired());
+        CHECK(kept.numel() == 12);
+    }
+}
+
 TEST_CASE("layer norm's output written in place before a product saves it: the product keeps the values") {
     std::vector<Array> grads;
     for (const bool on : {false, true}) {

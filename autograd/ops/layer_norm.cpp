@@ -15,7 +15,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <utility>
 
@@ -197,7 +196,10 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, flo
     const bool affine = weight.defined();
     Tensor y = detail::with_jvp(differentiable(
         make_result(std::move(out), "LayerNormBackward", {x, weight, bias}, std::move(saved),
-                    [affine, rows, d](Node& self, const Array& g) {
+                    [affine, has_bias = bias.defined(), rows, d](Node& self, const Array& g) {
+                        // the bias is read only to make the output again, but a write in place
+                        // since throws here too, as with torch's saved bias
+                        if (has_bias) (void)self.saved("bias");
                         const float* x = self.saved("input").data();
                         const float* w = affine ? self.saved("weight").data() : nullptr;
                         layer_norm_backward(g.data(), x, w, self.saved("mean").data(), self.saved("rstd").data(),
@@ -229,22 +231,17 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, flo
             if (t.has(1)) out = detail::add_terms(out, mul(xhat, t[1]));
             return detail::add_terms(out, t[2]);
         });
-    // its output made again from the same records when a backward reads it (autograd/recompute.hpp);
-    // they are copies, so a backward that ran layer norm's node first does not take them away
+    // its output made again from the node's records when a backward reads it (autograd/recompute.hpp);
+    // the recipe holds the node weakly, so a kept output keeps nothing else alive
     if (y.grad_fn() && detail::speed_switch_on(detail::kLayerNormRecomputeSwitch))
-        detail::set_recompute(y, "layer_norm", [records = y.grad_fn()->saved_records(), node = std::weak_ptr<const Node>(y.grad_fn()),
-                                                shape = y.shape(), rows, d](const Node& reader) {
-            // read as layer norm's backward reads them: a write in place since names its node
+        detail::set_recompute(y, "layer_norm", [node = std::weak_ptr<const Node>(y.grad_fn()), affine,
+                                                has_bias = bias.defined(), shape = y.shape(), rows, d] {
             const std::shared_ptr<const Node> ln = node.lock();
-            const Node& who = ln ? *ln : reader;
-            const auto read = [&](const char* name) -> const float* {
-                for (const SavedRecord& r : records)
-                    if (std::strcmp(r.name, name) == 0) return r.value.array(who, name).data();
-                return nullptr;
-            };
-            const float* x = read("input");
+            if (!ln) fail("layer_norm: the node that made this output is gone");
+            const float* x = ln->saved("input").data();  // as its backward reads them, version checked
             Array out = empty_array(shape);
-            layer_norm_apply(x, read("weight"), read("bias"), read("mean"), read("rstd"), out.data(), rows, d);
+            layer_norm_apply(x, affine ? ln->saved("weight").data() : nullptr, has_bias ? ln->saved("bias").data() : nullptr,
+                             ln->saved("mean").data(), ln->saved("rstd").data(), out.data(), rows, d);
             return out;
         });
     return y;

@@ -604,6 +604,10 @@ done
 if cmp -s sw_default/random_copy.safetensors sw_flip_XTGRAD_POOL_SPIN/random_copy.safetensors; then
   ok "XTGRAD_POOL_SPIN=0: byte-identical checkpoint"
 else bad "XTGRAD_POOL_SPIN=0 changed the weights"; fi
+# layer norm's output made again in backward has the forward's bits: the same weights either way
+if cmp -s sw_default/random_copy.safetensors sw_flip_XTGRAD_LAYER_NORM_RECOMPUTE/random_copy.safetensors; then
+  ok "XTGRAD_LAYER_NORM_RECOMPUTE=0: byte-identical checkpoint"
+else bad "XTGRAD_LAYER_NORM_RECOMPUTE=0 changed the weights"; fi
 # The prefetch switches only ask for data earlier: the same bits either way. One thread (Adam
 # prefetches only there) and 7 target tokens (the skinny kernels' products, on AVX-512).
 rc1=("$build/examples/random_copy" --batch 1 --len 8 --vocab 20 --layers 1 --heads 2 --lr 1e-3 --threads 1 --steps 2)
