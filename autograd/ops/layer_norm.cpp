@@ -52,9 +52,7 @@ std::array<double, K> sums8(std::size_t n, Term term) {
         sum[q] = ((lo[q][0] + lo[q][1]) + (lo[q][2] + lo[q][3])) + ((hi[q][0] + hi[q][1]) + (hi[q][2] + hi[q][3]));
     return sum;
 }
-}  // namespace
 
-namespace {
 // yr = (xr - m) rs · w + b over one row of d: the forward's, and the same bits when backward
 // makes the output again from the saved mean and rstd
 void normalize_row(const float* xr, const float* w, const float* b, float m, float rs, float* yr, std::size_t d) {
