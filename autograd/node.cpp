@@ -292,7 +292,7 @@ std::shared_ptr<const TensorValues> Saved::made_again(const Node& node, const ch
         made = std::make_shared<TensorValues>(r.make());
     } catch (const Error& e) {  // what they are made from changed, or went with an earlier backward
         fail("{}: its saved '{}' is {}'s output, freed after forward and made again when read "
-             "(XTGRAD_LAYER_NORM_RECOMPUTE=0 keeps it instead), and making it failed: {}", node.op(), name, r.what, e.what());
+             "({}=0 keeps it instead), and making it failed: {}", node.op(), name, r.what, r.switch_name, e.what());
     }
     made->recompute = recompute_;
     r.made = made;

@@ -29,14 +29,16 @@ struct Recompute {
     // checks name it should it have changed (an Error: Saved says which node could not read them).
     std::function<Array()> make;
     const char* what = "";          // the op that made them, for messages: "layer_norm"
+    const char* switch_name = "";   // the speed switch whose =0 keeps the values instead, for messages
     std::uint64_t last_version = 0;  // the values' version after their last in-place write
     std::weak_ptr<TensorValues> made;  // the values while anyone holds them (the op's, or made again)
     std::mutex mutex;                  // guards `made` and the making
 };
 
 namespace detail {
-// Gives `t`'s values (an op's output, as made) their recipe; `what` names the op.
-void set_recompute(const Tensor& t, const char* what, std::function<Array()> make);
+// Gives `t`'s values (an op's output, as made) their recipe; `what` names the op, `switch_name`
+// the speed switch that turns its recipe off.
+void set_recompute(const Tensor& t, const char* what, const char* switch_name, std::function<Array()> make);
 }  // namespace detail
 
 }  // namespace xtgrad

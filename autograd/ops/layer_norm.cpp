@@ -232,8 +232,9 @@ Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, flo
     // its output made again from the node's records when a backward reads it (autograd/recompute.hpp);
     // the recipe holds the node weakly, so a kept output keeps nothing else alive
     if (y.grad_fn() && detail::speed_switch_on(detail::kLayerNormRecomputeSwitch))
-        detail::set_recompute(y, "layer_norm", [node = std::weak_ptr<const Node>(y.grad_fn()), affine,
-                                                has_bias = bias.defined(), shape = y.shape(), rows, d] {
+        detail::set_recompute(y, "layer_norm", detail::kLayerNormRecomputeSwitch.name,
+                              [node = std::weak_ptr<const Node>(y.grad_fn()), affine, has_bias = bias.defined(),
+                               shape = y.shape(), rows, d] {
             const std::shared_ptr<const Node> ln = node.lock();
             if (!ln) fail("layer_norm: the node that made this output is gone");
             const float* x = ln->saved("input").data();  // as its backward reads them, version checked
