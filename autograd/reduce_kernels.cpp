@@ -31,6 +31,10 @@ Array sum_keepdim(const Array& x, const std::vector<std::size_t>& axes) {
     }
     const std::size_t inner = in[nd - 1];
     const bool last_reduced = reduced[nd - 1];
+    if (!last_reduced && std::all_of(reduced.begin(), reduced.end() - 1, [](bool r) { return r; })) {
+        add_column_sums(x.data(), x.size() / inner, inner, 0, inner, out.data());  // a bias's gradient
+        return out;
+    }
     std::vector<std::size_t> idx(nd, 0);
     const float* src = x.data();
     float* dst = out.data();
@@ -53,6 +57,22 @@ Array sum_keepdim(const Array& x, const std::vector<std::size_t>& axes) {
         }
     }
     return out;
+}
+
+void add_column_sums(const float* y, std::size_t rows, std::size_t cols, std::size_t j0, std::size_t j1, float* d) {
+    float* __restrict out = d;
+    std::size_t i = 0;
+    for (; i + 8 <= rows; i += 8) {
+        const float* __restrict r = y + i * cols;
+        const std::size_t c = cols;
+        for (std::size_t j = j0; j < j1; ++j)  // left to right: ((out + r0) + r1) + ..., as row by row
+            out[j] = out[j] + r[j] + r[c + j] + r[2 * c + j] + r[3 * c + j] + r[4 * c + j] + r[5 * c + j] +
+                     r[6 * c + j] + r[7 * c + j];
+    }
+    for (; i < rows; ++i) {
+        const float* __restrict r = y + i * cols;
+        for (std::size_t j = j0; j < j1; ++j) out[j] += r[j];
+    }
 }
 
 }  // namespace xtgrad

@@ -10,6 +10,7 @@
 #include <xtgrad/autograd/gradient_consumer.hpp>
 #include <xtgrad/autograd/grad_mode.hpp>
 #include <xtgrad/autograd/packed_weights.hpp>
+#include <xtgrad/autograd/reduce_kernels.hpp>
 #include <xtgrad/autograd/transposed_weights.hpp>
 #include <xtgrad/gemm/blas.hpp>
 #include <xtgrad/autograd/ops.hpp>
@@ -331,11 +332,7 @@ Tensor linear_block_value(const Tensor& x, const Tensor& weight, const Tensor& b
                                const float* gy = g.data();
                                const auto n_out = static_cast<std::size_t>(no), n_rows = static_cast<std::size_t>(r);
                                parallel_rows(n_out, n_rows, [&](std::size_t j0, std::size_t j1) {
-                                   float* __restrict d = db;
-                                   for (std::size_t i = 0; i < n_rows; ++i) {
-                                       const float* __restrict gi = gy + i * n_out;
-                                       for (std::size_t j = j0; j < j1; ++j) d[j] += gi[j];
-                                   }
+                                   add_column_sums(gy, n_rows, n_out, j0, j1, db);
                                });
                            }
                            const GradOut dx = self.grad_out(0, xs);
