@@ -5,9 +5,11 @@
 
 #include <xtgrad/autograd/reduce_kernels.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 TEST_SUITE_BEGIN("ops");
