@@ -52,6 +52,7 @@ const Case kCases[] = {
     {true, 640, 2048, 512},  // a feed-forward layer's x·Wᵀ: the backend's bf16 product, split by rows on 2 threads
     {true, 64, 1536, 512},   // more columns than rows: split by columns, each block its bias's columns
     {false, 96, 300, 130},   // A·B, odd sizes
+    {false, 2048, 256, 512}, // A·B with a narrow B: B transposed first where the backend is slow on a narrow C
     {true, 7, 512, 512},     // a 7-token sentence: stays in fp32 under bf16
     {true, 20, 24, 64},      // small: fp32 small_gemm
     {true, 40, 48, 64},      // medium: small_gemm's bf16 kernel where it runs
