@@ -9,6 +9,7 @@
 #include <xtgrad/autograd/grad.hpp>
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/autograd/ops/common.hpp>
+#include <xtgrad/autograd/reduce_kernels.hpp>
 #include <xtgrad/autograd/speed_switches.hpp>
 #include <xtgrad/threads/parallel.hpp>
 
@@ -167,10 +168,7 @@ void layer_norm_backward(const float* g, const float* x, const float* w, const f
         run(nullptr, Assign{});
     for (auto [out, part] : {std::pair{&dw_out, &dw_part}, std::pair{&db_out, &db_part}}) {
         if (!*out) continue;
-        float* sum = out->zeroed();
-        const float* p = part->data();
-        for (std::size_t b = 0; b < blocks; ++b)
-            for (std::size_t j = 0; j < d; ++j) sum[j] += p[b * d + j];
+        add_column_sums(part->data(), blocks, d, 0, d, out->zeroed());  // block after block
     }
 }
 
