@@ -102,8 +102,8 @@ void fill_masked(float* row, std::size_t Lk, const bool* masked, const Broadcast
 void weights_block(std::size_t c, const float* Q, const BlockPlace& qp, const float* K, const BlockPlace& kp,
                    float scale, const ScoreMasks& m, const Blocks& b, float* w, const Shape& scores) {
     const int Lk = static_cast<int>(b.Lk);
-    block_gemm(b, false, true, static_cast<int>(b.Lq), Lk, static_cast<int>(qp.width), scale, Q + qp.offset(c), qp.ld(),
-               K + kp.offset(c), kp.ld(), 0.f, w, Lk);
+    block_gemm(b, false, true, static_cast<int>(b.Lq), Lk, static_cast<int>(qp.width), scale, qp.at(Q, c), qp.ld(),
+               kp.at(K, c), kp.ld(), 0.f, w, Lk);
     for (std::size_t i = 0; i < b.Lq; ++i) {
         float* row = w + i * b.Lk;
         if (m.masked) fill_masked(row, b.Lk, m.masked, m.masked_at, c, i, m.fill);
@@ -126,11 +126,11 @@ void weights_backward_block(std::size_t c, const float* dw, const float* w, cons
     if (out.masked)
         for (std::size_t i = 0; i < b.Lq; ++i) fill_masked(ds + i * b.Lk, b.Lk, out.masked, out.masked_at, c, i, 0.f);
     if (out.dq)
-        block_gemm(b, false, false, Lq, d, Lk, scale, ds, Lk, K + kp.offset(c), kp.ld(), out.dq.beta(),
-                   out.dq.data() + qp.offset(c), qp.ld());
+        block_gemm(b, false, false, Lq, d, Lk, scale, ds, Lk, kp.at(K, c), kp.ld(), out.dq.beta(),
+                   qp.at(out.dq.data(), c), qp.ld());
     if (out.dk)
-        block_gemm(b, true, false, Lk, d, Lq, scale, ds, Lk, Q + qp.offset(c), qp.ld(), out.dk.beta(),
-                   out.dk.data() + kp.offset(c), kp.ld());
+        block_gemm(b, true, false, Lk, d, Lq, scale, ds, Lk, qp.at(Q, c), qp.ld(), out.dk.beta(),
+                   kp.at(out.dk.data(), c), kp.ld());
 }
 
 namespace {
@@ -149,15 +149,15 @@ void context_block(std::size_t c, const float* w, const bool* kept, float keep, 
         w = work;
     }
     const int Lk = static_cast<int>(b.Lk);
-    block_gemm(b, false, false, static_cast<int>(b.Lq), static_cast<int>(vp.width), Lk, 1.f, w, Lk, V + vp.offset(c),
-               vp.ld(), 0.f, Out + op.offset(c), op.ld());
+    block_gemm(b, false, false, static_cast<int>(b.Lq), static_cast<int>(vp.width), Lk, 1.f, w, Lk, vp.at(V, c),
+               vp.ld(), 0.f, op.at(Out, c), op.ld());
 }
 
 void context_backward_block(std::size_t c, const float* G, const BlockPlace& gp, const float* w, const float* V,
                             const BlockPlace& vp, const bool* kept, float keep, const Blocks& b, float* dw,
                             float dw_beta, float* dV, float dv_beta, float* work) {
     const int Lq = static_cast<int>(b.Lq), Lk = static_cast<int>(b.Lk), dv = static_cast<int>(vp.width);
-    const float *g = G + gp.offset(c), *v = V + vp.offset(c);
+    const float *g = gp.at(G, c), *v = vp.at(V, c);
     if (kept) {
         drop_block(w, kept, keep, b.size(), work);
         w = work;
@@ -173,7 +173,7 @@ void context_backward_block(std::size_t c, const float* G, const BlockPlace& gp,
     } else if (dw) {
         block_gemm(b, false, true, Lq, Lk, dv, 1.f, g, gp.ld(), v, vp.ld(), dw_beta, dw, Lk);
     }
-    if (dV) block_gemm(b, true, false, Lk, dv, Lq, 1.f, w, Lk, g, gp.ld(), dv_beta, dV + vp.offset(c), vp.ld());
+    if (dV) block_gemm(b, true, false, Lk, dv, Lq, 1.f, w, Lk, g, gp.ld(), dv_beta, vp.at(dV, c), vp.ld());
 }
 
 }  // namespace xtgrad::attention_detail
