@@ -25,7 +25,8 @@
 
 #include <xtgrad/gemm/bf16_pairs.hpp>
 
-#if !defined(__AMX_TILE__) || !defined(__AMX_BF16__) || !defined(__AVX512F__)
+// GCC names the tile macros __AMX_TILE__ and __AMX_BF16__, Clang __AMXTILE__ and __AMXBF16__
+#if !(defined(__AMX_TILE__) || defined(__AMXTILE__)) || !(defined(__AMX_BF16__) || defined(__AMXBF16__)) || !defined(__AVX512F__)
 #error "small_gemm_amx.cpp must be compiled with -march=x86-64-v4 -mavx512bf16 -mamx-tile -mamx-bf16 (meson does)"
 #endif
 

@@ -125,6 +125,7 @@ void write_attention_svg(const std::string& path, const AttentionMap& map) {
     const int grid_right = left + cell * cols;
     const int width = grid_right + bar_gap + bar_width + bar_labels, height = top + cell * std::max(rows, 1) + bottom;
     const auto [lo, hi] = map.colour_range();
+    const float bar_lo = lo, bar_span = hi - lo;  // not bindings: the lambda below takes them (Clang 14 cannot)
     write_file_atomically(path, [&](std::ostream& out) {
         out << fmt::format(R"svg(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="Noto Sans CJK SC, Noto Sans, sans-serif">)svg",
                            width, height)
@@ -187,7 +188,7 @@ void write_attention_svg(const std::string& path, const AttentionMap& map) {
         out << "\n";
         for (const float t : {0.f, 0.5f, 1.f})
             out << fmt::format(R"svg(<text x="{}" y="{:.1f}" font-size="12" dominant-baseline="middle">{:.2f}</text>)svg",
-                               bar_x + bar_width + 4, top + bar_h * (1.f - t), lo + (hi - lo) * t)
+                               bar_x + bar_width + 4, top + bar_h * (1.f - t), bar_lo + bar_span * t)
                 << "\n";
         out << "</svg>\n";
     });

@@ -107,7 +107,7 @@ ForwardScope::ForwardScope(const Module& module, const std::shared_ptr<detail::H
     if (running_.enclosing == &module) hooks_.reset();
     if (!hooks_ || hooks_->pre.empty()) return;
     const auto pre = hooks_->pre;  // a copy: a hook may remove itself
-    for (const auto& [id, hook] : pre) run_hook(module_, "forward pre-hook", [&] { hook(module_, inputs_); });
+    for (const auto& entry : pre) run_hook(module_, "forward pre-hook", [&] { entry.second(module_, inputs_); });
 }
 
 ForwardScope::~ForwardScope() = default;
@@ -115,7 +115,7 @@ ForwardScope::~ForwardScope() = default;
 void ForwardScope::run_forward_hooks(const std::vector<Tensor>& outputs) {
     if (hooks_->post.empty()) return;
     const auto post = hooks_->post;
-    for (const auto& [id, hook] : post) run_hook(module_, "forward hook", [&] { hook(module_, inputs_, outputs); });
+    for (const auto& entry : post) run_hook(module_, "forward hook", [&] { entry.second(module_, inputs_, outputs); });
 }
 
 }  // namespace xtgrad::nn

@@ -5,6 +5,7 @@
 #include <xtgrad/autograd/gradcheck.hpp>
 #include <xtgrad/optim/optimizer.hpp>
 #include "test_util.hpp"
+#include "under_asan.hpp"
 
 #include <doctest/doctest.h>
 
@@ -230,7 +231,7 @@ TEST_CASE("a chain of 10^6 nodes backpropagates and frees without recursion") {
     // A recursive backward or teardown would overflow the 8 MB stack: 10^6 frames of 8 bytes fill it.
     // The sanitizer build, where each node costs many times more, takes 2 * 10^5: its frames are
     // over 40 bytes (ASan's redzones), so the same recursion overflows there too.
-#if defined(__SANITIZE_ADDRESS__)
+#if XTGRAD_UNDER_ASAN
     constexpr int n = 200'000;
 #else
     constexpr int n = 1'000'000;

@@ -123,7 +123,8 @@ TEST_CASE("A·B with a narrow C is transposed first where it was measured faster
 }
 
 TEST_CASE("transpose and add_transposed move every element once, in tiles or not") {
-    for (auto [rows, cols] : {std::pair{1, 1}, {8, 8}, {16, 16}, {17, 33}, {40, 3}, {3, 40}, {70, 45}}) {
+    for (const auto& shape : {std::pair{1, 1}, {8, 8}, {16, 16}, {17, 33}, {40, 3}, {3, 40}, {70, 45}}) {
+        const int rows = shape.first, cols = shape.second;  // not a binding: CAPTURE's lambda takes them
         CAPTURE(rows);
         CAPTURE(cols);
         const int ld_src = cols + 2, ld_dst = rows + 3;

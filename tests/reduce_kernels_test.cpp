@@ -48,7 +48,8 @@ TEST_CASE("add_column_sums adds the rows in their order: a row-by-row loop's bit
     for (std::size_t rows : {0, 1, 7, 8, 9, 16, 17, 63}) {
         for (std::size_t cols : {1, 5, 33}) {
             const std::vector<float> y = mixed(rows * cols, static_cast<unsigned>(rows * 31 + cols));
-            for (auto [j0, j1] : {std::pair<std::size_t, std::size_t>{0, cols}, {cols / 3, cols - cols / 4}}) {
+            for (const auto& span : {std::pair<std::size_t, std::size_t>{0, cols}, {cols / 3, cols - cols / 4}}) {
+                const std::size_t j0 = span.first, j1 = span.second;  // not a binding: CAPTURE's lambda takes them
                 CAPTURE(rows);
                 CAPTURE(cols);
                 CAPTURE(j0);

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <sstream>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -199,8 +200,11 @@ TEST_CASE("products with an inner dimension of 1 to 7 equal a plain loop, in eve
                                     for (int n = N; n < ldc; ++n)
                                         padding_kept = padding_kept && C[static_cast<std::size_t>(m) * ldc + n] == kPadding;
                                 }
-                                INFO("isa " << isa_name(isa) << " threads " << threads << " ta " << ta << " tb " << tb << " M " << M
-                                            << " N " << N << " K " << K << " alpha " << alpha << " beta " << beta);
+                                // one string first: INFO's lambda cannot take the loops' bindings (M, N, alpha, beta) in Clang 14
+                                std::ostringstream where;
+                                where << "isa " << isa_name(isa) << " threads " << threads << " ta " << ta << " tb " << tb << " M " << M
+                                      << " N " << N << " K " << K << " alpha " << alpha << " beta " << beta;
+                                INFO(where.str());
                                 CHECK(worst < 1e-5);
                                 CHECK(padding_kept);
                                 ++checked;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <xtgrad/xtgrad.hpp>
+#include "tests/under_asan.hpp"
 
 #include <doctest/doctest.h>
 
@@ -49,7 +50,7 @@ void expect_error(F&& f, std::initializer_list<const char*> parts) {
 // (one random direction per input) runs the same ops forward and backward for a fraction of the
 // time and the release build's run of the same test checks every element.
 inline GradcheckOptions model_gradcheck(GradcheckOptions options = {}) {
-#if defined(__SANITIZE_ADDRESS__)
+#if XTGRAD_UNDER_ASAN
     options.fast = true;
 #endif
     return options;

@@ -46,7 +46,10 @@ std::array<double, K> sums8(std::size_t n, Term term) {
     // the last n mod 8 terms, to lanes 0.. as above
     for (std::size_t k = 0; j + k < n; ++k) {
         const std::array<double, K> t = term(j + k);
-        for (std::size_t q = 0; q < K; ++q) (k < 4 ? lo[q][k] : hi[q][k - 4]) += t[q];
+        for (std::size_t q = 0; q < K; ++q) {
+            if (k < 4) lo[q][k] += t[q];
+            else hi[q][k - 4] += t[q];  // not one ?: lvalue: Clang takes no vector element as one
+        }
     }
     std::array<double, K> sum;
     for (std::size_t q = 0; q < K; ++q)

@@ -7,6 +7,7 @@
 #include <xtgrad/nn/layers.hpp>
 #include <xtgrad/nn/tutorial_d/multihead_attention.hpp>
 #include "tests/test_util.hpp"
+#include "tests/under_asan.hpp"
 
 #include <sys/resource.h>
 
@@ -93,7 +94,7 @@ TEST_CASE("forward_ad: func::jvp refuses no inputs and an undefined input, namin
     CHECK_FALSE(fwd::dual_level_active());
 }
 
-#if !defined(__SANITIZE_ADDRESS__)  // ASan's quarantine keeps freed memory: RSS measures nothing there
+#if !XTGRAD_UNDER_ASAN  // ASan's quarantine keeps freed memory: RSS measures nothing there
 TEST_CASE("forward_ad: a long loop of ops inside one level keeps its memory bounded") {
     // each op's output used to stay on the level's list until the level ended (~640 B per op)
     const auto rss_mib = [] {

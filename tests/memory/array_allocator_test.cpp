@@ -1,6 +1,7 @@
 // Array's allocator (autograd/array_allocator.hpp): 64-byte blocks, large ones kept for reuse.
 #include <xtgrad/autograd/array_allocator.hpp>
 #include "../test_util.hpp"
+#include "../under_asan.hpp"
 
 #include <doctest/doctest.h>
 
@@ -23,7 +24,7 @@ bool aligned_64(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % me
 // and unset this machine's default does (on where page moves are cheap: autograd/page_moves.hpp).
 // tools/test.sh runs the suite both ways on every machine.
 bool block_cache_expected() {
-#if defined(__SANITIZE_ADDRESS__)
+#if XTGRAD_UNDER_ASAN
     return false;
 #else
     const char* env = std::getenv("XTGRAD_BLOCK_CACHE");

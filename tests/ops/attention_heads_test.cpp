@@ -69,7 +69,9 @@ TEST_CASE("attention_context_heads: gradcheck with masks, an additive mask and d
 
 TEST_CASE("attention_context_heads equals split_heads, attention_context and merge_heads bit for bit") {
     // dv != dk; on 1 and 2 threads; one head (nothing to split) too
-    for (const auto& [H, threads] : {std::pair<std::size_t, int>{3, 1}, {3, 2}, {1, 1}}) {
+    for (const auto& setting : {std::pair<std::size_t, int>{3, 1}, {3, 2}, {1, 1}}) {
+        const std::size_t H = setting.first;  // not bindings: CAPTURE's lambda takes them
+        const int threads = setting.second;
         CAPTURE(H);
         CAPTURE(threads);
         set_num_threads(threads);
@@ -118,7 +120,8 @@ TEST_CASE("attention_context_heads: bad shapes, head counts and masks are Errors
 
 TEST_CASE("attention_context_heads: empty batches, zero-length sequences and no keys") {
     // q (B, Lq, 2·4), k (B, Lk, 2·4), v (B, Lk, 2·3); 2 heads
-    for (const auto& [B, Lq, Lk] : {std::tuple<std::size_t, std::size_t, std::size_t>{0, 3, 5}, {1, 0, 5}, {1, 2, 0}}) {
+    for (const auto& sizes : {std::tuple<std::size_t, std::size_t, std::size_t>{0, 3, 5}, {1, 0, 5}, {1, 2, 0}}) {
+        const std::size_t B = std::get<0>(sizes), Lq = std::get<1>(sizes), Lk = std::get<2>(sizes);  // CAPTURE takes them
         CAPTURE(B);
         CAPTURE(Lq);
         CAPTURE(Lk);

@@ -88,7 +88,8 @@ TEST_CASE("RunReport::continue_from: an earlier page of another shape is an Erro
         {R"({"title": "no scalars"})", "is not a report's (no scalars)"},
         {"{\"scalars\": ", "is not JSON"},
     };
-    for (const auto& [data, words] : bad) {
+    for (const auto& entry : bad) {
+        const char *const data = entry.first, *const words = entry.second;  // not bindings: CAPTURE's lambda takes data
         CAPTURE(data);
         CHECK_THROWS_WITH_AS(report.continue_from(data, 10), doctest::Contains(words), Error);
         CHECK(report.data_json() == before);
