@@ -5,7 +5,7 @@ set -euo pipefail
 packages=(g++ meson ninja-build pkg-config cmake ccache libxtensor-dev libxsimd-dev libxtensor-blas-dev
           libopenblas-dev libdnnl-dev doctest-dev libfmt-dev nlohmann-json3-dev libcli11-dev
           gdb valgrind python3 librsvg2-bin fonts-noto-cjk graphviz
-          clang-14 libclang-rt-14-dev   # the fuzz targets (fuzz/build.sh)
+          clang-14 libclang-rt-14-dev   # the fuzz targets (fuzz/build.sh), the sanitizer build (tools/test.sh)
           libopenmpi-dev openmpi-bin    # data-parallel training (docs/distributed.md)
           chromium chromium-driver python3-selenium)   # the report page's browser test (docs/report.md)
 missing=()
