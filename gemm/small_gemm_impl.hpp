@@ -7,6 +7,8 @@
 // by NB <= kMaxBatches batches of L columns.
 #pragma once
 
+#include <xtgrad/gemm/operand_offset.hpp>
+
 #include <xsimd/xsimd.hpp>
 
 #if defined(__AVX512F__)
@@ -49,17 +51,14 @@ void run_tiles(Args t, int M, int N, const Table& table, BeforeRows before_rows)
     const auto* const a = t.A;
     const auto* const panel = t.B;
     float* const c = t.C;
-    // with K = 0, A and B hold nothing and may be null: null plus an offset is undefined even
-    // where nothing is read, so a null operand stays null
-    const auto at = [](const auto* p, std::ptrdiff_t offset) { return p ? p + offset : p; };
     const int batches = (N + L - 1) / L;
     for (int i = 0; i < M; i += MR) {
         const int rows = std::min(MR, M - i);
-        t.A = at(a, i * t.a_row);
+        t.A = offset_or_null(a, i * t.a_row);
         before_rows(i);
         for (int h = 0; h < batches; h += max_batches) {
             const int nb = std::min(max_batches, batches - h), j = h * L;
-            t.B = at(panel, j);
+            t.B = offset_or_null(panel, j);
             t.C = c + static_cast<std::ptrdiff_t>(i) * t.ldc + j;
             t.cols = std::min(nb * L, N - j);
             table[static_cast<std::size_t>(rows)][static_cast<std::size_t>(nb)](t);

@@ -8,6 +8,7 @@
 #include <xtgrad/autograd/forward_ad.hpp>
 #include <xtgrad/autograd/node.hpp>
 #include <xtgrad/autograd/tensor.hpp>
+#include <xtgrad/gemm/operand_offset.hpp>
 
 #include <cstddef>
 #include <vector>
@@ -33,10 +34,9 @@ struct BlockPlace {
     std::size_t L, width, heads = 1;
     std::size_t offset(std::size_t c) const { return (c / heads) * L * heads * width + (c % heads) * width; }
     int ld() const { return static_cast<int>(heads * width); }
-    // block c's first element in p; p itself where the operand is empty (L = 0): its data may be
-    // null, and null plus a nonzero offset is undefined even when nothing is read (Clang's UBSan)
+    // block c's first element in p (an empty operand's null data stays null: gemm/operand_offset.hpp)
     template <class T>
-    T* at(T* p, std::size_t c) const { return L == 0 ? p : p + offset(c); }
+    T* at(T* p, std::size_t c) const { return detail::offset_or_null(p, static_cast<std::ptrdiff_t>(offset(c))); }
 };
 
 // Where element (i, j) of block c sits in a mask broadcast to (batch..., Lq, Lk): strides are 0
