@@ -124,8 +124,7 @@ void write_attention_svg(const std::string& path, const AttentionMap& map) {
     const int cell = 48, left = 140, top = 80, bottom = 110, bar_gap = 24, bar_width = 18, bar_labels = 56;
     const int grid_right = left + cell * cols;
     const int width = grid_right + bar_gap + bar_width + bar_labels, height = top + cell * std::max(rows, 1) + bottom;
-    const auto [lo, hi] = map.colour_range();
-    const float bar_lo = lo, bar_span = hi - lo;  // not bindings: the lambda below takes them (Clang 14 cannot)
+    const auto range = map.colour_range();  // a pair, not a binding: Clang 14's lambdas cannot take bindings
     write_file_atomically(path, [&](std::ostream& out) {
         out << fmt::format(R"svg(<svg xmlns="http://www.w3.org/2000/svg" width="{}" height="{}" font-family="Noto Sans CJK SC, Noto Sans, sans-serif">)svg",
                            width, height)
@@ -188,7 +187,7 @@ void write_attention_svg(const std::string& path, const AttentionMap& map) {
         out << "\n";
         for (const float t : {0.f, 0.5f, 1.f})
             out << fmt::format(R"svg(<text x="{}" y="{:.1f}" font-size="12" dominant-baseline="middle">{:.2f}</text>)svg",
-                               bar_x + bar_width + 4, top + bar_h * (1.f - t), bar_lo + bar_span * t)
+                               bar_x + bar_width + 4, top + bar_h * (1.f - t), range.first + (range.second - range.first) * t)
                 << "\n";
         out << "</svg>\n";
     });
