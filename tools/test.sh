@@ -94,7 +94,7 @@ unset XTGRAD_GEMM_BACKEND
 # loses ~1.5 % of a core to them. Its results are counted at the end. It is
 # out of tree (a folder outside the checkout), as users build: the suite must pass whatever the
 # build folder (recorded source locations are relative to the project). A fresh folder each run
-# (removed afterwards) unless XTGRAD_ASAN_DIR names one to keep. Only what runs is built (the
+# (removed afterwards if all passed) unless XTGRAD_ASAN_DIR names one to keep. Only what runs is built (the
 # library, the suite, the parity tool): the release build compiled the rest with warnings as
 # errors, and building it again here took as long as the rest together (265 against 250 s).
 asan_dir="${XTGRAD_ASAN_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/xtgrad-ci-asan.XXXXXX")}"
@@ -224,7 +224,12 @@ stamp "== parity tool on the committed fixtures ($asan_dir)"
 if [ "$(cat "$asan_dir/ci-parity.status")" -ne 0 ]; then
   tail -n 20 "$asan_dir/ci-parity.log"; total_failed=$((total_failed + 1))
 fi
-[ -n "${XTGRAD_ASAN_DIR:-}" ] || rm -rf "$asan_dir"
+# kept when anything failed: the ranges' full logs (test.K.log) are the sanitizers' reports
+if [ "$total_failed" -gt 0 ]; then
+  echo "the sanitizer build and its logs are kept in $asan_dir"
+elif [ -z "${XTGRAD_ASAN_DIR:-}" ]; then
+  rm -rf "$asan_dir"
+fi
 
 stamp "== done"
 echo "$total_passed passed, $total_failed failed"
