@@ -33,8 +33,8 @@ def median_ms(runs, phase):
 
 
 def fastest(runs, phase):
-    """PyTorch at its best: its median run per OpenBLAS setting (over bench/run.sh --rounds), the fastest setting."""
-    r = median_run_per_setting(runs, phase, lambda r: (r.get("openblas_env"), r.get("openblas_core")))
+    """PyTorch at its best: its median run per setting (OpenBLAS's, glibc's heap; over bench/run.sh --rounds), the fastest."""
+    r = median_run_per_setting(runs, phase, lambda r: (r.get("openblas_env"), r.get("openblas_core"), r.get("glibc_heap")))
     return r["phases"][phase]["median_ms"] if r else None
 
 
@@ -134,7 +134,8 @@ def targets_table(rows, peak_core, ceiling):
             # the same against the ceiling measured just before each step (the median of the steps' ratios)
             pairs = [r["paired_ceiling"]["x_ceiling"][phase] for r in paired if phase in r["paired_ceiling"]["x_ceiling"]]
             paired_cell = f" ({statistics.median(pairs):.2f}× paired)" if arithmetic and pairs else ""
-            rss = (f"{fmt(max(r['peak_rss_mib'] for r in xt))} / {fmt(max(r['peak_rss_mib'] for r in th)) if th else '-'}"
+            # xtgrad's highest against torch's lowest (glibc's kept heap holds more than its default)
+            rss = (f"{fmt(max(r['peak_rss_mib'] for r in xt))} / {fmt(min(r['peak_rss_mib'] for r in th)) if th else '-'}"
                    if first else "")
             out.append(f"| {name_of(k) if first else ''} | {threads if first else ''} | {label} | {fmt(x, 1)} | "
                        f"{fmt(ideal, 1)} | {ratio(x, ideal)} | {ratio(x, at_ceiling)}{paired_cell} | {fmt(t, 1)} | {ratio(x, t)} | "

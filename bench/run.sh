@@ -52,10 +52,12 @@ for number, l in enumerate(open(sys.argv[1], errors="replace"), 1):
 if not rows:
     sys.exit(f"run.sh: {sys.argv[1]} has no result line (a JSON object per line, as --out writes)")
 # OpenBLAS runs twice (both_openblas_ways): "pinned" (OPENBLAS_CORETYPE as the environment sets
-# it) and "own detection" (unset for that command). Every ratio uses the faster of the two.
+# it) and "own detection" (unset for that command), each with glibc's heap as is and kept (kept_heap).
+# Every ratio uses the fastest.
 def kernel(r):
     k = r.get("openblas_core") or r.get("gemm_kernel") or "?"
-    return f"{k} (pinned)" if r.get("openblas_env") == "pinned" else k
+    k = f"{k} (pinned)" if r.get("openblas_env") == "pinned" else k
+    return f"{k}, heap kept" if r.get("glibc_heap") == "kept" else k
 # The machine's ceiling (bench/ceiling_bench, one line per GEMM backend built and OpenBLAS
 # setting): the scale of the GFLOP/s columns. Peak per core = the widest FMA (AVX-512, else AVX2).
 machines = [r for r in rows if r["framework"] == "machine"]
@@ -124,7 +126,7 @@ for (cfg, t, ac), fw in by.items():
                 else kernel(p)
             f32 = middle(fp32, phase) if fp32 else None
             vs32 = f"{xs['median_ms'] / f32['phases'][phase]['median_ms']:.2f}" if f32 else "-"
-            rss = f"{x['peak_rss_mib']:.0f} / {p['peak_rss_mib']:.0f}" if first else ""
+            rss = f"{x['peak_rss_mib']:.0f} / {min(r['peak_rss_mib'] for r in pr):.0f}" if first else ""
             cpu = f"{x['step_cpu_ms']:.0f} / {p['step_cpu_ms']:.0f}" if first else ""
             print(f"| {name if first else ''} | {t if first else ''} | {phase} | {xs['median_ms']:.1f} | "
                   f"{ps['median_ms']:.1f} | {ratio:.2f} | {which} | {g(xs)} | {g(ps)} | {pct} | {vs32} | {rss} | {cpu} |")
@@ -133,7 +135,9 @@ print()
 print("Medians over the timed steps (with --rounds: each side's median run at its fastest setting). step = zero_grad + forward + loss + backward + optimizer step, end to end;")
 print("infer = eval() forward without gradients. GFLOP/s from the analytic matmul count (step = 3 x forward).")
 print("torch runs with OpenBLAS as OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are set (pinned), with both unset (its own")
-print("detection), and, where that found no AVX-512 kernel on an AVX-512 CPU, with one named; each ratio uses the fastest.")
+print("detection), and, where that found no AVX-512 kernel on an AVX-512 CPU, with one named; each of those with glibc's")
+print("heap as its defaults leave it and kept (MALLOC_MMAP_THRESHOLD_, as xtgrad keeps its own); each ratio uses the fastest,")
+print("torch's peak RSS is its lowest.")
 slow = sorted({r["config"] for r in rows if r["framework"] == "xtgrad" and r.get("bf16_speed") == "slower"})
 if slow:
     print("bf16 products are slower than fp32 on this CPU: autocast::Scope(bf16) refuses them there; the autocast rows of")
@@ -173,6 +177,12 @@ EOF
 # fastest kernel a user of this OpenBLAS can ask for. Each JSON line records the setting
 # ("openblas_env": pinned whenever OPENBLAS_CORETYPE is set) and the kernel OpenBLAS reports.
 # Tests and CI keep the variables as they are.
+# glibc's heap as xtgrad keeps its own (autograd/tensor.cpp: mmap and trim thresholds of 1 GiB), set through
+# glibc's environment variables: with its defaults, each freed block over ~32 MiB is unmapped and the next
+# step faults its pages in again, and where a page fault is dear (the Zen 5's PVM guest: ~16 µs a 4 KiB page,
+# against ~1 under KVM) that cost torch's seed-b:64 step 1.2-1.6x (bf16, 2 threads, 2026-12-03). PyTorch at its
+# best is the faster of the two; its peak RSS the lower (the kept heap holds more).
+kept_heap=(MALLOC_MMAP_THRESHOLD_=1073741824 MALLOC_TRIM_THRESHOLD_=1073741824)
 both_openblas_ways() {
   local out rc=0 kernels
   out=$("$@") || rc=$?
@@ -351,6 +361,10 @@ main() {
           [[ $t -gt 1 ]] && torch_env=(OMP_WAIT_POLICY=PASSIVE)
           # shellcheck disable=SC2086
           both_openblas_ways env "${torch_env[@]}" $python bench/torch_bench.py --config "$c" --threads "$t" $a "${acflag[@]}" --json | kept
+          # and with glibc's heap kept as xtgrad keeps its own (autograd/tensor.cpp), through glibc's variables
+          echo "# $c, $t thread(s)${ac:+, autocast $ac}$(round_of "$round" "$rounds"): torch, glibc's heap kept ...  (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+          # shellcheck disable=SC2086
+          both_openblas_ways env "${torch_env[@]}" "${kept_heap[@]}" $python bench/torch_bench.py --config "$c" --threads "$t" $a "${acflag[@]}" --json | kept
         done
       done
     done

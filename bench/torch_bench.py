@@ -220,7 +220,11 @@ def run(config):
         "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY", ""),
         # OPENBLAS_CORETYPE pins OpenBLAS's kernel; unset, OpenBLAS detects the CPU (bench/run.sh runs both)
         "openblas_env": "pinned" if os.environ.get("OPENBLAS_CORETYPE") else "own detection",
-        "openblas_core": openblas_core(), "phases": phases,
+        "openblas_core": openblas_core(),
+        # glibc's heap: its defaults map each freed block over ~32 MiB anew (a page fault per page, every
+        # step), or "kept" where MALLOC_MMAP_THRESHOLD_ holds them, as xtgrad keeps its own (bench/run.sh runs both)
+        "glibc_heap": "kept" if os.environ.get("MALLOC_MMAP_THRESHOLD_") else "default",
+        "phases": phases,
     }
 
 
@@ -228,7 +232,7 @@ def print_text(r):
     print(f"{r['config']}: {r['what']}; {r['params'] / 1e6:.1f} M parameters; torch {r['version']}, "
           f"{r['threads']} thread(s); forward matmuls {r['fwd_matmul_gflop']:.3f} GFLOP; peak RSS "
           f"{r['peak_rss_mib']:.0f} MiB")
-    print(f"  OpenBLAS kernel {r['openblas_core']} ({r['openblas_env']})")
+    print(f"  OpenBLAS kernel {r['openblas_core']} ({r['openblas_env']}), glibc heap {r['glibc_heap']}")
     print(f"  step CPU time (all threads) {r['step_cpu_ms']:.1f} ms")
     print(f"  {'phase':6} {'median ms':>10} {'min ms':>10} {'max ms':>10} {'GFLOP/s':>8}")
     for k, s in r["phases"].items():

@@ -891,6 +891,16 @@ says "xtgrad (seed-d) ran with --allow-slower-bf16 to measure by how much"
   done; } > "$out/rounds.jsonl"
 expect 0 "bench/run.sh --table with three rounds" bash "$src/bench/run.sh" --table "$out/rounds.jsonl"
 says "| fwd | 45.0 | 50.0 | 0.90 | Haswell (pinned) 80.0 / **Cooperlake 50.0** / Cooperlake 30.0 / Cooperlake 70.0 |"
+# glibc's heap kept (MALLOC_MMAP_THRESHOLD_, bench/run.sh's kept_heap) is one more torch setting: the
+# ratio reads the faster, the peak RSS torch's lower (the kept heap holds more)
+cat > "$out/heap.jsonl" <<'JSON'
+{"framework":"xtgrad","config":"seed-d","threads":1,"batch":null,"autocast":null,"peak_rss_mib":700,"step_cpu_ms":100,"phases":{"fwd":{"median_ms":40,"gflops":null}}}
+{"framework":"torch","config":"seed-d","threads":1,"batch":null,"autocast":null,"openblas_env":"pinned","openblas_core":"Haswell","glibc_heap":"default","peak_rss_mib":900,"step_cpu_ms":200,"phases":{"fwd":{"median_ms":80,"gflops":null}}}
+{"framework":"torch","config":"seed-d","threads":1,"batch":null,"autocast":null,"openblas_env":"pinned","openblas_core":"Haswell","glibc_heap":"kept","peak_rss_mib":950,"step_cpu_ms":150,"phases":{"fwd":{"median_ms":50,"gflops":null}}}
+JSON
+expect 0 "bench/run.sh --table with torch's heap kept" bash "$src/bench/run.sh" --table "$out/heap.jsonl"
+says "| fwd | 40.0 | 50.0 | 0.80 | Haswell (pinned) 80.0 / **Haswell (pinned), heap kept 50.0** |"
+says "| 700 / 900 | 100 / 150 |"
 for bad_count in 0 -1 2x "" 1001 18446744073709551617; do
   expect 2 "bench/run.sh --rounds '$bad_count'" bash "$src/bench/run.sh" --configs winter --rounds "$bad_count"
   says "run.sh: --rounds must be a whole number from 1 to 1000, got '$bad_count'"
