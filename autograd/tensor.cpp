@@ -16,7 +16,8 @@ namespace xtgrad {
 
 namespace {
 // glibc hands blocks above its mmap threshold to fresh mmaps, so every large activation
-// would pay page faults on each training step (~340 ms per GiB; docs/performance.md, "Memory").
+// would pay page faults on each training step (~1 µs a page under KVM, ~16 µs under the Zen 5s' PVM;
+// docs/performance.md, "What the numbers mean").
 // Keep freed memory in the process instead: mmap and trim thresholds of 1 GiB. Tried and not
 // kept: M_ARENA_MAX = 1 (seed-d 23 % slower).
 const bool malloc_tuned = [] {

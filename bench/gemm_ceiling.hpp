@@ -1,4 +1,4 @@
-// The GEMM ceiling (docs/performance.md, "The ceiling"): the best rate the process's GEMM backend
+// The GEMM ceiling (docs/performance.md, "The machine's ceiling"): the best rate the process's GEMM backend
 // reaches on the benchmark's products, each run hot (the same operands again), the best of a few
 // runs. bench/ceiling_bench prints it once per run; xtgrad_bench --paired-ceiling measures it
 // again before each timed step, so that a step's "× the ceiling" is read against the rate the
