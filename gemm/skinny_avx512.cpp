@@ -16,7 +16,6 @@
 // 6.1-6.5 ms per 64 MiB, read floor 2.8-3.5, in cache 2.7); into L2, which takes more lines in
 // flight and leaves L1's miss buffers to the loads, 4.2-5.3 ms.
 #include <xtgrad/gemm/skinny_avx512.hpp>
-#include <xtgrad/autograd/array_allocator.hpp>
 
 #include <immintrin.h>
 
@@ -355,8 +354,7 @@ void for_rows(int M, SkinnyPrefetch p, F&& f) {
 
 void skinny_nn_columns_avx512(int M, int n0, int n1, int K, float alpha, const float* A, int lda, const float* B,
                               int ldb, float beta, float* C, int ldc, SkinnyPrefetch prefetch) {
-    // (M, n1 - n0), on 64-byte lines (skinny_gemm.cpp, AlignedScratch); per thread: the split runs on the pool's workers
-    thread_local std::vector<float, ArrayAllocator<float>> sums;
+    thread_local AlignedScratch sums;  // (M, n1 - n0); per thread: the split runs on the pool's workers
     const int width = n1 - n0;
     sums.resize(static_cast<std::size_t>(M) * static_cast<std::size_t>(width));
     for_rows(M, prefetch, [&](auto rows, auto level) {

@@ -2,9 +2,21 @@
 // with -march=x86-64-v4). Internal: skinny_gemm.cpp calls them when simd/cpu_isa.hpp chose AVX-512.
 #pragma once
 
+#include <xtgrad/autograd/array_allocator.hpp>
+
 #include <cstddef>
+#include <vector>
 
 namespace xtgrad::detail {
+
+// A scratch operand of the skinny kernels on 64-byte lines, as every Array's, so that their zmm
+// loads of its rows never straddle two lines. In std::vector<float> (glibc: 16-byte aligned) the
+// Conv1d's transposed x, the A of the feed-forward's products through Cᵀ (2/3 of the Winter Games'
+// weight bytes), sat 32 bytes off a line, and skinny_nt's 7 loads of A per 4 of B each touched two:
+// its 7-row forward over 64 MiB of weights took 3.0-3.8 ms against 2.1 aligned (one thread, Zen 5).
+// The Winter Games step in backward, 1 thread, 7 alternating rounds (bench/compare_builds.sh):
+// forward 11.1 -> 9.8 ms, step 41.3 -> 39.6.
+using AlignedScratch = std::vector<float, ArrayAllocator<float>>;
 
 // Where skinny_nt's and skinny_nn's software prefetches bring the weight ahead of its use: L1
 // (_MM_HINT_T0) or L2 (_MM_HINT_T1). skinny_gemm.cpp's skinny_prefetch() picks it by CPU.

@@ -3,7 +3,6 @@
 #include <xtgrad/gemm/skinny_gemm.hpp>
 
 #include <xtgrad/gemm/blas.hpp>
-#include <xtgrad/autograd/array_allocator.hpp>
 #include <xtgrad/threads/parallel.hpp>
 
 #include <xtgrad/gemm/simd_batch.hpp>
@@ -331,20 +330,11 @@ void skinny_tn(int M, int N, int K, float alpha, const float* A, int lda, const 
 
 namespace {
 
-// A scratch operand on 64-byte lines, as every Array's, so that the kernels' zmm loads of its rows
-// never straddle two lines. In std::vector<float> (glibc: 16-byte aligned) the Conv1d's transposed
-// x, the A of the feed-forward's products through Cᵀ (2/3 of the Winter Games' weight bytes), sat
-// 32 bytes off a line, and skinny_nt's 7 loads of A per 4 of B each touched two: its 7-row forward
-// over 64 MiB of weights took 3.0-3.8 ms against 2.1 aligned (one thread, Zen 5). The Winter Games
-// step in backward, 1 thread, 7 alternating rounds (bench/compare_builds.sh): forward 11.1 -> 9.8 ms,
-// step 41.3 -> 39.6.
-using AlignedScratch = std::vector<float, ArrayAllocator<float>>;
-
 // X (rows, cols, leading dimension ld) transposed into scratch: (cols, rows), leading dimension rows.
 // The small side is cols (a Conv1d's 7 positions): row by row of the result, so the stores run
 // contiguously. Column by column of X instead, each of X's rows scattered its 7 floats 2-8 KiB
 // apart, and the stores' 4K aliasing with the loads took ~0.1 ms for a (2048, 7) operand.
-const float* transposed(const float* X, int rows, int cols, int ld, AlignedScratch& scratch) {
+const float* transposed(const float* X, int rows, int cols, int ld, detail::AlignedScratch& scratch) {
     scratch.resize(static_cast<std::size_t>(rows) * cols);
     for (int c = 0; c < cols; ++c) {
         float* out = scratch.data() + static_cast<std::size_t>(c) * rows;
@@ -356,7 +346,7 @@ const float* transposed(const float* X, int rows, int cols, int ld, AlignedScrat
 // Small per-thread buffers for the transposed skinny operand and result: sized once, reused
 // by every step (the kernels may run on the pool's workers, hence thread_local).
 struct Scratch {
-    AlignedScratch a, b, c;
+    detail::AlignedScratch a, b, c;
 };
 Scratch& scratch() {
     thread_local Scratch s;
