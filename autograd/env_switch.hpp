@@ -22,6 +22,7 @@ enum SwitchActs : unsigned {
     kActsWithBlockCache = 1u << 3,  // the block cache on ("block-cache")
     kActsOnOneThread = 1u << 4,     // a process on one thread ("one-thread")
     kActsOnOptimizer = 1u << 5,     // the optimizer's step ("optimizer"; seed-d takes one with --adam)
+    kActsInBackward = 1u << 6,      // the optimizer stepping in backward ("in-backward": --optimizer-in-backward)
 };
 
 struct EnvSwitch {

@@ -1,7 +1,10 @@
 #include <xtgrad/autograd/gradient_consumer.hpp>
 
+#include <xtgrad/autograd/error.hpp>
 #include <xtgrad/autograd/node.hpp>
+#include <xtgrad/autograd/speed_switches.hpp>
 #include <xtgrad/gemm/blas.hpp>
+#include <xtgrad/simd/vector_kernels.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -14,7 +17,7 @@ namespace xtgrad {
 
 namespace {
 
-std::atomic<std::size_t> consumed{0};
+std::atomic<std::size_t> consumed{0}, consumed_factored{0};
 
 // The largest |p[i]|'s bits: for floats without their sign, integer order is value order, and
 // NaN and ±Inf (exponent all ones) lie above every finite value. An integer max vectorises; a
@@ -45,13 +48,29 @@ bool product_provably_finite(const float* A, std::size_t a_size, const float* B,
 }
 
 std::size_t consumed_gradients() { return consumed.load(); }
+std::size_t consumed_as_factors() { return consumed_factored.load(); }
 
 }  // namespace detail
 
 bool give_gradient_to_consumer(Node& self, std::size_t input, const Shape& shape, const std::function<bool()>& finite,
-                               const std::function<void(float* out)>& write) {
+                               const std::function<void(float* out)>& write, const vec::RankKGradient* factors) {
     GradientConsumer* consumer = self.grad_consumer(input);
     if (consumer == nullptr || (consumer->needs_finite() && !finite())) return false;
+    if (factors != nullptr) {
+        std::size_t elements = 1;
+        for (const std::size_t d : shape) elements *= d;
+        if (factors->rows * factors->cols != elements)
+            fail("{}: a gradient of shape {} handed over as a ({}, {}) product (an internal error)", self.op(),
+                 shape_str(shape), factors->rows, factors->cols);
+        if (detail::speed_switch_on(detail::kGradientAsFactorsSwitch) &&
+            detail::product_on_skinny_tn_kernel(static_cast<int>(factors->rows), static_cast<int>(factors->cols),
+                                                factors->rank) &&
+            consumer->consume_product(*self.inputs()[input], *factors)) {
+            consumed.fetch_add(1, std::memory_order_relaxed);
+            consumed_factored.fetch_add(1, std::memory_order_relaxed);
+            return true;
+        }
+    }
     auto gradient = std::make_shared<Array>(empty_array(shape));
     {
         const ResultReadAtOnce read_next;  // the step reads it at once: into cache, not streamed past it

@@ -18,10 +18,14 @@
 // may decline (not its kind of product, or no proof): it then writes through grad_out and the
 // hook runs, scan and all, as always.
 //
-// Tried and measured slower (docs/performance.md, "The Winter Games step"): handing the gradient
-// over a row at a time as the kernel makes it, so that it never reaches memory. Adam's update in
-// row pieces, between the kernel's rows, ran at 60-85 % of its speed over the whole array, which
-// lost more than the stores saved (writing the gradient into cache is cheap: plain stores).
+// Where the product would run on skinny_tn's AVX-512 kernel, the kernel does not even store it:
+// it offers the gradient as its two factors (dyᵀ and x, 7 rows each), and a consumer that can
+// (Adam, AdamW) makes each row of it inside its update loop, with that kernel's sum, so the
+// update is the same bit for bit (vec::adam_update_product) and the gradient's write and read
+// are gone: its multiply-adds run under the update's memory time. Measured against storing the
+// gradient first (the Winter Games step, 1 thread, Zen 5): docs/performance.md, "The Winter
+// Games step". Slower, and not kept: the kernel handing stored rows to Adam's update between its
+// own rows (60-85 % of the update's speed over the whole array, calls and all).
 #pragma once
 
 #include <xtgrad/autograd/array.hpp>
@@ -31,6 +35,9 @@
 #include <memory>
 
 namespace xtgrad {
+namespace vec {
+struct RankKGradient;  // a gradient as its two factors (simd/vector_kernels.hpp, internal)
+}
 
 class Node;
 struct TensorImpl;
@@ -42,14 +49,24 @@ public:
     virtual bool needs_finite() const = 0;
     // The leaf's whole gradient, of its shape: the step on it. Proven finite if needs_finite().
     virtual void consume(TensorImpl& leaf, std::shared_ptr<Array> gradient) = 0;
+    // The step on the gradient given as its factors, never stored (rows x cols its shape, read
+    // row-major; proven finite as above): true if it took it, with the update consume() would make
+    // on the stored product; false (the default) to have it stored and consume()d instead.
+    virtual bool consume_product(TensorImpl& leaf, const vec::RankKGradient& gradient) {
+        (void)leaf, (void)gradient;
+        return false;
+    }
 };
 
 // For a backward's input `input` whose gradient (of shape `shape`) the kernel can compute alone:
 // when the engine offers a consumer for it and, if the consumer needs it, finite() proves the
-// gradient finite, computes it with write(out) into a new array and hands it over; returns
-// whether it did. If not, nothing ran, and the caller writes the gradient through grad_out.
+// gradient finite, hands it over: as `factors` (the product write(out) computes, alpha 1,
+// beta 0) where given, gemm_ld would run that product on skinny_tn's AVX-512 kernel and the
+// consumer takes it so, else computed with write(out) into a new array. Returns whether it did;
+// if not, nothing ran, and the caller writes the gradient through grad_out.
 bool give_gradient_to_consumer(Node& self, std::size_t input, const Shape& shape, const std::function<bool()>& finite,
-                               const std::function<void(float* out)>& write);
+                               const std::function<void(float* out)>& write,
+                               const vec::RankKGradient* factors = nullptr);
 
 namespace detail {
 // Whether every element of a product of these operands, with inner dimension K and c_size
@@ -59,8 +76,10 @@ namespace detail {
 // the product itself is cheaper then (a weight gradient over many rows).
 bool product_provably_finite(const float* A, std::size_t a_size, const float* B, std::size_t b_size, int K,
                              std::size_t c_size);
-// Gradients handed to a consumer so far in this process (tests assert that the path ran).
+// Gradients handed to a consumer so far in this process, and of them those handed over as their
+// factors (tests assert that the paths ran).
 std::size_t consumed_gradients();
+std::size_t consumed_as_factors();
 }  // namespace detail
 
 }  // namespace xtgrad

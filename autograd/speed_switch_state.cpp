@@ -66,7 +66,8 @@ std::string speed_switch_tags(const EnvSwitch& s) {
     std::string tags = speed_switch_settable(s) ? "" : "fixed";
     for (const auto& [flag, word] : {std::pair{kActsOnWorkers, "workers"}, std::pair{kActsUnderAutocast, "autocast"},
                                      std::pair{kActsOnInference, "inference"}, std::pair{kActsWithBlockCache, "block-cache"},
-                                     std::pair{kActsOnOneThread, "one-thread"}, std::pair{kActsOnOptimizer, "optimizer"}})
+                                     std::pair{kActsOnOneThread, "one-thread"}, std::pair{kActsOnOptimizer, "optimizer"},
+                                     std::pair{kActsInBackward, "in-backward"}})
         if (s.acts & flag) {
             if (!tags.empty()) tags += ',';
             tags += word;

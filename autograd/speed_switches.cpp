@@ -33,6 +33,11 @@ bool skinny_prefetch_l2_by_cpu() { return cpu_model().is_amd(25); }
 // costs (bench/bandwidth_bench's Adam 30.5 -> 33.6-35.4 ms). So on everywhere but AMD family 25.
 bool adam_prefetch_by_cpu() { return !cpu_model().is_amd(25); }
 
+// A weight gradient over 7 rows made inside Adam's update from its factors, never stored
+// (autograd/gradient_consumer.hpp; the Winter Games step in backward): measured on the Zen 5
+// only (docs/performance.md, "The Winter Games step"), so on there and off elsewhere until measured.
+bool gradient_as_factors_by_cpu() { return cpu_model().is_amd(26); }
+
 // oneDNN's A·B with a narrow B, B transposed first (gemm/blas.cpp, "reoriented";
 // bench/narrow_product_probe, one thread, GFLOP/s as stored -> transposed first): the Zen 5
 // 203-221 -> 206-236; the Intel Xeon 159-167 -> 148-157; the Zen 4 slower too, (3168, 512, 512)

@@ -25,6 +25,7 @@ bool skinny_streamed_gradient_by_cpu();
 bool small_gemm_bf16_by_cpu();  // in gemm/blas_bf16.cpp (speed_switches.cpp says why)
 bool inference_weights_packed_by_cpu();  // in gemm/blas_bf16.cpp, the same way
 bool small_gemm_amx_by_cpu();            // in gemm/small_gemm.cpp
+bool gradient_as_factors_by_cpu();
 
 inline constexpr EnvSwitch kBlockCacheSwitch{"XTGRAD_BLOCK_CACHE", "keep large blocks for reuse; unset: on where a moved page is cheap to touch",
                                              "take them from the C heap", block_cache_by_machine};
@@ -85,12 +86,18 @@ inline constexpr EnvSwitch kLayerNormRecomputeSwitch{
     "the nodes that save layer norm's output keep how to make it again (its own input, mean and rstd) and backward "
     "makes it, the default: less memory",
     "they keep its values", always_on};
+inline constexpr EnvSwitch kGradientAsFactorsSwitch{
+    "XTGRAD_GRADIENT_AS_FACTORS",
+    "with the step in backward, Adam takes a weight gradient over at most 7 rows as its two factors and makes it in "
+    "its update, never stored; unset: the CPU's default",
+    "the gradient is stored, then read by the update", gradient_as_factors_by_cpu, kActsOnOptimizer | kActsInBackward};
 // Every speed switch, for check_environment, xtgrad_bench --list-switches and the tests.
 inline constexpr const EnvSwitch* kSpeedSwitches[] = {
     &kBlockCacheSwitch, &kBlockCacheCutSwitch, &kSmallGemmSwitch,       &kSkinnyGemmSwitch,
     &kSkinnyPrefetchL2Switch, &kPoolSpinSwitch, &kBf16SmallInFp32Switch, &kAdamPrefetchSwitch,
     &kNarrowNnTransposedSwitch, &kInferenceWeightsTransposedSwitch, &kSkinnyStreamedGradientSwitch,
-    &kSmallGemmBf16Switch, &kInferenceWeightsPackedSwitch, &kSmallGemmAmxSwitch, &kLayerNormRecomputeSwitch};
+    &kSmallGemmBf16Switch, &kInferenceWeightsPackedSwitch, &kSmallGemmAmxSwitch, &kLayerNormRecomputeSwitch,
+    &kGradientAsFactorsSwitch};
 
 // ---- in a running process (speed_switch_state.cpp) ----
 

@@ -217,6 +217,9 @@ int main(int argc, char** argv) {
                 std::find(o.configs.begin(), o.configs.end(), "seed-d") != o.configs.end())
                 cli::usage_error("--alternate: {} acts on the optimizer's step, and seed-d takes none without --adam",
                                  o.alternate);
+            if ((s->acts & detail::kActsInBackward) && !o.optimizer_in_backward)
+                cli::usage_error("--alternate: {} acts on the optimizer's step in backward only: add --optimizer-in-backward",
+                                 o.alternate);
             if ((s->acts & detail::kActsUnderAutocast) && o.autocast.empty())
                 cli::usage_error("--alternate: {} acts under --autocast bf16 only", o.alternate);
             if (s == &detail::kSmallGemmAmxSwitch && !small_gemm_amx_available())

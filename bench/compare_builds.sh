@@ -24,7 +24,7 @@
 # skipped with the reason, said under the table). Each switch's run is set up from the words the
 # list gives after its default (autograd/speed_switches.hpp, speed_switch_tags): "workers" is
 # measured on 2+ threads only, "one-thread" on 1, "autocast" under bf16 autocast, "optimizer" on
-# seed-d with --adam, "block-cache" with the block cache on (XTGRAD_BLOCK_CACHE=1 for both
+# seed-d with --adam, "in-backward" with --optimizer-in-backward, "block-cache" with the block cache on (XTGRAD_BLOCK_CACHE=1 for both
 # sides). Each switch but the "fixed" ones (the block cache's two, fixed at start-up) is measured
 # in one process per round, on and off alternating step by step (xtgrad_bench --alternate): a
 # host whose speed drifts moves both sides alike, where processes minutes apart read one switch
@@ -67,7 +67,7 @@ if [[ -n "$switches" ]]; then
   status=0
   listed=$("$build/bench/xtgrad_bench" --list-switches) || status=$?
   ((status == 0)) || { echo "compare_builds.sh: $build/bench/xtgrad_bench --list-switches failed (exit $status)" >&2; exit 2; }
-  word='(fixed|workers|autocast|inference|block-cache|one-thread|optimizer)'
+  word='(fixed|workers|autocast|inference|block-cache|one-thread|optimizer|in-backward)'
   all_switches="" n=0 tagged=0
   while IFS= read -r line; do
     n=$((n + 1))
@@ -154,6 +154,7 @@ for ((r = 1; r <= rounds; r++)); do
         continue
       fi
       [[ $tags == *,optimizer,* && $config == seed-d ]] && pair_args="$pair_args --adam"  # else no optimizer step
+      [[ $tags == *,in-backward,* && $pair_args != *--optimizer-in-backward* ]] && pair_args="$pair_args --optimizer-in-backward"
       [[ $tags == *,autocast,* ]] && pair_args="$pair_args --autocast bf16 --allow-slower-bf16"
       [[ $tags == *,block-cache,* ]] && env_a="XTGRAD_BLOCK_CACHE=1 $env_a" env_b="XTGRAD_BLOCK_CACHE=1 $env_b" alt_env=(XTGRAD_BLOCK_CACHE=1)
       if [[ $mode == switches && $separate == 0 && $tags != *,fixed,* ]]; then

@@ -113,7 +113,7 @@ def is_whole(x, least=1, most=(1 << 31) - 1):
 
 
 # The words of a switch's switch_tags (autograd/env_switch.hpp, speed_switch_tags)
-TAG_WORDS = ("fixed", "workers", "autocast", "inference", "block-cache", "one-thread", "optimizer")
+TAG_WORDS = ("fixed", "workers", "autocast", "inference", "block-cache", "one-thread", "optimizer", "in-backward")
 TAGS = f"(({'|'.join(TAG_WORDS)})(,({'|'.join(TAG_WORDS)}))*)?"
 
 

@@ -166,6 +166,8 @@ def could_act(tags, result):
         return False
     if "optimizer" in tags and "opt" not in phases and not result.get("optimizer_in_backward"):
         return False
+    if "in-backward" in tags and not result.get("optimizer_in_backward"):
+        return False
     return not ("autocast" in tags and "autocast" in result and not result["autocast"])
 
 

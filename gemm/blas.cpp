@@ -197,15 +197,30 @@ bool skinny_on_avx512(int M, int N, int K) {
 // other product goes to the backend.
 // XTGRAD_SMALL_GEMM=0 and XTGRAD_SKINNY_GEMM=0 send those products to the backend too (the
 // on/off comparison of bench/run.sh --compare-switches); read on each product (speed_switch_on).
+namespace {
+// route's two doors, in its order; the skinny switch is read first, whichever door is taken
+struct Doors {
+    bool small, skinny;
+};
+Doors doors(int M, int N, int K) {
+    const bool skinny_on = detail::speed_switch_on(detail::kSkinnyGemmSwitch);
+    return {.small = detail::small_gemm_on() && small_gemm_takes(M, N, K),
+            .skinny = skinny_on && (detail::active_backend().prefers_skinny_kernels || skinny_on_avx512(M, N, K))};
+}
+}  // namespace
+
 void detail::route(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
                    const float* B, int ldb, float beta, float* C, int ldc) {
-    const bool skinny_on = detail::speed_switch_on(detail::kSkinnyGemmSwitch);
-    if (detail::small_gemm_on() && small_gemm_takes(M, N, K))
-        return small_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
-    if (skinny_on && (detail::active_backend().prefers_skinny_kernels || skinny_on_avx512(M, N, K)) &&
-        skinny_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc))
-        return;
+    const Doors door = doors(M, N, K);
+    if (door.small) return small_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (door.skinny && skinny_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
     split_or_call(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+bool detail::product_on_skinny_tn_kernel(int M, int N, int K) {
+    if (M <= 0 || N <= 0 || K <= 0) return false;  // gemm_ld never routes those
+    const Doors door = doors(M, N, K);
+    return !door.small && door.skinny && skinny_tn_kernel_takes(M, N, K);
 }
 
 void gemm_ld(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,

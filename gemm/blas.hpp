@@ -117,6 +117,11 @@ bool narrow_nn_transposed();
 bool inference_weights_transposed();
 // XTGRAD_SKINNY_STREAMED_GRADIENT (by CPU where unset), the same way.
 bool skinny_streamed_gradient();
+// Whether gemm_ld (fp32) would compute an (M, N, K) product on skinny_tn's AVX-512 kernel
+// (gemm/skinny_gemm.hpp, skinny_tn_kernel_takes), by its routing and switches as they stand:
+// where a weight gradient handed over as its factors gets the stored product's bits
+// (autograd/gradient_consumer.hpp).
+bool product_on_skinny_tn_kernel(int M, int N, int K);
 
 // Whether gemm_ld(DType::bf16) runs the medium blocks small_gemm takes in small_gemm_bf16:
 // XTGRAD_SMALL_GEMM and XTGRAD_SMALL_GEMM_BF16 are on (unless set; the latter's default: the

@@ -230,6 +230,15 @@ detail::SkinnyPrefetch skinny_prefetch() {
 }
 #endif
 
+bool tn_kernel_available(int K) {
+#if XTGRAD_HAVE_AVX512_KERNELS
+    return active_isa() == Isa::avx512 && K >= 1 && K <= kNtMaxRows;
+#else
+    (void)K;
+    return false;
+#endif
+}
+
 // On AVX-512 with K <= 7: skinny_tn's own kernel, on op(A) and op(B) in their stored layouts
 // (no transposed copies), C's rows split over threads; a big fresh C streamed where
 // XTGRAD_SKINNY_STREAMED_GRADIENT is on (by CPU, speed_switches.cpp), else plain stores
@@ -237,7 +246,7 @@ detail::SkinnyPrefetch skinny_prefetch() {
 bool tn_on_avx512(bool ta, bool tb, int M, int N, int K, float alpha, const float* A, int lda, const float* B, int ldb,
                   float beta, float* C, int ldc) {
 #if XTGRAD_HAVE_AVX512_KERNELS
-    if (active_isa() != Isa::avx512 || K > kNtMaxRows) return false;
+    if (!tn_kernel_available(K)) return false;
     // op(A)[m][k] = A[m·sam + k·sak], op(B)[k][n] = B[k·sbk + n·sbn]
     const std::ptrdiff_t sam = ta ? 1 : lda, sak = ta ? lda : 1, sbk = tb ? 1 : ldb, sbn = tb ? ldb : 1;
     // decided here, on the caller's thread, whose ResultReadAtOnce scope it is
@@ -355,6 +364,10 @@ Scratch& scratch() {
 
 }  // namespace
 
+bool skinny_tn_kernel_takes(int M, int N, int K) {
+    return M > kSkinnyRows && N > kSkinnyRows && K <= kSkinnyRows && tn_kernel_available(K);
+}
+
 bool skinny_gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
                  int ldb, float beta, float* C, int ldc) {
     Scratch& s = scratch();
@@ -384,7 +397,7 @@ bool skinny_gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, c
         }
         return true;
     }
-    if (K <= kSkinnyRows) {  // a short inner dimension: a weight gradient dW = dyᵀ·x over 7 rows
+    if (K <= kSkinnyRows) {  // a short inner dimension: a weight gradient dW = dyᵀ·x over 7 rows (skinny_tn_takes)
         if (tn_on_avx512(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return true;
         // skinny_tn wants op(A) as Aᵀ with A (K, M) and op(B) as B (K, N), both row-major.
         const float* At = trans_a ? A : transposed(A, M, K, lda, s.a);

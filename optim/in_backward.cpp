@@ -3,6 +3,7 @@
 #include <xtgrad/autograd/error.hpp>
 #include <xtgrad/autograd/gradient_consumer.hpp>
 #include <xtgrad/autograd/tensor.hpp>
+#include <xtgrad/simd/vector_kernels.hpp>
 
 namespace xtgrad::optim {
 
@@ -15,6 +16,9 @@ public:
     void consume(TensorImpl& leaf, std::shared_ptr<Array> gradient) override {
         leaf.grad = std::move(gradient);
         in_backward().step(index_, leaf, /*proven_finite=*/true);
+    }
+    bool consume_product(TensorImpl&, const vec::RankKGradient& gradient) override {
+        return in_backward().step_product(index_, gradient);
     }
 
 private:
@@ -94,6 +98,13 @@ void OptimizerInBackward::step(std::size_t index, TensorImpl& leaf, bool proven_
         kept_[index] = leaf.grad;
     else
         leaf.grad.reset();
+}
+
+// A gradient given as its factors: never stored, so there is no .grad to keep (keep_grad has it
+// stored instead) and none to check but its size, which the optimizer checks.
+bool OptimizerInBackward::step_product(std::size_t index, const vec::RankKGradient& gradient) {
+    if (options_.keep_grad()) return false;
+    return optimizer_->step_parameter_product(optimizer_->params_[index], gradient);
 }
 
 }  // namespace xtgrad::optim

@@ -19,7 +19,8 @@
 // Where a parameter's gradient is one fp32 product (a Linear's weight, or a kernel-1 Conv1d's on
 // one batch item) and nothing else could see it, the kernel hands it straight to the step with a
 // proof that it is finite from the product's few operands, instead of the step scanning all of it
-// (autograd/gradient_consumer.hpp): the same update; without a proof, the scan as always.
+// (autograd/gradient_consumer.hpp): the same update; without a proof, the scan as always. Adam
+// and AdamW take a 7-row product as its factors and make it inside their update, never stored.
 //
 // What is different (docs/architecture.md, "The step in backward"):
 //   .grad      none after backward: dropped right after its parameter's step, so zero_grad costs
@@ -76,6 +77,9 @@ private:
     bool checks_finite() const;  // the optimizer's set_check_finite
     // proven_finite: the gradient's kernel proved it finite (no NaN scan)
     void step(std::size_t index, TensorImpl& leaf, bool proven_finite = false);
+    // The same step on a gradient handed over as its factors (proven finite); false where the
+    // optimizer cannot take it so (SGD) or keep_grad wants it stored: then it is, and step() runs.
+    bool step_product(std::size_t index, const vec::RankKGradient& gradient);
 
     Optimizer* optimizer_;
     InBackwardOptions options_;

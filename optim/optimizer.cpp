@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <unordered_set>
@@ -61,6 +62,8 @@ void Optimizer::check_gradients(const char* who) const {
 void Optimizer::step_parameter(Tensor&) {
     fail("{}: has no per-parameter step (its step is one collective over every parameter)", kind());
 }
+
+bool Optimizer::step_parameter_product(Tensor&, const vec::RankKGradient&) { return false; }
 
 void Optimizer::step_each() {
     if (in_backward_ != nullptr)
@@ -303,34 +306,55 @@ namespace {
 bool adam_prefetch_on() { return detail::speed_switch_on(detail::kAdamPrefetchSwitch); }
 }  // namespace
 
-void Adam::step_parameter(Tensor& p) {
-    const bool adam_prefetch = adam_prefetch_on();  // first: a bad XTGRAD_ADAM_PREFETCH changes nothing
+vec::AdamCoefficients Adam::next_step(ParamState& s) const {
     const double b1 = options.betas().first, b2 = options.betas().second;
-    ParamState& s = state_of(p);
     const long t = ++s.step;
     // scalars in double, as torch computes them in Python floats
     const double bc1 = 1 - std::pow(b1, static_cast<double>(t)), bc2 = 1 - std::pow(b2, static_cast<double>(t));
-    const float step_size = static_cast<float>(lr_ / bc1), inv_sqrt_bc2 = static_cast<float>(1 / std::sqrt(bc2));
     // 1 - β in double, then rounded: (1 - 0.999f) would be 1.3e-5 off torch's 0.001f
-    const vec::AdamCoefficients c{.b1 = static_cast<float>(b1),
-                                  .one_minus_b1 = static_cast<float>(1 - b1),
-                                  .b2 = static_cast<float>(b2),
-                                  .one_minus_b2 = static_cast<float>(1 - b2),
-                                  .l2 = decoupled_ ? 0.f : static_cast<float>(options.weight_decay()),
-                                  .decay = decoupled_ ? static_cast<float>(1 - lr_ * options.weight_decay()) : 1.f,
-                                  .step_size = step_size,
-                                  .inv_sqrt_bc2 = inv_sqrt_bc2,
-                                  .eps = static_cast<float>(options.eps())};
-    float* w = p.mutable_ptr();
-    const float* g = p.grad_array().data();
+    return {.b1 = static_cast<float>(b1),
+            .one_minus_b1 = static_cast<float>(1 - b1),
+            .b2 = static_cast<float>(b2),
+            .one_minus_b2 = static_cast<float>(1 - b2),
+            .l2 = decoupled_ ? 0.f : static_cast<float>(options.weight_decay()),
+            .decay = decoupled_ ? static_cast<float>(1 - lr_ * options.weight_decay()) : 1.f,
+            .step_size = static_cast<float>(lr_ / bc1),
+            .inv_sqrt_bc2 = static_cast<float>(1 / std::sqrt(bc2)),
+            .eps = static_cast<float>(options.eps())};
+}
+
+void Adam::step_parameter(Tensor& p) {
+    const bool adam_prefetch = adam_prefetch_on();  // first: a bad XTGRAD_ADAM_PREFETCH changes nothing
+    ParamState& s = state_of(p);
     float* m = buffer(s, "exp_avg", p).data();
     float* v = buffer(s, "exp_avg_sq", p).data();
+    const vec::AdamCoefficients c = next_step(s);
+    float* w = p.mutable_ptr();
+    const float* g = p.grad_array().data();
     // One fused, in-place pass; big parameters split over xtgrad's threads (set_num_threads).
     const std::size_t ahead = num_threads() == 1 && adam_prefetch ? vec::kAdamPrefetchBytes : 0;
     parallel_for(p.numel(), std::size_t{1} << 16,
                  [&](std::size_t i0, std::size_t i1) {
                      vec::adam_update(c, w + i0, g + i0, m + i0, v + i0, i1 - i0, ahead);
                  });
+}
+
+// The same update, its gradient made row by row from its factors (vec::adam_update_product), the
+// rows split over xtgrad's threads as step_parameter splits the elements.
+bool Adam::step_parameter_product(Tensor& p, const vec::RankKGradient& gradient) {
+    const bool adam_prefetch = adam_prefetch_on();
+    if (gradient.rows * gradient.cols != p.numel())
+        fail("{}.step: parameter '{}' {} was handed a ({}, {}) gradient (an internal error)", kind(), p.name(),
+             shape_str(p.shape()), gradient.rows, gradient.cols);
+    ParamState& s = state_of(p);
+    float* m = buffer(s, "exp_avg", p).data();
+    float* v = buffer(s, "exp_avg_sq", p).data();
+    const vec::AdamCoefficients c = next_step(s);
+    float* w = p.mutable_ptr();
+    const std::size_t ahead = num_threads() == 1 && adam_prefetch ? vec::kAdamPrefetchBytes : 0;
+    parallel_for(gradient.rows, std::max<std::size_t>(1, (std::size_t{1} << 16) / std::max<std::size_t>(gradient.cols, 1)),
+                 [&](std::size_t r0, std::size_t r1) { vec::adam_update_product(c, w, m, v, gradient, r0, r1, ahead); });
+    return true;
 }
 
 void Adam::write_options(nlohmann::json& g) const {

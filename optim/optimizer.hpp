@@ -21,6 +21,11 @@
 #include <utility>
 #include <vector>
 
+namespace xtgrad::vec {
+struct AdamCoefficients;  // simd/vector_kernels.hpp (internal): one step's scalars
+struct RankKGradient;     // a gradient as its two factors
+}  // namespace xtgrad::vec
+
 namespace xtgrad::optim {
 
 class OptimizerInBackward;
@@ -99,6 +104,10 @@ protected:
     // One parameter's update from its .grad (present, of its shape, checked); step() and the step
     // in backward both make every update through it, so the two are bit-identical.
     virtual void step_parameter(Tensor& param);
+    // The step in backward's update from a gradient given as its factors (proven finite, of the
+    // parameter's size; autograd/gradient_consumer.hpp), with step_parameter's bits on the stored
+    // product: true if this optimizer makes it, false (the default) to have the gradient stored.
+    virtual bool step_parameter_product(Tensor& param, const vec::RankKGradient& gradient);
     virtual const char* kind() const { return "optimizer"; }  // for messages: "Adam", "AdamW", "SGD"
 
     void check_gradients(const char* who) const;
@@ -190,6 +199,7 @@ public:
 protected:
     bool steps_per_parameter() const override { return true; }
     void step_parameter(Tensor& param) override;
+    bool step_parameter_product(Tensor& param, const vec::RankKGradient& gradient) override;
     const char* kind() const override { return decoupled_ ? "AdamW" : "Adam"; }
     void write_options(nlohmann::json& group) const override;
     void read_options(const nlohmann::json& group) override;
@@ -197,6 +207,8 @@ protected:
     std::vector<std::string> required_state_keys(const nlohmann::json& group) const override;
 
 private:
+    // The step's scalars, after counting it (step_parameter and step_parameter_product share them).
+    vec::AdamCoefficients next_step(ParamState& s) const;
     bool decoupled_;
 };
 

@@ -29,6 +29,11 @@ void adam_update(const AdamCoefficients& c, float* w, const float* g, float* m, 
     active().adam_update(c, w, g, m, v, n, prefetch_bytes);
 }
 
+void adam_update_product(const AdamCoefficients& c, float* w, float* m, float* v, const RankKGradient& g,
+                         std::size_t row0, std::size_t row1, std::size_t prefetch_bytes) {
+    active().adam_update_product(c, w, m, v, g, row0, row1, prefetch_bytes);
+}
+
 void mt_twist(std::uint32_t* state) { active().mt_twist(state); }
 
 void mt_temper(const std::uint32_t* x, std::size_t n, std::uint32_t* out) { active().mt_temper(x, n, out); }

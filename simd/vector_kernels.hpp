@@ -35,6 +35,28 @@ inline constexpr std::size_t kAdamPrefetchBytes = 2048;  // what Adam::step_para
 void adam_update(const AdamCoefficients& c, float* w, const float* g, float* m, float* v, std::size_t n,
                  std::size_t prefetch_bytes = 0);
 
+// A (rows, cols) gradient given as the product of two thin factors, over an inner dimension
+// rank <= kMaxGradientRank (a weight's gradient over 7 tokens, dW = dyᵀ·x):
+//   grad[r][n] = Σ_k a[r·a_row + k·a_rank] · b[k·b_rank + n·b_col]
+// summed as the AVX-512 skinny_tn kernel sums a stored one (gemm/skinny_avx512.cpp): k = 0's
+// product, then one multiply-add per k in k order, so an update on it has that kernel's bits.
+inline constexpr int kMaxGradientRank = 7;
+struct RankKGradient {
+    std::size_t rows, cols;
+    int rank;
+    const float* a;
+    std::ptrdiff_t a_row, a_rank;
+    const float* b;
+    std::ptrdiff_t b_rank, b_col;
+};
+
+// adam_update on rows [row0, row1) of a (g.rows, g.cols) parameter whose gradient is g, made a
+// row at a time from its factors and never stored (Adam::step_parameter_product): the gradient's
+// write and read are gone, its multiply-adds hide under the update's memory time. The factor
+// b is copied once per call into an aligned, zero-padded panel (the row tails' lanes).
+void adam_update_product(const AdamCoefficients& c, float* w, float* m, float* v, const RankKGradient& g,
+                         std::size_t row0, std::size_t row1, std::size_t prefetch_bytes = 0);
+
 // The random draws' integer loops (random/mt19937.cpp, random/random.cpp): the same bits in either
 // set, ~1.7x (the Twister) and ~6x (bernoulli_bytes) faster with AVX-512's 16 lanes and its
 // unsigned 64-bit compares (dropout draws two words per element: seed-d's forward draws ~42 M).

@@ -151,6 +151,7 @@ TEST_CASE("speed_switch_tags: what measuring a switch needs, in --list-switches'
     CHECK(detail::speed_switch_tags(detail::kAdamPrefetchSwitch) == "one-thread,optimizer");
     CHECK(detail::speed_switch_tags(detail::kInferenceWeightsPackedSwitch) == "autocast,inference");
     CHECK(detail::speed_switch_tags(detail::kSmallGemmAmxSwitch) == "autocast");
+    CHECK(detail::speed_switch_tags(detail::kGradientAsFactorsSwitch) == "optimizer,in-backward");
     // a switch that is no speed switch is not settable: "fixed"
     CHECK(detail::speed_switch_tags(detail::kTraceSwitch) == "fixed");
 }

@@ -4,11 +4,17 @@
 #include <xtgrad/autograd/anomaly.hpp>
 #include <xtgrad/autograd/gradient_consumer.hpp>
 #include <xtgrad/autograd/post_accumulate_hooks.hpp>
+#include <xtgrad/autograd/speed_switches.hpp>
+#include <xtgrad/gemm/blas.hpp>
 #include <xtgrad/nn/layers.hpp>
 #include <xtgrad/optim/in_backward.hpp>
 #include <xtgrad/optim/optimizer.hpp>
 #include <xtgrad/threads/parallel.hpp>
+#include <xtgrad/simd/cpu_isa.hpp>
+#include "tests/speed_switch_scope.hpp"
 #include "tests/test_util.hpp"
+
+#include <array>
 
 #include <cmath>
 #include <cstring>
@@ -25,18 +31,37 @@ namespace {
 // A Linear on 7 rows and a kernel-1 Conv1d on one batch item of length 7: each weight's gradient
 // is one product over 7 rows, small operands for a big gradient, so its kernel proves it finite
 // and hands it over. The biases' gradients are column sums: always stored.
+// With a side past 256 both weights' products are skinny_tn's (on AVX-512: handed to Adam as
+// their factors), smaller ones small_gemm's (stored); widths off a multiple of 16 give each row a tail.
+using Sizes = std::array<std::size_t, 3>;  // in, hidden, out
+constexpr Sizes kFactored{300, 288, 48}, kSmallGemm{64, 96, 48};
 struct Skinny : nn::Module {
-    std::shared_ptr<nn::Linear> fc = register_module("fc", std::make_shared<nn::Linear>(64, 96));
-    std::shared_ptr<nn::Conv1d> conv = register_module("conv", std::make_shared<nn::Conv1d>(96, 48, 1));
+    explicit Skinny(Sizes s = kFactored) : Skinny(s[0], s[1], s[2]) {}
+    Skinny(std::size_t in, std::size_t hidden, std::size_t out)
+        : in_(in), hidden_(hidden),
+          fc(register_module("fc", std::make_shared<nn::Linear>(in, hidden))),
+          conv(register_module("conv", std::make_shared<nn::Conv1d>(hidden, out, 1))) {}
+    std::size_t in_, hidden_;
+    std::shared_ptr<nn::Linear> fc;
+    std::shared_ptr<nn::Conv1d> conv;
     bool fc_twice = false;  // a second use of fc: its weight then gets two contributions
     Tensor loss(int step) const {
-        const Tensor x = test::rnd({7, 64}, static_cast<std::uint64_t>(300 + step));
-        Tensor h = relu(fc->forward(x));  // (7, 96)
+        const Tensor x = test::rnd({7, in_}, static_cast<std::uint64_t>(300 + step));
+        Tensor h = relu(fc->forward(x));  // (7, hidden)
         if (fc_twice) h = h + relu(fc->forward(x * 0.5f));
-        const Tensor y = conv->forward(reshape(transpose(h, 0, 1), {1, 96, 7}));  // (1, 48, 7)
+        const Tensor y = conv->forward(reshape(transpose(h, 0, 1), {1, static_cast<long>(hidden_), 7}));  // (1, out, 7)
         return sum(y * y);
     }
 };
+
+// Whether Adam takes Skinny(sizes)'s weight gradients (7 rows) as their factors: the switch on and
+// both products on skinny_tn's AVX-512 kernel. The cases below turn the switch on, whatever this
+// CPU's default, so that every AVX-512 CPU runs that path.
+bool factors_taken(Sizes s = kFactored) {
+    const int in = static_cast<int>(s[0]), hidden = static_cast<int>(s[1]), out = static_cast<int>(s[2]);
+    return detail::speed_switch_on(detail::kGradientAsFactorsSwitch) &&
+           detail::product_on_skinny_tn_kernel(hidden, in, 7) && detail::product_on_skinny_tn_kernel(out, hidden, 7);
+}
 
 bool same_bits(const Array& a, const Array& b) {
     return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
@@ -44,15 +69,21 @@ bool same_bits(const Array& a, const Array& b) {
 
 using MakeOptimizer = std::function<std::unique_ptr<Optimizer>(std::vector<Tensor>)>;
 
-// Trains two copies of Skinny, one stepping after backward and one in it, and checks every
-// parameter and state buffer bit for bit. Returns how many gradients were handed over.
-std::size_t check_identical(const MakeOptimizer& make, const std::vector<std::string>& keys, int steps = 4) {
+struct Handed {
+    std::size_t gradients, as_factors;
+};
+
+// Trains two copies of Skinny(in, hidden, out), one stepping after backward and one in it, and
+// checks every parameter and state buffer bit for bit. Returns how many gradients were handed
+// over, and how many of them as their factors.
+Handed check_identical(const MakeOptimizer& make, const std::vector<std::string>& keys, int steps = 4,
+                       Sizes sizes = kFactored) {
     manual_seed(11);
-    Skinny after;
+    Skinny after(sizes);
     manual_seed(11);
-    Skinny inside;
+    Skinny inside(sizes);
     std::unique_ptr<Optimizer> opt_after = make(after.parameters()), opt_inside = make(inside.parameters());
-    const std::size_t before = detail::consumed_gradients();
+    const std::size_t before = detail::consumed_gradients(), before_factors = detail::consumed_as_factors();
     {
         OptimizerInBackward in_backward(*opt_inside);
         for (int s = 0; s < steps; ++s) {
@@ -77,7 +108,7 @@ std::size_t check_identical(const MakeOptimizer& make, const std::vector<std::st
             CHECK(same_bits(*a, *b));
         }
     }
-    return detail::consumed_gradients() - before;
+    return {detail::consumed_gradients() - before, detail::consumed_as_factors() - before_factors};
 }
 
 // One backward of `model` with Adam in backward; returns how many gradients were handed over.
@@ -91,29 +122,82 @@ std::size_t consumed_in_one_backward(Skinny& model, Adam& opt) {
 }  // namespace
 
 TEST_CASE("gradient consumer: Adam, AdamW and SGD take the weights' gradients from the kernels, bit for bit") {
-    // two weights per backward handed over (the biases' column sums are stored as always)
-    CHECK(check_identical([](std::vector<Tensor> p) { return std::make_unique<Adam>(std::move(p), AdamOptions(1e-2)); },
-                          {"exp_avg", "exp_avg_sq"}) == 8);
-    CHECK(check_identical(
-              [](std::vector<Tensor> p) { return std::make_unique<AdamW>(std::move(p), AdamWOptions(1e-2).weight_decay(0.1)); },
-              {"exp_avg", "exp_avg_sq"}) == 8);
-    CHECK(check_identical(
-              [](std::vector<Tensor> p) {
-                  return std::make_unique<Adam>(std::move(p), AdamOptions(1e-2).weight_decay(0.01));  // L2 in the gradient
-              },
-              {"exp_avg", "exp_avg_sq"}) == 8);
-    CHECK(check_identical(
-              [](std::vector<Tensor> p) { return std::make_unique<SGD>(std::move(p), SGDOptions(0.05).momentum(0.9)); },
-              {"momentum_buffer"}) == 8);
+    // two weights per backward handed over (the biases' column sums are stored as always); Adam's
+    // as their factors where the product runs on skinny_tn's AVX-512 kernel, SGD's stored
+    const test::SpeedSwitchScope as_factors(detail::kGradientAsFactorsSwitch, true);
+    const std::size_t adam_factors = factors_taken() ? 8 : 0;
+    const auto handed = [](Handed h, std::size_t gradients, std::size_t as_factors) {
+        CHECK(h.gradients == gradients);
+        CHECK(h.as_factors == as_factors);
+    };
+    handed(check_identical([](std::vector<Tensor> p) { return std::make_unique<Adam>(std::move(p), AdamOptions(1e-2)); },
+                           {"exp_avg", "exp_avg_sq"}),
+           8, adam_factors);
+    handed(check_identical(
+               [](std::vector<Tensor> p) { return std::make_unique<AdamW>(std::move(p), AdamWOptions(1e-2).weight_decay(0.1)); },
+               {"exp_avg", "exp_avg_sq"}),
+           8, adam_factors);
+    handed(check_identical(
+               [](std::vector<Tensor> p) {
+                   return std::make_unique<Adam>(std::move(p), AdamOptions(1e-2).weight_decay(0.01));  // L2 in the gradient
+               },
+               {"exp_avg", "exp_avg_sq"}),
+           8, adam_factors);
+    handed(check_identical(
+               [](std::vector<Tensor> p) { return std::make_unique<SGD>(std::move(p), SGDOptions(0.05).momentum(0.9)); },
+               {"momentum_buffer"}),
+           8, 0);
+}
+
+TEST_CASE("gradient consumer: as factors, rows with tails and the skinny kernels off are bit for bit too") {
+    const test::SpeedSwitchScope as_factors(detail::kGradientAsFactorsSwitch, true);
+    const MakeOptimizer adam = [](std::vector<Tensor> p) { return std::make_unique<Adam>(std::move(p), AdamOptions(1e-2)); };
+    SUBCASE("widths 301, 290 and 37: every row ends in a partial vector") {
+        const Handed h = check_identical(adam, {"exp_avg", "exp_avg_sq"}, 3, {301, 290, 37});
+        CHECK(h.gradients == 6);
+        CHECK(h.as_factors == (factors_taken({301, 290, 37}) ? 6u : 0u));
+    }
+    SUBCASE("products small_gemm takes (no side past 256): handed over stored") {
+        CHECK_FALSE(factors_taken(kSmallGemm));
+        const Handed h = check_identical(adam, {"exp_avg", "exp_avg_sq"}, 2, kSmallGemm);
+        CHECK(h.gradients == 4);
+        CHECK(h.as_factors == 0);
+    }
+    SUBCASE("a (2048, 512) and a (512, 2048) weight, as the Winter Games' feed-forward: rows one and four at a time") {
+        const Handed h = check_identical(adam, {"exp_avg", "exp_avg_sq"}, 2, {512, 2048, 512});
+        CHECK(h.gradients == 4);
+        CHECK(h.as_factors == (factors_taken({512, 2048, 512}) ? 4u : 0u));
+    }
+    SUBCASE("XTGRAD_GRADIENT_AS_FACTORS off: handed over stored, as before") {
+        const test::SpeedSwitchScope off(detail::kGradientAsFactorsSwitch, false);
+        const Handed h = check_identical(adam, {"exp_avg", "exp_avg_sq"}, 2);
+        CHECK(h.gradients == 4);
+        CHECK(h.as_factors == 0);
+    }
+    SUBCASE("XTGRAD_SKINNY_GEMM off: the products run on the backend, so the gradients are stored") {
+        const test::SpeedSwitchScope off(detail::kSkinnyGemmSwitch, false);
+        CHECK_FALSE(factors_taken());
+        const Handed h = check_identical(adam, {"exp_avg", "exp_avg_sq"}, 2);
+        CHECK(h.gradients == 4);
+        CHECK(h.as_factors == 0);
+    }
+    SUBCASE("the baseline kernels: no skinny_tn AVX-512 kernel, so the gradients are stored") {
+        const IsaScope baseline(Isa::baseline);
+        CHECK_FALSE(factors_taken());
+        const Handed h = check_identical(adam, {"exp_avg", "exp_avg_sq"}, 2);
+        CHECK(h.gradients == 4);
+        CHECK(h.as_factors == 0);
+    }
 }
 
 TEST_CASE("gradient consumer: bit-identical on two threads") {
+    const test::SpeedSwitchScope as_factors(detail::kGradientAsFactorsSwitch, true);
     set_num_threads(2);
-    const std::size_t consumed =
-        check_identical([](std::vector<Tensor> p) { return std::make_unique<Adam>(std::move(p), AdamOptions(1e-2)); },
-                        {"exp_avg", "exp_avg_sq"});
+    const Handed h = check_identical([](std::vector<Tensor> p) { return std::make_unique<Adam>(std::move(p), AdamOptions(1e-2)); },
+                                     {"exp_avg", "exp_avg_sq"});
     set_num_threads(1);
-    CHECK(consumed == 8);
+    CHECK(h.gradients == 8);
+    CHECK(h.as_factors == (factors_taken() ? 8u : 0u));
 }
 
 TEST_CASE("gradient consumer: not offered where something else sees or adds to the gradient") {
@@ -157,17 +241,19 @@ TEST_CASE("gradient consumer: not offered where something else sees or adds to t
         CHECK(opt.step_count(m.fc->weight) == 1);
     }
     SUBCASE("keep_grad: the first backward's gradient is handed over and kept, the next one adds and is refused") {
+        const test::SpeedSwitchScope as_factors(detail::kGradientAsFactorsSwitch, true);
         manual_seed(1);
         Skinny after;
         manual_seed(1);
         Skinny inside;
         Adam opt_after(after.parameters(), AdamOptions(1e-2)), opt_inside(inside.parameters(), AdamOptions(1e-2));
         OptimizerInBackward in_backward(opt_inside, InBackwardOptions().keep_grad(true));
-        const std::size_t before = detail::consumed_gradients();
+        const std::size_t before = detail::consumed_gradients(), before_factors = detail::consumed_as_factors();
         after.loss(0).backward();
         opt_after.step();
         inside.loss(0).backward();
         CHECK(detail::consumed_gradients() - before == 2);
+        CHECK(detail::consumed_as_factors() == before_factors);  // kept: so stored, never as factors
         REQUIRE(inside.fc->weight.has_grad());
         CHECK(same_bits(inside.fc->weight.grad_array(), after.fc->weight.grad_array()));
         CHECK(same_bits(inside.conv->weight.data(), after.conv->weight.data()));
@@ -222,16 +308,24 @@ TEST_CASE("gradient consumer: without a proof of finiteness the gradient is stor
         CHECK(same_bits(inside, run(false)));
     }
     SUBCASE("set_check_finite(false): handed over unproven, as torch steps on whatever it gets") {
-        Tensor w = Tensor::ones({40, 30}, true).set_name("w");
-        Adam opt({w}, AdamOptions(1e-2));
-        opt.set_check_finite(false);
-        OptimizerInBackward in_backward(opt);
-        Array x = xt::zeros<float>({7, 30});
-        x(2, 5) = std::numeric_limits<float>::infinity();
-        const std::size_t before = detail::consumed_gradients();
-        sum(linear(Tensor(x), w)).backward();
-        CHECK(detail::consumed_gradients() == before + 1);
-        CHECK(std::isnan(w.data()(0, 5)));
+        const test::SpeedSwitchScope as_factors(detail::kGradientAsFactorsSwitch, true);
+        for (const std::size_t in : {30, 300}) {  // stored (small_gemm's product), and as its factors on AVX-512
+            CAPTURE(in);
+            Tensor w = Tensor::ones({40, in}, true).set_name("w");
+            Adam opt({w}, AdamOptions(1e-2));
+            opt.set_check_finite(false);
+            OptimizerInBackward in_backward(opt);
+            Array x = xt::zeros<float>({std::size_t{7}, in});
+            x(2, 5) = std::numeric_limits<float>::infinity();
+            x(1, 4) = 1.f;  // column 4's gradient: finite, so its weights step
+            const std::size_t before = detail::consumed_gradients(), before_factors = detail::consumed_as_factors();
+            sum(linear(Tensor(x), w)).backward();
+            CHECK(detail::consumed_gradients() == before + 1);
+            const bool factored = in == 300 && detail::product_on_skinny_tn_kernel(40, 300, 7);
+            CHECK(detail::consumed_as_factors() == before_factors + (factored ? 1 : 0));
+            CHECK(std::isnan(w.data()(0, 5)));
+            CHECK(w.data()(0, 4) != 1.f);  // the rest of the row stepped
+        }
     }
 }
 

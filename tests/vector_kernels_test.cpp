@@ -153,6 +153,43 @@ TEST_CASE("adam_update gives every element the same bits in every instruction se
     }
 }
 
+TEST_CASE("adam_update_product: the update on the gradient its factors make, bit for bit, rank 1 to 7") {
+    // The stored gradient made as the factored kernel makes it (vector_kernels.hpp: k = 0's
+    // product rounded, then one fused multiply-add per k), then adam_update on it: the same bits,
+    // in either instruction set, for any split of the rows (the threads'), one row at a time or
+    // four (2100 columns: a rank-7 panel past 32 KiB), and rows ending in a partial vector.
+    for (Isa isa : available_isas()) {
+        IsaScope scope(isa);
+        CAPTURE(isa_name(isa));
+        for (int rank = 1; rank <= vec::kMaxGradientRank; ++rank)
+            for (const auto& [rows, cols] : {std::pair<std::size_t, std::size_t>{1, 1}, {3, 17}, {9, 100}, {9, 2100}}) {
+                CAPTURE(rank);
+                CAPTURE(rows);
+                CAPTURE(cols);
+                const std::size_t n = rows * cols;
+                // a: (rows, rank) read transposed, as a Linear's dyᵀ; b: (cols, rank), as a Conv1d's xᵀ
+                const std::vector<float> a = test::random_buffer(rows * rank, 5), b = test::random_buffer(cols * rank, 6);
+                const vec::RankKGradient g{.rows = rows, .cols = cols, .rank = rank, .a = a.data(), .a_row = rank,
+                                           .a_rank = 1, .b = b.data(), .b_rank = 1, .b_col = rank};
+                AdamState stored = adam_state(n);
+                for (std::size_t r = 0; r < rows; ++r)
+                    for (std::size_t c = 0; c < cols; ++c) {
+                        float sum = a[r * rank] * b[c * rank];
+                        for (int k = 1; k < rank; ++k) sum = std::fma(a[r * rank + k], b[c * rank + k], sum);
+                        stored.g[r * cols + c] = sum;
+                    }
+                AdamState made = stored;
+                vec::adam_update(kAdam, stored.w.data(), stored.g.data(), stored.m.data(), stored.v.data(), n);
+                vec::adam_update_product(kAdam, made.w.data(), made.m.data(), made.v.data(), g, 0, rows / 2);
+                vec::adam_update_product(kAdam, made.w.data(), made.m.data(), made.v.data(), g, rows / 2, rows,
+                                         vec::kAdamPrefetchBytes);
+                CHECK(same_bits(made.w, stored.w));
+                CHECK(same_bits(made.m, stored.m));
+                CHECK(same_bits(made.v, stored.v));
+            }
+    }
+}
+
 TEST_CASE("softmax gives the same values, to float rounding, with either instruction set's kernels") {
     Generator gen(3);
     const Tensor x = randn({4, 8, 37}, gen);  // rows of 37: two AVX-512 batches and a tail

@@ -12,6 +12,7 @@
 #include <xtgrad/autograd/grad.hpp>
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/autograd/ops/common.hpp>
+#include <xtgrad/simd/vector_kernels.hpp>
 
 #include <algorithm>
 
@@ -162,7 +163,11 @@ Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::si
                                        g.data(), g.size(), x, static_cast<std::size_t>(Kc) * static_cast<std::size_t>(N), N,
                                        static_cast<std::size_t>(M) * static_cast<std::size_t>(Kc));
                                };
-                               if (!give_gradient_to_consumer(self, 1, w_shape, dW_finite, dW_product)) {
+                               // dW[o][i] = Σ_t dy[0][o][t] · x[0][i][t]: the product's factors, in place
+                               const vec::RankKGradient factors{.rows = dims.Cout, .cols = static_cast<std::size_t>(Kc), .rank = N,
+                                                                .a = g.data(), .a_row = N, .a_rank = 1,
+                                                                .b = x, .b_rank = 1, .b_col = N};
+                               if (!give_gradient_to_consumer(self, 1, w_shape, dW_finite, dW_product, &factors)) {
                                    const GradOut late = self.grad_out(1, w_shape);
                                    gemm(false, true, M, Kc, N, 1.f, g.data(), x, late.beta(), late.data());
                                }

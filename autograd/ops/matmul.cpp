@@ -16,6 +16,7 @@
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/autograd/ops/common.hpp>
 #include <xtgrad/autograd/broadcast.hpp>
+#include <xtgrad/simd/vector_kernels.hpp>
 #include <xtgrad/threads/parallel.hpp>
 
 #include <algorithm>
@@ -367,8 +368,14 @@ Tensor linear_block_value(const Tensor& x, const Tensor& weight, const Tensor& b
                                                                       static_cast<std::size_t>(r) * static_cast<std::size_t>(ni), r,
                                                                       block);
                            };
-                           const bool dW_consumed = dW_wanted && p == DType::fp32 && block == ws[0] * ws[1] &&
-                                                    give_gradient_to_consumer(self, 1, ws, dW_finite, dW_product);
+                           bool dW_consumed = false;
+                           if (dW_wanted && p == DType::fp32 && block == ws[0] * ws[1]) {
+                               // dW[o][i] = Σ_t dy[t][o] · x[t][i]: the product's factors, in place
+                               const vec::RankKGradient factors{.rows = ws[0], .cols = ws[1], .rank = r,
+                                                                .a = g.data(), .a_row = 1, .a_rank = no,
+                                                                .b = self.saved("input").data(), .b_rank = ni, .b_col = 1};
+                               dW_consumed = give_gradient_to_consumer(self, 1, ws, dW_finite, dW_product, &factors);
+                           }
                            if (dW_wanted && !dW_consumed) {
                                const GradOut part = self.grad_out(1, ws).part(w_offset, block);
                                const float* x = x16 ? widened_if_fp32(*x16, no, ni, r) : self.saved("input").data();

@@ -344,16 +344,17 @@ rcs=("$build/examples/random_copy" --batch 2 --len 8 --vocab 20 --layers 1 --hea
 # The list is the build's own (xtgrad_bench --list-switches, from autograd/speed_switches.hpp)
 listed=$("$build/bench/xtgrad_bench" --list-switches)
 speed_switches=$(cut -d' ' -f1 <<<"$listed")
-if [[ $(wc -l <<<"$listed") -eq 15 ]] && ! grep -vqE '^XTGRAD_[A-Z0-9_]+ (on|off)( [a-z,-]+)?$' <<<"$listed" &&
+if [[ $(wc -l <<<"$listed") -eq 16 ]] && ! grep -vqE '^XTGRAD_[A-Z0-9_]+ (on|off)( [a-z,-]+)?$' <<<"$listed" &&
    grep -qx XTGRAD_NARROW_NN_TRANSPOSED <<<"$speed_switches"; then
-  ok "xtgrad_bench --list-switches: 15 switches, each with this CPU's default"
+  ok "xtgrad_bench --list-switches: 16 switches, each with this CPU's default"
 else bad "xtgrad_bench --list-switches: '$listed'"; fi
 # ... and what measuring each needs (speed_switch_tags), which bench/compare_builds.sh sets up from
 if grep -qE '^XTGRAD_POOL_SPIN (on|off) workers$' <<<"$listed" &&
    grep -qE '^XTGRAD_BLOCK_CACHE_CUT (on|off) fixed,block-cache$' <<<"$listed" &&
    grep -qE '^XTGRAD_INFERENCE_WEIGHTS_PACKED (on|off) autocast,inference$' <<<"$listed" &&
+   grep -qE '^XTGRAD_GRADIENT_AS_FACTORS (on|off) optimizer,in-backward$' <<<"$listed" &&
    grep -qE '^XTGRAD_SMALL_GEMM (on|off)$' <<<"$listed"; then
-  ok "xtgrad_bench --list-switches: each switch's needs (workers, fixed, autocast, inference, block-cache)"
+  ok "xtgrad_bench --list-switches: each switch's needs (workers, fixed, autocast, inference, block-cache, in-backward)"
 else bad "xtgrad_bench --list-switches without the needs: '$listed'"; fi
 # bench/result_lines.py and compare_builds.sh check the words against their own list of them
 if python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import result_lines as r; ws = {w for l in sys.stdin for w in (l.split() + [""])[2].split(",") if w}; sys.exit(not ws or not ws <= set(r.TAG_WORDS))' "$src/bench" <<<"$listed"
@@ -383,6 +384,9 @@ expect 2 "xtgrad_bench --alternate XTGRAD_ADAM_PREFETCH on two threads" "$build/
 says "--alternate: XTGRAD_ADAM_PREFETCH acts on one thread only, and --threads 2 runs more"
 expect 2 "xtgrad_bench --alternate XTGRAD_ADAM_PREFETCH on seed-d without --adam" "$build/bench/xtgrad_bench" --config seed-d --alternate XTGRAD_ADAM_PREFETCH
 says "--alternate: XTGRAD_ADAM_PREFETCH acts on the optimizer's step, and seed-d takes none without --adam"
+# the gradient as its factors acts only where the optimizer steps in backward: elsewhere noise
+expect 2 "xtgrad_bench --alternate XTGRAD_GRADIENT_AS_FACTORS without --optimizer-in-backward" "$build/bench/xtgrad_bench" --config winter --alternate XTGRAD_GRADIENT_AS_FACTORS
+says "--alternate: XTGRAD_GRADIENT_AS_FACTORS acts on the optimizer's step in backward only: add --optimizer-in-backward"
 expect 2 "xtgrad_bench --alternate XTGRAD_SMALL_GEMM_BF16 without autocast" "$build/bench/xtgrad_bench" --config winter --alternate XTGRAD_SMALL_GEMM_BF16
 says "--alternate: XTGRAD_SMALL_GEMM_BF16 acts under --autocast bf16 only"
 expect 2 "xtgrad_bench --alternate XTGRAD_INFERENCE_WEIGHTS_PACKED without autocast" "$build/bench/xtgrad_bench" --config seed-d --alternate XTGRAD_INFERENCE_WEIGHTS_PACKED
