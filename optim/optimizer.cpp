@@ -342,6 +342,7 @@ void Adam::step_parameter(Tensor& p) {
 // The same update, its gradient made row by row from its factors (vec::adam_update_product), the
 // rows split over xtgrad's threads as step_parameter splits the elements.
 bool Adam::step_parameter_product(Tensor& p, const vec::RankKGradient& gradient) {
+    if (!vec::adam_update_product_pays(gradient)) return false;  // a wide row: stored is faster
     const bool adam_prefetch = adam_prefetch_on();
     if (gradient.rows * gradient.cols != p.numel())
         fail("{}.step: parameter '{}' {} was handed a ({}, {}) gradient (an internal error)", kind(), p.name(),

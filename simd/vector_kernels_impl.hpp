@@ -149,67 +149,35 @@ struct Kernels {
                     g.b[k * g.b_rank + static_cast<std::ptrdiff_t>(n) * g.b_col];
     }
 
-    // RB gradient rows from r, batch by batch: each row's lanes are a[0]·b₀ then a multiply-add
-    // per k in k order (the stored product's sum, vector_kernels.hpp), each b vector loaded once
-    // for the RB rows; then that batch's update of each row.
-    template <int K, int RB>
-    static void adam_product_block(const AdamCoefficients& c, float* w, float* m, float* v, const RankKGradient& g,
-                                   const float* panel, std::size_t r, std::size_t ahead) {
-        Batch a[RB][K];
-        for (int j = 0; j < RB; ++j)
-            for (int k = 0; k < K; ++k)
-                a[j][k] = Batch(g.a[static_cast<std::ptrdiff_t>(r + j) * g.a_row + k * g.a_rank]);
-        const auto products = [&](const float* batch, Batch (&sum)[RB]) {
-            const Batch b0 = Batch::load_aligned(batch);
-            for (int j = 0; j < RB; ++j) {
-                sum[j] = a[j][0] * b0;
-                // the product rounded, as the kernel rounds it: else the compiler may fuse it into
-                // the next multiply-add as that one's addend (a₁b₁ rounded, then + a₀b₀: other bits)
-                asm("" : "+v"(sum[j].data));
-            }
-            for (int k = 1; k < K; ++k) {
-                const Batch bk = Batch::load_aligned(batch + k * lanes);
-                for (int j = 0; j < RB; ++j) sum[j] = xsimd::fma(a[j][k], bk, sum[j]);
-            }
+    // Gradient row r, batch by batch: its lanes are a[0]·b₀ then a multiply-add per k in k order
+    // (the stored product's sum, vector_kernels.hpp); then that batch's update.
+    template <int K>
+    static void adam_product_row(const AdamCoefficients& c, float* w, float* m, float* v, const RankKGradient& g,
+                                 const float* panel, std::size_t r, std::size_t ahead) {
+        Batch a[K];
+        for (int k = 0; k < K; ++k) a[k] = Batch(g.a[static_cast<std::ptrdiff_t>(r) * g.a_row + k * g.a_rank]);
+        const auto product = [&](const float* batch) {
+            Batch sum = a[0] * Batch::load_aligned(batch);
+            // the product rounded, as the kernel rounds it: else the compiler may fuse it into the
+            // next multiply-add as that one's addend (a₁b₁ rounded, then + a₀b₀: other bits)
+            asm("" : "+v"(sum.data));
+            for (int k = 1; k < K; ++k) sum = xsimd::fma(a[k], Batch::load_aligned(batch + k * lanes), sum);
+            return sum;
         };
+        w += r * g.cols, m += r * g.cols, v += r * g.cols;
         std::size_t n = 0;
         const float* batch = panel;
         for (; n + lanes <= g.cols; n += lanes, batch += K * lanes) {
-            Batch sum[RB];
-            products(batch, sum);
-            for (int j = 0; j < RB; ++j) {
-                const std::size_t i = (r + j) * g.cols + n;
-                if (ahead != 0 && i % kLineFloats == 0) {
-                    const auto prefetch = [&](const float* p) {
-                        __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(p + i) + ahead));
-                    };
-                    prefetch(w), prefetch(m), prefetch(v);
-                }
-                adam_batch(c, w + i, sum[j], m + i, v + i);
+            if (ahead != 0 && n % kLineFloats == 0) {
+                const auto prefetch = [&](const float* p) {
+                    __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(p + n) + ahead));
+                };
+                prefetch(w), prefetch(m), prefetch(v);
             }
+            adam_batch(c, w + n, product(batch), m + n, v + n);
         }
-        if (n == g.cols) return;
-        Batch sum[RB];
-        products(batch, sum);  // the panel's padding is zero: lanes past the row sum to 0
-        for (int j = 0; j < RB; ++j) {
-            const std::size_t i = (r + j) * g.cols + n;
-            adam_tail(c, w + i, sum[j], m + i, v + i, g.cols - n);
-        }
-    }
-
-    // Rows at a time: one while the panel fits in L1 with room to spare; four beyond, so each b
-    // vector brought from L2 serves four rows (Zen 5, a harness of 44 weights' dW and update: 44
-    // (512, 2048) weights 0.88x the time of one row at a time, 44 (2048, 512) ones 1.22x).
-    static constexpr std::size_t kPanelOneRowBytes = 32 * 1024;
-
-    template <int K>
-    static void adam_product_rows(const AdamCoefficients& c, float* w, float* m, float* v, const RankKGradient& g,
-                                  const float* panel, std::size_t row0, std::size_t row1, std::size_t ahead) {
-        std::size_t r = row0;
-        const std::size_t panel_bytes = (g.cols + lanes - 1) / lanes * lanes * K * sizeof(float);
-        if (panel_bytes > kPanelOneRowBytes)
-            for (; r + 4 <= row1; r += 4) adam_product_block<K, 4>(c, w, m, v, g, panel, r, ahead);
-        for (; r < row1; ++r) adam_product_block<K, 1>(c, w, m, v, g, panel, r, ahead);
+        // the panel's padding is zero: lanes past the row sum to 0
+        if (n < g.cols) adam_tail(c, w + n, product(batch), m + n, v + n, g.cols - n);
     }
 
     static void adam_update_product(const AdamCoefficients& c, float* w, float* m, float* v, const RankKGradient& g,
@@ -220,7 +188,8 @@ struct Kernels {
         if (panel.size() < panel_size) panel.resize(panel_size);
         fill_panel(g, panel.data());
         const auto rows = [&](auto rank) {
-            adam_product_rows<decltype(rank)::value>(c, w, m, v, g, panel.data(), row0, row1, ahead);
+            for (std::size_t r = row0; r < row1; ++r)
+                adam_product_row<decltype(rank)::value>(c, w, m, v, g, panel.data(), r, ahead);
         };
         switch (g.rank) {  // 1 <= rank <= kMaxGradientRank
             case 1: return rows(std::integral_constant<int, 1>{});

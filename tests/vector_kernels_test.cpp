@@ -156,8 +156,8 @@ TEST_CASE("adam_update gives every element the same bits in every instruction se
 TEST_CASE("adam_update_product: the update on the gradient its factors make, bit for bit, rank 1 to 7") {
     // The stored gradient made as the factored kernel makes it (vector_kernels.hpp: k = 0's
     // product rounded, then one fused multiply-add per k), then adam_update on it: the same bits,
-    // in either instruction set, for any split of the rows (the threads'), one row at a time or
-    // four (2100 columns: a rank-7 panel past 32 KiB), and rows ending in a partial vector.
+    // in either instruction set, for any split of the rows (the threads'), a panel past L1 (2100
+    // columns at rank 7: Adam declines those, the kernel still takes them), rows ending in a partial vector.
     for (Isa isa : available_isas()) {
         IsaScope scope(isa);
         CAPTURE(isa_name(isa));
