@@ -104,6 +104,7 @@ void OptimizerInBackward::step(std::size_t index, TensorImpl& leaf, bool proven_
 // stored instead) and none to check but its size, which the optimizer checks.
 bool OptimizerInBackward::step_product(std::size_t index, const vec::RankKGradient& gradient) {
     if (options_.keep_grad()) return false;
+    optimizer_->check_state(index, optimizer_->kind());
     return optimizer_->step_parameter_product(optimizer_->params_[index], gradient);
 }
 

@@ -35,13 +35,28 @@ Optimizer::~Optimizer() {
     if (in_backward_ != nullptr) in_backward_->detach();
 }
 
+// In backward, the parameters whose gradients completed earlier have already stepped.
+const char* Optimizer::updated_so_far() const {
+    return in_backward_ != nullptr ? "this backward's earlier parameters were updated, this one and the rest were not"
+                                   : "nothing was updated";
+}
+
+void Optimizer::check_state(std::size_t i, const char* who) const {
+    const Tensor& p = params_[i];
+    const auto it = state_.find(p.impl());
+    if (it == state_.end()) return;
+    for (const auto& [key, buffer] : it->second.buffers)
+        if (buffer.shape() != p.data().shape())
+            fail("{}.step: parameter {} '{}' has shape {}, its state '{}' shape {}; {} (its data replaced by another "
+                 "shape since its last step? load a state of this shape, or build a new optimizer)", who, i, p.name(),
+                 shape_str(p.shape()), key, shape_str(buffer.shape()), updated_so_far());
+}
+
 void Optimizer::check_gradient(std::size_t i, const char* who, bool scan_finite) const {
     const Tensor& p = params_[i];
     if (!p.has_grad()) return;
-    // In backward, the parameters whose gradients completed earlier have already stepped.
-    const char* updated = in_backward_ != nullptr ? "this backward's earlier parameters were updated, this one and "
-                                                    "the rest were not"
-                                                  : "nothing was updated";
+    check_state(i, who);
+    const char* updated = updated_so_far();
     const Array& g = p.grad_array();
     if (g.shape() != p.data().shape())
         fail("{}.step: the gradient of parameter {} '{}' has shape {}, the parameter has shape {}; {} (was .grad "

@@ -114,6 +114,9 @@ protected:
     // One parameter's part of it; scan_finite false skips the NaN scan (a gradient proven finite
     // by the kernel that made it: autograd/gradient_consumer.hpp).
     void check_gradient(std::size_t index, const char* who, bool scan_finite = true) const;
+    // Its state's buffers have the parameter's shape (an Error if its data was replaced by another).
+    void check_state(std::size_t index, const char* who) const;
+    const char* updated_so_far() const;  // for messages: what a refused step has changed
     // step() of a per-parameter optimizer: every gradient checked first, then step_parameter on
     // each parameter that has one. Refused while an OptimizerInBackward steps this optimizer.
     void step_each();

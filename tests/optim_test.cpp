@@ -1,11 +1,17 @@
 // Optimizers and schedules (their PyTorch parity runs in parity_test.cpp).
 #include <xtgrad/nn/layers.hpp>
+#include <xtgrad/autograd/gradient_consumer.hpp>
+#include <xtgrad/autograd/speed_switches.hpp>
+#include <xtgrad/gemm/blas.hpp>
+#include <xtgrad/optim/in_backward.hpp>
 #include <xtgrad/optim/optimizer.hpp>
 #include <xtgrad/optim/schedule.hpp>
+#include "tests/speed_switch_scope.hpp"
 #include "tests/test_util.hpp"
 
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <type_traits>
 
 TEST_SUITE_BEGIN("optim");
@@ -303,6 +309,35 @@ TEST_CASE("a step refuses a gradient of the wrong shape or with NaN, and changes
         opt->set_check_finite(false);  // torch's behaviour, on request
         CHECK_NOTHROW(opt->step());
         CHECK(opt->step_count(q.a) == steps + 1);
+    }
+}
+
+TEST_CASE("a step refuses a parameter whose data was replaced by another shape since its state was made") {
+    // Found by an attack: Adam's moments kept the old shape and the update ran past them (a heap
+    // corruption); now an Error before anything changes, after backward and in it, as factors too.
+    for (int mode = 0; mode < 3; ++mode) {  // 0: step(); 1: in backward; 2: in backward, the gradient as factors
+        CAPTURE(mode);
+        const test::SpeedSwitchScope as_factors(detail::kGradientAsFactorsSwitch, mode == 2);
+        Tensor w = test::rnd({288, 300}, 1).requires_grad_(true).set_name("w");
+        Tensor other = test::rnd({3}, 2).requires_grad_(true).set_name("other");
+        Adam opt({other, w}, AdamOptions(1e-2));
+        std::unique_ptr<OptimizerInBackward> in_backward;
+        if (mode > 0) in_backward = std::make_unique<OptimizerInBackward>(opt);
+        const auto step = [&](std::size_t in, std::uint64_t seed) {
+            if (mode == 0) opt.zero_grad();
+            (sum(linear(test::rnd({7, in}, seed), w) * 0.1f) + sum(other * other)).backward();
+            if (mode == 0) opt.step();
+        };
+        const std::size_t factors_before = detail::consumed_as_factors();
+        step(300, 3);
+        const bool factored = mode == 2 && detail::product_on_skinny_tn_kernel(288, 300, 7);
+        CHECK(detail::consumed_as_factors() - factors_before == (factored ? 1u : 0u));
+        w.mutable_data() = test::rnd({320, 290}, 4).data();  // a product skinny_tn takes too
+        const Array other_before = other.data(), w_before = w.data();
+        test::expect_error([&] { step(290, 5); }, {"Adam.step", "parameter 1 'w' has shape (320,290)", "'exp_avg' shape (288,300)"});
+        CHECK(test::max_abs_diff(w.data(), w_before) == 0.f);
+        CHECK(opt.step_count(w) == 1);
+        if (mode == 0) CHECK(test::max_abs_diff(other.data(), other_before) == 0.f);  // nothing was updated
     }
 }
 
