@@ -162,7 +162,8 @@ TEST_CASE("adam_update_product: the update on the gradient its factors make, bit
         IsaScope scope(isa);
         CAPTURE(isa_name(isa));
         for (int rank = 1; rank <= vec::kMaxGradientRank; ++rank)
-            for (const auto& [rows, cols] : {std::pair<std::size_t, std::size_t>{1, 1}, {3, 17}, {9, 100}, {9, 2100}}) {
+            for (const auto& shape : {std::pair<std::size_t, std::size_t>{1, 1}, {3, 17}, {9, 100}, {9, 2100}}) {
+                const std::size_t rows = shape.first, cols = shape.second;  // named: clang 14 cannot capture bindings
                 CAPTURE(rank);
                 CAPTURE(rows);
                 CAPTURE(cols);
