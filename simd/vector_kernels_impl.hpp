@@ -1,6 +1,6 @@
 // The bodies of simd/vector_kernels.hpp, written once over xsimd's architecture tag and
 // compiled once per instruction set (vector_kernels_baseline.cpp, vector_kernels_avx512.cpp).
-// Internal. Only xsimd and the C library here: everything this header makes the compiler emit
+// Internal. Only xsimd, the intrinsics and the C library here: everything this header makes the compiler emit
 // is either inline or a template of Arch, so the AVX-512 file cannot hand the baseline code
 // an AVX-512 copy of a shared function.
 #pragma once
@@ -8,6 +8,8 @@
 #include <xtgrad/simd/vector_kernels.hpp>
 
 #include <xsimd/xsimd.hpp>
+
+#include <immintrin.h>
 
 #include <algorithm>
 #include <cmath>
@@ -149,6 +151,15 @@ struct Kernels {
                     g.b[k * g.b_rank + static_cast<std::ptrdiff_t>(n) * g.b_col];
     }
 
+    // x·y + z rounded once, as the skinny kernel's _mm512_fmadd_ps: xsimd 8's fma for AVX-512 is
+    // its generic x * y + z, which GCC fuses and clang at -O0 (the sanitizer build) does not.
+    static Batch fused_multiply_add(const Batch& x, const Batch& y, const Batch& z) {
+        if constexpr (lanes == 16)
+            return _mm512_fmadd_ps(x.data, y.data, z.data);
+        else
+            return _mm256_fmadd_ps(x.data, y.data, z.data);
+    }
+
     // Gradient row r, batch by batch: its lanes are a[0]·b₀ then a multiply-add per k in k order
     // (the stored product's sum, vector_kernels.hpp); then that batch's update.
     template <int K>
@@ -161,7 +172,7 @@ struct Kernels {
             // the product rounded, as the kernel rounds it: else the compiler may fuse it into the
             // next multiply-add as that one's addend (a₁b₁ rounded, then + a₀b₀: other bits)
             asm("" : "+v"(sum.data));
-            for (int k = 1; k < K; ++k) sum = xsimd::fma(a[k], Batch::load_aligned(batch + k * lanes), sum);
+            for (int k = 1; k < K; ++k) sum = fused_multiply_add(a[k], Batch::load_aligned(batch + k * lanes), sum);
             return sum;
         };
         w += r * g.cols, m += r * g.cols, v += r * g.cols;
