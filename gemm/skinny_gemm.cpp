@@ -397,7 +397,7 @@ bool skinny_gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, c
         }
         return true;
     }
-    if (K <= kSkinnyRows) {  // a short inner dimension: a weight gradient dW = dyᵀ·x over 7 rows (skinny_tn_takes)
+    if (K <= kSkinnyRows) {  // a short inner dimension: a weight gradient dW = dyᵀ·x over 7 rows (skinny_tn_kernel_takes)
         if (tn_on_avx512(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return true;
         // skinny_tn wants op(A) as Aᵀ with A (K, M) and op(B) as B (K, N), both row-major.
         const float* At = trans_a ? A : transposed(A, M, K, lda, s.a);

@@ -338,38 +338,45 @@ vec::AdamCoefficients Adam::next_step(ParamState& s) const {
             .eps = static_cast<float>(options.eps())};
 }
 
-void Adam::step_parameter(Tensor& p) {
+struct Adam::Update {
+    vec::AdamCoefficients c;
+    float* w;
+    float* m;
+    float* v;
+    std::size_t ahead;  // bytes
+};
+
+Adam::Update Adam::begin_update(Tensor& p) {
     const bool adam_prefetch = adam_prefetch_on();  // first: a bad XTGRAD_ADAM_PREFETCH changes nothing
     ParamState& s = state_of(p);
     float* m = buffer(s, "exp_avg", p).data();
     float* v = buffer(s, "exp_avg_sq", p).data();
     const vec::AdamCoefficients c = next_step(s);
-    float* w = p.mutable_ptr();
+    return {.c = c, .w = p.mutable_ptr(), .m = m, .v = v,
+            .ahead = num_threads() == 1 && adam_prefetch ? vec::kAdamPrefetchBytes : 0};
+}
+
+void Adam::step_parameter(Tensor& p) {
+    const Update u = begin_update(p);
     const float* g = p.grad_array().data();
     // One fused, in-place pass; big parameters split over xtgrad's threads (set_num_threads).
-    const std::size_t ahead = num_threads() == 1 && adam_prefetch ? vec::kAdamPrefetchBytes : 0;
-    parallel_for(p.numel(), std::size_t{1} << 16,
-                 [&](std::size_t i0, std::size_t i1) {
-                     vec::adam_update(c, w + i0, g + i0, m + i0, v + i0, i1 - i0, ahead);
-                 });
+    parallel_for(p.numel(), std::size_t{1} << 16, [&](std::size_t i0, std::size_t i1) {
+        vec::adam_update(u.c, u.w + i0, g + i0, u.m + i0, u.v + i0, i1 - i0, u.ahead);
+    });
 }
 
 // The same update, its gradient made row by row from its factors (vec::adam_update_product), the
 // rows split over xtgrad's threads as step_parameter splits the elements.
 bool Adam::step_parameter_product(Tensor& p, const vec::RankKGradient& gradient) {
     if (!vec::adam_update_product_pays(gradient)) return false;  // a wide row: stored is faster
-    const bool adam_prefetch = adam_prefetch_on();
     if (gradient.rows * gradient.cols != p.numel())
         fail("{}.step: parameter '{}' {} was handed a ({}, {}) gradient (an internal error)", kind(), p.name(),
              shape_str(p.shape()), gradient.rows, gradient.cols);
-    ParamState& s = state_of(p);
-    float* m = buffer(s, "exp_avg", p).data();
-    float* v = buffer(s, "exp_avg_sq", p).data();
-    const vec::AdamCoefficients c = next_step(s);
-    float* w = p.mutable_ptr();
-    const std::size_t ahead = num_threads() == 1 && adam_prefetch ? vec::kAdamPrefetchBytes : 0;
-    parallel_for(gradient.rows, std::max<std::size_t>(1, (std::size_t{1} << 16) / std::max<std::size_t>(gradient.cols, 1)),
-                 [&](std::size_t r0, std::size_t r1) { vec::adam_update_product(c, w, m, v, gradient, r0, r1, ahead); });
+    const Update u = begin_update(p);
+    const std::size_t grain_rows = std::max<std::size_t>(1, (std::size_t{1} << 16) / std::max<std::size_t>(gradient.cols, 1));
+    parallel_for(gradient.rows, grain_rows, [&](std::size_t r0, std::size_t r1) {
+        vec::adam_update_product(u.c, u.w, u.m, u.v, gradient, r0, r1, u.ahead);
+    });
     return true;
 }
 

@@ -210,8 +210,12 @@ protected:
     std::vector<std::string> required_state_keys(const nlohmann::json& group) const override;
 
 private:
-    // The step's scalars, after counting it (step_parameter and step_parameter_product share them).
+    // The step's scalars, after counting it.
     vec::AdamCoefficients next_step(ParamState& s) const;
+    // What step_parameter and step_parameter_product both need: the moments (made on the first
+    // step), the counted step's scalars, the parameter for writing, the prefetch distance.
+    struct Update;
+    Update begin_update(Tensor& param);
     bool decoupled_;
 };
 

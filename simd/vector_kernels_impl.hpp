@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -112,17 +113,17 @@ struct Kernels {
     // 64-byte line; an integer until it is an address, and prefetches never fault, so past the
     // end is harmless). The bits are the same either way.
     static constexpr std::size_t kLineFloats = 64 / sizeof(float);
+    static void prefetch_ahead(const float* p, std::size_t ahead) {
+        __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(p) + ahead));
+    }
 
     static void adam_update(const AdamCoefficients& c, float* w, const float* g, float* m, float* v, std::size_t n,
                             std::size_t ahead) {
         std::size_t i = 0;
         for (; i + lanes <= n; i += lanes) {
-            if (ahead != 0 && i % kLineFloats == 0) {
-                const auto prefetch = [&](const float* p) {
-                    __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(p + i) + ahead));
-                };
-                prefetch(w), prefetch(g), prefetch(m), prefetch(v);
-            }
+            if (ahead != 0 && i % kLineFloats == 0)
+                for (const float* p : {static_cast<const float*>(w), g, static_cast<const float*>(m), static_cast<const float*>(v)})
+                    prefetch_ahead(p + i, ahead);
             adam_batch(c, w + i, Batch::load_unaligned(g + i), m + i, v + i);
         }
         if (i == n) return;
@@ -179,12 +180,9 @@ struct Kernels {
         std::size_t n = 0;
         const float* batch = panel;
         for (; n + lanes <= g.cols; n += lanes, batch += K * lanes) {
-            if (ahead != 0 && n % kLineFloats == 0) {
-                const auto prefetch = [&](const float* p) {
-                    __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(p + n) + ahead));
-                };
-                prefetch(w), prefetch(m), prefetch(v);
-            }
+            if (ahead != 0 && n % kLineFloats == 0)
+                for (const float* p : {static_cast<const float*>(w), static_cast<const float*>(m), static_cast<const float*>(v)})
+                    prefetch_ahead(p + n, ahead);
             adam_batch(c, w + n, product(batch), m + n, v + n);
         }
         // the panel's padding is zero: lanes past the row sum to 0
