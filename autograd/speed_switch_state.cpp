@@ -45,14 +45,17 @@ std::size_t index_of(const EnvSwitch& s) {
 bool speed_switch_on(const EnvSwitch& s) { return states[index_of(s)].get(); }
 
 bool speed_switch_settable(const EnvSwitch& s) {
-    return position(s) != kCount && &s != &kBlockCacheSwitch && &s != &kBlockCacheCutSwitch;
+    return position(s) != kCount && &s != &kBlockCacheSwitch && &s != &kBlockCacheCutSwitch &&
+           &s != &kMallocNoFastbinsSwitch;
 }
 
 void set_speed_switch(const EnvSwitch& s, bool on) {
     const std::size_t i = index_of(s);  // not a speed switch: that Error first
     if (!speed_switch_settable(s))
-        fail("{}: fixed when the process starts (the block cache's pages are the process's from its first large "
-             "block); compare it on against off across processes (bench/compare_builds.sh --switches)", s.name);
+        fail("{}: fixed when the process starts ({}); compare it on against off across processes "
+             "(bench/compare_builds.sh --switches)",
+             s.name, &s == &kMallocNoFastbinsSwitch ? "malloc is set up when the library loads"
+                                                    : "the block cache's pages are the process's from its first large block");
     states[i].set(on);
 }
 

@@ -38,6 +38,10 @@ bool adam_prefetch_by_cpu() { return !cpu_model().is_amd(25); }
 // only (docs/performance.md, "The Winter Games step"), so on there and off elsewhere until measured.
 bool gradient_as_factors_by_cpu() { return cpu_model().is_amd(26); }
 
+// glibc without fastbins (autograd/malloc_tuning.cpp says why): measured on the Zen 5 only
+// (docs/performance.md, "Switches"), so on there and off elsewhere until measured.
+bool malloc_no_fastbins_by_cpu() { return cpu_model().is_amd(26); }
+
 // oneDNN's A·B with a narrow B, B transposed first (gemm/blas.cpp, "reoriented";
 // bench/narrow_product_probe, one thread, GFLOP/s as stored -> transposed first): the Zen 5
 // 203-221 -> 206-236; the Intel Xeon 159-167 -> 148-157; the Zen 4 slower too, (3168, 512, 512)

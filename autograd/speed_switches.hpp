@@ -4,8 +4,8 @@
 // bench/run.sh --compare-switches measures each on against off (docs/performance.md, "Switches");
 // `xtgrad_bench --list-switches` prints this list with this CPU's defaults, and the scripts
 // (bench/compare_builds.sh, tests/examples/run_cli_tests.sh) read it there. The library reads
-// each switch through speed_switch_on (below), so all but the block cache's two can be flipped in
-// a running process. Internal.
+// each switch through speed_switch_on (below), so all but the block cache's two and malloc's can be
+// flipped in a running process. Internal.
 #pragma once
 
 #include <xtgrad/autograd/env_switch.hpp>
@@ -26,6 +26,7 @@ bool small_gemm_bf16_by_cpu();  // in gemm/blas_bf16.cpp (speed_switches.cpp say
 bool inference_weights_packed_by_cpu();  // in gemm/blas_bf16.cpp, the same way
 bool small_gemm_amx_by_cpu();            // in gemm/small_gemm.cpp
 bool gradient_as_factors_by_cpu();
+bool malloc_no_fastbins_by_cpu();
 
 inline constexpr EnvSwitch kBlockCacheSwitch{"XTGRAD_BLOCK_CACHE", "keep large blocks for reuse; unset: on where a moved page is cheap to touch",
                                              "take them from the C heap", block_cache_by_machine};
@@ -91,13 +92,18 @@ inline constexpr EnvSwitch kGradientAsFactorsSwitch{
     "with the step in backward, Adam takes a weight gradient over at most 7 rows as its two factors and makes it in "
     "its update, never stored; unset: the CPU's default",
     "the gradient is stored, then read by the update", gradient_as_factors_by_cpu, kActsOnOptimizer | kActsInBackward};
+inline constexpr EnvSwitch kMallocNoFastbinsSwitch{
+    "XTGRAD_MALLOC_NO_FASTBINS",
+    "glibc's malloc keeps no fastbins (M_MXFAST 0): a small block freed is merged at once, not at the next large "
+    "request; set when the library loads; unset: the CPU's default",
+    "glibc's fastbins, its default", malloc_no_fastbins_by_cpu};
 // Every speed switch, for check_environment, xtgrad_bench --list-switches and the tests.
 inline constexpr const EnvSwitch* kSpeedSwitches[] = {
     &kBlockCacheSwitch, &kBlockCacheCutSwitch, &kSmallGemmSwitch,       &kSkinnyGemmSwitch,
     &kSkinnyPrefetchL2Switch, &kPoolSpinSwitch, &kBf16SmallInFp32Switch, &kAdamPrefetchSwitch,
     &kNarrowNnTransposedSwitch, &kInferenceWeightsTransposedSwitch, &kSkinnyStreamedGradientSwitch,
     &kSmallGemmBf16Switch, &kInferenceWeightsPackedSwitch, &kSmallGemmAmxSwitch, &kLayerNormRecomputeSwitch,
-    &kGradientAsFactorsSwitch};
+    &kGradientAsFactorsSwitch, &kMallocNoFastbinsSwitch};
 
 // ---- in a running process (speed_switch_state.cpp) ----
 
@@ -107,7 +113,8 @@ bool speed_switch_on(const EnvSwitch& s);
 
 // Whether set_speed_switch can flip `s` while the process runs: every speed switch (an entry of
 // kSpeedSwitches, by address) but XTGRAD_BLOCK_CACHE and XTGRAD_BLOCK_CACHE_CUT, fixed at the
-// first large block (the cache's pages are the process's from then on).
+// first large block (the cache's pages are the process's from then on), and
+// XTGRAD_MALLOC_NO_FASTBINS, set when the library loads (autograd/malloc_tuning.cpp).
 bool speed_switch_settable(const EnvSwitch& s);
 
 // Sets `s` for the rest of the process, or until set again: xtgrad_bench --alternate measures a

@@ -5,27 +5,13 @@
 #include <xtgrad/autograd/error.hpp>
 #include <xtgrad/autograd/grad.hpp>
 #include <xtgrad/autograd/grad_mode.hpp>
-
-#include <malloc.h>
+#include <xtgrad/autograd/malloc_tuning.hpp>
 
 #include <utility>
 
 #include <xtensor/xbuilder.hpp>
 
 namespace xtgrad {
-
-namespace {
-// glibc hands blocks above its mmap threshold to fresh mmaps, so every large activation
-// would pay page faults on each training step (~1 µs a page under KVM, ~16 µs under the Zen 5s' PVM;
-// docs/performance.md, "What the numbers mean").
-// Keep freed memory in the process instead: mmap and trim thresholds of 1 GiB. Tried and not
-// kept: M_ARENA_MAX = 1 (seed-d 23 % slower).
-const bool malloc_tuned = [] {
-    mallopt(M_MMAP_THRESHOLD, 1 << 30);
-    mallopt(M_TRIM_THRESHOLD, 1 << 30);
-    return true;
-}();
-}  // namespace
 
 // ---- who keeps what (tensor.hpp) ----
 
@@ -40,7 +26,7 @@ Tensor::Tensor(ImplPtr impl) : impl_(std::move(impl)) {
 }
 
 Tensor::Tensor(Array data, bool requires_grad) {
-    (void)malloc_tuned;
+    detail::check_malloc_tuning();  // also keeps malloc_tuning.cpp, whose set-up runs at load, in a static link
     values_ = std::make_shared<TensorValues>(std::move(data));
     impl_ = std::make_shared<TensorImpl>();
     impl_->values = values_;

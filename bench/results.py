@@ -234,7 +234,7 @@ def switches_table(rows, tags):
            f" (for {timed}, the inference's: the phase it acts on)" if timed else "") + " with the switch off over on, medians "
            "over the rounds, on and off alternating (above 1: on is faster; bold: every round of one side "
            "beat every round of the other)" + (
-           "; a switch but the block cache's in one process per round, its steps alternating: the median "
+           "; a switch but the fixed ones (the block cache's, malloc's) in one process per round, its steps alternating: the median "
            "of its pairs' ratios, bold where one side won every pair, at least 4" if any("alternated" in r["result"] for r in rows) else "") + ".", "",
            "| run (config:threads[:batch]) | " + " | ".join(f"`{n[7:]}` (default {default[n]})" for n in names) + " |",
            "|---|" + "---|" * len(names)]

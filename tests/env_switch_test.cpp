@@ -2,13 +2,17 @@
 // naming the variable, the value and what 1 and 0 do. A test variable of its own: the library's
 // switches are read once per process.
 #include "test_util.hpp"
+#include "under_asan.hpp"
 
+#include <xtgrad/autograd/malloc_tuning.hpp>
 #include <xtgrad/autograd/speed_switches.hpp>
 #include <xtgrad/autograd/environment.hpp>
 #include <xtgrad/simd/cpu_isa.hpp>
 #include <xtgrad/threads/parallel.hpp>
 
 #include <algorithm>
+
+#include <malloc.h>
 
 #include <cstdlib>
 #include <string>
@@ -112,7 +116,7 @@ TEST_CASE("XTGRAD_POOL_SPIN: a bad value refuses set_num_threads and keeps the p
     CHECK(num_threads() == before);
 }
 
-TEST_CASE("set_speed_switch flips a switch in the running process; the block cache's two are refused, unchanged") {
+TEST_CASE("set_speed_switch flips a switch in the running process; the block cache's two and malloc's are refused, unchanged") {
     for (const detail::EnvSwitch* sw : detail::kSpeedSwitches) {
         CAPTURE(sw->name);
         CHECK(detail::speed_switch_named(sw->name) == sw);
@@ -125,7 +129,8 @@ TEST_CASE("set_speed_switch flips a switch in the running process; the block cac
     }
     CHECK(detail::speed_switch_named("XTGRAD_NO_SUCH_SWITCH") == nullptr);
     CHECK(detail::speed_switch_named("") == nullptr);
-    for (const detail::EnvSwitch* sw : {&detail::kBlockCacheSwitch, &detail::kBlockCacheCutSwitch}) {
+    for (const detail::EnvSwitch* sw :
+         {&detail::kBlockCacheSwitch, &detail::kBlockCacheCutSwitch, &detail::kMallocNoFastbinsSwitch}) {
         CAPTURE(sw->name);
         CHECK_FALSE(detail::speed_switch_settable(*sw));
         const bool before = detail::speed_switch_on(*sw);
@@ -152,8 +157,25 @@ TEST_CASE("speed_switch_tags: what measuring a switch needs, in --list-switches'
     CHECK(detail::speed_switch_tags(detail::kInferenceWeightsPackedSwitch) == "autocast,inference");
     CHECK(detail::speed_switch_tags(detail::kSmallGemmAmxSwitch) == "autocast");
     CHECK(detail::speed_switch_tags(detail::kGradientAsFactorsSwitch) == "optimizer,in-backward");
+    CHECK(detail::speed_switch_tags(detail::kMallocNoFastbinsSwitch) == "fixed");
     // a switch that is no speed switch is not settable: "fixed"
     CHECK(detail::speed_switch_tags(detail::kTraceSwitch) == "fixed");
+}
+
+TEST_CASE("XTGRAD_MALLOC_NO_FASTBINS: small blocks freed past tcache wait in glibc's fastbins only where it is off") {
+    // as the library set it when it loaded (the environment may have changed since: tests unset it)
+    const bool no_fastbins = detail::malloc_fastbins_off();
+    CHECK_THROWS_WITH_AS(detail::set_speed_switch(detail::kMallocNoFastbinsSwitch, true),
+                         doctest::Contains("malloc is set up when the library loads"), Error);
+#if XTGRAD_UNDER_ASAN || !defined(__GLIBC__)
+    MESSAGE("no glibc malloc here (AddressSanitizer's own, or another C library): its bins are not read");
+#else
+    // 64 blocks of one small size, freed: tcache keeps 7 per size, the rest go to the fastbins if any
+    std::vector<void*> blocks(64);
+    for (void*& b : blocks) b = std::malloc(48);
+    for (void* b : blocks) std::free(b);
+    CHECK((::mallinfo2().fsmblks > 0) == !no_fastbins);
+#endif
 }
 
 TEST_CASE("check_environment passes in the test's own environment") {

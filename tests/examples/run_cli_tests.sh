@@ -344,15 +344,16 @@ rcs=("$build/examples/random_copy" --batch 2 --len 8 --vocab 20 --layers 1 --hea
 # The list is the build's own (xtgrad_bench --list-switches, from autograd/speed_switches.hpp)
 listed=$("$build/bench/xtgrad_bench" --list-switches)
 speed_switches=$(cut -d' ' -f1 <<<"$listed")
-if [[ $(wc -l <<<"$listed") -eq 16 ]] && ! grep -vqE '^XTGRAD_[A-Z0-9_]+ (on|off)( [a-z,-]+)?$' <<<"$listed" &&
+if [[ $(wc -l <<<"$listed") -eq 17 ]] && ! grep -vqE '^XTGRAD_[A-Z0-9_]+ (on|off)( [a-z,-]+)?$' <<<"$listed" &&
    grep -qx XTGRAD_NARROW_NN_TRANSPOSED <<<"$speed_switches"; then
-  ok "xtgrad_bench --list-switches: 16 switches, each with this CPU's default"
+  ok "xtgrad_bench --list-switches: 17 switches, each with this CPU's default"
 else bad "xtgrad_bench --list-switches: '$listed'"; fi
 # ... and what measuring each needs (speed_switch_tags), which bench/compare_builds.sh sets up from
 if grep -qE '^XTGRAD_POOL_SPIN (on|off) workers$' <<<"$listed" &&
    grep -qE '^XTGRAD_BLOCK_CACHE_CUT (on|off) fixed,block-cache$' <<<"$listed" &&
    grep -qE '^XTGRAD_INFERENCE_WEIGHTS_PACKED (on|off) autocast,inference$' <<<"$listed" &&
    grep -qE '^XTGRAD_GRADIENT_AS_FACTORS (on|off) optimizer,in-backward$' <<<"$listed" &&
+   grep -qE '^XTGRAD_MALLOC_NO_FASTBINS (on|off) fixed$' <<<"$listed" &&
    grep -qE '^XTGRAD_SMALL_GEMM (on|off)$' <<<"$listed"; then
   ok "xtgrad_bench --list-switches: each switch's needs (workers, fixed, autocast, inference, block-cache, in-backward)"
 else bad "xtgrad_bench --list-switches without the needs: '$listed'"; fi
@@ -608,6 +609,10 @@ done
 if cmp -s sw_default/random_copy.safetensors sw_flip_XTGRAD_POOL_SPIN/random_copy.safetensors; then
   ok "XTGRAD_POOL_SPIN=0: byte-identical checkpoint"
 else bad "XTGRAD_POOL_SPIN=0 changed the weights"; fi
+# glibc with or without fastbins hands out other addresses, never other numbers
+if cmp -s sw_default/random_copy.safetensors sw_flip_XTGRAD_MALLOC_NO_FASTBINS/random_copy.safetensors; then
+  ok "XTGRAD_MALLOC_NO_FASTBINS flipped: byte-identical checkpoint"
+else bad "XTGRAD_MALLOC_NO_FASTBINS flipped changed the weights"; fi
 # layer norm's output made again in backward has the forward's bits: the same weights either way
 if cmp -s sw_default/random_copy.safetensors sw_flip_XTGRAD_LAYER_NORM_RECOMPUTE/random_copy.safetensors; then
   ok "XTGRAD_LAYER_NORM_RECOMPUTE=0: byte-identical checkpoint"
