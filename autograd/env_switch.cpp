@@ -22,7 +22,11 @@ SwitchValue switch_value(const EnvSwitch& s) {
 
 void fail_invalid_switch(const EnvSwitch& s) {
     const char* env = std::getenv(s.name);
-    fail("{}: '{}' is neither 1 ({}) nor 0 ({})", s.name, shown_env_value(env ? env : ""), s.on, s.off);
+    fail_invalid_switch(s, env ? env : "");
+}
+
+void fail_invalid_switch(const EnvSwitch& s, std::string_view value) {
+    fail("{}: '{}' is neither 1 ({}) nor 0 ({})", s.name, shown_env_value(value), s.on, s.off);
 }
 
 std::string shown_env_value(std::string_view value) {

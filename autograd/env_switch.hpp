@@ -53,6 +53,8 @@ SwitchValue switch_value(const EnvSwitch& s);
 // The Error for an invalid value, e.g.
 //   XTGRAD_TRACE: 'false' is neither 1 (print every backward node as it runs) nor 0 (no trace)
 [[noreturn]] void fail_invalid_switch(const EnvSwitch& s);
+// The same for a value read earlier (a switch read once, before main: the environment may have changed since).
+[[noreturn]] void fail_invalid_switch(const EnvSwitch& s, std::string_view value);
 
 // unset: s.unset_means(); 1: true; 0: false; anything else: fail_invalid_switch.
 bool read_switch(const EnvSwitch& s);

@@ -2,6 +2,7 @@
 
 #include <xtgrad/autograd/debug.hpp>
 #include <xtgrad/autograd/engine.hpp>
+#include <xtgrad/autograd/malloc_tuning.hpp>
 #include <xtgrad/autograd/speed_switches.hpp>
 #include <xtgrad/gemm/gemm_backend.hpp>
 #include <xtgrad/gemm/gemm_profile.hpp>
@@ -17,7 +18,11 @@ void check_environment() {
     (void)gemm_profiling();
     (void)detail::active_backend();
     debug::check_break_environment();
-    for (const detail::EnvSwitch* s : detail::kSpeedSwitches) (void)detail::read_switch(*s);
+    for (const detail::EnvSwitch* s : detail::kSpeedSwitches)
+        if (s == &detail::kMallocNoFastbinsSwitch)
+            detail::check_malloc_tuning();  // read at load: that value, not the environment's now
+        else
+            (void)detail::read_switch(*s);
 }
 
 }  // namespace xtgrad

@@ -5,6 +5,9 @@
 
 #include <malloc.h>
 
+#include <cstdlib>
+#include <string>
+
 namespace xtgrad::detail {
 namespace {
 
@@ -19,21 +22,25 @@ namespace {
 //   merges every fastbin block back (malloc_consolidate), walking blocks all over the heap. With no
 //   fastbins a freed block is merged when it is freed, beside its neighbours.
 struct Tuning {
-    SwitchValue value;  // XTGRAD_MALLOC_NO_FASTBINS as read at load
+    SwitchValue value;    // XTGRAD_MALLOC_NO_FASTBINS as read at load
+    std::string invalid;  // its text, where invalid: the Error quotes it, whatever the environment says later
     bool fastbins_off;
 };
 const Tuning tuning = [] {
     mallopt(M_MMAP_THRESHOLD, 1 << 30);
     mallopt(M_TRIM_THRESHOLD, 1 << 30);
     const SwitchValue v = switch_value(kMallocNoFastbinsSwitch);
-    const bool off = v == SwitchValue::on || (v == SwitchValue::unset && kMallocNoFastbinsSwitch.unset_means());
-    return Tuning{v, off && mallopt(M_MXFAST, 0) == 1};
+    const char* text = std::getenv(kMallocNoFastbinsSwitch.name);
+    // an invalid value: the CPU's default until the Error is heard
+    const bool off = v == SwitchValue::on || (v != SwitchValue::off && kMallocNoFastbinsSwitch.unset_means());
+    return Tuning{v, v == SwitchValue::invalid && text ? std::string(text) : std::string(),
+                  off && mallopt(M_MXFAST, 0) == 1};
 }();
 
 }  // namespace
 
 void check_malloc_tuning() {
-    if (tuning.value == SwitchValue::invalid) fail_invalid_switch(kMallocNoFastbinsSwitch);
+    if (tuning.value == SwitchValue::invalid) fail_invalid_switch(kMallocNoFastbinsSwitch, tuning.invalid);
 }
 
 bool malloc_fastbins_off() { return tuning.fastbins_off; }

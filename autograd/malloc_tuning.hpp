@@ -4,9 +4,11 @@
 
 namespace xtgrad::detail {
 
-// An Error if XTGRAD_MALLOC_NO_FASTBINS holds a value that is neither 1 nor 0: it is read before
-// main, where an exception would end the program, so the first tensor made reports it (as the
-// block cache's switch is reported at the first large block). Its default then stood.
+// An Error if XTGRAD_MALLOC_NO_FASTBINS held a value that is neither 1 nor 0 when the library
+// loaded, quoting that value: it is read before main, where an exception would end the program,
+// so check_environment and the first tensor made report it (as the block cache's switch is
+// reported at the first large block). The CPU's default then stood. A value set or changed
+// after load changes nothing, and is not read.
 void check_malloc_tuning();
 
 // Whether the library turned glibc's fastbins off when it loaded (XTGRAD_MALLOC_NO_FASTBINS as the

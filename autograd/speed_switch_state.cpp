@@ -6,6 +6,7 @@
 #include <xtgrad/autograd/speed_switches.hpp>
 
 #include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/malloc_tuning.hpp>
 
 #include <algorithm>
 #include <array>
@@ -42,7 +43,10 @@ std::size_t index_of(const EnvSwitch& s) {
 
 }  // namespace
 
-bool speed_switch_on(const EnvSwitch& s) { return states[index_of(s)].get(); }
+bool speed_switch_on(const EnvSwitch& s) {
+    if (&s == &kMallocNoFastbinsSwitch) return malloc_fastbins_off();  // set at load, whatever the environment says now
+    return states[index_of(s)].get();
+}
 
 bool speed_switch_settable(const EnvSwitch& s) {
     return position(s) != kCount && &s != &kBlockCacheSwitch && &s != &kBlockCacheCutSwitch &&

@@ -108,7 +108,8 @@ inline constexpr const EnvSwitch* kSpeedSwitches[] = {
 // ---- in a running process (speed_switch_state.cpp) ----
 
 // The value the library acts on now: the environment's, read at the first use (an invalid value
-// is an Error there, and at every use after), unless set_speed_switch set it.
+// is an Error there, and at every use after), unless set_speed_switch set it; for
+// XTGRAD_MALLOC_NO_FASTBINS what the library set when it loaded (malloc_tuning.hpp).
 bool speed_switch_on(const EnvSwitch& s);
 
 // Whether set_speed_switch can flip `s` while the process runs: every speed switch (an entry of
