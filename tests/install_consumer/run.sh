@@ -44,7 +44,8 @@ done
 # A program that never calls check_environment still hears of a bad switch read before main
 # (XTGRAD_MALLOC_NO_FASTBINS, autograd/malloc_tuning.hpp): an Error at its first tensor, not a silent default
 echo "-- XTGRAD_MALLOC_NO_FASTBINS=yes: an Error at the first tensor"
-if XTGRAD_MALLOC_NO_FASTBINS=yes "$work/pc-native" >"$work/bad_switch.log" 2>&1 ||
+# (in a subshell, whose report of the abort goes to the log too)
+if (XTGRAD_MALLOC_NO_FASTBINS=yes "$work/pc-native") >"$work/bad_switch.log" 2>&1 ||
    ! grep -q "XTGRAD_MALLOC_NO_FASTBINS: 'yes' is neither 1" "$work/bad_switch.log"; then
   echo "a bad XTGRAD_MALLOC_NO_FASTBINS was not refused:"; head -n 5 "$work/bad_switch.log"; exit 1
 fi
