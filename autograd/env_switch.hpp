@@ -31,6 +31,8 @@ struct EnvSwitch {
     const char* off;        // what 0 does
     bool (*unset_means)();  // the default: always_off, always_on, or by CPU (speed_switches.hpp)
     unsigned acts = kActsAnywhere;  // SwitchActs: where a speed switch's mechanism acts
+    // Why a speed switch is fixed for the process (not settable while it runs), or null where it is not
+    const char* fixed_because = nullptr;
 };
 
 inline bool always_off() { return false; }

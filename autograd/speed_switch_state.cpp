@@ -49,8 +49,7 @@ bool speed_switch_on(const EnvSwitch& s) {
 }
 
 bool speed_switch_settable(const EnvSwitch& s) {
-    return position(s) != kCount && &s != &kBlockCacheSwitch && &s != &kBlockCacheCutSwitch &&
-           &s != &kMallocNoFastbinsSwitch;
+    return position(s) != kCount && s.fixed_because == nullptr;
 }
 
 void set_speed_switch(const EnvSwitch& s, bool on) {
@@ -58,8 +57,7 @@ void set_speed_switch(const EnvSwitch& s, bool on) {
     if (!speed_switch_settable(s))
         fail("{}: fixed when the process starts ({}); compare it on against off across processes "
              "(bench/compare_builds.sh --switches)",
-             s.name, &s == &kMallocNoFastbinsSwitch ? "malloc is set up when the library loads"
-                                                    : "the block cache's pages are the process's from its first large block");
+             s.name, s.fixed_because);
     states[i].set(on);
 }
 

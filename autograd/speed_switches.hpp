@@ -28,12 +28,14 @@ bool small_gemm_amx_by_cpu();            // in gemm/small_gemm.cpp
 bool gradient_as_factors_by_cpu();
 bool malloc_no_fastbins_by_cpu();
 
+inline constexpr const char* kBlockCachePages = "the block cache's pages are the process's from its first large block";
 inline constexpr EnvSwitch kBlockCacheSwitch{"XTGRAD_BLOCK_CACHE", "keep large blocks for reuse; unset: on where a moved page is cheap to touch",
-                                             "take them from the C heap", block_cache_by_machine};
+                                             "take them from the C heap", block_cache_by_machine, kActsAnywhere,
+                                             kBlockCachePages};
 inline constexpr EnvSwitch kBlockCacheCutSwitch{"XTGRAD_BLOCK_CACHE_CUT",
                                                 "past its budget the block cache cuts and joins cached pages, the default",
                                                 "past its budget it unmaps cached blocks and maps new pages", always_on,
-                                                kActsWithBlockCache};
+                                                kActsWithBlockCache, kBlockCachePages};
 inline constexpr EnvSwitch kSmallGemmSwitch{"XTGRAD_SMALL_GEMM", "small products to xtgrad's own kernels, the default",
                                             "every product to the GEMM backend", always_on};
 inline constexpr EnvSwitch kSkinnyGemmSwitch{"XTGRAD_SKINNY_GEMM",
@@ -96,7 +98,7 @@ inline constexpr EnvSwitch kMallocNoFastbinsSwitch{
     "XTGRAD_MALLOC_NO_FASTBINS",
     "glibc's malloc keeps no fastbins (M_MXFAST 0): a small block freed is merged at once, not at the next large "
     "request; set when the library loads; unset: the CPU's default",
-    "glibc's fastbins, its default", malloc_no_fastbins_by_cpu};
+    "glibc's fastbins, its default", malloc_no_fastbins_by_cpu, kActsAnywhere, "malloc is set up when the library loads"};
 // Every speed switch, for check_environment, xtgrad_bench --list-switches and the tests.
 inline constexpr const EnvSwitch* kSpeedSwitches[] = {
     &kBlockCacheSwitch, &kBlockCacheCutSwitch, &kSmallGemmSwitch,       &kSkinnyGemmSwitch,
@@ -113,9 +115,9 @@ inline constexpr const EnvSwitch* kSpeedSwitches[] = {
 bool speed_switch_on(const EnvSwitch& s);
 
 // Whether set_speed_switch can flip `s` while the process runs: every speed switch (an entry of
-// kSpeedSwitches, by address) but XTGRAD_BLOCK_CACHE and XTGRAD_BLOCK_CACHE_CUT, fixed at the
-// first large block (the cache's pages are the process's from then on), and
-// XTGRAD_MALLOC_NO_FASTBINS, set when the library loads (autograd/malloc_tuning.cpp).
+// kSpeedSwitches, by address) but those with a fixed_because: XTGRAD_BLOCK_CACHE and
+// XTGRAD_BLOCK_CACHE_CUT, fixed at the first large block, and XTGRAD_MALLOC_NO_FASTBINS, set when
+// the library loads (autograd/malloc_tuning.cpp).
 bool speed_switch_settable(const EnvSwitch& s);
 
 // Sets `s` for the rest of the process, or until set again: xtgrad_bench --alternate measures a
