@@ -31,8 +31,12 @@
 # 0.76x and 1.14x; --separate-processes measures every switch as the block cache's, one process
 # per side (the words above still set its runs up, but no exit 3 skips a switch this machine
 # cannot run, as AMX's: it reads as noise).
+# One-thread runs are pinned, both sides of a round to one CPU, the rounds to each CPU in turn
+# (bench/pin_cpu.sh: one vCPU of a guest can run 25 % slower than the other for hours).
 # --out keeps the JSON lines, stamped with the CPU, commit and load (bench/results.py).
 set -euo pipefail
+# shellcheck source=bench/pin_cpu.sh
+source "$(dirname "$0")/pin_cpu.sh"
 set -f  # no globbing: --switches and --runs are split on spaces, never matched against files
 source "$(dirname "$0")/cli_checks.sh"
 
@@ -140,6 +144,9 @@ fi
 for ((r = 1; r <= rounds; r++)); do
   for run in $runs; do
     IFS=: read -r config threads batch <<< "$run"
+    cpu=$(cpu_of_round "$threads" "$r")
+    read -r -a pin <<< "$(pin_to "$cpu")"
+    export XTGRAD_BENCH_PINNED_CPU=$cpu  # for results.py stamp
     args=$(steps_of "$config")
     [[ -n "${batch:-}" ]] && args="$args --batch $batch"
     args="$args $extra"
@@ -158,10 +165,10 @@ for ((r = 1; r <= rounds; r++)); do
       [[ $tags == *,autocast,* ]] && pair_args="$pair_args --autocast bf16 --allow-slower-bf16"
       [[ $tags == *,block-cache,* ]] && env_a="XTGRAD_BLOCK_CACHE=1 $env_a" env_b="XTGRAD_BLOCK_CACHE=1 $env_b" alt_env=(XTGRAD_BLOCK_CACHE=1)
       if [[ $mode == switches && $separate == 0 && $tags != *,fixed,* ]]; then
-        echo "# round $r: $run $name on and off alternating (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+        echo "# round $r: $run $name on and off alternating${cpu:+ on CPU $cpu} (load $(cut -d' ' -f1 /proc/loadavg))" >&2
         # shellcheck disable=SC2086
         status=0
-        lines=$(env "${alt_env[@]}" "$build/bench/xtgrad_bench" --config "$config" --threads "$threads" $pair_args --alternate "$name" --json 2>"$refusal") || status=$?
+        lines=$(env "${alt_env[@]}" "${pin[@]}" "$build/bench/xtgrad_bench" --config "$config" --threads "$threads" $pair_args --alternate "$name" --json 2>"$refusal") || status=$?
         if ((status == 3 && every_switch)); then
           # the bench's first line, printable bytes only (its stderr is the reason, unread so far)
           reason=$(LC_ALL=C tr -d '\000' < "$refusal" | LC_ALL=C grep -a -m1 . | head -c 300 | LC_ALL=C tr -d '\n' |
@@ -197,9 +204,9 @@ PY
         [[ $side == "$side_b" ]] && build=$after env_line=$env_b
         env_set=()  # the side's VAR=VALUE words ("-": none)
         [[ $env_line == - ]] || read -r -a env_set <<< "$env_line"
-        echo "# round $r: $run $name $side (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+        echo "# round $r: $run $name $side${cpu:+ on CPU $cpu} (load $(cut -d' ' -f1 /proc/loadavg))" >&2
         # shellcheck disable=SC2086
-        line=$(env "${env_set[@]}" "$build/bench/xtgrad_bench" --config "$config" --threads "$threads" $pair_args --json)
+        line=$(env "${env_set[@]}" "${pin[@]}" "$build/bench/xtgrad_bench" --config "$config" --threads "$threads" $pair_args --json)
         echo "{\"mode\": \"$mode\", \"pair\": \"$name\", \"side\": \"$side\", \"round\": $r, \"run\": \"$run\", \"result\": $line}" |
           python3 "$(dirname "$0")/results.py" stamp >> "$results"
       done

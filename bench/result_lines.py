@@ -77,6 +77,10 @@ def stamp(lines, out):
     extra = {"cpu": name, "cpu_id": cpu_id, "commit": commit(),
              "run_id": os.environ.get("XTGRAD_BENCH_RUN_ID") or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
              "load": float(open("/proc/loadavg").read().split()[0]), "date": time.strftime("%Y-%m-%d", time.gmtime())}
+    # the CPU bench/run.sh pinned a one-thread run to (bench/pin_cpu.sh)
+    pinned = os.environ.get("XTGRAD_BENCH_PINNED_CPU", "")
+    if pinned.isascii() and pinned.isdigit() and len(pinned) <= 6:
+        extra["pinned_cpu"] = int(pinned)
     try:
         for line in lines:
             if not line.strip().startswith("{"):

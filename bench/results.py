@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The benchmarks' results as data: stamp each run's JSON line, render the tables.
 
-  ... | bench/results.py stamp                  # each JSON line on stdin gets cpu, cpu_id, commit, load, date
+  ... | bench/results.py stamp                  # each JSON line on stdin gets cpu, cpu_id, commit, load, date (and pinned_cpu)
   bench/results.py render bench/results/*.jsonl # docs/performance.md's tables, one set per CPU
   bench/results.py render --check docs/performance.md README.md bench/results/*.jsonl
   bench/results.py render --write docs/performance.md README.md bench/results/*.jsonl  # fill the markers

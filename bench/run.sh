@@ -24,11 +24,14 @@
 # alone (OpenBLAS's own CPU detection); each ratio uses the faster and the table names its kernel.
 # --rounds N runs each config's xtgrad / torch pair N times in turn, so a host whose speed drifts
 # (a KVM guest: up to 45 % between identical runs) slows both sides alike: the table reads each
-# side's median run at its fastest OpenBLAS setting.
+# side's median run at its fastest OpenBLAS setting. One-thread runs are pinned, both sides of a
+# round to one CPU, the rounds to each CPU in turn (bench/pin_cpu.sh: one vCPU can be 25 % slower).
 # The JSON lines of every run are appended to --out as they finish. First, bench/ceiling_bench
 # measures the machine's ceiling (CPU, FMA peak, each backend's best sgemm): the table
 # shows the phases' GFLOP/s as a fraction of that peak.
 set -euo pipefail
+# shellcheck source=bench/pin_cpu.sh
+source "$(dirname "${BASH_SOURCE[0]}")/pin_cpu.sh"
 
 # The table, from the JSON lines both benchmarks print with --json.
 print_table() {
@@ -320,7 +323,7 @@ main() {
   kept() {
     local lines
     lines=$(cat)
-    [[ -z "$lines" ]] || printf '%s\n' "$lines" | python3 bench/results.py stamp >> "$results"
+    [[ -z "$lines" ]] || printf '%s\n' "$lines" | XTGRAD_BENCH_PINNED_CPU="${cpu:-}" python3 bench/results.py stamp >> "$results"
   }
   echo "# $(date -u +%FT%TZ)  $(nproc) cores  load $(cut -d' ' -f1-3 /proc/loadavg)  compilers running: $(pgrep -c cc1plus || true)" >&2
   # The ceiling of each backend (XTGRAD_GEMM_BACKEND, gemm/gemm_backend.hpp) of this build and
@@ -341,30 +344,34 @@ main() {
         local acflag=() xt_acflag=()
         # xtgrad refuses bf16 where it is slower than fp32 (docs/autocast.md); here it measures by how much
         [[ -n "$ac" ]] && acflag=(--autocast "$ac") && xt_acflag=(--autocast "$ac" --allow-slower-bf16)
-        local round
+        local round cpu="" pin=() on=""
         for ((round = 1; round <= rounds; round++)); do  # the pair in turn (--rounds)
+          # one-thread runs: both sides of a round on one CPU, the rounds on each in turn (bench/pin_cpu.sh)
+          cpu=$(cpu_of_round "$t" "$round")
+          read -r -a pin <<< "$(pin_to "$cpu")"
+          on=${cpu:+, on CPU $cpu}
           local ib
           for ib in "${in_backward[@]}"; do  # "" (the step after backward), then --optimizer-in-backward if asked
             [[ -n $ib && $c == seed-d ]] && continue  # seed-d steps no optimizer: nothing to step in backward
-            echo "# $c, $t thread(s)${ac:+, autocast $ac}${ib:+, $ib}$(round_of "$round" "$rounds"): xtgrad ...  (load $(cut -d' ' -f1 /proc/loadavg), compilers $(pgrep -c cc1plus || true))" >&2
+            echo "# $c, $t thread(s)${ac:+, autocast $ac}${ib:+, $ib}$(round_of "$round" "$rounds")$on: xtgrad ...  (load $(cut -d' ' -f1 /proc/loadavg), compilers $(pgrep -c cc1plus || true))" >&2
             # shellcheck disable=SC2086
-            on_backend "$xtgrad_backend" "$bench" --config "$c" --threads "$t" $a "${xt_acflag[@]}" $ib --json | kept
+            on_backend "$xtgrad_backend" "${pin[@]}" "$bench" --config "$c" --threads "$t" $a "${xt_acflag[@]}" $ib --json | kept
           done
           # fp32 seed-d and seed-b (the targets against the ceiling) once more, the ceiling before each step
           if ((paired_ceiling)) && [[ -z "$ac" && $c != winter ]]; then
             echo "# $c, $t thread(s): xtgrad, the GEMM ceiling before each step ...  (load $(cut -d' ' -f1 /proc/loadavg))" >&2
             # shellcheck disable=SC2086
-            on_backend "$xtgrad_backend" "$bench" --config "$c" --threads "$t" $a --paired-ceiling --json | kept
+            on_backend "$xtgrad_backend" "${pin[@]}" "$bench" --config "$c" --threads "$t" $a --paired-ceiling --json | kept
           fi
-          echo "# $c, $t thread(s)${ac:+, autocast $ac}$(round_of "$round" "$rounds"): torch, OpenBLAS as set, then its own detection ...  (load $(cut -d' ' -f1 /proc/loadavg), compilers $(pgrep -c cc1plus || true))" >&2
+          echo "# $c, $t thread(s)${ac:+, autocast $ac}$(round_of "$round" "$rounds")$on: torch, OpenBLAS as set, then its own detection ...  (load $(cut -d' ' -f1 /proc/loadavg), compilers $(pgrep -c cc1plus || true))" >&2
           local torch_env=()
           [[ $t -gt 1 ]] && torch_env=(OMP_WAIT_POLICY=PASSIVE)
           # shellcheck disable=SC2086
-          both_openblas_ways env "${torch_env[@]}" $python bench/torch_bench.py --config "$c" --threads "$t" $a "${acflag[@]}" --json | kept
+          both_openblas_ways env "${torch_env[@]}" "${pin[@]}" $python bench/torch_bench.py --config "$c" --threads "$t" $a "${acflag[@]}" --json | kept
           # and with glibc's heap kept as xtgrad keeps its own (autograd/tensor.cpp), through glibc's variables
-          echo "# $c, $t thread(s)${ac:+, autocast $ac}$(round_of "$round" "$rounds"): torch, glibc's heap kept ...  (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+          echo "# $c, $t thread(s)${ac:+, autocast $ac}$(round_of "$round" "$rounds")$on: torch, glibc's heap kept ...  (load $(cut -d' ' -f1 /proc/loadavg))" >&2
           # shellcheck disable=SC2086
-          both_openblas_ways env "${torch_env[@]}" "${kept_heap[@]}" $python bench/torch_bench.py --config "$c" --threads "$t" $a "${acflag[@]}" --json | kept
+          both_openblas_ways env "${torch_env[@]}" "${kept_heap[@]}" "${pin[@]}" $python bench/torch_bench.py --config "$c" --threads "$t" $a "${acflag[@]}" --json | kept
         done
       done
     done

@@ -970,6 +970,30 @@ printf 'flags\t\t: fpu sse avx2\n' > "$out/cpuinfo_avx2"
   exit "$sub_fail"
 ) || bad "bench/run.sh's OpenBLAS kernel choice (above)"
 
+echo "== bench/pin_cpu.sh: one-thread rounds pinned, both sides to one CPU, the rounds to each CPU in turn"
+# shellcheck source=/dev/null
+(
+  source "$src/bench/pin_cpu.sh"
+  sub_fail=0
+  check() { if [[ "$2" == "$3" ]]; then ok "$1: '$2'"; else echo "  FAIL $1: '$2', expected '$3'"; sub_fail=1; fi; }
+  mapfile -t mine < <(/usr/bin/python3 -c 'import os; print(*sorted(os.sched_getaffinity(0)), sep="\n")')
+  check "cpu_of_round on 2 threads: unpinned" "$(cpu_of_round 2 1)" ""
+  if ((${#mine[@]} > 1)); then
+    check "cpu_of_round 1 thread, round 1: the first CPU" "$(cpu_of_round 1 1)" "${mine[0]}"
+    check "... round 2: the next" "$(cpu_of_round 1 2)" "${mine[1]}"
+    check "... round ${#mine[@]} + 1: the first again" "$(cpu_of_round 1 $((${#mine[@]} + 1)))" "${mine[0]}"
+  fi
+  check "cpu_of_round where the process may use one CPU only: unpinned" \
+    "$(taskset -c "${mine[0]}" bash -c "source '$src/bench/pin_cpu.sh'; cpu_of_round 1 2")" ""
+  check "pin_to 1" "$(pin_to 1)" "taskset -c 1"
+  check "pin_to nothing" "$(pin_to "")" ""
+  check "results.py stamp records the CPU pinned to" \
+    "$(echo '{"framework": "xtgrad"}' | XTGRAD_BENCH_PINNED_CPU=1 python3 "$src/bench/results.py" stamp | grep -o '"pinned_cpu": [0-9]*')" '"pinned_cpu": 1'
+  check "... and nothing for a value that is no CPU number" \
+    "$(echo '{"framework": "xtgrad"}' | XTGRAD_BENCH_PINNED_CPU=x1 python3 "$src/bench/results.py" stamp | grep -c pinned_cpu)" 0
+  exit "$sub_fail"
+) || bad "bench/pin_cpu.sh (above)"
+
 echo "== bench/compare_builds.sh --args: options for every xtgrad_bench run of both sides"
 # One build as both sides, one 1-step round: the table has no opt phase (the step ran in backward).
 # Two full-size Winter models' first steps (~6 s on a quiet machine): 60 s, as the bench runs above.
