@@ -165,7 +165,7 @@ for ((r = 1; r <= rounds; r++)); do
       [[ $tags == *,autocast,* ]] && pair_args="$pair_args --autocast bf16 --allow-slower-bf16"
       [[ $tags == *,block-cache,* ]] && env_a="XTGRAD_BLOCK_CACHE=1 $env_a" env_b="XTGRAD_BLOCK_CACHE=1 $env_b" alt_env=(XTGRAD_BLOCK_CACHE=1)
       if [[ $mode == switches && $separate == 0 && $tags != *,fixed,* ]]; then
-        echo "# round $r: $run $name on and off alternating${cpu:+ on CPU $cpu} (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+        echo "# round $r: $run $name on and off alternating${cpu:+, CPU $cpu} (load $(cut -d' ' -f1 /proc/loadavg))" >&2
         # shellcheck disable=SC2086
         status=0
         lines=$(env "${alt_env[@]}" "${pin[@]}" "$build/bench/xtgrad_bench" --config "$config" --threads "$threads" $pair_args --alternate "$name" --json 2>"$refusal") || status=$?
@@ -204,7 +204,7 @@ PY
         [[ $side == "$side_b" ]] && build=$after env_line=$env_b
         env_set=()  # the side's VAR=VALUE words ("-": none)
         [[ $env_line == - ]] || read -r -a env_set <<< "$env_line"
-        echo "# round $r: $run $name $side${cpu:+ on CPU $cpu} (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+        echo "# round $r: $run $name $side${cpu:+, CPU $cpu} (load $(cut -d' ' -f1 /proc/loadavg))" >&2
         # shellcheck disable=SC2086
         line=$(env "${env_set[@]}" "${pin[@]}" "$build/bench/xtgrad_bench" --config "$config" --threads "$threads" $pair_args --json)
         echo "{\"mode\": \"$mode\", \"pair\": \"$name\", \"side\": \"$side\", \"round\": $r, \"run\": \"$run\", \"result\": $line}" |
