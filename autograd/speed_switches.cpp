@@ -38,15 +38,6 @@ bool adam_prefetch_by_cpu() { return !cpu_model().is_amd(25); }
 // only (docs/performance.md, "The Winter Games step"), so on there and off elsewhere until measured.
 bool gradient_as_factors_by_cpu() { return cpu_model().is_amd(26); }
 
-// glibc without fastbins (autograd/malloc_tuning.cpp says why): off everywhere. On the Zen 5, off
-// over on with one-thread runs pinned (bench/compare_builds.sh, 12-04): Winter's step on 1 thread
-// 0.92-0.96 (off faster in every one of 6 rounds), in backward 0.97 (7 of 8); on 2 threads 1.00,
-// in backward 1.02; seed-d on 1 thread 1.03 (on faster in 6 of 6). It slows the Winter target
-// more than it speeds seed-d, and one process serves every model, so it stays off. The unpinned
-// rounds that had turned it on ran each process on either vCPU, one 25 % slower (bench/pin_cpu.sh).
-// Not measured elsewhere.
-bool malloc_no_fastbins_by_cpu() { return false; }
-
 // oneDNN's A·B with a narrow B, B transposed first (gemm/blas.cpp, "reoriented";
 // bench/narrow_product_probe, one thread, GFLOP/s as stored -> transposed first): the Zen 5
 // 203-221 -> 206-236; the Intel Xeon 159-167 -> 148-157; the Zen 4 slower too, (3168, 512, 512)

@@ -26,7 +26,6 @@ bool small_gemm_bf16_by_cpu();  // in gemm/blas_bf16.cpp (speed_switches.cpp say
 bool inference_weights_packed_by_cpu();  // in gemm/blas_bf16.cpp, the same way
 bool small_gemm_amx_by_cpu();            // in gemm/small_gemm.cpp
 bool gradient_as_factors_by_cpu();
-bool malloc_no_fastbins_by_cpu();
 
 inline constexpr const char* kBlockCachePages = "the block cache's pages are the process's from its first large block";
 inline constexpr EnvSwitch kBlockCacheSwitch{"XTGRAD_BLOCK_CACHE", "keep large blocks for reuse; unset: on where a moved page is cheap to touch",
@@ -94,11 +93,17 @@ inline constexpr EnvSwitch kGradientAsFactorsSwitch{
     "with the step in backward, Adam takes a weight gradient over at most 7 rows as its two factors and makes it in "
     "its update, never stored; unset: the CPU's default",
     "the gradient is stored, then read by the update", gradient_as_factors_by_cpu, kActsOnOptimizer | kActsInBackward};
+// Off everywhere (autograd/malloc_tuning.cpp says what it does). On the Zen 5, off over on with
+// one-thread runs pinned (bench/compare_builds.sh, 12-04): Winter's step on 1 thread 0.92-0.96
+// (off faster in every one of 6 rounds), in backward 0.97 (7 of 8); on 2 threads 1.00, in backward
+// 1.02; seed-d on 1 thread 1.03 (on faster in 6 of 6). It slows the Winter target more than it
+// speeds seed-d, and one process serves every model. The unpinned rounds that had turned it on
+// there ran each process on either vCPU, one 25 % slower (bench/pin_cpu.sh). Not measured elsewhere.
 inline constexpr EnvSwitch kMallocNoFastbinsSwitch{
     "XTGRAD_MALLOC_NO_FASTBINS",
     "glibc's malloc keeps no fastbins (M_MXFAST 0): a small block freed is merged at once, not at the next large "
-    "request; set when the library loads; unset: the CPU's default",
-    "glibc's fastbins, its default", malloc_no_fastbins_by_cpu, kActsAnywhere, "malloc is set up when the library loads"};
+    "request; set when the library loads",
+    "glibc's fastbins, the default", always_off, kActsAnywhere, "malloc is set up when the library loads"};
 // Every speed switch, for check_environment, xtgrad_bench --list-switches and the tests.
 inline constexpr const EnvSwitch* kSpeedSwitches[] = {
     &kBlockCacheSwitch, &kBlockCacheCutSwitch, &kSmallGemmSwitch,       &kSkinnyGemmSwitch,

@@ -144,9 +144,7 @@ fi
 for ((r = 1; r <= rounds; r++)); do
   for run in $runs; do
     IFS=: read -r config threads batch <<< "$run"
-    cpu=$(cpu_of_round "$threads" "$r")
-    read -r -a pin <<< "$(pin_to "$cpu")"
-    export XTGRAD_BENCH_PINNED_CPU=$cpu  # for results.py stamp
+    pin_round "$threads" "$r"  # cpu, pin (bench/pin_cpu.sh)
     args=$(steps_of "$config")
     [[ -n "${batch:-}" ]] && args="$args --batch $batch"
     args="$args $extra"

@@ -18,5 +18,14 @@ cpu_of_round() {
   echo "${cpus[$(((round - 1) % ${#cpus[@]}))]}"
 }
 
-# The command prefix that pins to CPU $1 (nothing for none): read -r -a pin <<< "$(pin_to "$cpu")".
-pin_to() { if [[ -n $1 ]]; then echo "taskset -c $1"; fi; }
+# For a run of $1 threads in round $2: cpu (the CPU, or empty), pin (the command prefix that pins
+# there, or none) and XTGRAD_BENCH_PINNED_CPU, which bench/results.py stamp records as pinned_cpu.
+# shellcheck disable=SC2034  # pin: read by the scripts that source this
+pin_round() {
+  cpu=$(cpu_of_round "$1" "$2")
+  pin=()
+  [[ -z $cpu ]] || pin=(taskset -c "$cpu")
+  export XTGRAD_BENCH_PINNED_CPU=$cpu
+}
+
+export XTGRAD_BENCH_PINNED_CPU=""  # no line is stamped as pinned until pin_round says so

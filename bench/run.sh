@@ -323,7 +323,7 @@ main() {
   kept() {
     local lines
     lines=$(cat)
-    [[ -z "$lines" ]] || printf '%s\n' "$lines" | XTGRAD_BENCH_PINNED_CPU="${cpu:-}" python3 bench/results.py stamp >> "$results"
+    [[ -z "$lines" ]] || printf '%s\n' "$lines" | python3 bench/results.py stamp >> "$results"
   }
   echo "# $(date -u +%FT%TZ)  $(nproc) cores  load $(cut -d' ' -f1-3 /proc/loadavg)  compilers running: $(pgrep -c cc1plus || true)" >&2
   # The ceiling of each backend (XTGRAD_GEMM_BACKEND, gemm/gemm_backend.hpp) of this build and
@@ -347,8 +347,7 @@ main() {
         local round cpu="" pin=() on=""
         for ((round = 1; round <= rounds; round++)); do  # the pair in turn (--rounds)
           # one-thread runs: both sides of a round on one CPU, the rounds on each in turn (bench/pin_cpu.sh)
-          cpu=$(cpu_of_round "$t" "$round")
-          read -r -a pin <<< "$(pin_to "$cpu")"
+          pin_round "$t" "$round"
           on=${cpu:+, on CPU $cpu}
           local ib
           for ib in "${in_backward[@]}"; do  # "" (the step after backward), then --optimizer-in-backward if asked

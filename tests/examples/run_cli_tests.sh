@@ -985,8 +985,9 @@ echo "== bench/pin_cpu.sh: one-thread rounds pinned, both sides to one CPU, the 
   fi
   check "cpu_of_round where the process may use one CPU only: unpinned" \
     "$(taskset -c "${mine[0]}" bash -c "source '$src/bench/pin_cpu.sh'; cpu_of_round 1 2")" ""
-  check "pin_to 1" "$(pin_to 1)" "taskset -c 1"
-  check "pin_to nothing" "$(pin_to "")" ""
+  check "pin_round 1 thread, round 1: the command prefix" "$(pin_round 1 1; echo "${pin[*]}")" \
+    "$( ((${#mine[@]} > 1)) && echo "taskset -c ${mine[0]}")"
+  check "pin_round 2 threads: no prefix, nothing stamped" "$(pin_round 2 1; echo "${pin[*]}|$XTGRAD_BENCH_PINNED_CPU")" "|"
   check "results.py stamp records the CPU pinned to" \
     "$(echo '{"framework": "xtgrad"}' | XTGRAD_BENCH_PINNED_CPU=1 python3 "$src/bench/results.py" stamp | grep -o '"pinned_cpu": [0-9]*')" '"pinned_cpu": 1'
   check "... and nothing for a value that is no CPU number" \
