@@ -258,7 +258,7 @@ if grep -qE "^random_copy: step [0-9]+: .*training stopped before the optimizer 
 echo "== one convention everywhere: --help (options, exit codes, environment) exits 0; a bad option exits 2"
 for prog in examples/winter_games examples/random_copy examples/reverse examples/spiral examples/graph \
             examples/tutorial_d_walkthrough examples/activations examples/maml_sine bench/hvp_bench bench/xtgrad_bench bench/skinny_bench bench/ddp_bench bench/ceiling_bench \
-            bench/vector_bench bench/layer_norm_bench bench/matmul_primitive_probe bench/narrow_product_probe bench/packed_b_probe bench/pool_wake_bench tools/parity tools/report_compare; do
+            bench/vector_bench bench/layer_norm_bench bench/matmul_primitive_probe bench/narrow_product_probe bench/packed_b_probe bench/pool_wake_bench bench/cross_core_probe tools/parity tools/report_compare; do
   # the probes of oneDNN (its matmul primitive, its sgemm on narrow products, B packed) are built only with -Dgemm=onednn
   case "$prog" in bench/matmul_primitive_probe|bench/narrow_product_probe|bench/packed_b_probe) [ -x "$build/$prog" ] || continue;; esac
   [ -x "$build/$prog" ] || { bad "$prog is not built"; continue; }
@@ -574,6 +574,13 @@ says "--sizes: in '0x4:4': '0x4' is not a whole number"
 expect 2 "forward_mode --sizes 4: (std::stoul threw \"stoul\")" "$build/examples/forward_mode" --sizes 4:
 expect 2 "pool_wake_bench --reps x names the program, not argv[0]" "$build/bench/pool_wake_bench" --reps x
 says "pool_wake_bench: --reps: 'x' is not a whole number"
+expect 2 "cross_core_probe --floats 31" "$build/bench/cross_core_probe" --floats 31
+says "cross_core_probe: --floats: 31 is below 32"
+expect 2 "cross_core_probe --floats 67108865" "$build/bench/cross_core_probe" --floats 67108865
+says "--floats: 67108865 is above 67108864"
+expect 2 "cross_core_probe --reps 0" "$build/bench/cross_core_probe" --reps 0
+expect 0 "cross_core_probe --reps 3 --floats 33 (an odd length: halves of 16 and 17)" "$build/bench/cross_core_probe" --reps 3 --floats 33
+if [ "$(grep -cE '^ +[0-9]+\.[0-9]  (this|the other|each) ' last.log)" = 4 ]; then ok "  ...a time for each of the 4 cases"; else bad "  ...a time for each of the 4 cases"; cat last.log; fi
 # the reason for exit 1 is on stderr, where a script's log keeps it
 expect 1 "parity on a folder that does not exist" sh -c "'$build/tools/parity' /nonexistent 2>&1 >/dev/null"
 says "parity: no meta.json in '/nonexistent'"
