@@ -6,6 +6,7 @@
 //
 //   build/bench/cross_core_probe [--reps N] [--floats N]
 #include <xtgrad/threads/parallel.hpp>
+#include "bench/timing.hpp"
 #include "examples/common/cli.hpp"
 
 #include "examples/common/cli11.hpp"
@@ -21,6 +22,7 @@
 #include <vector>
 
 using namespace xtgrad;
+using bench::micros_since;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -43,12 +45,7 @@ void read_range(const float* x, std::size_t i0, std::size_t i1) {
     sink = sink + s;
 }
 
-double micros_since(Clock::time_point t0) { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); }
 
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? 0 : v[v.size() / 2];
-}
 
 // Runs writer on 2 chunks, chunk 1 on the worker (chunk 0 waits, 1 s at most, until it started:
 // else the caller, done with its own, would take it), then times reader on 2 chunks: the read's
@@ -99,7 +96,7 @@ int run(int reps, std::size_t n) {
             if (t[k] >= 0) cases[k].us.push_back(t[k]);
     }
     fmt::print("{} floats ({:.2f} MB), 2 threads, median µs over {} reps:\n", n, static_cast<double>(n) * 4 / 1e6, reps);
-    for (const Case& c : cases) fmt::print("  {:8.1f}  {} ({} reps)\n", median(c.us), c.what, c.us.size());
+    for (const Case& c : cases) fmt::print("  {:8.1f}  {} ({} reps)\n", bench::median(c.us), c.what, c.us.size());
     return cli::kSuccess;
 }
 

@@ -5,6 +5,7 @@
 //
 //   build/bench/pool_wake_bench [--reps N]
 #include <xtgrad/threads/parallel.hpp>
+#include "bench/timing.hpp"
 #include "examples/common/cli.hpp"
 
 #include "examples/common/cli11.hpp"
@@ -16,13 +17,8 @@
 #include <vector>
 
 using namespace xtgrad;
+using bench::micros_since;
 using Clock = std::chrono::steady_clock;
-
-namespace {
-
-double micros_since(Clock::time_point t0) { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); }
-
-}  // namespace
 
 namespace {
 

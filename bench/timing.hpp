@@ -1,5 +1,6 @@
 // The small helpers the micro-benchmarks share (vector_bench, matmul_primitive_probe,
-// skinny_bench, ddp_bench): a random buffer, a timed call, a median.
+// skinny_bench, ddp_bench, pool_wake_bench, cross_core_probe): a random buffer, a timed call,
+// the time since a point, a median.
 #pragma once
 
 #include <xtgrad/random/random.hpp>
@@ -24,6 +25,11 @@ inline double ms_of(const std::function<void()>& f) {
     const auto t0 = std::chrono::steady_clock::now();
     f();
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Microseconds since t0 on the steady clock.
+inline double micros_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
 }
 
 // The middle value (the upper one of an even count); 0 for none.
