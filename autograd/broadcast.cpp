@@ -8,6 +8,33 @@
 
 namespace xtgrad {
 
+std::vector<std::size_t> broadcast_strides(const Shape& from, std::size_t rank) {
+    std::vector<std::size_t> stride(rank, 0);
+    const std::size_t lead = rank - from.size();
+    for (std::size_t i = rank, s = 1; i-- > lead;) {
+        const std::size_t d = from[i - lead];
+        stride[i] = d == 1 ? 0 : s;
+        s *= d;
+    }
+    return stride;
+}
+
+std::vector<std::size_t> strided_offsets(const Shape& to, std::size_t axes, const std::vector<std::size_t>& strides) {
+    std::size_t total = 1;
+    for (std::size_t i = 0; i < axes; ++i) total *= to[i];
+    std::vector<std::size_t> offsets(total);
+    std::vector<std::size_t> idx(axes, 0);
+    for (std::size_t& off : offsets) {
+        off = 0;
+        for (std::size_t i = 0; i < axes; ++i) off += idx[i] * strides[i];
+        for (std::size_t i = axes; i-- > 0;) {  // odometer
+            if (++idx[i] < to[i]) break;
+            idx[i] = 0;
+        }
+    }
+    return offsets;
+}
+
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
     const std::size_t n = std::max(a.size(), b.size());
     Shape out(n);

@@ -11,25 +11,9 @@
 namespace xtgrad::attention_detail {
 
 BroadcastIndex broadcast_index(const Shape& from, const Shape& to) {
-    const std::size_t n = to.size(), lead = n - from.size();
-    std::vector<std::size_t> stride(n, 0);
-    for (std::size_t i = n, s = 1; i-- > lead;) {
-        const std::size_t d = from[i - lead];
-        stride[i] = d == 1 ? 0 : s;
-        s *= d;
-    }
-    BroadcastIndex r{{}, stride[n - 2], stride[n - 1]};
-    std::vector<std::size_t> idx(n - 2, 0);
-    r.block_offset.resize(detail::prod(to, 0, n - 2));
-    for (std::size_t& off : r.block_offset) {
-        off = 0;
-        for (std::size_t i = 0; i < n - 2; ++i) off += idx[i] * stride[i];
-        for (std::size_t i = n - 2; i-- > 0;) {  // odometer
-            if (++idx[i] < to[i]) break;
-            idx[i] = 0;
-        }
-    }
-    return r;
+    const std::size_t n = to.size();
+    const std::vector<std::size_t> stride = broadcast_strides(from, n);
+    return {strided_offsets(to, n - 2, stride), stride[n - 2], stride[n - 1]};
 }
 
 float* scratch(std::size_t n) {

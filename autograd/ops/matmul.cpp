@@ -33,26 +33,7 @@ namespace {
 // For a batch dimension layout `batch` (broadcast result) and an operand's own batch dims,
 // the operand's slice index for each output slice (stride 0 where the operand broadcasts).
 std::vector<std::size_t> slice_offsets(const Shape& own, const Shape& batch) {
-    const std::size_t n = batch.size(), lead = n - own.size();
-    std::vector<std::size_t> stride(n, 0);
-    for (std::size_t i = n, s = 1; i-- > lead;) {
-        const std::size_t d = own[i - lead];
-        stride[i] = d == 1 ? 0 : s;
-        s *= d;
-    }
-    const std::size_t total = detail::prod(batch, 0, n);
-    std::vector<std::size_t> off(total);
-    std::vector<std::size_t> idx(n, 0);
-    for (std::size_t c = 0; c < total; ++c) {
-        std::size_t o = 0;
-        for (std::size_t i = 0; i < n; ++i) o += idx[i] * stride[i];
-        off[c] = o;
-        for (std::size_t i = n; i-- > 0;) {  // odometer
-            if (++idx[i] < batch[i]) break;
-            idx[i] = 0;
-        }
-    }
-    return off;
+    return strided_offsets(batch, batch.size(), broadcast_strides(own, batch.size()));
 }
 
 // The beta of each product c writing slice off[c] of a gradient with `slices` slices: the

@@ -1,5 +1,7 @@
 #include "tests/test_util.hpp"
 
+#include <xtgrad/autograd/broadcast.hpp>
+
 #include <limits>
 
 TEST_SUITE_BEGIN("ops");
@@ -38,6 +40,23 @@ TEST_CASE("expand broadcasts and sums back") {
     CHECK(e.shape() == Shape{2, 3, 4});
     CHECK(e.data()(1, 2, 3) == a.data()(2, 0));
     CHECK(gradcheck([](const V& x) { return expand(x[0], {2, 3, 4}); }, {a}));
+}
+
+TEST_CASE("broadcast_strides and strided_offsets read a broadcast operand in place, as expand's copy holds it") {
+    // (3, 1) read as (2, 3, 4): the leading axis it lacks and its size-1 axis have stride 0
+    const Shape from{3, 1}, to{2, 3, 4};
+    const std::vector<std::size_t> stride = broadcast_strides(from, to.size());
+    CHECK(stride == std::vector<std::size_t>{0, 1, 0});
+    // every element of the expanded copy is the operand's element at the strided offset
+    Tensor a = rnd(from, 5), e = expand(a, to);
+    const std::vector<std::size_t> rows = strided_offsets(to, 2, stride);  // per (i, j) of the first two axes
+    REQUIRE(rows.size() == 6);
+    for (std::size_t i = 0; i < 2; ++i)
+        for (std::size_t j = 0; j < 3; ++j)
+            for (std::size_t k = 0; k < 4; ++k) CHECK(e.data()(i, j, k) == a.ptr()[rows[i * 3 + j] + k * stride[2]]);
+    // no axes: one block at offset 0; a full-rank operand: its own row-major offsets
+    CHECK(strided_offsets(to, 0, stride) == std::vector<std::size_t>{0});
+    CHECK(strided_offsets(Shape{2, 3}, 2, broadcast_strides(Shape{2, 3}, 2)) == std::vector<std::size_t>{0, 1, 2, 3, 4, 5});
 }
 
 TEST_CASE("shape ops name the shapes and values at fault") {
