@@ -14,7 +14,6 @@
 
 #include <pthread.h>
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -44,8 +43,6 @@ void read_range(const float* x, std::size_t i0, std::size_t i1) {
     for (float a : acc) s += a;
     sink = sink + s;
 }
-
-
 
 // Runs writer on 2 chunks, chunk 1 on the worker (chunk 0 waits, 1 s at most, until it started:
 // else the caller, done with its own, would take it), then times reader on 2 chunks: the read's
