@@ -258,9 +258,9 @@ if grep -qE "^random_copy: step [0-9]+: .*training stopped before the optimizer 
 echo "== one convention everywhere: --help (options, exit codes, environment) exits 0; a bad option exits 2"
 for prog in examples/winter_games examples/random_copy examples/reverse examples/spiral examples/graph \
             examples/tutorial_d_walkthrough examples/activations examples/maml_sine bench/hvp_bench bench/xtgrad_bench bench/skinny_bench bench/ddp_bench bench/ceiling_bench \
-            bench/vector_bench bench/layer_norm_bench bench/matmul_primitive_probe bench/narrow_product_probe bench/packed_b_probe bench/pool_wake_bench bench/cross_core_probe tools/parity tools/report_compare; do
-  # the probes of oneDNN (its matmul primitive, its sgemm on narrow products, B packed) are built only with -Dgemm=onednn
-  case "$prog" in bench/matmul_primitive_probe|bench/narrow_product_probe|bench/packed_b_probe) [ -x "$build/$prog" ] || continue;; esac
+            bench/vector_bench bench/layer_norm_bench bench/matmul_primitive_probe bench/narrow_product_probe bench/packed_b_probe bench/own_gemm_probe bench/pool_wake_bench bench/cross_core_probe tools/parity tools/report_compare; do
+  # the probes of oneDNN (its matmul primitive, its sgemm on narrow products, B packed, against an own kernel) are built only with -Dgemm=onednn
+  case "$prog" in bench/matmul_primitive_probe|bench/narrow_product_probe|bench/packed_b_probe|bench/own_gemm_probe) [ -x "$build/$prog" ] || continue;; esac
   [ -x "$build/$prog" ] || { bad "$prog is not built"; continue; }
   if timeout 10 "$build/$prog" --help >help.log 2>&1 && grep -q XTGRAD_TRACE help.log && grep -q XTGRAD_BREAK_OP help.log \
      && grep -q XTGRAD_ISA help.log && grep -q XTGRAD_GEMM_BACKEND help.log && grep -q "the other speed switches" help.log \
@@ -276,6 +276,13 @@ if [ -x "$build/bench/narrow_product_probe" ]; then  # its one option, checked b
   expect 2 "narrow_product_probe --reps 0" "$build/bench/narrow_product_probe" --reps 0
   says "--reps: 0 is below 1"
   expect 2 "narrow_product_probe --reps 10001" "$build/bench/narrow_product_probe" --reps 10001
+fi
+if [ -x "$build/bench/own_gemm_probe" ]; then  # its options and its ISA, checked before any product
+  expect 2 "own_gemm_probe --mr 10" "$build/bench/own_gemm_probe" --mr 10
+  expect 2 "own_gemm_probe --kc 8" "$build/bench/own_gemm_probe" --kc 8
+  says "--kc: 8 is below 16"
+  XTGRAD_ISA=baseline expect 2 "own_gemm_probe without AVX-512" "$build/bench/own_gemm_probe" --reps 1
+  says "own_gemm_probe: the kernel runs on AVX-512, and xtgrad's kernels run baseline here (XTGRAD_ISA)"
 fi
 # a table that could not be written is a failure (cli::run_main), not a silent success
 expect 1 "skinny_bench into a full device" sh -c "'$build/bench/skinny_bench' --reps 1 >/dev/full"
