@@ -13,6 +13,7 @@
 #   bash bench/run.sh --compare-switches --out /tmp/sw.jsonl     # each speed switch on against off, every config
 #   bash bench/run.sh --configs seed-d --paired-ceiling  # also x the GEMM ceiling measured before each step
 #   bash bench/run.sh --configs seed-d --autocast bf16 --rounds 3  # each xtgrad / torch pair 3 times, alternating
+#   bash bench/run.sh --configs seed-b --seed-b-batch 16 --paired-ceiling  # seed-b at batch 16 (issue targets: 16 and 64)
 #
 # Needs a release build with the benchmark (meson setup build --buildtype=release; ninja -C
 # build) and Debian's python3-torch for the PyTorch side. Each configuration runs in its own
@@ -251,10 +252,10 @@ source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
 
 main() {
   local build=build quick=0 configs="winter seed-d seed-b" out="" table="" ceiling_builds="" autocast="" in_backward=("")
-  local compare_switches=0 paired_ceiling=0 rounds=1
+  local compare_switches=0 paired_ceiling=0 rounds=1 seed_b_batch=64  # seed_b_batch: read by args_of
   while [[ $# -gt 0 ]]; do
     case "$1" in
-      --build | --configs | --out | --table | --ceiling-builds | --autocast | --rounds) needs_value run.sh "$1" $# || return 2 ;;
+      --build | --configs | --out | --table | --ceiling-builds | --autocast | --rounds | --seed-b-batch) needs_value run.sh "$1" $# || return 2 ;;
     esac
     case "$1" in
       --quick) quick=1 ;;
@@ -267,10 +268,11 @@ main() {
       --compare-switches) compare_switches=1 ;;
       --paired-ceiling) paired_ceiling=1 ;;
       --rounds) rounds="$2"; shift; positive_count run.sh --rounds "$rounds" || return 2 ;;
+      --seed-b-batch) seed_b_batch="$2"; shift; positive_count run.sh --seed-b-batch "$seed_b_batch" || return 2 ;;
       --autocast)
         autocast="$2"; shift
         [[ $autocast == bf16 ]] || { echo "run.sh: --autocast takes bf16, got '$autocast'" >&2; return 2; } ;;
-      -h|--help) sed -n '2,30p' "$0"; return 0 ;;
+      -h|--help) sed -n '2,/^set -euo pipefail/{/^set/!p}' "$0"; return 0 ;;
       *) echo "run.sh: unknown argument $1" >&2; return 2 ;;
     esac
     shift
@@ -384,13 +386,15 @@ round_of() { [[ $2 -gt 1 ]] && echo ", round $1 of $2" || true; }
 
 # config -> its thread counts, and its step counts. seed-b:64 warms up 3 steps: both sides' heaps
 # grow over the first steps (the optimizer's state comes in step 1's backward; a step-2 forward
-# faulted ~0.4 GB in again, 1.7 s on the Zen 5), so the steps timed are the steady ones.
+# faulted ~0.4 GB in again, 1.7 s on the Zen 5), so the steps timed are the steady ones. seed-b
+# runs at --seed-b-batch (main's seed_b_batch, 64 unless given), 6 steps below batch 32.
 threads_of() { case "$1" in seed-b) echo "2" ;; *) echo "1 2" ;; esac; }
 args_of() {
   case "$1" in
     winter) [[ $2 == 1 ]] && echo "--steps 5 --warmup 2" || echo "--steps 15 --warmup 3" ;;
     seed-d) [[ $2 == 1 ]] && echo "--steps 3 --warmup 1" || echo "--steps 5 --warmup 2" ;;
-    seed-b) [[ $2 == 1 ]] && echo "--steps 3 --warmup 1 --batch 8" || echo "--steps 3 --warmup 3 --batch 64" ;;
+    seed-b) [[ $2 == 1 ]] && echo "--steps 3 --warmup 1 --batch 8" ||
+              echo "--steps $(( ${seed_b_batch:-64} < 32 ? 6 : 3 )) --warmup 3 --batch ${seed_b_batch:-64}" ;;
   esac
 }
 

@@ -932,6 +932,11 @@ expect 2 "bench/run.sh --rounds with no value" bash "$src/bench/run.sh" --rounds
 says "--rounds needs a value"
 expect 2 "bench/run.sh --autocast fp16 (only bf16)" bash "$src/bench/run.sh" --autocast fp16
 says "--autocast takes bf16"
+expect 2 "bench/run.sh --seed-b-batch 0" bash "$src/bench/run.sh" --configs seed-b --seed-b-batch 0
+says "run.sh: --seed-b-batch must be a whole number from 1 to 1000, got '0'"
+expect 0 "bench/run.sh --help" bash "$src/bench/run.sh" --help
+says "--seed-b-batch 16"
+says "shows the phases' GFLOP/s as a fraction of that peak."
 # every argument checked before the ceiling's minute and the configs' runs (it failed only when
 # xtgrad_bench refused an unknown config, after the ceiling; a fifo as --out blocked the run)
 expect 2 "bench/run.sh --configs with an unknown config" bash "$src/bench/run.sh" --configs "winter seed-x"
