@@ -64,6 +64,8 @@ def phase_ms(runs, phase, pick):
 TARGET_PHASES = {"winter": (["step"], ["step"]), "seed-d": (["fwd+bwd", "infer"], ["fwd+bwd"]),
                  "seed-b": (["step", "infer"], ["step"])}
 assert tuple(TARGET_PHASES) == CONFIGS, "TARGET_PHASES names each of result_lines.CONFIGS, in its order"
+# The batches the targets name (seed-b's step at 16 and 64); other batches (run.sh --quick's 8) get no row
+TARGET_BATCHES = {"seed-b": (16, 64)}
 
 
 def targets_table(rows, peak_core, ceiling):
@@ -72,10 +74,11 @@ def targets_table(rows, peak_core, ceiling):
     # A row per (config, threads, batch, autocast, step in backward): xtgrad's runs with the step
     # inside backward (--optimizer-in-backward) get rows of their own, against torch's step (after
     # backward: torch_bench.py has no such mode). A config's rows, and apart its rows with the step
-    # in backward, from the newest run that measured them, with torch's lines of that run: a run of
-    # one config (or of one mode) replaces those rows alone.
+    # in backward, from the newest run that measured them at that batch, with torch's lines of that
+    # run: a run of one config (or of one mode, or batch) replaces those rows alone.
     key = lambda r: (r["config"], r["threads"], r.get("batch"), r.get("autocast"), bool(r.get("optimizer_in_backward")))
-    group = lambda k: (k[0], k[4])
+    group = lambda k: (k[0], k[2], k[4])
+    rows = [r for r in rows if r["config"] not in TARGET_BATCHES or r.get("batch") in TARGET_BATCHES[r["config"]]]
     # xtgrad_bench --paired-ceiling's lines are a kind apart: they add the ceiling column's bracket
     # alone, and never decide which run is newest
     kind = lambda r: "xtgrad paired" if r.get("paired_ceiling") else r["framework"]
@@ -89,7 +92,7 @@ def targets_table(rows, peak_core, ceiling):
         return None
     newest = {key(r): newest_of_group[group(key(r))] for r in rows if timed(r)}
     keys = list(OrderedDict((key(r), None) for r in rows if timed(r) and newest[key(r)] == r["run_id"]))
-    keys.sort(key=lambda k: (list(TARGET_PHASES).index(k[0]), k[1]))  # stable: a run's own order within
+    keys.sort(key=lambda k: (list(TARGET_PHASES).index(k[0]), k[1], k[2] or 0))  # stable: a run's own order within
     by_key = {}
     for r in rows:
         by_key.setdefault((key(r), kind(r), r["run_id"]), []).append(r)

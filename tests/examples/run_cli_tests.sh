@@ -826,6 +826,24 @@ open(sys.argv[1] + ".rounds", "w").write(open(sys.argv[1]).read() + "".join(json
 PY
 expect 0 "bench/results.py render of a run of 3 rounds" python3 "$src/bench/results.py" render "$out/targets.jsonl.rounds"
 says "|  |  | inference | 25.0 | - | - | - | 30.0 | 0.83 | - |  |"
+# seed-b's targets name two batches: a newer run at 16 adds its rows beside the older run's at 64
+# (it replaced them), and a run at another batch (run.sh --quick's 8) gets no row
+python3 - "$out/batches.jsonl" <<'PY'
+import json, sys
+def line(run_id, batch, framework, step):
+    return {"framework": framework, "config": "seed-b", "threads": 2, "batch": batch, "autocast": None,
+            "optimizer_in_backward": False, "fwd_matmul_gflop": 1.0, "peak_rss_mib": 100, "run_id": run_id,
+            "cpu": "Test CPU", "cpu_id": "Test family 1 model 2", "commit": "2026", "load": 1.0,
+            "phases": {"step": {"median_ms": step}, "infer": {"median_ms": step / 3}}}
+rows = [line("2026-01-01T00:00:00Z", 64, "xtgrad", 600), line("2026-01-01T00:00:00Z", 64, "torch", 900),
+        line("2026-02-01T00:00:00Z", 16, "xtgrad", 150), line("2026-02-01T00:00:00Z", 16, "torch", 300),
+        line("2026-03-01T00:00:00Z", 8, "xtgrad", 75), line("2026-03-01T00:00:00Z", 8, "torch", 80)]
+open(sys.argv[1], "w").write("".join(json.dumps(r) + "\n" for r in rows))
+PY
+expect 0 "bench/results.py render of seed-b at two batches" python3 "$src/bench/results.py" render "$out/batches.jsonl"
+says "| seed-b (batch 16) | 2 | step | 150.0 | - | - | - | 300.0 | 0.50 | - | 100 / 100 |"
+says "| seed-b (batch 64) | 2 | step | 600.0 | - | - | - | 900.0 | 0.67 | - | 100 / 100 |"
+if grep -q "(batch 8)" "$out/last.log"; then bad "  ...run.sh --quick's batch 8 got a row"; else ok "  ...no row for batch 8"; fi
 # Hostile lines are refused by file and line, one line of message, never a traceback
 results_refuses() {  # JSON-LINE EXPECTED-MESSAGE
   printf '%s\n' "$1" >"$out/hostile.jsonl"
