@@ -1,6 +1,6 @@
 // own_gemm_probe: would an own large-GEMM kernel beat oneDNN's sgemm on the step's products? They
 // are ~90 % of seed-d's one-thread step; docs/performance.md ("What is left") gives the answer on
-// the Zen 5 (no: 0.85-0.92x its speed). This times, one thread, at tutorial D's shapes
+// the Zen 5 (no: 0.82-0.95x its speed). This times, one thread, at tutorial D's shapes
 // (640 decoder rows, 320 encoder rows, d 512, d_ff 2048), dnnl_sgemm against a textbook
 // BLIS-style AVX-512 kernel written here:
 //   pack op(B) (KC, NC) into 32-column slivers and op(A) (MC, KC) into MR-row slivers, zero
@@ -26,6 +26,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 using namespace xtgrad;
@@ -248,7 +249,11 @@ int main(int argc, char** argv) {
         ->transform(cli::count_in(1, 64));
     app.add_option("--kc", blk.kc, "the kernel's K block")->capture_default_str()->transform(cli::count_in(16, 4096));
     app.add_option("--mc", blk.mc, "the kernel's M block")->capture_default_str()->transform(cli::count_in(8, 4096));
-    app.add_option("--mr", mr, "rows of the register tile")->capture_default_str()->check(CLI::IsMember({8, 12, 14}));
+    app.add_option("--mr", mr, "rows of the register tile: 8, 12 or 14")
+        ->capture_default_str()
+        ->check(CLI::Validator(
+            [](std::string& v) { return v == "8" || v == "12" || v == "14" ? std::string() : "'" + v + "' is not 8, 12 or 14"; },
+            "8|12|14"));
     return cli::run_main(app, argc, argv, [&] {
         if (active_isa() != Isa::avx512)
             cli::usage_error("the kernel runs on AVX-512, and xtgrad's kernels run {} here{}",

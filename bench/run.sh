@@ -252,7 +252,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/cli_checks.sh"
 
 main() {
   local build=build quick=0 configs="winter seed-d seed-b" out="" table="" ceiling_builds="" autocast="" in_backward=("")
-  local compare_switches=0 paired_ceiling=0 rounds=1 seed_b_batch=64  # seed_b_batch: read by args_of
+  local compare_switches=0 paired_ceiling=0 rounds=1 seed_b_batch=64 seed_b_batch_given=0  # seed_b_batch: read by args_of
   while [[ $# -gt 0 ]]; do
     case "$1" in
       --build | --configs | --out | --table | --ceiling-builds | --autocast | --rounds | --seed-b-batch) needs_value run.sh "$1" $# || return 2 ;;
@@ -268,7 +268,9 @@ main() {
       --compare-switches) compare_switches=1 ;;
       --paired-ceiling) paired_ceiling=1 ;;
       --rounds) rounds="$2"; shift; positive_count run.sh --rounds "$rounds" || return 2 ;;
-      --seed-b-batch) seed_b_batch="$2"; shift; positive_count run.sh --seed-b-batch "$seed_b_batch" || return 2 ;;
+      --seed-b-batch)
+        seed_b_batch="$2"; seed_b_batch_given=1; shift
+        positive_count run.sh --seed-b-batch "$seed_b_batch" || return 2 ;;
       --autocast)
         autocast="$2"; shift
         [[ $autocast == bf16 ]] || { echo "run.sh: --autocast takes bf16, got '$autocast'" >&2; return 2; } ;;
@@ -288,6 +290,10 @@ main() {
   for c in $configs; do
     [[ " $bench_configs " == *" $c "* ]] || { echo "run.sh: unknown config '$c' in --configs ($bench_configs)" >&2; return 2; }
   done
+  if ((seed_b_batch_given)) && [[ " $configs " != *" seed-b "* ]] || ((seed_b_batch_given && compare_switches)); then
+    echo "run.sh: --seed-b-batch sets the batch of the benchmark's seed-b runs; with --configs '$configs'$( ((compare_switches)) &&
+      echo " and --compare-switches (its seed-b runs are seed-b:2:16 and seed-b:2:64)") it would change nothing" >&2; return 2
+  fi
   if ((paired_ceiling && compare_switches)); then
     echo "run.sh: --paired-ceiling times the benchmark's runs; --compare-switches runs none (give one of them)" >&2; return 2
   fi

@@ -279,6 +279,9 @@ if [ -x "$build/bench/narrow_product_probe" ]; then  # its one option, checked b
 fi
 if [ -x "$build/bench/own_gemm_probe" ]; then  # its options and its ISA, checked before any product
   expect 2 "own_gemm_probe --mr 10" "$build/bench/own_gemm_probe" --mr 10
+  says "--mr: '10' is not 8, 12 or 14"
+  expect 2 "own_gemm_probe --mr 12x" "$build/bench/own_gemm_probe" --mr 12x
+  says "--mr: '12x' is not 8, 12 or 14"
   expect 2 "own_gemm_probe --kc 8" "$build/bench/own_gemm_probe" --kc 8
   says "--kc: 8 is below 16"
   XTGRAD_ISA=baseline expect 2 "own_gemm_probe without AVX-512" "$build/bench/own_gemm_probe" --reps 1
@@ -854,6 +857,12 @@ results_refuses() {  # JSON-LINE EXPECTED-MESSAGE
 stamped='"cpu_id": "Test family 1 model 2", "run_id": "r1", "commit": "c1"'
 results_refuses "{$stamped, \"load\": 1e999}" "has no load"
 results_refuses "{$stamped, \"load\": 1, \"framework\": \"xtgrad\", \"config\": \"foo\", \"threads\": 1}" "is a benchmark line without a known config"
+# seed-b's rows are per batch (16, 64): a line without one, or with one that is no whole number, is refused
+results_refuses "{$stamped, \"load\": 1, \"framework\": \"xtgrad\", \"config\": \"seed-b\", \"threads\": 2}" "is a seed-b line without its batch"
+results_refuses "{$stamped, \"load\": 1, \"framework\": \"torch\", \"config\": \"seed-b\", \"threads\": 2, \"batch\": null}" "is a seed-b line without its batch"
+for bad_batch in '"16"' 16.0 16.5 true -16 '[16]'; do
+  results_refuses "{$stamped, \"load\": 1, \"framework\": \"xtgrad\", \"config\": \"seed-b\", \"threads\": 2, \"batch\": $bad_batch}" "has a batch that is not a whole number"
+done
 results_refuses "{$stamped, \"load\": 1, \"mode\": \"switches\", \"pair\": \"XTGRAD_A\", \"side\": \"on\", \"round\": 1, \"run\": \"seed-d:1\", \"result\": {\"switch_defaults\": \"abc\", \"phases\": {}}}" "has switch_defaults that are not names"
 results_refuses "{$stamped, \"load\": 1, \"mode\": \"switches\", \"pair\": \"XTGRAD_A\", \"side\": \"on\", \"round\": 1, \"run\": \"seed-d:1\", \"result\": {\"switch_tags\": {\"XTGRAD_A\": \"one thread\\n\"}, \"phases\": {}}}" "has switch_tags that are not names to words"
 results_refuses "{$stamped, \"load\": 1, \"mode\": \"switches\", \"pair\": \"XTGRAD_A\", \"side\": \"on\", \"round\": 1, \"run\": \"seed-d:1\", \"result\": {\"switch_tags\": [\"workers\"], \"phases\": {}}}" "has switch_tags that are not names to words"
@@ -952,6 +961,11 @@ expect 2 "bench/run.sh --autocast fp16 (only bf16)" bash "$src/bench/run.sh" --a
 says "--autocast takes bf16"
 expect 2 "bench/run.sh --seed-b-batch 0" bash "$src/bench/run.sh" --configs seed-b --seed-b-batch 0
 says "run.sh: --seed-b-batch must be a whole number from 1 to 1000, got '0'"
+# a batch for runs that have no seed-b would change nothing: refused, not ignored
+expect 2 "bench/run.sh --seed-b-batch without seed-b" bash "$src/bench/run.sh" --configs winter --seed-b-batch 16
+says "run.sh: --seed-b-batch sets the batch of the benchmark's seed-b runs; with --configs 'winter' it would change nothing"
+expect 2 "bench/run.sh --seed-b-batch with --compare-switches" bash "$src/bench/run.sh" --compare-switches --seed-b-batch 16
+says "and --compare-switches (its seed-b runs are seed-b:2:16 and seed-b:2:64) it would change nothing"
 expect 0 "bench/run.sh --help" bash "$src/bench/run.sh" --help
 says "--seed-b-batch 16"
 says "shows the phases' GFLOP/s as a fraction of that peak."
