@@ -294,6 +294,9 @@ main() {
     echo "run.sh: --seed-b-batch sets the batch of the benchmark's seed-b runs; with --configs '$configs'$( ((compare_switches)) &&
       echo " and --compare-switches (its seed-b runs are seed-b:2:16 and seed-b:2:64)") it would change nothing" >&2; return 2
   fi
+  if ((seed_b_batch_given && quick)); then
+    echo "run.sh: --quick runs seed-b at batch 8; --seed-b-batch would change nothing (give one of them)" >&2; return 2
+  fi
   if ((paired_ceiling && compare_switches)); then
     echo "run.sh: --paired-ceiling times the benchmark's runs; --compare-switches runs none (give one of them)" >&2; return 2
   fi

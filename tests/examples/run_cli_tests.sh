@@ -964,6 +964,8 @@ says "run.sh: --seed-b-batch must be a whole number from 1 to 1000, got '0'"
 # a batch for runs that have no seed-b would change nothing: refused, not ignored
 expect 2 "bench/run.sh --seed-b-batch without seed-b" bash "$src/bench/run.sh" --configs winter --seed-b-batch 16
 says "run.sh: --seed-b-batch sets the batch of the benchmark's seed-b runs; with --configs 'winter' it would change nothing"
+expect 2 "bench/run.sh --seed-b-batch with --quick" bash "$src/bench/run.sh" --quick --seed-b-batch 16
+says "run.sh: --quick runs seed-b at batch 8; --seed-b-batch would change nothing (give one of them)"
 expect 2 "bench/run.sh --seed-b-batch with --compare-switches" bash "$src/bench/run.sh" --compare-switches --seed-b-batch 16
 says "and --compare-switches (its seed-b runs are seed-b:2:16 and seed-b:2:64) it would change nothing"
 expect 0 "bench/run.sh --help" bash "$src/bench/run.sh" --help
