@@ -208,6 +208,9 @@ int run(int reps, int sets, Blocking blk, int mr) {
         mine(hot, 0);
         float diff = 0, scale = 0;
         for (std::size_t i = 0; i < c_own.size(); ++i) {
+            if (!std::isfinite(c_own[i]) || !std::isfinite(c_onednn[i]))  // std::max would drop a NaN
+                xtgrad::fail("C[{}] is {} from the kernel and {} from oneDNN on {}: not finite", i, c_own[i],
+                             c_onednn[i], c.what);
             diff = std::max(diff, std::fabs(c_own[i] - c_onednn[i]));
             scale = std::max(scale, std::fabs(c_onednn[i]));
         }

@@ -108,7 +108,8 @@ def targets_table(rows, peak_core, ceiling):
         of = [r for k in mine for fw in ("xtgrad", "torch")
               for r in runs(k if fw == "xtgrad" else k[:4] + (False,), fw, run_id)]
         which = "" if len(run_ids) == 1 else " (" + ", ".join(OrderedDict(
-            (k[0] + (" with the step in backward" if k[4] else ""), None) for k in mine)) + ")"
+            (k[0] + (f" at batch {k[2]}" if k[2] else "") + (" with the step in backward" if k[4] else ""), None)
+            for k in mine)) + ")"
         return (f"Run {run_id}{which}, commit {commits(of)}, 1-minute load {min(r['load'] for r in of):.1f}"
                 f"-{max(r['load'] for r in of):.1f}")
     out = ["; ".join(run_line(i) for i in run_ids) + ".", "",

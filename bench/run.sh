@@ -90,10 +90,10 @@ rows = [r for r in rows if r["framework"] != "machine"]
 # xtgrad_bench --paired-ceiling lines (run.sh --paired-ceiling): their own table below, not the main one
 paired = [r for r in rows if r["framework"] == "xtgrad" and isinstance(r.get("paired_ceiling"), dict)]
 rows = [r for r in rows if not r.get("paired_ceiling")]
-# (config, threads, autocast) -> framework -> [runs]
+# (config, threads, batch, autocast) -> framework -> [runs]: a file may hold seed-b at two batches
 by = {}
 for r in rows:
-    key = (r["config"], r["threads"], r.get("autocast") or "")
+    key = (r["config"], r["threads"], r.get("batch"), r.get("autocast") or "")
     by.setdefault(key, {}).setdefault(r["framework"], []).append(r)
 def middle(runs, phase):
     """Either side at its best setting: per OpenBLAS kernel and setting its median run over --rounds,
@@ -103,7 +103,7 @@ print("| config | threads | phase | xtgrad ms | torch ms | xtgrad / torch | torc
       "| xtgrad GFLOP/s | torch GFLOP/s | xtgrad % of FMA peak | vs xtgrad fp32 | peak RSS MiB xtgrad / torch "
       "| step CPU ms xtgrad / torch |")
 print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
-for (cfg, t, ac), fw in by.items():
+for (cfg, t, batch, ac), fw in by.items():
     xr_all, pr = fw.get("xtgrad"), fw.get("torch")
     if not xr_all or not pr:
         continue
@@ -111,9 +111,9 @@ for (cfg, t, ac), fw in by.items():
     # their own, against the same torch runs (torch steps after backward, its default).
     for inb in sorted({bool(r.get("optimizer_in_backward")) for r in xr_all}):
         xr = [r for r in xr_all if bool(r.get("optimizer_in_backward")) == inb]
-        fp32 = [r for r in by.get((cfg, t, ""), {}).get("xtgrad", [])
+        fp32 = [r for r in by.get((cfg, t, batch, ""), {}).get("xtgrad", [])
                 if bool(r.get("optimizer_in_backward")) == inb] if ac else None
-        name = (cfg + (f" (batch {xr[0]['batch']})" if xr[0].get("batch") else "") +
+        name = (cfg + (f" (batch {batch})" if batch else "") +
                 (f", autocast {ac}" if ac else "") + (", xtgrad steps in backward" if inb else ""))
         first = True
         for phase in ["step", "fwd", "bwd", "opt", "zero", "infer"]:
@@ -274,13 +274,17 @@ main() {
       --autocast)
         autocast="$2"; shift
         [[ $autocast == bf16 ]] || { echo "run.sh: --autocast takes bf16, got '$autocast'" >&2; return 2; } ;;
-      -h|--help) sed -n '2,/^set -euo pipefail/{/^set/!p}' "$0"; return 0 ;;
+      -h|--help)  # this file's header; a help that could not be written is a failure (exit 1)
+        sed -n '2,/^set -euo pipefail/{/^set/!p}' bench/run.sh 2>/dev/null ||
+          { echo "run.sh: could not write the help to the standard output" >&2; return 1; }
+        return 0 ;;
       *) echo "run.sh: unknown argument $1" >&2; return 2 ;;
     esac
     shift
   done
   # Checked before any work: the ceiling alone takes a minute, a config's runs many.
   if [[ -n "$table" ]]; then
+    ((seed_b_batch_given)) && { echo "run.sh: --table prints a run's table again; --seed-b-batch would change nothing" >&2; return 2; }
     [[ -f "$table" && -r "$table" ]] || { echo "run.sh: --table '$table' is not a readable file" >&2; return 2; }
     print_table "$table" || return 2
     return 0

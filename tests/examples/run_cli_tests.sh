@@ -846,6 +846,8 @@ PY
 expect 0 "bench/results.py render of seed-b at two batches" python3 "$src/bench/results.py" render "$out/batches.jsonl"
 says "| seed-b (batch 16) | 2 | step | 150.0 | - | - | - | 300.0 | 0.50 | - | 100 / 100 |"
 says "| seed-b (batch 64) | 2 | step | 600.0 | - | - | - | 900.0 | 0.67 | - | 100 / 100 |"
+says "Run 2026-01-01T00:00:00Z (seed-b at batch 64), commit 2026"  # the run's header names its batch
+says "Run 2026-02-01T00:00:00Z (seed-b at batch 16), commit 2026"
 if grep -q "(batch 8)" "$out/last.log"; then bad "  ...run.sh --quick's batch 8 got a row"; else ok "  ...no row for batch 8"; fi
 # Hostile lines are refused by file and line, one line of message, never a traceback
 results_refuses() {  # JSON-LINE EXPECTED-MESSAGE
@@ -968,6 +970,18 @@ expect 2 "bench/run.sh --seed-b-batch with --quick" bash "$src/bench/run.sh" --q
 says "run.sh: --quick runs seed-b at batch 8; --seed-b-batch would change nothing (give one of them)"
 expect 2 "bench/run.sh --seed-b-batch with --compare-switches" bash "$src/bench/run.sh" --compare-switches --seed-b-batch 16
 says "and --compare-switches (its seed-b runs are seed-b:2:16 and seed-b:2:64) it would change nothing"
+expect 2 "bench/run.sh --seed-b-batch with --table" bash "$src/bench/run.sh" --seed-b-batch 16 --table "$out/bench.jsonl"
+says "run.sh: --table prints a run's table again; --seed-b-batch would change nothing"
+# --help from any folder (it read the script by a path relative to where it was started), and a lost help is exit 1
+expect 0 "bench/run.sh --help from bench/" bash -c "cd '$src/bench' && bash run.sh --help"
+says "shows the phases' GFLOP/s as a fraction of that peak."
+expect 1 "bench/run.sh --help into a full device" bash -c "bash '$src/bench/run.sh' --help >/dev/full"
+says "run.sh: could not write the help to the standard output"
+# one file holding seed-b at two batches: a row per batch, each with its own numbers (both were one row, labelled by the first)
+cat "$src/bench/results/2026-12-05-amd-f26-m2-run-seedb.jsonl" "$src/bench/results/2026-12-05-amd-f26-m2-run-seedb16.jsonl" >"$out/two_batches.jsonl"
+expect 0 "bench/run.sh --table of seed-b at two batches" bash "$src/bench/run.sh" --table "$out/two_batches.jsonl"
+says "| seed-b (batch 64) | 2 | step | 5942.2 | 10067.5 | 0.59 |"
+says "| seed-b (batch 16) | 2 | step | 1429.5 | 2280.3 | 0.63 |"
 expect 0 "bench/run.sh --help" bash "$src/bench/run.sh" --help
 says "--seed-b-batch 16"
 says "shows the phases' GFLOP/s as a fraction of that peak."
