@@ -137,6 +137,10 @@ Tensor embedding(const Tensor& weight, const Ids& ids, long padding_idx = -1);
 // Inverted dropout: in training zero each element with probability p and scale the rest
 // by 1/(1-p); identity otherwise.
 Tensor dropout(const Tensor& a, float p, bool training, Generator& gen);
+// dropout(relu(a), p, training, gen) as one node (ops/relu_dropout.cpp), bit for bit, with the
+// same draws from gen: one pass over a instead of two, relu's output never made, two bits per
+// element kept. A feed-forward's hidden layer takes it (nn/feed_forward_fusion.hpp).
+Tensor relu_dropout(const Tensor& a, float p, bool training, Generator& gen);
 // logits (N, C), target (N): mean over rows whose target != ignore_index of the
 // (label-smoothed) negative log-likelihood, as F.cross_entropy. Given temporary logits (or
 // std::move(logits)), backward's probabilities are written over them.

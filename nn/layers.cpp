@@ -122,4 +122,20 @@ Tensor Dropout::forward(const Tensor& x) const {
     return scope.output(dropout(x, p, is_training(), gen_ ? *gen_ : default_generator()));
 }
 
+namespace {
+ReluDropoutFusion relu_dropout_choice = ReluDropoutFusion::automatic;
+}  // namespace
+
+void set_relu_dropout_fusion(ReluDropoutFusion fusion) { relu_dropout_choice = fusion; }
+ReluDropoutFusion relu_dropout_fusion() { return relu_dropout_choice; }
+
+Tensor Dropout::forward_relu(const Tensor& x) const {
+    const bool fuse = relu_dropout_choice == ReluDropoutFusion::fused ||
+                      (relu_dropout_choice == ReluDropoutFusion::automatic && x.defined() &&
+                       x.numel() >= kFusedMinReluDropout);
+    if (!fuse || has_forward_hooks()) return forward(relu(x));
+    auto scope = enter(x);  // the node is this module's, as its DropoutBackward would be
+    return scope.output(relu_dropout(x, p, is_training(), gen_ ? *gen_ : default_generator()));
+}
+
 }  // namespace xtgrad::nn

@@ -91,11 +91,24 @@ public:
     explicit Dropout(const DropoutOptions& options);
     explicit Dropout(float p = 0.5f, Generator* gen = nullptr) : Dropout(DropoutOptions(p).generator(gen)) {}
     Tensor forward(const Tensor& x) const;
+    // forward(relu(x)): one relu_dropout node (autograd/ops.hpp) where the choice below makes it
+    // and no forward hook is registered on this module (a hook would look for relu's output, which
+    // the fused node never makes); else the two ops. Values, gradients and draws are the same.
+    Tensor forward_relu(const Tensor& x) const;
     float p;
 
 private:
     Generator* gen_;
 };
+
+// Whether Dropout::forward_relu makes one node or two: `automatic` fuses from
+// kFusedMinReluDropout elements on (where the pass saved is worth a millisecond a step) and
+// composes below, so a small model's graph shows ReluBackward and DropoutBackward as the
+// tutorials write them. Process-wide, as set_attention_fusion; tests force either path with it.
+enum class ReluDropoutFusion { automatic, fused, composed };
+inline constexpr std::size_t kFusedMinReluDropout = std::size_t{1} << 16;  // 256 KiB of activations
+void set_relu_dropout_fusion(ReluDropoutFusion fusion);
+ReluDropoutFusion relu_dropout_fusion();
 
 // torch's ReLUOptions has only `inplace`, which xtgrad has not: no options.
 class ReLU : public Module {

@@ -325,7 +325,7 @@ TEST_CASE("tutorial B's 10 steps under autocast stay within torch's autocast dis
 #else
     for (const char* seed_dir : {"train_b__seed0", "train_b__seed1", "train_b__seed1234"}) {
 #endif
-        const std::string dir = std::string(XTGRAD_FIXTURE_DIR) + "/autocast/" + seed_dir;
+        const std::string dir = fmt::format("{}/autocast/{}", XTGRAD_FIXTURE_DIR, seed_dir);
         CAPTURE(dir);
         std::ifstream meta_file(dir + "/meta.json");
         REQUIRE(meta_file);

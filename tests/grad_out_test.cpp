@@ -56,6 +56,10 @@ TEST_CASE("every kernel-writing op adds into a running gradient instead of overw
         Generator g(3);  // the same mask for both calls
         return dropout(t, 0.5f, true, g);
     }, x) < 1e-5f);
+    CHECK(two_consumers_error("relu_dropout", [](const Tensor& t) {
+        Generator g(3);
+        return relu_dropout(t, 0.5f, true, g);
+    }, x) < 1e-5f);
     CHECK(two_consumers_error("cross_entropy", [](const Tensor& t) { return cross_entropy(t, Ids{1, -100, 3}, -100, 0.1f); }, x) < 1e-5f);
 
     const Tensor w = test::rnd({4}, 2), b = test::rnd({4}, 3);

@@ -1,5 +1,5 @@
 // The row kernels split over xtgrad's pool (parallel_rows: softmax, log_softmax, layer norm,
-// cross-entropy, GELU, dropout's mask, permute's copy, a scalar product): forward values and every gradient are bit-identical for
+// cross-entropy, GELU, dropout's mask, relu_dropout's two masks, permute's copy, a scalar product): forward values and every gradient are bit-identical for
 // 1 and 2 threads, at sizes above the split threshold (their gradchecks, on small sizes, check
 // them against the definition; this checks that splitting changes nothing).
 #include "tests/test_util.hpp"
@@ -92,6 +92,12 @@ TEST_CASE("row kernels give bit-identical results on 1 and 2 threads") {
         CHECK(differences_1_vs_2_threads({{70000}}, [](const std::vector<Tensor>& v) {
             Generator g(3);
             return dropout(v[0], 0.1f, true, g);
+        }) == "");
+    }
+    SUBCASE("relu_dropout: the same mask and both bits") {
+        CHECK(differences_1_vs_2_threads({{70000}}, [](const std::vector<Tensor>& v) {
+            Generator g(3);
+            return relu_dropout(v[0], 0.1f, true, g);
         }) == "");
     }
 }

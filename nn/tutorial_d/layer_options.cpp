@@ -5,7 +5,11 @@
 
 namespace xtgrad::nn::tutorial_d {
 
-const Activation Activation::relu("relu", [](const Tensor& x) { return xtgrad::relu(x); });
+const Activation Activation::relu = [] {
+    Activation a("relu", [](const Tensor& x) { return xtgrad::relu(x); });
+    a.library_relu_ = true;
+    return a;
+}();
 const Activation Activation::gelu("gelu", [](const Tensor& x) { return xtgrad::gelu(x); });
 
 Activation::Activation(std::string name, Fn fn) : name_(std::move(name)), fn_(std::move(fn)) {

@@ -32,10 +32,14 @@ public:
 
     Tensor operator()(const Tensor& x) const { return fn_(x); }
     const std::string& name() const { return name_; }  // "relu", "gelu", or "custom"
+    // Activation::relu or a copy of it (not a function of your own named "relu"): feed_forward
+    // may then fuse it with the dropout after it.
+    bool is_library_relu() const { return library_relu_; }
 
 private:
     std::string name_;
     Fn fn_;
+    bool library_relu_ = false;
 };
 
 Activation activation_from_string(const std::string& name);  // "relu" | "gelu"; Error otherwise

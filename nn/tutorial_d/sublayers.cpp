@@ -7,7 +7,10 @@ namespace xtgrad::nn::tutorial_d {
 
 Tensor feed_forward(const Linear& linear1, const Dropout& dropout, const Linear& linear2, const Activation& activation,
                     const Tensor& x) {
-    return linear2.forward(dropout.forward(activation(linear1.forward(x))));
+    const Tensor hidden = linear1.forward(x);
+    // relu and dropout as one node where Dropout decides so (the same values and gradients)
+    if (activation.is_library_relu()) return linear2.forward(dropout.forward_relu(hidden));
+    return linear2.forward(dropout.forward(activation(hidden)));
 }
 
 Tensor residual(const Tensor& x, const std::function<Tensor(const Tensor&)>& sublayer, const Dropout& dropout,

@@ -117,6 +117,11 @@ TEST_CASE("jvpcheck: softmax, normalisation, dropout and losses") {
              return dropout(x[0], 0.4f, false, g);
          },
          {rnd({3, 4}, 79)}},
+        {"relu_dropout", [](const V& x) {
+             Generator g(5);
+             return relu_dropout(x[0], 0.4f, true, g);
+         },
+         {rnd({3, 4}, 83)}},
         {"cross_entropy", [](const V& x) { return cross_entropy(x[0], Ids({2, 0, 1})); }, {rnd({3, 4}, 80)}},
         {"cross_entropy of a temporary", [](const V& x) { return cross_entropy(mul(x[0], 2.f), Ids({2, 0, 1})); },
          {rnd({3, 4}, 81)}},

@@ -94,6 +94,11 @@ TEST_CASE("gradgradcheck: softmax, normalisation, lookup, dropout and losses") {
              return exp(dropout(x[0], 0.4f, true, g));
          },
          {rnd({3, 4}, 68)}},
+        {"relu_dropout", [](const V& x) {
+             Generator g(5);
+             return exp(relu_dropout(x[0], 0.4f, true, g));
+         },
+         {rnd({3, 4}, 71)}},
         {"cross_entropy", [](const V& x) { return cross_entropy(x[0], Ids({2, 0, 1})); }, {rnd({3, 4}, 69)}},
         {"cross_entropy smoothing, ignore", [](const V& x) { return cross_entropy(x[0], Ids({2, -100, 1}), -100, 0.1f); },
          {rnd({3, 4}, 70)}},
