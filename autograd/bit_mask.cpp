@@ -1,5 +1,7 @@
 #include <xtgrad/autograd/bit_mask.hpp>
 
+#include <xtgrad/autograd/error.hpp>
+
 #include <bit>
 
 namespace xtgrad {
@@ -13,6 +15,12 @@ std::size_t BitMask::count() const {
     std::size_t on = 0;
     for (std::uint32_t w : words_) on += static_cast<std::size_t>(std::popcount(w));  // tail bits are never set
     return on;
+}
+
+void detail::check_same_bits(const BitMask& a, const BitMask& b, const char* who) {
+    if (a.size() != b.size())
+        fail("{}: the masks must have the same number of bits, got shapes {} ({} bits) and {} ({} bits)", who,
+             shape_str(a.shape()), a.size(), shape_str(b.shape()), b.size());
 }
 
 Mask BitMask::to_mask() const {

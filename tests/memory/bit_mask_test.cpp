@@ -70,6 +70,47 @@ TEST_CASE("write_and_pack_bits writes every element once, then its bit from what
     set_num_threads(before);
 }
 
+TEST_CASE("two masks at once: each its own bits in one pass, and masks of different sizes an Error that writes nothing") {
+    const int before = num_threads();
+    for (int threads : {1, 2})
+        for (std::size_t n : {0u, 1u, 33u, 300'001u}) {
+            CAPTURE(threads);
+            CAPTURE(n);
+            set_num_threads(threads);
+            BitMask a({n}), b({n});
+            std::vector<int> writes(n, 0);
+            write_and_pack_bits(
+                std::array<BitMask*, 2>{&a, &b}, [&](std::size_t i) { ++writes[i]; },
+                [](std::size_t i) { return bit_pattern(i); }, [](std::size_t i) { return i % 3 == 0; });
+            CHECK(std::count(writes.begin(), writes.end(), 1) == static_cast<long>(n));
+            std::size_t wrong = 0, visits = 0;
+            std::vector<float> seen(n, -1.f);
+            for_each_bit_pair(a, b, [&](std::size_t i, float x, float y) {
+                seen[i] = x + 2.f * y;  // element ranges: one thread per element
+            });
+            for (std::size_t i = 0; i < n; ++i) {
+                wrong += seen[i] != static_cast<float>(bit_pattern(i)) + 2.f * static_cast<float>(i % 3 == 0);
+                visits += seen[i] >= 0.f;
+            }
+            CHECK(wrong == 0);
+            CHECK(visits == n);
+        }
+    set_num_threads(before);
+    BitMask big({100}), small({10});
+    bool ran = false;
+    test::expect_error([&] { for_each_bit_pair(big, small, [&](std::size_t, float, float) { ran = true; }); },
+                       {"for_each_bit_pair", "same number of bits", "(100)", "(10)"});
+    test::expect_error(
+        [&] {
+            write_and_pack_bits(std::array<BitMask*, 2>{&big, &small}, [&](std::size_t) { ran = true; },
+                                [](std::size_t) { return true; }, [](std::size_t) { return true; });
+        },
+        {"write_and_pack_bits", "same number of bits", "(100)", "(10)"});
+    CHECK_FALSE(ran);
+    CHECK(big.count() == 0);
+    CHECK(small.count() == 0);
+}
+
 TEST_CASE("BitMask keeps its shape; a shape whose count overflows is an Error") {
     const BitMask m({2, 3, 5});
     CHECK(m.shape() == Shape{2, 3, 5});

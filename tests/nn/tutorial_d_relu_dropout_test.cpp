@@ -90,6 +90,14 @@ TEST_CASE("tutorial D: automatic fusion composes small feed-forwards, in eval, w
     CHECK(xt::all(xt::greater_equal(seen[0], 0.f)));  // relu's output
     CHECK(test::ops_behind(hooked).count("ReluDropoutBackward") == 0);
     handle.remove();
+    CHECK(test::ops_behind(big.forward(src)).count("ReluDropoutBackward") == 1);  // fused again
+    auto pre = big.dropout->register_forward_pre_hook([&](const nn::Module&, const std::vector<Tensor>& in) {
+        seen.push_back(in[0].data());
+    });
+    CHECK(test::ops_behind(big.forward(src)).count("ReluDropoutBackward") == 0);  // a pre-hook sees relu's output too
+    REQUIRE(seen.size() == 2);
+    CHECK(xt::all(xt::greater_equal(seen[1], 0.f)));
+    pre.remove();
 
     big.eval();  // no dropout: relu alone
     const auto eval_ops = test::ops_behind(big.forward(src));

@@ -39,8 +39,8 @@ Tensor awkward_input(std::size_t n, std::uint64_t seed) {
 TEST_CASE("relu_dropout equals dropout(relu(x)) bit for bit: values, draws, gradients, 1 and 2 threads") {
     for (const int threads : {1, 2}) {
         set_num_threads(threads);
-        for (const std::size_t n : {std::size_t{1}, std::size_t{31}, std::size_t{33}, std::size_t{4099}, std::size_t{70001}}) {
-            for (const float p : {0.1f, 0.5f, 0.9f}) {
+        for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{31}, std::size_t{33}, std::size_t{4099}, std::size_t{70001}}) {
+            for (const float p : {1e-45f, 0.1f, 0.5f, 0.9f, 0.9999999f}) {
                 CAPTURE(threads);
                 CAPTURE(n);
                 CAPTURE(p);
@@ -48,7 +48,7 @@ TEST_CASE("relu_dropout equals dropout(relu(x)) bit for bit: values, draws, grad
                 Generator g1(9), g2(9);
                 const Tensor fused = relu_dropout(x1, p, true, g1);
                 const Tensor composed = dropout(relu(x2), p, true, g2);
-                CHECK(fused.grad_fn()->op() == "ReluDropoutBackward");
+                if (n > 0) CHECK(fused.grad_fn()->op() == "ReluDropoutBackward");
                 CHECK(same_bits(fused.data(), composed.data()));
                 CHECK(state_of(g1) == state_of(g2));  // the same draws, and no more
                 // a gradient with NaN and inf, where relu or dropout cut and where both keep
@@ -56,10 +56,31 @@ TEST_CASE("relu_dropout equals dropout(relu(x)) bit for bit: values, draws, grad
                 fused.backward(dy.data());
                 composed.backward(dy.data());
                 CHECK(same_bits(x1.grad_array(), x2.grad_array()));
+                {  // no graph: the pass that keeps no bits
+                    NoGradGuard no_grad;
+                    Generator a(9), b(9);
+                    const Tensor y = relu_dropout(x1, p, true, a);
+                    CHECK_FALSE(y.grad_fn());
+                    CHECK(same_bits(y.data(), dropout(relu(x2), p, true, b).data()));
+                    CHECK(state_of(a) == state_of(b));
+                }
             }
         }
     }
     set_num_threads(1);
+}
+
+TEST_CASE("relu_dropout on empty tensors: an empty result, nothing drawn, an empty gradient") {
+    for (const Shape& shape : {Shape{0}, Shape{3, 0, 5}}) {
+        const Tensor x1 = test::rnd(shape, 1), x2 = test::rnd(shape, 1);
+        Generator g1(2), g2(2);
+        const Tensor y1 = relu_dropout(x1, 0.5f, true, g1), y2 = dropout(relu(x2), 0.5f, true, g2);
+        CHECK(y1.shape() == shape);
+        CHECK(state_of(g1) == state_of(g2));
+        sum(y1).backward();
+        sum(y2).backward();
+        CHECK(x1.grad_array().shape() == x2.grad_array().shape());
+    }
 }
 
 TEST_CASE("relu_dropout adds into a running gradient as the composition does") {
@@ -80,6 +101,7 @@ TEST_CASE("relu_dropout in eval, with p = 0 and p = 1") {
     CHECK(eval.grad_fn()->op() == "ReluBackward");  // dropout is the identity: relu alone
     CHECK(same_bits(eval.data(), relu(x).data()));
     CHECK(relu_dropout(x, 0.f, true, g).grad_fn()->op() == "ReluBackward");
+    CHECK(relu_dropout(x, -0.f, true, g).grad_fn()->op() == "ReluBackward");
     CHECK(state_of(g) == state_of(untouched));  // nothing drawn
     Generator a(2), b(2);
     const Tensor all = relu_dropout(x, 1.f, true, a);
@@ -128,6 +150,13 @@ TEST_CASE("relu_dropout's second-order and forward-mode results are the composit
     const auto [y2, j2] = func::jvp(composed, {x}, {t});
     CHECK(same_bits(y1.data(), y2.data()));
     CHECK(same_bits(j1.data(), j2.data()));
+}
+
+TEST_CASE("relu_dropout under anomaly mode: an infinity it makes from finite inputs names its node") {
+    AnomalyGuard guard;
+    Tensor x = Tensor::full({64}, 3e38f, true);  // kept elements scaled by 2 overflow float
+    Generator g(1);
+    test::expect_error([&] { (void)relu_dropout(x, 0.5f, true, g); }, {"ReluDropoutBackward", "inf in forward", "from finite inputs"});
 }
 
 TEST_SUITE_END();
