@@ -139,7 +139,7 @@ Tensor embedding(const Tensor& weight, const Ids& ids, long padding_idx = -1);
 Tensor dropout(const Tensor& a, float p, bool training, Generator& gen);
 // dropout(relu(a), p, training, gen) as one node (ops/relu_dropout.cpp), bit for bit, with the
 // same draws from gen: one pass over a instead of two, relu's output never made, two bits per
-// element kept. A feed-forward's hidden layer takes it (nn/feed_forward_fusion.hpp).
+// element kept. A feed-forward's hidden layer takes it (nn::Dropout::forward_relu, nn/layers.hpp).
 Tensor relu_dropout(const Tensor& a, float p, bool training, Generator& gen);
 // logits (N, C), target (N): mean over rows whose target != ignore_index of the
 // (label-smoothed) negative log-likelihood, as F.cross_entropy. Given temporary logits (or

@@ -102,9 +102,9 @@ private:
 };
 
 // Whether Dropout::forward_relu makes one node or two: `automatic` fuses from
-// kFusedMinReluDropout elements on (where the pass saved is worth a millisecond a step) and
-// composes below, so a small model's graph shows ReluBackward and DropoutBackward as the
-// tutorials write them. Process-wide, as set_attention_fusion; tests force either path with it.
+// kFusedMinReluDropout elements on and composes below, where the pass saved is microseconds and
+// a small model's graph (a sentence a learner steps through) shows ReluBackward and
+// DropoutBackward as the tutorials write them. Process-wide, as set_attention_fusion; tests force either path with it.
 enum class ReluDropoutFusion { automatic, fused, composed };
 inline constexpr std::size_t kFusedMinReluDropout = std::size_t{1} << 16;  // 256 KiB of activations
 void set_relu_dropout_fusion(ReluDropoutFusion fusion);
