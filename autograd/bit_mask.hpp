@@ -14,6 +14,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace xtgrad {
@@ -45,6 +47,16 @@ namespace detail {
 // An Error naming `who` and both shapes unless a and b hold the same number of bits (the helpers
 // below loop over the first mask's words and index the others with them).
 void check_same_bits(const BitMask& a, const BitMask& b, const char* who);
+
+// Calls run(len) with len the number of elements in word w of an n-element mask: for a full word a
+// compile-time 32, so a loop `for (j = 0; j < len; ++j)` has a fixed trip count and vectorises;
+// for the partial last word a plain count.
+template <class Run>
+void with_word_length(std::size_t n, std::size_t w, Run run) {
+    constexpr std::size_t kBits = BitMask::kWordBits;
+    if (n - w * kBits >= kBits) run(std::integral_constant<std::uint32_t, kBits>{});
+    else run(static_cast<std::uint32_t>(n - w * kBits));
+}
 }  // namespace detail
 
 // For every i < m.size(): write(i), then bit i = is_set(i), a word's 32 elements at a time, whole
@@ -58,29 +70,21 @@ void check_same_bits(const BitMask& a, const BitMask& b, const char* who);
 template <class Write, class... IsSet>
 void write_and_pack_bits(const std::array<BitMask*, sizeof...(IsSet)>& masks, Write write, IsSet... is_set) {
     static_assert(sizeof...(IsSet) >= 1, "at least one mask");
-    const std::size_t n = masks[0]->size();
-    static constexpr std::size_t kBits = BitMask::kWordBits;
     for (const BitMask* m : masks) detail::check_same_bits(*masks[0], *m, "write_and_pack_bits");
-    parallel_rows(masks[0]->words(), kBits, [&](std::size_t w0, std::size_t w1) {
+    const std::size_t n = masks[0]->size();
+    parallel_rows(masks[0]->words(), BitMask::kWordBits, [&](std::size_t w0, std::size_t w1) {
         for (std::size_t w = w0; w < w1; ++w) {
-            const std::size_t base = w * kBits, len = std::min(kBits, n - base);
-            // one mask's word from its is_set; a full word has fixed trip counts, so the loops vectorise
-            const auto pack = [base, len](auto bit) {
-                std::uint32_t word = 0;
-                if (len == kBits) {
-                    for (std::size_t j = 0; j < kBits; ++j) word |= static_cast<std::uint32_t>(bit(base + j) ? 1u : 0u) << j;
-                } else {
-                    for (std::size_t j = 0; j < len; ++j) word |= static_cast<std::uint32_t>(bit(base + j) ? 1u : 0u) << j;
-                }
-                return word;
-            };
-            if (len == kBits) {
-                for (std::size_t j = 0; j < kBits; ++j) write(base + j);
-            } else {
-                for (std::size_t j = 0; j < len; ++j) write(base + j);
-            }
-            std::size_t k = 0;
-            ((masks[k++]->data()[w] = pack(is_set)), ...);  // left to right: mask k, is_set k
+            const std::size_t base = w * BitMask::kWordBits;
+            detail::with_word_length(n, w, [&](auto len) {
+                for (std::uint32_t j = 0; j < len; ++j) write(base + j);
+                const auto pack = [&](auto bit) {  // one mask's word from its is_set
+                    std::uint32_t word = 0;
+                    for (std::uint32_t j = 0; j < len; ++j) word |= static_cast<std::uint32_t>(bit(base + j) ? 1u : 0u) << j;
+                    return word;
+                };
+                std::size_t k = 0;
+                ((masks[k++]->data()[w] = pack(is_set)), ...);  // left to right: mask k, is_set k
+            });
         }
     });
 }
@@ -98,46 +102,29 @@ void pack_bits(BitMask& m, IsSet is_set) {
 
 // Calls body(i, bit) for every i < m.size(), bit = 0.f or 1.f, a word's 32 elements at a time,
 // words split over xtgrad's pool; element ranges, so any body that writes only element i gives
-// the same result for any thread count.
-template <class Body>
-void for_each_bit(const BitMask& m, Body body) {
-    const std::uint32_t* words = m.data();
-    const std::size_t n = m.size();
-    parallel_rows(m.words(), BitMask::kWordBits, [&](std::size_t w0, std::size_t w1) {
+// the same result for any thread count. With several masks of one size (else an Error, before body
+// runs): body(i, bit of mask 0, bit of mask 1, ...).
+template <std::size_t N, class Body>
+void for_each_bit(const std::array<const BitMask*, N>& masks, Body body) {
+    static_assert(N >= 1, "at least one mask");
+    for (const BitMask* m : masks) detail::check_same_bits(*masks[0], *m, "for_each_bit");
+    const std::size_t n = masks[0]->size();
+    parallel_rows(masks[0]->words(), BitMask::kWordBits, [&](std::size_t w0, std::size_t w1) {
         for (std::size_t w = w0; w < w1; ++w) {
-            const std::uint32_t word = words[w];
             const std::size_t base = w * BitMask::kWordBits;
-            if (n - base >= BitMask::kWordBits) {  // a full word: a fixed trip count, so it vectorises
-                for (std::uint32_t j = 0; j < BitMask::kWordBits; ++j)
-                    body(base + j, static_cast<float>((word >> j) & 1u));
-            } else {
-                for (std::uint32_t j = 0; j < n - base; ++j) body(base + j, static_cast<float>((word >> j) & 1u));
-            }
+            [&]<std::size_t... K>(std::index_sequence<K...>) {
+                const std::array<std::uint32_t, N> word{masks[K]->data()[w]...};
+                detail::with_word_length(n, w, [&](auto len) {
+                    for (std::uint32_t j = 0; j < len; ++j) body(base + j, static_cast<float>((word[K] >> j) & 1u)...);
+                });
+            }(std::make_index_sequence<N>{});
         }
     });
 }
 
-// As for_each_bit over two masks of one size (else an Error): body(i, bit of a, bit of b).
 template <class Body>
-void for_each_bit_pair(const BitMask& a, const BitMask& b, Body body) {
-    detail::check_same_bits(a, b, "for_each_bit_pair");
-    const std::uint32_t* wa = a.data();
-    const std::uint32_t* wb = b.data();
-    const std::size_t n = a.size();
-    parallel_rows(a.words(), BitMask::kWordBits, [&](std::size_t w0, std::size_t w1) {
-        for (std::size_t w = w0; w < w1; ++w) {
-            const std::uint32_t x = wa[w], y = wb[w];
-            const std::size_t base = w * BitMask::kWordBits;
-            const std::uint32_t len = n - base >= BitMask::kWordBits ? BitMask::kWordBits : static_cast<std::uint32_t>(n - base);
-            if (len == BitMask::kWordBits) {  // a full word: a fixed trip count, so it vectorises
-                for (std::uint32_t j = 0; j < BitMask::kWordBits; ++j)
-                    body(base + j, static_cast<float>((x >> j) & 1u), static_cast<float>((y >> j) & 1u));
-            } else {
-                for (std::uint32_t j = 0; j < len; ++j)
-                    body(base + j, static_cast<float>((x >> j) & 1u), static_cast<float>((y >> j) & 1u));
-            }
-        }
-    });
+void for_each_bit(const BitMask& m, Body body) {
+    for_each_bit(std::array<const BitMask*, 1>{&m}, body);
 }
 
 }  // namespace xtgrad

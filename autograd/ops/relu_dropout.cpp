@@ -53,7 +53,7 @@ Tensor relu_dropout(const Tensor& a, float p, bool training, Generator& gen) {
             self.grad_out(0, shape_of(g)).write([&](float* dx, auto store) {
                 const float* __restrict gi = g.data();
                 float* __restrict d = dx;
-                for_each_bit_pair(positive, kept, [&, keep](std::size_t i, float on, float in) {
+                for_each_bit(std::array<const BitMask*, 2>{&positive, &kept}, [&, keep](std::size_t i, float on, float in) {
                     const float gd = gi[i] * (in * keep);
                     // on ? gd : +0 as a bit mask: GCC sinks the product into a `?:` and then will
                     // not vectorise a product under a condition (it was 9 % of seed-d's step)

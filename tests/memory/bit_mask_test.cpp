@@ -85,7 +85,7 @@ TEST_CASE("two masks at once: each its own bits in one pass, and masks of differ
             CHECK(std::count(writes.begin(), writes.end(), 1) == static_cast<long>(n));
             std::size_t wrong = 0, visits = 0;
             std::vector<float> seen(n, -1.f);
-            for_each_bit_pair(a, b, [&](std::size_t i, float x, float y) {
+            for_each_bit(std::array<const BitMask*, 2>{&a, &b}, [&](std::size_t i, float x, float y) {
                 seen[i] = x + 2.f * y;  // element ranges: one thread per element
             });
             for (std::size_t i = 0; i < n; ++i) {
@@ -98,8 +98,8 @@ TEST_CASE("two masks at once: each its own bits in one pass, and masks of differ
     set_num_threads(before);
     BitMask big({100}), small({10});
     bool ran = false;
-    test::expect_error([&] { for_each_bit_pair(big, small, [&](std::size_t, float, float) { ran = true; }); },
-                       {"for_each_bit_pair", "same number of bits", "(100)", "(10)"});
+    test::expect_error([&] { for_each_bit(std::array<const BitMask*, 2>{&big, &small}, [&](std::size_t, float, float) { ran = true; }); },
+                       {"for_each_bit", "same number of bits", "(100)", "(10)"});
     test::expect_error(
         [&] {
             write_and_pack_bits(std::array<BitMask*, 2>{&big, &small}, [&](std::size_t) { ran = true; },
