@@ -92,6 +92,7 @@ void OptimizerInBackward::step(std::size_t index, TensorImpl& leaf, bool proven_
         fail("OptimizerInBackward: parameter '{}' kept its gradient (keep_grad) and this backward added into it, so "
              "its step would use the sum of two backwards; call zero_grad() before each backward with keep_grad, or "
              "leave keep_grad off", p.name());
+    opt.check_step_options();  // options changed since the last backward: refused before any update
     opt.check_gradient(index, opt.kind(), /*scan_finite=*/!proven_finite);
     opt.step_parameter(p);
     if (options_.keep_grad())
@@ -104,6 +105,7 @@ void OptimizerInBackward::step(std::size_t index, TensorImpl& leaf, bool proven_
 // stored instead) and none to check but its size, which the optimizer checks.
 bool OptimizerInBackward::step_product(std::size_t index, const vec::RankKGradient& gradient) {
     if (options_.keep_grad()) return false;
+    optimizer_->check_step_options();
     optimizer_->check_state(index, optimizer_->kind());
     return optimizer_->step_parameter_product(optimizer_->params_[index], gradient);
 }

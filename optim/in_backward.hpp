@@ -32,8 +32,8 @@
 //              gradient before any step).
 //   lr         read when each parameter's gradient completes: set it (an LRScheduler's step())
 //              before backward, where step() would read it after.
-//   errors     the gradient checks (shape, finiteness) run per parameter: an Error stops the
-//              backward with this backward's earlier parameters updated and the rest not.
+//   errors     the checks (options, gradient shape and finiteness) run per parameter: an Error
+//              stops the backward with this backward's earlier parameters updated and the rest not.
 //   no gradient a parameter that gets none in a backward is skipped, as step() skips it.
 //   state      state_dict / load_state_dict and checkpoints are the optimizer's, unchanged.
 //   DDP        refused both ways: DistributedDataParallel's averaged gradients arrive after its

@@ -18,8 +18,17 @@
 
 namespace xtgrad::optim {
 
+namespace {
+// Every lr an optimizer takes (constructor, set_lr, a loaded state, a step): torch takes 0; NaN,
+// Inf or a negative one makes the parameters NaN or moves them uphill. `call` follows `who` in the
+// message (".step"): formatted only on failure, as a step in backward checks once per parameter.
+void check_lr(double lr, const char* who, const char* call = "") {
+    if (!(lr >= 0) || !std::isfinite(lr)) fail("{}{}: lr must be a finite number >= 0, got {}", who, call, lr);
+}
+}  // namespace
+
 Optimizer::Optimizer(std::vector<Tensor> params, double lr) : lr_(lr) {
-    if (!(lr >= 0)) fail("optimizer: learning rate must be >= 0, got {}", lr);
+    check_lr(lr, "optimizer");
     std::unordered_set<const TensorImpl*> seen;
     for (Tensor& p : params) {
         if (!p.defined()) fail("optimizer: a parameter is undefined");
@@ -33,6 +42,11 @@ Optimizer::Optimizer(std::vector<Tensor> params, double lr) : lr_(lr) {
 
 Optimizer::~Optimizer() {
     if (in_backward_ != nullptr) in_backward_->detach();
+}
+
+void Optimizer::set_lr(double lr) {
+    check_lr(lr, kind(), ".set_lr");
+    lr_ = lr;
 }
 
 // In backward, the parameters whose gradients completed earlier have already stepped.
@@ -85,6 +99,7 @@ void Optimizer::step_each() {
         fail("{}.step: this optimizer steps in backward (an OptimizerInBackward on it is alive), so every parameter "
              "with a gradient was already updated; calling step() too would update them twice. Drop the step() call, "
              "or destroy the OptimizerInBackward to step after backward again", kind());
+    check_step_options();
     check_gradients(kind());
     for (Tensor& p : params_)
         if (p.has_grad()) step_parameter(p);
@@ -128,6 +143,19 @@ std::pair<std::size_t, std::string> split_state_name(const std::string& name) {
         index = index * 10 + static_cast<std::size_t>(name[k] - '0');
     }
     return {index, name.substr(dot + 1)};
+}
+
+// A loaded buffer's values: a NaN or Inf moment stays one and reaches the parameter at the next
+// step; a negative exp_avg_sq (a mean of squares) has no square root.
+void check_state_values(const std::string& name, std::size_t i, const Array& a, bool non_negative) {
+    const std::size_t bad = xtgrad::detail::first_non_finite(a.data(), a.size());
+    if (bad != a.size())
+        fail("optimizer state: '{}' (parameter {}) holds {} at element {}; a moment must be finite", name, i, a.data()[bad], bad);
+    if (!non_negative) return;
+    const float* negative = std::find_if(a.data(), a.data() + a.size(), [](float v) { return v < 0; });
+    if (negative != a.data() + a.size())
+        fail("optimizer state: '{}' (parameter {}) holds {} at element {}; it is a mean of squares, >= 0", name, i,
+             *negative, negative - a.data());
 }
 
 // torch keeps step as a float32 tensor: exact up to 2^24 steps
@@ -214,13 +242,14 @@ void Optimizer::load_state_dict(const OptimizerState& in) {
             if (a.shape() != params_[i].data().shape())
                 fail("optimizer state: '{}' has shape {}, parameter {} ('{}') has shape {}", name, shape_str(a.shape()), i,
                      params_[i].name(), shape_str(params_[i].shape()));
+            check_state_values(name, i, a, non_negative_state(key));
             s.buffers[key] = a;
         } else {
             fail("optimizer state: unexpected entry '{}' (this optimizer keeps step, {})", name, fmt::join(keys, ", "));
         }
     }
     const double lr = number_field(group, "lr");
-    if (!(lr >= 0)) fail("optimizer state: the group's lr must be >= 0, got {}", lr);
+    check_lr(lr, "optimizer state");
     const std::vector<std::string> required = required_state_keys(group);
     for (const auto& [i, s] : states) {
         if (s.step == 0) fail("optimizer state: parameter {} has buffers but no 'state.{}.step'", i, i);
@@ -237,30 +266,35 @@ void Optimizer::load_state_dict(const OptimizerState& in) {
 
 namespace {
 // torch.optim.SGD's checks, for the constructor and for a loaded state alike.
-void check_options(const SGDOptions& o, const char* who) {
-    if (!(o.lr() >= 0) || !std::isfinite(o.lr())) fail("{}: lr must be a finite number >= 0, got {}", who, o.lr());
-    if (!(o.momentum() >= 0) || !std::isfinite(o.momentum())) fail("{}: momentum must be a finite number >= 0, got {}", who, o.momentum());
-    if (!std::isfinite(o.dampening())) fail("{}: dampening must be finite, got {}", who, o.dampening());
+void check_options(const SGDOptions& o, const char* who, const char* call = "") {
+    check_lr(o.lr(), who, call);
+    if (!(o.momentum() >= 0) || !std::isfinite(o.momentum()))
+        fail("{}{}: momentum must be a finite number >= 0, got {}", who, call, o.momentum());
+    if (!std::isfinite(o.dampening())) fail("{}{}: dampening must be finite, got {}", who, call, o.dampening());
     if (!(o.weight_decay() >= 0) || !std::isfinite(o.weight_decay()))
-        fail("{}: weight_decay must be a finite number >= 0, got {}", who, o.weight_decay());
+        fail("{}{}: weight_decay must be a finite number >= 0, got {}", who, call, o.weight_decay());
     if (o.nesterov() && (o.momentum() <= 0 || o.dampening() != 0))
-        fail("{}: nesterov needs momentum > 0 and dampening 0 (got momentum {}, dampening {})", who, o.momentum(), o.dampening());
+        fail("{}{}: nesterov needs momentum > 0 and dampening 0 (got momentum {}, dampening {})", who, call, o.momentum(),
+             o.dampening());
 }
 
 // torch.optim.Adam's checks.
-void check_options(const AdamOptions& o, const char* who) {
-    if (!(o.lr() >= 0) || !std::isfinite(o.lr())) fail("{}: lr must be a finite number >= 0, got {}", who, o.lr());
+void check_options(const AdamOptions& o, const char* who, const char* call = "") {
+    check_lr(o.lr(), who, call);
     if (!(o.betas().first >= 0 && o.betas().first < 1 && o.betas().second >= 0 && o.betas().second < 1))
-        fail("{}: betas must be in [0, 1), got ({}, {})", who, o.betas().first, o.betas().second);
-    if (!(o.eps() >= 0) || !std::isfinite(o.eps())) fail("{}: eps must be a finite number >= 0, got {}", who, o.eps());
+        fail("{}{}: betas must be in [0, 1), got ({}, {})", who, call, o.betas().first, o.betas().second);
+    if (!(o.eps() >= 0) || !std::isfinite(o.eps())) fail("{}{}: eps must be a finite number >= 0, got {}", who, call, o.eps());
     if (!(o.weight_decay() >= 0) || !std::isfinite(o.weight_decay()))
-        fail("{}: weight_decay must be a finite number >= 0, got {}", who, o.weight_decay());
+        fail("{}{}: weight_decay must be a finite number >= 0, got {}", who, call, o.weight_decay());
 }
 }  // namespace
 
 SGD::SGD(std::vector<Tensor> params, const SGDOptions& o) : Optimizer(std::move(params), o.lr()), options(o) {
     check_options(o, "SGD");
 }
+
+// The step's lr is lr_ (set_lr keeps it checked); options.lr() is not read by a step.
+void SGD::check_step_options() const { check_options(SGDOptions(options).lr(lr_), kind(), ".step"); }
 
 void SGD::step_parameter(Tensor& p) {
     const float lr = static_cast<float>(lr_), mom = static_cast<float>(options.momentum()),
@@ -313,6 +347,8 @@ Adam::Adam(std::vector<Tensor> params, const AdamOptions& o, bool decoupled)
     : Optimizer(std::move(params), o.lr()), options(o), decoupled_(decoupled) {
     check_options(o, decoupled ? "AdamW" : "Adam");
 }
+
+void Adam::check_step_options() const { check_options(AdamOptions(options).lr(lr_), kind(), ".step"); }
 
 // On one thread the update asks for its lines 2 KiB ahead (XTGRAD_ADAM_PREFETCH, unset the CPU's
 // default: speed_switches.cpp, on but on the Zen 4). On two threads, which share the memory, the
@@ -427,11 +463,30 @@ double grad_norm(const std::vector<Tensor>& params) {
     return std::sqrt(sq);
 }
 
-double clip_grad_norm(const std::vector<Tensor>& params, double max_norm) {
+namespace {
+// For clip_grad_norm's error_if_nonfinite message: the first parameter whose gradient is not finite.
+std::string first_non_finite_gradient(const std::vector<Tensor>& params) {
+    for (std::size_t i = 0; i < params.size(); ++i) {
+        if (!params[i].has_grad()) continue;
+        const Array& g = params[i].grad_array();
+        const std::size_t bad = xtgrad::detail::first_non_finite(g.data(), g.size());
+        if (bad != g.size())
+            return fmt::format("parameter {} '{}' holds {} at element {}", i, params[i].name(), g.data()[bad], bad);
+    }
+    return "the sum of their squares overflows";
+}
+}  // namespace
+
+double clip_grad_norm(const std::vector<Tensor>& params, double max_norm, const ClipGradNormOptions& options) {
     refuse_in_backward(params, "clip_grad_norm");
+    if (!(max_norm >= 0)) fail("clip_grad_norm: max_norm must be >= 0 (not NaN), got {}; no gradient was changed", max_norm);
     const double norm = grad_norm(params);
+    if (options.error_if_nonfinite() && !std::isfinite(norm))
+        fail("clip_grad_norm: the total norm of the gradients is {} ({}); error_if_nonfinite is set, so no gradient was "
+             "changed", norm, first_non_finite_gradient(params));
+    // torch's clamp(coef, max=1): a NaN norm gives a NaN coefficient, which scales too.
     const double coef = max_norm / (norm + 1e-6);
-    if (coef < 1)
+    if (!(coef >= 1))
         for (const Tensor& p : params)
             if (p.has_grad()) const_cast<Tensor&>(p).grad_array() *= static_cast<float>(coef);
     return norm;

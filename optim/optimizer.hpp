@@ -55,7 +55,9 @@ public:
     void zero_grad();  // drops every parameter's gradient (set_to_none)
 
     double lr() const { return lr_; }
-    void set_lr(double lr) { lr_ = lr; }
+    // An Error naming the optimizer and the value, lr unchanged, unless lr is finite and >= 0 (torch
+    // takes 0; NaN, Inf or a negative one would make every parameter NaN or move it uphill).
+    void set_lr(double lr);
 
     // Before a step changes anything it checks every gradient: its shape must be its parameter's
     // (a .grad replaced through grad_array() or a hook could be any size), and it must hold no
@@ -74,7 +76,8 @@ public:
     virtual OptimizerState state_dict() const;
     // Restores the per-parameter state and the hyperparameters (lr included, as torch does).
     // Throws an Error naming the entry at fault for a parameter count, index, key or shape that
-    // does not fit this optimizer, and changes nothing then.
+    // does not fit this optimizer, a buffer holding NaN or Inf, or a negative exp_avg_sq (its
+    // square root is taken), and changes nothing then.
     virtual void load_state_dict(const OptimizerState& state);
     // The state this process holds, in state_dict()'s layout, for load_state_dict to put back
     // (nn::load_run's all or nothing). The same as state_dict() except for a sharded optimizer
@@ -97,6 +100,12 @@ protected:
     virtual std::vector<std::string> state_keys() const = 0;    // the buffers a step keeps
     // The buffers a parameter that took a step must have, under the group's hyperparameters.
     virtual std::vector<std::string> required_state_keys(const nlohmann::json& group) const = 0;
+    // Whether the buffer `key` holds only values >= 0 (Adam's exp_avg_sq, a mean of squares).
+    virtual bool non_negative_state(const std::string& /*key*/) const { return false; }
+    // The public options, which a program may change between steps, checked as the constructor
+    // checks them, with the step's lr (an Error "<kind>.step: <option> ..."). Every step calls it
+    // first, a step in backward once per parameter.
+    virtual void check_step_options() const {}
 
     // Whether the update is one per parameter (step_parameter), which stepping in backward needs;
     // a sharded optimizer's step is a collective over every parameter at once.
@@ -117,8 +126,8 @@ protected:
     // Its state's buffers have the parameter's shape (an Error if its data was replaced by another).
     void check_state(std::size_t index, const char* who) const;
     const char* updated_so_far() const;  // for messages: what a refused step has changed
-    // step() of a per-parameter optimizer: every gradient checked first, then step_parameter on
-    // each parameter that has one. Refused while an OptimizerInBackward steps this optimizer.
+    // step() of a per-parameter optimizer: the options and every gradient checked first, then
+    // step_parameter on each parameter that has one. Refused while an OptimizerInBackward steps this optimizer.
     void step_each();
 
     std::vector<Tensor> params_;
@@ -150,12 +159,15 @@ class SGD : public Optimizer {
 public:
     SGD(std::vector<Tensor> params, const SGDOptions& options);
     void step() override { step_each(); }
+    // May be changed between steps; each step checks it first (an Error naming the option, nothing
+    // updated). The lr the steps use is lr() (set_lr), not options.lr().
     SGDOptions options;
 
 protected:
     bool steps_per_parameter() const override { return true; }
     void step_parameter(Tensor& param) override;
     const char* kind() const override { return "SGD"; }
+    void check_step_options() const override;
     void write_options(nlohmann::json& group) const override;
     void read_options(const nlohmann::json& group) override;
     std::vector<std::string> state_keys() const override;
@@ -197,13 +209,15 @@ class Adam : public Optimizer {
 public:
     explicit Adam(std::vector<Tensor> params, const AdamOptions& options = AdamOptions(), bool decoupled_weight_decay = false);
     void step() override { step_each(); }
-    AdamOptions options;
+    AdamOptions options;  // as SGD's: checked by each step; the step's lr is lr()
 
 protected:
     bool steps_per_parameter() const override { return true; }
     void step_parameter(Tensor& param) override;
     bool step_parameter_product(Tensor& param, const vec::RankKGradient& gradient) override;
     const char* kind() const override { return decoupled_ ? "AdamW" : "Adam"; }
+    void check_step_options() const override;
+    bool non_negative_state(const std::string& key) const override { return key == "exp_avg_sq"; }
     void write_options(nlohmann::json& group) const override;
     void read_options(const nlohmann::json& group) override;
     std::vector<std::string> state_keys() const override;
@@ -225,10 +239,22 @@ public:
         : Adam(std::move(params), AdamOptions(options), true) {}
 };
 
+class ClipGradNormOptions {
+public:
+    // torch's error_if_nonfinite: a NaN or infinite total norm is an Error naming it, and no
+    // gradient changes. Off (torch's default): the gradients are scaled by max_norm / norm as
+    // torch scales them, so an infinite norm leaves zeros (NaN where a gradient was infinite)
+    // and a NaN norm leaves NaN everywhere; the optimizer's step then refuses them (set_check_finite).
+    XTGRAD_ARG(bool, error_if_nonfinite) = false;
+};
+
 // Scales all gradients so that their joint L2 norm is at most max_norm; returns the norm
-// before clipping (torch.nn.utils.clip_grad_norm_). Both refuse parameters stepped in backward
-// (OptimizerInBackward): their gradients are used, and gone, before the last one exists.
-double clip_grad_norm(const std::vector<Tensor>& params, double max_norm);
+// before clipping (torch.nn.utils.clip_grad_norm_, norm_type 2). max_norm must be >= 0 (0 zeroes
+// the gradients, +Inf leaves them) and not NaN: else an Error, nothing changed. Both refuse
+// parameters stepped in backward (OptimizerInBackward): their gradients are used, and gone,
+// before the last one exists.
+double clip_grad_norm(const std::vector<Tensor>& params, double max_norm,
+                      const ClipGradNormOptions& options = ClipGradNormOptions());
 
 // The joint L2 norm of the gradients (in double; NaN or Inf if any gradient holds one).
 double grad_norm(const std::vector<Tensor>& params);

@@ -9,19 +9,31 @@
 
 namespace xtgrad::nn::parallel {
 
+namespace {
+// The header's default for num_replicas and rank: the process group's. Any other negative is a
+// mistake (a rank computed wrong), not a request for the group's.
+constexpr int kFromGroup = -1;
+}  // namespace
+
 DistributedSampler::DistributedSampler(std::size_t dataset_size, int num_replicas, int rank, bool shuffle,
                                        std::uint64_t seed, bool drop_last)
-    : dataset_size_(dataset_size),
-      replicas_(num_replicas < 0 ? distributed::get_world_size() : num_replicas),
-      rank_(rank < 0 ? distributed::get_rank() : rank),
-      shuffle_(shuffle),
-      drop_last_(drop_last),
-      seed_(seed) {
+    : dataset_size_(dataset_size), shuffle_(shuffle), drop_last_(drop_last), seed_(seed) {
+    if (num_replicas < kFromGroup || rank < kFromGroup)
+        fail("DistributedSampler: num_replicas {} and rank {}: a negative one must be -1 (the process group's)",
+             num_replicas, rank);
+    replicas_ = num_replicas == kFromGroup ? distributed::get_world_size() : num_replicas;
+    rank_ = rank == kFromGroup ? distributed::get_rank() : rank;
     if (replicas_ < 1) fail("DistributedSampler: num_replicas must be at least 1, got {}", replicas_);
     if (rank_ >= replicas_) fail("DistributedSampler: invalid rank {}, rank should be in [0, {}]", rank_, replicas_ - 1);
     const std::size_t n = static_cast<std::size_t>(replicas_);
-    // drop_last: the largest multiple of N not above the size; else the smallest not below it.
-    num_samples_ = drop_last_ ? dataset_size_ / n : (dataset_size_ + n - 1) / n;
+    // drop_last: the largest multiple of N not above the size; else the smallest not below it
+    // (a ceiling without size + N - 1, which wraps past SIZE_MAX).
+    num_samples_ = dataset_size_ / n + (!drop_last_ && dataset_size_ % n != 0 ? 1 : 0);
+    // indices() lists the padded total: it must fit a vector (and total_size() a size_t).
+    const std::size_t max_total = std::vector<std::size_t>().max_size();
+    if (num_samples_ > max_total / n)
+        fail("DistributedSampler: dataset_size {} padded to a multiple of {} replicas is past the {} indices a list "
+             "can hold", dataset_size_, replicas_, max_total);
 }
 
 std::vector<std::size_t> DistributedSampler::indices() const {

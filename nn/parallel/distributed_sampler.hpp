@@ -24,7 +24,9 @@ namespace xtgrad::nn::parallel {
 
 class DistributedSampler {
 public:
-    // num_replicas and rank default (-1) to the process group's world size and rank.
+    // num_replicas and rank default (-1) to the process group's world size and rank; another
+    // negative, a rank outside [0, num_replicas), or a dataset_size whose padded total would not
+    // fit a list of indices is an Error naming the values.
     explicit DistributedSampler(std::size_t dataset_size, int num_replicas = -1, int rank = -1, bool shuffle = true,
                                 std::uint64_t seed = 0, bool drop_last = false);
 

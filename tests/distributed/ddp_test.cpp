@@ -10,7 +10,9 @@
 #include "test_util.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <set>
+#include <vector>
 
 TEST_SUITE_BEGIN("distributed");
 
@@ -93,6 +95,30 @@ TEST_CASE("DistributedSampler and select_rows: bad ranks and rows are errors") {
     const Ids a = {{1, 2}, {3, 4}, {5, 6}};
     CHECK(nn::parallel::select_rows(a, {2, 0}) == Ids{{5, 6}, {1, 2}});
     test::expect_error([&] { nn::parallel::select_rows(a, {3}); }, {"select_rows", "row 3", "3 rows"});
+}
+
+TEST_CASE("DistributedSampler: only -1 means the process group's; other negatives are errors naming both values") {
+    const DistributedSampler from_group(10);  // one process: world 1, rank 0
+    CHECK(from_group.size() == 10);
+    CHECK(DistributedSampler(10, 2, -1).size() == 5);  // rank 0 of this one-process group
+    test::expect_error([] { DistributedSampler(10, 2, -7); },
+                       {"DistributedSampler", "num_replicas 2 and rank -7", "must be -1 (the process group's)"});
+    test::expect_error([] { DistributedSampler(10, -3, 0); }, {"DistributedSampler", "num_replicas -3 and rank 0", "-1"});
+}
+
+TEST_CASE("DistributedSampler: sizes near SIZE_MAX do not wrap; a padded total past a list's bound is an error") {
+    // The ceiling used to add N - 1 first: (SIZE_MAX + 2) / 3 wrapped to 0 samples.
+    test::expect_error([] { DistributedSampler(SIZE_MAX, 3, 1); },
+                       {"DistributedSampler", "dataset_size 18446744073709551615 padded to a multiple of 3 replicas"});
+    const std::size_t max_list = std::vector<std::size_t>().max_size();
+    const DistributedSampler largest(max_list, 1, 0);  // fits: no list is made until indices()
+    CHECK(largest.size() == max_list);
+    CHECK(largest.total_size() == max_list);
+    test::expect_error([&] { DistributedSampler(max_list + 1, 1, 0); }, {"DistributedSampler", "past the"});
+    // A large size far from the bound: torch's ceiling and floor.
+    CHECK(DistributedSampler(1000001, 3, 2).size() == 333334);
+    CHECK(DistributedSampler(1000001, 3, 2, true, 0, /*drop_last=*/true).size() == 333333);
+    CHECK(DistributedSampler(1000001, 3, 2).total_size() == 1000002);
 }
 
 namespace {
