@@ -38,9 +38,14 @@ constexpr bool kAddressSanitizer = false;
 
 std::size_t round_up(std::size_t n, std::size_t to) { return (n + to - 1) / to * to; }
 
+[[noreturn]] void out_of_memory(std::size_t bytes) {
+    fail("out of memory: an array of {} bytes ({:.1f} GiB) could not be allocated", bytes,
+         static_cast<double>(bytes) / static_cast<double>(std::size_t{1} << 30));
+}
+
 void* heap_allocate(std::size_t bytes) {
     void* p = std::aligned_alloc(kAlignment, round_up(std::max<std::size_t>(bytes, 1), kAlignment));
-    if (p == nullptr) throw std::bad_alloc();
+    if (p == nullptr) out_of_memory(bytes);
     return p;
 }
 
@@ -364,7 +369,7 @@ private:
             release_locked();
             p = map_anonymous(need);
         }
-        if (p == MAP_FAILED) throw std::bad_alloc();
+        if (p == MAP_FAILED) out_of_memory(need);
         ++pieces_;
         stats_.new_bytes += need;
         return {static_cast<char*>(p), need, {need}};
@@ -411,6 +416,7 @@ BlockCache& cache() {
 }  // namespace
 
 void* allocate(std::size_t bytes) {
+    if (bytes > kMaxArrayBytes) out_of_memory(bytes);  // before round_up could wrap
     if (bytes < kLargeBlockBytes || !cache_enabled()) return heap_allocate(bytes);
     return cache().take(bytes);
 }

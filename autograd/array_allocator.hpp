@@ -29,7 +29,12 @@ namespace memory {
 inline constexpr std::size_t kAlignment = 64;            // a cache line, AVX-512's vector width
 inline constexpr std::size_t kLargeBlockBytes = 1 << 20;  // from here on, the block cache
 
-// `bytes` aligned to kAlignment; std::bad_alloc when the system has no memory left.
+// No array is larger than a process can address (x86-64's 128 TiB of user space): a larger
+// request is an Error before any size arithmetic can wrap.
+inline constexpr std::size_t kMaxArrayBytes = std::size_t{1} << 47;
+
+// `bytes` aligned to kAlignment; an xtgrad::Error naming the size when the system has no memory
+// left for it (not std::bad_alloc: every failure a user's call can meet is an Error).
 void* allocate(std::size_t bytes);
 // A block from allocate(bytes), with the same `bytes`.
 void deallocate(void* p, std::size_t bytes) noexcept;

@@ -162,7 +162,7 @@ std::string describe(const Node& node) {
 std::string graph_string(const TensorImpl& t, int depth) {
     std::string out;
     std::unordered_set<const TensorImpl*> seen;
-    tree(out, t, "", depth, seen);
+    tree(out, t, "", std::min(depth, kMaxGraphDepth), seen);
     return out;
 }
 
@@ -212,7 +212,7 @@ void print_graph(const Node* node, int depth) {
     if (node->released())
         s += "(freed by backward)";
     else
-        subtree(s, *node, "", depth, seen);
+        subtree(s, *node, "", std::min(depth, kMaxGraphDepth), seen);
     if (!s.empty() && s.back() == '\n') s.pop_back();
     emit(s);
 }

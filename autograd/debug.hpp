@@ -46,7 +46,9 @@ namespace xtgrad::debug {
 std::string describe(const TensorImpl& t, std::size_t max_values = 6);
 // LinearBackward in encoder.layers.0.enc_self_attn.W_Q, created at ..., then one line per input
 std::string describe(const Node& node);
-// The graph below t as an indented tree, `depth` levels of nodes deep.
+// The graph below t as an indented tree, `depth` levels of nodes deep, at most kMaxGraphDepth
+// (each level indents its lines: a 200 000-node chain in full would be tens of GB of text).
+inline constexpr int kMaxGraphDepth = 1000;
 std::string graph_string(const TensorImpl& t, int depth);
 
 // ---- printing from gdb (to stdout, flushed) ----

@@ -66,7 +66,8 @@ void apply_hooks(TensorImpl& t) {
     Array& g = *t.incoming;
     const std::vector<std::function<Array(const Array&)>> hooks = t.hooks;
     for (const auto& hook : hooks) {
-        Array replaced = hook(g);
+        Array replaced = detail::call_user_hook([&] { return hook(g); },
+                                                [&] { return fmt::format("register_hook: a hook on {}", tensor_label(t)); });
         if (replaced.shape() != g.shape())
             fail("register_hook: a hook on '{}' returned shape {} for a gradient of shape {}", t.name,
                  shape_str(replaced.shape()), shape_str(g.shape()));

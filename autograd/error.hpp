@@ -33,6 +33,24 @@ template <class... Args>
     throw Error(detail::with_module_context(fmt::format(format, std::forward<Args>(args)...)));
 }
 
+namespace detail {
+// Runs a user's callback (a gradient hook): an Error passes as it is; any other exception
+// becomes an Error naming the hook (`who()`, built only then), so a backward that a hook
+// stopped throws the library's one type.
+template <class Call, class Who>
+decltype(auto) call_user_hook(Call&& call, Who&& who) {
+    try {
+        return call();
+    } catch (const Error&) {
+        throw;
+    } catch (const std::exception& e) {
+        fail("{} threw: {}", who(), e.what());
+    } catch (...) {
+        fail("{} threw a non-standard exception", who());
+    }
+}
+}  // namespace detail
+
 // "(2,3)" for any shape-like container; "()" for a scalar.
 template <class ShapeLike>
 std::string shape_str(const ShapeLike& shape) {

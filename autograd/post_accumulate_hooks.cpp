@@ -88,7 +88,13 @@ void run_post_accumulate_grad_hooks(TensorImpl& leaf) {
     if (e == nullptr || e->hooks.empty()) return;
     // A copy: a hook that registers or removes a hook changes (and may move) the list being walked.
     const std::vector<Hook> hooks = e->hooks;
-    for (const Hook& hook : hooks) hook.fn(leaf);
+    for (const Hook& hook : hooks)
+        call_user_hook([&] { hook.fn(leaf); },
+                       [&] {
+                           return leaf.name.empty() ? fmt::format("register_post_accumulate_grad_hook: a hook on a leaf {}",
+                                                                  shape_str(leaf.shape()))
+                                                    : fmt::format("register_post_accumulate_grad_hook: a hook on '{}'", leaf.name);
+                       });
 }
 
 bool post_accumulate_consumers_registered() { return hooks_with_consumers != 0; }

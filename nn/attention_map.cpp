@@ -2,6 +2,7 @@
 
 #include <xtgrad/io/atomic_file.hpp>
 #include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/utf8_text.hpp>
 
 #include <algorithm>
 #include <array>
@@ -24,17 +25,24 @@ std::string viridis(float t) {
     return fmt::format("#{:02x}{:02x}{:02x}", mix(0), mix(1), mix(2));
 }
 
+// A label as SVG text: well-formed UTF-8 (each stray byte U+FFFD), the characters XML gives a
+// meaning escaped (an apostrophe may stay: attributes are double-quoted) and the control bytes
+// XML 1.0 forbids (C0 but tab and newline) as U+FFFD: raw bytes must not make the file unreadable.
 std::string escape(const std::string& s) {
     std::string out;
-    for (char c : s) {
+    for (char c : valid_utf8(s)) {
         if (c == '<') out += "&lt;";
         else if (c == '>') out += "&gt;";
         else if (c == '&') out += "&amp;";
         else if (c == '"') out += "&quot;";
+        else if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') out += "\xEF\xBF\xBD";
         else out += c;
     }
     return out;
 }
+
+// A label as a terminal shows it: control and stray bytes as \xHH (no escape sequence reaches it).
+std::string shown(const std::string& s) { return escaped_for_message(s, /*keep_newlines=*/false); }
 
 // Where a value sits in the colour range, 0..1: the one mapping both views use.
 float position(const AttentionMap& map, float v) {
@@ -67,10 +75,11 @@ void check_attention_map(const AttentionMap& map, const char* who) {
              shape_str(w.shape()), map.query_words.size(), map.key_words.size());
     if (map.has_mask() && map.masked.shape() != w.shape())
         fail("{}: the mask of '{}' has shape {}, the attention weights {}: one flag per (query, key) cell", who,
-             map.title, shape_str(map.masked.shape()), shape_str(w.shape()));
+             shown(map.title), shape_str(map.masked.shape()), shape_str(w.shape()));
     for (float v : w)
         if (!std::isfinite(v))
-            fail("{}: the attention weights of '{}' hold {}: a map of probabilities must be finite", who, map.title, v);
+            fail("{}: the attention weights of '{}' hold {}: a map of probabilities must be finite", who, shown(map.title),
+                 v);
 }
 
 AttentionMap select_attention_map(const Tensor& weights, std::size_t heads, std::size_t batch, std::size_t head,
@@ -105,6 +114,13 @@ AttentionMap select_attention_map(const Tensor& weights, std::size_t heads, std:
     }
     check_attention_map(map, who);
     return map;
+}
+
+bool AttentionMap::is_masked(std::size_t row, std::size_t col) const {
+    if (!has_mask()) return false;
+    if (masked.dimension() != 2 || row >= masked.shape()[0] || col >= masked.shape()[1])
+        fail("AttentionMap::is_masked: cell ({}, {}) is outside the mask of shape {}", row, col, shape_str(masked.shape()));
+    return masked(row, col);
 }
 
 std::string attention_legend(const AttentionMap& map) {
@@ -196,15 +212,18 @@ void write_attention_svg(const std::string& path, const AttentionMap& map) {
 std::string attention_text(const AttentionMap& map) {
     check_attention_map(map, "attention_text");
     static const char* shades[] = {"  ", "░░", "▒▒", "▓▓", "██"};
-    std::string out = fmt::format("{:>10}  {}\n", "", map.query_axis);
+    std::string out = fmt::format("{:>10}  {}\n", "", shown(map.query_axis));
     for (std::size_t r = 0; r < map.query_words.size(); ++r) {
-        out += fmt::format("{:>10} │", map.query_words[r]);
+        out += fmt::format("{:>10} │", shown(map.query_words[r]));
         for (std::size_t c = 0; c < map.key_words.size(); ++c)
             out += map.is_masked(r, c) ? "××" : shades[std::min(4, static_cast<int>(position(map, map.weights(r, c)) * 5.f))];
         out += "│\n";
     }
-    std::string keys = map.key_axis + ": ";
-    for (std::size_t c = 0; c < map.key_words.size(); ++c) keys += (c ? " " : "") + map.key_words[c];
+    std::string keys = shown(map.key_axis) + ": ";
+    for (std::size_t c = 0; c < map.key_words.size(); ++c) {
+        if (c) keys += ' ';
+        keys += shown(map.key_words[c]);
+    }
     return out + "           " + keys + "\n           " + attention_legend(map) + "\n";
 }
 

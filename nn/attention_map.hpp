@@ -41,7 +41,8 @@ struct AttentionMap {
     // Every row's attended weights (those above 1e-4, not masked) within 25 % of each other.
     bool nearly_uniform() const;
     bool has_mask() const { return masked.dimension() != 0; }
-    bool is_masked(std::size_t row, std::size_t col) const { return has_mask() && masked(row, col); }
+    // Whether cell (row, col) is masked; an Error for a cell outside a mask that is given.
+    bool is_masked(std::size_t row, std::size_t col) const;
 };
 
 // One head's map out of a layer's attention weights, for any tutorial's layout:

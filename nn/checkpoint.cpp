@@ -5,13 +5,19 @@
 #include <xtgrad/io/safetensors.hpp>
 
 #include <limits>
+#include <set>
 #include <string_view>
 
 namespace xtgrad::nn {
 
 namespace {
 
-const std::string kRunKey = "xtgrad.run", kOptimizerPrefix = "optimizer.";
+// A run's optimizer entries are "optimizer." + the optimizer's own names, which all begin with
+// "state." (Optimizer::state_dict): a file's entries under "optimizer.state." are the run's, so a
+// model with a child module named "optimizer" keeps its "optimizer.weight".
+const std::string kRunKey = "xtgrad.run", kOptimizerPrefix = "optimizer.", kOptimizerStatePrefix = "optimizer.state.";
+
+bool is_optimizer_entry(const std::string& name) { return name.rfind(kOptimizerStatePrefix, 0) == 0; }
 
 std::string to_hex(const std::vector<std::uint8_t>& bytes) {
     static const char* digits = "0123456789abcdef";
@@ -43,17 +49,44 @@ void save(const Module& module, const std::string& path, const std::map<std::str
     save_run(path, module, RunState{}, metadata);
 }
 
+namespace {
+
+// What load_run would refuse, refused before anything is written: a saved run always resumes.
+void check_run_to_save(const std::string& path, const Module& module, const RunState& run,
+                       const std::map<std::string, std::string>& metadata, bool is_run) {
+    if (metadata.count(kRunKey))
+        fail("save '{}': metadata entry '{}' is xtgrad's own run marker; a RunState makes a run checkpoint", path,
+             kRunKey);
+    if (!is_run) return;
+    if (run.epoch < 0) fail("save '{}': epoch {} must be >= 0 (epochs or steps done)", path, run.epoch);
+    std::set<std::string> names;
+    for (const auto& [name, gen] : run.generators) {
+        if (gen == nullptr) fail("save '{}': generator '{}' is a null pointer", path, name);
+        if (!names.insert(name).second)
+            fail("save '{}': two generators are named '{}'; load_run could not tell their states apart", path, name);
+    }
+    if (run.optimizer)
+        for (const auto& [name, t] : module.state_dict())
+            if (is_optimizer_entry(name))
+                fail("save '{}': the model's entry '{}' begins with '{}', where a run checkpoint keeps the optimizer's "
+                     "state; rename that module", path, name, kOptimizerStatePrefix);
+}
+
+}  // namespace
+
 void save_run(const std::string& path, const Module& module, const RunState& run,
               const std::map<std::string, std::string>& metadata) {
+    const bool is_run = run.optimizer || run.schedule || !run.generators.empty() || run.epoch != 0;
+    check_run_to_save(path, module, run, metadata, is_run);
     NamedArrays arrays;
     for (const auto& [name, t] : module.state_dict()) arrays.emplace_back(name, t.data());
     std::map<std::string, std::string> meta = metadata;
-    const bool is_run = run.optimizer || run.schedule || !run.generators.empty() || run.epoch != 0;
     if (is_run) {
         meta.insert_or_assign(kRunKey, std::string("1"));
         meta.insert_or_assign("epoch", std::to_string(run.epoch));
         if (run.optimizer) {
             optim::OptimizerState o = run.optimizer->state_dict();
+            detail::check_optimizer_entries("save", path, o.tensors, run.epoch);
             for (auto& [name, a] : o.tensors) arrays.emplace_back(fmt::format("{}{}", kOptimizerPrefix, name), std::move(a));
             meta.insert_or_assign("optimizer.param_groups", o.param_groups);
         }
@@ -70,7 +103,7 @@ namespace {
 void load_model(Module& module, NamedArrays& tensors, bool is_run, bool strict, const std::string& path) {
     NamedTensors state;
     for (auto& [name, a] : tensors)
-        if (!is_run || name.rfind(kOptimizerPrefix, 0) != 0) state.emplace_back(name, Tensor(std::move(a)));
+        if (!is_run || !is_optimizer_entry(name)) state.emplace_back(name, Tensor(std::move(a)));
     try {
         module.load_state_dict(state, strict);
     } catch (const Error& e) {
@@ -128,7 +161,7 @@ FileRun read_run_fields(const std::string& path, const SafetensorsFile& file, co
     if (run.optimizer) {
         out.optimizer.param_groups = fields.param_groups();
         for (const auto& [name, a] : file.tensors)
-            if (name.rfind(kOptimizerPrefix, 0) == 0) out.optimizer.tensors.emplace_back(name.substr(kOptimizerPrefix.size()), a);
+            if (is_optimizer_entry(name)) out.optimizer.tensors.emplace_back(name.substr(kOptimizerPrefix.size()), a);
     }
     if (run.schedule) out.schedule = fields.schedule();
     return out;
@@ -163,7 +196,7 @@ LoadedRun load_run(const std::string& path, Module& module, RunState& run) {
         load_model(module, file.tensors, true, true, path);
         if (run.optimizer) {
             run.optimizer->load_state_dict(loaded.optimizer);  // checks every hyperparameter and entry
-            detail::check_optimizer_entries(path, loaded.optimizer.tensors, loaded.epoch);
+            detail::check_optimizer_entries("load", path, loaded.optimizer.tensors, loaded.epoch);
         }
         if (run.schedule) run.schedule->load_state_dict(loaded.schedule);
     } catch (const std::exception& e) {

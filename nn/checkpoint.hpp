@@ -40,7 +40,10 @@ struct RunState {
     long epoch = 0;                                              // epochs (or steps) done
 };
 
-// A run checkpoint, atomically (a crash leaves the previous file whole).
+// A run checkpoint, atomically (a crash leaves the previous file whole). What load_run would
+// refuse is an Error before anything is written: a negative epoch, a null or twice-named
+// generator, epochs done without optimizer state, metadata setting "xtgrad.run", or (with an
+// optimizer) a model entry under "optimizer.state.", where the optimizer's entries go.
 void save_run(const std::string& path, const Module& module, const RunState& run,
               const std::map<std::string, std::string>& metadata = {});
 

@@ -9,6 +9,10 @@ namespace xtgrad::nn::init {
 void uniform_(Tensor& t, double lo, double hi, Generator& gen) { fill_uniform(t.mutable_data().data(), t.numel(), lo, hi, gen); }
 
 void normal_(Tensor& t, double mean, double stddev, Generator& gen) {
+    // torch fills NaN from a NaN mean; a weight of NaN can only be garbage, so it is refused here
+    if (!std::isfinite(mean) || !std::isfinite(stddev))
+        fail("normal_: mean and std must be finite, got mean {} and std {} for a tensor {}", mean, stddev,
+             shape_str(t.shape()));
     fill_normal(t.mutable_data().data(), t.numel(), mean, stddev, gen);
 }
 
@@ -16,11 +20,15 @@ void constant_(Tensor& t, float value) { t.mutable_data().fill(value); }
 
 std::pair<std::size_t, std::size_t> fans(const Tensor& w) {
     if (w.dim() < 2) fail("init: fan in/out need a weight with at least 2 dims, got {} for '{}'", shape_str(w.shape()), w.name());
-    const std::size_t receptive = w.numel() / (w.size(0) * w.size(1));
+    // torch: the product of the dims after the first two (a kernel's taps); 1 for a matrix.
+    // Not numel / (out · in), which divides by zero for a weight with a zero dim.
+    std::size_t receptive = 1;
+    for (std::size_t d = 2; d < w.dim(); ++d) receptive *= w.size(static_cast<int>(d));
     return {w.size(1) * receptive, w.size(0) * receptive};
 }
 
 void xavier_uniform_(Tensor& t, double gain, Generator& gen) {
+    if (t.numel() == 0) return;  // as kaiming: nothing to draw (torch divides by a zero fan)
     const auto [fan_in, fan_out] = fans(t);
     const double stddev = gain * std::sqrt(2.0 / static_cast<double>(fan_in + fan_out));
     const double bound = std::sqrt(3.0) * stddev;
@@ -28,6 +36,7 @@ void xavier_uniform_(Tensor& t, double gain, Generator& gen) {
 }
 
 void xavier_normal_(Tensor& t, double gain, Generator& gen) {
+    if (t.numel() == 0) return;  // as kaiming: nothing to draw (torch divides by a zero fan)
     const auto [fan_in, fan_out] = fans(t);
     normal_(t, 0.0, gain * std::sqrt(2.0 / static_cast<double>(fan_in + fan_out)), gen);
 }

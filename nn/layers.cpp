@@ -17,8 +17,9 @@ long checked_padding_idx(std::optional<long> padding_idx, std::size_t num) {
     return p < 0 ? p + n : p;
 }
 
-float checked_eps(const char* type, const char* name, float eps) {
-    if (!(eps >= 0.f && std::isfinite(eps))) fail("{}: {} must be a finite number >= 0, got {}", type, name, eps);
+float checked_eps(const Module& m, const char* type, const char* name, float eps) {
+    if (!(eps >= 0.f && std::isfinite(eps)))
+        module_error(m, type, fmt::format("{} must be a finite number >= 0, got {}", name, eps));
     return eps;
 }
 
@@ -87,7 +88,7 @@ Tensor Conv1d::forward(const Tensor& x) const {
     return scope.output(conv1d(x, weight, bias, padding));
 }
 
-LayerNorm::LayerNorm(const LayerNormOptions& o) : eps(checked_eps("LayerNorm", "eps", o.eps())) {
+LayerNorm::LayerNorm(const LayerNormOptions& o) : eps(checked_eps(*this, "LayerNorm", "eps", o.eps())) {
     weight = register_parameter("weight", Tensor::ones({o.normalized_shape()}));
     bias = register_parameter("bias", Tensor::zeros({o.normalized_shape()}));
 }
@@ -95,11 +96,12 @@ LayerNorm::LayerNorm(const LayerNormOptions& o) : eps(checked_eps("LayerNorm", "
 Tensor LayerNorm::forward(const Tensor& x) const {
     auto scope = enter(x);
     check_last_axis(*this, "LayerNorm", x, "normalized size", weight.numel());
+    checked_eps(*this, "LayerNorm", "eps", eps);  // a public member: it may have changed since construction
     return scope.output(layer_norm(x, weight, bias, eps));
 }
 
 LayerNormUnbiased::LayerNormUnbiased(const LayerNormUnbiasedOptions& o)
-    : epsilon(checked_eps("LayerNormUnbiased", "epsilon", o.epsilon())) {
+    : epsilon(checked_eps(*this, "LayerNormUnbiased", "epsilon", o.epsilon())) {
     gamma = register_parameter("gamma", Tensor::ones({o.features()}));
     beta = register_parameter("beta", Tensor::zeros({o.features()}));
 }
@@ -108,6 +110,7 @@ LayerNormUnbiased::LayerNormUnbiased(const LayerNormUnbiasedOptions& o)
 Tensor LayerNormUnbiased::forward(const Tensor& x) const {
     auto scope = enter(x);
     check_last_axis(*this, "LayerNormUnbiased", x, "features", gamma.numel());
+    checked_eps(*this, "LayerNormUnbiased", "epsilon", epsilon);
     Tensor mu = mean(x, {-1}, true);
     Tensor sigma = stddev(x, {-1}, /*unbiased=*/true, true);
     return scope.output(gamma * (x - mu) / (sigma + epsilon) + beta);

@@ -120,9 +120,11 @@ void Module::load_state_dict(const NamedTensors& state, bool strict) {
     std::map<std::string, Tensor> mine;
     for (auto& [name, t] : state_dict()) mine.emplace(name, t);
     std::set<std::string> given;
-    std::vector<std::string> unexpected, mismatched;
+    std::vector<std::string> unexpected, mismatched, repeated;
     for (const auto& [name, value] : state) {
-        given.insert(name);
+        // a name given twice: which value is meant is unknowable, so neither is loaded
+        if (!given.insert(name).second && std::find(repeated.begin(), repeated.end(), name) == repeated.end())
+            repeated.push_back(name);
         auto it = mine.find(name);
         if (it == mine.end()) {
             unexpected.push_back(name);
@@ -135,7 +137,7 @@ void Module::load_state_dict(const NamedTensors& state, bool strict) {
     std::vector<std::string> missing;
     for (auto& [name, t] : state_dict())
         if (!given.count(name)) missing.push_back(name);
-    if (!mismatched.empty() || (strict && (!missing.empty() || !unexpected.empty()))) {
+    if (!mismatched.empty() || !repeated.empty() || (strict && (!missing.empty() || !unexpected.empty()))) {
         std::string msg = fmt::format("load_state_dict{}: the state does not fit the module",
                                       path_.empty() ? "" : " (" + path_ + ")");
         auto list = [&](const char* what, const std::vector<std::string>& v) {
@@ -144,6 +146,7 @@ void Module::load_state_dict(const NamedTensors& state, bool strict) {
             for (const std::string& s : v) msg += "\n    " + s;
         };
         list("shape mismatches", mismatched);
+        list("keys given more than once", repeated);
         if (strict) {
             list("missing keys", missing);
             list("unexpected keys", unexpected);

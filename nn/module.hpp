@@ -117,7 +117,12 @@ class ModuleList : public Module {
 public:
     void push_back(std::shared_ptr<M> m) { items_.push_back(register_module(std::to_string(items_.size()), std::move(m))); }
     std::size_t size() const { return items_.size(); }
-    M& operator[](std::size_t i) const { return *items_.at(i); }
+    M& operator[](std::size_t i) const {
+        if (i >= items_.size())
+            fail("ModuleList{}: index {} is out of range for {} modules", path().empty() ? "" : " '" + path() + "'", i,
+                 items_.size());
+        return *items_[i];
+    }
     auto begin() const { return items_.begin(); }
     auto end() const { return items_.end(); }
 

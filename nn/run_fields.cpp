@@ -1,9 +1,11 @@
 #include <xtgrad/nn/run_fields.hpp>
 
 #include <xtgrad/autograd/error.hpp>
+#include <xtgrad/optim/schedule.hpp>
 
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <string_view>
 
 namespace xtgrad::nn::detail {
@@ -82,19 +84,21 @@ std::string RunFields::schedule() const {
     const nlohmann::json state = parsed_json("schedule");
     if (!state.is_object()) fail_field("schedule", "must be an object");
     const auto last = state.find("last_epoch");
-    if (last == state.end() || !last->is_number_integer() || last->get<long>() < 0)
-        fail_field("schedule", "last_epoch must be a whole number >= 0");
+    // unsigned: a negative or fractional number, or one past LRScheduler's bound, is not a step count
+    if (last == state.end() || !last->is_number_unsigned() ||
+        last->get<std::uint64_t>() > static_cast<std::uint64_t>(optim::LRScheduler::kMaxStep))
+        fail_field("schedule", fmt::format("last_epoch must be a whole number in [0, {}]", optim::LRScheduler::kMaxStep));
     const auto lr = state.find("_last_lr");
     if (lr == state.end() || !lr->is_array() || lr->size() != 1 || !finite_json_number((*lr)[0]) || (*lr)[0].get<double>() < 0)
         fail_field("schedule", "_last_lr must be a list of one finite number >= 0");
     return state.dump();
 }
 
-void check_optimizer_entries(const std::string& path, const std::vector<std::pair<std::string, Array>>& entries,
-                             long epoch) {
+void check_optimizer_entries(const char* verb, const std::string& path,
+                             const std::vector<std::pair<std::string, Array>>& entries, long epoch) {
     if (epoch > 0 && entries.empty())
-        fail("load '{}': the run did {} epochs or steps but holds no optimizer state (no 'optimizer.state.*' entry)",
-             path, epoch);
+        fail("{} '{}': the run did {} epochs or steps but holds no optimizer state (no 'optimizer.state.*' entry)",
+             verb, path, epoch);
 }
 
 }  // namespace xtgrad::nn::detail

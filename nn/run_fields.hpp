@@ -45,8 +45,9 @@ private:
 
 // A run that did steps (epoch > 0) holds optimizer state: a file without any "optimizer.state.*"
 // entry would resume with zeroed moments (Optimizer::load_state_dict checks each parameter's
-// entries, but an empty state is a valid one for an optimizer that never stepped).
-void check_optimizer_entries(const std::string& path, const std::vector<std::pair<std::string, Array>>& entries,
+// entries, but an empty state is a valid one for an optimizer that never stepped). save_run
+// applies the same check ("save"), so it never writes a file load_run would refuse.
+void check_optimizer_entries(const char* verb, const std::string& path, const std::vector<std::pair<std::string, Array>>& entries,
                              long epoch);
 
 }  // namespace xtgrad::nn::detail

@@ -15,6 +15,7 @@
 #include <xtgrad/simd/vector_kernels.hpp>
 
 #include <algorithm>
+#include <limits>
 
 namespace xtgrad {
 
@@ -83,6 +84,12 @@ Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::si
     if (weight.size(1) != d.Cin)
         fail("conv1d: input {} has {} channels but weight {} expects {}", shape_str(x.shape()), d.Cin,
              shape_str(weight.shape()), weight.size(1));
+    // The products take int sizes: the padded length and a column's Cin·K must fit one (and
+    // L + 2·padding must not wrap a size_t into a short, wrong output).
+    constexpr std::size_t kMaxDim = std::numeric_limits<int>::max();
+    if (padding > kMaxDim / 2 || d.L > kMaxDim - 2 * padding || d.Cout > kMaxDim || d.Cin > kMaxDim / std::max<std::size_t>(d.K, 1))
+        fail("conv1d: sizes too large for the products (at most {} each): input {}, weight {}, padding {}", kMaxDim,
+             shape_str(x.shape()), shape_str(weight.shape()), padding);
     if (d.L + 2 * padding < d.K)
         fail("conv1d: kernel size {} is longer than the padded input length {} (input {})", d.K, d.L + 2 * padding,
              shape_str(x.shape()));

@@ -178,6 +178,7 @@ void layer_norm_backward(const float* g, const float* x, const float* w, const f
 Tensor layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, float eps) {
     detail::require_defined(x, "layer_norm", "the input");
     if (x.dim() == 0) fail("layer_norm: needs at least one dim, got a scalar");
+    if (!(eps >= 0.f && std::isfinite(eps))) fail("layer_norm: eps must be a finite number >= 0, got {}", eps);
     const std::size_t d = x.size(-1), rows = x.numel() / std::max<std::size_t>(d, 1);
     for (const Tensor* p : {&weight, &bias})
         if (p->defined() && p->shape() != Shape{d})

@@ -171,9 +171,11 @@ Tensor product(const Tensor& a, const Tensor& b, bool b_t, float alpha, const ch
 Tensor matmul(const Tensor& a, const Tensor& b) {
     detail::require_defined(a, "matmul", "the first operand");
     detail::require_defined(b, "matmul", "the second operand");
+    if (a.dim() == 0 || b.dim() == 0) fail("matmul: operands must have at least 1 dim, got {} and {}", shape_str(a.shape()), shape_str(b.shape()));
+    // torch's 1-D rules: a vector is a row on the left, a column on the right; both: the dot product (0-d)
+    if (a.dim() == 1 && b.dim() == 1) return squeeze(squeeze(matmul(unsqueeze(a, 0), unsqueeze(b, 1)), -1), -1);
     if (a.dim() == 1) return squeeze(matmul(unsqueeze(a, 0), b), -2);
     if (b.dim() == 1) return squeeze(matmul(a, unsqueeze(b, 1)), -1);
-    if (a.dim() == 0 || b.dim() == 0) fail("matmul: operands must have at least 1 dim, got {} and {}", shape_str(a.shape()), shape_str(b.shape()));
     return product(a, b, false, 1.f, "matmul");
 }
 

@@ -77,6 +77,9 @@ int main(int argc, char** argv) {
         Generator probe(1);  // the power iteration's start
         for (long epoch = 0; epoch <= epochs; ++epoch) {
             const Tensor l = loss(p);
+            if (!std::isfinite(l.item()))  // diverged: the step is past 2 / sharpness, every later number garbage
+                fail("curvature: the loss is {} at epoch {}: gradient descent at lr {:g} diverged (a stable lr stays "
+                     "below 2 / sharpness)", l.item(), epoch, lr);
             if (epoch % every == 0 || epoch == epochs)
                 fmt::print("epoch {:5d}  loss {:.4f}  sharpness {:.4f}\n", epoch, l.item(),
                            top_eigenvalue(loss, p, iterations, probe));

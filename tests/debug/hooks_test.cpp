@@ -43,6 +43,21 @@ TEST_CASE("a hook that returns another shape is an error naming the tensor") {
     test::expect_error([&] { sum(x).backward(); }, {"register_hook", "'x'", "(3)", "(2)"});
 }
 
+TEST_CASE("a hook that throws something else than an Error stops backward with an Error naming the tensor") {
+    Tensor x = Tensor::from_vector({1, 2}, {2}, true).set_name("x");
+    x.register_hook([](const Array&) -> Array { throw std::runtime_error("pah"); });
+    test::expect_error([&] { sum(x).backward(); }, {"register_hook: a hook on 'x' (2) threw: pah"});
+    Tensor y = Tensor::from_vector({1, 2}, {2}, true).set_name("y");
+    y.register_hook([](const Array&) -> Array { throw 7; });
+    test::expect_error([&] { sum(y).backward(); }, {"register_hook: a hook on 'y' (2) threw a non-standard exception"});
+    Tensor z = Tensor::from_vector({1, 2}, {2}, true).set_name("z");
+    z.register_hook([](const Array&) -> Array { fail("my_check: refused"); });
+    test::expect_error([&] { sum(z).backward(); }, {"my_check: refused"});  // an Error passes unchanged
+    Tensor w = Tensor::from_vector({1, 2}, {2}, true).set_name("w");
+    [[maybe_unused]] const auto handle = register_post_accumulate_grad_hook(w, [](TensorImpl&) { throw std::logic_error("late"); });
+    test::expect_error([&] { sum(w).backward(); }, {"register_post_accumulate_grad_hook: a hook on 'w' threw: late"});
+}
+
 TEST_CASE("register_hook needs a tensor that requires grad") {
     Tensor c = Tensor::ones({2}).set_name("c");
     test::expect_error([&] { c.register_hook([](const Array& g) { return g; }); }, {"register_hook", "'c'"});

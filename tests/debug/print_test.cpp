@@ -2,7 +2,9 @@
 #include "test_util.hpp"
 #include "winter_games_small.hpp"
 
+#include <algorithm>
 #include <csignal>
+#include <limits>
 
 using namespace xtgrad;
 
@@ -37,6 +39,16 @@ TEST_CASE("a shared tensor is shown once in the tree") {
     Tensor h = x * 2.f;
     const std::string g = debug::graph_string(*(h + h).impl(), 5);
     CHECK(g.find("(shown above)") != std::string::npos);
+}
+
+TEST_CASE("a graph deeper than kMaxGraphDepth is shown that deep, not as text growing with depth squared") {
+    Tensor x = Tensor::from_vector({1}, {1}, true).set_name("x");
+    Tensor y = x;
+    for (int i = 0; i < 3000; ++i) y = y * 1.f;
+    const std::string g = debug::graph_string(*y.impl(), std::numeric_limits<int>::max());
+    CHECK(std::count(g.begin(), g.end(), '\n') == debug::kMaxGraphDepth + 2);  // the levels, then "..."
+    CHECK(g.find("`- ...") != std::string::npos);
+    CHECK(g.find("x (1)") == std::string::npos);  // the leaf lies deeper
 }
 
 TEST_CASE("break filters: by op, by module path (a path matches its sub-modules, not its siblings)") {

@@ -34,6 +34,13 @@ bool block_cache_expected() {
 }
 }  // namespace
 
+TEST_CASE("a request larger than a process can address is an Error naming its size, not std::bad_alloc") {
+    // before any rounding could wrap the size (SIZE_MAX rounded up to 64 bytes is 0)
+    for (std::size_t bytes : {memory::kMaxArrayBytes + 1, SIZE_MAX - 10, SIZE_MAX})
+        test::expect_error([&] { memory::allocate(bytes); }, {"out of memory", "could not be allocated"});
+    test::expect_error([] { xtgrad::Array::from_shape({(std::size_t{1} << 45) + 1}); }, {"out of memory", "GiB"});
+}
+
 TEST_CASE("every array's block is 64-byte aligned, from the heap and from the block cache") {
     for (std::size_t n : {std::size_t{1}, std::size_t{3}, std::size_t{1000}, std::size_t{300'000}, std::size_t{5'000'000}}) {
         CAPTURE(n);

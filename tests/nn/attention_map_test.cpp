@@ -4,6 +4,7 @@
 #include "tests/io/io_test_util.hpp"
 #include "tests/test_util.hpp"
 
+#include <xtgrad/autograd/utf8_text.hpp>
 #include <xtgrad/nn/tutorial_c/showgraph.hpp>
 
 #include <algorithm>
@@ -146,6 +147,37 @@ TEST_CASE("attention maps: axis titles, and masked cells drawn apart from weight
     m.masked = Mask{{false, true}};
     test::expect_error([&] { nn::write_attention_svg(dir.file("bad.svg"), m); },
                        {"write_attention_svg", "mask", "(1,2)", "(3,3)"});
+}
+
+TEST_CASE("attention maps: labels of raw bytes and control characters stay well-formed XML and plain text") {
+    AttentionMap m = map_of(Array{{1.f, 0.f}, {0.5f, 0.5f}});
+    m.query_words = {"\xff\x1b[2J", "it's"};
+    m.key_words = {"北京", "a\x01<b>"};
+    m.title = "t\xc3";
+    test::TempDir dir;
+    nn::write_attention_svg(dir.file("m.svg"), m);
+    const std::string svg = test::read_bytes(dir.file("m.svg"));
+    CHECK(valid_utf8(svg) == svg);  // every byte sequence well-formed
+    CHECK(std::none_of(svg.begin(), svg.end(), [](char c) {
+        return static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t';  // XML 1.0 forbids the rest of C0
+    }));
+    CHECK(svg.find("\xEF\xBF\xBD[2J") != std::string::npos);  // 0xff and ESC each as U+FFFD
+    CHECK(svg.find(">it's</text>") != std::string::npos);
+    CHECK(svg.find("北京") != std::string::npos);
+    CHECK(svg.find("a\xEF\xBF\xBD&lt;b&gt;") != std::string::npos);
+    const std::string text = nn::attention_text(m);
+    CHECK(text.find('\x1b') == std::string::npos);  // no escape sequence reaches the terminal
+    CHECK(text.find("\\xff\\x1b[2J") != std::string::npos);
+    CHECK(text.find("北京 a\\x01<b>") != std::string::npos);
+}
+
+TEST_CASE("attention maps: is_masked outside the mask is an Error, not a read past it") {
+    AttentionMap m = map_of(Array{{1.f, 0.f}, {0.5f, 0.5f}});
+    CHECK_FALSE(m.is_masked(50, 50));  // no mask: nothing is masked
+    m.masked = Mask{{false, true}, {false, false}};
+    CHECK(m.is_masked(0, 1));
+    test::expect_error([&] { m.is_masked(50, 50); }, {"AttentionMap::is_masked", "(50, 50)", "(2,2)"});
+    test::expect_error([&] { m.is_masked(0, 2); }, {"AttentionMap::is_masked", "(0, 2)"});
 }
 
 TEST_CASE("attention maps: select_attention_map reads tutorial A's, B/C/D's and D's averaged layouts") {

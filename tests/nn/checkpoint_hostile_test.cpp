@@ -8,6 +8,7 @@
 #include "tests/io/io_test_util.hpp"
 #include "tests/test_util.hpp"
 
+#include <filesystem>
 #include <functional>
 
 TEST_SUITE_BEGIN("nn");
@@ -114,8 +115,10 @@ TEST_CASE("run checkpoint: hyperparameters of the wrong type, missing or out of 
     expect_load_refused(group_edit("\"params\":[0,1]", "\"params\":[0]"), {"saved group has 1 parameters, this optimizer has 2"});
     expect_load_refused(group_edit("[{", "[{},{"), {"run.safetensors", "param_groups must be a list of one group"});
     expect_load_refused(group_edit("[{", "[{\"lr\""), {"metadata entry 'optimizer.param_groups'", "not valid JSON"});
-    expect_load_refused([](NamedArrays&, auto& meta) { meta["schedule"] = R"({"last_epoch":"2","_last_lr":[0.01]})"; },
-                   {"metadata entry 'schedule'", "last_epoch must be a whole number >= 0"});
+    for (const char* last : {"\"2\"", "-1", "2.7", "9223372036854775807", "18446744073709551615", "1e30"})
+        expect_load_refused([&](NamedArrays&, auto& meta) {
+            meta["schedule"] = fmt::format(R"({{"last_epoch":{},"_last_lr":[0.01]}})", last);
+        }, {"metadata entry 'schedule'", "last_epoch must be a whole number in [0, 9007199254740992]"});
     expect_load_refused([](NamedArrays&, auto& meta) { meta["schedule"] = R"({"last_epoch":2,"_last_lr":[-1]})"; },
                    {"'schedule'", "_last_lr"});
     for (const char* epoch : {" 2", "2x", "-1", "1e3", "", "99999999999999999999"})
@@ -156,6 +159,67 @@ TEST_CASE("run checkpoint: a failure after the model was read puts the model, op
     }, {"run.safetensors", "'state.0.exp_avg' has shape (5)"});
     // a model tensor of the wrong shape
     expect_load_refused([](NamedArrays& t, auto&) { t[0].second = zero_array(Shape{1}); }, {"run.safetensors", "fc.weight"});
+}
+
+TEST_CASE("save_run refuses, before writing, a run that load_run would refuse") {
+    test::TempDir dir;
+    const std::string path = dir.file("run.safetensors");
+    HostileRun run;
+    run.steps(1);
+    Generator other{5};
+    auto refused = [&](const RunState& state, std::initializer_list<const char*> message,
+                       const std::map<std::string, std::string>& metadata = {}) {
+        test::expect_error([&] { save_run(path, run.net, state, metadata); }, message);
+        CHECK_FALSE(std::filesystem::exists(path));
+    };
+    RunState state = run.state;
+    state.generators.emplace_back("spare", nullptr);
+    refused(state, {"save '", "generator 'spare' is a null pointer"});
+    state.generators.back().second = &other;
+    state.generators.back().first = "data";
+    refused(state, {"two generators are named 'data'"});
+    state = run.state;
+    state.epoch = -5;
+    refused(state, {"epoch -5 must be >= 0"});
+    refused(run.state, {"metadata entry 'xtgrad.run'", "run marker"}, {{"xtgrad.run", "1"}});
+    test::expect_error([&] { nn::save(run.net, path, {{"xtgrad.run", "1"}}); }, {"xtgrad.run"});
+    CHECK_FALSE(std::filesystem::exists(path));
+    // epochs done but no optimizer state: the file would not resume
+    HostileRun fresh;
+    fresh.state.epoch = 3;
+    test::expect_error([&] { save_run(path, fresh.net, fresh.state); },
+                       {"save '", "3 epochs or steps but holds no optimizer state"});
+    CHECK_FALSE(std::filesystem::exists(path));
+}
+
+namespace {
+// A model with a child named "optimizer": its entries share the run's "optimizer." prefix.
+struct OptimizerNamedNet : Module {
+    std::shared_ptr<Linear> optimizer = register_module("optimizer", std::make_shared<Linear>(3, 2));
+};
+}  // namespace
+
+TEST_CASE("run checkpoint: a child module named 'optimizer' saves and resumes with its own entries") {
+    test::TempDir dir;
+    const std::string path = dir.file("run.safetensors");
+    manual_seed(4);
+    OptimizerNamedNet net;
+    optim::Adam opt{net.parameters(), optim::AdamOptions(0.01)};
+    sum(net.optimizer->forward(Tensor::ones({2, 3}))).backward();
+    opt.step();
+    RunState state;
+    state.optimizer = &opt;
+    state.epoch = 1;
+    save_run(path, net, state);
+    manual_seed(5);
+    OptimizerNamedNet other;
+    optim::Adam other_opt{other.parameters(), optim::AdamOptions(0.01)};
+    RunState resumed;
+    resumed.optimizer = &other_opt;
+    CHECK(load_run(path, other, resumed).has_run_state);
+    CHECK(resumed.epoch == 1);
+    CHECK(test::max_abs_diff(other.optimizer->weight.data(), net.optimizer->weight.data()) == 0.f);
+    CHECK(other_opt.state_dict().tensors.size() == opt.state_dict().tensors.size());
 }
 
 TEST_SUITE_END();

@@ -228,4 +228,52 @@ TEST_CASE("zero-sized Linear layers are valid and empty, as in PyTorch") {
     CHECK(z.shape() == Shape{4, 0});
 }
 
+TEST_CASE("init on a weight with a zero dim draws nothing; a NaN mean is refused, the weight unchanged") {
+    // fan_in / fan_out once divided numel by out · in: a (0, 3) weight was a division by zero (SIGFPE)
+    for (const Shape& shape : {Shape{0, 3}, Shape{3, 0}, Shape{0, 0}, Shape{2, 0, 5}}) {
+        Tensor w = Tensor::zeros(shape);
+        CHECK_NOTHROW(init::xavier_uniform_(w));
+        CHECK_NOTHROW(init::xavier_normal_(w));
+        CHECK_NOTHROW(init::kaiming_uniform_(w, 0.0));
+    }
+    Tensor conv = Tensor::zeros({4, 2, 3});  // (out, in, kernel): fans 2·3 and 4·3, as torch
+    CHECK(init::fans(conv) == std::pair<std::size_t, std::size_t>{6, 12});
+    Tensor w = Tensor::ones({2, 2});
+    test::expect_error([&] { init::normal_(w, std::nan(""), 1.0); }, {"normal_", "mean nan"});
+    test::expect_error([&] { init::normal_(w, 0.0, INFINITY); }, {"normal_", "std inf"});
+    for (float v : w.data()) CHECK(v == 1.f);
+}
+
+TEST_CASE("modules refuse what they cannot hold or index, naming it") {
+    // sizes no process can address: an Error naming the shape, not std::bad_alloc
+    test::expect_error([] { Linear(std::size_t{1} << 40, std::size_t{1} << 20); }, {"more elements than fit in memory"});
+    test::expect_error([] { Embedding(std::size_t{1} << 40, std::size_t{1} << 20); }, {"more elements than fit in memory"});
+    test::expect_error([] { Tensor::zeros({std::size_t{1} << 40, std::size_t{1} << 20}); },
+                       {"(1099511627776,1048576)", "more elements than fit in memory"});
+    Model m;
+    test::expect_error([&] { m.blocks->operator[](2); }, {"ModuleList 'blocks'", "index 2", "2 modules"});
+}
+
+TEST_CASE("load_state_dict: a key given twice is refused and nothing is loaded") {
+    Model m;
+    NamedTensors state = m.state_dict();
+    state.emplace_back("scale", Tensor::full({3}, 2.f));
+    state.emplace_back("scale", Tensor::full({3}, 5.f));
+    for (bool strict : {true, false})
+        test::expect_error([&] { m.load_state_dict(state, strict); }, {"keys given more than once (1)", "scale"});
+    for (float v : m.scale.data()) CHECK(v == 1.f);
+}
+
+TEST_CASE("layer norm: an eps set after construction is checked when it is used") {
+    LayerNorm ln(3);
+    LayerNormUnbiased unbiased(3);
+    const Tensor x = rnd({2, 3});
+    for (float eps : {-1.f, std::nanf(""), INFINITY}) {
+        ln.eps = eps;
+        test::expect_error([&] { ln.forward(x); }, {"LayerNorm", "eps must be a finite number >= 0"});
+        unbiased.epsilon = eps;
+        test::expect_error([&] { unbiased.forward(x); }, {"LayerNormUnbiased", "epsilon must be a finite number >= 0"});
+    }
+}
+
 TEST_SUITE_END();

@@ -112,3 +112,10 @@ TEST_CASE("layer_norm: a variance past float's range gives NaN as torch's does, 
     Tensor y = layer_norm(x, {}, {}, 1e-5f);
     for (std::size_t j = 0; j < 4; ++j) CHECK(std::isnan(y.data()(0, j)));
 }
+
+TEST_CASE("layer_norm: an eps that is negative or not finite is refused (it could only give NaN)") {
+    const Tensor x = Tensor::from_vector({1.f, 1.f}, {1, 2});  // variance 0: eps is the whole denominator
+    for (float eps : {-1.f, std::nanf(""), INFINITY})
+        test::expect_error([&] { layer_norm(x, {}, {}, eps); }, {"layer_norm: eps must be a finite number >= 0"});
+    CHECK_NOTHROW(layer_norm(x + Tensor::from_vector({0.f, 1.f}, {1, 2}), {}, {}, 0.f));  // torch allows 0
+}

@@ -38,6 +38,12 @@ TEST_CASE("matmul of vectors") {
     CHECK(gradcheck([](const V& x) { return matmul(x[0], x[1]); }, {rnd({4}, 9), rnd({4, 3}, 10)}));
     CHECK(gradcheck([](const V& x) { return matmul(x[0], x[1]); }, {rnd({2, 4}, 11), rnd({4}, 12)}));
     CHECK(matmul(rnd({2, 4}), rnd({4})).shape() == Shape{2});
+    // both 1-D: the dot product, a 0-d tensor (torch's rule)
+    const Tensor dot = matmul(Tensor::from_vector({1, 2, 3}, {3}), Tensor::from_vector({4, 5, 6}, {3}));
+    CHECK(dot.shape() == Shape{});
+    CHECK(dot.item() == 32.f);
+    CHECK(gradcheck([](const V& x) { return matmul(x[0], x[1]); }, {rnd({5}, 13), rnd({5}, 14)}));
+    test::expect_error([] { matmul(rnd({3}), rnd({4})); }, {"matmul", "(1,3)", "(4,1)"});
 }
 
 TEST_CASE("matmul accumulates into existing gradients (beta = 1)") {

@@ -73,10 +73,10 @@ TEST_CASE("shape ops name the shapes and values at fault") {
 
 TEST_CASE("sizes that overflow are an Error, never a short allocation") {
     const std::size_t huge = std::size_t{1} << 61;
-    test::expect_error([&] { (void)Tensor::zeros({huge, 16}); }, {"overflows", "(2305843009213693952,16)"});
+    test::expect_error([&] { (void)Tensor::zeros({huge, 16}); }, {"more elements than fit in memory", "(2305843009213693952,16)"});
     Tensor a = test::rnd({1, 3}, 1);
-    test::expect_error([&] { (void)expand(a, {huge, 16, 3}); }, {"expand", "overflows"});
-    test::expect_error([&] { (void)reshape(a, {static_cast<long>(huge), 16, -1}); }, {"reshape", "overflows"});
+    test::expect_error([&] { (void)expand(a, {huge, 16, 3}); }, {"expand", "more elements than fit in memory"});
+    test::expect_error([&] { (void)reshape(a, {static_cast<long>(huge), 16, -1}); }, {"reshape", "more elements than fit in memory"});
     // a zero-sized dim next to huge ones has no elements, and no overflow
     Tensor empty = Tensor::zeros({huge, 0}, true);
     CHECK(empty.numel() == 0);
