@@ -46,7 +46,8 @@ Tensor operator/(const Tensor& a, float b);
 Tensor operator/(float a, const Tensor& b);
 
 // ---- matrix products (ops/matmul.cpp, through gemm/blas.cpp: oneDNN or OpenBLAS) ----
-// a (..., M, K) @ b (..., K, N) -> (..., M, N); batch dims broadcast.
+// a (..., M, K) @ b (..., K, N) -> (..., M, N); batch dims broadcast. A 1-D operand is a row on
+// the left, a column on the right (its dim dropped from the result); two 1-D: their dot product, 0-d.
 Tensor matmul(const Tensor& a, const Tensor& b);
 // alpha · a (..., M, K) @ b (..., N, K)ᵀ -> (..., M, N): matmul(a, transpose(b, -2, -1)) * alpha
 // without the transpose copy (the GEMM reads b transposed) or the scaling pass (alpha is the
