@@ -158,7 +158,8 @@ void Node::run(const Array& grad_out) {
     if (released_ || !fn_)
         fail("{}: this part of the graph was freed by an earlier backward(); call the first "
              "backward with retain_graph = true to backpropagate twice", op_);
-    fn_(*this, grad_out);
+    // a backward of the user's own (make_result) that throws another type stops backward with an Error too
+    detail::call_user_hook([&] { fn_(*this, grad_out); }, [&] { return fmt::format("{}'s backward", op_); });
 }
 
 void Node::run(std::shared_ptr<Array> grad_out, bool last_run, const std::vector<GradientConsumer*>* consumers) {

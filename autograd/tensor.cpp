@@ -157,6 +157,7 @@ void Tensor::retain_grad() {
 
 void Tensor::register_hook(std::function<Array(const Array&)> hook) {
     if (!requires_grad()) fail("register_hook: '{}' does not require grad, so no gradient will reach it", name());
+    if (!hook) fail("register_hook: the hook on '{}' is empty (a default-constructed std::function)", name());
     impl_->hooks.push_back(std::move(hook));
 }
 

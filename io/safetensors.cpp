@@ -264,6 +264,10 @@ std::string make_header(const std::string& path, const NamedArrays& tensors,
         if (name == kMetadataKey)
             fail("save_safetensors: '{}': \"__metadata__\" is reserved and cannot name a tensor", path);
         if (!names.insert(name).second) fail("save_safetensors: '{}': duplicate tensor name '{}'", path, name);
+        // what load_safetensors refuses is not written (a (0, 2^64-1, ...) shape, an over-long header)
+        const Shape shape(array.shape().begin(), array.shape().end());
+        if (const std::string problem = shape_problem(shape, sizeof(float)); !problem.empty())
+            fail("save_safetensors: '{}': tensor '{}': {}", path, name, problem);
         const std::uint64_t bytes = array.size() * sizeof(float);
         root[name] = {{"dtype", "F32"},
                       {"shape", Shape(array.shape().begin(), array.shape().end())},
@@ -277,6 +281,9 @@ std::string make_header(const std::string& path, const NamedArrays& tensors,
         fail("save_safetensors: '{}': {}", path, e.what());
     }
     text.append((8 - text.size() % 8) % 8, ' ');
+    if (text.size() > kSafetensorsMaxHeaderBytes)
+        fail("save_safetensors: '{}': the header (names, shapes and metadata) would be {} bytes, more than the {} "
+             "bytes a header may have", path, text.size(), kSafetensorsMaxHeaderBytes);
     return text;
 }
 

@@ -8,6 +8,7 @@
 #include <array>
 #include <cmath>
 #include <ostream>
+#include <string_view>
 
 namespace xtgrad::nn {
 
@@ -27,15 +28,23 @@ std::string viridis(float t) {
 
 // A label as SVG text: well-formed UTF-8 (each stray byte U+FFFD), the characters XML gives a
 // meaning escaped (an apostrophe may stay: attributes are double-quoted) and the control bytes
-// XML 1.0 forbids (C0 but tab and newline) as U+FFFD: raw bytes must not make the file unreadable.
+// and characters XML 1.0 forbids (C0 but tab and newline; U+FFFE, U+FFFF) as U+FFFD: raw bytes must
+// not make the file unreadable.
 std::string escape(const std::string& s) {
+    static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
+    const std::string text = valid_utf8(s);
     std::string out;
-    for (char c : valid_utf8(s)) {
-        if (c == '<') out += "&lt;";
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        const std::string_view rest = std::string_view(text).substr(i, 3);
+        if (rest == "\xEF\xBF\xBE" || rest == "\xEF\xBF\xBF") {  // U+FFFE, U+FFFF: not XML characters either
+            out += kReplacement;
+            i += 2;
+        } else if (c == '<') out += "&lt;";
         else if (c == '>') out += "&gt;";
         else if (c == '&') out += "&amp;";
         else if (c == '"') out += "&quot;";
-        else if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') out += "\xEF\xBF\xBD";
+        else if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n') out += kReplacement;
         else out += c;
     }
     return out;

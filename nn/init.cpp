@@ -9,14 +9,18 @@ namespace xtgrad::nn::init {
 void uniform_(Tensor& t, double lo, double hi, Generator& gen) { fill_uniform(t.mutable_data().data(), t.numel(), lo, hi, gen); }
 
 void normal_(Tensor& t, double mean, double stddev, Generator& gen) {
-    // torch fills NaN from a NaN mean; a weight of NaN can only be garbage, so it is refused here
-    if (!std::isfinite(mean) || !std::isfinite(stddev))
-        fail("normal_: mean and std must be finite, got mean {} and std {} for a tensor {}", mean, stddev,
-             shape_str(t.shape()));
     fill_normal(t.mutable_data().data(), t.numel(), mean, stddev, gen);
 }
 
 void constant_(Tensor& t, float value) { t.mutable_data().fill(value); }
+
+namespace {
+// A gain the bounds are computed from: finite, >= 0, else the error names it
+// rather than the bounds it would make.
+void check_gain(const char* who, double gain) {
+    if (!std::isfinite(gain) || gain < 0) fail("{}: gain must be a finite number >= 0, got {}", who, gain);
+}
+}  // namespace
 
 std::pair<std::size_t, std::size_t> fans(const Tensor& w) {
     if (w.dim() < 2) fail("init: fan in/out need a weight with at least 2 dims, got {} for '{}'", shape_str(w.shape()), w.name());
@@ -28,6 +32,7 @@ std::pair<std::size_t, std::size_t> fans(const Tensor& w) {
 }
 
 void xavier_uniform_(Tensor& t, double gain, Generator& gen) {
+    check_gain("xavier_uniform_", gain);
     if (t.numel() == 0) return;  // as kaiming: nothing to draw (torch divides by a zero fan)
     const auto [fan_in, fan_out] = fans(t);
     const double stddev = gain * std::sqrt(2.0 / static_cast<double>(fan_in + fan_out));
@@ -36,12 +41,14 @@ void xavier_uniform_(Tensor& t, double gain, Generator& gen) {
 }
 
 void xavier_normal_(Tensor& t, double gain, Generator& gen) {
+    check_gain("xavier_normal_", gain);
     if (t.numel() == 0) return;  // as kaiming: nothing to draw (torch divides by a zero fan)
     const auto [fan_in, fan_out] = fans(t);
     normal_(t, 0.0, gain * std::sqrt(2.0 / static_cast<double>(fan_in + fan_out)), gen);
 }
 
 void kaiming_uniform_(Tensor& t, double a, Generator& gen) {
+    if (!std::isfinite(a)) fail("kaiming_uniform_: the slope a must be finite, got {}", a);
     if (t.numel() == 0) return;  // torch: "Initializing zero-element tensors is a no-op" (no draw)
     const std::size_t fan_in = fans(t).first;
     if (fan_in == 0) fail("kaiming_uniform_: zero fan_in for a weight of shape {}", shape_str(t.shape()));

@@ -46,8 +46,18 @@ Tensor Module::register_buffer(const std::string& name, Tensor t) {
 void Module::attach_child(const std::string& name, std::shared_ptr<Module> child) {
     check_new_name(name, "child module");
     if (!child) fail("{}: child module '{}' is null", path_.empty() ? "Module" : path_, name);
+    // A module inside itself would make every walk of the tree endless (paths, parameters):
+    // refused before anything is registered. The tree has no cycle yet, so this walk ends.
+    if (child.get() == this || child->contains(*this))
+        fail("{}: child module '{}' would contain the module itself (a cycle)", path_.empty() ? "Module" : path_, name);
     children_.emplace_back(name, child);
     child->set_path(child_path(name));
+}
+
+bool Module::contains(const Module& m) const {
+    for (const auto& [name, c] : children_)
+        if (c.get() == &m || c->contains(m)) return true;
+    return false;
 }
 
 void Module::set_path(std::string path) {

@@ -101,6 +101,7 @@ private:
     void attach_child(const std::string& name, std::shared_ptr<Module> child);
     void check_new_name(const std::string& name, const char* what) const;
     void set_path(std::string path);  // renames the whole subtree
+    bool contains(const Module& m) const;  // m is a module of this one's subtree (not itself)
     void collect(NamedTensors& out, bool params, bool buffers, bool unique) const;
 
     std::string path_;

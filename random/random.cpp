@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <sstream>
 #include <vector>
@@ -72,7 +73,8 @@ void Generator::set_state(const std::vector<std::uint8_t>& bytes) {
     if (!in.fail() && cached != "-") {
         std::istringstream bits(cached);
         std::uint64_t raw = 0;
-        if (bits >> raw && bits.eof()) next_normal = std::bit_cast<double>(raw);
+        // a cached normal is the second of a Box-Muller pair: finite (a NaN here makes randn NaN)
+        if (bits >> raw && bits.eof() && std::isfinite(std::bit_cast<double>(raw))) next_normal = std::bit_cast<double>(raw);
         else in.setstate(std::ios::failbit);
     }
     if (in.fail()) fail("Generator::set_state: {} bytes that are not a generator state", bytes.size());
@@ -87,7 +89,13 @@ Generator& default_generator() {
 void manual_seed(std::uint64_t seed) { default_generator().seed(seed); }
 
 void fill_uniform(float* data, std::size_t n, double from, double to, Generator& gen) {
-    if (!(from <= to)) fail("uniform_: expects from <= to, got from={} to={}", from, to);
+    // torch's checks: from <= to, both finite, and to - from a finite float (else every draw is
+    // inf or NaN: lo + (hi - lo) · u overflows)
+    constexpr double kFloatMax = std::numeric_limits<float>::max();
+    if (!(from <= to) || !std::isfinite(from) || !std::isfinite(to) || !(to - from <= kFloatMax) ||
+        std::abs(from) > kFloatMax || std::abs(to) > kFloatMax)
+        fail("uniform_: expects finite from <= to with to - from at most float's largest ({}), got from={} to={}",
+             kFloatMax, from, to);
     const float lo = static_cast<float>(from), hi = static_cast<float>(to);
     constexpr std::size_t chunk = 4096;  // numbers per bulk draw: 16 KiB of words, in L1
     alignas(64) std::uint32_t words[chunk];
@@ -119,7 +127,8 @@ void box_muller_16(float* d, float mean, float stddev) {
 }  // namespace
 
 void fill_normal(float* data, std::size_t n, double mean, double stddev, Generator& gen) {
-    if (!(stddev >= 0.0)) fail("normal_: expects std >= 0.0, got {}", stddev);
+    if (!(stddev >= 0.0) || !std::isfinite(stddev) || !std::isfinite(mean))
+        fail("normal_: expects a finite mean and a finite std >= 0.0, got mean {} and std {}", mean, stddev);
     if (n < 16) {
         for (std::size_t i = 0; i < n; ++i) data[i] = static_cast<float>(gen.normal_double(mean, stddev));
         return;
@@ -193,6 +202,7 @@ Tensor rand(const Shape& shape, Generator& gen, float lo, float hi, bool require
 
 Ids randint(const Shape& shape, std::int64_t lo, std::int64_t hi, Generator& gen) {
     if (hi <= lo) fail("randint: empty range [{}, {})", lo, hi);
+    checked_numel(shape, "randint");  // a count that wraps would give ids of that shape over no storage
     Ids ids = Ids::from_shape(shape);
     const std::uint64_t range = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo);
     const bool wide = range >= (std::uint64_t{1} << 32);

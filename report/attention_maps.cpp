@@ -39,9 +39,16 @@ AttentionMaps attention_maps(const std::string& raw_kind, const std::vector<Tens
                  shape_str(shape));
         const std::size_t q = shape[shape.size() - 2], k = shape.back();
         const std::size_t n_heads = shape.size() == 4 ? shape[1] : heads;
-        if (n_heads == 0 || (shape.size() == 3 && shape[0] < n_heads))
+        if (n_heads == 0)
             fail("RunReport::attention: '{}' layer {}: weights {} need heads between 1 and {} (got {})", kind, layer,
                  shape_str(shape), shape[0], heads);
+        if (shape.size() == 3 && shape[0] % n_heads != 0)
+            fail("RunReport::attention: '{}' layer {}: weights {} are not a whole number of batches of {} heads", kind,
+                 layer, shape_str(shape), n_heads);
+        // (B, heads, q, k) carries its own count: a `heads` that says otherwise is a caller's mix-up
+        if (shape.size() == 4 && heads != 0 && heads != shape[1])
+            fail("RunReport::attention: '{}' layer {}: weights {} have {} heads, the call says {}", kind, layer,
+                 shape_str(shape), shape[1], heads);
         if (queries.size() != q || keys.size() != k)
             fail("RunReport::attention: '{}' layer {}: {} query and {} key labels for weights {} of {} queries and {} keys",
                  kind, layer, queries.size(), keys.size(), shape_str(shape), q, k);

@@ -9,6 +9,7 @@
 
 #include <fstream>
 #include <ostream>
+#include <optional>
 #include <sstream>
 
 namespace xtgrad {
@@ -61,11 +62,20 @@ std::string data_of_page(const std::string& html, const std::string& path) {
 }
 
 std::string read_data(const std::string& html_path) {
-    std::ifstream in(html_path, std::ios::binary);
-    if (!in) fail("report::read_data: cannot open '{}'", html_path);
-    std::stringstream buf;
-    buf << in.rdbuf();
-    return data_of_page(buf.str(), html_path);
+    // A regular file of a page's size: a fifo would block and /dev/zero grow without end
+    constexpr std::uint64_t kMaxPageBytes = std::uint64_t{1} << 30;
+    std::optional<FileReader> file;
+    try {
+        file.emplace(html_path);
+    } catch (const Error& e) {
+        fail("report::read_data: {}", e.what());
+    }
+    if (file->size() > kMaxPageBytes)
+        fail("report::read_data: '{}' has {} bytes, more than the {} a report page may have", html_path, file->size(),
+             kMaxPageBytes);
+    std::string html(file->size(), '\0');
+    file->read(0, html.data(), html.size());
+    return data_of_page(html, html_path);
 }
 
 void check_data(const std::string& data, const std::string& who) { (void)parse_report_data(data, who); }

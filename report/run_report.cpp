@@ -102,6 +102,16 @@ struct RunReport::Impl {
         if (notes.size() < kMaxNotes) notes.insert(fmt::format("not valid UTF-8, shown with U+FFFD: {}", what));
     }
 
+    // What continue_from reads back (report/earlier_steps.cpp) is what may be logged: a step >= 0,
+    // each scalar's steps increasing. Else an Error naming `who`, nothing logged.
+    void check_log(long at, const std::string& raw_name, const char* who) const {
+        if (at < 0) fail("{}: scalar '{}' at step {}: a step is a whole number >= 0", who, escaped_for_message(raw_name), at);
+        const auto it = scalars.find(valid_utf8(raw_name));
+        if (it != scalars.end() && !it->second.first.empty() && at <= it->second.first.back())
+            fail("{}: scalar '{}' at step {} after step {}: a scalar's steps must increase", who,
+                 escaped_for_message(raw_name), at, it->second.first.back());
+    }
+
     void log(long at, const std::string& raw_name, double value) {
         const std::string name = text(raw_name, "scalar name '{}'");
         auto [it, fresh] = scalars.try_emplace(name);
@@ -163,6 +173,7 @@ void RunReport::attach(nn::Module& model) {
 void RunReport::continue_from(const std::string& data, long through_step) {
     if (!enabled()) return;
     if (impl_->step) fail("RunReport::continue_from: steps were begun already (call it before the first begin_step)");
+    if (through_step < 0) fail("RunReport::continue_from: through_step {} must be >= 0 (the steps done)", through_step);
     const report::EarlierSteps earlier = report::earlier_steps(data, through_step, "RunReport::continue_from: the earlier page");
     long last = -1;
     for (const auto& s : earlier.scalars)
@@ -248,6 +259,12 @@ void RunReport::gradients() {
 void RunReport::end_step(const std::vector<std::pair<std::string, double>>& scalars) {
     if (!enabled()) return;
     if (!impl_->in_step) fail("RunReport::end_step: no step is open (call begin_step first)");
+    std::set<std::string> given;  // every scalar checked before any is logged: a refused call logs nothing
+    for (const auto& [name, value] : scalars) {
+        impl_->check_log(*impl_->step, name, "RunReport::end_step");
+        if (!given.insert(valid_utf8(name)).second)
+            fail("RunReport::end_step: scalar '{}' is given twice for step {}", escaped_for_message(name), *impl_->step);
+    }
     for (const auto& [name, value] : scalars) impl_->log(*impl_->step, name, value);
     if (impl_->sampled && impl_->before.size() == impl_->groups.size()) {
         const std::size_t at = impl_->stat_steps.size() - 1;
@@ -281,7 +298,9 @@ void RunReport::end_step(const std::vector<std::pair<std::string, double>>& scal
 }
 
 void RunReport::log(long step, const std::string& name, double value) {
-    if (enabled()) impl_->log(step, name, value);
+    if (!enabled()) return;
+    impl_->check_log(step, name, "RunReport::log");
+    impl_->log(step, name, value);
 }
 
 // Every map is built and checked first, the kind's maps replaced only then: a refused call changes nothing.

@@ -10,6 +10,8 @@
 
 #include <doctest/doctest.h>
 
+#include <stdexcept>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -171,6 +173,15 @@ TEST_CASE("a kernel writing a gradient of the wrong shape is an Error naming the
         dx.zeroed();
     });
     test::expect_error([&] { sum(y).backward(); }, {"WrongShapeBackward", "gradient for input 0 has shape (3,2)", "the input has shape (2,3)"});
+}
+
+TEST_CASE("a backward of the user's own that throws another type stops backward with an Error naming the op") {
+    const Tensor x = test::rnd({2}, 1);
+    const Tensor y = make_result(Array(x.data()), "LearnerBackward", {x}, {},
+                                 [](Node&, const Array&) { throw std::runtime_error("learner bug"); });
+    test::expect_error([&] { sum(y).backward(); }, {"LearnerBackward's backward threw: learner bug"});
+    const Tensor z = make_result(Array(x.data()), "ThrowsIntBackward", {x}, {}, [](Node&, const Array&) { throw 3; });
+    test::expect_error([&] { sum(z).backward(); }, {"ThrowsIntBackward's backward threw a non-standard exception"});
 }
 
 TEST_SUITE_END();

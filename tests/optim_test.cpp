@@ -418,7 +418,9 @@ TEST_CASE("a step checks the options changed since construction first: an Error 
         {AdamOptions(good).eps(-1e-8), "Adam.step: eps must be a finite number >= 0, got -1e-08"},
         {AdamOptions(good).weight_decay(kBadInf), "Adam.step: weight_decay must be a finite number >= 0, got inf"},
     };
-    for (const auto& [options, message] : bad_adam) {
+    for (const auto& bad : bad_adam) {  // not a structured binding: clang 14 cannot capture one (CAPTURE)
+        const AdamOptions& options = bad.first;
+        const char* message = bad.second;
         CAPTURE(message);
         adam.options = options;
         adam.zero_grad();
@@ -439,10 +441,12 @@ TEST_CASE("a step checks the options changed since construction first: an Error 
 
     SGD sgd({q.a, q.b}, SGDOptions(0.1).momentum(0.9));
     q.step(sgd, true);
-    for (const auto& [options, message] : std::vector<std::pair<SGDOptions, const char*>>{
+    for (const auto& bad : std::vector<std::pair<SGDOptions, const char*>>{
              {SGDOptions(0.1).momentum(kBadNaN), "SGD.step: momentum must be a finite number >= 0, got nan"},
              {SGDOptions(0.1).momentum(0.9).dampening(kBadInf), "SGD.step: dampening must be finite, got inf"},
              {SGDOptions(0.1).momentum(0.9).nesterov(true).dampening(0.5), "SGD.step: nesterov needs momentum > 0 and dampening 0"}}) {
+        const SGDOptions& options = bad.first;
+        const char* message = bad.second;
         CAPTURE(message);
         sgd.options = options;
         sgd.zero_grad();

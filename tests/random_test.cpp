@@ -6,8 +6,11 @@
 
 #include <doctest/doctest.h>
 
+#include <bit>
+#include <cmath>
 #include <functional>
 #include <random>
+#include <sstream>
 #include <string>
 
 TEST_SUITE_BEGIN("engine");
@@ -107,6 +110,35 @@ TEST_CASE("random: bad arguments are errors naming the call") {
     std::uint8_t m[4];
     test::expect_error([&] { fill_bernoulli(m, 4, 1.5, g); }, {"bernoulli_", "1.5"});
     test::expect_error([&] { randint({2}, 5, 5, g); }, {"randint", "[5, 5)"});
+    // bounds whose draws could only be inf or NaN (to - from overflows float), as torch refuses them
+    for (const std::pair<double, double>& bounds : {std::pair{-3e38, 3e38}, std::pair{-std::numeric_limits<double>::infinity(), 0.0},
+                                                   std::pair{0.0, 1e300}, std::pair{std::nan(""), 1.0}})
+        test::expect_error([&] { fill_uniform(x, 4, bounds.first, bounds.second, g); }, {"uniform_", "finite from <= to"});
+    CHECK_NOTHROW(fill_uniform(x, 4, -1.7e38, 1.7e38, g));
+    test::expect_error([&] { fill_normal(x, 4, std::nan(""), 1.0, g); }, {"normal_", "mean nan"});
+    test::expect_error([&] { fill_normal(x, 4, 0.0, INFINITY, g); }, {"normal_", "std inf"});
+    // a shape whose count wraps a size_t: once ids of that shape over no storage, read past by the mask builders
+    test::expect_error([&] { randint({std::size_t{1} << 40, std::size_t{1} << 24}, 1, 5, g); },
+                       {"randint", "(1099511627776,16777216)"});
+}
+
+TEST_CASE("random: a state whose cached normal is not finite is refused, the generator unchanged") {
+    Generator g(3);
+    (void)g.normal_double();  // leaves the pair's second normal cached
+    std::vector<std::uint8_t> state = g.state();
+    std::string text(state.begin(), state.end());
+    // the cached normal is the second field: its double's bits in decimal; NaN's bits
+    std::istringstream in(text);
+    std::string seed, cached;
+    in >> seed >> cached;
+    REQUIRE(cached != "-");
+    const std::string nan_bits = std::to_string(std::bit_cast<std::uint64_t>(std::nan("")));
+    text.replace(text.find(cached), cached.size(), nan_bits);
+    Generator h(5);
+    const std::vector<std::uint8_t> before = h.state();
+    test::expect_error([&] { h.set_state(std::vector<std::uint8_t>(text.begin(), text.end())); },
+                       {"Generator::set_state", "not a generator state"});
+    CHECK(h.state() == before);
 }
 
 TEST_CASE("random: dropout at p = 1 and p = 0 draws nothing, as torch") {

@@ -90,6 +90,7 @@ Tensor conv1d(const Tensor& x, const Tensor& weight, const Tensor& bias, std::si
     if (padding > kMaxDim / 2 || d.L > kMaxDim - 2 * padding || d.Cout > kMaxDim || d.Cin > kMaxDim / std::max<std::size_t>(d.K, 1))
         fail("conv1d: sizes too large for the products (at most {} each): input {}, weight {}, padding {}", kMaxDim,
              shape_str(x.shape()), shape_str(weight.shape()), padding);
+    if (d.K == 0) fail("conv1d: kernel size must be positive, got weight {}", shape_str(weight.shape()));
     if (d.L + 2 * padding < d.K)
         fail("conv1d: kernel size {} is longer than the padded input length {} (input {})", d.K, d.L + 2 * padding,
              shape_str(x.shape()));

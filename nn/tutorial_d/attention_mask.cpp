@@ -67,6 +67,9 @@ const Tensor& AttentionMask::additive() const {
 AttentionMask AttentionMask::reshaped(const Shape& s) const {
     if (kind_ == Kind::additive) return AttentionMask(reshape(additive_, as_longs(s)));
     if (kind_ == Kind::none) return {};
+    if (checked_numel(s, "AttentionMask::reshaped") != masked_.size())
+        fail("AttentionMask::reshaped: shape {} has {} elements but the mask {} has {}", shape_str(s),
+             checked_numel(s, "AttentionMask::reshaped"), shape_str(masked_.shape()), masked_.size());
     Mask m = masked_;
     m.reshape(s);
     return AttentionMask(std::move(m));

@@ -61,6 +61,8 @@ TEST_CASE("a hook that throws something else than an Error stops backward with a
 TEST_CASE("register_hook needs a tensor that requires grad") {
     Tensor c = Tensor::ones({2}).set_name("c");
     test::expect_error([&] { c.register_hook([](const Array& g) { return g; }); }, {"register_hook", "'c'"});
+    Tensor x = Tensor::ones({2}, true).set_name("x");
+    test::expect_error([&] { x.register_hook(nullptr); }, {"register_hook", "'x'", "empty"});  // failed only in backward
 }
 
 TEST_CASE("retain_grad keeps a non-leaf's gradient; without it the gradient is dropped") {

@@ -159,6 +159,11 @@ TEST_CASE("safetensors: duplicate, reserved and non-UTF-8 names are refused and 
     CHECK_THROWS_WITH_AS(save_safetensors(path, {{"__metadata__", Array{1.0f}}}), doctest::Contains("reserved"), Error);
     CHECK_THROWS_WITH_AS(save_safetensors(path, {{"\xff", Array{1.0f}}}), doctest::Contains("UTF-8"), Error);
     CHECK_THROWS_WITH_AS(save_safetensors(path, {}, {{"k", "\xfe"}}), doctest::Contains("UTF-8"), Error);
+    // what load_safetensors refuses is not written: a shape past the file limits, an over-long header
+    CHECK_THROWS_WITH_AS(save_safetensors(path, {{"w", Array::from_shape({0, std::size_t{1} << 32, std::size_t{1} << 32})}}),
+                         doctest::Contains("tensor 'w': shape (0,4294967296,4294967296) is too large"), Error);
+    CHECK_THROWS_WITH_AS(save_safetensors(path, {}, {{"k", std::string(100'000'000, 'x')}}),
+                         doctest::Contains("more than the 100000000 bytes a header may have"), Error);
     CHECK(dir.entries().empty());
 }
 

@@ -152,7 +152,7 @@ TEST_CASE("attention maps: axis titles, and masked cells drawn apart from weight
 TEST_CASE("attention maps: labels of raw bytes and control characters stay well-formed XML and plain text") {
     AttentionMap m = map_of(Array{{1.f, 0.f}, {0.5f, 0.5f}});
     m.query_words = {"\xff\x1b[2J", "it's"};
-    m.key_words = {"北京", "a\x01<b>"};
+    m.key_words = {"北京\xEF\xBF\xBE", "a\x01<b>\xEF\xBF\xBF"};
     m.title = "t\xc3";
     test::TempDir dir;
     nn::write_attention_svg(dir.file("m.svg"), m);
@@ -163,12 +163,14 @@ TEST_CASE("attention maps: labels of raw bytes and control characters stay well-
     }));
     CHECK(svg.find("\xEF\xBF\xBD[2J") != std::string::npos);  // 0xff and ESC each as U+FFFD
     CHECK(svg.find(">it's</text>") != std::string::npos);
-    CHECK(svg.find("北京") != std::string::npos);
-    CHECK(svg.find("a\xEF\xBF\xBD&lt;b&gt;") != std::string::npos);
+    CHECK(svg.find("北京\xEF\xBF\xBD<") != std::string::npos);  // U+FFFE and U+FFFF, not XML characters, too
+    CHECK(svg.find("a\xEF\xBF\xBD&lt;b&gt;\xEF\xBF\xBD") != std::string::npos);
+    CHECK(svg.find("\xEF\xBF\xBE") == std::string::npos);
+    CHECK(svg.find("\xEF\xBF\xBF") == std::string::npos);
     const std::string text = nn::attention_text(m);
     CHECK(text.find('\x1b') == std::string::npos);  // no escape sequence reaches the terminal
     CHECK(text.find("\\xff\\x1b[2J") != std::string::npos);
-    CHECK(text.find("北京 a\\x01<b>") != std::string::npos);
+    CHECK(text.find("a\\x01<b>") != std::string::npos);
 }
 
 TEST_CASE("attention maps: is_masked outside the mask is an Error, not a read past it") {

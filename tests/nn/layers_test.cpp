@@ -239,7 +239,7 @@ TEST_CASE("init on a weight with a zero dim draws nothing; a NaN mean is refused
     Tensor conv = Tensor::zeros({4, 2, 3});  // (out, in, kernel): fans 2·3 and 4·3, as torch
     CHECK(init::fans(conv) == std::pair<std::size_t, std::size_t>{6, 12});
     Tensor w = Tensor::ones({2, 2});
-    test::expect_error([&] { init::normal_(w, std::nan(""), 1.0); }, {"normal_", "mean nan"});
+    test::expect_error([&] { init::normal_(w, std::nan(""), 1.0); }, {"normal_", "mean nan and std 1"});
     test::expect_error([&] { init::normal_(w, 0.0, INFINITY); }, {"normal_", "std inf"});
     for (float v : w.data()) CHECK(v == 1.f);
 }
@@ -274,6 +274,33 @@ TEST_CASE("layer norm: an eps set after construction is checked when it is used"
         unbiased.epsilon = eps;
         test::expect_error([&] { unbiased.forward(x); }, {"LayerNormUnbiased", "epsilon must be a finite number >= 0"});
     }
+}
+
+namespace {
+struct OpenModel : Model {
+    using Module::register_module;  // registration from outside, as a program building a tree would
+};
+}  // namespace
+
+TEST_CASE("a module registered inside itself is refused, and nothing is registered") {
+    // a cycle made every walk of the tree endless: 4.6 GB and std::bad_alloc after 20 s
+    auto a = std::make_shared<OpenModel>();
+    const std::size_t children = a->named_children().size();
+    test::expect_error([&] { a->register_module("me", a); }, {"child module 'me' would contain the module itself"});
+    auto b = std::make_shared<OpenModel>();
+    a->register_module("b", b);
+    test::expect_error([&] { b->register_module("a", a); }, {"'a' would contain the module itself (a cycle)"});
+    CHECK(a->named_children().size() == children + 1);
+    CHECK(b->named_children().size() == children);
+    CHECK_NOTHROW(a->register_module("b_again", b));  // one child shared twice is no cycle (weight tying)
+}
+
+TEST_CASE("init: a gain or slope that is not finite, or a negative gain, is named as such") {
+    Tensor w = Tensor::zeros({3, 2});
+    test::expect_error([&] { init::xavier_uniform_(w, std::nan("")); }, {"xavier_uniform_: gain must be a finite number >= 0, got nan"});
+    test::expect_error([&] { init::xavier_normal_(w, -1.0); }, {"xavier_normal_: gain must be a finite number >= 0, got -1"});
+    test::expect_error([&] { init::kaiming_uniform_(w, INFINITY); }, {"kaiming_uniform_: the slope a must be finite"});
+    for (float v : w.data()) CHECK(v == 0.f);
 }
 
 TEST_SUITE_END();

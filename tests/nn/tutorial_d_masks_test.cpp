@@ -140,4 +140,13 @@ TEST_CASE("tutorial D: generate_square_subsequent_mask is 0 on and below the dia
     CHECK(!m.requires_grad());
 }
 
+TEST_CASE("tutorial D: AttentionMask::reshaped to another element count is an Error for every kind of mask") {
+    const nn::tutorial_d::AttentionMask as_bool(Mask::from_shape({2, 3}));
+    const nn::tutorial_d::AttentionMask as_float(Tensor::zeros({2, 3}));
+    // the bool mask let xtensor's std::runtime_error through
+    expect_error([&] { (void)as_bool.reshaped({4, 2}); }, {"AttentionMask::reshaped", "(4,2)", "(2,3)"});
+    expect_error([&] { (void)as_float.reshaped({4, 2}); }, {"reshape", "(4,2)"});
+    CHECK_NOTHROW((void)as_bool.reshaped({3, 2}));
+}
+
 TEST_SUITE_END();

@@ -29,6 +29,8 @@ TEST_CASE("conv1d names the shapes at fault") {
     test::expect_error([] { conv1d(rnd({2, 3, 6}), rnd({4, 2, 1})); }, {"conv1d", "3 channels", "(4,2,1)"});
     test::expect_error([] { conv1d(rnd({3, 6}), rnd({4, 3, 1})); }, {"conv1d", "3-D", "(3,6)"});
     test::expect_error([] { conv1d(rnd({1, 3, 2}), rnd({4, 3, 5})); }, {"conv1d", "kernel size 5"});
+    // kernel 0 gave an output one longer than the input, of bias values (nn::Conv1d refused it)
+    test::expect_error([] { conv1d(rnd({1, 1, 3}), Tensor::zeros({1, 1, 0}), rnd({1})); }, {"conv1d: kernel size must be positive", "(1,1,0)"});
     // L + 2·padding once wrapped a size_t into a short output: sizes past an int are refused
     for (std::size_t padding : {SIZE_MAX / 2, std::size_t{1} << 31, std::size_t{1} << 30})
         test::expect_error([&] { conv1d(rnd({1, 1, 3}), rnd({2, 1, 3}), Tensor(), padding); },

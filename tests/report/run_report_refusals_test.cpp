@@ -152,6 +152,11 @@ TEST_CASE("RunReport::attention: a batch of 0, NaN weights and bad shapes are re
     refused(report, [&] { report.attention("self", {refusal_two_heads()}, {"a"}, ab); }, "1 query and 2 key labels");
     Mask flat = Mask::from_shape({2});
     refused(report, [&] { report.attention("self", {refusal_two_heads()}, ab, ab, 0, &flat); }, "mask (2) is neither");
+    // a head count that does not fit the weights recorded maps of the wrong rows (6 rows as 4 heads)
+    refused(report, [&] { report.attention("self", {Tensor::full({6, 2, 2}, 0.5f)}, ab, ab, 4); },
+            "weights (6,2,2) are not a whole number of batches of 4 heads");
+    refused(report, [&] { report.attention("self", {refusal_two_heads()}, ab, ab, 3); },
+            "weights (1,2,2,2) have 2 heads, the call says 3");
     const json maps = json::parse(report.data_json())["attention"];
     REQUIRE(maps.size() == 4);
     for (const json& m : maps) CHECK(m["weights"].is_array());
@@ -177,6 +182,17 @@ TEST_CASE("RunReport: steps from 0 that increase, one attach; refused calls chan
 
     RunReport fresh(dir.file("f.html"));
     refused(fresh, [&] { fresh.begin_step(-1); }, "step -1 is negative");
+    // what continue_from refuses to read back is not logged either (a resumed run lost its curves)
+    refused(fresh, [&] { fresh.log(-5, "val", 1.0); }, "RunReport::log: scalar 'val' at step -5");
+    fresh.log(3, "val", 1.0);
+    refused(fresh, [&] { fresh.log(3, "val", 2.0); }, "scalar 'val' at step 3 after step 3");
+    refused(fresh, [&] { fresh.log(1, "val", 2.0); }, "a scalar's steps must increase");
+    fresh.begin_step(4);
+    refused(fresh, [&] { fresh.end_step({{"loss", 1.0}, {"loss", 2.0}}); }, "RunReport::end_step: scalar 'loss' is given twice");
+    refused(fresh, [&] { fresh.end_step({{"acc", 1.0}, {"val", 2.0}, {"val", 3.0}}); }, "'val' is given twice");
+    fresh.end_step({{"loss", 1.0}, {"val", 2.0}});
+    RunReport resumed(dir.file("resumed.html"));
+    refused(resumed, [&] { resumed.continue_from(fresh.data_json(), -7); }, "through_step -7 must be >= 0");
 
     // a page that cannot be written: finish() throws and the run is not over for the report
     RunReport lost(dir.file("gone/r.html"));

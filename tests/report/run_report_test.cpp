@@ -12,6 +12,7 @@
 #include "tests/io/io_test_util.hpp"
 
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -338,6 +339,11 @@ TEST_CASE("report::write_comparison overlays runs; read_data refuses a page that
     xtgrad::test::write_bytes(dir.file("not.html"), "<html></html>");
     CHECK_THROWS_WITH_AS(report::read_data(dir.file("not.html")),
                          doctest::Contains("is not an xtgrad report page"), Error);
+    // a page is a regular file: a fifo blocked for ever, /dev/zero grew until std::bad_alloc
+    CHECK_THROWS_WITH_AS(report::read_data("/dev/zero"), doctest::Contains("report::read_data: cannot read '/dev/zero'"), Error);
+    REQUIRE(::mkfifo(dir.file("fifo.html").c_str(), 0600) == 0);
+    CHECK_THROWS_WITH_AS(report::read_data(dir.file("fifo.html")), doctest::Contains("not a regular file"), Error);
+    CHECK_THROWS_WITH_AS(report::read_data(dir.file("missing.html")), doctest::Contains("cannot open"), Error);
     CHECK_THROWS_WITH_AS(report::write_comparison(dir.file("c.html"), {{"X", "{\"a\": 1}"}}),
                          "report::write_comparison: the data of 'X' is not a report's (no scalars)", Error);
 }
