@@ -9,6 +9,7 @@
 #include <xtgrad/autograd/grad_mode.hpp>
 #include <xtgrad/autograd/tensor.hpp>
 
+#include <bit>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -47,6 +48,13 @@ Node::~Node() {
     }  // `node` and `t` are freed here, each with nothing left below it
 }
 
+void Node::check_input(std::size_t i, const char* call) const {
+    if (i >= inputs_.size())
+        fail("{}: its backward called {}({}) with a gradient for an input the node does not have: it has {} input{}{}",
+             op_, call, i, inputs_.size(), inputs_.size() == 1 ? "" : "s",
+             inputs_.empty() ? std::string() : fmt::format(" (0 to {})", inputs_.size() - 1));
+}
+
 bool Node::needs_grad(std::size_t i) const {
     return i < inputs_.size() && inputs_[i] && inputs_[i]->requires_grad;
 }
@@ -68,6 +76,7 @@ void add_into(float* dst, const float* src, std::size_t n) {
 }  // namespace
 
 GradOut GradOut::part(std::size_t offset, std::size_t n) const {
+    touch();
     if (fresh_) {
         fill_zeros(data_, offset);
         fill_zeros(data_ + offset + n, size_ - offset - n);
@@ -76,12 +85,14 @@ GradOut GradOut::part(std::size_t offset, std::size_t n) const {
 }
 
 float* GradOut::zeroed() {
+    touch();
     if (fresh_) fill_zeros(data_, size_);
     fresh_ = false;
     return data_;
 }
 
 void Node::accumulate(std::size_t i, const Array& g) {
+    check_input(i, "accumulate");
     if (!needs_grad(i)) return;
     const Shape got = shape_of(g);
     if (got != inputs_[i]->shape()) return accumulate(i, Array(g));  // summed back to the input's shape there
@@ -97,6 +108,7 @@ void Node::accumulate(std::size_t i, const Array& g) {
 }
 
 void Node::accumulate(std::size_t i, Array&& g) {
+    check_input(i, "accumulate");
     if (!needs_grad(i)) return;
     TensorImpl& in = *inputs_[i];
     const Shape want = in.shape();  // kept by the impl when its values are freed
@@ -129,7 +141,13 @@ GradOut Node::grad_out(std::size_t i, const Shape& writes) {
     const bool fresh = !into;
     for (detail::BackwardObserver* o : detail::backward_observers()) o->accumulated(*this, i, want, !fresh);
     if (fresh) into = std::make_shared<Array>(empty_array(want));
-    return {into->data(), into->size(), fresh};
+    GradOut out{into->data(), into->size(), fresh};
+    if (fresh && i < 64 && into->size() != 0) {
+        out.unwritten_ = &unwritten_;
+        out.unwritten_bit_ = std::uint64_t{1} << i;
+        unwritten_ |= out.unwritten_bit_;
+    }
+    return out;
 }
 
 std::vector<std::string> Node::saved_names() const {
@@ -159,7 +177,15 @@ void Node::run(const Array& grad_out) {
         fail("{}: this part of the graph was freed by an earlier backward(); call the first "
              "backward with retain_graph = true to backpropagate twice", op_);
     // a backward of the user's own (make_result) that throws another type stops backward with an Error too
+    unwritten_ = 0;
     detail::call_user_hook([&] { fn_(*this, grad_out); }, [&] { return fmt::format("{}'s backward", op_); });
+    if (unwritten_ != 0) {
+        const int i = std::countr_zero(unwritten_);
+        unwritten_ = 0;
+        fail("{}: its backward took grad_out({}) and never wrote it: a fresh buffer holds no values until "
+             "written (GradOut::write, data(), zeroed()); input {}'s gradient would be uninitialised memory",
+             op_, i, i);
+    }
 }
 
 void Node::run(std::shared_ptr<Array> grad_out, bool last_run, const std::vector<GradientConsumer*>* consumers) {

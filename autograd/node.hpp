@@ -127,14 +127,18 @@ public:
     static GradOut add_into(float* data, std::size_t size) { return {data, size, false}; }
 
     explicit operator bool() const { return data_ != nullptr; }
-    float* data() const { return data_; }
+    float* data() const { return touch(); }
     std::size_t size() const { return size_; }
     bool fresh() const { return fresh_; }     // true: the buffer holds garbage; the first write overwrites
-    float beta() const { return fresh_ ? 0.f : 1.f; }  // GEMM's beta for this buffer
+    float beta() const {  // GEMM's beta for this buffer
+        touch();
+        return fresh_ ? 0.f : 1.f;
+    }
 
     // Runs body(data, store) with store = Assign for a fresh buffer, Add for a running sum.
     template <class Body>
     void write(Body&& body) const {
+        touch();
         if (fresh_)
             body(data_, Assign{});
         else
@@ -152,9 +156,19 @@ public:
     float* zeroed();
 
 private:
+    friend class Node;
+    // A fresh buffer Node::grad_out handed out: its bit in the node's `unwritten_` mask, cleared by
+    // any way in to the buffer above (data, beta, write, part, zeroed), so a backward that asks for
+    // a buffer and never writes it gets an Error, not uninitialised memory as a gradient.
+    float* touch() const {
+        if (unwritten_ != nullptr) *unwritten_ &= ~unwritten_bit_;
+        return data_;
+    }
     float* data_ = nullptr;
     std::size_t size_ = 0;
     bool fresh_ = false;
+    std::uint64_t* unwritten_ = nullptr;
+    std::uint64_t unwritten_bit_ = 0;
 };
 
 // The inputs' gradients a backward written in ops returns (Node::DifferentiableFn), one per input.
@@ -192,13 +206,16 @@ public:
     const SourceLocation& where() const { return where_; }
 
     // Does input i want a gradient? (Backward functions skip the work for inputs that don't.)
+    // False past the inputs too: an op's optional input not given (a linear without bias asks for
+    // input 2), as grad_out then gives an empty GradOut; accumulate there is an Error.
     bool needs_grad(std::size_t i) const;
 
     // Input i's gradient as a whole array: moved in when it is the first (no copy), added to the
     // running sum otherwise. A gradient of a broadcast shape is summed back to the input's shape
     // here — the one place where broadcasting is undone. A gradient that cannot be reduced to the
     // input's shape is a bug in the op and throws an Error naming the op and both shapes
-    // (flashlight's shape-checked accumulation). Does nothing if input i needs no gradient.
+    // (flashlight's shape-checked accumulation). Does nothing if input i needs no gradient; an
+    // i past the node's inputs is an Error naming the node (a gradient computed for nothing).
     // A gradient the caller keeps (an lvalue) is copied or added over xtgrad's pool.
     void accumulate(std::size_t i, Array&& g);
     void accumulate(std::size_t i, const Array& g);
@@ -207,7 +224,8 @@ public:
     // (overwrite it) if no consumer wrote yet, a running sum (add to it) otherwise; an empty
     // GradOut if input i needs no gradient. `writes` is the shape the kernel writes; it must be
     // the input's (else an Error naming the op and both shapes). A fresh buffer must be written
-    // in full once asked for (if backward throws first, the engine drops every buffer).
+    // in full once asked for (if backward throws first, the engine drops every buffer); one the
+    // backward never touched is an Error naming the node when its backward returns.
     GradOut grad_out(std::size_t i, const Shape& writes);
 
     // The values the backward reads, by the names torch gives them (grad_fn._saved_<name>):
@@ -293,6 +311,8 @@ private:
     DifferentiableFn diff_fn_;
     std::string module_path_;
     SourceLocation where_;
+    std::uint64_t unwritten_ = 0;  // fresh grad_out buffers (inputs 0-63) not yet touched, while fn_ runs
+    void check_input(std::size_t i, const char* call) const;
     unsigned backward_depth_;
     bool released_ = false;
 };

@@ -6,24 +6,31 @@
 #include <xtgrad/autograd/array_allocator.hpp>
 #include <xtgrad/autograd/error.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <limits>
 #include <vector>
 
 namespace xtgrad {
 
-// The element count of `shape` (0 if any dim is 0, however large the others), or an Error naming
-// `who` when its size in bytes as float32 is more than a process can address
-// (memory::kMaxArrayBytes; the count overflowing a size_t included).
+// The element count of `shape`, or an Error naming `who` when its size in bytes as float32 is more
+// than a process can address (memory::kMaxArrayBytes; the count overflowing a size_t included).
+// An empty shape (a dim of 0) has 0 elements however large the others, but the dims after its
+// last 0 are held to the same bound: an array's strides are products of trailing dims, and
+// (0, 2^32, 2^32)'s first one, 2^64, overflows a long ((2^61, 0)'s are 1 and 0).
 inline std::size_t checked_numel(const std::vector<std::size_t>& shape, const char* who) {
-    for (std::size_t d : shape)
-        if (d == 0) return 0;
+    const auto last_zero = std::find(shape.rbegin(), shape.rend(), std::size_t{0});
+    const bool empty = last_zero != shape.rend();
     std::size_t n = 1;
-    for (std::size_t d : shape)
-        if (__builtin_mul_overflow(n, d, &n) || n > memory::kMaxArrayBytes / sizeof(float))
+    for (auto d = shape.rbegin(); d != last_zero; ++d)
+        if (__builtin_mul_overflow(n, *d, &n) || n > memory::kMaxArrayBytes / sizeof(float)) {
+            if (empty)
+                fail("{}: shape {} is empty, but its dims after the last 0 multiply past {}, more than an "
+                     "array's strides may hold", who, shape_str(shape), memory::kMaxArrayBytes / sizeof(float));
             fail("{}: shape {} has more elements than fit in memory (more than {} bytes as float32)", who,
                  shape_str(shape), memory::kMaxArrayBytes);
-    return n;
+        }
+    return empty ? 0 : n;
 }
 
 }  // namespace xtgrad

@@ -61,7 +61,8 @@ inline std::string diagnose(const std::string& what, const xtgrad::Array& got, c
     if (cause.empty() && std::isfinite(r) && std::abs(r - 1) < 1e-2)
         cause = fmt::format("within {:.2g} % of the expected values {}: an approximation (a numerical gradient?), not "
                             "the formula", 100 * std::max(std::abs(ratio_lo - 1), std::abs(ratio_hi - 1)), where);
-    else if (cause.empty() && std::isfinite(r) && ratio_hi - ratio_lo <= 1e-3 * std::abs(r) + 1e-6)
+    // one ratio within 0.1 % of itself: relative alone, so values near 0 (a 1e-10 of noise) are no "scale"
+    else if (cause.empty() && std::isfinite(r) && r != 0 && ratio_hi - ratio_lo <= 1e-3 * std::abs(r))
         cause = std::abs(r + 1) < 1e-3
                     ? fmt::format("the opposite sign {}: a sign?", where)
                     : fmt::format("off by ×{:.4g} {}: a scale, or a missing or extra factor?", r, where);

@@ -184,4 +184,45 @@ TEST_CASE("a backward of the user's own that throws another type stops backward 
     test::expect_error([&] { sum(z).backward(); }, {"ThrowsIntBackward's backward threw a non-standard exception"});
 }
 
+TEST_CASE("a backward handing in a gradient for an input the node does not have is an Error naming the op and the index") {
+    const Tensor x = test::rnd({2}, 1);
+    const Tensor a = make_result(Array(x.data()), "PastInputsBackward", {x}, {},
+                                 [](Node& self, const Array& g) { self.accumulate(1, Array(g)); });
+    test::expect_error([&] { sum(a).backward(); }, {"PastInputsBackward", "accumulate(1)", "it has 1 input (0 to 0)"});
+    const Tensor b = make_result(Array(x.data()), "PastInputsBackward", {x}, {},
+                                 [](Node& self, const Array& g) { self.accumulate(3, g); });
+    test::expect_error([&] { sum(b).backward(); }, {"PastInputsBackward", "accumulate(3)"});
+    CHECK_FALSE(x.has_grad());  // the refused backwards left no gradient behind
+    // asking past the inputs is how an op's optional input not given reads (a linear without bias)
+    const Tensor c = make_result(Array(x.data()), "OptionalInputBackward", {x}, {}, [](Node& self, const Array& g) {
+        CHECK_FALSE(self.needs_grad(2));
+        CHECK_FALSE(static_cast<bool>(self.grad_out(2, {2})));
+        self.accumulate(0, g);
+    });
+    sum(c).backward();
+    CHECK(x.has_grad());
+}
+
+TEST_CASE("a backward that takes a fresh grad_out buffer and never writes it is an Error, not uninitialised values") {
+    const Tensor x = test::rnd({3}, 1), w = test::rnd({3}, 2);
+    const Tensor y = make_result(Array(x.data() * w.data()), "ForgotBackward", {x, w}, {}, [](Node& self, const Array& g) {
+        if (self.needs_grad(0)) self.accumulate(0, Array(g));
+        GradOut dw = self.grad_out(1, {3});  // asked for, then forgotten (a learner's TODO)
+        (void)dw;
+    });
+    test::expect_error([&] { sum(y).backward(); }, {"ForgotBackward", "took grad_out(1) and never wrote it", "input 1"});
+    CHECK_FALSE(w.has_grad());
+    // each way in to the buffer counts as writing it: GradOut::write, data() (a GEMM's output), zeroed()
+    const Tensor z = make_result(Array(x.data() * w.data()), "WritesBackward", {x, w}, {}, [](Node& self, const Array& g) {
+        self.grad_out(0, {3}).write([&](float* d, auto store) {
+            for (std::size_t i = 0; i < 3; ++i) store(d[i], 2.f * g[i]);
+        });
+        float* dw = self.grad_out(1, {3}).data();
+        for (std::size_t i = 0; i < 3; ++i) dw[i] = 3.f * g[i];
+    });
+    sum(z).backward();
+    CHECK(test::max_abs_diff(x.grad_array(), Array(xt::ones<float>({3}) * 2.f)) == 0.f);
+    CHECK(test::max_abs_diff(w.grad_array(), Array(xt::ones<float>({3}) * 3.f)) == 0.f);
+}
+
 TEST_SUITE_END();

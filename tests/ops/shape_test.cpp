@@ -84,6 +84,10 @@ TEST_CASE("sizes that overflow are an Error, never a short allocation") {
     CHECK(total.item() == 0.f);
     total.backward();
     CHECK(empty.grad_array().size() == 0);
+    // ... but the dims after the last 0 give the strides, and (0, 2^32, 2^32)'s would overflow a long
+    const std::size_t wide = std::size_t{1} << 32;
+    test::expect_error([&] { (void)Tensor::zeros({0, wide, wide}); }, {"tensor", "(0,4294967296,4294967296) is empty", "strides"});
+    CHECK(Tensor::zeros({wide, wide, 0}).numel() == 0);
     // narrow: start + length wraps around size_t
     test::expect_error([&] { (void)narrow(a, 1, 2, std::numeric_limits<std::size_t>::max()); }, {"narrow", "exceeds"});
     test::expect_error([&] { (void)narrow(a, 1, 5, 0); }, {"narrow", "exceeds"});
