@@ -14,6 +14,7 @@
 #include <xtgrad/autograd/source_location.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -160,8 +161,13 @@ private:
     // A fresh buffer Node::grad_out handed out: its bit in the node's `unwritten_` mask, cleared by
     // any way in to the buffer above (data, beta, write, part, zeroed), so a backward that asks for
     // a buffer and never writes it gets an Error, not uninitialised memory as a gradient.
+    // Atomic: kernels hand copies of a GradOut to the pool's threads.
     float* touch() const {
-        if (unwritten_ != nullptr) *unwritten_ &= ~unwritten_bit_;
+        if (unwritten_ != nullptr) {
+            std::atomic_ref<std::uint64_t> mask(*unwritten_);
+            if (mask.load(std::memory_order_relaxed) & unwritten_bit_)
+                mask.fetch_and(~unwritten_bit_, std::memory_order_relaxed);
+        }
         return data_;
     }
     float* data_ = nullptr;

@@ -45,6 +45,15 @@ std::string valid_utf8(std::string_view text, bool* replaced) {
     return out;
 }
 
+std::size_t first_invalid_utf8(std::string_view text) {
+    for (std::size_t i = 0; i < text.size();) {
+        const std::size_t n = sequence_length(text.substr(i));
+        if (n == 0) return i;
+        i += n;
+    }
+    return std::string_view::npos;
+}
+
 std::string escaped_for_message(std::string_view text, bool keep_newlines) {
     std::string out;
     out.reserve(text.size());

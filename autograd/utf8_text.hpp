@@ -13,6 +13,10 @@ namespace xtgrad {
 // given, says whether any was.
 std::string valid_utf8(std::string_view text, bool* replaced = nullptr);
 
+// The offset of the first byte of `text` that begins no well-formed UTF-8 sequence (as
+// valid_utf8 reads it), or std::string_view::npos if the whole text is UTF-8.
+std::size_t first_invalid_utf8(std::string_view text);
+
 // `text` as a message can quote it (a usage error quotes the command line): each well-formed
 // UTF-8 sequence kept (北京 stays readable), each byte that begins none and each control byte
 // (C0, DEL, C1) written as \xHH, so a message stays text a terminal shows as it is. A newline is

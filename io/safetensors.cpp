@@ -3,6 +3,7 @@
 #include <xtgrad/io/atomic_file.hpp>
 #include <xtgrad/io/bounded_json.hpp>
 #include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/utf8_text.hpp>
 #include <xtgrad/io/shape_limits.hpp>
 
 #include <nlohmann/json.hpp>
@@ -254,8 +255,24 @@ Array read_tensor(const FileReader& file, std::uint64_t data_start, const Entry&
 // Writing
 
 // The JSON header, padded with spaces to a multiple of 8 bytes so that the data is aligned.
+// An Error naming `what` and the first byte that is not UTF-8: the header is UTF-8 JSON, which
+// nlohmann would refuse only while dumping, in its own words.
+// `what(quoted)` names the text, given it escaped and quoted.
+template <class What>
+void check_utf8(const std::string& path, const std::string& text, const std::string& key, What&& what) {
+    if (const std::size_t at = first_invalid_utf8(text); at != std::string_view::npos)
+        fail("save_safetensors: '{}': {} is not valid UTF-8: byte {} (0x{:02x}) begins no UTF-8 character", path,
+             what(fmt::format("'{}'", escaped_for_message(key))), at, static_cast<unsigned char>(text[at]));
+}
+
 std::string make_header(const std::string& path, const NamedArrays& tensors,
                         const std::map<std::string, std::string>& metadata) {
+    for (const auto& entry : metadata) {
+        check_utf8(path, entry.first, entry.first, [](const std::string& key) { return "metadata key " + key; });
+        check_utf8(path, entry.second, entry.first, [](const std::string& key) { return "the value of metadata key " + key; });
+    }
+    for (const auto& named : tensors)
+        check_utf8(path, named.first, named.first, [](const std::string& name) { return "tensor name " + name; });
     ordered_json root = ordered_json::object();
     if (!metadata.empty()) root[std::string(kMetadataKey)] = metadata;
     std::set<std::string_view> names;
@@ -274,12 +291,7 @@ std::string make_header(const std::string& path, const NamedArrays& tensors,
                       {"data_offsets", {offset, offset + bytes}}};
         offset += bytes;
     }
-    std::string text;
-    try {
-        text = root.dump();
-    } catch (const ordered_json::exception& e) {  // invalid UTF-8 in a name or in the metadata
-        fail("save_safetensors: '{}': {}", path, e.what());
-    }
+    std::string text = root.dump();  // every string checked above: dump() throws only on text that is not UTF-8
     text.append((8 - text.size() % 8) % 8, ' ');
     if (text.size() > kSafetensorsMaxHeaderBytes)
         fail("save_safetensors: '{}': the header (names, shapes and metadata) would be {} bytes, more than the {} "

@@ -25,8 +25,8 @@ struct SafetensorsFile {
 };
 
 // Writes the tensors as F32, in the given order, through write_file_atomically. Throws an Error
-// (and writes nothing) for a duplicate name, the reserved name "__metadata__" or text that is
-// not valid UTF-8.
+// (and writes nothing) for a duplicate name, the reserved name "__metadata__" or a name or
+// metadata text that is not valid UTF-8 (naming it, escaped, and its first byte at fault).
 void save_safetensors(const std::string& path, const NamedArrays& tensors,
                       const std::map<std::string, std::string>& metadata = {});
 

@@ -39,6 +39,10 @@ void Mt19937::discard(unsigned long long n) {
     }
 }
 
+bool Mt19937::stuck() const {
+    return (state_[0] & 0x80000000u) == 0 && std::all_of(state_.begin() + 1, state_.end(), [](result_type w) { return w == 0; });
+}
+
 bool operator==(const Mt19937& a, const Mt19937& b) { return a.pos_ == b.pos_ && a.state_ == b.state_; }
 
 std::ostream& operator<<(std::ostream& os, const Mt19937& e) {

@@ -40,6 +40,10 @@ public:
     void generate(result_type* out, std::size_t n);
     // Skips n numbers.
     void discard(unsigned long long n);
+    // The state the twist keeps at zero: word 0's top bit and words 1-623 all 0 (its 19937 bits),
+    // whose draws are 0 for ever after the words already twisted. No seed gives it; a state read
+    // from bytes can.
+    bool stuck() const;
 
     friend bool operator==(const Mt19937& a, const Mt19937& b);
     friend std::ostream& operator<<(std::ostream& os, const Mt19937& e);

@@ -78,6 +78,16 @@ void Generator::set_state(const std::vector<std::uint8_t>& bytes) {
         else in.setstate(std::ios::failbit);
     }
     if (in.fail()) fail("Generator::set_state: {} bytes that are not a generator state", bytes.size());
+    // the engine's position ends a state: more after it is a blob cut or joined wrongly, not a state
+    if (!in.eof()) {
+        const auto end = static_cast<std::size_t>(in.tellg());
+        fail("Generator::set_state: {} bytes that are not a generator state: {} trailing bytes after its end at byte {}",
+             bytes.size(), bytes.size() - end, end);
+    }
+    // torch refuses an invalid Mersenne Twister state too; this one would draw 0 for ever
+    if (engine.stuck())
+        fail("Generator::set_state: the Mersenne Twister state is all zero (word 0's top bit and words 1-623), so every "
+             "draw after it would be 0");
     seed_ = seed, next_normal_ = next_normal, engine_ = engine;
 }
 
@@ -89,6 +99,7 @@ Generator& default_generator() {
 void manual_seed(std::uint64_t seed) { default_generator().seed(seed); }
 
 void fill_uniform(float* data, std::size_t n, double from, double to, Generator& gen) {
+    if (data == nullptr && n > 0) fail("fill_uniform: data is a null pointer, with {} floats to fill", n);
     // torch's checks: from <= to, both finite, and to - from a finite float (else every draw is
     // inf or NaN: lo + (hi - lo) · u overflows)
     constexpr double kFloatMax = std::numeric_limits<float>::max();
@@ -127,6 +138,7 @@ void box_muller_16(float* d, float mean, float stddev) {
 }  // namespace
 
 void fill_normal(float* data, std::size_t n, double mean, double stddev, Generator& gen) {
+    if (data == nullptr && n > 0) fail("fill_normal: data is a null pointer, with {} floats to fill", n);
     if (!(stddev >= 0.0) || !std::isfinite(stddev) || !std::isfinite(mean))
         fail("normal_: expects a finite mean and a finite std >= 0.0, got mean {} and std {}", mean, stddev);
     if (n < 16) {
@@ -165,6 +177,7 @@ constexpr std::size_t kParallelDraws = std::size_t{1} << 16;
 }  // namespace
 
 void fill_bernoulli(std::uint8_t* data, std::size_t n, double p, Generator& gen) {
+    if (data == nullptr && n > 0) fail("fill_bernoulli: data is a null pointer, with {} bytes to fill", n);
     if (!(p >= 0.0 && p <= 1.0)) fail("bernoulli_: expects 0 <= p <= 1, got {}", p);
     // torch keeps element i when u < p, u = r · 2^-53 with r the low 53 bits of random64 (two
     // draws, the first the high half). u is exact, so u < p ⇔ r < p · 2^53 ⇔ r < ceil(p · 2^53):

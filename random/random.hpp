@@ -48,7 +48,8 @@ public:
 
     // The whole state as opaque bytes (torch.Generator.get_state / set_state), for
     // checkpoints: set_state(state()) continues the same sequence. The format belongs to
-    // the engine and may change with it; set_state throws an Error on bytes it cannot read.
+    // the engine and may change with it; set_state throws an Error, the generator unchanged, on
+    // bytes it cannot read, bytes after the state, or an all-zero Mersenne Twister state.
     std::vector<std::uint8_t> state() const;
     void set_state(const std::vector<std::uint8_t>& bytes);
 
@@ -63,6 +64,7 @@ Generator& default_generator();
 void manual_seed(std::uint64_t seed);
 
 // In-place fills of n contiguous floats, as torch's Tensor methods on a contiguous float tensor.
+// A null data with n > 0 is an Error (n = 0 writes nothing: any pointer).
 // uniform_(from, to): bounds rounded to float first, as torch does.
 void fill_uniform(float* data, std::size_t n, double from, double to, Generator& gen);
 // normal_(mean, std). n >= 16: all n float uniforms first, then Box-Muller on the pairs

@@ -2,6 +2,7 @@
 
 #include <xtgrad/autograd/error.hpp>
 #include <xtgrad/autograd/utf8_text.hpp>
+#include <xtgrad/report/run_report.hpp>
 
 #include <cmath>
 #include <utility>
@@ -10,7 +11,7 @@ namespace xtgrad::report {
 
 AttentionMaps attention_maps(const std::string& raw_kind, const std::vector<Tensor>& layers,
                              const std::vector<std::string>& raw_queries, const std::vector<std::string>& raw_keys,
-                             std::size_t heads, const Mask* masked, long step) {
+                             std::size_t heads, const Mask* masked, long step, std::size_t cells_kept) {
     AttentionMaps out;
     out.kind = valid_utf8(raw_kind, &out.kind_replaced);
     const std::string& kind = out.kind;
@@ -28,6 +29,7 @@ AttentionMaps attention_maps(const std::string& raw_kind, const std::vector<Tens
     if (masked != nullptr && md == 3 && masked->shape()[0] == 0)
         fail("RunReport::attention: '{}': mask {} has a batch of 0: no batch element to show", kind, shape_str(masked->shape()));
     out.maps = nlohmann::json::array();
+    std::size_t cells = 0;  // of this call's maps
     for (std::size_t layer = 0; layer < layers.size(); ++layer) {
         const Array& w = std::as_const(layers[layer]).data();
         const Shape shape(w.shape().begin(), w.shape().end());
@@ -55,6 +57,17 @@ AttentionMaps attention_maps(const std::string& raw_kind, const std::vector<Tens
         if (masked != nullptr && ((md != 2 && md != 3) || masked->shape()[md - 2] != q || masked->shape()[md - 1] != k))
             fail("RunReport::attention: '{}': mask {} is neither (queries, keys) = ({},{}) nor (B, queries, keys)", kind,
                  shape_str(masked->shape()), q, k);
+        // the page's size, checked before any map is made (q, k at most 512 first: q · k cannot wrap)
+        if (q > RunReport::kMaxAttentionTokens || k > RunReport::kMaxAttentionTokens || q * k > RunReport::kMaxAttentionMapCells)
+            fail("RunReport::attention: '{}' layer {}: weights {} make maps of {} queries × {} keys, past the limit of {} "
+                 "queries or keys and {} cells a map (RunReport::kMaxAttentionTokens, kMaxAttentionMapCells): show the "
+                 "first tokens", kind, layer, shape_str(shape), q, k, RunReport::kMaxAttentionTokens,
+                 RunReport::kMaxAttentionMapCells);
+        cells += n_heads * q * k;  // at most the weights' element count
+        if (cells_kept + cells > RunReport::kMaxAttentionCells)
+            fail("RunReport::attention: '{}': its maps through layer {} ({} heads of {} × {} there) hold {} cells and the "
+                 "report's other attention kinds {}: past the limit of {} cells a report holds (RunReport::kMaxAttentionCells, "
+                 "a page of a few MB)", kind, layer, n_heads, q, k, cells, cells_kept, RunReport::kMaxAttentionCells);
         for (std::size_t h = 0; h < n_heads; ++h) {
             std::vector<std::vector<float>> rows(q, std::vector<float>(k));
             for (std::size_t i = 0; i < q; ++i)

@@ -20,9 +20,10 @@ struct AttentionMaps {
 };
 
 // RunReport::attention's arguments, recorded at `step`; an Error (in RunReport::attention's
-// words) for what it refuses, so the caller replaces nothing.
+// words) for what it refuses, so the caller replaces nothing. `cells_kept`: the cells of the
+// report's maps of other kinds, which count against RunReport::kMaxAttentionCells.
 AttentionMaps attention_maps(const std::string& kind, const std::vector<Tensor>& layers,
                              const std::vector<std::string>& queries, const std::vector<std::string>& keys,
-                             std::size_t heads, const Mask* masked, long step);
+                             std::size_t heads, const Mask* masked, long step, std::size_t cells_kept);
 
 }  // namespace xtgrad::report

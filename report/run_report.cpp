@@ -307,7 +307,12 @@ void RunReport::log(long step, const std::string& name, double value) {
 void RunReport::attention(const std::string& kind, const std::vector<Tensor>& layers, const std::vector<std::string>& queries,
                           const std::vector<std::string>& keys, std::size_t heads, const Mask* masked) {
     if (!enabled()) return;
-    report::AttentionMaps made = report::attention_maps(kind, layers, queries, keys, heads, masked, impl_->step.value_or(0));
+    const std::string replaced_kind = valid_utf8(kind);  // as attention_maps keeps it
+    std::size_t cells_kept = 0;  // the other kinds' maps, which stay
+    for (const Json& m : impl_->attention)
+        if (m["kind"] != replaced_kind) cells_kept += m["queries"].size() * m["keys"].size();
+    report::AttentionMaps made =
+        report::attention_maps(kind, layers, queries, keys, heads, masked, impl_->step.value_or(0), cells_kept);
     Json kept = Json::array();
     for (const Json& m : impl_->attention)
         if (m["kind"] != made.kind) kept.push_back(m);

@@ -36,6 +36,7 @@
 #include <xtgrad/autograd/tensor.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <map>
 #include <memory>
 #include <string>
@@ -103,6 +104,15 @@ public:
     // of that kind. An Error, with nothing replaced: weights or a mask with a batch of 0 (no
     // element to show), a NaN or infinite weight (named by layer, head, query and key), shapes
     // and labels that do not agree.
+    // The page holds every cell as JSON text (~20 bytes, a mask's 2 more), so a map is at most
+    // kMaxAttentionTokens queries or keys and kMaxAttentionMapCells cells, and the report at most
+    // kMaxAttentionCells cells over all its kinds (a page of 5-7 MB; 1000 × 1000 maps made one of
+    // 176 MB): past either, an Error naming the sizes and the limit, nothing replaced. Show the
+    // first tokens instead. The tutorials' maps are inside: random_copy shows 32 tokens, 6 layers,
+    // 8 heads and 3 kinds (147 456 cells), winter_games 7 tokens.
+    static constexpr std::size_t kMaxAttentionTokens = 512;
+    static constexpr std::size_t kMaxAttentionMapCells = 128 * 128;
+    static constexpr std::size_t kMaxAttentionCells = std::size_t{1} << 18;
     void attention(const std::string& kind, const std::vector<Tensor>& layers, const std::vector<std::string>& queries,
                    const std::vector<std::string>& keys, std::size_t heads = 0, const Mask* masked = nullptr);
 

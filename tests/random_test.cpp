@@ -141,6 +141,56 @@ TEST_CASE("random: a state whose cached normal is not finite is refused, the gen
     CHECK(h.state() == before);
 }
 
+TEST_CASE("random: set_state refuses an all-zero Mersenne Twister state and bytes after a state, the generator unchanged") {
+    const auto bytes = [](const std::string& text) { return std::vector<std::uint8_t>(text.begin(), text.end()); };
+    // seed, cached normal, the 624 words, the position: `word0` first, the rest 0
+    const auto state_text = [](const std::string& word0) {
+        std::string text = "7 - " + word0;
+        for (int i = 1; i < 624; ++i) text += " 0";
+        return text + " 624";
+    };
+    Generator g(5);
+    (void)g.normal_double();  // a cached normal: the refused calls must keep it too
+    const std::vector<std::uint8_t> before = g.state();
+    // all zero, or only word 0's low 31 bits (the twist reads its top bit alone): zeros for ever
+    for (const char* word0 : {"0", "2147483647"}) {
+        CAPTURE(word0);
+        test::expect_error([&] { g.set_state(bytes(state_text(word0))); },
+                           {"Generator::set_state", "Mersenne Twister state is all zero", "would be 0"});
+        CHECK(g.state() == before);
+    }
+    // word 0's top bit alone is a state (std::seed_seq's own fix for an all-zero seed)
+    Generator top(1);
+    top.set_state(bytes(state_text("2147483648")));
+    std::uint32_t any = 0;
+    for (int i = 0; i < 1000; ++i) any |= top.random();
+    CHECK(any != 0);
+    // a state with bytes after it: a space, a second state, a NUL
+    const std::string text(before.begin(), before.end());
+    const std::string tails[] = {" ", " " + text, std::string(1, '\0')};
+    for (const std::string& tail : tails) {
+        CAPTURE(tail.size());
+        const std::string trailing = fmt::format("{} trailing bytes after its end at byte {}", tail.size(), text.size());
+        test::expect_error([&] { g.set_state(bytes(text + tail)); }, {"Generator::set_state", trailing.c_str()});
+        CHECK(g.state() == before);
+    }
+    g.set_state(before);  // the state itself still loads
+    CHECK(g.state() == before);
+}
+
+TEST_CASE("random: the raw-pointer fills refuse a null pointer with elements to fill, drawing nothing") {
+    Generator g(2), untouched(2);
+    test::expect_error([&] { fill_uniform(nullptr, 4, 0.0, 1.0, g); }, {"fill_uniform", "null pointer", "4 floats"});
+    test::expect_error([&] { fill_normal(nullptr, 20, 0.0, 1.0, g); }, {"fill_normal", "null pointer", "20 floats"});
+    test::expect_error([&] { fill_bernoulli(nullptr, 3, 0.5, g); }, {"fill_bernoulli", "null pointer", "3 bytes"});
+    CHECK(g.state() == untouched.state());
+    // nothing to fill: any pointer, no draw
+    CHECK_NOTHROW(fill_uniform(nullptr, 0, 0.0, 1.0, g));
+    CHECK_NOTHROW(fill_normal(nullptr, 0, 0.0, 1.0, g));
+    CHECK_NOTHROW(fill_bernoulli(nullptr, 0, 0.5, g));
+    CHECK(g.state() == untouched.state());
+}
+
 TEST_CASE("random: dropout at p = 1 and p = 0 draws nothing, as torch") {
     Generator g(9), untouched(9);
     CHECK(dropout(Tensor::ones({8}), 1.f, true, g).data() == Tensor::zeros({8}).data());

@@ -43,12 +43,17 @@ struct MapChoice {
 // Every attention map of every layer and head into the report, for the first sequence of the
 // batch (its first 32 tokens at most, so that the page stays light at the tutorial's length 100),
 // and the chosen layer and head of the decoder's self-attention as an SVG heatmap (svg_folder, ""
-// for none). Tutorial B's attention returns the context only: the modules keep their weights for
-// this one forward (MultiHeadAttention::keep_attention_weights).
+// for none). Where 3 kinds of maps of every layer and head would pass the cells a report holds
+// (RunReport::kMaxAttentionCells), fewer tokens, and past ~85 layers the first layers only.
+// Tutorial B's attention returns the context only: the modules keep their weights for this one
+// forward (MultiHeadAttention::keep_attention_weights).
 void show_attention(RunReport& report, const std::string& svg_folder, const MapChoice& choice,
-                    nn::tutorial_b::Transformer& model, const Ids& src, const Ids& tgt_in) {
+                    nn::tutorial_b::Transformer& model, std::size_t heads, const Ids& src, const Ids& tgt_in) {
     if (!report.enabled() && svg_folder.empty()) return;
-    const std::size_t n = std::min<std::size_t>(32, src.shape(1)), m = std::min<std::size_t>(32, tgt_in.shape(1));
+    const std::size_t shown_layers = std::min(model.encoder_layers->size(), RunReport::kMaxAttentionCells / (3 * heads));
+    std::size_t tokens = 32;  // 12 layers of 8 heads: 30
+    while (tokens > 1 && 3 * shown_layers * heads * tokens * tokens > RunReport::kMaxAttentionCells) --tokens;
+    const std::size_t n = std::min(tokens, src.shape(1)), m = std::min(tokens, tgt_in.shape(1));
     const Ids s = xt::view(src, xt::range(0, 1), xt::range(0, n)), t = xt::view(tgt_in, xt::range(0, 1), xt::range(0, m));
     std::vector<nn::tutorial_b::MultiHeadAttention*> all;
     for (const auto& layer : *model.encoder_layers) all.push_back(layer->self_attn.get());
@@ -78,9 +83,15 @@ void show_attention(RunReport& report, const std::string& svg_folder, const MapC
     const std::vector<std::string> sw = words(s), tw = words(t);
     const Mask dec_self = nn::decoder_self_mask(t, "random_copy");  // the later positions (random tokens: no padding)
     if (report.enabled()) {
-        report.attention("encoder self-attention", enc, sw, sw);
-        report.attention("decoder self-attention", dec, tw, tw, 0, &dec_self);
-        report.attention("decoder-encoder attention", cross, tw, sw);
+        const auto first = [&](const std::vector<Tensor>& all_layers) {
+            return std::vector<Tensor>(all_layers.begin(), all_layers.begin() + static_cast<long>(shown_layers));
+        };
+        report.attention("encoder self-attention", first(enc), sw, sw);
+        report.attention("decoder self-attention", first(dec), tw, tw, 0, &dec_self);
+        report.attention("decoder-encoder attention", first(cross), tw, sw);
+        if (shown_layers < enc.size())
+            report.result("attention maps", fmt::format("layers 0-{} of {} (a report holds {} cells)", shown_layers - 1,
+                                                        enc.size(), RunReport::kMaxAttentionCells));
     }
     if (svg_folder.empty()) return;
     const std::size_t layer = static_cast<std::size_t>(choice.layer < 0 ? static_cast<long>(dec.size()) + choice.layer : choice.layer);
@@ -214,7 +225,7 @@ int main(int argc, char** argv) {
             std::fflush(stdout);
         }
         if (done == steps) run.save_now();
-        show_attention(run.report(), run_options.writes ? out : std::string(), map_choice, model, src, tgt_in);
+        show_attention(run.report(), run_options.writes ? out : std::string(), map_choice, model, heads, src, tgt_in);
         run.report().finish();
         fmt::print("saved {}\n", cli::shown(run.checkpoint()));
         return cli::kSuccess;

@@ -109,16 +109,29 @@ void show_heatmaps(const tc::TransformerOutput& out, const tc::Batch& batch, con
 
 // Every map of every layer and head into the report, with the words on both axes and the cells
 // the model's own masks hid: PAD keys (with --tutorial-settings, 'I' and '我' are id 0) and, in
-// the decoder's self-attention, the later words.
+// the decoder's self-attention, the later words. Past the cells a report holds
+// (RunReport::kMaxAttentionCells: ~1 800 layers × heads), the first layers only, and the page says so.
 void report_attention(RunReport& report, const tc::TransformerOutput& out, const tc::Batch& batch) {
     const std::vector<std::string> src = tc::split(tc::sentences()[0]);
     const std::vector<std::string> dec = tc::split(tc::sentences()[1]);
     const Ids &enc_ids = batch.enc_inputs, &dec_ids = batch.dec_inputs;
     const Mask enc_self = tc::get_attn_pad_mask(enc_ids, enc_ids), dec_enc = tc::get_attn_pad_mask(dec_ids, enc_ids);
     const Mask dec_self = nn::decoder_self_mask(dec_ids, "winter_games");
-    report.attention("encoder self-attention", out.enc_self_attns, src, src, 0, &enc_self);
-    report.attention("decoder self-attention", out.dec_self_attns, dec, dec, 0, &dec_self);
-    report.attention("decoder-encoder attention", out.dec_enc_attns, dec, src, 0, &dec_enc);
+    const std::size_t layers = out.enc_self_attns.size();
+    if (layers == 0) return;
+    // a batch of one sentence: a layer's weights hold its cells
+    const std::size_t per_layer =
+        out.enc_self_attns[0].data().size() + out.dec_self_attns[0].data().size() + out.dec_enc_attns[0].data().size();
+    const std::size_t shown = std::min(layers, RunReport::kMaxAttentionCells / per_layer);
+    const auto first = [&](const std::vector<Tensor>& all) {
+        return std::vector<Tensor>(all.begin(), all.begin() + static_cast<long>(shown));
+    };
+    report.attention("encoder self-attention", first(out.enc_self_attns), src, src, 0, &enc_self);
+    report.attention("decoder self-attention", first(out.dec_self_attns), dec, dec, 0, &dec_self);
+    report.attention("decoder-encoder attention", first(out.dec_enc_attns), dec, src, 0, &dec_enc);
+    if (shown < layers)
+        report.result("attention maps", fmt::format("layers 0-{} of {} (a report holds {} cells)", shown - 1, layers,
+                                                    RunReport::kMaxAttentionCells));
 }
 
 // Every check that needs no training, so a bad option never costs (or throws away) a run.

@@ -40,6 +40,10 @@ const Sentences& sentences();
 Vocab input_vocab(Vocabularies which = Vocabularies::fixed);
 Vocab output_vocab(Vocabularies which = Vocabularies::fixed);
 
+// An Error naming `what`, the word and both positions if a word comes twice: a python dict
+// literal would keep the last id, a scan the first. number_dict, lookup and make_batch check it.
+void check_vocab(const Vocab& vocab, const char* what = "vocab");
+
 // number_dict = {i: w for i, w in enumerate(output_vocab)}: the i-th word of the dict. It
 // inverts the vocabulary only when the ids are 0, 1, 2, ... in insertion order (both of ours).
 std::vector<std::string> number_dict(const Vocab& vocab);

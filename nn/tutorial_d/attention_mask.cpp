@@ -31,7 +31,11 @@ WarningHandler& warning_handler() {
 WarningHandler set_warning_handler(WarningHandler handler) { return std::exchange(warning_handler(), std::move(handler)); }
 
 void warn(const std::string& message) {
-    if (warning_handler()) return warning_handler()(message);
+    // the user's handler (a copy: it may set another one); what it throws leaves forward as an Error naming it
+    if (const WarningHandler handler = warning_handler())
+        return xtgrad::detail::call_user_hook([&] { handler(message); }, [&] {
+            return fmt::format("tutorial_d::set_warning_handler's handler, given the warning '{}',", message);
+        });
     static std::mutex mutex;
     static std::set<std::string> shown;
     const std::lock_guard<std::mutex> lock(mutex);

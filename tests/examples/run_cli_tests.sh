@@ -131,6 +131,15 @@ expect 2 "random_copy --len 65536: attention's scores do not fit" "${rc[@]}" --l
 says "of them attention scores"; trained_nothing
 expect 2 "graph --depth -2" "$build/examples/graph" --depth -2
 says "--depth: -2 is below -1"
+# a --module that names no module drew an empty graph and exited 0
+expect 2 "graph --module naming no module" "$build/examples/graph" --module encoder.layers.5 --no-render --out "$out/graph_no_module"
+says "graph: --module 'encoder.layers.5' names no module of the model; the modules under 'encoder.layers' are: encoder.layers.0"
+if [ -e "$out/graph_no_module" ]; then bad "  ...made its --out folder"; else ok "  ...wrote nothing"; fi
+expect 2 "graph --module with no such top-level module" "$build/examples/graph" --module Encoder --no-render --out "$out/graph_no_module"
+says "names no module of the model; its modules are: encoder, decoder, projection"
+expect 2 "graph --module below a module without sub-modules" "$build/examples/graph" --module projection.weight --no-render --out "$out/graph_no_module"
+says "'projection' has no sub-modules (draw it with --module projection)"
+expect 0 "graph --module decoder" "$build/examples/graph" --module decoder --no-render --out "$out/graph_decoder"
 mkfifo "$out/fifo"
 expect 2 "--resume a fifo does not hang" "${wg[@]}" --resume "$out/fifo"
 says "not a regular file (a fifo)"; trained_nothing

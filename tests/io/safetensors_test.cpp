@@ -168,6 +168,36 @@ TEST_CASE("safetensors: duplicate, reserved and non-UTF-8 names are refused and 
     CHECK(dir.entries().empty());
 }
 
+TEST_CASE("safetensors: a name or metadata that is not UTF-8 is named with the byte at fault, and the file is untouched") {
+    TempDir dir;
+    const std::string path = dir.file("kept.safetensors");
+    save_safetensors(path, {{"w", Array{1.0f}}});
+    const std::string before = read_bytes(path);
+    const auto refused = [&](const NamedArrays& tensors, const std::map<std::string, std::string>& metadata,
+                             const std::string& message) {
+        CAPTURE(message);
+        CHECK_THROWS_WITH_AS(save_safetensors(path, tensors, metadata), doctest::Contains(message.c_str()), Error);
+        CHECK(read_bytes(path) == before);
+    };
+    // a Latin-1 name, a cut 北 (E5 8C), a surrogate (ED A0 80), an escape code before the stray byte: shown escaped
+    refused({{"ok", Array{1.0f}}, {"caf\xe9", Array{2.0f}}}, {},
+            "save_safetensors: '" + path + "': tensor name 'caf\\xe9' is not valid UTF-8: byte 3 (0xe9) begins no UTF-8 character");
+    refused({{"\xe5\x8c", Array{1.0f}}}, {}, "tensor name '\\xe5\\x8c' is not valid UTF-8: byte 0 (0xe5)");
+    refused({{"ab\xed\xa0\x80", Array{1.0f}}}, {}, "tensor name 'ab\\xed\\xa0\\x80' is not valid UTF-8: byte 2 (0xed)");
+    refused({{"\x1b[2J\xff", Array{1.0f}}}, {}, "tensor name '\\x1b[2J\\xff' is not valid UTF-8: byte 4 (0xff)");
+    refused({}, {{"k\xfe", "v"}}, "metadata key 'k\\xfe' is not valid UTF-8: byte 1 (0xfe)");
+    refused({}, {{"note", "\xe5\x8c\x97\xfe"}}, "the value of metadata key 'note' is not valid UTF-8: byte 3 (0xfe)");
+    // nn::save and save_run write through save_safetensors: the same refusal (a generator's name is a metadata key)
+    nn::Linear model(2, 2);
+    CHECK_THROWS_WITH_AS(nn::save(model, path, {{"who", "\xc0\xaf"}}),
+                         doctest::Contains("the value of metadata key 'who' is not valid UTF-8: byte 0 (0xc0)"), Error);
+    Generator g(1);
+    CHECK_THROWS_WITH_AS(nn::save_run(path, model, {.generators = {{"g\x80", &g}}}),
+                         doctest::Contains("metadata key 'generator.g\\x80' is not valid UTF-8: byte 11 (0x80)"), Error);
+    CHECK(read_bytes(path) == before);
+    CHECK(dir.entries() == std::set<std::string>{"kept.safetensors"});
+}
+
 TEST_CASE("safetensors: malformed files are refused, naming the file, the tensor and the numbers") {
     struct Case {
         const char* what;

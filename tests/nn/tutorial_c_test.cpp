@@ -367,4 +367,21 @@ TEST_CASE("tutorial C: make_batch names a word that is not in its vocabulary") {
                        {"'你'", "output_vocab (sentences[1])"});
 }
 
+TEST_CASE("tutorial C: a vocabulary with a word twice is refused, naming the word and both positions") {
+    tc::Vocab in = tc::input_vocab();
+    in.emplace_back("like", 8);  // 'like' is at position 2 with id 2
+    const tc::Vocab out = tc::output_vocab();
+    test::expect_error([&] { (void)tc::make_batch(tc::sentences(), in, out); },
+                       {"tutorial_c::make_batch: input_vocab gives the word 'like' twice, at positions 2 (id 2) and 8 (id 8)"});
+    test::expect_error([&] { (void)tc::lookup(in, "I"); }, {"tutorial_c::lookup: vocab gives the word 'like' twice"});
+    test::expect_error([&] { (void)tc::number_dict(in); }, {"tutorial_c::number_dict: the vocab gives the word 'like' twice"});
+    // the same word with the same id is still one word given twice; a word's bytes are shown escaped
+    tc::Vocab esc = {{"P", 0}, {"\x1b[2J", 1}, {"\x1b[2J", 1}};
+    test::expect_error([&] { tc::check_vocab(esc, "the test's vocab"); },
+                       {"tutorial_c::check_vocab: the test's vocab gives the word '\\x1b[2J' twice, at positions 1 (id 1) and 2 (id 1)"});
+    // words that differ only in case or by a space are different words
+    CHECK_NOTHROW(tc::check_vocab({{"a", 0}, {"A", 1}, {"a ", 2}}));
+    CHECK(tc::make_batch(tc::sentences(), tc::input_vocab(), out).enc_inputs.size() == 7);
+}
+
 TEST_SUITE_END();

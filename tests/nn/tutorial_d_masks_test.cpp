@@ -132,6 +132,33 @@ TEST_CASE("tutorial D: a uint8 attn_mask is taken as bool with torch 1.13's depr
     set_warning_handler(previous);
 }
 
+TEST_CASE("tutorial D: a warning handler that throws stops forward with an Error naming the handler") {
+    MultiheadAttention m(8, 2);
+    randomize(m, 4);
+    const std::size_t L = 4, S = 5, N = 2;
+    Tensor q = rnd({L, N, 8}, 16), k = rnd({S, N, 8}, 17), v = rnd({S, N, 8}, 18);
+    ByteMask bytes = xt::zeros<std::uint8_t>({L, S});
+    bytes(0, 1) = 1;
+    struct Restore {
+        WarningHandler previous;
+        ~Restore() { set_warning_handler(std::move(previous)); }
+    } restore{set_warning_handler([](const std::string&) { throw std::runtime_error("no warnings here"); })};
+    const char* named = "tutorial_d::set_warning_handler's handler, given the warning 'Byte tensor for attn_mask";
+    CHECK_THROWS_WITH_AS(m.forward(q, k, v, {}, true, bytes), doctest::Contains(named), Error);
+    CHECK_THROWS_WITH_AS(m.forward(q, k, v, {}, true, bytes), doctest::Contains("threw: no warnings here"), Error);
+    set_warning_handler([](const std::string&) { throw 7; });
+    CHECK_THROWS_WITH_AS(m.forward(q, k, v, {}, true, bytes), doctest::Contains("threw a non-standard exception"), Error);
+    // an Error of the handler's own passes as it is
+    set_warning_handler([](const std::string&) { fail("my policy: no byte masks"); });
+    CHECK_THROWS_WITH_AS(m.forward(q, k, v, {}, true, bytes), doctest::Contains("my policy: no byte masks"), Error);
+    // the module is as it was: with a handler that does not throw, the same call runs and equals the bool mask's
+    set_warning_handler([](const std::string&) {});
+    Mask b = xt::zeros<bool>({L, S});
+    b(0, 1) = true;
+    CHECK(test::max_abs_diff(m.forward(q, k, v, {}, true, bytes).attn_output.data(),
+                             m.forward(q, k, v, {}, true, b).attn_output.data()) == 0.f);
+}
+
 TEST_CASE("tutorial D: generate_square_subsequent_mask is 0 on and below the diagonal, -inf above") {
     const Tensor m = Transformer::generate_square_subsequent_mask(4);
     REQUIRE(m.shape() == Shape{4, 4});

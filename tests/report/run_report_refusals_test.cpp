@@ -8,6 +8,7 @@
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/nn/layers.hpp>
 #include <xtgrad/optim/optimizer.hpp>
+#include <xtgrad/random/random.hpp>
 #include <xtgrad/report/page.hpp>
 #include "tests/io/io_test_util.hpp"
 
@@ -160,6 +161,52 @@ TEST_CASE("RunReport::attention: a batch of 0, NaN weights and bad shapes are re
     const json maps = json::parse(report.data_json())["attention"];
     REQUIRE(maps.size() == 4);
     for (const json& m : maps) CHECK(m["weights"].is_array());
+}
+
+TEST_CASE("RunReport::attention: maps past the limits of a map or of the report are refused, and a full page stays a few MB") {
+    TempDir dir;
+    RunReport report(dir.file("r.html"));
+    const auto labels = [](std::size_t n) {
+        std::vector<std::string> l;
+        for (std::size_t i = 0; i < n; ++i) l.push_back(std::to_string(i));
+        return l;
+    };
+    // weights as softmax gives them: floats whose JSON text is long (0.0123456791043282)
+    const auto weights = [](std::size_t heads, std::size_t q, std::size_t k) {
+        Generator g(3);
+        return rand({1, heads, q, k}, g);
+    };
+    // the tutorials' own: random_copy's 32 tokens, 6 layers of 8 heads, 3 kinds (147 456 cells), masked
+    Mask causal = Mask::from_shape({32, 32});
+    for (std::size_t i = 0; i < 32; ++i)
+        for (std::size_t j = 0; j < 32; ++j) causal(i, j) = j > i;
+    for (const char* kind : {"encoder self-attention", "decoder self-attention", "decoder-encoder attention"})
+        report.attention(kind, std::vector<Tensor>(6, weights(8, 32, 32)), labels(32), labels(32), 0, &causal);
+    CHECK(json::parse(report.data_json())["attention"].size() == 144);
+    // one map past 512 queries or keys, or past 128 × 128 cells (a 1000 × 1000 map of 8 heads was a 176 MB page)
+    refused(report, [&] { report.attention("big", {weights(1, 513, 2)}, labels(513), labels(2)); },
+            "RunReport::attention: 'big' layer 0: weights (1,1,513,2) make maps of 513 queries × 2 keys, past the limit of "
+            "512 queries or keys and 16384 cells a map (RunReport::kMaxAttentionTokens, kMaxAttentionMapCells)");
+    refused(report, [&] { report.attention("big", {weights(1, 200, 100)}, labels(200), labels(100)); },
+            "'big' layer 0: weights (1,1,200,100) make maps of 200 queries × 100 keys, past the limit");
+    refused(report, [&] { report.attention("big", {weights(1, 129, 128)}, labels(129), labels(128)); },
+            "129 queries × 128 keys, past the limit");
+    // the report's total over its kinds: 147 456 kept + 2 layers of 8 · 96 · 96 = 73 728 each
+    refused(report, [&] { report.attention("more", std::vector<Tensor>(2, weights(8, 96, 96)), labels(96), labels(96)); },
+            "RunReport::attention: 'more': its maps through layer 1 (8 heads of 96 × 96 there) hold 147456 cells and the "
+            "report's other attention kinds 147456: past the limit of 262144 cells a report holds");
+    // a kind's own earlier maps do not count, as they are replaced: 2 · 49 152 + 10 · 128 · 128 is the limit
+    report.attention("decoder self-attention", {weights(10, 128, 128)}, labels(128), labels(128));
+    report.attention("decoder self-attention", {weights(10, 128, 128)}, labels(128), labels(128));
+    CHECK(json::parse(report.data_json())["attention"].size() == 106);
+    refused(report, [&] { report.attention("more", {weights(1, 1, 1)}, labels(1), labels(1)); },
+            "hold 1 cells and the report's other attention kinds 262144: past the limit of 262144");
+    CHECK(RunReport::kMaxAttentionCells == 262144);
+    // the page at the limit: a few MB (5.4 MB)
+    report.write();
+    const std::size_t bytes = test::read_bytes(dir.file("r.html")).size();
+    CAPTURE(bytes);
+    CHECK(bytes < 8'000'000);
 }
 
 TEST_CASE("RunReport: steps from 0 that increase, one attach; refused calls change nothing") {
