@@ -1,10 +1,12 @@
 #include <xtgrad/autograd/broadcast.hpp>
 
+#include <xtgrad/autograd/array_allocator.hpp>
 #include <xtgrad/autograd/error.hpp>
 
 #include <xtgrad/autograd/reduce_kernels.hpp>
 
 #include <algorithm>
+#include <new>
 
 namespace xtgrad {
 
@@ -19,10 +21,19 @@ std::vector<std::size_t> broadcast_strides(const Shape& from, std::size_t rank) 
     return stride;
 }
 
-std::vector<std::size_t> strided_offsets(const Shape& to, std::size_t axes, const std::vector<std::size_t>& strides) {
+std::vector<std::size_t> strided_offsets(const Shape& to, std::size_t axes, const std::vector<std::size_t>& strides,
+                                         const char* op) {
     std::size_t total = 1;
-    for (std::size_t i = 0; i < axes; ++i) total *= to[i];
-    std::vector<std::size_t> offsets(total);
+    for (std::size_t i = 0; i < axes; ++i)
+        if (__builtin_mul_overflow(total, to[i], &total) || total > memory::kMaxArrayBytes / sizeof(std::size_t))
+            fail("{}: the batch dims of {} make more slices than their offsets fit in memory", op, shape_str(to));
+    std::vector<std::size_t> offsets;
+    try {
+        offsets.resize(total);
+    } catch (const std::bad_alloc&) {
+        fail("{}: the {} slices of shape {} have offsets the system cannot allocate ({} bytes)", op, total,
+             shape_str(to), total * sizeof(std::size_t));
+    }
     std::vector<std::size_t> idx(axes, 0);
     for (std::size_t& off : offsets) {
         off = 0;

@@ -21,8 +21,9 @@ std::vector<std::size_t> broadcast_strides(const Shape& from, std::size_t rank);
 
 // For each index over the first `axes` axes of `to`, in row-major order, the offset
 // sum(index[i] · strides[i]): with broadcast_strides, where each block of `to`'s remaining axes
-// starts in the operand it was broadcast from.
-std::vector<std::size_t> strided_offsets(const Shape& to, std::size_t axes, const std::vector<std::size_t>& strides);
+// starts in the operand it was broadcast from. More offsets than memory holds: an Error naming op.
+std::vector<std::size_t> strided_offsets(const Shape& to, std::size_t axes, const std::vector<std::size_t>& strides,
+                                         const char* op = "broadcast");
 
 // The inverse of broadcasting, for gradients: sums g over the dimensions along which
 // `target` was stretched. Requires broadcasts_to(target, shape(g)).

@@ -250,8 +250,50 @@ private:
 
 }  // namespace
 
+void check_module_prefix(const Tensor& root, const std::string& prefix, const char* who) {
+    if (prefix.empty() || !root.defined()) return;
+    // every module path of the graph's ops (a graph of thousands of nodes has tens of modules)
+    std::set<std::string> modules;
+    std::set<const TensorImpl*> seen{root.impl_ptr().get()};
+    std::vector<const TensorImpl*> stack{root.impl_ptr().get()};
+    while (!stack.empty()) {
+        const Node* node = stack.back()->grad_fn.get();
+        stack.pop_back();
+        if (node == nullptr) continue;
+        if (under(node->module_path(), prefix)) return;
+        modules.insert(node->module_path());
+        for (const ImplPtr& in : node->inputs())
+            if (in && seen.insert(in.get()).second) stack.push_back(in.get());
+    }
+    // the modules one level below where the path stops matching (the top level if nowhere)
+    std::string parent = parent_of(prefix);
+    std::set<std::string> here;
+    for (;; parent = parent_of(parent)) {
+        for (const std::string& m : modules)
+            if (!m.empty() && m != parent && under(m, parent)) {
+                const std::size_t end = m.find('.', parent.empty() ? 0 : parent.size() + 1);
+                here.insert(m.substr(0, end));
+            }
+        if (!here.empty() || parent.empty()) break;
+    }
+    std::string listed;
+    std::size_t shown = 0;
+    for (const std::string& m : here) {
+        if (shown++ == 12) {
+            listed += ", ...";
+            break;
+        }
+        listed += (listed.empty() ? "" : ", ") + m;
+    }
+    fail("{}: no op of the graph is in module '{}'; {}", who, prefix,
+         here.empty() ? std::string("the graph's ops are in no module")
+                      : fmt::format("the graph's modules {}are: {}",
+                                    parent.empty() ? std::string() : fmt::format("under '{}' ", parent), listed));
+}
+
 std::string to_dot(const Tensor& root, const DotOptions& options) {
     if (!root.defined()) fail("to_dot: the tensor is undefined");
+    check_module_prefix(root, options.module_prefix, "to_dot (module_prefix)");
     return DotWriter(root, options).run();
 }
 

@@ -50,8 +50,13 @@ struct DotOptions {
     std::vector<DotNode>* nodes = nullptr;  // if set, filled with one entry per drawn node
 };
 
+// A module_prefix that no op of the graph is in is an Error naming the prefix and the graph's
+// modules where it stops matching (an empty picture otherwise).
 std::string to_dot(const Tensor& root, const DotOptions& options = {});
 // Writes to_dot() to path; throws an Error if the file cannot be written.
 void write_dot(const std::string& path, const Tensor& root, const DotOptions& options = {});
+// That check alone, for a caller that must refuse before it does anything (RunReport::backward):
+// an Error naming `who` unless prefix is "" or some op below root is in that module.
+void check_module_prefix(const Tensor& root, const std::string& prefix, const char* who);
 
 }  // namespace xtgrad

@@ -76,6 +76,8 @@ void add_into(float* dst, const float* src, std::size_t n) {
 }  // namespace
 
 GradOut GradOut::part(std::size_t offset, std::size_t n) const {
+    if (offset > size_ || n > size_ - offset)
+        fail("GradOut::part: elements [{}, {} + {}) are not inside the buffer's {}", offset, offset, n, size_);
     touch();
     if (fresh_) {
         fill_zeros(data_, offset);
@@ -142,10 +144,18 @@ GradOut Node::grad_out(std::size_t i, const Shape& writes) {
     for (detail::BackwardObserver* o : detail::backward_observers()) o->accumulated(*this, i, want, !fresh);
     if (fresh) into = std::make_shared<Array>(empty_array(want));
     GradOut out{into->data(), into->size(), fresh};
-    if (fresh && i < 64 && into->size() != 0) {
-        out.unwritten_ = &unwritten_;
-        out.unwritten_bit_ = std::uint64_t{1} << i;
-        unwritten_ |= out.unwritten_bit_;
+    if (into->size() == 0) return out;
+    if (i >= 64) {  // past the marks: a fresh buffer starts as zeros, so one never written adds nothing
+        if (fresh) out.zeroed();
+        return out;
+    }
+    out.marks_ = &marks_;
+    if (fresh) {
+        out.bit_ = std::uint64_t{1} << i;
+        marks_.unwritten |= out.bit_;
+    } else if (marks_.unwritten != 0) {  // the same tensor as an earlier input, its fresh buffer unwritten?
+        for (std::size_t j = 0; j < inputs_.size() && j < 64; ++j)
+            if (inputs_[j] == inputs_[i] && (marks_.unwritten >> j & 1)) out.before_ |= std::uint64_t{1} << j;
     }
     return out;
 }
@@ -177,15 +187,19 @@ void Node::run(const Array& grad_out) {
         fail("{}: this part of the graph was freed by an earlier backward(); call the first "
              "backward with retain_graph = true to backpropagate twice", op_);
     // a backward of the user's own (make_result) that throws another type stops backward with an Error too
-    unwritten_ = 0;
+    marks_ = {};
     detail::call_user_hook([&] { fn_(*this, grad_out); }, [&] { return fmt::format("{}'s backward", op_); });
-    if (unwritten_ != 0) {
-        const int i = std::countr_zero(unwritten_);
-        unwritten_ = 0;
+    const WriteMarks marks = std::exchange(marks_, {});
+    if (marks.unwritten != 0) {
+        const int i = std::countr_zero(marks.unwritten);
         fail("{}: its backward took grad_out({}) and never wrote it: a fresh buffer holds no values until "
              "written (GradOut::write, data(), zeroed()); input {}'s gradient would be uninitialised memory",
              op_, i, i);
     }
+    if (marks.misordered != 0)
+        fail("{}: its backward wrote a gradient into a running sum before the fresh buffer of the same tensor (an "
+             "input given twice) was written: that first write overwrites the sum; write the buffers in the order "
+             "grad_out handed them out", op_);
 }
 
 void Node::run(std::shared_ptr<Array> grad_out, bool last_run, const std::vector<GradientConsumer*>* consumers) {
@@ -250,7 +264,10 @@ std::vector<Tensor> Node::run_differentiable(const Tensor& grad_out) const {
         fail("{}: its backward is a kernel only, not written in xtgrad's ops, so it cannot be differentiated "
              "(create_graph = true); docs/higher_order.md lists the ops that can", op_);
     check_grad_shape(grad_out.shape(), "run_differentiable");
-    std::vector<Tensor> grads = diff_fn_(*this, grad_out);
+    std::vector<Tensor> grads;
+    // a backward in ops of the user's own that throws another type stops with an Error too
+    detail::call_user_hook([&] { grads = diff_fn_(*this, grad_out); },
+                           [&] { return fmt::format("{}'s backward in ops", op_); });
     if (grads.size() != inputs_.size())
         fail("{}: its backward in ops returned {} gradients for {} inputs", op_, grads.size(), inputs_.size());
     return grads;
@@ -388,6 +405,7 @@ Tensor make_result(Array out, const char* op, const std::vector<Tensor>& inputs,
 
 Tensor attach_grad_fn(Tensor result, const char* op, const std::vector<Tensor>& inputs,
                       std::vector<SavedRecord> saved, Node::BackwardFn backward, SourceLocation where) {
+    if (!backward) fail("{}: make_result was given no backward function (an empty Node::BackwardFn)", op);
     if (anomaly_detection_enabled()) detail::check_forward_anomaly(result.data(), op, inputs, where);
     if (detail::forward_active()) [[unlikely]]
         detail::mark_missing_jvp(result, op, inputs);  // until the op's jvp rule sets the tangent

@@ -119,6 +119,12 @@ struct Add {  // a later write into a running sum
     void operator()(float& dst, float v) const { dst += v; }
 };
 
+// What Node::run checks when a backward returns (GradOut::touch sets them).
+struct WriteMarks {
+    std::uint64_t unwritten = 0;   // bit i: input i's fresh buffer, handed out, not yet touched
+    std::uint64_t misordered = 0;  // 1: a running sum was written before its fresh buffer
+};
+
 class GradOut {
 public:
     GradOut() = default;  // no gradient wanted: false, kernels skip the work
@@ -158,23 +164,28 @@ public:
 
 private:
     friend class Node;
-    // A fresh buffer Node::grad_out handed out: its bit in the node's `unwritten_` mask, cleared by
-    // any way in to the buffer above (data, beta, write, part, zeroed), so a backward that asks for
-    // a buffer and never writes it gets an Error, not uninitialised memory as a gradient.
+    // A fresh buffer Node::grad_out handed out (inputs 0-63): its bit in the node's marks, cleared
+    // by any way in to the buffer above (data, beta, write, part, zeroed), so a backward that asks
+    // for a buffer and never writes it gets an Error, not uninitialised memory as a gradient. A
+    // running sum handed out while a fresh buffer of the same tensor (an op's input given twice)
+    // is unwritten carries that bit as `before_`: written first, it would be overwritten by the
+    // fresh one's first write, so the node notes it as misordered.
     // Atomic: kernels hand copies of a GradOut to the pool's threads.
     float* touch() const {
-        if (unwritten_ != nullptr) {
-            std::atomic_ref<std::uint64_t> mask(*unwritten_);
-            if (mask.load(std::memory_order_relaxed) & unwritten_bit_)
-                mask.fetch_and(~unwritten_bit_, std::memory_order_relaxed);
+        if (marks_ != nullptr) {
+            std::atomic_ref<std::uint64_t> unwritten(marks_->unwritten);
+            const std::uint64_t now = unwritten.load(std::memory_order_relaxed);
+            if (now & before_) std::atomic_ref<std::uint64_t>(marks_->misordered).store(1, std::memory_order_relaxed);
+            if (now & bit_) unwritten.fetch_and(~bit_, std::memory_order_relaxed);
         }
         return data_;
     }
     float* data_ = nullptr;
     std::size_t size_ = 0;
     bool fresh_ = false;
-    std::uint64_t* unwritten_ = nullptr;
-    std::uint64_t unwritten_bit_ = 0;
+    struct WriteMarks* marks_ = nullptr;
+    std::uint64_t bit_ = 0;     // this buffer's, while fresh and unwritten
+    std::uint64_t before_ = 0;  // fresh buffers of the same tensor that must be written first
 };
 
 // The inputs' gradients a backward written in ops returns (Node::DifferentiableFn), one per input.
@@ -317,7 +328,7 @@ private:
     DifferentiableFn diff_fn_;
     std::string module_path_;
     SourceLocation where_;
-    std::uint64_t unwritten_ = 0;  // fresh grad_out buffers (inputs 0-63) not yet touched, while fn_ runs
+    WriteMarks marks_;  // the grad_out buffers' marks (GradOut::touch), while fn_ runs
     void check_input(std::size_t i, const char* call) const;
     unsigned backward_depth_;
     bool released_ = false;

@@ -31,6 +31,7 @@ AttentionMaps attention_maps(const std::string& raw_kind, const std::vector<Tens
     out.maps = nlohmann::json::array();
     std::size_t cells = 0;  // of this call's maps
     for (std::size_t layer = 0; layer < layers.size(); ++layer) {
+        if (!layers[layer].defined()) fail("RunReport::attention: '{}' layer {}: the weights tensor is undefined", kind, layer);
         const Array& w = std::as_const(layers[layer]).data();
         const Shape shape(w.shape().begin(), w.shape().end());
         if (shape.size() != 3 && shape.size() != 4)

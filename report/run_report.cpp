@@ -204,6 +204,8 @@ void RunReport::begin_step(long step) {
 
 void RunReport::backward(const Tensor& loss) {
     if (!enabled() || !impl_->graph.is_null()) return loss.backward();
+    // a graph_module that names no module is refused before backward runs: nothing changed
+    check_module_prefix(loss, impl_->options.graph_module, "RunReport::backward (Options::graph_module)");
     Json graph{{"step", impl_->step.value_or(0)}};
     std::vector<DotNode> nodes;
     {
@@ -309,13 +311,20 @@ void RunReport::attention(const std::string& kind, const std::vector<Tensor>& la
     if (!enabled()) return;
     const std::string replaced_kind = valid_utf8(kind);  // as attention_maps keeps it
     std::size_t cells_kept = 0;  // the other kinds' maps, which stay
+    std::set<std::string> other_kinds;
     for (const Json& m : impl_->attention)
-        if (m["kind"] != replaced_kind) cells_kept += m["queries"].size() * m["keys"].size();
+        if (m["kind"] != replaced_kind) {
+            cells_kept += m["queries"].size() * m["keys"].size();
+            other_kinds.insert(m["kind"].get<std::string>());
+        }
+    if (other_kinds.size() >= kMaxAttentionKinds)
+        fail("RunReport::attention: '{}' would be a kind past the {} a report holds (RunReport::kMaxAttentionKinds); "
+             "a kind's maps are replaced when it is given again", replaced_kind, kMaxAttentionKinds);
     report::AttentionMaps made =
         report::attention_maps(kind, layers, queries, keys, heads, masked, impl_->step.value_or(0), cells_kept);
     Json kept = Json::array();
-    for (const Json& m : impl_->attention)
-        if (m["kind"] != made.kind) kept.push_back(m);
+    for (Json& m : impl_->attention)  // moved, not copied: a report of many maps stays linear
+        if (m["kind"] != made.kind) kept.push_back(std::move(m));
     for (Json& m : made.maps) kept.push_back(std::move(m));
     impl_->attention = std::move(kept);
     if (made.kind_replaced) impl_->note_replaced(fmt::format("attention kind '{}'", made.kind));

@@ -55,7 +55,8 @@ public:
         std::string title = "xtgrad run";
         double write_interval = 3.0;  // seconds between rewrites while live (0: every end_step)
         long stats_every = 1;         // per-module statistics every this many steps (>= 1)
-        std::string graph_module{};   // draw only this module's part of the graph ("": all)
+        std::string graph_module{};   // draw only this module's part of the graph ("": all); one
+                                      // that no op is in: an Error at the first backward, before it runs
         int graph_depth = -1;         // nodes below the graph's top (-1: no limit)
     };
 
@@ -113,6 +114,7 @@ public:
     static constexpr std::size_t kMaxAttentionTokens = 512;
     static constexpr std::size_t kMaxAttentionMapCells = 128 * 128;
     static constexpr std::size_t kMaxAttentionCells = std::size_t{1} << 18;
+    static constexpr std::size_t kMaxAttentionKinds = 64;  // a page's selector lists them all
     void attention(const std::string& kind, const std::vector<Tensor>& layers, const std::vector<std::string>& queries,
                    const std::vector<std::string>& keys, std::size_t heads = 0, const Mask* masked = nullptr);
 

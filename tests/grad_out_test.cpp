@@ -2,6 +2,8 @@
 // gradient buffer and adds into a running one. Each kernel-writing op is checked both ways: its
 // input used twice (the second write finds a running sum) must get the sum of both gradients.
 #include <xtgrad/autograd/ops/softmax.hpp>
+#include <xtgrad/autograd/grad.hpp>
+#include <xtgrad/autograd/gradcheck.hpp>
 #include <xtgrad/autograd/node.hpp>
 #include <xtgrad/autograd/ops.hpp>
 #include <xtgrad/random/random.hpp>
@@ -223,6 +225,66 @@ TEST_CASE("a backward that takes a fresh grad_out buffer and never writes it is 
     sum(z).backward();
     CHECK(test::max_abs_diff(x.grad_array(), Array(xt::ones<float>({3}) * 2.f)) == 0.f);
     CHECK(test::max_abs_diff(w.grad_array(), Array(xt::ones<float>({3}) * 3.f)) == 0.f);
+}
+
+TEST_CASE("grad_out past the 64 marked inputs starts as zeros, so one never written adds nothing") {
+    std::vector<Tensor> ins;
+    for (int i = 0; i < 70; ++i) ins.push_back(Tensor::ones({8}, true));
+    const Tensor y = make_result(Array(xt::zeros<float>({8})), "ManyBackward", ins, {}, [](Node& self, const Array& g) {
+        for (std::size_t i = 0; i < 70; ++i)
+            if (i != 65) self.accumulate(i, g);
+        GradOut forgotten = self.grad_out(65, {8});  // past the marks: zeros, not uninitialised memory
+        (void)forgotten;
+    });
+    sum(y).backward();
+    CHECK(test::max_abs_diff(ins[65].grad_array(), Array(xt::zeros<float>({8}))) == 0.f);
+    CHECK(test::max_abs_diff(ins[64].grad_array(), Array(xt::ones<float>({8}))) == 0.f);
+}
+
+TEST_CASE("an input given twice: a running sum written before the fresh buffer of the same tensor is an Error") {
+    const Tensor a = Tensor::from_vector({1.f, 2.f}, {2}, true);
+    const auto ones = [](float* d, auto store) { store(d[0], 1.f), store(d[1], 1.f); };
+    const Tensor bad = make_result(Array(a.data() * 2.f), "TwiceBackward", {a, a}, {}, [&](Node& self, const Array&) {
+        const GradOut first = self.grad_out(0, {2}), second = self.grad_out(1, {2});  // fresh, then its running sum
+        second.write(ones);  // added into uninitialised memory, then overwritten by the fresh one's first write
+        first.write(ones);
+    });
+    test::expect_error([&] { sum(bad).backward(); }, {"TwiceBackward", "a running sum before the fresh buffer"});
+    CHECK_FALSE(a.has_grad());
+    // in the order grad_out handed them out: the sum of both
+    const Tensor good = make_result(Array(a.data() * 2.f), "TwiceBackward", {a, a}, {}, [&](Node& self, const Array&) {
+        const GradOut first = self.grad_out(0, {2}), second = self.grad_out(1, {2});
+        first.write(ones);
+        second.write(ones);
+    });
+    sum(good).backward();
+    CHECK(test::max_abs_diff(a.grad_array(), Array(xt::ones<float>({2}) * 2.f)) == 0.f);
+    // the library's own kernels with one tensor as both operands write in order
+    const Tensor m = test::rnd({3, 3}, 4);
+    CHECK(gradcheck([](const std::vector<Tensor>& v) { return matmul(v[0], v[0]); }, {m}));
+    CHECK(gradcheck([](const std::vector<Tensor>& v) { return linear(v[0], v[0]); }, {m}));
+}
+
+TEST_CASE("GradOut::part outside the buffer, an empty backward and a throwing backward in ops are Errors") {
+    const Tensor x = test::rnd({4}, 1);
+    const Tensor y = make_result(Array(x.data()), "PartBackward", {x}, {}, [](Node& self, const Array& g) {
+        (void)self.grad_out(0, {4}).part(3, 2);
+        self.accumulate(0, g);
+    });
+    test::expect_error([&] { sum(y).backward(); }, {"GradOut::part: elements [3, 3 + 2) are not inside the buffer's 4"});
+    const Tensor z = make_result(Array(x.data()), "PartBackward", {x}, {}, [](Node& self, const Array&) {
+        (void)self.grad_out(0, {4}).part(std::numeric_limits<std::size_t>::max(), 2);
+    });
+    test::expect_error([&] { sum(z).backward(); }, {"GradOut::part", "not inside the buffer's 4"});
+    CHECK_FALSE(x.has_grad());
+    test::expect_error([&] { (void)make_result(Array(x.data()), "NullBackward", {x}, {}, Node::BackwardFn{}); },
+                       {"NullBackward: make_result was given no backward function"});
+    const Tensor w = differentiable(
+        make_result(Array(x.data()), "InOpsBackward", {x}, {}, [](Node& self, const Array& g) { self.accumulate(0, g); }),
+        [](const Node&, const Tensor&) -> std::vector<Tensor> { throw std::runtime_error("in-ops bug"); });
+    test::expect_error([&] { (void)grad({sum(w)}, {x}, {}, GradOptions().create_graph(true)); },
+                       {"InOpsBackward's backward in ops threw: in-ops bug"});
+    CHECK_FALSE(x.has_grad());
 }
 
 TEST_SUITE_END();

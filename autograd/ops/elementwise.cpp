@@ -15,7 +15,8 @@ namespace {
 void check_binary(const Tensor& a, const Tensor& b, const char* op) {
     detail::require_defined(a, op, "the first operand");
     detail::require_defined(b, op, "the second operand");
-    broadcast_shapes(a.shape(), b.shape(), op);  // throws with both shapes if they don't broadcast
+    // throws with both shapes if they don't broadcast, or if the result's size (or, empty, its strides) cannot be
+    checked_numel(broadcast_shapes(a.shape(), b.shape(), op), op);
 }
 
 // One elementwise op of one tensor: y = f(x), dx = df(g, s), where s is the one value the

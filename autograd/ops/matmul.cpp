@@ -33,7 +33,7 @@ namespace {
 // For a batch dimension layout `batch` (broadcast result) and an operand's own batch dims,
 // the operand's slice index for each output slice (stride 0 where the operand broadcasts).
 std::vector<std::size_t> slice_offsets(const Shape& own, const Shape& batch) {
-    return strided_offsets(batch, batch.size(), broadcast_strides(own, batch.size()));
+    return strided_offsets(batch, batch.size(), broadcast_strides(own, batch.size()), "matmul (batch dims)");
 }
 
 // The beta of each product c writing slice off[c] of a gradient with `slices` slices: the

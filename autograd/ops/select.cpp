@@ -170,12 +170,13 @@ Tensor cat(const std::vector<Tensor>& tensors, int dim) {
             if (i != axis && s[i] != first[i])
                 fail("cat: along dim {}, shapes {} and {} differ in dim {}", dim, shape_str(first), shape_str(s), i);
         lens.push_back(s[axis]);
-        out_shape[axis] += s[axis];
+        if (__builtin_add_overflow(out_shape[axis], s[axis], &out_shape[axis]))
+            fail("cat: along dim {}, the sizes {} add past a size_t", dim, fmt::join(lens, " + "));
     }
     Array out = empty_array(out_shape);
     const AxisView v = around(out_shape, axis);
     std::size_t offset = 0;  // start of the current part along the axis
-    for (std::size_t p = 0; p < tensors.size(); ++p) {
+    for (std::size_t p = 0; p < tensors.size() && out.size() != 0; ++p) {  // empty: no copy, however many rows
         const float* src = tensors[p].ptr();
         const std::size_t block = lens[p] * v.inner;
         for (std::size_t o = 0; o < v.outer; ++o)

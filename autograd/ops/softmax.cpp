@@ -94,6 +94,7 @@ namespace {
 // independent, so they are split over xtgrad's pool (parallel_rows) with the same result for any
 // thread count.
 void softmax_rows(const float* x, float* y, const Rows& r, bool log, const char* op, const Shape& shape) {
+    if (r.len == 0) return;  // rows of no values: nothing to write, however many (2^62 of them)
     parallel_rows(r.count(), r.len, [&](std::size_t row0, std::size_t row1) {
         for (std::size_t row = row0; row < row1; ++row)
             softmax_row(x + r.start(row), y + r.start(row), r.len, r.inner, log, {op, row, shape});
@@ -107,7 +108,7 @@ void softmax_rows(const float* x, float* y, const Rows& r, bool log, const char*
 // g, y, dx: (outer, len, inner)
 void softmax_backward(const float* g, const float* y, GradOut dx, std::size_t outer, std::size_t len,
                       std::size_t inner, bool log) {
-    if (!dx) return;
+    if (!dx || len == 0) return;
     const Rows r{outer, len, inner};
     dx.write([&](float* out, auto store) {
         parallel_rows(r.count(), len, [&](std::size_t row0, std::size_t row1) {  // rows independent

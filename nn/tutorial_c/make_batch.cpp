@@ -53,17 +53,17 @@ std::vector<std::string> number_dict(const Vocab& vocab) {
 
 namespace {
 
-std::int64_t find_word(const Vocab& vocab, const std::string& word, const char* what) {
+std::int64_t find_word(const Vocab& vocab, const std::string& word, const char* what, const char* who) {
     for (const auto& [w, id] : vocab)
         if (w == word) return id;
-    fail("tutorial_c::make_batch: '{}' is not in {} ({} words)", word, what, vocab.size());
+    fail("tutorial_c::{}: '{}' is not in {} ({} words)", who, word, what, vocab.size());
 }
 
 }  // namespace
 
 std::int64_t lookup(const Vocab& vocab, const std::string& word, const char* what) {
     check_words(vocab, "lookup", what);
-    return find_word(vocab, word, what);
+    return find_word(vocab, word, what, "lookup");
 }
 
 std::vector<std::string> split(const std::string& sentence) {
@@ -79,7 +79,7 @@ namespace {
 Ids row(const std::string& sentence, const Vocab& vocab, const char* what) {
     const std::vector<std::string> words = split(sentence);
     Ids ids = Ids::from_shape({1, words.size()});
-    for (std::size_t i = 0; i < words.size(); ++i) ids(0, i) = find_word(vocab, words[i], what);
+    for (std::size_t i = 0; i < words.size(); ++i) ids(0, i) = find_word(vocab, words[i], what, "make_batch");
     return ids;
 }
 

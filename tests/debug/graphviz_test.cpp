@@ -50,6 +50,20 @@ TEST_CASE("an MLP's graph: ops as boxes, parameters by name, one cluster per mod
     CHECK(dot.find("fc1.weight", cluster) < end);
 }
 
+TEST_CASE("a module prefix no op is in is an Error naming it and the modules where the path stops") {
+    manual_seed(0);
+    MLP mlp;
+    const Tensor loss = sum(mlp.forward(test::rnd({5, 2}, 1)));
+    test::expect_error([&] { (void)to_dot(loss, {.module_prefix = "fc3"}); },
+                       {"to_dot (module_prefix): no op of the graph is in module 'fc3'", "modules are: fc1, fc2"});
+    test::expect_error([&] { (void)to_dot(loss, {.module_prefix = "fc"}); }, {"module 'fc'"});  // a prefix of a name is no module
+    const test::WinterGames w = test::winter_games_loss();
+    test::expect_error([&] { (void)to_dot(w.loss, {.module_prefix = "encoder.layers.5"}); },
+                       {"module 'encoder.layers.5'", "the graph's modules under 'encoder.layers' are: encoder.layers.0"});
+    test::expect_error([&] { (void)to_dot(w.loss, {.module_prefix = "Encoder"}); }, {"modules are: decoder, encoder, projection"});
+    CHECK_FALSE(to_dot(w.loss, {.module_prefix = "encoder.layers.0"}).empty());
+}
+
 TEST_CASE("one encoder layer of the tutorial C Transformer, by module prefix") {
     test::WinterGames w = test::winter_games_loss();
     const std::string dot = to_dot(w.loss, {.module_prefix = "encoder.layers.0"});

@@ -13,7 +13,7 @@ using nn::parallel::ZeroRedundancyOptimizer;
 
 namespace {
 
-struct Net : nn::Module {
+struct ZeroNet : nn::Module {
     std::shared_ptr<nn::Linear> fc1 = register_module("fc1", std::make_shared<nn::Linear>(3, 6));
     std::shared_ptr<nn::Linear> fc2 = register_module("fc2", std::make_shared<nn::Linear>(6, 2));
     Tensor forward(const Tensor& x) const { return fc2->forward(relu(fc1->forward(x))); }
@@ -21,7 +21,7 @@ struct Net : nn::Module {
 
 const optim::AdamOptions kAdam = optim::AdamOptions(1e-2).betas({0.9, 0.98}).eps(1e-9);
 
-void train(Net& net, optim::Optimizer& opt, int steps) {
+void train(ZeroNet& net, optim::Optimizer& opt, int steps) {
     for (int s = 0; s < steps; ++s) {
         opt.zero_grad();
         sum(net.forward(test::rnd({4, 3}, static_cast<std::uint64_t>(s)))).backward();
@@ -43,9 +43,9 @@ TEST_CASE("partition_parameters: largest first, each to the least loaded rank; e
 
 TEST_CASE("ZeroRedundancyOptimizer in one process is plain Adam: the same weights and the same state_dict") {
     manual_seed(3);
-    Net a;
+    ZeroNet a;
     manual_seed(3);
-    Net b;
+    ZeroNet b;
     optim::Adam adam(a.parameters(), kAdam);
     ZeroRedundancyOptimizer zero(b.parameters(), kAdam);
     CHECK(zero.owned().size() == 4);
@@ -64,11 +64,11 @@ TEST_CASE("ZeroRedundancyOptimizer in one process is plain Adam: the same weight
 
 TEST_CASE("ZeroRedundancyOptimizer loads plain Adam's state and continues as Adam does") {
     manual_seed(4);
-    Net a;
+    ZeroNet a;
     optim::Adam adam(a.parameters(), kAdam);
     train(a, adam, 2);
     manual_seed(4);
-    Net b;
+    ZeroNet b;
     for (std::size_t i = 0; i < 4; ++i) b.parameters()[i].mutable_data() = a.parameters()[i].data();
     ZeroRedundancyOptimizer zero(b.parameters(), optim::AdamOptions(0.5));
     zero.load_state_dict(adam.state_dict());
@@ -79,11 +79,11 @@ TEST_CASE("ZeroRedundancyOptimizer loads plain Adam's state and continues as Ada
 }
 
 TEST_CASE("ZeroRedundancyOptimizer.load_state_dict: a state that does not fit is an Error naming the entry") {
-    Net a;
+    ZeroNet a;
     optim::Adam adam(a.parameters(), kAdam);
     train(a, adam, 1);
     const optim::OptimizerState good = adam.state_dict();
-    Net b;
+    ZeroNet b;
     ZeroRedundancyOptimizer zero(b.parameters(), kAdam);
     auto with = [&](auto change) {
         optim::OptimizerState s = good;
@@ -136,9 +136,9 @@ TEST_CASE("consolidate_state_dict's shard message: round trip; cut short, corrup
 TEST_CASE("ZeroRedundancyOptimizer over another optimizer (a factory): SGD with momentum as plain SGD; a bad factory is an Error") {
     const optim::SGDOptions sgd = optim::SGDOptions(0.1).momentum(0.9);
     manual_seed(5);
-    Net a;
+    ZeroNet a;
     manual_seed(5);
-    Net b;
+    ZeroNet b;
     optim::SGD plain(a.parameters(), sgd);
     ZeroRedundancyOptimizer zero(b.parameters(), [&](std::vector<Tensor> p) { return std::make_unique<optim::SGD>(std::move(p), sgd); });
     train(a, plain, 3);
@@ -146,7 +146,7 @@ TEST_CASE("ZeroRedundancyOptimizer over another optimizer (a factory): SGD with 
     for (std::size_t i = 0; i < 4; ++i) CHECK(test::max_abs_diff(a.parameters()[i].data(), b.parameters()[i].data()) == 0.f);
     CHECK(zero.state_dict().tensors.size() == plain.state_dict().tensors.size());
     CHECK(zero.local_state_bytes() == 4 * (18 + 6 + 12 + 2));  // one momentum buffer per parameter
-    Net c;
+    ZeroNet c;
     test::expect_error([&] { ZeroRedundancyOptimizer(c.parameters(), [](std::vector<Tensor>) { return std::unique_ptr<optim::Optimizer>(); }); },
                        {"ZeroRedundancyOptimizer", "factory returned nothing"});
     test::expect_error([&] {
@@ -157,7 +157,7 @@ TEST_CASE("ZeroRedundancyOptimizer over another optimizer (a factory): SGD with 
 TEST_CASE("ZeroRedundancyOptimizer.step: a parameter frozen after construction is an Error naming it, nothing stepped") {
     // Its owner would skip it while the others wait for its broadcast, or step a bias the other
     // processes froze: the same verdict everywhere instead (run_zero_test.sh tries 2 processes).
-    Net net;
+    ZeroNet net;
     ZeroRedundancyOptimizer zero(net.parameters(), kAdam);
     sum(net.forward(test::rnd({4, 3}, 1))).backward();
     const Array before = net.fc2->bias.data();

@@ -365,6 +365,7 @@ TEST_CASE("tutorial C: make_batch names a word that is not in its vocabulary") {
     const tc::Sentences t = {"I", "S 你", "我 E"};
     test::expect_error([&] { (void)tc::make_batch(t, tc::input_vocab(), tc::output_vocab()); },
                        {"'你'", "output_vocab (sentences[1])"});
+    test::expect_error([&] { (void)tc::lookup({}, "x"); }, {"tutorial_c::lookup: 'x' is not in vocab (0 words)"});
 }
 
 TEST_CASE("tutorial C: a vocabulary with a word twice is refused, naming the word and both positions") {

@@ -88,6 +88,13 @@ TEST_CASE("sizes that overflow are an Error, never a short allocation") {
     const std::size_t wide = std::size_t{1} << 32;
     test::expect_error([&] { (void)Tensor::zeros({0, wide, wide}); }, {"tensor", "(0,4294967296,4294967296) is empty", "strides"});
     CHECK(Tensor::zeros({wide, wide, 0}).numel() == 0);
+    CHECK(transpose(Tensor::zeros({huge, 0}), 0, 1).shape() == Shape{0, huge});  // a stride of 2^61 fits
+    // empty results of ops over 2^62 rows or slices: no loop over them, and sizes that wrap are refused
+    CHECK(softmax(Tensor::zeros({std::size_t{1} << 62, 0}), 1).numel() == 0);
+    const Tensor half = Tensor::zeros({std::size_t{1} << 63, 0});
+    test::expect_error([&] { (void)cat({half, half}, 0); }, {"cat: along dim 0", "add past a size_t"});
+    test::expect_error([&] { (void)matmul(Tensor::zeros({std::size_t{1} << 40, 2, 0}), Tensor::zeros({std::size_t{1} << 40, 0, 2})); },
+                       {"matmul"});
     // narrow: start + length wraps around size_t
     test::expect_error([&] { (void)narrow(a, 1, 2, std::numeric_limits<std::size_t>::max()); }, {"narrow", "exceeds"});
     test::expect_error([&] { (void)narrow(a, 1, 5, 0); }, {"narrow", "exceeds"});

@@ -209,6 +209,20 @@ TEST_CASE("RunReport::attention: maps past the limits of a map or of the report 
     CHECK(bytes < 8'000'000);
 }
 
+TEST_CASE("RunReport::attention: at most kMaxAttentionKinds kinds, and an undefined layer named") {
+    TempDir dir;
+    RunReport report(dir.file("r.html"));
+    const std::vector<std::string> l2{"a", "b"};
+    const Tensor w = Tensor::full({1, 1, 2, 2}, 0.5f);
+    for (std::size_t i = 0; i < RunReport::kMaxAttentionKinds; ++i) report.attention(fmt::format("kind {}", i), {w}, l2, l2);
+    refused(report, [&] { report.attention("one more", {w}, l2, l2); },
+            "RunReport::attention: 'one more' would be a kind past the 64 a report holds");
+    report.attention("kind 3", {w, w}, l2, l2);  // a kind given again replaces its maps
+    CHECK(json::parse(report.data_json())["attention"].size() == RunReport::kMaxAttentionKinds + 1);
+    refused(report, [&] { report.attention("kind 5", {w, Tensor()}, l2, l2); },
+            "RunReport::attention: 'kind 5' layer 1: the weights tensor is undefined");
+}
+
 TEST_CASE("RunReport: steps from 0 that increase, one attach; refused calls change nothing") {
     TempDir dir;
     RunReport report(dir.file("r.html"));

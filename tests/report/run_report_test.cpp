@@ -270,6 +270,23 @@ TEST_CASE("RunReport keeps every layer and head of an attention map, and replace
                          "RunReport::attention: 'self' layer 0: weights (4,1,2) need heads between 1 and 4 (got 0)", Error);
 }
 
+TEST_CASE("RunReport: a graph_module no op is in is refused at the first backward, before it runs") {
+    TempDir dir;
+    ReportMlp model;
+    RunReport::Options options;
+    options.graph_module = "fc9";
+    RunReport report(dir.file("report.html"), options);
+    report.begin_step(1);
+    Tensor loss = cross_entropy(model.forward(kReportInput), kReportTarget);
+    CHECK_THROWS_WITH_AS(report.backward(loss),
+                         doctest::Contains("RunReport::backward (Options::graph_module): no op of the graph is in module "
+                                           "'fc9'; the graph's modules are: fc1, fc2"),
+                         Error);
+    CHECK_FALSE(model.fc1->weight.has_grad());  // backward did not run
+    CHECK(json::parse(report.data_json())["graph"].is_null());
+    report.finish();
+}
+
 TEST_CASE("RunReport draws the first step's backward graph with each node's op, module and gradient") {
     TempDir dir;
     ReportMlp model;
