@@ -1,6 +1,7 @@
 #include <xtgrad/optim/optimizer.hpp>
 
 #include <xtgrad/optim/in_backward.hpp>
+#include <xtgrad/optim/option_checks.hpp>
 
 #include <xtgrad/autograd/anomaly.hpp>
 #include <xtgrad/autograd/speed_switches.hpp>
@@ -18,17 +19,9 @@
 
 namespace xtgrad::optim {
 
-namespace {
-// Every lr an optimizer takes (constructor, set_lr, a loaded state, a step): torch takes 0; NaN,
-// Inf or a negative one makes the parameters NaN or moves them uphill. `call` follows `who` in the
-// message (".step"): formatted only on failure, as a step in backward checks once per parameter.
-void check_lr(double lr, const char* who, const char* call = "") {
-    if (!(lr >= 0) || !std::isfinite(lr)) fail("{}{}: lr must be a finite number >= 0, got {}", who, call, lr);
-}
-}  // namespace
 
 Optimizer::Optimizer(std::vector<Tensor> params, double lr) : lr_(lr) {
-    check_lr(lr, "optimizer");
+    checks::check_lr(lr, "optimizer");
     std::unordered_set<const TensorImpl*> seen;
     for (Tensor& p : params) {
         if (!p.defined()) fail("optimizer: a parameter is undefined");
@@ -45,7 +38,7 @@ Optimizer::~Optimizer() {
 }
 
 void Optimizer::set_lr(double lr) {
-    check_lr(lr, kind(), ".set_lr");
+    checks::check_lr(lr, kind(), ".set_lr");
     lr_ = lr;
 }
 
@@ -174,25 +167,6 @@ nlohmann::json parse_param_groups(const std::string& text) {
     }
 }
 
-// A value of the group as text for a message: short, whatever the file holds.
-std::string shown(const nlohmann::json& v) { return v.dump().substr(0, 80); }
-
-double number_field(const nlohmann::json& group, const char* key) {
-    const auto it = group.find(key);
-    if (it == group.end()) fail("optimizer state: the param group has no '{}'", key);
-    if (!it->is_number()) fail("optimizer state: the param group's '{}' must be a number, got {}", key, shown(*it));
-    const double v = it->get<double>();
-    if (!std::isfinite(v)) fail("optimizer state: the param group's '{}' must be finite, got {}", key, v);
-    return v;
-}
-
-bool bool_field(const nlohmann::json& group, const char* key, bool missing) {
-    const auto it = group.find(key);
-    if (it == group.end()) return missing;
-    if (!it->is_boolean()) fail("optimizer state: the param group's '{}' must be true or false, got {}", key, shown(*it));
-    return it->get<bool>();
-}
-
 }  // namespace
 
 OptimizerState Optimizer::state_dict() const {
@@ -221,7 +195,7 @@ void Optimizer::load_state_dict(const OptimizerState& in) {
     // Everything is checked on copies first, so a bad state changes nothing.
     const nlohmann::json groups = parse_param_groups(in.param_groups);
     if (!groups.is_array() || groups.size() != 1 || !groups[0].is_object())
-        fail("optimizer state: param_groups must be a list of one group, got {}", shown(groups));
+        fail("optimizer state: param_groups must be a list of one group, got {}", checks::shown(groups));
     const nlohmann::json& group = groups[0];
     if (!group.contains("params") || !group["params"].is_array() || group["params"].size() != params_.size())
         fail("optimizer state: the saved group has {} parameters, this optimizer has {}",
@@ -248,8 +222,8 @@ void Optimizer::load_state_dict(const OptimizerState& in) {
             fail("optimizer state: unexpected entry '{}' (this optimizer keeps step, {})", name, fmt::join(keys, ", "));
         }
     }
-    const double lr = number_field(group, "lr");
-    check_lr(lr, "optimizer state");
+    const double lr = checks::number_field(group, "lr");
+    checks::check_lr(lr, "optimizer state");
     const std::vector<std::string> required = required_state_keys(group);
     for (const auto& [i, s] : states) {
         if (s.step == 0) fail("optimizer state: parameter {} has buffers but no 'state.{}.step'", i, i);
@@ -262,234 +236,6 @@ void Optimizer::load_state_dict(const OptimizerState& in) {
     lr_ = lr;
     state_.clear();
     for (auto& [i, s] : states) state_[params_[i].impl()] = std::move(s);
-}
-
-namespace {
-// torch.optim.SGD's checks, for the constructor and for a loaded state alike.
-void check_options(const SGDOptions& o, const char* who, const char* call = "") {
-    check_lr(o.lr(), who, call);
-    if (!(o.momentum() >= 0) || !std::isfinite(o.momentum()))
-        fail("{}{}: momentum must be a finite number >= 0, got {}", who, call, o.momentum());
-    if (!std::isfinite(o.dampening())) fail("{}{}: dampening must be finite, got {}", who, call, o.dampening());
-    if (!(o.weight_decay() >= 0) || !std::isfinite(o.weight_decay()))
-        fail("{}{}: weight_decay must be a finite number >= 0, got {}", who, call, o.weight_decay());
-    if (o.nesterov() && (o.momentum() <= 0 || o.dampening() != 0))
-        fail("{}{}: nesterov needs momentum > 0 and dampening 0 (got momentum {}, dampening {})", who, call, o.momentum(),
-             o.dampening());
-}
-
-// torch.optim.Adam's checks.
-void check_options(const AdamOptions& o, const char* who, const char* call = "") {
-    check_lr(o.lr(), who, call);
-    if (!(o.betas().first >= 0 && o.betas().first < 1 && o.betas().second >= 0 && o.betas().second < 1))
-        fail("{}{}: betas must be in [0, 1), got ({}, {})", who, call, o.betas().first, o.betas().second);
-    if (!(o.eps() >= 0) || !std::isfinite(o.eps())) fail("{}{}: eps must be a finite number >= 0, got {}", who, call, o.eps());
-    if (!(o.weight_decay() >= 0) || !std::isfinite(o.weight_decay()))
-        fail("{}{}: weight_decay must be a finite number >= 0, got {}", who, call, o.weight_decay());
-}
-}  // namespace
-
-SGD::SGD(std::vector<Tensor> params, const SGDOptions& o) : Optimizer(std::move(params), o.lr()), options(o) {
-    check_options(o, "SGD");
-}
-
-// The step's lr is lr_ (set_lr keeps it checked); options.lr() is not read by a step.
-void SGD::check_step_options() const { check_options(SGDOptions(options).lr(lr_), kind(), ".step"); }
-
-void SGD::step_parameter(Tensor& p) {
-    const float lr = static_cast<float>(lr_), mom = static_cast<float>(options.momentum()),
-                one_minus_damp = static_cast<float>(1 - options.dampening()), wd = static_cast<float>(options.weight_decay());
-    ParamState& s = state_of(p);
-    float* w = p.mutable_ptr();
-    const float* g = p.grad_array().data();
-    const std::size_t n = p.numel();
-    float* buf = mom != 0 ? buffer(s, "momentum_buffer", p).data() : nullptr;
-    const bool first = s.step == 0;
-    for (std::size_t i = 0; i < n; ++i) {
-        float gi = g[i] + wd * w[i];
-        if (buf) {
-            buf[i] = first ? gi : mom * buf[i] + one_minus_damp * gi;
-            gi = options.nesterov() ? gi + mom * buf[i] : buf[i];
-        }
-        w[i] -= lr * gi;
-    }
-    ++s.step;
-}
-
-void SGD::write_options(nlohmann::json& g) const {
-    g["momentum"] = options.momentum();
-    g["dampening"] = options.dampening();
-    g["weight_decay"] = options.weight_decay();
-    g["nesterov"] = options.nesterov();
-    g["maximize"] = false;
-}
-
-void SGD::read_options(const nlohmann::json& g) {
-    SGDOptions o = options;
-    o.lr(number_field(g, "lr"));
-    o.momentum(number_field(g, "momentum"));
-    o.dampening(number_field(g, "dampening"));
-    o.weight_decay(number_field(g, "weight_decay"));
-    o.nesterov(bool_field(g, "nesterov", false));
-    if (bool_field(g, "maximize", false)) fail("optimizer state: maximize is not implemented");
-    check_options(o, "optimizer state");
-    options = o;
-}
-
-std::vector<std::string> SGD::required_state_keys(const nlohmann::json& g) const {
-    if (number_field(g, "momentum") == 0) return {};  // plain SGD keeps no buffer
-    return {"momentum_buffer"};
-}
-
-std::vector<std::string> SGD::state_keys() const { return {"momentum_buffer"}; }
-
-Adam::Adam(std::vector<Tensor> params, const AdamOptions& o, bool decoupled)
-    : Optimizer(std::move(params), o.lr()), options(o), decoupled_(decoupled) {
-    check_options(o, decoupled ? "AdamW" : "Adam");
-}
-
-void Adam::check_step_options() const { check_options(AdamOptions(options).lr(lr_), kind(), ".step"); }
-
-// On one thread the update asks for its lines 2 KiB ahead (XTGRAD_ADAM_PREFETCH, unset the CPU's
-// default: speed_switches.cpp, on but on the Zen 4). On two threads, which share the memory, the
-// step in backward lost (56.8 -> 66.6 ms at 2 KiB; 512 B: 54.5): never.
-namespace {
-bool adam_prefetch_on() { return detail::speed_switch_on(detail::kAdamPrefetchSwitch); }
-}  // namespace
-
-vec::AdamCoefficients Adam::next_step(ParamState& s) const {
-    const double b1 = options.betas().first, b2 = options.betas().second;
-    const long t = ++s.step;
-    // scalars in double, as torch computes them in Python floats
-    const double bc1 = 1 - std::pow(b1, static_cast<double>(t)), bc2 = 1 - std::pow(b2, static_cast<double>(t));
-    // 1 - β in double, then rounded: (1 - 0.999f) would be 1.3e-5 off torch's 0.001f
-    return {.b1 = static_cast<float>(b1),
-            .one_minus_b1 = static_cast<float>(1 - b1),
-            .b2 = static_cast<float>(b2),
-            .one_minus_b2 = static_cast<float>(1 - b2),
-            .l2 = decoupled_ ? 0.f : static_cast<float>(options.weight_decay()),
-            .decay = decoupled_ ? static_cast<float>(1 - lr_ * options.weight_decay()) : 1.f,
-            .step_size = static_cast<float>(lr_ / bc1),
-            .inv_sqrt_bc2 = static_cast<float>(1 / std::sqrt(bc2)),
-            .eps = static_cast<float>(options.eps())};
-}
-
-struct Adam::Update {
-    vec::AdamCoefficients c;
-    float* w;
-    float* m;
-    float* v;
-    std::size_t ahead;  // bytes
-};
-
-Adam::Update Adam::begin_update(Tensor& p) {
-    const bool adam_prefetch = adam_prefetch_on();  // first: a bad XTGRAD_ADAM_PREFETCH changes nothing
-    ParamState& s = state_of(p);
-    float* m = buffer(s, "exp_avg", p).data();
-    float* v = buffer(s, "exp_avg_sq", p).data();
-    const vec::AdamCoefficients c = next_step(s);
-    return {.c = c, .w = p.mutable_ptr(), .m = m, .v = v,
-            .ahead = num_threads() == 1 && adam_prefetch ? vec::kAdamPrefetchBytes : 0};
-}
-
-void Adam::step_parameter(Tensor& p) {
-    const Update u = begin_update(p);
-    const float* g = p.grad_array().data();
-    // One fused, in-place pass; big parameters split over xtgrad's threads (set_num_threads).
-    parallel_for(p.numel(), std::size_t{1} << 16, [&](std::size_t i0, std::size_t i1) {
-        vec::adam_update(u.c, u.w + i0, g + i0, u.m + i0, u.v + i0, i1 - i0, u.ahead);
-    });
-}
-
-// The same update, its gradient made row by row from its factors (vec::adam_update_product), the
-// rows split over xtgrad's threads as step_parameter splits the elements.
-bool Adam::step_parameter_product(Tensor& p, const vec::RankKGradient& gradient) {
-    if (!vec::adam_update_product_pays(gradient)) return false;  // a wide row: stored is faster
-    if (gradient.rows * gradient.cols != p.numel())
-        fail("{}.step: parameter '{}' {} was handed a ({}, {}) gradient (an internal error)", kind(), p.name(),
-             shape_str(p.shape()), gradient.rows, gradient.cols);
-    const Update u = begin_update(p);
-    const std::size_t grain_rows = std::max<std::size_t>(1, (std::size_t{1} << 16) / std::max<std::size_t>(gradient.cols, 1));
-    parallel_for(gradient.rows, grain_rows, [&](std::size_t r0, std::size_t r1) {
-        vec::adam_update_product(u.c, u.w, u.m, u.v, gradient, r0, r1, u.ahead);
-    });
-    return true;
-}
-
-void Adam::write_options(nlohmann::json& g) const {
-    g["betas"] = {options.betas().first, options.betas().second};
-    g["eps"] = options.eps();
-    g["weight_decay"] = options.weight_decay();
-    g["amsgrad"] = false;
-    g["maximize"] = false;
-}
-
-void Adam::read_options(const nlohmann::json& g) {
-    AdamOptions o = options;
-    const auto betas = g.find("betas");
-    if (betas == g.end() || !betas->is_array() || betas->size() != 2 || !(*betas)[0].is_number() ||
-        !(*betas)[1].is_number())
-        fail("optimizer state: betas must be two numbers, got {}", betas == g.end() ? "nothing" : shown(*betas));
-    o.betas({(*betas)[0].get<double>(), (*betas)[1].get<double>()});
-    o.lr(number_field(g, "lr"));
-    o.eps(number_field(g, "eps"));
-    o.weight_decay(number_field(g, "weight_decay"));
-    if (bool_field(g, "amsgrad", false)) fail("optimizer state: amsgrad is not implemented");
-    if (bool_field(g, "maximize", false)) fail("optimizer state: maximize is not implemented");
-    check_options(o, "optimizer state");
-    options = o;
-}
-
-std::vector<std::string> Adam::required_state_keys(const nlohmann::json&) const { return state_keys(); }
-
-std::vector<std::string> Adam::state_keys() const { return {"exp_avg", "exp_avg_sq"}; }
-
-namespace {
-void refuse_in_backward(const std::vector<Tensor>& params, const char* who) {
-    for (const Tensor& p : params)
-        if (has_post_accumulate_grad_hook(p, hook_owner::optimizer_in_backward))
-            fail("{}: parameter '{}' steps in backward (OptimizerInBackward): each parameter is updated, and its gradient "
-                 "used, as soon as that gradient is complete, before the others exist, so no norm of all the gradients "
-                 "can come before the step. Step after backward (no OptimizerInBackward) to clip", who, p.name());
-}
-}  // namespace
-
-double grad_norm(const std::vector<Tensor>& params) {
-    refuse_in_backward(params, "grad_norm");
-    double sq = 0;
-    for (const Tensor& p : params)
-        if (p.has_grad())
-            for (float g : p.grad_array()) sq += static_cast<double>(g) * g;
-    return std::sqrt(sq);
-}
-
-namespace {
-// For clip_grad_norm's error_if_nonfinite message: the first parameter whose gradient is not finite.
-std::string first_non_finite_gradient(const std::vector<Tensor>& params) {
-    for (std::size_t i = 0; i < params.size(); ++i) {
-        if (!params[i].has_grad()) continue;
-        const Array& g = params[i].grad_array();
-        const std::size_t bad = xtgrad::detail::first_non_finite(g.data(), g.size());
-        if (bad != g.size())
-            return fmt::format("parameter {} '{}' holds {} at element {}", i, params[i].name(), g.data()[bad], bad);
-    }
-    return "the sum of their squares overflows";
-}
-}  // namespace
-
-double clip_grad_norm(const std::vector<Tensor>& params, double max_norm, const ClipGradNormOptions& options) {
-    refuse_in_backward(params, "clip_grad_norm");
-    if (!(max_norm >= 0)) fail("clip_grad_norm: max_norm must be >= 0 (not NaN), got {}; no gradient was changed", max_norm);
-    const double norm = grad_norm(params);
-    if (options.error_if_nonfinite() && !std::isfinite(norm))
-        fail("clip_grad_norm: the total norm of the gradients is {} ({}); error_if_nonfinite is set, so no gradient was "
-             "changed", norm, first_non_finite_gradient(params));
-    // torch's clamp(coef, max=1): a NaN norm gives a NaN coefficient, which scales too.
-    const double coef = max_norm / (norm + 1e-6);
-    if (!(coef >= 1))
-        for (const Tensor& p : params)
-            if (p.has_grad()) const_cast<Tensor&>(p).grad_array() *= static_cast<float>(coef);
-    return norm;
 }
 
 }  // namespace xtgrad::optim
