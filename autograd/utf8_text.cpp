@@ -54,6 +54,30 @@ std::size_t first_invalid_utf8(std::string_view text) {
     return std::string_view::npos;
 }
 
+std::string utf8_fault(std::string_view text) {
+    if (text.empty() || sequence_length(text) != 0) return {};
+    const auto at = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+    const unsigned b = at(0);
+    if (b >= 0x80 && b <= 0xBF) return "a continuation byte (0x80-0xbf) with no lead byte before it";
+    if (b == 0xC0 || b == 0xC1) return "an overlong form (0xc0 and 0xc1 would encode U+0000-U+007F in two bytes)";
+    if (b >= 0xF5) return "a byte that never occurs in UTF-8 (0xf5-0xff)";
+    const bool second = text.size() > 1;
+    if (b == 0xE0 && second && at(1) >= 0x80 && at(1) <= 0x9F) return "an overlong form (below U+0800 in three bytes)";
+    if (b == 0xF0 && second && at(1) >= 0x80 && at(1) <= 0x8F) return "an overlong form (below U+10000 in four bytes)";
+    if (b == 0xED && second && at(1) >= 0xA0 && at(1) <= 0xBF)
+        return "a UTF-16 surrogate (U+D800-U+DFFF), which UTF-8 never encodes";
+    if (b == 0xF4 && second && at(1) >= 0x90 && at(1) <= 0xBF) return "a code point past U+10FFFF, the last of Unicode";
+    // a lead byte whose continuation bytes are missing
+    const std::size_t length = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : 2;
+    for (std::size_t i = 1; i < length; ++i) {
+        if (i >= text.size()) return fmt::format("a {}-byte sequence cut short by the end of the text", length);
+        if (at(i) < 0x80 || at(i) > 0xBF)
+            return fmt::format("a {}-byte sequence cut short: its byte {} (0x{:02x}) is no continuation byte", length,
+                               i + 1, at(i));
+    }
+    return "not well-formed";  // every case is named above
+}
+
 std::string escaped_for_message(std::string_view text, bool keep_newlines) {
     std::string out;
     out.reserve(text.size());

@@ -17,6 +17,12 @@ std::string valid_utf8(std::string_view text, bool* replaced = nullptr);
 // valid_utf8 reads it), or std::string_view::npos if the whole text is UTF-8.
 std::size_t first_invalid_utf8(std::string_view text);
 
+// Why the bytes at the start of `text` begin no well-formed UTF-8 sequence, for a message: "a
+// continuation byte (0x80-0xbf) with no lead byte before it", "an overlong form ...", "a UTF-16
+// surrogate (U+D800-U+DFFF), which UTF-8 never encodes", "past U+10FFFF", "a 3-byte sequence cut
+// short by the end of the text" ... Empty if it does begin one.
+std::string utf8_fault(std::string_view text);
+
 // `text` as a message can quote it (a usage error quotes the command line): each well-formed
 // UTF-8 sequence kept (北京 stays readable), each byte that begins none and each control byte
 // (C0, DEL, C1) written as \xHH, so a message stays text a terminal shows as it is. A newline is

@@ -4,7 +4,8 @@
 # committed files of other writers in tests/data). See docs/reliability.md.
 #   safetensors, npy   the loaders on arbitrary bytes
 #   writers            save_npy / save_safetensors of arbitrary arrays, read back: must be equal
-#   run_checkpoint     nn::load_run (metadata and optimizer state) on arbitrary bytes, all or nothing;
+#   run_checkpoint     nn::load_run (metadata and optimizer state) and Generator::set_state on arbitrary
+#                      bytes, all or nothing;
 #                      needs a meson build of the library (LIB_BUILD_DIR), skipped without one
 #   report_compare     report_compare's inputs (a downloaded JSON, a report.html) on arbitrary bytes, and
 #                      the earlier page a resumed run's page keeps steps from (report/earlier_steps.hpp)
@@ -65,13 +66,13 @@ for src in report/page.cpp report/report_data.cpp report/earlier_steps.cpp "$out
   report_objects+=("$obj")
 done
 # load_run needs the whole library (modules, optimizers): the release build's libxtgrad.so,
-# with the two files that read run checkpoints compiled here again, instrumented, so that the
+# with the three files that read run checkpoints (and the generator states in them) compiled here again, instrumented, so that the
 # fuzzer's coverage follows their branches (the executable's copies are the ones it calls).
 if [ -n "$lib_dir" ]; then
   lib_dir=$(cd "$lib_dir" && pwd)
   run_flags=("${flags[@]}" -DXTENSOR_USE_XSIMD)
   run_objects=()
-  for src in nn/checkpoint.cpp nn/run_fields.cpp; do
+  for src in nn/checkpoint.cpp nn/run_fields.cpp random/generator_state.cpp; do
     obj="$out/obj/run_$(echo "$src" | tr / _).o"
     queue "$cxx" "${run_flags[@]}" -fsanitize=fuzzer-no-link -c "$src" -o "$obj"
     run_objects+=("$obj")

@@ -1,5 +1,7 @@
 // libFuzzer target: nn::load_run on arbitrary bytes — the safetensors container, the run
-// metadata (epoch, optimizer.param_groups, schedule, generators) and the optimizer entries.
+// metadata (epoch, optimizer.param_groups, schedule, generators) and the optimizer entries —
+// and Generator::set_state on the same bytes (a run's generator entries are hex, whose every
+// changed byte the state's check refuses: the fields' parser is reached this way).
 // A load either succeeds or throws xtgrad::Error and then leaves the run exactly as it was
 // (model, optimizer, schedule, generator, epoch: all or nothing). Any other outcome — a crash,
 // a sanitizer report, another exception, a changed run after an Error — is a finding.
@@ -48,6 +50,15 @@ struct Observed {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     static auto run = std::make_unique<fuzz::TrainedRun>();
     static const Observed baseline(*run);
+    {
+        Generator gen(7);
+        const std::vector<std::uint8_t> before = gen.state();
+        try {
+            gen.set_state(std::vector<std::uint8_t>(data, data + size));
+        } catch (const Error&) {
+            if (gen.state() != before) std::abort();  // a refused state changed the generator
+        }
+    }
     try {
         nn::load_run(fuzz::input_file(data, size), run->net, run->state);
     } catch (const Error&) {

@@ -261,8 +261,9 @@ Array read_tensor(const FileReader& file, std::uint64_t data_start, const Entry&
 template <class What>
 void check_utf8(const std::string& path, const std::string& text, const std::string& key, What&& what) {
     if (const std::size_t at = first_invalid_utf8(text); at != std::string_view::npos)
-        fail("save_safetensors: '{}': {} is not valid UTF-8: byte {} (0x{:02x}) begins no UTF-8 character", path,
-             what(fmt::format("'{}'", escaped_for_message(key))), at, static_cast<unsigned char>(text[at]));
+        fail("save_safetensors: '{}': {} is not valid UTF-8: byte {} (0x{:02x}) begins no UTF-8 character: {}", path,
+             what(fmt::format("'{}'", escaped_for_message(key))), at, static_cast<unsigned char>(text[at]),
+             utf8_fault(std::string_view(text).substr(at)));
 }
 
 std::string make_header(const std::string& path, const NamedArrays& tensors,

@@ -9,7 +9,6 @@
 #include <cmath>
 #include <limits>
 #include <numbers>
-#include <sstream>
 #include <vector>
 
 namespace xtgrad {
@@ -49,46 +48,6 @@ double Generator::normal_double(double mean, double stddev) {
     const double theta = 2.0 * std::numbers::pi * u1;
     next_normal_ = r * std::sin(theta);
     return r * std::cos(theta) * stddev + mean;
-}
-
-// The state as text: the seed, the cached normal (its exact bits, or "-"), then the engine's
-// own serialisation (exact and portable).
-std::vector<std::uint8_t> Generator::state() const {
-    std::ostringstream out;
-    out << seed_ << ' ';
-    if (next_normal_) out << std::bit_cast<std::uint64_t>(*next_normal_);
-    else out << '-';
-    out << ' ' << engine_;
-    const std::string text = out.str();
-    return {text.begin(), text.end()};
-}
-
-void Generator::set_state(const std::vector<std::uint8_t>& bytes) {
-    std::istringstream in(std::string(bytes.begin(), bytes.end()));
-    std::uint64_t seed = 0;
-    std::string cached;
-    Mt19937 engine;
-    in >> seed >> cached >> engine;
-    std::optional<double> next_normal;
-    if (!in.fail() && cached != "-") {
-        std::istringstream bits(cached);
-        std::uint64_t raw = 0;
-        // a cached normal is the second of a Box-Muller pair: finite (a NaN here makes randn NaN)
-        if (bits >> raw && bits.eof() && std::isfinite(std::bit_cast<double>(raw))) next_normal = std::bit_cast<double>(raw);
-        else in.setstate(std::ios::failbit);
-    }
-    if (in.fail()) fail("Generator::set_state: {} bytes that are not a generator state", bytes.size());
-    // the engine's position ends a state: more after it is a blob cut or joined wrongly, not a state
-    if (!in.eof()) {
-        const auto end = static_cast<std::size_t>(in.tellg());
-        fail("Generator::set_state: {} bytes that are not a generator state: {} trailing bytes after its end at byte {}",
-             bytes.size(), bytes.size() - end, end);
-    }
-    // torch refuses an invalid Mersenne Twister state too; this one would draw 0 for ever
-    if (engine.stuck())
-        fail("Generator::set_state: the Mersenne Twister state is all zero (word 0's top bit and words 1-623), so every "
-             "draw after it would be 0");
-    seed_ = seed, next_normal_ = next_normal, engine_ = engine;
 }
 
 Generator& default_generator() {

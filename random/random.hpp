@@ -48,8 +48,11 @@ public:
 
     // The whole state as opaque bytes (torch.Generator.get_state / set_state), for
     // checkpoints: set_state(state()) continues the same sequence. The format belongs to
-    // the engine and may change with it; set_state throws an Error, the generator unchanged, on
-    // bytes it cannot read, bytes after the state, or an all-zero Mersenne Twister state.
+    // the engine and may change with it (random/generator_state.cpp: text with a checksum);
+    // set_state throws an Error naming the field at fault, the generator unchanged, on bytes
+    // that are not a state (a field that is not a plain number in its range, too few fields, a
+    // check that does not match: a state cut or changed), bytes after the state, or an all-zero
+    // Mersenne Twister state. States written by earlier builds (no check) still load.
     std::vector<std::uint8_t> state() const;
     void set_state(const std::vector<std::uint8_t>& bytes);
 

@@ -129,8 +129,8 @@ TEST_CASE("random: a state whose cached normal is not finite is refused, the gen
     std::string text(state.begin(), state.end());
     // the cached normal is the second field: its double's bits in decimal; NaN's bits
     std::istringstream in(text);
-    std::string seed, cached;
-    in >> seed >> cached;
+    std::string check, seed, cached;
+    in >> check >> seed >> cached;
     REQUIRE(cached != "-");
     const std::string nan_bits = std::to_string(std::bit_cast<std::uint64_t>(std::nan("")));
     text.replace(text.find(cached), cached.size(), nan_bits);
@@ -175,6 +175,49 @@ TEST_CASE("random: set_state refuses an all-zero Mersenne Twister state and byte
         CHECK(g.state() == before);
     }
     g.set_state(before);  // the state itself still loads
+    CHECK(g.state() == before);
+}
+
+TEST_CASE("random: set_state reads its fields strictly and refuses a state cut or changed, naming the field") {
+    const auto bytes = [](const std::string& text) { return std::vector<std::uint8_t>(text.begin(), text.end()); };
+    Generator g(11);
+    (void)g.normal_double();
+    const std::vector<std::uint8_t> before = g.state();
+    const std::string text(before.begin(), before.end());
+    REQUIRE(text.starts_with("check:"));
+    const std::string fields = text.substr(text.find(' ') + 1);  // an earlier build's state: no check
+    // without its check the fields still load (states saved before the check existed)
+    Generator old(1);
+    old.set_state(bytes(fields));
+    CHECK(old.random() == Generator(g).random());
+    // cut by its last byte (position 624 read as 62 before), a byte changed, two fields swapped: the check
+    Generator moved(11);
+    for (int i = 0; i < 50; ++i) (void)moved.random();  // position 50: cut, 5
+    const std::vector<std::uint8_t> moved_state = moved.state();
+    std::string cut(moved_state.begin(), moved_state.end());
+    cut.pop_back();
+    std::string changed = text;
+    changed[text.size() / 2] = changed[text.size() / 2] == '1' ? '2' : '1';
+    for (const std::string& bad : {cut, changed}) {
+        test::expect_error([&] { g.set_state(bytes(bad)); }, {"Generator::set_state", "its check", "cut or changed"});
+        CHECK(g.state() == before);
+    }
+    // fields that are not plain numbers in range, named: a sign, a word past 2^32, a position past 624, two spaces
+    const std::size_t word0 = fields.find(' ', fields.find(' ') + 1) + 1;  // the first Mersenne Twister word
+    const auto with_word0 = [&](const std::string& w) {
+        return fields.substr(0, word0) + w + fields.substr(fields.find(' ', word0));
+    };
+    test::expect_error([&] { g.set_state(bytes(with_word0("-1"))); },
+                       {"field 3 (Mersenne Twister word 0 of 624) is '-1'", "from 0 to 4294967295"});
+    test::expect_error([&] { g.set_state(bytes(with_word0("4294967296"))); }, {"field 3", "'4294967296'"});
+    test::expect_error([&] { g.set_state(bytes(with_word0("+7"))); }, {"field 3", "'+7'"});
+    test::expect_error([&] { g.set_state(bytes(with_word0(" 7"))); }, {"field 3", "''"});
+    const std::string last_word_to_end = fields.substr(0, fields.rfind(' ') + 1);
+    test::expect_error([&] { g.set_state(bytes(last_word_to_end + "625")); },
+                       {"field 627 (the position in the words) is '625'", "from 0 to 624"});
+    test::expect_error([&] { g.set_state(bytes("7 - 1 2 3")); }, {"it ends after 5 of its 627 fields"});
+    test::expect_error([&] { g.set_state(bytes("check:12 7 - 1")); }, {"check field is not 'check:' and 16 hex digits"});
+    test::expect_error([&] { g.set_state(bytes("")); }, {"0 bytes", "field 1 (the seed) is ''"});
     CHECK(g.state() == before);
 }
 

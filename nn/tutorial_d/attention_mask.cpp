@@ -31,11 +31,20 @@ WarningHandler& warning_handler() {
 WarningHandler set_warning_handler(WarningHandler handler) { return std::exchange(warning_handler(), std::move(handler)); }
 
 void warn(const std::string& message) {
-    // the user's handler (a copy: it may set another one); what it throws leaves forward as an Error naming it
-    if (const WarningHandler handler = warning_handler())
+    // the user's handler (a copy: it may set another one); what it throws leaves forward as an Error naming it.
+    // A warning raised while the handler runs on this thread (it called forward again) is shown the
+    // default way, not handed to it again: a handler that runs forward would otherwise recurse
+    // until the stack overflows.
+    thread_local bool in_handler = false;
+    if (const WarningHandler handler = warning_handler(); handler && !in_handler) {
+        in_handler = true;
+        struct Reset {
+            ~Reset() { in_handler = false; }
+        } reset;
         return xtgrad::detail::call_user_hook([&] { handler(message); }, [&] {
             return fmt::format("tutorial_d::set_warning_handler's handler, given the warning '{}',", message);
         });
+    }
     static std::mutex mutex;
     static std::set<std::string> shown;
     const std::lock_guard<std::mutex> lock(mutex);

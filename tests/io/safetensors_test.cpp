@@ -181,19 +181,19 @@ TEST_CASE("safetensors: a name or metadata that is not UTF-8 is named with the b
     };
     // a Latin-1 name, a cut 北 (E5 8C), a surrogate (ED A0 80), an escape code before the stray byte: shown escaped
     refused({{"ok", Array{1.0f}}, {"caf\xe9", Array{2.0f}}}, {},
-            "save_safetensors: '" + path + "': tensor name 'caf\\xe9' is not valid UTF-8: byte 3 (0xe9) begins no UTF-8 character");
-    refused({{"\xe5\x8c", Array{1.0f}}}, {}, "tensor name '\\xe5\\x8c' is not valid UTF-8: byte 0 (0xe5)");
-    refused({{"ab\xed\xa0\x80", Array{1.0f}}}, {}, "tensor name 'ab\\xed\\xa0\\x80' is not valid UTF-8: byte 2 (0xed)");
-    refused({{"\x1b[2J\xff", Array{1.0f}}}, {}, "tensor name '\\x1b[2J\\xff' is not valid UTF-8: byte 4 (0xff)");
+            "save_safetensors: '" + path + "': tensor name 'caf\\xe9' is not valid UTF-8: byte 3 (0xe9) begins no UTF-8 character: a 3-byte sequence cut short by the end of the text");
+    refused({{"\xe5\x8c", Array{1.0f}}}, {}, "tensor name '\\xe5\\x8c' is not valid UTF-8: byte 0 (0xe5) begins no UTF-8 character: a 3-byte sequence cut short by the end of the text");
+    refused({{"ab\xed\xa0\x80", Array{1.0f}}}, {}, "tensor name 'ab\\xed\\xa0\\x80' is not valid UTF-8: byte 2 (0xed) begins no UTF-8 character: a UTF-16 surrogate (U+D800-U+DFFF), which UTF-8 never encodes");
+    refused({{"\x1b[2J\xff", Array{1.0f}}}, {}, "tensor name '\\x1b[2J\\xff' is not valid UTF-8: byte 4 (0xff) begins no UTF-8 character: a byte that never occurs in UTF-8 (0xf5-0xff)");
     refused({}, {{"k\xfe", "v"}}, "metadata key 'k\\xfe' is not valid UTF-8: byte 1 (0xfe)");
-    refused({}, {{"note", "\xe5\x8c\x97\xfe"}}, "the value of metadata key 'note' is not valid UTF-8: byte 3 (0xfe)");
+    refused({}, {{"note", "\xe5\x8c\x97\xfe"}}, "the value of metadata key 'note' is not valid UTF-8: byte 3 (0xfe) begins no UTF-8 character: a byte that never occurs");
     // nn::save and save_run write through save_safetensors: the same refusal (a generator's name is a metadata key)
     nn::Linear model(2, 2);
     CHECK_THROWS_WITH_AS(nn::save(model, path, {{"who", "\xc0\xaf"}}),
-                         doctest::Contains("the value of metadata key 'who' is not valid UTF-8: byte 0 (0xc0)"), Error);
+                         doctest::Contains("the value of metadata key 'who' is not valid UTF-8: byte 0 (0xc0) begins no UTF-8 character: an overlong form"), Error);
     Generator g(1);
     CHECK_THROWS_WITH_AS(nn::save_run(path, model, {.generators = {{"g\x80", &g}}}),
-                         doctest::Contains("metadata key 'generator.g\\x80' is not valid UTF-8: byte 11 (0x80)"), Error);
+                         doctest::Contains("metadata key 'generator.g\\x80' is not valid UTF-8: byte 11 (0x80) begins no UTF-8 character: a continuation byte (0x80-0xbf) with no lead byte before it"), Error);
     CHECK(read_bytes(path) == before);
     CHECK(dir.entries() == std::set<std::string>{"kept.safetensors"});
 }

@@ -159,6 +159,31 @@ TEST_CASE("tutorial D: a warning handler that throws stops forward with an Error
                              m.forward(q, k, v, {}, true, b).attn_output.data()) == 0.f);
 }
 
+TEST_CASE("tutorial D: a warning handler that runs forward again gets its own warnings the default way, not recursively") {
+    MultiheadAttention m(8, 2);
+    randomize(m, 4);
+    Tensor q = rnd({4, 2, 8}, 16), k = rnd({5, 2, 8}, 17), v = rnd({5, 2, 8}, 18);
+    ByteMask bytes = xt::zeros<std::uint8_t>({4, 5});
+    bytes(0, 1) = 1;
+    int calls = 0;
+    Tensor inner;
+    // the handler looks at what the byte mask gives, by running forward with it (which warns again):
+    // that overflowed the stack, each warning calling the handler
+    struct Restore {
+        WarningHandler previous;
+        ~Restore() { set_warning_handler(std::move(previous)); }
+    } restore{set_warning_handler([&](const std::string&) {
+        ++calls;
+        inner = m.forward(q, k, v, {}, true, bytes).attn_output;
+    })};
+    const Tensor outer = m.forward(q, k, v, {}, true, bytes).attn_output;
+    CHECK(calls == 1);
+    CHECK(test::max_abs_diff(outer.data(), inner.data()) == 0.f);
+    // the handler gets the next call's warning again: the guard is only while it runs
+    (void)m.forward(q, k, v, {}, true, bytes);
+    CHECK(calls == 2);
+}
+
 TEST_CASE("tutorial D: generate_square_subsequent_mask is 0 on and below the diagonal, -inf above") {
     const Tensor m = Transformer::generate_square_subsequent_mask(4);
     REQUIRE(m.shape() == Shape{4, 4});
