@@ -78,8 +78,13 @@ std::string utf8_fault(std::string_view text) {
     return "not well-formed";  // every case is named above
 }
 
-std::string escaped_for_message(std::string_view text, bool keep_newlines) {
+std::string escaped_for_message(std::string_view text, bool keep_newlines, std::size_t max_bytes) {
     std::string out;
+    if (text.size() > max_bytes) {
+        std::size_t cut = max_bytes;  // back to the start of the character it would split (at most 3 bytes)
+        for (int i = 0; i < 3 && cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80; ++i) --cut;
+        return escaped_for_message(text.substr(0, cut), keep_newlines) + fmt::format("... ({} bytes in all)", text.size());
+    }
     out.reserve(text.size());
     for (std::size_t i = 0; i < text.size();) {
         const auto byte = static_cast<unsigned char>(text[i]);

@@ -27,6 +27,9 @@ std::string utf8_fault(std::string_view text);
 // UTF-8 sequence kept (北京 stays readable), each byte that begins none and each control byte
 // (C0, DEL, C1) written as \xHH, so a message stays text a terminal shows as it is. A newline is
 // kept where the message may span lines (an Error's), escaped where it must be one line (a value).
-std::string escaped_for_message(std::string_view text, bool keep_newlines = true);
+// Text longer than `max_bytes` is cut there (at a character's start) and marked "... (N bytes in
+// all)", so a 100 MB value never makes a 100 MB message and a cut one never reads as whole.
+std::string escaped_for_message(std::string_view text, bool keep_newlines = true,
+                                std::size_t max_bytes = std::string_view::npos);
 
 }  // namespace xtgrad

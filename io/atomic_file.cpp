@@ -13,6 +13,7 @@
 #include <cstring>
 #include <charconv>
 #include <filesystem>
+#include <locale>
 #include <optional>
 #include <ostream>
 #include <streambuf>
@@ -239,6 +240,7 @@ void write_file_atomically(const std::string& path,
     TempFile temp(target);
     FdStreamBuf buffer(temp.fd());
     std::ostream out(&buffer);
+    out.imbue(std::locale::classic());  // a number written is plain digits whatever the global locale
     try {
         write(out);
     } catch (const std::exception& e) {

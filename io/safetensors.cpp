@@ -257,12 +257,14 @@ Array read_tensor(const FileReader& file, std::uint64_t data_start, const Entry&
 // The JSON header, padded with spaces to a multiple of 8 bytes so that the data is aligned.
 // An Error naming `what` and the first byte that is not UTF-8: the header is UTF-8 JSON, which
 // nlohmann would refuse only while dumping, in its own words.
-// `what(quoted)` names the text, given it escaped and quoted.
+// `what(quoted)` names the text, given it escaped (on one line) and quoted; at most its first
+// kMaxQuotedBytes: the offset finds the byte in a longer one.
+constexpr std::size_t kMaxQuotedBytes = 200;
 template <class What>
 void check_utf8(const std::string& path, const std::string& text, const std::string& key, What&& what) {
     if (const std::size_t at = first_invalid_utf8(text); at != std::string_view::npos)
         fail("save_safetensors: '{}': {} is not valid UTF-8: byte {} (0x{:02x}) begins no UTF-8 character: {}", path,
-             what(fmt::format("'{}'", escaped_for_message(key))), at, static_cast<unsigned char>(text[at]),
+             what(fmt::format("'{}'", escaped_for_message(key, false, kMaxQuotedBytes))), at, static_cast<unsigned char>(text[at]),
              utf8_fault(std::string_view(text).substr(at)));
 }
 

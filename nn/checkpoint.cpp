@@ -3,6 +3,7 @@
 #include <xtgrad/autograd/error.hpp>
 #include <xtgrad/nn/run_fields.hpp>
 #include <xtgrad/io/safetensors.hpp>
+#include <xtgrad/autograd/utf8_text.hpp>
 
 #include <limits>
 #include <set>
@@ -31,15 +32,17 @@ std::string to_hex(const std::vector<std::uint8_t>& bytes) {
 }
 
 std::vector<std::uint8_t> from_hex(const std::string& text, const std::string& what) {
-    auto nibble = [&](char c) -> std::uint8_t {
+    auto nibble = [&](std::size_t i) -> std::uint8_t {
+        const char c = text[i];
         if (c >= '0' && c <= '9') return static_cast<std::uint8_t>(c - '0');
         if (c >= 'a' && c <= 'f') return static_cast<std::uint8_t>(c - 'a' + 10);
-        fail("{}: not lowercase hex (character '{}')", what, c);
+        // the byte escaped: a NUL would end the message, a stray UTF-8 byte make it no text
+        fail("{}: not lowercase hex (byte {}: '{}')", what, i, escaped_for_message(std::string_view(&text[i], 1), false));
     };
     if (text.size() % 2 != 0) fail("{}: odd number of hex digits ({})", what, text.size());
     std::vector<std::uint8_t> out(text.size() / 2);
     for (std::size_t i = 0; i < out.size(); ++i)
-        out[i] = static_cast<std::uint8_t>(nibble(text[2 * i]) << 4 | nibble(text[2 * i + 1]));
+        out[i] = static_cast<std::uint8_t>(nibble(2 * i) << 4 | nibble(2 * i + 1));
     return out;
 }
 
@@ -156,7 +159,13 @@ FileRun read_run_fields(const std::string& path, const SafetensorsFile& file, co
     out.epoch = fields.whole_number("epoch", 0, std::numeric_limits<long>::max());
     for (const auto& [name, gen] : run.generators) {
         const std::string key = fmt::format("generator.{}", name);
-        out.generators.emplace_back().set_state(from_hex(fields.text(key), fmt::format("load '{}': metadata entry '{}'", path, key)));
+        const std::string what = fmt::format("load '{}': metadata entry '{}'", path, key);
+        const std::vector<std::uint8_t> state = from_hex(fields.text(key), what);
+        try {
+            out.generators.emplace_back().set_state(state);
+        } catch (const Error& e) {
+            fail("{}: {}", what, e.what());  // which generator, of several
+        }
     }
     if (run.optimizer) {
         out.optimizer.param_groups = fields.param_groups();

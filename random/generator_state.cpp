@@ -17,6 +17,7 @@
 #include <bit>
 #include <charconv>
 #include <cmath>
+#include <locale>
 #include <sstream>
 #include <string_view>
 
@@ -51,7 +52,7 @@ std::uint64_t read_number(std::string_view token, std::uint64_t max, std::size_t
     const auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), v);
     if (token.empty() || ec != std::errc() || end != token.data() + token.size() || v > max)
         refuse(size, fmt::format("{} is '{}', not a decimal number from 0 to {}", field_name(k),
-                                 escaped_for_message(token.substr(0, 40), false), max));
+                                 escaped_for_message(token, false, 40), max));
     return v;
 }
 
@@ -59,6 +60,7 @@ std::uint64_t read_number(std::string_view token, std::uint64_t max, std::size_t
 
 std::vector<std::uint8_t> Generator::state() const {
     std::ostringstream out;
+    out.imbue(std::locale::classic());  // plain digits whatever the program's global locale (no "123,456")
     out << seed_ << ' ';
     if (next_normal_) out << std::bit_cast<std::uint64_t>(*next_normal_);
     else out << '-';
@@ -120,6 +122,7 @@ void Generator::set_state(const std::vector<std::uint8_t>& bytes) {
     // the fields are well-formed: the engine reads its own (libstdc++'s std::mt19937 text)
     Mt19937 engine;
     std::istringstream words{std::string(text.substr(text.find(' ', text.find(' ') + 1) + 1))};
+    words.imbue(std::locale::classic());
     words >> engine;
     if (words.fail()) refuse(size, "the Mersenne Twister's words do not read (an internal error: they were checked)");
     // torch refuses an invalid Mersenne Twister state too; this one would draw 0 for ever

@@ -6,9 +6,11 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <functional>
+#include <locale>
 #include <random>
 #include <sstream>
 #include <string>
@@ -218,7 +220,30 @@ TEST_CASE("random: set_state reads its fields strictly and refuses a state cut o
     test::expect_error([&] { g.set_state(bytes("7 - 1 2 3")); }, {"it ends after 5 of its 627 fields"});
     test::expect_error([&] { g.set_state(bytes("check:12 7 - 1")); }, {"check field is not 'check:' and 16 hex digits"});
     test::expect_error([&] { g.set_state(bytes("")); }, {"0 bytes", "field 1 (the seed) is ''"});
+    // a long field is quoted cut, and says so: 100 000 digits never read as the whole value
+    test::expect_error([&] { g.set_state(bytes(std::string(100'000, '1'))); },
+                       {"field 1 (the seed) is '1111111111111111111111111111111111111111... (100000 bytes in all)'"});
     CHECK(g.state() == before);
+}
+
+TEST_CASE("random: a generator's state is plain digits whatever the global locale, and loads back") {
+    // a locale that groups thousands ("123,456"): state() once wrote the seed and words so, and
+    // set_state refused its own output (a checkpoint saved, then not resumed)
+    struct Grouping : std::numpunct<char> {
+        char do_thousands_sep() const override { return ','; }
+        std::string do_grouping() const override { return "\3"; }
+    };
+    struct Restore {
+        std::locale previous = std::locale::global(std::locale(std::locale::classic(), new Grouping));
+        ~Restore() { std::locale::global(previous); }
+    } restore;
+    Generator g(123456), h(1);
+    (void)g.normal_double();
+    const std::vector<std::uint8_t> state = g.state();
+    CHECK(std::find(state.begin(), state.end(), std::uint8_t{','}) == state.end());
+    h.set_state(state);
+    CHECK(h.state() == state);
+    CHECK(h.normal_double() == g.normal_double());
 }
 
 TEST_CASE("random: the raw-pointer fills refuse a null pointer with elements to fill, drawing nothing") {

@@ -48,4 +48,14 @@ TEST_CASE("utf8_fault names why a byte begins no UTF-8 sequence: stray, overlong
     }
 }
 
+TEST_CASE("escaped_for_message cuts a long text at a character's start and says how long it was") {
+    using xtgrad::escaped_for_message;
+    CHECK(escaped_for_message("abcdef", false, 6) == "abcdef");
+    CHECK(escaped_for_message("abcdefg", false, 6) == "abcdef... (7 bytes in all)");
+    // 北 is 3 bytes: a cut inside it backs off to its start rather than leave a stray byte
+    CHECK(escaped_for_message("ab\xe5\x8c\x97z", false, 4) == "ab... (6 bytes in all)");
+    CHECK(escaped_for_message("a\nb", false) == "a\\x0ab");
+    CHECK(escaped_for_message("a\nb", true) == "a\nb");
+}
+
 TEST_SUITE_END();

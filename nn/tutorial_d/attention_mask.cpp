@@ -22,13 +22,25 @@ std::vector<long> as_longs(const Shape& s) { return std::vector<long>(s.begin(),
 }  // namespace
 
 namespace {
+// The handler, set and read under one lock: threads may warn while another sets it.
+std::mutex& handler_mutex() {
+    static std::mutex mutex;
+    return mutex;
+}
 WarningHandler& warning_handler() {
     static WarningHandler handler;
     return handler;
 }
+WarningHandler current_warning_handler() {
+    const std::lock_guard<std::mutex> lock(handler_mutex());
+    return warning_handler();
+}
 }  // namespace
 
-WarningHandler set_warning_handler(WarningHandler handler) { return std::exchange(warning_handler(), std::move(handler)); }
+WarningHandler set_warning_handler(WarningHandler handler) {
+    const std::lock_guard<std::mutex> lock(handler_mutex());
+    return std::exchange(warning_handler(), std::move(handler));  // the old one is destroyed by the caller, unlocked
+}
 
 void warn(const std::string& message) {
     // the user's handler (a copy: it may set another one); what it throws leaves forward as an Error naming it.
@@ -36,7 +48,7 @@ void warn(const std::string& message) {
     // default way, not handed to it again: a handler that runs forward would otherwise recurse
     // until the stack overflows.
     thread_local bool in_handler = false;
-    if (const WarningHandler handler = warning_handler(); handler && !in_handler) {
+    if (const WarningHandler handler = current_warning_handler(); handler && !in_handler) {
         in_handler = true;
         struct Reset {
             ~Reset() { in_handler = false; }

@@ -29,8 +29,10 @@ using ByteMask = RowMajorArray<std::uint8_t>;
 // "UserWarning: MESSAGE", once per message per process (Python's default filter shows a
 // warning once per place). A handler, when set, receives every one instead; an exception it
 // throws leaves the call as an Error naming the handler (an Error as it is). A warning raised
-// while the handler runs (it called forward again) is shown the default way, not handed to it
-// again. Returns the previous handler (empty: the default).
+// while the handler runs on the same thread (it called forward again) is shown the default way,
+// not handed to it again. Setting it while other threads warn is safe; it is called without a
+// lock, so a handler shared by threads must be safe to call from each. Returns the previous
+// handler (empty: the default).
 using WarningHandler = std::function<void(const std::string&)>;
 WarningHandler set_warning_handler(WarningHandler handler);
 void warn(const std::string& message);

@@ -187,6 +187,10 @@ TEST_CASE("safetensors: a name or metadata that is not UTF-8 is named with the b
     refused({{"\x1b[2J\xff", Array{1.0f}}}, {}, "tensor name '\\x1b[2J\\xff' is not valid UTF-8: byte 4 (0xff) begins no UTF-8 character: a byte that never occurs in UTF-8 (0xf5-0xff)");
     refused({}, {{"k\xfe", "v"}}, "metadata key 'k\\xfe' is not valid UTF-8: byte 1 (0xfe)");
     refused({}, {{"note", "\xe5\x8c\x97\xfe"}}, "the value of metadata key 'note' is not valid UTF-8: byte 3 (0xfe) begins no UTF-8 character: a byte that never occurs");
+    // a long name is quoted cut (the offset finds the byte), a newline in it escaped: one line
+    refused({{std::string(1'000'000, 'n') + "\xc0", Array{1.0f}}}, {},
+            "tensor name '" + std::string(200, 'n') + "... (1000001 bytes in all)' is not valid UTF-8: byte 1000000 (0xc0)");
+    refused({}, {{"line1\nline2\xfe", "v"}}, "metadata key 'line1\\x0aline2\\xfe' is not valid UTF-8: byte 11 (0xfe)");
     // nn::save and save_run write through save_safetensors: the same refusal (a generator's name is a metadata key)
     nn::Linear model(2, 2);
     CHECK_THROWS_WITH_AS(nn::save(model, path, {{"who", "\xc0\xaf"}}),

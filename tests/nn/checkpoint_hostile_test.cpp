@@ -124,6 +124,19 @@ TEST_CASE("run checkpoint: hyperparameters of the wrong type, missing or out of 
     for (const char* epoch : {" 2", "2x", "-1", "1e3", "", "99999999999999999999"})
         expect_load_refused([&](NamedArrays&, auto& meta) { meta["epoch"] = epoch; }, {"metadata entry 'epoch'", "not a whole number"});
     expect_load_refused([](NamedArrays&, auto& meta) { meta["generator.data"] = "zz"; }, {"run.safetensors", "'generator.data'", "not lowercase hex"});
+    // a character that is no hex digit is named by its place, escaped: a stray UTF-8 byte or a NUL
+    // once went into the message raw (no text; a message cut at the NUL)
+    expect_load_refused([](NamedArrays&, auto& meta) { meta["generator.data"] = "ab\xc3\xa9"; },
+                        {"'generator.data': not lowercase hex (byte 2: '\\xc3')"});
+    expect_load_refused([](NamedArrays&, auto& meta) { meta["generator.data"] = std::string("a\0", 2); },
+                        {"'generator.data': not lowercase hex (byte 1: '\\x00')"});
+    // a state that is hex but no generator state: named by its entry too (which of several generators)
+    expect_load_refused([](NamedArrays&, auto& meta) { meta["generator.data"] = "3720"; },
+                        {"metadata entry 'generator.data': Generator::set_state", "field 2"});
+    expect_load_refused([](NamedArrays&, auto& meta) {
+        std::string& hex = meta["generator.data"];
+        hex[hex.size() / 2] = hex[hex.size() / 2] == '1' ? '2' : '1';  // one field's digit changed
+    }, {"metadata entry 'generator.data': Generator::set_state", "its check"});
     expect_load_refused([](NamedArrays&, auto& meta) { meta.erase("optimizer.param_groups"); }, {"without the metadata entry 'optimizer.param_groups'"});
 }
 

@@ -2,6 +2,9 @@
 // behaves as docs/tutorial_d.md says.
 #include "tests/nn/tutorial_d_util.hpp"
 
+#include <atomic>
+#include <thread>
+
 TEST_SUITE_BEGIN("tutorial_d");
 
 using namespace xtgrad;
@@ -182,6 +185,31 @@ TEST_CASE("tutorial D: a warning handler that runs forward again gets its own wa
     // the handler gets the next call's warning again: the guard is only while it runs
     (void)m.forward(q, k, v, {}, true, bytes);
     CHECK(calls == 2);
+}
+
+TEST_CASE("tutorial D: a warning handler set while other threads warn: no race on the handler") {
+    // the handler was one unguarded std::function: replacing it while another thread copied it
+    // corrupted the heap (std::length_error, "free(): unaligned chunk")
+    struct Restore {
+        WarningHandler previous = set_warning_handler([](const std::string&) {});
+        ~Restore() { set_warning_handler(std::move(previous)); }
+    } restore;
+    std::atomic<long> calls{0};
+    std::atomic<bool> stop{false};
+    std::thread setter([&] {
+        for (int i = 0; i < 20000; ++i) {
+            const std::string capture(64 + i % 50, 'a');  // a capture on the heap: a torn copy shows
+            set_warning_handler([capture, &calls](const std::string&) { calls += capture.size() >= 64 ? 1 : 1000000; });
+        }
+        stop = true;
+    });
+    long warned = 0;
+    while (!stop) {
+        xtgrad::nn::tutorial_d::warn("a warning while the handler changes");
+        ++warned;
+    }
+    setter.join();
+    CHECK(calls.load() <= warned);  // every call reached a whole handler; none was torn
 }
 
 TEST_CASE("tutorial D: generate_square_subsequent_mask is 0 on and below the diagonal, -inf above") {
