@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <charconv>
 #include <cmath>
@@ -89,13 +90,13 @@ void Generator::set_state(const std::vector<std::uint8_t>& bytes) {
     // The fields, one space between each; the position ends the state.
     std::uint64_t seed = 0;
     std::optional<double> next_normal;
-    std::size_t at = 0;
+    std::array<Mt19937::result_type, Mt19937::state_size> words{};
+    std::size_t position = 0, at = 0;
     for (std::size_t k = 0; k < kFields; ++k) {
         if (at > text.size()) refuse(size, fmt::format("it ends after {} of its {} fields", k, kFields));
         // a field ends at a space; the position, the last, at its last digit (what follows is trailing)
-        std::size_t end = text.size();
-        if (k + 1 < kFields) end = std::min(text.find(' ', at), text.size());
-        else end = std::min(text.find_first_not_of("0123456789", at), text.size());
+        const bool last = k + 1 == kFields;
+        const std::size_t end = std::min(last ? text.find_first_not_of("0123456789", at) : text.find(' ', at), text.size());
         const std::string_view token = text.substr(at, end - at);
         if (k == 0) {
             seed = read_number(token, UINT64_MAX, k, size);
@@ -106,25 +107,21 @@ void Generator::set_state(const std::vector<std::uint8_t>& bytes) {
                 if (!std::isfinite(v)) refuse(size, fmt::format("{} holds {}, where a normal is finite", field_name(k), v));
                 next_normal = v;
             }
+        } else if (!last) {
+            words[k - 2] = static_cast<Mt19937::result_type>(read_number(token, UINT32_MAX, k, size));
         } else {
-            read_number(token, k + 1 < kFields ? UINT32_MAX : Mt19937::state_size, k, size);
+            position = read_number(token, Mt19937::state_size, k, size);
         }
         at = end + 1;
     }
     const std::size_t state_end = at - 1;  // the position's last byte + 1
     // the position ends a state: more after it is a blob cut or joined wrongly, not a state
     if (state_end < text.size())
-        fail("Generator::set_state: {} bytes that are not a generator state: {} trailing bytes after its end at byte {}",
-             size, text.size() - state_end, offset + state_end);
+        refuse(size, fmt::format("{} trailing bytes after its end at byte {}", text.size() - state_end, offset + state_end));
     if (check && *check != fnv1a64(text))
         refuse(size, fmt::format("its check (FNV-1a {:016x}) does not match its fields ({:016x}): the state was cut or "
                                  "changed", *check, fnv1a64(text)));
-    // the fields are well-formed: the engine reads its own (libstdc++'s std::mt19937 text)
-    Mt19937 engine;
-    std::istringstream words{std::string(text.substr(text.find(' ', text.find(' ') + 1) + 1))};
-    words.imbue(std::locale::classic());
-    words >> engine;
-    if (words.fail()) refuse(size, "the Mersenne Twister's words do not read (an internal error: they were checked)");
+    const Mt19937 engine = Mt19937::from_words(words, position);
     // torch refuses an invalid Mersenne Twister state too; this one would draw 0 for ever
     if (engine.stuck())
         fail("Generator::set_state: the Mersenne Twister state is all zero (word 0's top bit and words 1-623), so every "

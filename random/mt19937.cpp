@@ -17,6 +17,13 @@ void Mt19937::seed(result_type s) {
     pos_ = state_size;
 }
 
+Mt19937 Mt19937::from_words(const std::array<result_type, state_size>& words, std::size_t pos) {
+    Mt19937 e;
+    e.state_ = words;
+    e.pos_ = pos;
+    return e;
+}
+
 void Mt19937::twist() {
     vec::mt_twist(state_.data());  // the vector kernels of the CPU's instruction set
     pos_ = 0;

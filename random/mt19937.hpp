@@ -28,6 +28,8 @@ public:
 
     explicit Mt19937(result_type seed = default_seed) { this->seed(seed); }
     void seed(result_type s);
+    // The engine at a given state: its 624 words and its position in them (<= 624; the caller checks).
+    static Mt19937 from_words(const std::array<result_type, state_size>& words, std::size_t pos);
 
     static constexpr result_type min() { return 0; }
     static constexpr result_type max() { return 0xFFFFFFFFu; }
