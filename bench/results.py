@@ -9,8 +9,9 @@
 bench/run.sh and bench/compare_builds.sh stamp every line they write with --out; a run worth
 publishing is copied into bench/results/ (one file per CPU and date). `render` prints, per CPU,
 the targets table (each config against the ideal and against torch) from the newest run on that
-CPU, and the switches' on/off table, each cell (a switch on a config) from the newest run that
-measured it. `--check` fails when the tables between a file's `<!-- results:NAME -->` and
+CPU, the switches' on/off table, each cell (a switch on a config) from the newest run that
+measured it, and the history: each target on each CPU over every run (the newest ratio, the range,
+in how many runs it was met). `--check` fails when the tables between a file's `<!-- results:NAME -->` and
 `<!-- /results:NAME -->` markers are not what `render` prints, so the docs cannot drift from the
 data (tests/docs/run_doc_blocks.py runs it). Reading and checking the lines: bench/result_lines.py.
 """
@@ -68,6 +69,57 @@ assert tuple(TARGET_PHASES) == CONFIGS, "TARGET_PHASES names each of result_line
 TARGET_BATCHES = {"seed-b": (16, 64)}
 
 
+def row_key(r):
+    """A benchmark line's target row: (config, threads, batch, autocast, step in backward)."""
+    return (r["config"], r["threads"], r.get("batch"), r.get("autocast"), bool(r.get("optimizer_in_backward")))
+
+
+def row_kind(r):
+    """xtgrad_bench --paired-ceiling's lines are a kind apart: they give the ceiling column's
+    bracket alone, and never decide which run is newest."""
+    return "xtgrad paired" if r.get("paired_ceiling") else r["framework"]
+
+
+def target_rows(rows):
+    """The lines the targets read: seed-b at the batches they name alone."""
+    return [r for r in rows if r["config"] not in TARGET_BATCHES or r.get("batch") in TARGET_BATCHES[r["config"]]]
+
+
+def by_run(rows):
+    """(row_key, row_kind, run_id) -> that run's lines of the row."""
+    out = {}
+    for r in rows:
+        out.setdefault((row_key(r), row_kind(r), r["run_id"]), []).append(r)
+    return out
+
+
+def measure(lines, k, run_id, phase, peak_core, ceiling, fp32):
+    """Row k's phase in run run_id (lines: by_run): xtgrad's ms, the ideal's (matmul FLOPs at the
+    FMA peak) and the GEMM ceiling's (at the best sgemm rate), the median paired ratio, torch's ms
+    at its best, xtgrad's fp32 ms (fp32: the fp32 lines an autocast row is set against), the peak
+    RSS of both; None where the run has no such line, where the measure does not apply."""
+    config, threads, batch, autocast, in_backward = k
+    xt = lines.get((k, "xtgrad", run_id), [])
+    th = lines.get(((config, threads, batch, autocast, False), "torch", run_id), [])  # torch has no step in backward
+    paired = lines.get((k, "xtgrad paired", run_id), [])
+    factor = {"fwd+bwd": 3, "step": 3, "infer": 1}[phase]
+    flop = xt[0].get("fwd_matmul_gflop") if xt else None
+    # the winter step is bound by memory (7-row products): its target is against torch, no ideal
+    arithmetic = flop and not autocast and config != "winter"
+    pairs = [r["paired_ceiling"]["x_ceiling"][phase] for r in paired if phase in r["paired_ceiling"]["x_ceiling"]]
+    return {
+        "ms": phase_ms(xt, phase, median_ms),
+        "ideal": flop * factor / (peak_core * threads) * 1e3 if arithmetic and peak_core else None,
+        "at_ceiling": flop * factor / ceiling[threads] * 1e3 if arithmetic and ceiling.get(threads) else None,
+        "paired": statistics.median(pairs) if arithmetic and pairs else None,
+        "torch": phase_ms(th, phase, fastest),
+        "fp32": phase_ms(fp32, phase, median_ms) if autocast else None,
+        # xtgrad's highest against torch's lowest (glibc's kept heap holds more than its default)
+        "rss": max(r["peak_rss_mib"] for r in xt) if xt else None,
+        "torch_rss": min(r["peak_rss_mib"] for r in th) if th else None,
+    }
+
+
 def targets_table(rows, peak_core, ceiling):
     """Each issue target's measure: ms, the ideal (matmul FLOPs at the FMA peak; and at the best
     sgemm rate on this CPU), torch at its best, the ratios; autocast rows against xtgrad's fp32."""
@@ -76,28 +128,22 @@ def targets_table(rows, peak_core, ceiling):
     # backward: torch_bench.py has no such mode). A config's rows, and apart its rows with the step
     # in backward, from the newest run that measured them at that batch, with torch's lines of that
     # run: a run of one config (or of one mode, or batch) replaces those rows alone.
-    key = lambda r: (r["config"], r["threads"], r.get("batch"), r.get("autocast"), bool(r.get("optimizer_in_backward")))
     group = lambda k: (k[0], k[2], k[4])
-    rows = [r for r in rows if r["config"] not in TARGET_BATCHES or r.get("batch") in TARGET_BATCHES[r["config"]]]
-    # xtgrad_bench --paired-ceiling's lines are a kind apart: they add the ceiling column's bracket
-    # alone, and never decide which run is newest
-    kind = lambda r: "xtgrad paired" if r.get("paired_ceiling") else r["framework"]
-    timed = lambda r: kind(r) == "xtgrad"
+    rows = target_rows(rows)
+    timed = lambda r: row_kind(r) == "xtgrad"
     newest_of_group = {}
     for r in rows:
         if timed(r):
-            g = group(key(r))
+            g = group(row_key(r))
             newest_of_group[g] = max(newest_of_group.get(g, ""), r["run_id"])
     if not newest_of_group:
         return None
-    newest = {key(r): newest_of_group[group(key(r))] for r in rows if timed(r)}
-    keys = list(OrderedDict((key(r), None) for r in rows if timed(r) and newest[key(r)] == r["run_id"]))
+    newest = {row_key(r): newest_of_group[group(row_key(r))] for r in rows if timed(r)}
+    keys = list(OrderedDict((row_key(r), None) for r in rows if timed(r) and newest[row_key(r)] == r["run_id"]))
     keys.sort(key=lambda k: (list(TARGET_PHASES).index(k[0]), k[1], k[2] or 0))  # stable: a run's own order within
-    by_key = {}
-    for r in rows:
-        by_key.setdefault((key(r), kind(r), r["run_id"]), []).append(r)
+    lines = by_run(rows)
     def runs(k, framework, run_id):
-        return by_key.get((k, framework, run_id), [])
+        return lines.get((k, framework, run_id), [])
     def name_of(k):
         config, _, batch, autocast, in_backward = k
         return (config + (f" (batch {batch})" if batch else "") + (f", autocast {autocast}" if autocast else "")
@@ -118,33 +164,94 @@ def targets_table(rows, peak_core, ceiling):
     for k in keys:
         config, threads, batch, autocast, in_backward = k
         run_id = newest[k]
-        xt, th = runs(k, "xtgrad", run_id), runs((config, threads, batch, autocast, False), "torch", run_id)
-        paired = runs(k, "xtgrad paired", run_id)
         fp32_key = (config, threads, batch, None, in_backward)  # this run's fp32 line, else the newest
         fp32 = (runs(fp32_key, "xtgrad", run_id) or runs(fp32_key, "xtgrad", newest.get(fp32_key, ""))) if autocast else []
-        flop = xt[0].get("fwd_matmul_gflop")
         first = True
         for phase in TARGET_PHASES[config][bool(autocast)]:
             if in_backward and phase != "step":  # its bwd holds the optimizer's steps: no fwd + bwd to compare
                 continue
-            label, factor = {"fwd+bwd": ("fwd + bwd", 3), "step": ("step", 3), "infer": ("inference", 1)}[phase]
-            x, t = phase_ms(xt, phase, median_ms), phase_ms(th, phase, fastest)
-            if x is None:
+            label = {"fwd+bwd": "fwd + bwd", "step": "step", "infer": "inference"}[phase]
+            m = measure(lines, k, run_id, phase, peak_core, ceiling, fp32)
+            if m["ms"] is None:
                 continue
-            # the winter step is bound by memory (7-row products): its target is against torch, no ideal
-            arithmetic = flop and not autocast and config != "winter"
-            ideal = flop * factor / (peak_core * threads) * 1e3 if arithmetic and peak_core else None
-            at_ceiling = flop * factor / ceiling[threads] * 1e3 if arithmetic and ceiling.get(threads) else None
-            # the same against the ceiling measured just before each step (the median of the steps' ratios)
-            pairs = [r["paired_ceiling"]["x_ceiling"][phase] for r in paired if phase in r["paired_ceiling"]["x_ceiling"]]
-            paired_cell = f" ({statistics.median(pairs):.2f}× paired)" if arithmetic and pairs else ""
-            # xtgrad's highest against torch's lowest (glibc's kept heap holds more than its default)
-            rss = (f"{fmt(max(r['peak_rss_mib'] for r in xt))} / {fmt(min(r['peak_rss_mib'] for r in th)) if th else '-'}"
-                   if first else "")
-            out.append(f"| {name_of(k) if first else ''} | {threads if first else ''} | {label} | {fmt(x, 1)} | "
-                       f"{fmt(ideal, 1)} | {ratio(x, ideal)} | {ratio(x, at_ceiling)}{paired_cell} | {fmt(t, 1)} | {ratio(x, t)} | "
-                       f"{ratio(x, phase_ms(fp32, phase, median_ms)) if autocast else '-'} | {rss} |")
+            paired_cell = f" ({m['paired']:.2f}× paired)" if m["paired"] is not None else ""
+            rss = f"{fmt(m['rss'])} / {fmt(m['torch_rss'])}" if first else ""
+            out.append(f"| {name_of(k) if first else ''} | {threads if first else ''} | {label} | {fmt(m['ms'], 1)} | "
+                       f"{fmt(m['ideal'], 1)} | {ratio(m['ms'], m['ideal'])} | {ratio(m['ms'], m['at_ceiling'])}{paired_cell} | "
+                       f"{fmt(m['torch'], 1)} | {ratio(m['ms'], m['torch'])} | {ratio(m['ms'], m['fp32']) if autocast else '-'} | {rss} |")
             first = False
+    return out
+
+
+# Issue 46's targets, a row each: (what, row_key, phase, against what, the bound). "ceiling": × the
+# GEMM ceiling (the CPU's best sgemm rate) or, where measured, the ceiling paired with each step,
+# the lower; "torch": × torch at its best; "fp32": × xtgrad's fp32; "rss": peak RSS × torch's.
+TARGETS = (
+    ("seed-d fwd + bwd, 1 thread", ("seed-d", 1, None, None, False), "fwd+bwd", "ceiling", 1.2),
+    ("seed-d fwd + bwd, 2 threads", ("seed-d", 2, None, None, False), "fwd+bwd", "ceiling", 1.3),
+    ("seed-d inference, 1 thread", ("seed-d", 1, None, None, False), "infer", "ceiling", 1.2),
+    ("seed-d inference, 2 threads", ("seed-d", 2, None, None, False), "infer", "ceiling", 1.3),
+    ("seed-b step, batch 16, 2 threads", ("seed-b", 2, 16, None, False), "step", "ceiling", 1.3),
+    ("seed-b step, batch 64, 2 threads", ("seed-b", 2, 64, None, False), "step", "ceiling", 1.3),
+    ("seed-d bf16 fwd + bwd, 1 thread, × torch's autocast", ("seed-d", 1, None, "bf16", False), "fwd+bwd", "torch", 0.5),
+    ("seed-d bf16 fwd + bwd, 2 threads, × torch's autocast", ("seed-d", 2, None, "bf16", False), "fwd+bwd", "torch", 0.5),
+    ("seed-b bf16 step, batch 64, 2 threads, × torch's autocast", ("seed-b", 2, 64, "bf16", False), "step", "torch", 0.5),
+    ("seed-d bf16 fwd + bwd, 1 thread, × xtgrad fp32", ("seed-d", 1, None, "bf16", False), "fwd+bwd", "fp32", 0.6),
+    ("seed-d bf16 fwd + bwd, 2 threads, × xtgrad fp32", ("seed-d", 2, None, "bf16", False), "fwd+bwd", "fp32", 0.6),
+    ("seed-b bf16 step, batch 64, 2 threads, × xtgrad fp32", ("seed-b", 2, 64, "bf16", False), "step", "fp32", 0.6),
+    ("winter step, 1 thread, × torch", ("winter", 1, None, None, False), "step", "torch", 0.25),
+    ("winter step in backward, 1 thread, × torch", ("winter", 1, None, None, True), "step", "torch", 0.25),
+    ("seed-b peak RSS, batch 64, × torch", ("seed-b", 2, 64, None, False), "step", "rss", 0.6),
+    ("seed-b peak RSS, batch 16, × torch", ("seed-b", 2, 16, None, False), "step", "rss", 0.6),
+)
+
+
+def target_value(m, against):
+    """The ratio a target bounds, from measure()'s dict; None where the run lacks a side."""
+    if m["ms"] is None:
+        return None
+    if against == "ceiling":
+        have = [x for x in (m["ms"] / m["at_ceiling"] if m["at_ceiling"] else None, m["paired"]) if x is not None]
+        return min(have) if have else None
+    num, den = (m["rss"], m["torch_rss"]) if against == "rss" else (m["ms"], m[against])
+    return num / den if num is not None and den else None
+
+
+def history_table(of_cpu, scales):
+    """Each target on each CPU over every run that measured it: the newest run's ratio, the range,
+    and in how many runs it was met (of_cpu: cpu_id -> its lines; scales: cpu_id -> (peak, ceiling))."""
+    cells = {}  # (target, cpu_id) -> [(run_id, value)]
+    for cpu_id, mine in of_cpu.items():
+        rows = target_rows([r for r in mine if r.get("framework") in ("xtgrad", "torch")])
+        lines = by_run(rows)
+        peak, ceiling = scales[cpu_id]
+        run_ids = sorted({r["run_id"] for r in rows})
+        for what, k, phase, against, _ in TARGETS:
+            fp32_key = k[:3] + (None,) + k[4:]
+            for run_id in run_ids:
+                if (k, "xtgrad", run_id) not in lines:
+                    continue
+                # this run's fp32 lines, else the nearest earlier run's
+                fp32 = next((lines[(fp32_key, "xtgrad", i)] for i in reversed(run_ids)
+                             if i <= run_id and (fp32_key, "xtgrad", i) in lines), [])
+                value = target_value(measure(lines, k, run_id, phase, peak or None, ceiling, fp32), against)
+                if value is not None and math.isfinite(value):
+                    cells.setdefault((what, cpu_id), []).append((run_id, value))
+    if not cells:
+        return None
+    cpus = list(of_cpu)
+    out = ["| target | bound | " + " | ".join(cpus) + " |", "|---|---|" + "---|" * len(cpus)]
+    for what, _, _, _, bound in TARGETS:
+        row = []
+        for cpu_id in cpus:
+            got = cells.get((what, cpu_id))
+            if not got:
+                row.append("-")
+                continue
+            values = [v for _, v in got]
+            met = sum(round(v, 2) <= bound for v in values)  # as the tables print it: 1.304 reads 1.30, met
+            row.append(f"{got[-1][1]:.2f} ({min(values):.2f}-{max(values):.2f}; met in {met} of {len(values)})")
+        out.append(f"| {what} | ≤ {bound:g}× | " + " | ".join(row) + " |")
     return out
 
 
@@ -279,7 +386,7 @@ def switches_table(rows, tags):
 
 
 def render(rows):
-    """NAME -> markdown lines: targets-<cpu>, switches-<cpu>, and `cpus` (the CPUs met)."""
+    """NAME -> markdown lines: targets-<cpu>, switches-<cpu>, `cpus` (the CPUs met) and `history` (every run)."""
     tables = OrderedDict()
     cpus, of_cpu = OrderedDict(), {}
     for r in rows:
@@ -288,6 +395,7 @@ def render(rows):
     tags = switch_tags([r for r in rows if r.get("mode") == "switches"])  # the code's, the same on every CPU
     tables["cpus"] = ["| CPU | model name | runs |", "|---|---|---|"] + [
         f"| {cpu_id} | {name} | {len({r['run_id'] for r in of_cpu[cpu_id]})} |" for cpu_id, name in cpus.items()]
+    scales = {}
     for cpu_id in cpus:
         mine = of_cpu[cpu_id]
         slug = cpu_id.lower().replace(" family ", "-f").replace(" model ", "-m")
@@ -298,6 +406,7 @@ def render(rows):
         for m in machines:
             for g in m.get("sgemm", []):
                 ceiling[g["threads"]] = max(ceiling.get(g["threads"], 0), g["gflops"])
+        scales[cpu_id] = (peak, ceiling)
         bench = [r for r in mine if r.get("framework") in ("xtgrad", "torch")]
         targets = targets_table(bench, peak or None, ceiling) if bench else None
         if targets:
@@ -309,6 +418,9 @@ def render(rows):
         switches = switches_table(switched, tags) if switched else None
         if switches:
             tables[f"switches-{slug}"] = switches
+    history = history_table(of_cpu, scales)
+    if history:
+        tables["history"] = history
     return tables
 
 

@@ -796,6 +796,14 @@ paired = dict(rows[4], peak_rss_mib=None, phases={"step": {"median_ms": 9}, "fwd
 open(sys.argv[1] + ".paired", "w").write("".join(json.dumps(r) + "\n" for r in rows + [machine, paired]))
 PY
 expect 0 "bench/results.py render with a --paired-ceiling line" python3 "$src/bench/results.py" render "$out/targets.jsonl.paired"
+# The history table: each target over every run that measured it, the newest run's ratio, the
+# range, how many met the bound. seed-d's fwd + bwd sits at the ceiling (1.00) in both runs, its
+# paired 1.23 the higher; inference 0.40 then 0.20; winter's step 1.00 × torch, over its 0.25.
+says "| target | bound | Test family 1 model 2 |"
+says "| seed-d fwd + bwd, 1 thread | ≤ 1.2× | 1.00 (1.00-1.00; met in 2 of 2) |"
+says "| seed-d inference, 1 thread | ≤ 1.2× | 0.20 (0.20-0.40; met in 2 of 2) |"
+says "| winter step, 1 thread, × torch | ≤ 0.25× | 1.00 (1.00-1.00; met in 0 of 1) |"
+says "| seed-b step, batch 64, 2 threads | ≤ 1.3× | - |"
 # A newer run of --paired-ceiling lines alone neither decides which run is newest nor fails (it
 # raised ValueError, or dropped the older run's rows where the newer run had others)
 python3 - "$out/targets.jsonl.paired" <<'PY'
