@@ -338,8 +338,8 @@ void run_backward(const ImplPtr& root, const Array& grad_output, bool retain_gra
     if (const BackwardEngine& engine = installed_engine()) {
         if (inside_installed)
             fail("backward: called from inside the engine set with set_backward_engine, which would run that engine "
-                 "again (on any graph, forever on its own); an engine runs the nodes itself (Node::run_into), or "
-                 "calls run_library_backward");
+                 "again (on any graph, forever on its own); an engine of one's own runs the nodes itself "
+                 "(Node::run_into), and one that wraps xtgrad's pass calls run_library_backward");
         const BackwardEngine running = engine;  // a copy: the engine may replace itself
         inside_installed = true;
         struct Leave {

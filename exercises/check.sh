@@ -29,4 +29,9 @@ for dir in "$here"/*/; do
   done <"$dir/expected_failure.txt"
   [ "$status" -ne "$before" ] || echo "ok   $name: solved passes ($(echo "$summary" | sed -E 's/.*test cases: *([0-9]+).*/\1/') test cases), shipped fails as expected"
 done
+# The runner's watchdog (main.cpp): a case that never returns is stopped, with a message naming it.
+out=$(XTGRAD_GRADER_SELF_TEST=1 XTGRAD_GRADER_SECONDS=1 timeout 30 "$shipped" -tc="grader_self_test*" 2>&1) && rc=0 || rc=$?
+want="The grader stopped 'grader_self_test: a case that never returns is stopped', on the self-test's endless loop: it ran for 1 s without returning"
+if [ "$rc" -eq 1 ] && grep -qF -- "$want" <<<"$out"; then echo "ok   the watchdog stops a case that never returns"
+else echo "FAIL the watchdog: exit $rc (1 expected), output:"; echo "$out" | tail -n 5; status=1; fi
 exit "$status"

@@ -36,21 +36,29 @@ inline std::string diagnose(const std::string& what, const xtgrad::Array& got, c
         return true;
     };
     if (within(want)) return "";
-    std::size_t off = 0, worst = 0;
-    double worst_err = -1;
+    std::size_t off = 0, worst = 0, nans = 0, first_nan = 0;
+    double worst_err = -1;  // over the elements that are numbers: "off by inf" said nothing of a NaN
     bool all_zero = true;
     double ratio_lo = std::numeric_limits<double>::infinity(), ratio_hi = -ratio_lo;
     std::size_t ratios = 0;  // elements whose expected value is far enough from 0 to divide by
     for (std::size_t i = 0; i < got.size(); ++i) {
         const double g = got.data()[i], w = want.data()[i];
-        double err = std::abs(g - w);
-        if (std::isnan(err)) err = std::numeric_limits<double>::infinity();
+        if (std::isnan(g)) {
+            if (nans++ == 0) first_nan = i;
+            ++off;
+            all_zero = false;
+            continue;
+        }
+        const double err = std::abs(g - w);
         off += err > tol;
         if (err > worst_err) worst_err = err, worst = i;
         all_zero = all_zero && g == 0;
         if (std::abs(w) > 100 * tol) ratio_lo = std::min(ratio_lo, g / w), ratio_hi = std::max(ratio_hi, g / w), ++ratios;
     }
     std::string cause;
+    if (nans > 0)
+        cause = "a NaN comes from 0/0, ∞ − ∞, 0·∞, or the log or square root of a negative number: where can your "
+                "formula make one?";
     if (all_zero) cause = "every element is 0: is the TODO still there?";
     for (const Hypothesis& h : likely)
         if (cause.empty() && h.value.shape() == got.shape() && within(h.value)) cause = h.cause;
@@ -66,11 +74,15 @@ inline std::string diagnose(const std::string& what, const xtgrad::Array& got, c
         cause = std::abs(r + 1) < 1e-3
                     ? fmt::format("the opposite sign {}: a sign?", where)
                     : fmt::format("off by ×{:.4g} {}: a scale, or a missing or extra factor?", r, where);
-    std::string msg = fmt::format("{}: {} of {} elements off, the worst at {} (off by {:.3g}, tolerance {:g})", what, off,
-                                  got.size(), index_str(worst, gs), worst_err, tol);
+    std::string msg = fmt::format("{}: {} of {} elements off", what, off, got.size());
+    if (nans > 0) msg += fmt::format(", {} of them NaN (the first at {})", nans, index_str(first_nan, gs));
+    if (worst_err > tol)
+        msg += fmt::format(", the worst {}at {} (off by {:.3g}, tolerance {:g})", nans > 0 ? "number " : "",
+                           index_str(worst, gs), worst_err, tol);
     if (!cause.empty()) msg += "; " + cause;
+    const std::size_t shown = worst_err > tol ? worst : first_nan;
     if (reveal())
-        msg += fmt::format(" [there: expected {:.6g}, got {:.6g}]", want.data()[worst], got.data()[worst]);
+        msg += fmt::format(" [there: expected {:.6g}, got {:.6g}]", want.data()[shown], got.data()[shown]);
     else
         msg += " (XTGRAD_REVEAL=1 shows the expected values)";
     return msg;

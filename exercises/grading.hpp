@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,30 @@ inline std::string mismatch(const std::string& what, double got, double want, do
     const double err = std::abs(got - want);
     if (err <= tol) return "";
     return fmt::format("{}: expected {:.6g}, got {:.6g} (off by {:.3g}, tolerance {:g})", what, want, got, err, tol);
+}
+
+// What the grader is checking now ("graph 'chain', seed 2"), for the runner's messages when the
+// learner's code never returns or crashes (exercises/main.cpp); set before calling into it.
+// Under a lock: the runner's watchdog reads it from its own thread.
+inline std::mutex& context_mutex() {
+    static std::mutex m;
+    return m;
+}
+inline std::string& context_text() {
+    static std::string text;
+    return text;
+}
+inline void set_context(const std::string& what) {
+    const std::lock_guard<std::mutex> lock(context_mutex());
+    context_text() = what;
+}
+// wait = false: "" where another thread holds the lock (the runner's crash report, which runs
+// in a signal handler and must not wait on a lock the crashed code may hold)
+inline std::string context(bool wait = true) {
+    std::unique_lock<std::mutex> lock(context_mutex(), std::defer_lock);
+    if (wait) lock.lock();
+    else if (!lock.try_lock()) return "";
+    return context_text();
 }
 
 // A tensor's gradient, or zeros of its shape if backward left none (a backward that wrote nothing).

@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <string>
 
 TEST_SUITE_BEGIN("exercises");
@@ -24,6 +25,22 @@ TEST_CASE("diagnose names a zero answer, a sign and a scale, and calls near-zero
     CHECK(msg.find("scale") == std::string::npos);
     // a true scale of 1e-10 is still named as one
     CHECK(grading::diagnose("dx", Array(want * 1e-10f), want, 1e-6).find("off by ×1e-10 everywhere") != std::string::npos);
+}
+
+TEST_CASE("diagnose says NaN where the answer holds one, never 'off by inf'") {
+    const Array want = {{0.5f, -1.f, 2.f}, {0.25f, 3.f, -4.f}};
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const std::string all = grading::diagnose("dx", Array(want * nan), want, 1e-6);
+    CHECK(all.find("6 of 6 elements off, 6 of them NaN (the first at (0,0))") != std::string::npos);
+    CHECK(all.find("a NaN comes from 0/0") != std::string::npos);
+    CHECK(all.find("inf") == std::string::npos);
+    CHECK(all.find("the worst") == std::string::npos);  // no number to measure
+    // one NaN among numbers that are off: both said, the worst number measured
+    Array some = want * 2.f;
+    some(1, 2) = nan;
+    const std::string mixed = grading::diagnose("dx", some, want, 1e-6);
+    CHECK(mixed.find("6 of 6 elements off, 1 of them NaN (the first at (1,2)), the worst number at (1,1) (off by 3") !=
+          std::string::npos);
 }
 
 TEST_SUITE_END();

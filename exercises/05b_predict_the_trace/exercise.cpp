@@ -16,8 +16,8 @@ std::string op_replacing_relu() {
     return "";
 }
 
-double loss_node_grad_norm() {
-    // TODO: d loss / d loss, as the engine seeds it.
+long negative_entries_into_fc3() {
+    // TODO: how many entries of d loss / d logits are below 0.
     return 0;
 }
 

@@ -17,14 +17,15 @@ struct TraceLine {
 
 // a. The spiral MLP with a second hidden layer, on the 300 spiral points:
 //      logits = fc3(relu(fc2(relu(fc1(x)))))   fc1 2->64, fc2 64->64, fc3 64->3
-//      loss   = cross_entropy(logits, labels)
+//      loss   = cross_entropy(logits, labels)   (labels: 100 points of each of the 3 classes)
 //    Every line of loss.backward()'s trace, in the order the engine runs them.
 std::vector<TraceLine> predicted_trace();
 
 // b. The same model with tanh in place of relu: the op whose line replaces ReluBackward.
 std::string op_replacing_relu();
 
-// c. |g| of the first line: the norm of the gradient flowing into CrossEntropyBackward.
-double loss_node_grad_norm();
+// c. The gradient flowing into fc3's LinearBackward is d loss / d logits, (300,3): how many of
+//    its 900 entries are negative? Derive it from cross-entropy's gradient; no run prints it.
+long negative_entries_into_fc3();
 
 }  // namespace ex05b

@@ -17,7 +17,9 @@ std::vector<TraceLine> predicted_trace() {
 
 std::string op_replacing_relu() { return "TanhBackward"; }
 
-// backward() seeds the loss's gradient with d loss / d loss = 1: a 0-d gradient of norm 1.
-double loss_node_grad_norm() { return 1.0; }
+// d loss / d logits = (softmax − one-hot) / 300, row by row (derivations.md, cross-entropy): in
+// each row the target's entry is (p_t − 1)/300 < 0 and the other two are p_k/300 > 0. One
+// negative entry per row: 300.
+long negative_entries_into_fc3() { return 300; }
 
 }  // namespace ex05b

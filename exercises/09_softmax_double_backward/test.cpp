@@ -4,6 +4,7 @@
 #include "exercise.hpp"
 #include "diagnose.hpp"
 
+#include <cmath>
 #include <functional>
 #include <string>
 
@@ -42,6 +43,23 @@ Tensor make_x(const Case& c) {
     if (c.constant_row)
         for (std::size_t k = 0; k < c.cols; ++k) x.mutable_data()(0, k) = 0.7f;
     return x;
+}
+
+// NaN or ±inf in got, named as such: "off by inf" would hide a 0/0. "" when every element is finite.
+std::string not_finite(const std::string& what, const Array& got) {
+    std::size_t nan = 0, inf = 0, first = got.size();
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        const float v = got.data()[i];
+        if (std::isfinite(v)) continue;
+        ++(std::isnan(v) ? nan : inf);
+        if (first == got.size()) first = i;
+    }
+    if (first == got.size()) return "";
+    const float v = got.data()[first];
+    return fmt::format("{}: {} of {} elements are not finite ({} NaN, {} ±inf), the first at {} (got {}): a division by "
+                       "something that is 0 (y − y?), or inf − inf, in your ops",
+                       what, nan + inf, got.size(), nan, inf, grading::index_str(first, {got.shape().begin(), got.shape().end()}),
+                       std::isnan(v) ? "NaN" : v > 0 ? "+inf" : "−inf");
 }
 
 // The first order: your function called on softmax_rows's node, against xtgrad's kernel. "" if right.
@@ -88,7 +106,10 @@ std::string first_order(std::size_t i) {
     if (c.rows == c.cols)  // (rows) against (rows, cols) broadcasts along the columns, silently when square
         likely.push_back({"the row sums are subtracted along the wrong axis: a sum without keepdim?",
                           form([&](auto r, auto k) { return ya(r, k) * (ga(r, k) - row[k]); })});
-    return grading::diagnose("dx (first order), " + where(i), out[0].data(), ref.grad_array(), 1e-5, likely);
+    const std::string what = "dx (first order), " + where(i);
+    if (out[0].shape() == x.shape())
+        if (std::string m = not_finite(what, out[0].data()); !m.empty()) return m;
+    return grading::diagnose(what, out[0].data(), ref.grad_array(), 1e-5, likely);
 }
 
 std::string first_order_all() {
@@ -126,6 +147,10 @@ std::string second_order(std::size_t i) {
         return fmt::format("dx is a constant, {}: it depends on neither x nor g in the graph (computed from arrays, "
                            "not from tensors of the graph), so nothing can differentiate it",
                            where(i));
+    if (std::string m = not_finite("d⟨dx, v⟩/dx (the second derivative along v), " + where(i), or_zeros(mine.hx, x.shape()));
+        !m.empty())
+        return m;
+    if (std::string m = not_finite("d⟨dx, v⟩/dg (= J v), " + where(i), or_zeros(mine.hg, g.shape())); !m.empty()) return m;
     const Second ref = second([](const Tensor& t) { return softmax(t, -1); }, x, g, v);
     // The same formula with one y, or both, read as a constant: the fused-kernel bug, in its forms.
     const auto with_y = [&](bool outer, bool inner) {
@@ -171,10 +196,17 @@ std::string runs_yours() {
             return fmt::format("your dx's graph holds xtgrad's own {}: the exercise is to write softmax's backward "
                                "from ops, not to differentiate xtgrad's softmax",
                                op);
-    if (!dx.requires_grad())
-        return "dx is a constant: it does not depend on x in the graph. The saved output y was read as a constant "
-               "(saved_constant, or a tensor made from saved(...)): the fused-kernel bug lesson 9 tells of";
-    return "";
+    if (dx.requires_grad()) return "";
+    // Constant in x (g here needs no gradient). Called directly with a g that needs one, a dx that
+    // still has no graph read neither y nor g as a tensor of the graph: the y's are not the cause.
+    const Tensor gg = random(c, 1).requires_grad_(true);
+    const Tensor y = ex09::softmax_rows(make_x(c).requires_grad_(true));
+    const Grads direct = ex09::softmax_backward_in_ops(*y.grad_fn(), gg);
+    if (direct.size() == 1 && direct[0].defined() && !direct[0].requires_grad())
+        return "dx has no graph (it depends on neither y nor g): was it made from .data() or detached, or were y and g "
+               "both read as constants? A backward in ops returns the tensor its ops made, graph and all";
+    return "dx is a constant: it does not depend on x in the graph. The saved output y was read as a constant "
+           "(saved_constant, or a tensor made from saved(...)): the fused-kernel bug lesson 9 tells of";
 }
 
 std::string second_order_all() {

@@ -7,8 +7,11 @@
 
 #include <xtgrad/autograd/func.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <exception>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,7 +42,11 @@ const std::vector<Rule>& rules() {
         {"a * b", true, [](Dual a, Dual b) { return a * b; }, [](double a, double b) { return a * b; }, -3, 3, 0.5, 3,
          {{"only a's term: the product rule has two, one per factor", [](const Point& p) { return p.da * p.b; }},
           {"only b's term: the product rule has two, one per factor", [](const Point& p) { return p.a * p.db; }},
-          {"a.tangent · b.tangent: that is the ε² term, which is 0", [](const Point& p) { return p.da * p.db; }}}},
+          {"a.tangent · b.tangent: that is the ε² term, which is 0", [](const Point& p) { return p.da * p.db; }},
+          {"the two terms are subtracted: in a product both add (the quotient rule is the one with a minus)",
+           [](const Point& p) { return p.da * p.b - p.a * p.db; }},
+          {"the two terms are subtracted: in a product both add (the quotient rule is the one with a minus)",
+           [](const Point& p) { return p.a * p.db - p.da * p.b; }}}},
         {"a / b", true, [](Dual a, Dual b) { return a / b; }, [](double a, double b) { return a / b; }, -3, 3, 0.5, 3,
          {{"the two terms are added: in a quotient b's term is subtracted",
            [](const Point& p) { return (p.da * p.b + p.a * p.db) / (p.b * p.b); }},
@@ -51,11 +58,14 @@ const std::vector<Rule>& rules() {
          {{"the chain rule's factor a.tangent is missing", [](const Point& p) { return 1 / p.a; }},
           {"multiplied by a: log's derivative is 1/a", [](const Point& p) { return p.da * p.a; }}}},
         {"sin(a)", false, [](Dual a, Dual) { return ex10::sin(a); }, [](double a, double) { return std::sin(a); }, -4, 4, 0, 0,
-         {{"the chain rule's factor a.tangent is missing", [](const Point& p) { return cos(p.a); }}}},
+         {{"the chain rule's factor a.tangent is missing", [](const Point& p) { return cos(p.a); }},
+          {"−cos(a): sin' is +cos (cos' is the one with the minus)", [](const Point& p) { return -cos(p.a) * p.da; }}}},
         {"tanh(a)", false, [](Dual a, Dual) { return ex10::tanh(a); }, [](double a, double) { return tanh(a); }, -3, 3, 0, 0,
          {{"the chain rule's factor a.tangent is missing", [](const Point& p) { return 1 - tanh(p.a) * tanh(p.a); }},
           {"1 − tanh(a), not 1 − tanh(a)²", [](const Point& p) { return (1 - tanh(p.a)) * p.da; }},
-          {"1 − a², with a the input: tanh' is 1 − tanh(a)²", [](const Point& p) { return (1 - p.a * p.a) * p.da; }}}},
+          {"1 − a², with a the input: tanh' is 1 − tanh(a)²", [](const Point& p) { return (1 - p.a * p.a) * p.da; }},
+          {"1 + tanh(a)²: tanh' is 1 − tanh(a)² (a sign inside)", [](const Point& p) { return (1 + tanh(p.a) * tanh(p.a)) * p.da; }},
+          {"1/cosh(a): tanh' is sech² = 1/cosh(a)², the square is missing", [](const Point& p) { return p.da / std::cosh(p.a); }}}},
     };
     return r;
 }
@@ -86,39 +96,73 @@ std::string point_str(const Rule& r, const Point& p) {
                     : fmt::format("a = {:.4g} {:+.4g}ε", p.a, p.da);
 }
 
-// "" when rule i is right at all its points; else the first wrong point and the likely cause.
+// "" when rule i is right at all its points; else the first wrong point, how far off, and the likely cause.
 std::string check_rule(std::size_t i) {
     const Rule& r = rules()[i];
     const std::vector<Point> ps = points(i);
-    std::vector<double> got(ps.size()), want(ps.size());
-    for (std::size_t k = 0; k < ps.size(); ++k) {
+    const std::size_t n = ps.size();
+    std::vector<double> got(n), want(n);
+    for (std::size_t k = 0; k < n; ++k) {
         const Point& p = ps[k];
-        const Dual y = r.dual({p.a, p.da}, {p.b, p.db});
-        if (!close(y.value, r.f(p.a, p.b), 1e-12))
-            return fmt::format("{}: the value is off at point {} of {} ({}){}", r.name, k + 1, ps.size(), point_str(r, p),
-                               grading::reveal() ? fmt::format(" [expected {:.8g}, got {:.8g}]", r.f(p.a, p.b), y.value) : "");
+        Dual y{};
+        std::optional<std::string> threw;  // a throw: named with the rule, the point and the exception's text
+        try {
+            y = r.dual({p.a, p.da}, {p.b, p.db});
+        } catch (const std::exception& e) {
+            threw = e.what();
+        } catch (...) {
+            threw = "an exception that is not a std::exception";
+        }
+        if (threw)
+            return fmt::format("{} threw at point {} of {} ({}): {}", r.name, k + 1, n, point_str(r, p), *threw);
+        // the values are given (exercise.cpp), so their numbers are no answer: shown at once
+        const double v = r.f(p.a, p.b);
+        if (!close(y.value, v, 1e-12))
+            return std::isnan(y.value)
+                       ? fmt::format("{}: the value is NaN at point {} of {} ({}), expected {:.8g}: the given value was changed?",
+                                     r.name, k + 1, n, point_str(r, p), v)
+                       : fmt::format("{}: the value is off at point {} of {} ({}): expected {:.8g}, got {:.8g} (off by {:.3g}); "
+                                     "the value is the op's own, as given: only the tangent is yours",
+                                     r.name, k + 1, n, point_str(r, p), v, y.value, std::abs(y.value - v));
         got[k] = y.tangent, want[k] = numeric(r.f, p);
     }
-    std::size_t first = ps.size();
-    for (std::size_t k = 0; k < ps.size() && first == ps.size(); ++k)
-        if (!close(got[k], want[k], 1e-6)) first = k;
-    if (first == ps.size()) return "";
+    const auto wrong = [&](std::size_t k) { return !close(got[k], want[k], 1e-6); };
+    std::size_t first = n, off = 0, nans = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+        if (wrong(k) && first == n) first = k;
+        off += wrong(k), nans += std::isnan(got[k]);
+    }
+    if (first == n) return "";
     const auto all = [&](const std::function<double(std::size_t)>& h) {
-        for (std::size_t k = 0; k < ps.size(); ++k)
+        for (std::size_t k = 0; k < n; ++k)
             if (!close(got[k], h(k), 1e-9)) return false;
         return true;
     };
     std::string cause;
-    if (all([](std::size_t) { return 0.0; })) cause = "every tangent is 0: is the TODO still there?";
-    for (const auto& [why, wrong] : r.likely)
-        if (cause.empty() && all([&, &w = wrong](std::size_t k) { return w(ps[k]); })) cause = why;
+    if (nans > 0)
+        cause = fmt::format("the tangent is NaN at {} of them: a 0/0, a log or square root of a negative, or NaN "
+                            "written in place of the rule?", nans);
+    if (cause.empty() && all([](std::size_t) { return 0.0; })) cause = "every tangent is 0: is the TODO still there?";
+    for (const auto& [why, wrong_rule] : r.likely)
+        if (cause.empty() && all([&, &w = wrong_rule](std::size_t k) { return w(ps[k]); })) cause = why;
     if (cause.empty() && all([&](std::size_t k) { return -want[k]; })) cause = "the opposite sign everywhere: a sign?";
-    const std::size_t off = static_cast<std::size_t>(
-        std::count_if(ps.begin(), ps.end(), [&, k = std::size_t{0}](const Point&) mutable { const std::size_t j = k++; return !close(got[j], want[j], 1e-6); }));
-    std::string msg = fmt::format("{}: the tangent is off at {} of {} points, the first at point {} ({})", r.name, off,
-                                  ps.size(), first + 1, point_str(r, ps[first]));
+    if (cause.empty()) {  // within 1 % everywhere: close, but not the derivative itself
+        double worst = 0;
+        for (std::size_t k = 0; k < n; ++k) worst = std::max(worst, std::abs(got[k] - want[k]) / (1e-12 + std::abs(want[k])));
+        if (worst < 1e-2)
+            cause = fmt::format("within {:.2g} % of the expected tangents everywhere: an approximation (a finite "
+                                "difference, or float in place of double?), not the rule", 100 * worst);
+    }
+    const double g = got[first], err = std::abs(g - want[first]);
+    // got 0: "off by" would be the answer itself
+    const std::string amount = std::isnan(g)             ? "got NaN"
+                               : g == 0 && !grading::reveal() ? "got 0"
+                                                              : fmt::format("got {:.6g}, off by {:.3g}", g, err);
+    std::string msg = fmt::format("{}: the tangent is off at {} of {} points, the first at point {} ({}): {} (tolerance "
+                                  "1e-06 × (1 + |expected|))",
+                                  r.name, off, n, first + 1, point_str(r, ps[first]), amount);
     if (!cause.empty()) msg += "; " + cause;
-    msg += grading::reveal() ? fmt::format(" [there: expected {:.8g}, got {:.8g}]", want[first], got[first])
+    msg += grading::reveal() ? fmt::format(" [there: expected {:.8g}, got {:.8g}]", want[first], g)
                              : " (XTGRAD_REVEAL=1 shows the expected values)";
     return msg;
 }
@@ -144,17 +188,26 @@ std::string check_network() {
         const std::vector<double> wd(w.ptr(), w.ptr() + w.numel()), bd(b.ptr(), b.ptr() + b.numel());
         std::vector<Dual> xd(n);
         for (std::size_t j = 0; j < n; ++j) xd[j] = {x.ptr()[j], v.ptr()[j]};
-        const std::vector<Dual> y = ex10::network(wd, bd, xd);
-        // references: func::jvp (xtgrad's forward mode, dual tensors) and central differences
-        const Tensor jv = func::jvp([&](const std::vector<Tensor>& in) { return network_tensor(w, b, in[0]); }, {x}, {v}).second;
-        Array mine = xt::zeros<float>({m}), fd = xt::zeros<float>({m});
+        const std::string where = fmt::format(", W of shape ({},{}), seed {}", m, n, 2000 + s);
+        // the rules passed on their points; one may still throw or give NaN elsewhere
+        std::vector<Dual> y, yp, ym;
         const double h = 1e-6;
         std::vector<Dual> plus(n), minus(n);
         for (std::size_t j = 0; j < n; ++j) plus[j] = {xd[j].value + h * xd[j].tangent, 0}, minus[j] = {xd[j].value - h * xd[j].tangent, 0};
-        const std::vector<Dual> yp = ex10::network(wd, bd, plus), ym = ex10::network(wd, bd, minus);
+        try {
+            y = ex10::network(wd, bd, xd), yp = ex10::network(wd, bd, plus), ym = ex10::network(wd, bd, minus);
+        } catch (const std::exception& e) {
+            return fmt::format("the network threw{}: {}", where, e.what());
+        }
+        for (std::size_t i = 0; i < m; ++i)
+            if (std::isnan(y[i].tangent) || std::isnan(y[i].value))
+                return fmt::format("the network's output {} is NaN in its {}{}, though every rule passed its points",
+                                   i + 1, std::isnan(y[i].value) ? "value" : "tangent", where);
+        // references: func::jvp (xtgrad's forward mode, dual tensors) and central differences
+        const Tensor jv = func::jvp([&](const std::vector<Tensor>& in) { return network_tensor(w, b, in[0]); }, {x}, {v}).second;
+        Array mine = xt::zeros<float>({m}), fd = xt::zeros<float>({m});
         for (std::size_t i = 0; i < m; ++i)
             mine(i) = static_cast<float>(y[i].tangent), fd(i) = static_cast<float>((yp[i].value - ym[i].value) / (2 * h));
-        const std::string where = fmt::format(", W of shape ({},{}), seed {}", m, n, 2000 + s);
         if (std::string d = grading::diagnose("the network's tangents against func::jvp" + where, mine, jv.data(), 1e-4); !d.empty()) return d;
         if (std::string d = grading::diagnose("the network's tangents against finite differences" + where, mine, fd, 1e-4); !d.empty()) return d;
     }
