@@ -22,6 +22,12 @@ struct Hypothesis {
     xtgrad::Array value;
 };
 
+// Where a NaN or an infinity comes from, for the messages below.
+inline std::string non_finite_cause() {
+    return "a NaN or an infinity comes from 0/0, x/0, ∞ − ∞, 0·∞, exp of a large number, or the log or square root "
+           "of a negative number: where can your formula make one?";
+}
+
 // "" when got is within tol of want. Otherwise: how many elements are off, where the worst is,
 // and the likely cause: all zeros (the TODO), a hypothesis that got matches, or one ratio
 // got/want everywhere (-1: a sign; within 1 % of 1: an approximation; else a factor).
@@ -36,15 +42,17 @@ inline std::string diagnose(const std::string& what, const xtgrad::Array& got, c
         return true;
     };
     if (within(want)) return "";
-    std::size_t off = 0, worst = 0, nans = 0, first_nan = 0;
-    double worst_err = -1;  // over the elements that are numbers: "off by inf" said nothing of a NaN
+    // NaN and ±inf (where a number was expected) are counted apart: "off by inf" said nothing of them
+    std::size_t off = 0, worst = 0, nans = 0, infs = 0, first_bad = 0;
+    double worst_err = -1;  // over the elements that are numbers
     bool all_zero = true;
     double ratio_lo = std::numeric_limits<double>::infinity(), ratio_hi = -ratio_lo;
     std::size_t ratios = 0;  // elements whose expected value is far enough from 0 to divide by
     for (std::size_t i = 0; i < got.size(); ++i) {
         const double g = got.data()[i], w = want.data()[i];
-        if (std::isnan(g)) {
-            if (nans++ == 0) first_nan = i;
+        if (!std::isfinite(g) && std::isfinite(w)) {
+            if (nans + infs == 0) first_bad = i;
+            ++(std::isnan(g) ? nans : infs);
             ++off;
             all_zero = false;
             continue;
@@ -56,9 +64,7 @@ inline std::string diagnose(const std::string& what, const xtgrad::Array& got, c
         if (std::abs(w) > 100 * tol) ratio_lo = std::min(ratio_lo, g / w), ratio_hi = std::max(ratio_hi, g / w), ++ratios;
     }
     std::string cause;
-    if (nans > 0)
-        cause = "a NaN comes from 0/0, ∞ − ∞, 0·∞, or the log or square root of a negative number: where can your "
-                "formula make one?";
+    if (nans + infs > 0) cause = non_finite_cause();
     if (all_zero) cause = "every element is 0: is the TODO still there?";
     for (const Hypothesis& h : likely)
         if (cause.empty() && h.value.shape() == got.shape() && within(h.value)) cause = h.cause;
@@ -75,12 +81,15 @@ inline std::string diagnose(const std::string& what, const xtgrad::Array& got, c
                     ? fmt::format("the opposite sign {}: a sign?", where)
                     : fmt::format("off by ×{:.4g} {}: a scale, or a missing or extra factor?", r, where);
     std::string msg = fmt::format("{}: {} of {} elements off", what, off, got.size());
-    if (nans > 0) msg += fmt::format(", {} of them NaN (the first at {})", nans, index_str(first_nan, gs));
+    if (nans + infs > 0)
+        msg += fmt::format(", {} of them {} (the first at {})", nans + infs,
+                           infs == 0 ? "NaN" : nans == 0 ? "±inf" : fmt::format("not finite: {} NaN, {} ±inf", nans, infs),
+                           index_str(first_bad, gs));
     if (worst_err > tol)
-        msg += fmt::format(", the worst {}at {} (off by {:.3g}, tolerance {:g})", nans > 0 ? "number " : "",
+        msg += fmt::format(", the worst {}at {} (off by {:.3g}, tolerance {:g})", nans + infs > 0 ? "number " : "",
                            index_str(worst, gs), worst_err, tol);
     if (!cause.empty()) msg += "; " + cause;
-    const std::size_t shown = worst_err > tol ? worst : first_nan;
+    const std::size_t shown = worst_err > tol ? worst : first_bad;
     if (reveal())
         msg += fmt::format(" [there: expected {:.6g}, got {:.6g}]", want.data()[shown], got.data()[shown]);
     else
@@ -98,6 +107,10 @@ inline std::string diagnose_scalar(const std::string& what, double got, double w
                                    const std::vector<ScalarHypothesis>& likely = {}, const std::string& otherwise = "") {
     const auto near = [&](double v) { return std::abs(got - v) <= tol; };
     if (near(want)) return "";
+    if (!std::isfinite(got) && std::isfinite(want))  // "off by nan" said nothing
+        return fmt::format("{}: got {} where a number was expected; {}", what, std::isnan(got) ? "NaN" : got > 0 ? "+inf" : "-inf",
+                           non_finite_cause()) +
+               (reveal() ? fmt::format(" [expected {:.9g}]", want) : std::string(" (XTGRAD_REVEAL=1 shows the expected value)"));
     std::string cause;
     for (const ScalarHypothesis& h : likely)
         if (cause.empty() && near(h.value)) cause = h.cause;

@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <limits>
 #include <string>
 
@@ -32,8 +33,8 @@ TEST_CASE("diagnose says NaN where the answer holds one, never 'off by inf'") {
     const float nan = std::numeric_limits<float>::quiet_NaN();
     const std::string all = grading::diagnose("dx", Array(want * nan), want, 1e-6);
     CHECK(all.find("6 of 6 elements off, 6 of them NaN (the first at (0,0))") != std::string::npos);
-    CHECK(all.find("a NaN comes from 0/0") != std::string::npos);
-    CHECK(all.find("inf") == std::string::npos);
+    CHECK(all.find("a NaN or an infinity comes from 0/0") != std::string::npos);
+    CHECK(all.find("off by inf") == std::string::npos);
     CHECK(all.find("the worst") == std::string::npos);  // no number to measure
     // one NaN among numbers that are off: both said, the worst number measured
     Array some = want * 2.f;
@@ -41,6 +42,22 @@ TEST_CASE("diagnose says NaN where the answer holds one, never 'off by inf'") {
     const std::string mixed = grading::diagnose("dx", some, want, 1e-6);
     CHECK(mixed.find("6 of 6 elements off, 1 of them NaN (the first at (1,2)), the worst number at (1,1) (off by 3") !=
           std::string::npos);
+    // an infinity (a division by 0) likewise, and NaN and ±inf together counted apart
+    const float inf = std::numeric_limits<float>::infinity();
+    const std::string infs = grading::diagnose("dx", Array(want * inf), want, 1e-6);
+    CHECK(infs.find("6 of 6 elements off, 6 of them ±inf (the first at (0,0))") != std::string::npos);
+    Array both = want * inf;
+    both(0, 1) = nan;
+    CHECK(grading::diagnose("dx", both, want, 1e-6).find("6 of them not finite: 1 NaN, 5 ±inf") != std::string::npos);
+}
+
+TEST_CASE("diagnose_scalar says NaN or inf where the answer is one, never 'off by nan'") {
+    const std::string msg = grading::diagnose_scalar("dL/da", std::nan(""), 2.0, 1e-6);
+    CHECK(msg.find("dL/da: got NaN where a number was expected; a NaN or an infinity comes from") == 0);
+    CHECK(msg.find("off by") == std::string::npos);
+    CHECK(grading::diagnose_scalar("dL/da", -std::numeric_limits<double>::infinity(), 2.0, 1e-6).find("got -inf") !=
+          std::string::npos);
+    CHECK(grading::diagnose_scalar("dL/da", 2.0, 2.0, 1e-6).empty());
 }
 
 TEST_SUITE_END();

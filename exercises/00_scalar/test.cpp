@@ -29,7 +29,9 @@ TEST_CASE("00_scalar: L = (a + b)*c") {
                  grading::diagnose_scalar("L = (a + b)*c: dL/dc", mine.dc, c.grad().item(), 1e-6,
                                           {{"that is a or b alone: c multiplies the whole sum s = a + b", 2},
                                            {"that is a or b alone: c multiplies the whole sum s = a + b", -3},
-                                           {"the sign of a + b", -s}})}));
+                                           {"1 is dL/dc when c is added (the page's a·b + c); here c multiplies the "
+                                            "sum s = a + b",
+                                            -s}})}));
 }
 
 TEST_CASE("00_scalar: L = a*a*b (a used twice)") {
@@ -40,9 +42,11 @@ TEST_CASE("00_scalar: L = a*a*b (a used twice)") {
     GRADE(grade({grading::diagnose_scalar("L = a*a*b: dL/da", mine.da, a.grad().item(), 1e-6,
                                           {{"that is the share of one use of a: a is used twice, and its gradient is the "
                                             "sum of both uses' shares",
-                                            2 * -3}}),
+                                            2 * -3},
+                                           {"that is a·a, which is dL/db: are da and db swapped?", 2 * 2}}),
                  grading::diagnose_scalar("L = a*a*b: dL/db", mine.db, b.grad().item(), 1e-6,
-                                          {{"that is a, from one factor: b multiplies a·a", 2}}),
+                                          {{"that is a, from one factor: b multiplies a·a", 2},
+                                           {"that is dL/da's value: are da and db swapped?", 2 * 2 * -3}}),
                  grading::diagnose_scalar("L = a*a*b: dc (there is no c)", mine.dc, 0.0, 0.0)}));
 }
 

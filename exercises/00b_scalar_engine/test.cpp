@@ -85,7 +85,10 @@ std::string check_op(const OpCase& c, std::uint64_t seed) {
     }
     else if (op == "*") likely.push_back({"a got its own value: d(a·b)/da is the other factor", prior + av * g});
     if (op == "tanh") likely.push_back({"1 − a² is not tanh's derivative: 1 − t², t = tanh(a), the output", prior + (1 - av * av) * g});
-    if (op == "exp") likely.push_back({"exp's derivative is exp(a), its output, not a", prior + av * g});
+    if (op == "exp") {
+        likely.push_back({"exp's derivative is exp(a), its output, not a", prior + av * g});
+        likely.push_back({"that is exp(out): out's data is exp(a) already, and the derivative is out itself", prior + std::exp(e) * g});
+    }
     if (std::string m = grading::diagnose_scalar(where + ": a's grad after backward_fn", a->grad, prior + la * g,
                                                  1e-9, likely);
         !m.empty())
@@ -254,7 +257,9 @@ std::string check_order(std::size_t gi, std::uint64_t seed) {
                                    "walked backward, a node would run before all its consumers had added into its "
                                    "grad{}",
                                    name_of(b, v, gi), p, name_of(b, parent.get(), gi), at[parent.get()], where(gi, seed),
-                                   at[b.root.get()] == 0 ? " (L is first: is the order reversed?)" : "");
+                                   at[b.root.get()] == 0 ? " (L is first: is the order reversed, or does a value go in when first "
+                                                            "reached rather than once all its parents are in?)"
+                                                          : "");
     return "";
 }
 std::string order_all() {

@@ -83,6 +83,15 @@ std::string dx(std::uint64_t seed) {
         {"⟨g, y⟩ is summed over the whole tensor, not each row",
          form(s, [&](auto r, auto k) { return y(r, k) * (g(r, k) - static_cast<float>(s.total)); })},
     };
+    // a sum not set back to 0 at each row: row r subtracts the dots of rows 0..r
+    Array running = s.row;
+    for (std::size_t r = 1; r < c.rows; ++r) running(r) += running(r - 1);
+    if (c.rows > 1)
+        likely.push_back({"⟨g, y⟩ runs on from row to row: set the sum back to 0 at each row",
+                          form(s, [&](auto r, auto k) { return y(r, k) * (g(r, k) - running(r)); })});
+    Array last_zero = ref.grad_array();
+    for (std::size_t r = 0; r < c.rows; ++r) last_zero(r, c.cols - 1) = 0;
+    likely.push_back({"the last column is 0: does a loop over the columns stop one short?", last_zero});
     return grading::diagnose("softmax backward, dx, " + where(c), grading::grad_or_zeros(x), ref.grad_array(), 1e-5, likely);
 }
 

@@ -98,7 +98,16 @@ std::string check(std::uint64_t seed) {
     const LnGrads want = composed(in, Variant::right);
     // dx is ~1e6 on a constant row (its std is only ε): a tolerance relative to the largest
     const double scale = std::max(1.0, static_cast<double>(xt::amax(xt::abs(want.dx))()));
-    if (std::string m = grading::diagnose("d loss / d beta, " + where(c), grading::grad_or_zeros(beta), want.dbeta, 1e-5);
+    // = in place of +=: only the last row's share is left
+    const auto last_row = [&](const Array& a) {
+        Array row = xt::zeros<float>({c.d});
+        for (std::size_t i = 0; i < c.d; ++i) row(i) = a(c.rows - 1, i);
+        return row;
+    };
+    const Array xhat = ((in.x - mean(in.x, {-1}, true)) / (stddev(in.x, {-1}, true, true) + kEps)).data();
+    const char* const last_only = "it is the last row's share alone: γ and β are used by every row, so add (+=) each row's";
+    if (std::string m = grading::diagnose("d loss / d beta, " + where(c), grading::grad_or_zeros(beta), want.dbeta, 1e-5,
+                                          {{last_only, c.rows > 1 ? last_row(in.g) : Array()}});
         !m.empty())
         return m;
     const char* const biased = "it is torch's LayerNorm's (biased std: d, not d − 1)";
@@ -106,6 +115,9 @@ std::string check(std::uint64_t seed) {
     if (std::string m = grading::diagnose("d loss / d gamma, " + where(c), grading::grad_or_zeros(gamma), want.dgamma,
                                           1e-5 * scale,
                                           {{"it uses x, not x̂ = (x − μ)/(s + ε)", Array(xt::sum(in.g * in.x.data(), {0}))},
+                                           {"it is multiplied by γ: h = g ⊙ γ is for dx; dγ = Σ g ⊙ x̂",
+                                            Array(want.dgamma * in.gamma.data())},
+                                           {last_only, c.rows > 1 ? last_row(Array(in.g * xhat)) : Array()},
                                            {biased, composed(in, Variant::biased).dgamma},
                                            {eps_in_root, composed(in, Variant::eps_in_root).dgamma}});
         !m.empty())
@@ -116,7 +128,9 @@ std::string check(std::uint64_t seed) {
          {eps_in_root, composed(in, Variant::eps_in_root).dx},
          {"the path through μ is missing (every u_i depends on every x_k: subtract the mean of h)",
           composed(in, Variant::mean_constant).dx},
-         {"the path through the std is missing (the −u · Σ h u term)", composed(in, Variant::std_constant).dx}});
+         {"the path through the std is missing (the −u · Σ h u term)", composed(in, Variant::std_constant).dx},
+         {"the path through the std has the wrong sign: it subtracts u · Σ h u / (D² (d − 1) s)",
+          Array(2.f * composed(in, Variant::std_constant).dx - want.dx)}});
 }
 
 }  // namespace

@@ -101,23 +101,32 @@ std::string grads(std::uint64_t seed) {
                                           {{"it is A g: dv = Aᵀ g", c.Lq == c.Lk ? mm(A, in.g) : Array()},
                                            {"the rows of keys Lq and on are 0: a loop over the keys bounded by Lq, "
                                             "not Lk?",
-                                            c.Lk > c.Lq ? first_rows : Array()}});
+                                            c.Lk > c.Lq ? first_rows : Array()},
+                                           // a (.., 1) array reads its one column for any column index
+                                           {fmt::format("×d = ×{}: a loop over v's columns bounded by d, not dv (v is (Lk, dv))", c.d),
+                                            c.dv == 1 && c.d > 1 ? Array(rv.grad_array() * static_cast<float>(c.d)) : Array()}});
         !m.empty())
         return m;
     const char* const no_dot = "the −⟨dA, A⟩ term of softmax's backward (exercise 02) is missing from dS";
     const std::string no_scale = fmt::format("the scale is missing (S = q kᵀ · scale, so dq and dk carry it: ×√d = ×{:.4g})",
                                              1 / in.scale);
     const char* const no_softmax = "dS is dA = g vᵀ: softmax's backward is missing";
+    const char* const no_A = "dS lacks the factor A: softmax's backward is A ⊙ (dA − ⟨dA, A⟩) (exercise 02)";
+    Array dS_no_A = dS_form(in, A, 0);  // dA − ⟨dA, A⟩, 0 where masked
+    for (std::size_t i = 0; i < c.Lq; ++i)
+        for (std::size_t j = 0; j < c.Lk; ++j) dS_no_A(i, j) = A(i, j) > 0 ? dS_no_A(i, j) / A(i, j) : 0.f;
     if (std::string m = grading::diagnose("d loss / d q, " + where(c), grading::grad_or_zeros(mq), rq.grad_array(), 1e-5,
                                           {{no_dot, dq_of(in, dS_form(in, A, 1))},
                                            {no_softmax, dq_of(in, dS_form(in, A, 2))},
-                                           {no_scale, Array(rq.grad_array() / in.scale)}});
+                                           {no_scale, Array(rq.grad_array() / in.scale)},
+                                           {no_A, dq_of(in, dS_no_A)}});
         !m.empty())
         return m;
     return grading::diagnose("d loss / d k, " + where(c), grading::grad_or_zeros(mk), rk.grad_array(), 1e-5,
                              {{no_dot, dk_of(in, dS_form(in, A, 1))},
                               {no_scale, Array(rk.grad_array() / in.scale)},
                               {no_softmax, dk_of(in, dS_form(in, A, 2))},
+                              {no_A, dk_of(in, dS_no_A)},
                               {"it is dS q · scale, shaped right only when square: dk = dSᵀ q · scale",
                                c.Lq == c.Lk ? dq_of(in, dS_form(in, A, 0)) : Array()}});
 }

@@ -28,13 +28,54 @@ struct Setup {
     td::MultiheadAttention m{E, kHeads};
     Tensor query, key, value;
 };
+
+// The module's forward from the pieces, right or as a usual slip makes it: the likely causes of
+// a wrong output.
+enum class Slip { none, split_no_permute, merge_no_permute, scale_embed, scale_tutorial_a, one_block };
+Array pieces(const Tensor& query, const Tensor& key, const Tensor& value, const td::MultiheadAttention& m, Slip slip) {
+    NoGradGuard no_grad;
+    const long E = static_cast<long>(m.embed_dim), h = static_cast<long>(m.num_heads), hd = static_cast<long>(m.head_dim);
+    const long Lq = static_cast<long>(query.shape()[0]), Lk = static_cast<long>(key.shape()[0]),
+               N = static_cast<long>(query.shape()[1]);
+    const auto rows = [&](const Tensor& x, long block) {
+        return linear_rows(x, m.in_proj_weight, m.in_proj_bias, static_cast<std::size_t>((slip == Slip::one_block && block == 1 ? 0 : block) * E),
+                           static_cast<std::size_t>(E));
+    };
+    const auto split = [&](const Tensor& t, long L) {
+        // tutorial A's erratum 3: (N·h, L, hd) cut straight from consecutive memory
+        return slip == Slip::split_no_permute ? reshape(t, {N, h, L, hd}) : permute(reshape(t, {L, N, h, hd}), {1, 2, 0, 3});
+    };
+    nn::AttentionOptions o;
+    o.scale = 1.f / std::sqrt(static_cast<float>(slip == Slip::scale_embed         ? E
+                                                 : slip == Slip::scale_tutorial_a ? static_cast<float>(hd) / static_cast<float>(h)
+                                                                                   : hd));
+    const Tensor ctx = nn::scaled_dot_product_attention(split(rows(query, 0), Lq), split(rows(key, 1), Lk), split(rows(value, 2), Lk), o).context;
+    const Tensor merged = slip == Slip::merge_no_permute ? reshape(ctx, {Lq, N, E}) : reshape(permute(ctx, {2, 0, 1, 3}), {Lq, N, E});
+    return m.out_proj->forward(merged).data();
+}
+// A wrong output, with the slip it matches named.
+std::string output_off(const std::string& what, const Tensor& got, const Tensor& query, const Tensor& key,
+                       const Tensor& value, const td::MultiheadAttention& m, const Array& want) {
+    const auto as = [&](Slip s) { return pieces(query, key, value, m, s); };
+    return grading::diagnose(
+        what, got.data(), want, 1e-5,
+        {{"the heads are cut by a reshape to (N, h, L, head_dim) without the permute: tutorial A's erratum 3 (reshape "
+          "to (L, N, h, head_dim), then permute)",
+          as(Slip::split_no_permute)},
+         {"the heads are merged by a reshape without the permute back to (Lq, N, h, head_dim)", as(Slip::merge_no_permute)},
+         {"the scale is 1/√E: it is 1/√head_dim, the width of one head", as(Slip::scale_embed)},
+         {"the scale is tutorial A's 1/√(head_dim / h) (erratum 4): it is 1/√head_dim", as(Slip::scale_tutorial_a)},
+         {"k uses q's rows of in_proj_weight: W_q is rows [0, E), W_k [E, 2E), W_v [2E, 3E)",
+          as(Slip::one_block)}});
+}
+const char* const detached = " (the output matches: a value computed outside the graph, with .data() or detach()?)";
 }  // namespace
 
 TEST_CASE("06_multi_head_attention: output (Lq, N, E)") {
     Setup mine, ref;
     const Tensor got = ex06::multi_head_attention(mine.query, mine.key, mine.value, mine.m);
     const Tensor want = ref.m.forward(ref.query, ref.key, ref.value).attn_output;
-    GRADE(grading::diagnose("attention output, the lesson's module", got.data(), want.data(), 1e-5));
+    GRADE(output_off("attention output, the lesson's module", got, mine.query, mine.key, mine.value, mine.m, want.data()));
 }
 
 TEST_CASE("06_multi_head_attention: gradients of the inputs and the parameters") {
@@ -44,8 +85,13 @@ TEST_CASE("06_multi_head_attention: gradients of the inputs and the parameters")
         GRADE("your output depends on no input or parameter (no graph): are the TODOs still returning a constant?");
         return;
     }
-    sum(got * got).backward();
     const Tensor want = ref.m.forward(ref.query, ref.key, ref.value).attn_output;
+    // a wrong output has wrong gradients too: the output's own message says why
+    if (!grading::diagnose("", got.data(), want.data(), 1e-5).empty()) {
+        GRADE("not graded until the output is right (above)");
+        return;
+    }
+    sum(got * got).backward();
     sum(want * want).backward();
     const std::pair<const char*, std::pair<const Tensor*, const Tensor*>> grads[] = {
         {"d loss / d out_proj.weight", {&mine.m.out_proj->weight, &ref.m.out_proj->weight}},
@@ -56,7 +102,7 @@ TEST_CASE("06_multi_head_attention: gradients of the inputs and the parameters")
     std::string m;
     for (const auto& [what, t] : grads)
         if (m.empty()) m = grading::diagnose(what, grading::grad_or_zeros(*t.first), t.second->grad_array(), 1e-4);
-    GRADE(m);
+    GRADE(m.empty() ? m : m + detached);
 }
 
 namespace {
@@ -102,7 +148,8 @@ std::string random_case(std::uint64_t seed) {
     Random mine(seed), ref(seed);
     const Tensor got = ex06::multi_head_attention(mine.query, mine.key, mine.value, mine.m);
     const Tensor want = ref.m.forward(ref.query, ref.key, ref.value).attn_output;
-    if (std::string m = grading::diagnose("attention output, " + mine.where(), got.data(), want.data(), 1e-5); !m.empty())
+    if (std::string m = output_off("attention output, " + mine.where(), got, mine.query, mine.key, mine.value, mine.m, want.data());
+        !m.empty())
         return m;
     if (!got.requires_grad()) return "your output depends on no input or parameter (no graph)";
     sum(got * got).backward();
@@ -110,7 +157,7 @@ std::string random_case(std::uint64_t seed) {
     if (std::string m = grading::diagnose("d loss / d in_proj_weight, " + mine.where(), grading::grad_or_zeros(mine.m.in_proj_weight),
                                           ref.m.in_proj_weight.grad_array(), 1e-4);
         !m.empty())
-        return m + " (the output matches: a value computed outside the graph, with .data() or detach()?)";
+        return m + detached;
     return grading::diagnose("d loss / d value, " + mine.where(), grading::grad_or_zeros(mine.value),
                              ref.value.grad_array(), 1e-4);
 }
