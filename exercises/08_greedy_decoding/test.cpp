@@ -3,6 +3,9 @@
 #include "exercise.hpp"
 #include "diagnose.hpp"
 
+#include <algorithm>
+#include <exception>
+
 using namespace xtgrad;
 namespace tc = xtgrad::nn::tutorial_c;
 
@@ -22,6 +25,28 @@ const Ids kEnc{{1, 2, 3, 4, 5, 6, 7}};        // 'I like the 2022 Beijing Winter
 const Ids kDec{{7, 1, 2, 3, 4, 5, 6}};        // 'S 我 爱 2022 北京 冬 奥会'
 
 std::string words_str(const std::vector<std::int64_t>& w) { return fmt::format("[{}]", fmt::join(w, ", ")); }
+
+bool starts_with(const std::vector<std::int64_t>& w, const std::vector<std::int64_t>& prefix) {
+    return w.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), w.begin());
+}
+
+// The usual slips of a greedy loop, told from the words it returned ("" when none matches).
+std::string greedy_slip(const std::vector<std::int64_t>& mine, const std::vector<std::int64_t>& expected,
+                        std::size_t max_words) {
+    if (!mine.empty() && mine[0] == kStart && std::vector<std::int64_t>(mine.begin() + 1, mine.end()) == expected)
+        return "; your words begin with start_id: it is the decoder's first input, not a decoded word: return the "
+               "appended words only";
+    if (mine.size() + 1 == expected.size() && starts_with(expected, mine))
+        return "; one word short: the loop stops before it appends the last word (max_words words are returned, or the "
+               "words up to end_id, end_id included)";
+    if (mine.size() > expected.size() && starts_with(mine, expected))
+        return mine.size() > max_words ? fmt::format("; {} words where max_words is {}: count the appended words", mine.size(), max_words)
+                                       : "; you went on after end_id: stop once it is appended";
+    if (!mine.empty() && mine.size() == expected.size() && mine.back() != expected.back() &&
+        std::count(mine.begin(), mine.end(), mine[0]) == static_cast<long>(mine.size()))
+        return "; every word the same: is the last position's argmax taken of the words so far, fed back each step?";
+    return "";
+}
 
 }  // namespace
 
@@ -46,13 +71,20 @@ TEST_CASE("08_greedy_decoding: greedy decoding feeds each word back, step by ste
             expected.push_back(w);
             if (w == kEnd) break;
         }
-        const std::vector<std::int64_t> mine = ex08::greedy(m.model, kEnc, kStart, kEnd, 7);
+        std::vector<std::int64_t> mine;
+        grading::set_context(fmt::format("greedy, model of seed {}", seed));
+        try {
+            mine = ex08::greedy(m.model, kEnc, kStart, kEnd, 7);
+        } catch (const std::exception& e) {
+            FAIL(fmt::format("greedy, model of seed {}: threw: {}", seed, e.what()));
+        }
         if (mine == expected) continue;
         std::size_t step = 0;
         while (step < mine.size() && step < expected.size() && mine[step] == expected[step]) ++step;
         FAIL(fmt::format("greedy, model of seed {}: you returned {}, the model decodes {}: they part at word {} "
-                         "(after [{}{}])", seed, words_str(mine), words_str(expected), step, kStart,
-                         step ? ", " + fmt::format("{}", fmt::join(expected.begin(), expected.begin() + static_cast<long>(step), ", ")) : ""));
+                         "(after [{}{}]){}", seed, words_str(mine), words_str(expected), step, kStart,
+                         step ? ", " + fmt::format("{}", fmt::join(expected.begin(), expected.begin() + static_cast<long>(step), ", ")) : "",
+                         greedy_slip(mine, expected, 7)));
     }
 }
 
