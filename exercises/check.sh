@@ -34,4 +34,13 @@ out=$(XTGRAD_GRADER_SELF_TEST=1 XTGRAD_GRADER_SECONDS=1 timeout 30 "$shipped" -t
 want="The grader stopped 'grader_self_test: a case that never returns is stopped', on the self-test's endless loop: it ran for 1 s without returning"
 if [ "$rc" -eq 1 ] && grep -qF -- "$want" <<<"$out"; then echo "ok   the watchdog stops a case that never returns"
 else echo "FAIL the watchdog: exit $rc (1 expected), output:"; echo "$out" | tail -n 5; status=1; fi
+# A limit that is not plain digits from 1 to 86400 is refused before any case runs (exit 2), its
+# bytes escaped in the message.
+for bad in 0 -1 abc " 5" +5 86401 99999999999999999999 1.5 $'\xff\x01'; do
+  out=$(XTGRAD_GRADER_SECONDS="$bad" timeout 30 "$shipped" -ts=01_sigmoid 2>&1) && rc=0 || rc=$?
+  if [ "$rc" -eq 2 ] && grep -q "^XTGRAD_GRADER_SECONDS must be a whole number of seconds from 1 to 86400, not '[ -~]*'$" <<<"$out" &&
+     ! grep -q "test cases:" <<<"$out"; then :
+  else echo "FAIL XTGRAD_GRADER_SECONDS=$(printf '%q' "$bad"): exit $rc (2 expected), output:"; echo "$out" | tail -n 3; status=1; fi
+done
+[ "$status" -ne 0 ] || echo "ok   XTGRAD_GRADER_SECONDS that is no whole number from 1 to 86400 is refused"
 exit "$status"

@@ -23,13 +23,28 @@
 
 namespace {
 
+// The environment's text in a message: printable ASCII as is, any other byte as \xNN, cut at 40.
+std::string quoted(const std::string& text) {
+    std::string out;
+    for (std::size_t i = 0; i < text.size() && i < 40; ++i) {
+        const unsigned char c = static_cast<unsigned char>(text[i]);
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "\\x%02x", c);
+        out += c >= 0x20 && c < 0x7f ? std::string(1, static_cast<char>(c)) : std::string(hex);
+    }
+    return text.size() > 40 ? out + "..." : out;
+}
+
 int grader_seconds() {
     const char* e = std::getenv("XTGRAD_GRADER_SECONDS");
     if (e == nullptr || *e == '\0') return 60;
-    char* end = nullptr;
-    const long s = std::strtol(e, &end, 10);
-    if (*end != '\0' || s < 1 || s > 86400) {
-        std::fprintf(stderr, "XTGRAD_GRADER_SECONDS must be a whole number of seconds from 1 to 86400, not '%s'\n", e);
+    const std::string text = e;
+    // plain digits only (strtol would take " 5" and "+5"), at most 5 of them
+    const bool digits = text.size() <= 5 && text.find_first_not_of("0123456789") == std::string::npos;
+    const long s = digits ? std::stol(text) : 0;
+    if (s < 1 || s > 86400) {
+        std::fprintf(stderr, "XTGRAD_GRADER_SECONDS must be a whole number of seconds from 1 to 86400, not '%s'\n",
+                     quoted(text).c_str());
         std::exit(2);
     }
     return static_cast<int>(s);
