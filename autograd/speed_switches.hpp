@@ -3,7 +3,7 @@
 // for the block cache this machine's (page_moves.hpp, measured at run time).
 // bench/run.sh --compare-switches measures each on against off (docs/performance.md, "Switches");
 // `xtgrad_bench --list-switches` prints this list with this CPU's defaults, and the scripts
-// (bench/compare_builds.sh, tests/examples/run_cli_tests.sh) read it there. The library reads
+// (bench/compare_builds.sh, tests/bench/switch_cli_tests.sh) read it there. The library reads
 // each switch through speed_switch_on (below), so all but the block cache's two and malloc's can be
 // flipped in a running process. Internal.
 #pragma once

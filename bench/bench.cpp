@@ -171,7 +171,7 @@ int main(int argc, char** argv) {
                                "products, or the environment keeps it out)."));
     // run_main: a list or table that could not be written (a full device, a closed stdout) is exit 1
     return cli::run_main(app, argc, argv, [&] {
-        if (list_switches) {  // bench/compare_builds.sh and tests/examples/run_cli_tests.sh read the list here
+        if (list_switches) {  // bench/compare_builds.sh and tests/bench/switch_cli_tests.sh read the list here
             for (const detail::EnvSwitch* s : detail::kSpeedSwitches) {
                 const std::string tags = detail::speed_switch_tags(*s);
                 fmt::print("{} {}{}{}\n", s->name, s->unset_means() ? "on" : "off", tags.empty() ? "" : " ", tags);

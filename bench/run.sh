@@ -411,7 +411,7 @@ args_of() {
   esac
 }
 
-# Run as a program; sourced (tests/examples/run_cli_tests.sh), it only defines the functions.
+# Run as a program; sourced (tests/bench/script_cli_tests.sh), it only defines the functions.
 if [[ "${BASH_SOURCE[0]}" == "$0" ]]; then
   cd "$(dirname "$0")/.."
   main "$@"

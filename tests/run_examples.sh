@@ -137,8 +137,11 @@ else bad "tutorial_d_walkthrough heatmap ($svg)"; fi
 if [ "$d_values_ok" = 1 ]; then ok "tutorial_d_walkthrough values: masks, merged mask, per-head and averaged weights (24 rows sum to 1), outputs"
 else cat "$out/d.log"; fi
 
-# The command-line promises: resume, option checks, exit codes, the non-finite stop
-if bash "$(dirname "$0")/examples/run_cli_tests.sh" "$build"; then ok "tests/examples/run_cli_tests.sh"
-else bad "tests/examples/run_cli_tests.sh"; fi
+# The command-line promises: the examples' (resume, option checks, exit codes, the non-finite
+# stop, every program's conventions), the speed switches', the benchmark scripts' and the tools'
+for script in examples/run_cli_tests.sh bench/switch_cli_tests.sh bench/results_cli_tests.sh \
+              bench/script_cli_tests.sh tools/cli_tests.sh; do
+  if bash "$(dirname "$0")/$script" "$build"; then ok "tests/$script"; else bad "tests/$script"; fi
+done
 
 exit $fail
