@@ -17,7 +17,7 @@ Every ```sh, ```bash and ```console block is run, unless an HTML comment right b
 
 Line numbers the docs quote (`autograd/ops/softmax.cpp:124`, `line 42 of FILE`) are checked too, by
 tests/docs/line_refs.py: the line exists, a `created at` line creates that node, and gdb's echo of a
-source line matches the file.
+source line matches the file. The command-line tests docs/reliability.md names exist (tests/docs/test_refs.py).
 One comment may hold several directives, one per line. How a block runs: `bash -euo pipefail`
 in a fresh scratch folder that mirrors the repository (a symlink per top-level entry), where
 `build` is a symlink to BUILD_DIR; `/tmp/` in the
@@ -43,6 +43,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import line_refs  # noqa: E402  (beside this file)
+import test_refs  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 RUN_LANGS = {'sh', 'bash', 'console', 'shell'}
@@ -270,6 +271,14 @@ def main():
     for e in line_ref_errors:
         print(f'  FAIL  {e}', flush=True)
     counts['failed'] += len(line_ref_errors)
+    # The command-line tests docs/reliability.md names (tests/docs/test_refs.py): no build needed either.
+    if REPO / test_refs.DOC in files:
+        test_refs_checked, test_ref_errors = test_refs.check()
+        for e in test_refs.self_test() + test_ref_errors:
+            counts['failed'] += 1
+            print(f'  FAIL  {e}', flush=True)
+        if not test_ref_errors:
+            print(f'  ok    {test_refs_checked} command-line tests named in {test_refs.DOC} exist', flush=True)
     # Tables rendered from bench/results (bench/results.py): the docs hold what the data says.
     results = sorted(str(p) for p in (REPO / 'bench' / 'results').glob('*.jsonl'))
     marked = [str(f) for f in files if '<!-- results:' in f.read_text(errors='replace')]
