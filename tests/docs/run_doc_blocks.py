@@ -274,7 +274,8 @@ def main():
     # The command-line tests docs/reliability.md names (tests/docs/test_refs.py): no build needed either.
     if REPO / test_refs.DOC in files:
         test_refs_checked, test_ref_errors = test_refs.check()
-        for e in test_refs.self_test() + test_ref_errors:
+        test_ref_errors = test_refs.self_test() + test_ref_errors
+        for e in test_ref_errors:
             counts['failed'] += 1
             print(f'  FAIL  {e}', flush=True)
         if not test_ref_errors:

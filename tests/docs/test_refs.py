@@ -28,6 +28,7 @@ SCRIPTS = {
 }
 BARE_SECTION = '### The programs, the benchmark scripts and the tools'
 QUOTED = r'"((?:[^"\\]|\\.)*)"'
+QUOTED_NAME = re.compile(QUOTED)
 TEST_NAME = re.compile(r'(?:\bexpect [0-9]+|\bok|\bbad|\bcheck) ' + QUOTED)
 REFERENCE = re.compile(r'(?<![\w/])((?:tests/(?:examples|bench)/)?(?:run|switch|results|script)_cli_tests\.sh'
                        r'|tests/tools/cli_tests\.sh)(?: \()?')
@@ -62,7 +63,7 @@ def quoted_after(line, pos):
     i = pos
     while i < len(line) and line[i] != ')':
         if line[i] == '"':
-            m = re.compile(QUOTED).match(line, i)
+            m = QUOTED_NAME.match(line, i)
             if not m:
                 break
             found.append(m.group(1))
@@ -88,7 +89,7 @@ def check():
             if m.group(0).endswith('('):
                 wanted += [(key, n) for n in quoted_after(cell, m.end())]
         if in_section and not refs and not cell.lstrip().startswith('`'):
-            wanted += [('run_cli_tests.sh', n) for n in re.findall(QUOTED, cell)]
+            wanted += [('run_cli_tests.sh', n) for n in QUOTED_NAME.findall(cell)]
         for key, name in wanted:
             checked += 1
             if not has_test(names[key], name):
