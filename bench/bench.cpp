@@ -151,7 +151,7 @@ int main(int argc, char** argv) {
     app.add_flag("--list-switches", list_switches,
                  "print each speed switch, its default on this CPU and what a measurement of it needs, one per line, "
                  "and exit (\"XTGRAD_POOL_SPIN on workers\": the words are speed_switch_tags', "
-                 "autograd/speed_switches.hpp)");
+                 "autograd/speed_switches.hpp); a switch the environment sets is noted on stderr");
     app.add_option("--autocast", o.autocast, "bf16: forward and loss under autocast::Scope(DType::bf16) (matmul, linear, "
                    "conv1d and attention products in bf16, the rest fp32), as torch_bench.py --autocast bf16")
         ->check(CLI::IsMember({"bf16"}));
@@ -175,6 +175,14 @@ int main(int argc, char** argv) {
             for (const detail::EnvSwitch* s : detail::kSpeedSwitches) {
                 const std::string tags = detail::speed_switch_tags(*s);
                 fmt::print("{} {}{}{}\n", s->name, s->unset_means() ? "on" : "off", tags.empty() ? "" : " ", tags);
+            }
+            // The list is the CPU's defaults (the scripts read it); a switch the environment sets differs in this
+            // process, said on stderr so that a reader who set one is not misled.
+            for (const detail::EnvSwitch* s : detail::kSpeedSwitches) {
+                const detail::SwitchValue v = detail::switch_value(*s);
+                if (v == detail::SwitchValue::on || v == detail::SwitchValue::off)
+                    fmt::print(stderr, "note: {}={} in the environment: {} in this process (the list gives the default)\n",
+                               s->name, v == detail::SwitchValue::on ? 1 : 0, v == detail::SwitchValue::on ? "on" : "off");
             }
             return 0;
         }

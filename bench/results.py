@@ -150,7 +150,7 @@ def main(argv):
     for stream in (sys.stdout, sys.stdin):  # UTF-8 whatever the locale (the tables hold ×, ≤, ᵀ)
         if stream is not None:
             stream.reconfigure(encoding="utf-8")
-    if not argv or argv[0] in ("-h", "--help"):
+    if not argv or argv[0] in ("-h", "--help") or (argv[0] in ("stamp", "render") and argv[1:2] in (["-h"], ["--help"])):
         printed(__doc__.strip() + "\n", "the help")
         return 0
     if argv[0] == "stamp":

@@ -50,7 +50,7 @@ struct InsideBody {
 
 // One step of a spinning wait. PAUSE lets a hyperthread sibling have the core meanwhile, but under
 // a hypervisor a run of PAUSEs is what its pause-loop exiting watches for: it then takes the vCPU
-// off the CPU. On a KVM guest (Zen 5, 2 vCPUs) a worker spinning with PAUSE started the next job
+// off the CPU. On the Zen 5's guest (2 vCPUs) a worker spinning with PAUSE started the next job
 // 26 µs after it was posted, with a plain loop 1.4 µs (bench/pool_wake_bench), and every split
 // kernel waits that long for its second half. So under a hypervisor (CPUID's hypervisor bit) the
 // spin is a plain loop; on bare metal, PAUSE.

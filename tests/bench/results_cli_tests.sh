@@ -284,4 +284,10 @@ printf '\xff\n' >"$out/bad.md"
 expect 2 "bench/results.py render --check on a non-UTF-8 doc" python3 "$src/bench/results.py" render --check "$out/bad.md" "$out/switches.jsonl"
 says "bad.md cannot be read as UTF-8 text"
 
+# Help after a command is the help, not a file named --help
+for cmd in render stamp; do
+  expect 0 "bench/results.py $cmd --help" python3 "$src/bench/results.py" "$cmd" --help
+  says "The benchmarks' results as data"
+done
+
 exit $fail

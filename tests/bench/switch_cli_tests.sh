@@ -44,6 +44,13 @@ if grep -qE '^XTGRAD_POOL_SPIN (on|off) workers$' <<<"$listed" &&
    grep -qE '^XTGRAD_SMALL_GEMM (on|off)$' <<<"$listed"; then
   ok "xtgrad_bench --list-switches: each switch's needs (workers, fixed, autocast, inference, block-cache, in-backward)"
 else bad "xtgrad_bench --list-switches without the needs: '$listed'"; fi
+# The list is the CPU's defaults, whatever the environment sets (the scripts read it); a switch set
+# there is said on stderr, so that a reader who set one is not misled
+expect 0 "xtgrad_bench --list-switches with XTGRAD_SMALL_GEMM=0 set" env XTGRAD_SMALL_GEMM=0 "$build/bench/xtgrad_bench" --list-switches
+says "note: XTGRAD_SMALL_GEMM=0 in the environment: off in this process (the list gives the default)"
+if [[ $(XTGRAD_SMALL_GEMM=0 "$build/bench/xtgrad_bench" --list-switches 2>/dev/null) == "$listed" ]]
+then ok "xtgrad_bench --list-switches: the same list with a switch set"
+else bad "xtgrad_bench --list-switches: the list changed with XTGRAD_SMALL_GEMM=0 set"; fi
 # bench/result_lines.py and compare_builds.sh check the words against their own list of them
 if python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import result_lines as r; ws = {w for l in sys.stdin for w in (l.split() + [""])[2].split(",") if w}; sys.exit(not ws or not ws <= set(r.TAG_WORDS))' "$src/bench" <<<"$listed"
 then ok "xtgrad_bench --list-switches: every word is one bench/result_lines.py knows"
