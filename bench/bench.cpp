@@ -177,12 +177,16 @@ int main(int argc, char** argv) {
                 fmt::print("{} {}{}{}\n", s->name, s->unset_means() ? "on" : "off", tags.empty() ? "" : " ", tags);
             }
             // The list is the CPU's defaults (the scripts read it); a switch the environment sets differs in this
-            // process, said on stderr so that a reader who set one is not misled.
+            // process, said on stderr so that a reader who set one is not misled. Only a note: a closed or full
+            // stderr loses it, not the list's exit status.
             for (const detail::EnvSwitch* s : detail::kSpeedSwitches) {
                 const detail::SwitchValue v = detail::switch_value(*s);
-                if (v == detail::SwitchValue::on || v == detail::SwitchValue::off)
-                    fmt::print(stderr, "note: {}={} in the environment: {} in this process (the list gives the default)\n",
-                               s->name, v == detail::SwitchValue::on ? 1 : 0, v == detail::SwitchValue::on ? "on" : "off");
+                if (v != detail::SwitchValue::on && v != detail::SwitchValue::off) continue;
+                const bool on = v == detail::SwitchValue::on;
+                const std::string note = fmt::format(
+                    "note: {}={} in the environment: {} in this process (the list gives the default)\n", s->name,
+                    on ? 1 : 0, on ? "on" : "off");
+                std::fputs(note.c_str(), stderr);
             }
             return 0;
         }

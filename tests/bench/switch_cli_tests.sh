@@ -51,6 +51,8 @@ says "note: XTGRAD_SMALL_GEMM=0 in the environment: off in this process (the lis
 if [[ $(XTGRAD_SMALL_GEMM=0 "$build/bench/xtgrad_bench" --list-switches 2>/dev/null) == "$listed" ]]
 then ok "xtgrad_bench --list-switches: the same list with a switch set"
 else bad "xtgrad_bench --list-switches: the list changed with XTGRAD_SMALL_GEMM=0 set"; fi
+expect 0 "xtgrad_bench --list-switches with a switch set and stderr closed (the note lost, not the list)" bash -c "XTGRAD_SMALL_GEMM=0 '$build/bench/xtgrad_bench' --list-switches 2>&-"
+says "XTGRAD_SMALL_GEMM on"
 # bench/result_lines.py and compare_builds.sh check the words against their own list of them
 if python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import result_lines as r; ws = {w for l in sys.stdin for w in (l.split() + [""])[2].split(",") if w}; sys.exit(not ws or not ws <= set(r.TAG_WORDS))' "$src/bench" <<<"$listed"
 then ok "xtgrad_bench --list-switches: every word is one bench/result_lines.py knows"
