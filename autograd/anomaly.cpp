@@ -81,9 +81,24 @@ void check_forward_anomaly(const Array& out, const char* op, const std::vector<T
             if (in.defined() && non_finite_at(in.ptr(), in.numel()) != npos) return;
     }
     const std::size_t at = nan == npos ? bad : bad + nan;
+    if (nan != npos) {
+        // A NaN an input already held was born before this op: in a leaf's values, or in a result
+        // made while anomaly mode was off. Say so, rather than blame its first consumer.
+        for (std::size_t i = 0; i < inputs.size(); ++i) {
+            const Tensor& in = inputs[i];
+            if (!in.defined()) continue;
+            const std::size_t held = first_nan(in.ptr(), in.numel());
+            if (held == npos) continue;
+            fail("anomaly mode: {} produced NaN in forward (element {} of its output of shape {}), but its input {}{} "
+                 "of shape {} already held NaN (element {}): it came in with that tensor (a leaf's values, or a "
+                 "result made while anomaly mode was off), not from this op; {}",
+                 op, at, shape_str(out.shape()), i, in.name().empty() ? "" : " '" + in.name() + "'",
+                 shape_str(in.shape()), held, where_text(current_module_path(), where));
+        }
+    }
     fail("anomaly mode: {} produced {} in forward (element {} of its output of shape {}) from {}; {}", op,
          nan == npos ? fmt::format("{}", out.data()[at]) : "NaN", at, shape_str(out.shape()),
-         nan == npos ? "finite inputs" : "its inputs", where_text(current_module_path(), where));
+         nan == npos ? "finite inputs" : "inputs without NaN: it was born here", where_text(current_module_path(), where));
 }
 
 void check_backward_anomaly(const Node& node) {

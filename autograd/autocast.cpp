@@ -11,7 +11,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 namespace xtgrad {
 
@@ -80,11 +83,55 @@ std::string bf16_slow_reason(const Bf16Cpu& cpu) {
 
 }  // namespace detail
 
+// The scopes open on one thread, the innermost last. The thread holds it, and so does each of its
+// scopes: one that ends on another thread marks itself ended here (under the mutex; it never
+// reads the owner's thread-locals) and the owner ends it at its next read of the setting, so no
+// thread ever follows a pointer to a scope that is gone. Only the owner changes its setting.
+namespace detail {
+struct AutocastThread {
+    struct Open {
+        const autocast::Scope* scope;  // which scope (compared, never read)
+        DType dtype;                   // its setting
+        DType previous;                // the setting to restore when it ends
+        bool ended_elsewhere;          // ended on another thread: the owner ends it
+    };
+    std::mutex m;                      // guards open
+    std::vector<Open> open;
+    std::atomic<bool> pending{false};  // some scope of open ended on another thread
+};
+}  // namespace detail
+
 namespace autocast {
 
 namespace {
 thread_local DType current = DType::fp32;
-thread_local Scope* innermost = nullptr;  // the scope opened last on this thread and still open
+thread_local std::shared_ptr<detail::AutocastThread> this_thread_scopes;  // made by the thread's first scope
+
+// The thread's own: ends open[k] (on this thread, under the lock). The innermost restores the
+// setting it found; one that ends out of order hands what it found to the scope opened just
+// inside it, so that once every scope is gone the setting is the one before the first (the
+// inner scope keeps its own until it ends).
+void end_open(detail::AutocastThread& t, std::size_t k) {
+    if (k + 1 == t.open.size()) {
+        current = t.open[k].previous;
+    } else {
+        t.open[k + 1].previous = t.open[k].previous;
+    }
+    t.open.erase(t.open.begin() + static_cast<std::ptrdiff_t>(k));
+}
+
+// On the owner: ends the scopes that ended on other threads, innermost first.
+void end_those_ended_elsewhere(detail::AutocastThread& t) {
+    const std::lock_guard<std::mutex> lock(t.m);
+    t.pending.store(false, std::memory_order_relaxed);
+    for (std::size_t k = t.open.size(); k-- > 0;)
+        if (t.open[k].ended_elsewhere) end_open(t, k);
+}
+
+void catch_up() {
+    if (detail::AutocastThread* t = this_thread_scopes.get(); t != nullptr && t->pending.load(std::memory_order_acquire))
+        end_those_ended_elsewhere(*t);
+}
 std::atomic<bool> slower_allowed{false};
 
 // This process's CPU and build, the dot-product rates measured once (~3 ms) where they decide:
@@ -138,40 +185,49 @@ std::string bf16_unsupported_reason() {
     return detail::bf16_slow_reason(this_cpu());
 }
 
-Scope::Scope(DType dtype, bool enabled)
-    : dtype_(enabled ? dtype : DType::fp32), previous_(current), outer_(innermost) {
+Scope::Scope(DType dtype, bool enabled) : dtype_(enabled ? dtype : DType::fp32) {
     if (dtype_ == DType::bf16) {
         if (const std::string reason = bf16_unsupported_reason(); !reason.empty()) fail("autocast(bf16): {}", reason);
     }
+    if (!this_thread_scopes) this_thread_scopes = std::make_shared<detail::AutocastThread>();
+    catch_up();
+    thread_ = this_thread_scopes;
+    const std::lock_guard<std::mutex> lock(thread_->m);
+    thread_->open.push_back({this, dtype_, current, false});
     current = dtype_;
-    innermost = this;
 }
 
-// The scopes open on a thread are a list through outer_, the innermost first. One that ends out
-// of order hands what it found to the scope opened just inside it, so that once every scope is
-// gone the setting is the one before the first (the inner scope keeps its own until it ends).
 Scope::~Scope() {
-    if (innermost == this) {
-        current = previous_;
-        innermost = outer_;
-        return;
+    detail::AutocastThread& t = *thread_;
+    const bool own_thread = &t == this_thread_scopes.get();
+    if (own_thread) catch_up();  // so that an inner scope ended elsewhere is not named below
+    const std::lock_guard<std::mutex> lock(t.m);
+    std::size_t k = t.open.size();
+    while (k-- > 0 && t.open[k].scope != this) {
     }
-    Scope* inner = innermost;
-    while (inner != nullptr && inner->outer_ != this) inner = inner->outer_;
-    if (inner == nullptr) {
+    if (k >= t.open.size()) return;  // not listed: cannot happen (each constructor lists its scope)
+    if (!own_thread) {
+        t.open[k].ended_elsewhere = true;
+        t.pending.store(true, std::memory_order_release);
         std::fprintf(stderr, "xtgrad: warning: an autocast::Scope(%s) ended on another thread than the one that "
-                             "opened it; neither thread's autocast setting changed\n", dtype_name(dtype_));
+                             "opened it; this thread's setting is unchanged, and the opening thread's returns as if "
+                             "the scope had ended there, when it next reads it\n", dtype_name(dtype_));
         return;
     }
-    inner->previous_ = previous_;
-    inner->outer_ = outer_;
-    std::fprintf(stderr, "xtgrad: warning: autocast::Scope(%s) ended before the Scope(%s) opened inside it; autocast "
-                         "stays %s until that one ends, then returns to %s\n",
-                 dtype_name(dtype_), dtype_name(inner->dtype_), dtype_name(current), dtype_name(previous_));
+    if (k + 1 != t.open.size()) {
+        std::fprintf(stderr, "xtgrad: warning: autocast::Scope(%s) ended before the Scope(%s) opened inside it; autocast "
+                             "stays %s until that one ends, then returns to %s\n",
+                     dtype_name(dtype_), dtype_name(t.open[k + 1].dtype), dtype_name(current),
+                     dtype_name(t.open[k].previous));
+    }
+    end_open(t, k);
 }
 
-DType dtype() { return current; }
-bool is_enabled() { return current != DType::fp32; }
+DType dtype() {
+    catch_up();
+    return current;
+}
+bool is_enabled() { return dtype() != DType::fp32; }
 
 }  // namespace autocast
 

@@ -27,9 +27,14 @@
 
 #include <xtgrad/gemm/dtype.hpp>
 
+#include <memory>
 #include <string>
 
 namespace xtgrad {
+
+namespace detail {
+struct AutocastThread;  // the scopes open on one thread (autograd/autocast.cpp)
+}
 
 namespace autocast {
 
@@ -66,8 +71,10 @@ bool slower_bf16_allowed();
 // open (two heap-held scopes released in the order they were made) leaves the setting to that
 // inner scope, which on ending restores what came before both: once all are gone the setting is
 // the one before the first, whatever the order. It prints one line on stderr saying so (a
-// destructor cannot throw). A scope that ends on another thread than its own changes neither
-// thread's setting and says so too.
+// destructor cannot throw). A scope that ends on another thread than the one that opened it
+// leaves the ending thread's setting alone and ends on its own thread as if ended there (in or
+// out of order), when that thread next reads the setting (a product, dtype(), a scope); it says
+// so on stderr too.
 class Scope {
 public:
     explicit Scope(DType dtype, bool enabled = true);
@@ -76,9 +83,10 @@ public:
     Scope& operator=(const Scope&) = delete;
 
 private:
-    DType dtype_;       // this scope's setting
-    DType previous_;    // the setting when it opened: restored when it ends
-    Scope* outer_;      // the scope open on this thread when it opened (nullptr: none)
+    DType dtype_;  // this scope's setting
+    // The scopes open on the thread that opened this one, shared with that thread, so that this
+    // one can end from any thread without touching freed memory (autograd/autocast.cpp).
+    std::shared_ptr<detail::AutocastThread> thread_;
 };
 
 // The operand type of the products created now on this thread: fp32 outside any scope.

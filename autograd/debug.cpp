@@ -259,6 +259,30 @@ std::string nearest(const std::string& wanted, const std::set<std::string>& seen
     return fmt::format(" Did you mean '{}'?", *best);
 }
 
+// " Did you mean 'SoftmaxBackward'?" for "Softmax" or "softmax": a node is named by its backward
+bool same_letters(const std::string& a, const std::string& b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+           });
+}
+std::string backward_named(const std::string& wanted, const std::set<std::string>& ops) {
+    for (const std::string& op : ops)
+        if (same_letters(op, wanted + "Backward"))
+            return fmt::format(" Did you mean '{}'? (a node is named by its op's backward)", op);
+    return "";
+}
+
+// " Did you mean 'block.fc1'?" for "fc1": a path is the whole path from the model, not its end
+std::string path_ending_in(const std::string& wanted, const std::set<std::string>& modules) {
+    for (const std::string& m : modules)
+        for (std::size_t at = m.find("." + wanted); at != std::string::npos; at = m.find("." + wanted, at + 1)) {
+            const std::size_t end = at + 1 + wanted.size();
+            if (end == m.size() || m[end] == '.')
+                return fmt::format(" Did you mean '{}'? (a module path starts at the model)", m.substr(0, end));
+        }
+    return "";
+}
+
 std::string listed(const std::set<std::string>& names, std::size_t at_most) {
     std::string s;
     std::size_t n = 0;
@@ -290,8 +314,8 @@ std::string unmatched_note(const Filter& f, const PassRecord& r) {
             if (depth(prefix) <= depth(f.module)) paths.insert(prefix);
             if (end == std::string::npos) break;
         }
-    if (!op_ran) s += nearest(f.op, r.ops);
-    if (!module_ran) s += nearest(f.module, paths);
+    if (!op_ran) s += !nearest(f.op, r.ops).empty() ? nearest(f.op, r.ops) : backward_named(f.op, r.ops);
+    if (!module_ran) s += !nearest(f.module, paths).empty() ? nearest(f.module, paths) : path_ending_in(f.module, r.modules);
     if (op_ran && module_ran) s += fmt::format(" Op '{}' ran, but not under module '{}'.", f.op, f.module);
     s += " Its ops: " + listed(r.ops, 40) + ".";
     if (!f.module.empty()) s += " Its modules: " + listed(paths, 16) + ".";
@@ -335,7 +359,15 @@ bool matches(const Node& node) {
 void before_node(const Node& node, const Array& grad_out) {
     state.node = &node;
     state.grad_out = &grad_out;
-    if (!filter().armed) return;
+    if (!filter().armed) {
+        if (filter().trap) {  // a trap with nothing to match stops nowhere: say so once
+            static bool told = false;
+            if (!std::exchange(told, true))
+                std::fprintf(stderr, "xtgrad: XTGRAD_BREAK_TRAP is set but no break filter is (XTGRAD_BREAK_OP, "
+                                     "XTGRAD_BREAK_MODULE, debug::break_on_op or break_on_module): nothing stops\n");
+        }
+        return;
+    }
     if (pass_record.recording) {
         ++pass_record.nodes;
         pass_record.ops.insert(node.op());

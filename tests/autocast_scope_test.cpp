@@ -119,6 +119,56 @@ TEST_CASE("autocast::Scope ended out of order: bf16 is off once both are gone, a
     }
 }
 
+TEST_CASE("autocast::Scope ended on another thread: the opening thread's setting returns there, nothing freed is read") {
+    const Bf16Here here;
+    if (!here) return;  // asserted the refusal
+    REQUIRE(autocast::dtype() == DType::fp32);
+    {
+        // opened here, ended on another thread: that thread is unchanged, this one fp32 again
+        auto a = std::make_unique<autocast::Scope>(DType::bf16);
+        StderrCapture err;
+        DType there = DType::bf16;
+        std::thread([&] {
+            a.reset();
+            there = autocast::dtype();
+        }).join();
+        CHECK(there == DType::fp32);
+        CHECK(autocast::dtype() == DType::fp32);  // it stayed bf16 for good, the list holding the freed scope
+        CHECK_MESSAGE(err.text() == "xtgrad: warning: an autocast::Scope(bf16) ended on another thread than the one "
+                                    "that opened it; this thread's setting is unchanged, and the opening thread's "
+                                    "returns as if the scope had ended there, when it next reads it\n",
+                      err.text());
+        // a scope opened on a thread that has exited since, ended here (this used to crash, walking
+        // this thread's list through the freed scope above)
+        std::unique_ptr<autocast::Scope> b;
+        std::thread([&] { b = std::make_unique<autocast::Scope>(DType::bf16); }).join();
+        b.reset();
+        CHECK(autocast::dtype() == DType::fp32);
+        {
+            const autocast::Scope c(DType::bf16);  // and scopes here work as before
+            CHECK(autocast::dtype() == DType::bf16);
+        }
+        CHECK(autocast::dtype() == DType::fp32);
+    }
+    {
+        // out of order and elsewhere: the inner scope keeps its setting until it ends
+        StderrCapture err;
+        auto outer = std::make_unique<autocast::Scope>(DType::bf16);
+        auto inner = std::make_unique<autocast::Scope>(DType::fp32);
+        std::thread([&] { outer.reset(); }).join();
+        CHECK(autocast::dtype() == DType::fp32);
+        inner.reset();
+        CHECK(autocast::dtype() == DType::fp32);  // not outer's bf16: it has ended
+        auto again = std::make_unique<autocast::Scope>(DType::bf16);
+        auto inside = std::make_unique<autocast::Scope>(DType::fp32);
+        std::thread([&] { inside.reset(); }).join();
+        CHECK(autocast::dtype() == DType::bf16);  // the inner one ended: back to again's
+        again.reset();
+        CHECK(autocast::dtype() == DType::fp32);
+        CHECK(err.text().find("ended before") == std::string::npos);  // no out-of-order warning for ended ones
+    }
+}
+
 TEST_CASE("autocast(bf16) refuses a build or CPU where bf16 would be slow, with the reason") {
     detail::Bf16Cpu zen5;  // AVX512-BF16 at twice the fp32 rate (ceiling_bench on a Zen 5)
     zen5.kernel = "avx512_core_bf16";

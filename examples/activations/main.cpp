@@ -8,6 +8,7 @@
 // (its outputs: shape, mean, standard deviation), indented by depth: the order in which the
 // forward runs, what each module takes and makes. docs/debugging.md, "Capture activations".
 #include "examples/common/cli.hpp"
+#include "examples/common/module_path.hpp"
 #include <xtgrad/nn/tutorial_b/tutorial_b.hpp>
 #include <xtgrad/xtgrad.hpp>
 
@@ -78,9 +79,9 @@ int main(int argc, char** argv) {
         tb::Transformer model(/*src_vocab_size=*/10, /*tgt_vocab_size=*/9, /*d_model=*/16, /*num_heads=*/2,
                               static_cast<std::size_t>(layers), /*d_ff=*/32, /*max_seq_length=*/8, /*dropout=*/0.1f);
         model.eval();
+        examples::check_module_path(model, module);
         std::vector<nn::HookHandle> handles;
         hook_under(model, module, handles);
-        if (handles.empty()) cli::usage_error("--module '{}': no module of the model has that path", module);
         const Ids src{{1, 2, 3, 4, 0}, {5, 6, 0, 0, 0}}, tgt{{1, 2, 3}, {4, 5, 6}};  // 0 = PAD
         NoGradGuard no_grad;
         const Tensor logits = model.forward(src, tgt);

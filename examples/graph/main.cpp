@@ -11,51 +11,19 @@
 // that names no module is a usage error (exit 2) listing the modules where its path stops.
 #include <xtgrad/io/run_program.hpp>
 #include "examples/common/cli.hpp"
+#include "examples/common/module_path.hpp"
 #include <xtgrad/nn/tutorial_c/tutorial_c.hpp>
 #include <xtgrad/xtgrad.hpp>
 
 #include "examples/common/cli11.hpp"
-#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <limits>
 #include <optional>
 #include <string>
-#include <vector>
 
 using namespace xtgrad;
 namespace tc = xtgrad::nn::tutorial_c;
-
-namespace {
-
-// A --module that names no module drew an empty graph and exited 0: a usage error naming the
-// path and the modules under the deepest part of it that exists.
-void check_module(const nn::Module& model, const std::string& path) {
-    if (path.empty()) return;  // the whole model
-    const nn::Module* at = &model;
-    for (std::size_t start = 0;;) {
-        const std::size_t dot = path.find('.', start);
-        const std::string name = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-        const nn::Module* next = nullptr;
-        for (const auto& [child_name, child] : at->named_children())
-            if (child_name == name) next = child;
-        if (next == nullptr) break;
-        at = next;
-        if (dot == std::string::npos) return;
-        start = dot + 1;
-    }
-    const std::string shown = cli::shown(path.size() > 80 ? path.substr(0, 80) + "..." : path);
-    std::vector<std::string> children;
-    for (const auto& [child_name, child] : at->named_children()) children.push_back(child->path());
-    if (children.empty())
-        cli::usage_error("--module '{}' names no module of the model; '{}' has no sub-modules (draw it with --module {})", shown,
-                         at->path(), at->path());
-    cli::usage_error("--module '{}' names no module of the model; {}: {}", shown,
-                     at == &model ? std::string("its modules are") : fmt::format("the modules under '{}' are", at->path()),
-                     fmt::join(children, ", "));
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
     std::string out = "graph_out", module = "encoder.layers.0";
@@ -73,7 +41,7 @@ int main(int argc, char** argv) {
     return cli::run_main(app, argc, argv, [&] {
         manual_seed(0);
         tc::Transformer model(tc::Config().d_model(16).d_ff(32).d_k(8).d_v(8).n_layers(1).n_heads(2));
-        check_module(model, module);
+        examples::check_module_path(model, module);
         // 'I like the 2022 Beijing Winter Games' -> 'S 我 爱 2022 北京 冬 奥会' -> '我 爱 2022 北京 冬 奥会 E'
         const Ids enc{{1, 2, 3, 4, 5, 6, 7}}, dec{{7, 1, 2, 3, 4, 5, 6}}, target{1, 2, 3, 4, 5, 6, 8};
         Tensor loss = cross_entropy(model.forward(enc, dec).logits, target);

@@ -24,7 +24,24 @@ TEST_CASE("forward: log of a negative number names the op, the module and where 
     ModuleScope scope("encoder.layers.0.enc_self_attn");
     test::expect_error([&] { (void)log(x); },
                       {"anomaly mode", "LogBackward", "NaN in forward", "element 1", "(2)",
-                       "in module 'encoder.layers.0.enc_self_attn'", "autograd/ops/elementwise.cpp:"});
+                       "from inputs without NaN: it was born here", "in module 'encoder.layers.0.enc_self_attn'",
+                       "autograd/ops/elementwise.cpp:"});
+}
+
+TEST_CASE("forward: a NaN an input already held is that input's, not born in its first consumer") {
+    AnomalyGuard guard;
+    Tensor x = Tensor::from_vector({4.f, std::nanf("")}, {2}, true).set_name("x");
+    Tensor w = Tensor::from_vector({1.f, 2.f}, {2}, true);
+    test::expect_error([&] { (void)(w * x); },
+                      {"MulBackward produced NaN in forward (element 1 of its output of shape (2))",
+                       "its input 1 'x' of shape (2) already held NaN (element 1)", "not from this op"});
+    // made while anomaly mode was off: the op that consumes it names the input, unnamed
+    Tensor y;
+    {
+        AnomalyGuard off(false);
+        y = log(Tensor::from_vector({-1.f}, {1}));
+    }
+    test::expect_error([&] { (void)(y * 2.f); }, {"its input 0 of shape (1) already held NaN (element 0)"});
 }
 
 TEST_CASE("forward: ops are checked even when they record no node") {

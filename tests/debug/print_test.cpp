@@ -96,6 +96,18 @@ TEST_CASE("a break filter that matched no node of a pass names the nearest op or
         CHECK(note.find("Its modules: ") != std::string::npos);
         CHECK(note.find("decoder.layers.0.dec_self_attn") == std::string::npos);  // deeper than the filter's path
     }
+    SUBCASE("an op named as the forward op, any case: its backward's name") {
+        debug::break_on_op("softmax");
+        w.loss.backward();
+        CHECK(debug::unmatched_filter_note().find("Did you mean 'SoftmaxBackward'? (a node is named by its op's backward)") !=
+              std::string::npos);
+    }
+    SUBCASE("a module path given from inside the model: the whole path") {
+        debug::break_on_module("enc_self_attn");
+        w.loss.backward();
+        CHECK(debug::unmatched_filter_note().find("Did you mean 'encoder.layers.0.enc_self_attn'? (a module path starts "
+                                                  "at the model)") != std::string::npos);
+    }
     SUBCASE("an op that ran, but not in that module") {
         debug::break_on_op("SoftmaxBackward");
         debug::break_on_module("projection");

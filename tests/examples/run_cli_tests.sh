@@ -116,6 +116,9 @@ says "names no module of the model; its modules are: encoder, decoder, projectio
 expect 2 "graph --module below a module without sub-modules" "$build/examples/graph" --module projection.weight --no-render --out "$out/graph_no_module"
 says "'projection' has no sub-modules (draw it with --module projection)"
 expect 0 "graph --module decoder" "$build/examples/graph" --module decoder --no-render --out "$out/graph_decoder"
+# activations took tutorial D's dotted names on tutorial B's model with a bare "no module": the same list as graph's
+expect 2 "activations --module naming no module" "$build/examples/activations" --module encoder.layers.0
+says "activations: --module 'encoder.layers.0' names no module of the model; its modules are: encoder_embedding, decoder_embedding, positional_encoding, encoder_layers, decoder_layers, fc, dropout"
 mkfifo "$out/fifo"
 expect 2 "--resume a fifo does not hang" "${wg[@]}" --resume "$out/fifo"
 says "not a regular file (a fifo)"; trained_nothing
@@ -166,6 +169,10 @@ expect 0 "XTGRAD_BREAK_MODULE misspelt" env XTGRAD_BREAK_MODULE=encoder.layer.0 
 says "Did you mean 'encoder.layers.0'?"
 expect 0 "XTGRAD_BREAK_OP that matches says nothing" env XTGRAD_BREAK_OP=SoftmaxBackward "${wg[@]}" --epochs 1
 if grep -q 'break filter' "$out/last.log"; then bad "  ...said it matched nothing"; else ok "  ...no note"; fi
+# a trap with no filter stopped nowhere, silently
+expect 0 "XTGRAD_BREAK_TRAP=1 without a filter" env XTGRAD_BREAK_TRAP=1 "${wg[@]}" --epochs 2
+says "xtgrad: XTGRAD_BREAK_TRAP is set but no break filter is (XTGRAD_BREAK_OP, XTGRAD_BREAK_MODULE, debug::break_on_op or break_on_module): nothing stops"
+if [ "$(grep -c 'XTGRAD_BREAK_TRAP is set' "$out/last.log")" = 1 ]; then ok "  ...once"; else bad "  ...told $(grep -c 'XTGRAD_BREAK_TRAP is set' "$out/last.log") times"; fi
 expect 2 "--layer beyond the layers" "${wg[@]}" --layer 2
 says "--layer 2 is out of range for 2 layers"; trained_nothing
 expect 2 "--layer below -layers" "${wg[@]}" --layer -3
