@@ -314,8 +314,14 @@ std::string unmatched_note(const Filter& f, const PassRecord& r) {
             if (depth(prefix) <= depth(f.module)) paths.insert(prefix);
             if (end == std::string::npos) break;
         }
-    if (!op_ran) s += !nearest(f.op, r.ops).empty() ? nearest(f.op, r.ops) : backward_named(f.op, r.ops);
-    if (!module_ran) s += !nearest(f.module, paths).empty() ? nearest(f.module, paths) : path_ending_in(f.module, r.modules);
+    if (!op_ran) {
+        const std::string guess = nearest(f.op, r.ops);
+        s += !guess.empty() ? guess : backward_named(f.op, r.ops);
+    }
+    if (!module_ran) {
+        const std::string guess = nearest(f.module, paths);
+        s += !guess.empty() ? guess : path_ending_in(f.module, r.modules);
+    }
     if (op_ran && module_ran) s += fmt::format(" Op '{}' ran, but not under module '{}'.", f.op, f.module);
     s += " Its ops: " + listed(r.ops, 40) + ".";
     if (!f.module.empty()) s += " Its modules: " + listed(paths, 16) + ".";
