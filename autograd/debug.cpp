@@ -4,10 +4,10 @@
 #include <xtgrad/autograd/env_switch.hpp>
 #include <xtgrad/autograd/error.hpp>
 #include <xtgrad/autograd/format.hpp>
+#include <xtgrad/autograd/name_guess.hpp>
 #include <xtgrad/autograd/node.hpp>
 
 #include <algorithm>
-#include <cctype>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -230,69 +230,6 @@ thread_local PassRecord pass_record;
 std::mutex note_mutex;  // last_note and the filters told: backward may run on several threads
 std::string last_note;
 
-// Edit distance between a and b, letters compared without case (a misspelt op differs by a letter
-// or its case: SoftMaxBackward, softmaxbackward).
-std::size_t distance(const std::string& a, const std::string& b) {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        std::size_t diagonal = row[0];
-        row[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j) {
-            const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
-                              std::tolower(static_cast<unsigned char>(b[j - 1]));
-            const std::size_t next = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
-            diagonal = row[j];
-            row[j] = next;
-        }
-    }
-    return row[b.size()];
-}
-
-// " Did you mean 'X'?" for the seen name nearest to wanted, when it is near (a third of its letters)
-std::string nearest(const std::string& wanted, const std::set<std::string>& seen) {
-    const std::string* best = nullptr;
-    std::size_t best_distance = 0;
-    for (const std::string& s : seen)
-        if (const std::size_t d = distance(wanted, s); best == nullptr || d < best_distance) best = &s, best_distance = d;
-    if (best == nullptr || best_distance > std::max<std::size_t>(2, wanted.size() / 3)) return "";
-    return fmt::format(" Did you mean '{}'?", *best);
-}
-
-// " Did you mean 'SoftmaxBackward'?" for "Softmax" or "softmax": a node is named by its backward
-bool same_letters(const std::string& a, const std::string& b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-           });
-}
-std::string backward_named(const std::string& wanted, const std::set<std::string>& ops) {
-    for (const std::string& op : ops)
-        if (same_letters(op, wanted + "Backward"))
-            return fmt::format(" Did you mean '{}'? (a node is named by its op's backward)", op);
-    return "";
-}
-
-// " Did you mean 'block.fc1'?" for "fc1": a path is the whole path from the model, not its end
-std::string path_ending_in(const std::string& wanted, const std::set<std::string>& modules) {
-    for (const std::string& m : modules)
-        for (std::size_t at = m.find("." + wanted); at != std::string::npos; at = m.find("." + wanted, at + 1)) {
-            const std::size_t end = at + 1 + wanted.size();
-            if (end == m.size() || m[end] == '.')
-                return fmt::format(" Did you mean '{}'? (a module path starts at the model)", m.substr(0, end));
-        }
-    return "";
-}
-
-std::string listed(const std::set<std::string>& names, std::size_t at_most) {
-    std::string s;
-    std::size_t n = 0;
-    for (const std::string& name : names) {
-        if (n++ == at_most) return s + fmt::format(", ... ({} in all)", names.size());
-        s += (s.empty() ? "" : ", ") + name;
-    }
-    return s;
-}
-
 std::string unmatched_note(const Filter& f, const PassRecord& r) {
     // the filter is the environment's value, shown as every such value is (escape codes as \xHH)
     const std::string op = detail::shown_env_value(f.op), module = detail::shown_env_value(f.module);
@@ -314,17 +251,11 @@ std::string unmatched_note(const Filter& f, const PassRecord& r) {
             if (depth(prefix) <= depth(f.module)) paths.insert(prefix);
             if (end == std::string::npos) break;
         }
-    if (!op_ran) {
-        const std::string guess = nearest(f.op, r.ops);
-        s += !guess.empty() ? guess : backward_named(f.op, r.ops);
-    }
-    if (!module_ran) {
-        const std::string guess = nearest(f.module, paths);
-        s += !guess.empty() ? guess : path_ending_in(f.module, r.modules);
-    }
+    if (!op_ran) s += detail::guessed_op(f.op, r.ops);
+    if (!module_ran) s += detail::guessed_module(f.module, paths, r.modules);
     if (op_ran && module_ran) s += fmt::format(" Op '{}' ran, but not under module '{}'.", f.op, f.module);
-    s += " Its ops: " + listed(r.ops, 40) + ".";
-    if (!f.module.empty()) s += " Its modules: " + listed(paths, 16) + ".";
+    s += " Its ops: " + detail::listed(r.ops, 40) + ".";
+    if (!f.module.empty()) s += " Its modules: " + detail::listed(paths, 16) + ".";
     return s;
 }
 }  // namespace
