@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <iterator>
+#include <string_view>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -308,8 +309,8 @@ bool BackwardPass::offer_consumers(const Node& node) {
 Array loss_seed(const Tensor& loss, const char* who) {
     if (!loss.defined()) fail("{}: the tensor is undefined", who);
     if (loss.numel() != 1)
-        fail("{}: called without a gradient on '{}' of shape {}; backward() needs a "
-             "one-element tensor (the loss), or pass grad_output", who, loss.name(), shape_str(loss.shape()));
+        fail("{}: called without a gradient on {}; {}() needs a one-element tensor (the loss), or pass {}", who,
+             tensor_label(*loss.impl()), who, std::string_view(who) == "grad" ? "grad_outputs" : "grad_output");
     Array one = empty_array(loss.shape());
     one.fill(1.f);
     return one;

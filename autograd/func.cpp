@@ -7,11 +7,34 @@
 #include <xtgrad/autograd/grad_mode.hpp>
 #include <xtgrad/autograd/ops.hpp>
 
+#include <unistd.h>
+
 #include <unordered_set>
 
 namespace xtgrad::func {
 
 namespace {
+
+// A Jacobian or Hessian is built whole: its columns, then the stacked result, twice its size. One
+// that cannot fit in this machine's memory is refused before the first column is taken, not after
+// minutes of filling memory.
+void check_fits(std::size_t in_numel, std::size_t out_numel, const char* who, const char* what) {
+    std::size_t elements = 0;
+    const bool overflow = __builtin_mul_overflow(in_numel, out_numel, &elements);
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    const double memory = pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
+    const double bytes = 2.0 * sizeof(float) * static_cast<double>(in_numel) * static_cast<double>(out_numel);
+    if (memory > 0 && (overflow || bytes > memory))
+        fail("func::{}: the {} would have {} output elements by {} input elements: {:.3g} GB to build as float32, "
+             "more than this machine's {:.3g} GB of memory; take products with it instead (func::vjp, func::jvp, "
+             "func::hvp)", who, what, out_numel, in_numel, bytes / 1e9, memory / 1e9);
+}
+
+std::size_t total_numel(const std::vector<Tensor>& xs) {
+    std::size_t n = 0;
+    for (const Tensor& x : xs) n += x.numel();
+    return n;
+}
 
 // The inputs as f sees them, a tensor per slot, so that a tensor given twice has a derivative per
 // slot (as torch.func): an input that requires grad behind a node of its own (an outer transform's
@@ -186,6 +209,7 @@ std::function<Grads(const std::vector<Tensor>&)> jacrev(Fn f) {
         const EnableGradGuard on;
         const Primals p = primals_of(inputs, "jacrev");
         const Tensor y = call(f, p.x, "jacrev");
+        check_fits(total_numel(p.x), y.numel(), "jacrev", "Jacobian");
         const bool record = reaches_outside({y}, p);
         std::vector<std::vector<Tensor>> rows(p.x.size());
         for (std::size_t k = 0; k < y.numel(); ++k) {
@@ -245,6 +269,7 @@ std::function<Grads(const std::vector<Tensor>&)> jacfwd(Fn f) {
                 tangents[i] = unit(inputs[i].shape(), k);
                 columns.push_back(forward_jvp(f, inputs, tangents, "jacfwd").second);
                 out_shape = columns.back().shape();
+                if (k == 0) check_fits(inputs[i].numel(), columns.back().numel(), "jacfwd", "Jacobian");
             }
             if (columns.empty()) out_shape = f(inputs).shape();  // an empty input: (output..., 0...)
             jac.push_back(jacobian_of_columns(columns, inputs[i].shape(), out_shape));
@@ -258,6 +283,7 @@ std::function<Grads(const std::vector<Tensor>&)> jacfwd_by_double_backward(Fn f)
         const EnableGradGuard on;
         const Primals p = primals_of(inputs, "jacfwd");
         const Tensor y = call(f, p.x, "jacfwd");
+        check_fits(total_numel(p.x), y.numel(), "jacfwd", "Jacobian");
         const bool record = reaches_outside({y}, p);
         Grads jac;
         for (std::size_t i = 0; i < p.x.size(); ++i) {
@@ -280,6 +306,7 @@ std::function<std::vector<Grads>(const std::vector<Tensor>&)> hessian(Fn f) {
         const Primals p = primals_of(inputs, "hessian");
         const Tensor y = call(f, p.x, "hessian");
         check_one_element(y, "hessian");
+        check_fits(total_numel(p.x), total_numel(p.x), "hessian", "Hessian");  // blocks (i, j): (Σ numel)² in all
         const bool record = reaches_outside({y}, p);
         const Grads g = gradients({y}, p.x, {Tensor::ones(y.shape())}, false);
         std::vector<Grads> h(p.x.size());

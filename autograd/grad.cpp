@@ -36,28 +36,42 @@ Tensor sum_to(const Tensor& g, const Shape& shape) {
 
 namespace {
 
-std::string describe(const Tensor& t) {
-    std::string s = t.name().empty() ? "a tensor " + shape_str(t.shape()) : "'" + t.name() + "' " + shape_str(t.shape());
-    if (t.grad_fn()) s += " (the output of " + t.grad_fn()->op() + ")";
+std::string describe(const TensorImpl& t) {
+    std::string s = t.name.empty() ? "a tensor " + shape_str(t.shape()) : "'" + t.name + "' " + shape_str(t.shape());
+    if (t.grad_fn) s += " (the output of " + t.grad_fn->op() + ")";
     return s;
 }
+std::string describe(const Tensor& t) { return describe(*t.impl()); }
 
 struct Walk {
     bool create_graph;
     bool retain_graph;
     bool stop_at_targets;  // detail::partials: never below an input
+    bool allow_unused;     // an input no gradient reaches gets an undefined tensor, not an Error
 };
 
-// The graph below the roots in post-order (detail::post_order); a node freed by an earlier pass is
-// an Error; with stop_at_targets the walk never goes below a target.
+// The graph below the roots in post-order (detail::post_order); with stop_at_targets the walk never
+// goes below a target. A node freed by an earlier pass has no edges left, so nothing below it is in.
 std::vector<ImplPtr> order_from(const std::vector<ImplPtr>& roots, const std::unordered_set<const TensorImpl*>& targets,
                                 bool stop_at_targets) {
-    return detail::post_order(roots, [&](const TensorImpl& t) {
-        if (t.grad_fn->released())
-            fail("grad: {} was freed by an earlier backward() or grad(); pass retain_graph = true to the first "
-                 "one to go through the graph twice", t.grad_fn->op());
-        return !(stop_at_targets && targets.count(&t) != 0);
-    });
+    return detail::post_order(roots, [&](const TensorImpl& t) { return !(stop_at_targets && targets.count(&t) != 0); });
+}
+
+// The first tensor of the walk whose node an earlier pass freed (what lay below it is unknown), or null.
+const TensorImpl* first_freed(const std::vector<ImplPtr>& order) {
+    for (const ImplPtr& t : order)
+        if (t->grad_fn && t->grad_fn->released()) return t.get();
+    return nullptr;
+}
+
+[[noreturn]] void fail_freed(const TensorImpl& t) {
+    fail("grad: {} was freed by an earlier backward() or grad(); pass retain_graph = true to the first one to go "
+         "through the graph twice", t.grad_fn->op());
+}
+
+[[noreturn]] void fail_unreachable(std::size_t i, const Tensor& input) {
+    fail("grad: input {}, {}, is not reachable from the outputs (GradOptions().allow_unused(true) returns an "
+         "undefined tensor for it instead)", i, describe(input));
 }
 
 Tensor add_gradient(const Tensor& sum, const Tensor& g) { return sum.defined() ? add(sum, g) : g; }
@@ -67,8 +81,8 @@ Tensor add_gradient(const Tensor& sum, const Tensor& g) { return sum.defined() ?
 Tensor apply_hooks(const TensorImpl& t, const Tensor& g, bool create_graph) {
     if (t.hooks.empty()) return g;
     if (create_graph)
-        fail("grad: '{}' {} has a register_hook hook, which works on arrays and cannot be part of a create_graph "
-             "backward; remove it, or take the gradient without create_graph", t.name, shape_str(t.shape()));
+        fail("grad: {} has a register_hook hook, which works on arrays and cannot be part of a create_graph "
+             "backward; remove it, or take the gradient without create_graph", describe(t));
     Array a = g.data();
     const auto hooks = t.hooks;
     for (const auto& hook : hooks) {
@@ -130,14 +144,22 @@ std::vector<Tensor> run_grad(const std::vector<Tensor>& outputs, const std::vect
     for (const Tensor& out : outputs) roots.push_back(out.impl_ptr());
     const std::vector<ImplPtr> order = order_from(roots, targets, walk.stop_at_targets);
 
-    // needed: a target is this tensor or below it, so its node has to run
-    std::unordered_set<const TensorImpl*> needed;
+    // needed: a target is this tensor or below it; below_needed: one is below it, so its node runs
+    // (only those: a node between the inputs and the graph's leaves never runs, freed or not)
+    std::unordered_set<const TensorImpl*> needed, below_needed;
     for (const ImplPtr& t : order) {
-        bool need = targets.count(t.get()) != 0;
-        if (!need && t->grad_fn)
+        if (t->grad_fn)
             for (const ImplPtr& in : t->grad_fn->inputs())
-                if (in && needed.count(in.get()) != 0) need = true;
-        if (need) needed.insert(t.get());
+                if (in && needed.count(in.get()) != 0) below_needed.insert(t.get());
+        if (targets.count(t.get()) != 0 || below_needed.count(t.get()) != 0) needed.insert(t.get());
+    }
+    // Refused before any node runs, so a refused call frees nothing: an input the walk never reached
+    // lies below a freed node, or nowhere below the outputs.
+    const TensorImpl* freed = first_freed(order);
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        if (needed.count(inputs[i].impl()) != 0) continue;  // a target is needed once the walk met it
+        if (freed != nullptr) fail_freed(*freed);
+        if (!walk.allow_unused) fail_unreachable(i, inputs[i]);
     }
 
     std::unordered_map<const TensorImpl*, Tensor> grads;
@@ -158,7 +180,7 @@ std::vector<Tensor> run_grad(const std::vector<Tensor>& outputs, const std::vect
             results[&t] = g;
             if (walk.stop_at_targets) continue;
         }
-        if (!t.grad_fn) continue;
+        if (below_needed.count(&t) == 0) continue;
         Node& node = *t.grad_fn;
         // what this node's backward records (its gradients, their sums) is one level deeper than it
         const detail::BackwardDepthScope depth(node.backward_depth() + 1);
@@ -174,7 +196,10 @@ std::vector<Tensor> run_grad(const std::vector<Tensor>& outputs, const std::vect
         ran.push_back(t.grad_fn);
     }
     // freed only once the whole pass has run: a pass refused half-way (a hook, a node without a
-    // backward in ops) leaves the graph as it was
+    // backward in ops, a node that gave an input no gradient) leaves the graph as it was
+    if (!walk.allow_unused)
+        for (std::size_t i = 0; i < inputs.size(); ++i)
+            if (results.count(inputs[i].impl()) == 0) fail_unreachable(i, inputs[i]);
     if (!walk.retain_graph)
         for (const std::shared_ptr<Node>& node : ran) node->release();
     std::vector<Tensor> out;
@@ -227,13 +252,9 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
                      "GradOptions().create_graph(true) to get the gradients' tangents (forward-over-reverse), or take the "
                      "gradient of forward_ad::unpack_dual(output).primal",
                      i, describe(outputs[i]));
-    const Walk walk{options.create_graph(), options.retain_graph().value_or(options.create_graph()), false};
-    std::vector<Tensor> result = run_grad(outputs, seeds, inputs, walk);
-    for (std::size_t i = 0; i < inputs.size(); ++i)
-        if (!result[i].defined() && !options.allow_unused())
-            fail("grad: input {}, {}, is not reachable from the outputs (GradOptions().allow_unused(true) returns an "
-                 "undefined tensor for it instead)", i, describe(inputs[i]));
-    return result;
+    const Walk walk{options.create_graph(), options.retain_graph().value_or(options.create_graph()), false,
+                    options.allow_unused()};
+    return run_grad(outputs, seeds, inputs, walk);
 }
 
 namespace detail {
@@ -248,10 +269,12 @@ void backward_creating_graph(const Tensor& root, const Array& grad_output) {
              shape_str(root.shape()));
     // every leaf that requires grad, and every retain_grad() tensor, gets its .grad, as backward() gives
     std::vector<Tensor> targets;
-    for (const ImplPtr& t : order_from({root.impl_ptr()}, {}, false))
+    const std::vector<ImplPtr> order = order_from({root.impl_ptr()}, {}, false);
+    if (const TensorImpl* freed = first_freed(order)) fail_freed(*freed);  // its leaves would get no .grad
+    for (const ImplPtr& t : order)
         if (!t->grad_fn || t->retains_grad) targets.emplace_back(t);
     // the graph is kept: the recorded gradients read its saved values
-    const std::vector<Tensor> grads = run_grad({root}, {Tensor(grad_output)}, targets, Walk{true, true, false});
+    const std::vector<Tensor> grads = run_grad({root}, {Tensor(grad_output)}, targets, Walk{true, true, false, true});
     // every .grad checked before any is written: a refused call changes none
     for (std::size_t i = 0; i < targets.size(); ++i) {
         const TensorImpl& t = *targets[i].impl();
@@ -286,7 +309,7 @@ std::vector<Tensor> partials(const Tensor& output, const std::vector<Tensor>& in
         if (in.defined() && in.requires_grad()) wanted.push_back(in);
     std::vector<Tensor> got;
     if (!wanted.empty() && output.requires_grad())
-        got = run_grad({output}, {grad_output}, wanted, Walk{true, true, true});
+        got = run_grad({output}, {grad_output}, wanted, Walk{true, true, true, true});
     // One tensor in several slots (self-attention's q = k = v = x): the walk gave each slot the
     // derivative through all of them, and the outer pass adds the slots up, so only the first keeps it.
     std::vector<Tensor> out;

@@ -183,11 +183,17 @@ const Mask& Node::saved_mask(const char* name) const { return find_saved(name).m
 const BitMask& Node::saved_bits(const char* name) const { return find_saved(name).bits(*this, name); }
 
 void Node::run(const Array& grad_out) {
+    const std::lock_guard<std::recursive_mutex> lock(run_mutex_);
     if (released_ || !fn_)
         fail("{}: this part of the graph was freed by an earlier backward(); call the first "
              "backward with retain_graph = true to backpropagate twice", op_);
+    // a run nested in this one (on this thread) gets marks of its own; the outer run's come back after
+    struct OwnMarks {
+        WriteMarks& marks;
+        WriteMarks outer = std::exchange(marks, {});
+        ~OwnMarks() { marks = outer; }
+    } own{marks_};
     // a backward of the user's own (make_result) that throws another type stops backward with an Error too
-    marks_ = {};
     detail::call_user_hook([&] { fn_(*this, grad_out); }, [&] { return fmt::format("{}'s backward", op_); });
     const WriteMarks marks = std::exchange(marks_, {});
     if (marks.unwritten != 0) {
@@ -203,6 +209,7 @@ void Node::run(const Array& grad_out) {
 }
 
 void Node::run(std::shared_ptr<Array> grad_out, bool last_run, const std::vector<GradientConsumer*>* consumers) {
+    const std::lock_guard<std::recursive_mutex> lock(run_mutex_);
     running_grad_ = std::move(grad_out);
     last_run_ = last_run;
     consumers_ = consumers;
@@ -246,23 +253,26 @@ void Node::check_grad_shape(const Shape& grad, const char* who) const {
 }
 
 void Node::run_into(const Array& grad_out, std::vector<std::shared_ptr<Array>>& sink) {
+    const std::lock_guard<std::recursive_mutex> lock(run_mutex_);
     check_grad_shape(shape_of(grad_out), "run_into");
     sink.assign(inputs_.size(), nullptr);
-    sink_ = &sink;
     struct Drop {
         Node& node;
-        ~Drop() { node.sink_ = nullptr; }  // also when the backward throws
-    } drop{*this};
+        std::vector<std::shared_ptr<Array>>* outer;  // a run_into nested in another on this thread
+        ~Drop() { node.sink_ = outer; }  // also when the backward throws
+    } drop{*this, std::exchange(sink_, &sink)};
     run(grad_out);
 }
 
 std::vector<Tensor> Node::run_differentiable(const Tensor& grad_out) const {
+    const std::lock_guard<std::recursive_mutex> lock(run_mutex_);  // saved values made again are written
     if (released_)
         fail("{}: this part of the graph was freed by an earlier backward(); call the first "
              "backward with retain_graph = true to backpropagate twice", op_);
     if (!diff_fn_)
         fail("{}: its backward is a kernel only, not written in xtgrad's ops, so it cannot be differentiated "
-             "(create_graph = true); docs/higher_order.md lists the ops that can", op_);
+             "(create_graph = true); every op of autograd/ops.hpp can be, and an op of one's own through "
+             "differentiable() (autograd/node.hpp)", op_);
     check_grad_shape(grad_out.shape(), "run_differentiable");
     std::vector<Tensor> grads;
     // a backward in ops of the user's own that throws another type stops with an Error too
@@ -294,6 +304,7 @@ Tensor Node::saved_constant(const char* name) const {
 }
 
 void Node::release() {
+    const std::lock_guard<std::recursive_mutex> lock(run_mutex_);  // not under another thread's run
     fn_ = nullptr;
     diff_fn_ = nullptr;
     inputs_.clear();

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -324,6 +325,10 @@ private:
     Shape output_shape_;  // set by attach_grad_fn
     void check_grad_shape(const Shape& grad, const char* who) const;
     std::vector<std::shared_ptr<Array>>* sink_ = nullptr;  // run_into's slots, while it runs
+    // One run at a time: passes over a shared graph from several threads (grad() with retain_graph)
+    // would otherwise write each other's sink_, marks_ and saved values made again. Recursive: a
+    // backward of the user's own may run a pass through its own node on the same thread.
+    mutable std::recursive_mutex run_mutex_;
     std::shared_ptr<Array>& slot(std::size_t i);  // where input i's gradient goes
     DifferentiableFn diff_fn_;
     std::string module_path_;

@@ -8,6 +8,8 @@
 
 #include <doctest/doctest.h>
 
+#include <xtensor/xview.hpp>
+
 #include <memory>
 #include <vector>
 
@@ -159,7 +161,7 @@ TEST_CASE("layer norm's output written in place before a product saves it: the p
     CHECK(test::max_abs_diff(grads[0], grads[1]) == 0.f);
 }
 
-TEST_CASE("a second pass after the first freed layer norm's node: the same Error with the switch on as off") {
+TEST_CASE("a second pass after the first freed layer norm's node: W2's gradient with the switch off, an Error naming it on") {
     for (const bool on : {false, true}) {
         CAPTURE(on);
         const RecomputeSwitch sw(on);
@@ -171,7 +173,20 @@ TEST_CASE("a second pass after the first freed layer norm's node: the same Error
             second = sum(linear(y, net.W2));
         }
         first.backward();  // runs and frees layer norm's node
-        CHECK_THROWS_WITH_AS(grad({second}, {net.W2}), doctest::Contains("LayerNormBackward was freed by an earlier backward"),
+        // below y nothing runs; W2's gradient reads y, which the switch would make again from the freed node
+        if (!on) {
+            // second = Σ y W2ᵀ: each row of dW2 is y's column sums
+            const Array y = layer_norm(net.x.detach(), net.w.detach(), net.b.detach(), 1e-5f).data();
+            const Array col_sums = xt::sum(y, {0});
+            const Array dW2 = grad({second}, {net.W2}, {}, GradOptions().retain_graph(true))[0].data();
+            for (std::size_t r = 0; r < dW2.shape()[0]; ++r)
+                CHECK(test::max_abs_diff(Array(xt::view(dW2, r)), col_sums) < 1e-5f);
+        } else {
+            CHECK_THROWS_WITH_AS(grad({second}, {net.W2}, {}, GradOptions().retain_graph(true)),
+                                 doctest::Contains("XTGRAD_LAYER_NORM_RECOMPUTE=0 keeps it"), Error);
+        }
+        // either way, y's node is out of reach for an input below it
+        CHECK_THROWS_WITH_AS(grad({second}, {net.x}), doctest::Contains("LayerNormBackward was freed by an earlier backward"),
                              Error);
     }
 }

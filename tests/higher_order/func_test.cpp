@@ -176,4 +176,17 @@ TEST_CASE("func: bad arguments are Errors naming the transform") {
     CHECK(xt::amax(xt::abs(H[0][0].data()))() == 0.f);
 }
 
+TEST_CASE("func: a Jacobian or Hessian larger than the machine's memory is refused before its first column") {
+    // 2^20 elements: the Hessian (2^40 floats, 8 TB to build) and the Jacobians of an elementwise f
+    const Tensor big = Tensor::zeros({1 << 20});
+    const auto square = [](const V& v) { return mul(v[0], v[0]); };
+    expect_error([&] { func::hessian([&](const V& v) { return sum(square(v)); })({big}); },
+                 {"func::hessian", "Hessian", "1048576 output elements by 1048576 input elements", "GB", "func::hvp"});
+    expect_error([&] { func::jacrev(square)({big}); }, {"func::jacrev", "Jacobian", "memory"});
+    expect_error([&] { func::jacfwd(square)({big}); }, {"func::jacfwd", "Jacobian", "memory"});
+    expect_error([&] { func::jacfwd_by_double_backward(square)({big}); }, {"func::jacfwd", "Jacobian", "memory"});
+    // a small one is built as before
+    CHECK(func::jacrev(square)({constant({3}, 20)})[0].shape() == Shape{3, 3});
+}
+
 TEST_SUITE_END();

@@ -1,9 +1,12 @@
 // xtgrad::grad and backward(create_graph): gradients as tensors, gradients of gradients.
 #include <xtgrad/autograd/func.hpp>
 #include <xtgrad/autograd/grad.hpp>
+#include <xtgrad/nn/layers.hpp>
 #include "tests/test_util.hpp"
 
+#include <atomic>
 #include <cmath>
+#include <thread>
 
 TEST_SUITE_BEGIN("higher_order");
 
@@ -33,6 +36,30 @@ TEST_CASE("grad: equals backward() and leaves every .grad as it was") {
     CHECK_FALSE(w.has_grad());
     CHECK_FALSE(b.has_grad());
     CHECK_FALSE(g[0].requires_grad());  // without create_graph: constants
+}
+
+TEST_CASE("grad: docs/higher_order.md's first example, line for line: 6x, and a gradient penalty's weight gradients") {
+    Tensor x = Tensor::from_vector({0.5f, -1.f}, {2}, /*requires_grad=*/true);
+    Tensor y = sum(mul(mul(x, x), x));                                     // Σ x³
+    Tensor dx = grad({y}, {x}, {}, GradOptions().create_graph(true))[0];   // 3x², with a graph
+    Tensor d2 = grad({sum(dx)}, {x})[0];                                   // 6x: (3, -6)
+    // a gradient penalty on a critic D(v) = Σ tanh(v Wᵀ + b): |∂D/∂x|², and its gradient in W and b
+    nn::Linear critic(2, 1);
+    Tensor gx = grad({sum(tanh(critic.forward(x)))}, {x}, {}, GradOptions().create_graph(true))[0];
+    Tensor penalty = sum(mul(gx, gx));
+    penalty.backward();                                                    // into critic.weight's and critic.bias's .grad
+
+    CHECK(dx.grad_fn() != nullptr);
+    CHECK(d2.ptr()[0] == doctest::Approx(3.f));
+    CHECK(d2.ptr()[1] == doctest::Approx(-6.f));
+    // gx = s w with s = 1 - tanh²(u), u = w·x + b: penalty = s² |w|², so
+    // d/db = 2 s s' |w|² and d/dw_i = 2 s² w_i + 2 s s' x_i |w|², s' = -2 tanh(u) s
+    const float w0 = critic.weight.ptr()[0], w1 = critic.weight.ptr()[1], b = critic.bias.ptr()[0];
+    const float u = w0 * 0.5f - w1 + b, t = std::tanh(u), sech2 = 1 - t * t, ds = -2 * t * sech2;
+    const float norm2 = w0 * w0 + w1 * w1;
+    CHECK(critic.bias.grad_array()(0) == doctest::Approx(2 * sech2 * ds * norm2).epsilon(1e-4));
+    CHECK(critic.weight.grad_array()(0, 0) == doctest::Approx(2 * sech2 * sech2 * w0 + 2 * sech2 * ds * 0.5f * norm2).epsilon(1e-4));
+    CHECK(critic.weight.grad_array()(0, 1) == doctest::Approx(2 * sech2 * sech2 * w1 - 2 * sech2 * ds * norm2).epsilon(1e-4));
 }
 
 TEST_CASE("grad: the derivatives of x^3 to the third order, each a tensor of a graph") {
@@ -103,7 +130,8 @@ TEST_CASE("grad: unused inputs, bad arguments and uncomputable nodes are Errors 
     Tensor x = rnd({2}, 9), unused = rnd({2}, 10).set_name("unused");
     expect_error([&] { grad({sum(x)}, {unused}); }, {"input 0", "'unused'", "not reachable", "allow_unused"});
     CHECK_FALSE(grad({sum(x)}, {unused}, {}, GradOptions().allow_unused(true))[0].defined());
-    expect_error([&] { grad({x}, {x}); }, {"grad", "one-element"});
+    expect_error([&] { grad({x}, {x}); }, {"grad: called without a gradient on a tensor (2)", "grad() needs a one-element",
+                                           "pass grad_outputs"});
     expect_error([&] { grad({mul(x, 2.f)}, {x}, {Tensor::ones({3})}); }, {"grad_outputs[0]", "(3)", "(2)"});
     expect_error([&] { grad({sum(x)}, {x}, {Tensor(), Tensor()}); }, {"2 grad_outputs for 1 outputs"});
     expect_error([&] { grad({Tensor::ones({1})}, {x}); }, {"output 0", "does not require grad"});
@@ -111,7 +139,13 @@ TEST_CASE("grad: unused inputs, bad arguments and uncomputable nodes are Errors 
     // an op whose backward is a kernel only: create_graph stops at it, naming it
     const Tensor y = make_result(Array(x.data() * 2.f), "KernelOnlyBackward", {x}, {},
                                  [](Node& self, const Array& g) { self.accumulate(0, Array(g * 2.f)); });
-    expect_error([&] { grad({sum(y)}, {x}, {}, recorded()); }, {"KernelOnlyBackward", "cannot be differentiated"});
+    expect_error([&] { grad({sum(y)}, {x}, {}, recorded()); },
+                 {"KernelOnlyBackward", "cannot be differentiated", "through differentiable()"});
+    // a hook on an unnamed tensor: the Error says what the tensor is
+    Tensor hooked = mul(x, x);
+    hooked.register_hook([](const Array& a) { return a; });
+    expect_error([&] { grad({sum(hooked)}, {x}, {}, recorded()); },
+                 {"a tensor (2) (the output of MulBackward) has a register_hook hook"});
     // ... but first order still runs its kernel
     const Tensor y2 = make_result(Array(x.data() * 2.f), "KernelOnlyBackward", {x}, {},
                                   [](Node& self, const Array& g) { self.accumulate(0, Array(g * 2.f)); });
@@ -254,6 +288,28 @@ TEST_CASE("grad: a refused pass changes nothing: the graph stays whole, no .grad
     b.grad_array() = xt::zeros<float>(Shape{3});  // a .grad of the wrong shape
     expect_error([&] { sum(mul(a, b)).backward(true, true); }, {"cannot add a gradient of shape (2)"});
     CHECK(test::max_abs_diff(a.grad_array(), a_before) == 0.f);
+    // an input the outputs do not reach is refused before anything runs: the graph is not freed
+    Tensor c = rnd({2}, 32), unused = rnd({1}, 33).set_name("unused");
+    const Tensor z = sum(mul(c, c));
+    expect_error([&] { grad({z}, {c, unused}); }, {"input 1", "'unused'", "not reachable"});
+    CHECK(grad({z}, {c})[0].ptr()[1] == doctest::Approx(2 * c.ptr()[1]));
+}
+
+TEST_CASE("grad: an input above a part of the graph an earlier pass freed gets its gradient; nothing below runs") {
+    Tensor x = rnd({2}, 34);
+    const Tensor h = exp(x);
+    sum(h).backward();  // frees ExpBackward, below h
+    const Tensor y = sum(mul(h, h));
+    const Tensor g = grad({y}, {h}, {}, GradOptions().retain_graph(true))[0];
+    CHECK(g.ptr()[0] == doctest::Approx(2 * h.ptr()[0]));
+    CHECK(g.ptr()[1] == doctest::Approx(2 * h.ptr()[1]));
+    CHECK(func::grad([](const std::vector<Tensor>& v) { return sum(mul(v[0], v[0])); })({h})[0].ptr()[0] ==
+          doctest::Approx(2 * h.ptr()[0]));
+    // an input below the freed node is out of reach: the Error names the freed node
+    expect_error([&] { grad({y}, {x}); }, {"ExpBackward", "freed", "retain_graph"});
+    expect_error([&] { grad({y}, {h, x}); }, {"ExpBackward", "freed"});
+    // the refusals freed nothing
+    CHECK(grad({y}, {h})[0].ptr()[0] == doctest::Approx(2 * h.ptr()[0]));
 }
 
 TEST_CASE("grad: a hook that calls grad() through its own tensor is an Error, not a stack overflow") {
@@ -264,6 +320,35 @@ TEST_CASE("grad: a hook that calls grad() through its own tensor is an Error, no
         return a;
     });
     expect_error([&] { grad({sum(h)}, {x}, {}, GradOptions().retain_graph(true)); }, {"grad", "nested", "hook"});
+}
+
+TEST_CASE("grad: passes over one shared graph from two threads, retain_graph on each, all give the right gradients") {
+    // first and second order: both walk the forward's TanhBackward and ExpBackward at the same time
+    const Tensor x = rnd({64}, 35);
+    const Tensor y = sum(mul(exp(x), tanh(x)));
+    const auto first = [&](float weight) {
+        return grad({mul(y, weight)}, {x}, {}, GradOptions().create_graph(true).retain_graph(true))[0];
+    };
+    const Array want1 = first(1.f).data(), want2 = grad({sum(first(1.f))}, {x}, {}, GradOptions().retain_graph(true))[0].data();
+    std::atomic<int> wrong{0}, errors{0};
+    const auto work = [&](float weight) {
+        for (int k = 0; k < 150; ++k) {
+            try {
+                const Tensor g = first(weight);
+                const Tensor g2 = grad({sum(g)}, {x}, {}, GradOptions().retain_graph(true))[0];
+                if (test::max_abs_diff(g.data(), Array(want1 * weight)) > 1e-5f * weight ||
+                    test::max_abs_diff(g2.data(), Array(want2 * weight)) > 1e-4f * weight)
+                    ++wrong;
+            } catch (const Error&) {
+                ++errors;
+            }
+        }
+    };
+    std::thread a(work, 1.f), b(work, 2.f);
+    a.join();
+    b.join();
+    CHECK(wrong.load() == 0);
+    CHECK(errors.load() == 0);
 }
 
 TEST_CASE("Node::run_into and run_library_backward refuse what would be read out of bounds") {
