@@ -34,6 +34,19 @@ void require_writable_parent(const std::string& path, const std::string& option)
     if (fs::is_directory(path)) cli::usage_error("{} '{}': is a folder", option, path);
 }
 
+void require_writable_file(const std::string& path, const std::string& option) {
+    require_writable_parent(path, option);
+    std::error_code ec;
+    if (fs::is_symlink(fs::symlink_status(path, ec)) && !fs::exists(fs::status(path, ec)))
+        cli::usage_error("{} '{}': a symbolic link to nothing that exists (or a loop of them); only a regular file or "
+                         "a new path is written", option, path);
+    const fs::file_status st = fs::status(path, ec);  // through symbolic links, as the writer goes
+    if (fs::exists(st) && !fs::is_regular_file(st))
+        cli::usage_error("{} '{}': not a regular file (a {}); only a regular file or a new path is written", option, path,
+                         fs::is_directory(st) ? "folder" : fs::is_fifo(st) ? "fifo"
+                         : fs::is_character_file(st) ? "character device" : "special file");
+}
+
 void require_model_budget(double parameters, const std::string& what) {
     const double bytes = parameters * 16;  // value, gradient, Adam's two moments
     constexpr double kBudget = 64.0 * (1ull << 30);
@@ -102,24 +115,41 @@ void TrainingRun::check_options(long total) const {
     if (!options_.resume.empty()) require_regular_file(options_.resume, "--resume");
     if (!options_.save_init.empty()) check_save_init();
     if (checkpoint_.empty() && options_.save_every > 0) cli::usage_error("--save-every needs --out (where to save)");
+    // the checkpoint is written after training: a path it can never be written to is refused now
+    if (!checkpoint_.empty() && options_.writes) require_writable_file(checkpoint_, "--out");
+}
+
+// A new run (not --resume of this very file) whose checkpoint path holds another run: that run
+// is kept beside it as NAME.previous at this run's first save, never overwritten unseen.
+std::string TrainingRun::replaced_run() const {
+    if (checkpoint_.empty() || !options_.writes || !checkpoint_before_ || same_file(checkpoint_, options_.resume)) return {};
+    const auto meta = safetensors_metadata_of(checkpoint_);
+    if (!meta || meta->count(kRunCheckpointKey) == 0) return {};
+    return fmt::format("{} {}", unit_, meta->count("epoch") ? meta->at("epoch") : "?");
+}
+
+void TrainingRun::keep_replaced_run() {
+    if (replaced_.empty()) return;
+    const fs::path target = fs::canonical(checkpoint_);  // through a symbolic link, as the writer goes
+    const fs::path previous = target.string() + ".previous";
+    std::error_code ec;
+    fs::remove(previous, ec);
+    fs::create_hard_link(target, previous, ec);  // the old file's blocks, no copy
+    if (ec) fs::copy_file(target, previous, fs::copy_options::overwrite_existing);
+    const std::string shown = fs::is_symlink(checkpoint_) ? previous.string() : checkpoint_ + ".previous";
+    fmt::print("kept the run {} held ({}) as {}\n", cli::shown(checkpoint_), replaced_, cli::shown(shown));
+    replaced_.clear();
 }
 
 // --save-init is written before --resume is read: it must never land on a run's file.
 void TrainingRun::check_save_init() const {
     const std::string& path = options_.save_init;
-    require_writable_parent(path, "--save-init");
+    require_writable_file(path, "--save-init");
     if (same_file(path, options_.resume))
         cli::usage_error("--save-init '{}' is the --resume file '{}': the initial weights would replace the run it "
                          "resumes (give --save-init another file)", path, options_.resume);
     if (same_file(path, checkpoint_))
         cli::usage_error("--save-init '{}' is this run's checkpoint '{}': give --save-init another file", path, checkpoint_);
-    std::error_code ec;
-    const fs::file_status st = fs::status(path, ec);  // through symbolic links, as the writer goes
-    if (!fs::exists(st)) return;
-    if (!fs::is_regular_file(st))
-        cli::usage_error("--save-init '{}': not a regular file (a {}); only a regular file or a new path is written",
-                         path, fs::is_directory(st) ? "folder" : fs::is_fifo(st) ? "fifo"
-                                : fs::is_character_file(st) ? "character device" : "special file");
     const auto meta = safetensors_metadata_of(path);
     if (meta && meta->count(kRunCheckpointKey) != 0)
         cli::usage_error("--save-init '{}' holds a training run ({} {}); the initial weights never overwrite one (give "
@@ -140,6 +170,17 @@ void TrainingRun::check_same_options(const std::map<std::string, std::string>& f
 }
 
 long TrainingRun::start(long total) {
+    replaced_ = replaced_run();
+    const long done = resume(total);
+    if (done == total) replaced_.clear();  // nothing trained: nothing saved over it
+    if (!replaced_.empty())
+        fmt::print("{} holds another run ({}): this run replaces it at its first save and keeps it as {}.previous "
+                   "(--resume {} continues it instead)\n", cli::shown(checkpoint_), replaced_, cli::shown(checkpoint_),
+                   cli::shown(checkpoint_));
+    return done;
+}
+
+long TrainingRun::resume(long total) {
     if (!options_.save_init.empty() && options_.writes) {
         nn::save(model_, options_.save_init, {{"what", "initial state_dict"}});
         fmt::print("saved the initial weights to {}\n", options_.save_init);
@@ -219,6 +260,9 @@ std::string TrainingRun::files_summary() const {
     if (error) return out + fmt::format("saved {}\n", cli::shown(checkpoint_));
     std::size_t weights = 0;
     for (const Tensor& p : model_.parameters()) weights += p.numel();
+    if (run_.epoch == 0)  // a model-only file resumed and nothing trained: no optimizer state yet
+        return out + fmt::format("saved {} ({}: {} weights; no optimizer state yet)\n", cli::shown(checkpoint_),
+                                 size_text(static_cast<double>(bytes)), count_text(static_cast<double>(weights)));
     // Adam keeps two moments per weight: a resumable run file is ~3x the weights alone.
     out += fmt::format("saved {} ({}: {} weights and the optimizer's state, what --resume needs to go on bit for bit; "
                        "the weights alone are {})\n",
@@ -229,8 +273,18 @@ std::string TrainingRun::files_summary() const {
 
 void TrainingRun::save_now() {
     if (checkpoint_.empty() || !options_.writes) return;  // a program run without --out, or not rank 0
+    keep_replaced_run();
     nn::save_run(checkpoint_, model_, run_, metadata_);
     last_saved_ = run_.epoch;
+}
+
+void TrainingRun::finish_untrained() {
+    if (checkpoint_.empty() || !options_.writes) return;
+    if (stamp_of(checkpoint_)) {  // the resumed file itself, or another run's: evaluating changes neither
+        fmt::print("nothing left to train: {} is left as it was\n", cli::shown(checkpoint_));
+        return;
+    }
+    save_now();  // a new path: it holds the resumed run, to go on from later
 }
 
 void TrainingRun::done(long n, long total) {

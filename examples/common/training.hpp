@@ -26,6 +26,7 @@ namespace xtgrad::examples {
 void require_writable_folder(const std::string& dir, const std::string& option);   // creates it, writes a probe file
 void require_regular_file(const std::string& path, const std::string& option);     // not missing, a folder or a fifo
 void require_writable_parent(const std::string& path, const std::string& option);  // the file's folder can be written
+void require_writable_file(const std::string& path, const std::string& option);    // ... and it is a regular file or new
 // A model of this many parameters (with Adam: 4 floats each, 16 bytes) must fit a sane budget.
 void require_model_budget(double parameters, const std::string& what);
 
@@ -63,8 +64,11 @@ public:
     double step(long n, ForwardBackward&& forward_backward);
     // After step n of total: saves every --save-every and at the end (n == total).
     void done(long n, long total);
-    // At the end of a run that had nothing left to do (total == the resumed count).
+    // Saves the run now (done() calls it; so does a program that saves mid-run).
     void save_now();
+    // At the end of a run that had nothing left to do (total == the resumed count): saves only to a
+    // new path; a file already there (the resumed run, or another) is left as it was.
+    void finish_untrained();
     const std::string& checkpoint() const { return checkpoint_; }
     // The run's files, for the end of its output: where its page is, and the checkpoint with
     // its size and what fills it (a run file holds the optimizer's state too: several times the
@@ -83,7 +87,10 @@ public:
     void backward(const Tensor& loss) { report_->backward(loss); }
 
 private:
+    long resume(long total);  // start() but for the note on a run it replaces
     void check_save_init() const;
+    std::string replaced_run() const;  // "epoch 4" when the checkpoint path holds another run, else ""
+    void keep_replaced_run();          // that run linked to NAME.previous, before the first save over it
     void check_same_options(const std::map<std::string, std::string>& file) const;
     void apply_lr(const std::map<std::string, std::string>& file);
     void keep_earlier_page();
@@ -99,6 +106,7 @@ private:
     long last_saved_ = -1;
     std::unique_ptr<RunReport> report_ = std::make_unique<RunReport>("");
     std::optional<FileStamp> checkpoint_before_;  // the checkpoint file as this run found it
+    std::string replaced_;                         // replaced_run() until that run is kept aside
 };
 
 // "NaN", "Inf", "-Inf"

@@ -224,7 +224,7 @@ int main(int argc, char** argv) {
             fmt::print("Epoch: {}, Loss: {:.4f}   ({:.2f} s)\n", step, dp.mean(loss, share), sec);
             std::fflush(stdout);
         }
-        if (done == steps) run.save_now();
+        if (done == steps) run.finish_untrained();
         show_attention(run.report(), run_options.writes ? out : std::string(), map_choice, model, heads, src, tgt_in);
         run.report().finish();
         fmt::print("saved {}\n", cli::shown(run.checkpoint()));

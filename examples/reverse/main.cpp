@@ -220,7 +220,7 @@ int main(int argc, char** argv) {
             run.done(step, steps);
             if (step == 1 || step % 50 == 0) fmt::print("step {:4d}  loss {:.4f}\n", step, dp.mean(loss, share));
         }
-        if (done == steps) run.save_now();
+        if (done == steps) run.finish_untrained();
         model.eval();
         const Batch test = make_batch(200, gen);
         std::size_t right = 0;

@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
             }
             if (epoch == 1) fmt::print("loss tensor: {}\n", loss);
         }
-        if (done == epochs) run.save_now();
+        if (done == epochs) run.finish_untrained();
         run.report().finish();
         return cli::kSuccess;
     });

@@ -194,7 +194,7 @@ int main(int argc, char** argv) {
                  "(an explicit --lr, --warmup or --epochs still counts)");
     app.add_flag("--literal-positions", s.literal_positions, "the tutorial's hard-coded positions (erratum)");
     app.add_flag("--check", s.check, "exit 1 unless the greedy translation is right");
-    app.add_flag("--quiet", s.quiet, "print only the losses and the translations");
+    app.add_flag("--quiet", s.quiet, "print only the losses, the translations and the files written");
     app.add_option("--autocast", s.autocast,
                    "bf16: mixed precision, as torch.autocast(\"cpu\", dtype=torch.bfloat16): the products of every forward "
                    "(training and translating) in bf16 with fp32 sums, everything else and the weights in fp32 "
@@ -284,7 +284,7 @@ int main(int argc, char** argv) {
             else
                 progress.update(epoch, loss);
         }
-        if (done == s.epochs) run.save_now();  // nothing left to train: the file still holds the run
+        if (done == s.epochs) run.finish_untrained();
 
         model.eval();
         NoGradGuard no_grad;

@@ -56,6 +56,36 @@ else bad "--save-init is not the seeded initial state"; fi
 if grep -q "optimizer" init/a.safetensors; then bad "  ...the --save-init file holds optimizer state"; else ok "  ...a model-only file"; fi
 expect 0 "winter_games --resume a model-only file" "${wg[@]}" --epochs 1 --out init4 --resume init/a.safetensors
 says "model only: weights loaded; fresh optimizer, epoch 0"
+
+echo "== a finished run is never lost: --out's checkpoint path, another run in its place, an evaluation"
+# the checkpoint path was checked only when the run saved: a whole run trained, then lost
+mkdir -p ck_dir/winter_games.safetensors ck_fifo ck_null ck_dangling
+mkfifo ck_fifo/winter_games.safetensors; ln -s /dev/null ck_null/winter_games.safetensors
+ln -s nothing ck_dangling/winter_games.safetensors
+expect 2 "--out whose checkpoint path is a folder" "${wg[@]}" --epochs 1 --out ck_dir
+says "--out 'ck_dir/winter_games.safetensors': is a folder"; trained_nothing
+expect 2 "--out whose checkpoint path is a fifo" "${wg[@]}" --epochs 1 --out ck_fifo
+says "not a regular file (a fifo)"; trained_nothing
+expect 2 "--out whose checkpoint path links to /dev/null" "${wg[@]}" --epochs 1 --out ck_null
+says "not a regular file (a character device)"; trained_nothing
+expect 2 "--out whose checkpoint path is a dangling link" "${wg[@]}" --epochs 1 --out ck_dangling
+says "a symbolic link to nothing that exists"; trained_nothing
+# a new run into a folder holding another run replaced it silently
+cp -r winter_games_split ck_other
+expect 0 "a new run where another run's checkpoint is" "${wg[@]}" --epochs 1 --out ck_other
+says "ck_other/winter_games.safetensors holds another run (epoch 4): this run replaces it at its first save"
+says "kept the run ck_other/winter_games.safetensors held (epoch 4) as "
+if cmp -s winter_games_split/winter_games.safetensors ck_other/winter_games.safetensors.previous; then ok "  ...the 4-epoch run kept whole as .previous"
+else bad "  ...the replaced run is not kept"; fi
+# evaluating a model-only file (--epochs 0) wrote it over the run in --out
+cp -r winter_games_split ck_eval
+expect 0 "--resume a model-only file, --epochs 0, into --out holding a run" "${wg[@]}" --epochs 0 --out ck_eval --resume init/a.safetensors
+says "nothing left to train: ck_eval/winter_games.safetensors is left as it was"
+if cmp -s winter_games_split/winter_games.safetensors ck_eval/winter_games.safetensors; then ok "  ...the run in --out unchanged"
+else bad "  ...evaluating replaced the run in --out"; fi
+if grep -q "holds another run" last.log; then bad "  ...announced a replacement it never made"; else ok "  ...no replacement announced"; fi
+expect 0 "--resume a model-only file, --epochs 0, into a new --out" "${wg[@]}" --epochs 0 --out ck_new --resume init/a.safetensors
+says "weights; no optimizer state yet)"
 expect 0 "random_copy --save-init" "${rc[@]}" --steps 1 --out rinit --save-init rinit/init.safetensors
 [ -s rinit/init.safetensors ] && ok "  ...wrote it" || bad "  ...no file"
 
