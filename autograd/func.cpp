@@ -271,7 +271,7 @@ std::function<Grads(const std::vector<Tensor>&)> jacfwd(Fn f) {
                 out_shape = columns.back().shape();
                 if (k == 0) check_fits(inputs[i].numel(), columns.back().numel(), "jacfwd", "Jacobian");
             }
-            if (columns.empty()) out_shape = f(inputs).shape();  // an empty input: (output..., 0...)
+            if (columns.empty()) out_shape = call(f, inputs, "jacfwd").shape();  // an empty input: (output..., 0...)
             jac.push_back(jacobian_of_columns(columns, inputs[i].shape(), out_shape));
         }
         return jac;

@@ -163,9 +163,9 @@ void check_options(const char* check, double eps, std::initializer_list<std::pai
 }  // namespace
 
 std::string GradcheckResult::message() const {
-    return fmt::format("gradcheck {} for {}: {} compared; worst: input {}{} {}: analytic {:.6g}, "
+    return fmt::format("{} {} for {}: {} compared; worst: input {}{} {}: analytic {:.6g}, "
                        "numeric {:.6g} ({:.3g}x the tolerance)",
-                       passed ? "passed" : "FAILED", op.empty() ? "<leaf>" : op,
+                       check, passed ? "passed" : "FAILED", op.empty() ? "<leaf>" : op,
                        fast ? counted(checked, "random direction") + " (fast mode)" : counted(checked, "element"), input,
                        input_name.empty() ? "" : " '" + input_name + "'",
                        fast ? "along its direction" : "at " + shape_str(index), analytic, numeric, ratio);
@@ -311,7 +311,17 @@ GradcheckResult gradgradcheck(const GradcheckFn& f, std::vector<Tensor> inputs, 
     for (const Tensor& t : inputs) any = any || t.requires_grad();
     if (!any)  // as gradcheck: none asked for means all; G needs them switched on to take f's gradients
         fail("gradgradcheck: no input requires grad; set requires_grad on the inputs to check");
-    return gradcheck(first_order_gradients(f), std::move(inputs), options);
+    check_finite("gradgradcheck", inputs);
+    std::string op;  // the op whose second derivative is checked, for the message
+    {
+        const EnableGradGuard on;
+        const Tensor y = f(inputs);
+        if (y.defined() && y.grad_fn()) op = y.grad_fn()->op();
+    }
+    GradcheckResult res = gradcheck(first_order_gradients(f), std::move(inputs), options);
+    res.check = "gradgradcheck";
+    res.op = op;
+    return res;
 }
 
 std::string JvpcheckResult::message() const {
@@ -342,6 +352,7 @@ JvpcheckResult jvpcheck(const GradcheckFn& f, const std::vector<Tensor>& inputs,
         std::vector<Tensor> duals;
         for (std::size_t i = 0; i < inputs.size(); ++i) duals.push_back(forward_ad::make_dual(inputs[i], tangents[i]));
         y = f(duals);
+        if (!y.defined()) fail("jvpcheck: the function returned an undefined tensor");
         res.op = y.grad_fn() ? y.grad_fn()->op() : "";
         forward = forward_ad::unpack_dual(y).tangent;
         if (!forward.defined()) forward = Tensor::zeros(y.shape());

@@ -42,7 +42,8 @@ struct GradcheckOptions {
 
 struct GradcheckResult {
     bool passed = true;
-    std::string op;             // grad_fn of the output, e.g. "SoftmaxBackward"
+    std::string check = "gradcheck";  // or "gradgradcheck", for the message
+    std::string op;             // grad_fn of the output, e.g. "SoftmaxBackward" (gradgradcheck: of f's output)
     std::size_t checked = 0;    // number of elements compared (in fast mode, of directions: one per input)
     bool fast = false;          // fast mode: the worst is a direction, and index is empty
     // the worst element (largest error relative to its tolerance)

@@ -1,6 +1,7 @@
 // xtgrad::grad and backward(create_graph): gradients as tensors, gradients of gradients.
 #include <xtgrad/autograd/func.hpp>
 #include <xtgrad/autograd/grad.hpp>
+#include <xtgrad/autograd/gradcheck.hpp>
 #include <xtgrad/nn/layers.hpp>
 #include "tests/test_util.hpp"
 
@@ -106,6 +107,19 @@ TEST_CASE("grad: third order by finite differences of the second (gradgradcheck 
         const GradcheckResult r = gradgradcheck(first_order_gradients(f), {x});
         CHECK_MESSAGE(r.passed, r.message());
     }
+}
+
+TEST_CASE("gradgradcheck: its result and refusals name gradgradcheck and the op whose second derivative it checks") {
+    const GradcheckFn f = [](const std::vector<Tensor>& v) { return tanh(v[0]); };
+    const GradcheckResult r = gradgradcheck(f, {rnd({3}, 36)});
+    CHECK(r.passed);
+    CHECK(r.message().rfind("gradgradcheck passed for TanhBackward: ", 0) == 0);
+    Tensor nan_input = Tensor::from_vector({0.f, std::nanf("")}, {2}, true);
+    expect_error([&] { gradgradcheck(f, {nan_input}); }, {"gradgradcheck: input 0 is nan at (1)"});
+    // a function that returns nothing: named by the check or transform that called it
+    const GradcheckFn undefined = [](const std::vector<Tensor>&) { return Tensor(); };
+    expect_error([&] { jvpcheck(undefined, {rnd({2}, 37)}); }, {"jvpcheck: the function returned an undefined tensor"});
+    expect_error([&] { func::jacfwd(undefined)({Tensor::zeros({0})}); }, {"func::jacfwd: the function returned an undefined tensor"});
 }
 
 TEST_CASE("grad: grad_outputs weight the outputs, and may be tensors of a graph themselves") {
