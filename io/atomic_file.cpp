@@ -12,7 +12,9 @@
 #include <cerrno>
 #include <cstring>
 #include <charconv>
+#include <climits>
 #include <filesystem>
+#include <functional>
 #include <locale>
 #include <optional>
 #include <ostream>
@@ -115,11 +117,35 @@ std::string replaceable_target(const std::string& path) {
         fail("cannot write '{}': it is {}; only a regular file or a new path is replaced", path, file_kind(st.st_mode));
     std::error_code ec;
     const std::filesystem::path resolved = std::filesystem::canonical(path, ec);
+    if (ec == std::errc::too_many_symbolic_link_levels)
+        fail("cannot write '{}': it is a loop of symbolic links (or a chain of more than the system follows), which "
+             "names no file", path);
     if (ec) fail("cannot write '{}': it is a symbolic link to nothing that exists ({})", path, ec.message());
     if (::stat(resolved.c_str(), &st) != 0 || !S_ISREG(st.st_mode))
         fail("cannot write '{}': it is a symbolic link to '{}', which is {}; only a regular file is replaced", path,
              resolved.string(), file_kind(st.st_mode));
     return resolved.string();
+}
+
+// The most ".tmp.<pid>.<n>" adds to a name: a pid_t and an unsigned in decimal.
+constexpr std::size_t kMaxTempSuffix = std::string_view(".tmp.").size() + 10 + 1 + 10;
+
+// The start of the temporaries' names for `target`, "<name>.tmp.", in its folder. A name within
+// kMaxTempSuffix of the file system's NAME_MAX (a 250-byte name) would give a temporary that cannot
+// be created (ENAMETOOLONG), so it is cut, at a character's start, and a hash of the whole name
+// added, so that other long names keep their own: "<start>~<16 hex digits>.tmp.". The hash is
+// libstdc++'s, the same in every build; a save made with another would merely leave a stale one.
+std::filesystem::path temp_prefix(const std::string& target) {
+    const std::filesystem::path target_path(target);
+    const std::string name = target_path.filename().string();
+    const std::filesystem::path dir = target_path.has_parent_path() ? target_path.parent_path() : ".";
+    const long name_max = ::pathconf(dir.c_str(), _PC_NAME_MAX);
+    const std::size_t limit = name_max > 0 ? static_cast<std::size_t>(name_max) : NAME_MAX;
+    if (name.size() + kMaxTempSuffix <= limit) return target_path.parent_path() / (name + ".tmp.");
+    const std::string hash = fmt::format("~{:016x}", std::hash<std::string>{}(name));
+    std::size_t keep = limit > kMaxTempSuffix + hash.size() ? limit - kMaxTempSuffix - hash.size() : 0;
+    while (keep > 0 && (static_cast<unsigned char>(name[keep]) & 0xC0) == 0x80) --keep;
+    return target_path.parent_path() / (name.substr(0, keep) + hash + ".tmp.");
 }
 
 // The temporary file beside the target. Removed on destruction unless commit() renamed it
@@ -157,8 +183,9 @@ private:
     void create() {
         // O_EXCL never reuses a file; a name left by a crashed process with our pid is skipped.
         static std::atomic<unsigned> counter{0};
+        const std::string prefix = temp_prefix(target_).string();
         for (int attempt = 0; attempt < 100; ++attempt) {
-            path_ = target_ + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+            path_ = prefix + std::to_string(::getpid()) + "." + std::to_string(counter++);
             fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
             if (fd_ >= 0 || errno != EEXIST) break;
         }
@@ -221,7 +248,7 @@ void remove_stale_temporaries(const std::string& target) {
     namespace fs = std::filesystem;
     const fs::path target_path(target);
     const fs::path dir = target_path.has_parent_path() ? target_path.parent_path() : fs::path(".");
-    const std::string prefix = target_path.filename().string() + ".tmp.";
+    const std::string prefix = temp_prefix(target).filename().string();
     std::error_code ec;
     for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
         const std::string name = it->path().filename().string();
@@ -235,6 +262,11 @@ void remove_stale_temporaries(const std::string& target) {
 
 void write_file_atomically(const std::string& path,
                            const std::function<void(std::ostream&)>& write) {
+    // refused before anything is written: the rename of a whole temporary would fail
+    if (path.empty()) fail("cannot write '': the path is empty");
+    const std::string name = std::filesystem::path(path).filename().string();
+    if (name.empty() || name == "." || name == "..")
+        fail("cannot write '{}': the path names a folder (it ends in '{}'), not a file", path, name.empty() ? "/" : name);
     const std::string target = replaceable_target(path);
     remove_stale_temporaries(target);
     TempFile temp(target);

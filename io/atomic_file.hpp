@@ -15,17 +15,20 @@ namespace xtgrad {
 
 // Replaces `path` so that it holds either its old contents or the complete new ones, never a
 // mix, even if the process dies half-way: `write` fills a temporary file in the same directory
-// ("<path>.tmp.<pid>.<n>", so that the rename stays within one file system), which is flushed,
-// fsync'ed and then renamed over `path`. A file that is replaced keeps its permission bits.
+// ("<path>.tmp.<pid>.<n>", so that the rename stays within one file system; a name too long to
+// take that suffix within NAME_MAX keeps its start and gets a hash of the whole instead,
+// "<start>~<16 hex digits>.tmp.<pid>.<n>"), which is flushed, fsync'ed and then renamed over
+// `path`. A file that is replaced keeps its permission bits.
 // If anything fails — creating, writing, syncing, renaming, or `write` itself throwing — the
 // temporary is removed, `path` is left as it was, and an Error naming `path` is thrown.
-// A process killed mid-save (kill -9) cannot remove its temporary, so every save first removes
-// the temporaries of `path` whose writer is gone (its pid no longer exists and nobody holds the
-// flock a writer keeps on its temporary).
+// A process killed mid-save (kill -9, SIGXFSZ) cannot remove its temporary, so every save first
+// removes the temporaries of `path` whose writer is gone (its pid no longer exists and nobody
+// holds the flock a writer keeps on its temporary).
 // Only a regular file or a new path is replaced: a directory, a device (/dev/null), a fifo or
 // a socket at `path` is an Error naming it, checked before writing and again before the
 // rename. A symbolic link is followed: the regular file it names is replaced and the link
-// kept; a link to anything else, or to nothing, is refused.
+// kept; a link to anything else, to nothing, or a loop of links, is refused. So is, before
+// anything is written, an empty path or one naming a folder (ending in '/', '.' or '..').
 void write_file_atomically(const std::string& path,
                            const std::function<void(std::ostream&)>& write);
 

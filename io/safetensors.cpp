@@ -31,6 +31,14 @@ constexpr std::size_t kHeaderLengthBytes = 8;
 // The reference implementation's limit (safetensors' MAX_HEADER_SIZE): refused before allocating.
 constexpr std::uint64_t kSafetensorsMaxHeaderBytes = 100'000'000;
 constexpr int kMaxNesting = 8;
+// The most tensors a header may list, refused while it is parsed. The largest models have under
+// 100 000 tensors over all their shards (DeepSeek-V3: ~91 000); each costs ~600 bytes parsed.
+constexpr std::size_t kMaxTensors = std::size_t{1} << 18;
+// Values (numbers, strings, lists, objects) in a header: 16 a tensor, as many as an entry of rank
+// 10 holds. Parsed, a value costs 16 to ~170 bytes (an object's member, its key kept again for the
+// duplicate check): ~720 MB at most, where a 94 MB shape of 47 M dimensions took 2.4 GB and 19 s
+// before its rank was checked (and a 100 MB header of small objects would take 1.8 GB).
+constexpr std::size_t kMaxHeaderValues = 16 * kMaxTensors;
 
 // ---------------------------------------------------------------------------------------------
 // Dtypes: how to turn n stored items into float32.
@@ -104,37 +112,44 @@ std::string read_header(const FileReader& file) {
     return header;
 }
 
-// At most kShownChars characters of `text`, for error messages about hostile input.
-std::string shorten(std::string_view text) {
+// `text` from the file (a name, a key, a value) as an error message quotes it: at most
+// kShownChars bytes, on one line, with control bytes (a NUL, a newline, a terminal escape) and
+// bytes that are not UTF-8 written as \xHH, as save_safetensors quotes a name it refuses.
+std::string shown(std::string_view text) {
     constexpr std::size_t kShownChars = 120;
-    if (text.size() <= kShownChars) return std::string(text);
-    return fmt::format("{}... ({} bytes)", text.substr(0, kShownChars), text.size());
+    return escaped_for_message(text, false, kShownChars);
 }
 
 // A JSON value as it appears in an error message. The parser bounds the nesting, so dump()
 // recurses at most kMaxNesting deep.
-std::string brief(const json& value) { return shorten(value.dump()); }
+std::string brief(const json& value) { return shown(value.dump()); }
 
 // Parses the header, refusing what nlohmann would accept silently or unboundedly: nesting
-// deeper than kMaxNesting (a valid header nests 3 deep: header, entry, shape) and a key named
-// twice in any object (nlohmann would keep the last one).
+// deeper than kMaxNesting (a valid header nests 3 deep: header, entry, shape), more than
+// kMaxHeaderValues values or kMaxTensors tensors, and a key named twice in any object (nlohmann
+// would keep the last one).
 json parse_header(const std::string& path, const std::string& text) {
-    std::vector<std::set<std::string>> open_objects;  // the keys seen so far in each open object
-    const json::parser_callback_t check = [&](int, json::parse_event_t event, json& parsed) {
+    std::vector<std::set<std::string, std::less<>>> open_objects;  // the keys seen so far in each open object
+    std::size_t tensors = 0;
+    const auto check = [&](json::parse_event_t event, std::string_view key) {
         using Event = json::parse_event_t;
         if (event == Event::object_start) open_objects.emplace_back();
         if (event == Event::object_end) open_objects.pop_back();
-        if (event == Event::key && !open_objects.back().insert(parsed.get<std::string>()).second)
-            fail("load_safetensors: '{}': the header names '{}' twice in one object{}", path,
-                 shorten(parsed.get<std::string>()), open_objects.size() == 1 ? "" : " (inside an entry)");
-        return true;
+        if (event != Event::key) return;
+        if (!open_objects.back().emplace(key).second)
+            fail("load_safetensors: '{}': the header names '{}' twice in one object{}", path, shown(key),
+                 open_objects.size() == 1 ? "" : " (inside an entry)");
+        if (open_objects.size() == 1 && key != kMetadataKey && ++tensors > kMaxTensors)
+            fail("load_safetensors: '{}': the header lists more than {} tensors, the most xtgrad reads from one file",
+                 path, kMaxTensors);
     };
     json root;
     try {
-        root = xtgrad::detail::parse_bounded_json(text, kMaxNesting, fmt::format("load_safetensors: '{}': the header", path), check);
+        root = xtgrad::detail::parse_bounded_json(text, {kMaxNesting, kMaxHeaderValues},
+                                                  fmt::format("load_safetensors: '{}': the header", path), check);
     } catch (const json::exception& e) {
         fail("load_safetensors: '{}': the {}-byte header is not valid JSON: {}", path, text.size(),
-             shorten(e.what()));
+             shown(e.what()));
     }
     if (!root.is_object()) fail("load_safetensors: '{}': the header is JSON but not an object", path);
     return root;
@@ -146,7 +161,7 @@ std::map<std::string, std::string> parse_metadata(const std::string& path, const
     for (const auto& [key, item] : value.items()) {
         if (!item.is_string())
             fail("load_safetensors: '{}': \"__metadata__\" value of '{}' is not a string: {}", path,
-                 shorten(key), brief(item));
+                 shown(key), brief(item));
         metadata.emplace(key, item.get<std::string>());
     }
     return metadata;
@@ -180,7 +195,7 @@ public:
 
 private:
     [[noreturn]] void error(const std::string& what) const {
-        fail("load_safetensors: '{}': tensor '{}': {}", path_, shorten(name_), what);
+        fail("load_safetensors: '{}': tensor '{}': {}", path_, shown(name_), what);
     }
 
     const json& field(const char* key) const {
@@ -231,10 +246,10 @@ void check_tiling(const std::string& path, std::vector<Entry>& entries, std::uin
     for (const Entry& e : entries) {
         if (e.begin < covered)
             fail("load_safetensors: '{}': tensor '{}' (bytes [{}, {})) overlaps tensor '{}' (bytes [{}, {}))", path,
-                 shorten(e.name), e.begin, e.end, shorten(previous->name), previous->begin, previous->end);
+                 shown(e.name), e.begin, e.end, shown(previous->name), previous->begin, previous->end);
         if (e.begin > covered)
             fail("load_safetensors: '{}': bytes [{}, {}) of the data section belong to no tensor (the next is '{}')",
-                 path, covered, e.begin, shorten(e.name));
+                 path, covered, e.begin, shown(e.name));
         covered = e.end;
         previous = &e;
     }

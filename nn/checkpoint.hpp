@@ -28,7 +28,8 @@ namespace xtgrad::nn {
 void save(const Module& module, const std::string& path, const std::map<std::string, std::string>& metadata = {});
 
 // strict: the file's names must be exactly the module's. Either way shapes must match, and
-// an error lists every missing key, unexpected key and shape mismatch. Returns the metadata.
+// an error lists the missing keys, unexpected keys and shape mismatches (the first 10 of each).
+// Returns the metadata.
 // A run file loads too: its run state (optimizer entries) is ignored.
 std::map<std::string, std::string> load(Module& module, const std::string& path, bool strict = true);
 

@@ -1,8 +1,10 @@
 #include <xtgrad/nn/module.hpp>
 
 #include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/utf8_text.hpp>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <unordered_set>
@@ -129,19 +131,21 @@ std::vector<std::pair<std::string, Module*>> Module::named_children() const {
 void Module::load_state_dict(const NamedTensors& state, bool strict) {
     std::map<std::string, Tensor> mine;
     for (auto& [name, t] : state_dict()) mine.emplace(name, t);
-    std::set<std::string> given;
+    std::set<std::string> given, repeated_names;
     std::vector<std::string> unexpected, mismatched, repeated;
+    // the names may come from a file: escaped (a NUL, a newline or a terminal escape in one), and
+    // only where a message shows them
+    auto shown = [](const std::string& name) { return escaped_for_message(name, false, 120); };
     for (const auto& [name, value] : state) {
         // a name given twice: which value is meant is unknowable, so neither is loaded
-        if (!given.insert(name).second && std::find(repeated.begin(), repeated.end(), name) == repeated.end())
-            repeated.push_back(name);
+        if (!given.insert(name).second && repeated_names.insert(name).second) repeated.push_back(name);
         auto it = mine.find(name);
         if (it == mine.end()) {
             unexpected.push_back(name);
             continue;
         }
         if (it->second.shape() != value.shape())
-            mismatched.push_back(fmt::format("{}: checkpoint {} vs module {}", name, shape_str(value.shape()),
+            mismatched.push_back(fmt::format("{}: checkpoint {} vs module {}", shown(name), shape_str(value.shape()),
                                              shape_str(it->second.shape())));
     }
     std::vector<std::string> missing;
@@ -150,16 +154,19 @@ void Module::load_state_dict(const NamedTensors& state, bool strict) {
     if (!mismatched.empty() || !repeated.empty() || (strict && (!missing.empty() || !unexpected.empty()))) {
         std::string msg = fmt::format("load_state_dict{}: the state does not fit the module",
                                       path_.empty() ? "" : " (" + path_ + ")");
-        auto list = [&](const char* what, const std::vector<std::string>& v) {
+        // the first kShownKeys of each list: a file of 40 000 unknown names made a 40 000-line message
+        constexpr std::size_t kShownKeys = 10;
+        auto list = [&](const char* what, const std::vector<std::string>& v, auto&& show) {
             if (v.empty()) return;
             msg += fmt::format("\n  {} ({}):", what, v.size());
-            for (const std::string& s : v) msg += "\n    " + s;
+            for (std::size_t i = 0; i < std::min(v.size(), kShownKeys); ++i) msg += "\n    " + show(v[i]);
+            if (v.size() > kShownKeys) msg += fmt::format("\n    ... and {} more", v.size() - kShownKeys);
         };
-        list("shape mismatches", mismatched);
-        list("keys given more than once", repeated);
+        list("shape mismatches", mismatched, std::identity{});
+        list("keys given more than once", repeated, shown);
         if (strict) {
-            list("missing keys", missing);
-            list("unexpected keys", unexpected);
+            list("missing keys", missing, std::identity{});  // the module's own names
+            list("unexpected keys", unexpected, shown);
         }
         throw Error(msg);
     }

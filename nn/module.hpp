@@ -48,8 +48,8 @@ public:
 
     // Copies values into the module's tensors by name. strict: the names must match
     // exactly; otherwise unknown names are ignored and missing ones left as they are.
-    // Shapes must always match. Errors list every missing key, unexpected key and shape
-    // mismatch at once.
+    // Shapes must always match. Errors list the missing keys, unexpected keys and shape
+    // mismatches at once (the first 10 of each, then how many more; names escaped).
     void load_state_dict(const NamedTensors& state, bool strict = true);
 
     void train(bool on = true);

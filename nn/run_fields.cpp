@@ -1,6 +1,8 @@
 #include <xtgrad/nn/run_fields.hpp>
 
 #include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/utf8_text.hpp>
+#include <xtgrad/io/bounded_json.hpp>
 #include <xtgrad/optim/schedule.hpp>
 
 #include <charconv>
@@ -14,32 +16,9 @@ namespace {
 
 using json = nlohmann::json;
 
-// At most 80 characters of a value from the file, for error messages.
-std::string shown_field(std::string_view text) {
-    constexpr std::size_t kShown = 80;
-    return text.size() <= kShown ? std::string(text) : fmt::format("{}... ({} bytes)", text.substr(0, kShown), text.size());
-}
-
-// The deepest nesting of lists and objects in JSON text (strings skipped), counted without
-// recursion so that hostile text cannot exhaust the stack here either.
-int json_nesting(std::string_view text) {
-    int depth = 0, deepest = 0;
-    bool in_string = false, escaped = false;
-    for (char c : text) {
-        if (in_string) {
-            if (escaped) escaped = false;
-            else if (c == '\\') escaped = true;
-            else if (c == '"') in_string = false;
-        } else if (c == '"') {
-            in_string = true;
-        } else if (c == '[' || c == '{') {
-            deepest = std::max(deepest, ++depth);
-        } else if (c == ']' || c == '}') {
-            --depth;
-        }
-    }
-    return deepest;
-}
+// A value from the file as an error message quotes it: at most 80 bytes, on one line, control
+// bytes and bytes that are not UTF-8 escaped (a terminal escape must not reach the terminal).
+std::string shown_field(std::string_view text) { return escaped_for_message(text, false, 80); }
 
 bool finite_json_number(const json& v) { return v.is_number() && std::isfinite(v.get<double>()); }
 
@@ -65,11 +44,9 @@ long RunFields::whole_number(const std::string& key, long min, long max) const {
 }
 
 json RunFields::parsed_json(const std::string& key) const {
-    const std::string& value = text(key);
-    if (json_nesting(value) > kMaxNesting)
-        fail_field(key, fmt::format("the JSON nests lists and objects more than {} deep", kMaxNesting));
     try {
-        return json::parse(value);
+        return xtgrad::detail::parse_bounded_json(text(key), {kMaxNesting},
+                                                  fmt::format("load '{}': metadata entry '{}': the JSON", path_, key));
     } catch (const json::exception& e) {
         fail_field(key, fmt::format("not valid JSON ({})", shown_field(e.what())));
     }

@@ -1,8 +1,9 @@
 // The one path by which a run checkpoint's metadata fields are read (nn/checkpoint.cpp): every
 // field a file supplies is looked up, bounded and type-checked here, and every failure is an
 // xtgrad::Error naming the file and the field. JSON fields (the optimizer's param_groups, the
-// schedule's state) have their nesting counted before any parser or dump() recurses into them;
-// the optimizer's hyperparameters are then checked by Optimizer::load_state_dict.
+// schedule's state) are parsed with their nesting and size bounded (io/bounded_json.hpp), so that
+// neither dump() nor the memory parsed values take can run away; the optimizer's hyperparameters
+// are then checked by Optimizer::load_state_dict.
 #pragma once
 
 #include <xtgrad/autograd/array.hpp>
@@ -27,7 +28,7 @@ public:
     const std::string& text(const std::string& key) const;  // required
     // A whole number in [min, max], written in plain decimal digits.
     long whole_number(const std::string& key, long min, long max) const;
-    // Parsed JSON, refused before parsing if it nests deeper than kMaxNesting.
+    // Parsed JSON, refused while parsing if it nests deeper than kMaxNesting.
     nlohmann::json parsed_json(const std::string& key) const;
 
     // The optimizer's param_groups text, its nesting bounded. Optimizer::load_state_dict reads

@@ -124,34 +124,22 @@ long Optimizer::step_count(const Tensor& p) const {
 
 namespace {
 
-// "state.<i>.<key>" -> (i, key); i must be a plain decimal index
-std::pair<std::size_t, std::string> split_state_name(const std::string& name) {
-    const std::string prefix = "state.";
-    const std::size_t dot = name.find('.', prefix.size());
-    if (name.rfind(prefix, 0) != 0 || dot == std::string::npos || dot == prefix.size() || dot - prefix.size() > 9)
-        fail("optimizer state: '{}' is not a 'state.<index>.<key>' entry", name);
-    std::size_t index = 0;
-    for (std::size_t k = prefix.size(); k < dot; ++k) {
-        if (name[k] < '0' || name[k] > '9') fail("optimizer state: '{}' has no numeric parameter index", name);
-        index = index * 10 + static_cast<std::size_t>(name[k] - '0');
-    }
-    return {index, name.substr(dot + 1)};
-}
-
 // A loaded buffer's values: a NaN or Inf moment stays one and reaches the parameter at the next
 // step; a negative exp_avg_sq (a mean of squares) has no square root.
 void check_state_values(const std::string& name, std::size_t i, const Array& a, bool non_negative) {
     const std::size_t bad = xtgrad::detail::first_non_finite(a.data(), a.size());
     if (bad != a.size())
-        fail("optimizer state: '{}' (parameter {}) holds {} at element {}; a moment must be finite", name, i, a.data()[bad], bad);
+        fail("optimizer state: '{}' (parameter {}) holds {} at element {}; a moment must be finite", checks::shown_name(name), i,
+             a.data()[bad], bad);
     if (!non_negative) return;
     const float* negative = std::find_if(a.data(), a.data() + a.size(), [](float v) { return v < 0; });
     if (negative != a.data() + a.size())
-        fail("optimizer state: '{}' (parameter {}) holds {} at element {}; it is a mean of squares, >= 0", name, i,
-             *negative, negative - a.data());
+        fail("optimizer state: '{}' (parameter {}) holds {} at element {}; it is a mean of squares, >= 0",
+             checks::shown_name(name), i, *negative, negative - a.data());
 }
 
-// torch keeps step as a float32 tensor: exact up to 2^24 steps
+// torch keeps step as a float32 tensor: every count is exact up to 2^24 (2^24 + 1 is not), so a
+// checkpoint holds at most 2^24 steps a parameter
 constexpr long kMaxExactStep = 1L << 24;
 
 // param_groups is a file's text: parsed with a bound on its nesting (a valid one nests 3 deep:
@@ -161,7 +149,7 @@ constexpr int kMaxParamGroupsNesting = 8;
 
 nlohmann::json parse_param_groups(const std::string& text) {
     try {
-        return xtgrad::detail::parse_bounded_json(text, kMaxParamGroupsNesting, "optimizer state: param_groups");
+        return xtgrad::detail::parse_bounded_json(text, {kMaxParamGroupsNesting}, "optimizer state: param_groups");
     } catch (const nlohmann::json::exception& e) {
         fail("optimizer state: param_groups is not JSON ({})", std::string(e.what()).substr(0, 200));
     }
@@ -181,7 +169,9 @@ OptimizerState Optimizer::state_dict() const {
     for (std::size_t i = 0; i < params_.size(); ++i) {
         auto it = state_.find(params_[i].impl());
         if (it == state_.end() || it->second.step == 0) continue;
-        if (it->second.step > kMaxExactStep) fail("optimizer state: step {} of parameter {} does not fit float32 exactly", it->second.step, i);
+        if (it->second.step > kMaxExactStep)
+            fail("optimizer state: parameter {} took {} steps, more than the {} (2^24) a state holds: torch keeps the step "
+                 "count as float32, whose whole numbers are exact only up to there", i, it->second.step, kMaxExactStep);
         out.tensors.emplace_back(fmt::format("state.{}.step", i), Array(static_cast<float>(it->second.step)));
         for (const std::string& key : state_keys()) {
             auto b = it->second.buffers.find(key);
@@ -204,22 +194,29 @@ void Optimizer::load_state_dict(const OptimizerState& in) {
     const std::vector<std::string> keys = state_keys();
     const std::set<std::string> allowed(keys.begin(), keys.end());
     for (const auto& [name, a] : in.tensors) {
-        const auto [i, key] = split_state_name(name);
-        if (i >= params_.size()) fail("optimizer state: '{}' names parameter {}, this optimizer has {}", name, i, params_.size());
+        const std::string shown = checks::shown_name(name);
+        const auto entry = checks::state_entry(name);
+        if (!entry)
+            fail("optimizer state: '{}' is not a 'state.<index>.<key>' entry with a numeric index as state_dict() "
+                 "writes it (decimal digits, no sign, no leading zero)", shown);
+        const auto& [i, key] = *entry;
+        if (i >= params_.size()) fail("optimizer state: '{}' names parameter {}, this optimizer has {}", shown, i, params_.size());
         ParamState& s = states[i];
         if (key == "step") {
             const float step = a.size() == 1 ? a.data()[0] : -1.f;
             if (a.dimension() > 1 || !(step >= 1) || step != std::floor(step) || step > static_cast<float>(kMaxExactStep))
-                fail("optimizer state: '{}' must be one whole number >= 1, got shape {} value {}", name, shape_str(a.shape()), step);
+                fail("optimizer state: '{}' must be one whole number in [1, {}] (2^24: torch keeps it as float32, exact "
+                     "up to there), got shape {} value {}", shown, kMaxExactStep, shape_str(a.shape()), step);
+            if (s.step != 0) fail("optimizer state: '{}' is given twice", shown);
             s.step = static_cast<long>(step);
         } else if (allowed.count(key) != 0) {
             if (a.shape() != params_[i].data().shape())
-                fail("optimizer state: '{}' has shape {}, parameter {} ('{}') has shape {}", name, shape_str(a.shape()), i,
+                fail("optimizer state: '{}' has shape {}, parameter {} ('{}') has shape {}", shown, shape_str(a.shape()), i,
                      params_[i].name(), shape_str(params_[i].shape()));
             check_state_values(name, i, a, non_negative_state(key));
-            s.buffers[key] = a;
+            if (!s.buffers.emplace(key, a).second) fail("optimizer state: '{}' is given twice", shown);
         } else {
-            fail("optimizer state: unexpected entry '{}' (this optimizer keeps step, {})", name, fmt::join(keys, ", "));
+            fail("optimizer state: unexpected entry '{}' (this optimizer keeps step, {})", shown, fmt::join(keys, ", "));
         }
     }
     const double lr = checks::number_field(group, "lr");

@@ -76,8 +76,9 @@ public:
     virtual OptimizerState state_dict() const;
     // Restores the per-parameter state and the hyperparameters (lr included, as torch does).
     // Throws an Error naming the entry at fault for a parameter count, index, key or shape that
-    // does not fit this optimizer, a buffer holding NaN or Inf, or a negative exp_avg_sq (its
-    // square root is taken), and changes nothing then.
+    // does not fit this optimizer, an entry given twice or an index written as state_dict() never
+    // writes it ("state.03.step"), a step count past 2^24, a buffer holding NaN or Inf, or a
+    // negative exp_avg_sq (its square root is taken), and changes nothing then.
     virtual void load_state_dict(const OptimizerState& state);
     // The state this process holds, in state_dict()'s layout, for load_state_dict to put back
     // (nn::load_run's all or nothing). The same as state_dict() except for a sharded optimizer

@@ -1,10 +1,13 @@
 #include <xtgrad/optim/option_checks.hpp>
 
 #include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/utf8_text.hpp>
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <string_view>
 
 namespace xtgrad::optim::checks {
 
@@ -38,7 +41,24 @@ void check_options(const AdamOptions& o, const char* who, const char* call) {
         fail("{}{}: weight_decay must be a finite number >= 0, got {}", who, call, o.weight_decay());
 }
 
-std::string shown(const nlohmann::json& v) { return v.dump().substr(0, 80); }
+std::string shown(const nlohmann::json& v) { return escaped_for_message(v.dump(), false, 80); }
+
+std::string shown_name(const std::string& name) { return escaped_for_message(name, false, 120); }
+
+std::optional<std::pair<std::size_t, std::string>> state_entry(const std::string& name) {
+    const std::string_view prefix = "state.";
+    const std::size_t dot = name.find('.', prefix.size());
+    std::string_view index;  // the digits between "state." and the next '.'
+    if (name.starts_with(prefix) && dot != std::string::npos)
+        index = std::string_view(name).substr(prefix.size(), dot - prefix.size());
+    // at most 9 digits: no overflow, and far more parameters than any optimizer has
+    const bool canonical = !index.empty() && dot + 1 < name.size() && index.size() <= 9 && (index == "0" || index[0] != '0') &&
+                           std::all_of(index.begin(), index.end(), [](char c) { return c >= '0' && c <= '9'; });
+    if (!canonical) return std::nullopt;
+    std::size_t i = 0;
+    for (char c : index) i = i * 10 + static_cast<std::size_t>(c - '0');
+    return std::pair{i, name.substr(dot + 1)};
+}
 
 double number_field(const nlohmann::json& group, const char* key) {
     const auto it = group.find(key);

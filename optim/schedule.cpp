@@ -95,7 +95,7 @@ std::string state_value(const nlohmann::json& v) { return v.dump().substr(0, 80)
 void LRScheduler::load_state_dict(const std::string& text) {
     nlohmann::json j;
     try {
-        j = xtgrad::detail::parse_bounded_json(text, kMaxStateNesting, "LRScheduler: the state");
+        j = xtgrad::detail::parse_bounded_json(text, {kMaxStateNesting}, "LRScheduler: the state");
     } catch (const nlohmann::json::exception& e) {
         fail("LRScheduler: a state must be JSON ({})", std::string(e.what()).substr(0, 200));
     }

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+#include <string_view>
 #include <vector>
 
 namespace xtgrad::report {
@@ -18,16 +20,15 @@ using Event = Json::parse_event_t;
 // Where the parser is, from its events, to name the field of a parse error: "scalars.loss.value[3]".
 class FieldPath {
 public:
-    bool on(Event event, const Json& parsed) {
+    void on(Event event, std::string_view key) {
         switch (event) {
             case Event::object_start: levels_.push_back({false, "", 0, false}); break;
             case Event::array_start: levels_.push_back({true, "", 0, false}); break;
-            case Event::key: levels_.back().key = parsed.get<std::string>(), levels_.back().in_value = true; break;
+            case Event::key: levels_.back().key = key, levels_.back().in_value = true; break;
             case Event::object_end:
             case Event::array_end: levels_.pop_back(); done(); break;
             case Event::value: done(); break;
         }
-        return true;
     }
     std::string str() const {
         std::string out;
@@ -65,8 +66,9 @@ Json parse_report_data(const std::string& text, const std::string& who) {
     FieldPath path;
     Json data;
     try {
-        data = xtgrad::detail::parse_bounded_json(text, kMaxReportNesting, who,
-                                                  [&](int, Event event, Json& parsed) { return path.on(event, parsed); });
+        // no bound on the values: a report's data grows with its run's steps
+        data = xtgrad::detail::parse_bounded_json(text, {kMaxReportNesting, std::numeric_limits<std::size_t>::max()}, who,
+                                                  [&](Event event, std::string_view key) { path.on(event, key); });
     } catch (const Json::exception& e) {
         // nlohmann quotes the bytes it read last, which may be the invalid UTF-8 itself
         fail("{} is not JSON (in {}): {}", who, path.str(), valid_utf8(std::string(e.what()).substr(0, 200)));

@@ -4,6 +4,7 @@
 #include <xtgrad/io/bounded_json.hpp>
 #include <xtgrad/nn/parallel/agreement.hpp>
 #include <xtgrad/nn/parallel/process_group.hpp>
+#include <xtgrad/optim/option_checks.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -35,26 +36,19 @@ namespace {
 
 const char* kWho = "ZeroRedundancyOptimizer";
 
-// "state.<i>.<key>" -> i (npos if the name has no such index; the caller reports it)
+// "state.<i>.<key>" -> i (npos if the name has no such index, in state_dict()'s form; the caller reports it)
 std::size_t state_index(const std::string& name, std::string* key) {
-    const std::string prefix = "state.";
-    const std::size_t dot = name.find('.', prefix.size());
-    if (name.rfind(prefix, 0) != 0 || dot == std::string::npos || dot == prefix.size() || dot - prefix.size() > 9)
-        return std::string::npos;
-    std::size_t i = 0;
-    for (std::size_t k = prefix.size(); k < dot; ++k) {
-        if (name[k] < '0' || name[k] > '9') return std::string::npos;
-        i = i * 10 + static_cast<std::size_t>(name[k] - '0');
-    }
-    *key = name.substr(dot + 1);
-    return i;
+    const auto entry = optim::checks::state_entry(name);
+    if (!entry) return std::string::npos;
+    *key = entry->second;
+    return entry->first;
 }
 
 // param_groups is a file's text: parsed with a bound on its nesting (a valid one nests 3 deep),
 // as optim's own parser does, so that a 200 000-deep list cannot overflow the stack.
 nlohmann::json parse_groups(const std::string& text) {
     try {
-        return xtgrad::detail::parse_bounded_json(text, 8, "optimizer state: param_groups");
+        return xtgrad::detail::parse_bounded_json(text, {8}, "optimizer state: param_groups");
     } catch (const nlohmann::json::exception& e) {
         fail("optimizer state: param_groups is not JSON ({})", std::string(e.what()).substr(0, 200));
     }
@@ -319,11 +313,14 @@ void ZeroRedundancyOptimizer::load_shard(const optim::OptimizerState& state) {
     for (const auto& [name, a] : state.tensors) {
         std::string key;
         const std::size_t i = state_index(name, &key);
-        if (i == std::string::npos) fail("optimizer state: '{}' is not a 'state.<index>.<key>' entry", name);
-        if (i >= params_.size()) fail("optimizer state: '{}' names parameter {}, this optimizer has {}", name, i, params_.size());
+        if (i == std::string::npos)
+            fail("optimizer state: '{}' is not a 'state.<index>.<key>' entry", optim::checks::shown_name(name));
+        if (i >= params_.size())
+            fail("optimizer state: '{}' names parameter {}, this optimizer has {}", optim::checks::shown_name(name), i,
+                 params_.size());
         if (key != "step" && a.shape() != params_[i].data().shape())
-            fail("optimizer state: '{}' has shape {}, parameter {} ('{}') has shape {}", name, shape_str(a.shape()), i,
-                 params_[i].name(), shape_str(params_[i].shape()));
+            fail("optimizer state: '{}' has shape {}, parameter {} ('{}') has shape {}", optim::checks::shown_name(name),
+                 shape_str(a.shape()), i, params_[i].name(), shape_str(params_[i].shape()));
         if (local_index[i] != std::string::npos) local.tensors.emplace_back(fmt::format("state.{}.{}", local_index[i], key), a);
     }
     // The group's own checks (one group, its hyperparameters) are the local optimizer's; its

@@ -10,12 +10,14 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <climits>
 #include <thread>
 
 #include <filesystem>
@@ -267,6 +269,78 @@ TEST_CASE("FileReader: reads exact byte ranges and reports short reads with the 
     CHECK_THROWS_WITH_AS(file.read(8, buffer, 4),
                          doctest::Contains("unexpected end of file: wanted 4 bytes at offset 8, got 2"), Error);
     CHECK_THROWS_WITH_AS(FileReader(dir.file("none")), doctest::Contains("No such file or directory"), Error);
+}
+
+TEST_CASE("write_file_atomically: a name of up to NAME_MAX bytes is saved; its temporaries fit and stale ones go") {
+    // "<name>.tmp.<pid>.<n>" of a 250-byte name passed NAME_MAX: "File name too long", nothing saved
+    TempDir dir;
+    for (std::size_t length : {229u, 230u, 250u, 255u}) {
+        CAPTURE(length);
+        const std::string path = dir.file(std::string(length, 'a'));
+        write_text(path, "old");
+        kill_and_reap(start_stuck_save(dir, path));  // its temporary left behind
+        for (const std::string& name : dir.entries()) {
+            CHECK(name.size() <= NAME_MAX);
+            if (name != std::string(length, 'a'))
+                CHECK(name.starts_with(length <= 229 ? path.substr(path.size() - length) + ".tmp." : std::string(200, 'a')));
+        }
+        CHECK(dir.entries().size() == 2);
+        write_text(path, "new");  // removes it
+        CHECK(read_bytes(path) == "new");
+        CHECK(dir.entries() == std::set<std::string>{std::string(length, 'a')});
+        std::filesystem::remove(path);
+    }
+    // two long names that share their first 240 bytes keep their own temporaries
+    const std::string first = dir.file(std::string(240, 'b') + "1.bin"), second = dir.file(std::string(240, 'b') + "2.bin");
+    write_text(second, "second");
+    kill_and_reap(start_stuck_save(dir, first));
+    write_text(second, "again");
+    CHECK(dir.entries().size() == 2);  // `second` and the temporary of `first`
+}
+
+TEST_CASE("write_file_atomically: an empty path or one naming a folder is refused before anything is written") {
+    // "" wrote a whole temporary into the working folder, then failed to rename it over ""
+    TempDir dir;
+    test::expect_error([&] { write_text("", "data"); }, {"cannot write '': the path is empty"});
+    for (const char* name : {"/", "sub/", "/.", "/.."}) {
+        const std::string path = dir.path().string() + (name[0] == '/' ? name : "/" + std::string(name));
+        test::expect_error([&] { write_text(path, "data"); }, {("cannot write '" + path + "': the path names a folder").c_str()});
+    }
+    CHECK(dir.entries().empty());
+}
+
+TEST_CASE("write_file_atomically: a loop of symbolic links is refused as a loop") {
+    // it said "a symbolic link to nothing that exists (Too many levels of symbolic links)"
+    TempDir dir;
+    std::filesystem::create_symlink(dir.file("b"), dir.file("a"));
+    std::filesystem::create_symlink(dir.file("a"), dir.file("b"));
+    test::expect_error([&] { write_text(dir.file("a"), "x"); }, {"cannot write '", "a': it is a loop of symbolic links"});
+    CHECK(dir.entries() == std::set<std::string>{"a", "b"});
+}
+
+TEST_CASE("write_file_atomically: a save killed by SIGXFSZ (ulimit -f) leaves the old file; the next save removes its temporary") {
+    TempDir dir;
+    const std::string path = dir.file("ckpt.bin");
+    write_text(path, "old");
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        const rlimit no_core{0, 0}, size{100'000, 100'000};
+        ::setrlimit(RLIMIT_CORE, &no_core);
+        ::setrlimit(RLIMIT_FSIZE, &size);
+        write_text(path, std::string(1'000'000, 'x'));
+        ::_exit(1);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    CHECK((WIFSIGNALED(status) && WTERMSIG(status) == SIGXFSZ));
+    CHECK(read_bytes(path) == "old");
+    const std::set<std::string> left = dir.entries();
+    REQUIRE(left.size() == 2);
+    CHECK(std::prev(left.end())->starts_with("ckpt.bin.tmp." + std::to_string(child) + "."));  // NAME.tmp.<pid>.<n>
+    write_text(path, "new");
+    CHECK(read_bytes(path) == "new");
+    CHECK(dir.entries() == std::set<std::string>{"ckpt.bin"});
 }
 
 TEST_SUITE_END();

@@ -8,6 +8,7 @@
 #include "tests/io/io_test_util.hpp"
 #include "tests/test_util.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 
@@ -97,7 +98,7 @@ void erase_entries_named(NamedArrays& tensors, const std::string& part) {
 TEST_CASE("run checkpoint: a deeply nested param_groups is refused before parsing, naming the entry") {
     expect_load_refused([](NamedArrays&, auto& meta) { meta["optimizer.param_groups"] = std::string(200'000, '[') + std::string(200'000, ']'); },
                    {"run.safetensors", "metadata entry 'optimizer.param_groups'", "nests lists and objects more than 4 deep"});
-    expect_load_refused([](NamedArrays&, auto& meta) { meta["schedule"] = std::string(100'000, '{'); },
+    expect_load_refused([](NamedArrays&, auto& meta) { meta["schedule"] = std::string(100'000, '['); },
                    {"metadata entry 'schedule'", "more than 4 deep"});
 }
 
@@ -233,6 +234,75 @@ TEST_CASE("run checkpoint: a child module named 'optimizer' saves and resumes wi
     CHECK(resumed.epoch == 1);
     CHECK(test::max_abs_diff(other.optimizer->weight.data(), net.optimizer->weight.data()) == 0.f);
     CHECK(other_opt.state_dict().tensors.size() == opt.state_dict().tensors.size());
+}
+
+TEST_CASE("run checkpoint: an optimizer index not written as state_dict() writes it is refused, naming the entry") {
+    // "state.01.exp_avg" beside "state.1.exp_avg" was taken, the last of the two winning in silence
+    expect_load_refused([](NamedArrays& t, auto&) {
+        const NamedArrays before = t;
+        for (const auto& [name, a] : before)
+            if (name == "optimizer.state.1.exp_avg") t.emplace_back("optimizer.state.01.exp_avg", a);
+    }, {"run.safetensors", "optimizer state: 'state.01.exp_avg' is not a 'state.<index>.<key>' entry", "no leading zero"});
+    for (const char* index : {"01", "+1", "00", "1 ", "0x1"})
+        expect_load_refused([&](NamedArrays& t, auto&) {
+            for (auto& [name, a] : t)
+                if (name == "optimizer.state.1.step") name = fmt::format("optimizer.state.{}.step", index);
+        }, {"run.safetensors", fmt::format("'state.{}.step' is not a 'state.<index>.<key>' entry", index).c_str()});
+}
+
+TEST_CASE("run checkpoint: a step count past 2^24 is refused naming that limit, on load and on save") {
+    // 16777218 is a whole number and a float32: the messages said "whole number >= 1" and "does not fit float32"
+    const auto steps_are = [](float step) {
+        return [=](NamedArrays& t, auto&) {
+            for (auto& [name, a] : t)
+                if (name.ends_with(".step")) a = Array(step);
+        };
+    };
+    expect_load_refused(steps_are(16777218.f),
+                        {"run.safetensors", "'state.0.step' must be one whole number in [1, 16777216] (2^24", "value 16777218"});
+    // 2^24 itself loads; one step more and save_run refuses, writing nothing
+    test::TempDir dir;
+    const std::string path = dir.file("run.safetensors");
+    HostileRun run;
+    run.steps(2);
+    save_run(path, run.net, run.state);
+    SafetensorsFile file = load_safetensors(path);
+    steps_are(16777216.f)(file.tensors, file.metadata);
+    save_safetensors(path, file.tensors, file.metadata);
+    HostileRun resumed;
+    load_run(path, resumed.net, resumed.state);
+    CHECK(resumed.opt.step_count(resumed.net.fc->weight) == 16777216);
+    resumed.steps(1);
+    const std::string before = test::read_bytes(path);
+    test::expect_error([&] { save_run(path, resumed.net, resumed.state); },
+                       {"parameter 0 took 16777217 steps, more than the 16777216 (2^24) a state holds"});
+    CHECK(test::read_bytes(path) == before);
+}
+
+TEST_CASE("run checkpoint: unexpected names are escaped, and a long list of them is cut after 10") {
+    // a NUL cut the message ("unexpected keys: fc.bias"), a newline or an escape went raw to the
+    // terminal, and 40 094 names made a 40 094-line message
+    const auto extra_names = [](NamedArrays& t, auto&) {
+        t.emplace_back(std::string("fc.bias\0x", 9), zero_array(Shape{2}));
+        for (int i = 0; i < 40; ++i) t.emplace_back(fmt::format("extra\n\x1b[2J{}", i), zero_array(Shape{1}));
+    };
+    expect_load_refused(extra_names, {"unexpected keys (41):\n    fc.bias\\x00x\n    extra\\x0a\\x1b[2J0\n",
+                                      "extra\\x0a\\x1b[2J8\n    ... and 31 more"});
+    test::TempDir dir;
+    const std::string path = dir.file("run.safetensors");
+    HostileRun run;
+    save(run.net, path);
+    SafetensorsFile file = load_safetensors(path);
+    extra_names(file.tensors, file.metadata);
+    save_safetensors(path, file.tensors, file.metadata);
+    try {
+        nn::load(run.net, path);
+        FAIL("expected an Error");
+    } catch (const Error& e) {
+        const std::string message = e.what();
+        CHECK(std::count(message.begin(), message.end(), '\n') == 12);  // the title, the list's, 10 names, "... and"
+        CHECK(message.find('\x1b') == std::string::npos);
+    }
 }
 
 TEST_SUITE_END();
