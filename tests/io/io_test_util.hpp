@@ -5,12 +5,14 @@
 
 #include <stdlib.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #ifndef XTGRAD_TEST_DATA_DIR
 #define XTGRAD_TEST_DATA_DIR "tests/data"
@@ -66,6 +68,22 @@ inline void write_bytes(const std::string& path, const std::string& bytes) {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     REQUIRE_MESSAGE(out.good(), "cannot write " << path);
+}
+
+// n as 8 bytes, little-endian (safetensors' header length)
+inline std::string le64(std::uint64_t n) {
+    std::string bytes(8, '\0');
+    for (int i = 0; i < 8; ++i) bytes[static_cast<std::size_t>(i)] = static_cast<char>((n >> (8 * i)) & 0xff);
+    return bytes;
+}
+
+// A safetensors file with the given header text and data section.
+inline std::string safetensors_bytes(const std::string& header, const std::string& data) {
+    return le64(header.size()) + header + data;
+}
+
+inline std::string float_bytes(const std::vector<float>& values) {
+    return std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
 }
 
 }  // namespace xtgrad::test
