@@ -130,12 +130,16 @@ std::string TrainingRun::replaced_run() const {
 
 void TrainingRun::keep_replaced_run() {
     if (replaced_.empty()) return;
-    const fs::path target = fs::canonical(checkpoint_);  // through a symbolic link, as the writer goes
-    const fs::path previous = target.string() + ".previous";
     std::error_code ec;
+    const fs::path target = fs::canonical(checkpoint_, ec);  // through a symbolic link, as the writer goes
+    if (ec) return;  // gone since the run began: nothing left to keep
+    const fs::path previous = target.string() + ".previous";
     fs::remove(previous, ec);
     fs::create_hard_link(target, previous, ec);  // the old file's blocks, no copy
-    if (ec) fs::copy_file(target, previous, fs::copy_options::overwrite_existing);
+    if (ec) fs::copy_file(target, previous, fs::copy_options::overwrite_existing, ec);
+    if (ec)  // the save does not go over a run it could not keep
+        fail("cannot keep the run {} holds ({}) as {} ({}), so it is not replaced", cli::shown(checkpoint_), replaced_,
+             cli::shown(previous.string()), ec.message());
     const std::string shown = fs::is_symlink(checkpoint_) ? previous.string() : checkpoint_ + ".previous";
     fmt::print("kept the run {} held ({}) as {}\n", cli::shown(checkpoint_), replaced_, cli::shown(shown));
     replaced_.clear();
