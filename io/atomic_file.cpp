@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <new>
 #include <charconv>
 #include <climits>
 #include <filesystem>
@@ -320,6 +321,16 @@ void FileReader::read(std::uint64_t offset, void* dst, std::size_t n) const {
         }
         done += static_cast<std::size_t>(got);
     }
+}
+
+void FileReader::read_into(std::vector<char>& buffer, std::uint64_t offset, std::size_t n,
+                           std::string_view what) const {
+    try {
+        buffer.resize(n);
+    } catch (const std::bad_alloc&) {
+        fail("cannot read '{}': out of memory: the {} bytes of {} could not be allocated", path_, n, what);
+    }
+    read(offset, buffer.data(), n);
 }
 
 }  // namespace xtgrad

@@ -10,6 +10,8 @@
 #include <functional>
 #include <iosfwd>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace xtgrad {
 
@@ -48,6 +50,9 @@ public:
 
     // Copies the n bytes at `offset` into `dst`; throws if the file has fewer.
     void read(std::uint64_t offset, void* dst, std::size_t n) const;
+    // The same into `buffer`, resized to n first: a size the system cannot allocate (a file's
+    // data may be larger than memory) is an Error naming the file and `what`, not a bad_alloc.
+    void read_into(std::vector<char>& buffer, std::uint64_t offset, std::size_t n, std::string_view what) const;
 
 private:
     std::string path_;

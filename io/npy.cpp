@@ -2,6 +2,7 @@
 
 #include <xtgrad/io/atomic_file.hpp>
 #include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/utf8_text.hpp>
 #include <xtgrad/io/shape_limits.hpp>
 
 #include <algorithm>
@@ -27,6 +28,12 @@ constexpr std::size_t kGrowthAxisDigits = 21;  // numpy's spare room after the h
 // numpy's own default limit (np.load's max_header_size): refused before allocating.
 constexpr std::uint64_t kMaxHeaderBytes = 10'000;
 
+// Text from the header as a message quotes it: one line, control and non-UTF-8 bytes as \xHH.
+std::string quoted(std::string_view text) {
+    constexpr std::size_t kShownBytes = 120;
+    return escaped_for_message(text, false, kShownBytes);
+}
+
 std::string_view name_of(const std::string& source) {
     return source.empty() ? std::string_view("<memory>") : std::string_view(source);
 }
@@ -50,7 +57,7 @@ struct Dtype {
 // numpy's descr of a plain scalar type: byte order, kind and item size, as in "<f4" or "|b1".
 Dtype parse_descr(std::string_view source, const std::string& descr) {
     auto refuse = [&](std::string_view why) {
-        fail("read_npy: '{}': unsupported dtype '{}': {}", source, descr, why);
+        fail("read_npy: '{}': unsupported dtype '{}': {}", source, quoted(descr), why);
     };
     if (descr.size() < 3 || std::string_view("<>|=").find(descr[0]) == std::string_view::npos)
         refuse("expected a byte order, a kind and an item size such as '<f4'");
@@ -101,7 +108,7 @@ public:
             if (key == "descr") set_once(descr, string_literal(), key);
             else if (key == "fortran_order") set_once(fortran_order, bool_literal(), key);
             else if (key == "shape") set_once(shape, tuple_literal(), key);
-            else error(fmt::format("unexpected key '{}'", key));
+            else error(fmt::format("unexpected key '{}'", quoted(key)));
             if (!consume(',')) {
                 expect('}');
                 break;
@@ -122,7 +129,7 @@ private:
 
     template <class T>
     void set_once(std::optional<T>& slot, T value, const std::string& key) {
-        if (slot) error(fmt::format("duplicate key '{}'", key));
+        if (slot) error(fmt::format("duplicate key '{}'", quoted(key)));
         slot = std::move(value);
     }
 
@@ -353,9 +360,8 @@ NpyArray read_npy(const std::string& path) {
              path, actual < expected ? "truncated" : "unexpected bytes after the", shape_str(header.shape),
              header.dtype.descr, expected, data_offset, actual, file.size(), data_offset + expected);
 
-    NpyArray npy{std::move(header.dtype.descr), std::move(header.shape), header.fortran_order,
-                 std::vector<char>(expected), path};
-    file.read(data_offset, npy.data.data(), npy.data.size());
+    NpyArray npy{std::move(header.dtype.descr), std::move(header.shape), header.fortran_order, {}, path};
+    file.read_into(npy.data, data_offset, expected, "its data");
     return npy;
 }
 

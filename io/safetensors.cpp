@@ -259,8 +259,8 @@ void check_tiling(const std::string& path, std::vector<Entry>& entries, std::uin
 }
 
 Array read_tensor(const FileReader& file, std::uint64_t data_start, const Entry& entry, std::vector<char>& buffer) {
-    buffer.resize(entry.end - entry.begin);
-    file.read(data_start + entry.begin, buffer.data(), buffer.size());
+    file.read_into(buffer, data_start + entry.begin, entry.end - entry.begin,
+                   fmt::format("tensor '{}'", shown(entry.name)));
     Array out = empty_array(entry.shape);
     entry.dtype->decode(buffer.data(), out.size(), out.data());
     return out;

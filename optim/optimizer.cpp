@@ -6,6 +6,7 @@
 #include <xtgrad/autograd/anomaly.hpp>
 #include <xtgrad/autograd/speed_switches.hpp>
 #include <xtgrad/autograd/error.hpp>
+#include <xtgrad/autograd/utf8_text.hpp>
 #include <xtgrad/io/bounded_json.hpp>
 #include <xtgrad/threads/parallel.hpp>
 #include <xtgrad/simd/vector_kernels.hpp>
@@ -151,7 +152,7 @@ nlohmann::json parse_param_groups(const std::string& text) {
     try {
         return xtgrad::detail::parse_bounded_json(text, {kMaxParamGroupsNesting}, "optimizer state: param_groups");
     } catch (const nlohmann::json::exception& e) {
-        fail("optimizer state: param_groups is not JSON ({})", std::string(e.what()).substr(0, 200));
+        fail("optimizer state: param_groups is not JSON ({})", escaped_for_message(e.what(), false, 200));
     }
 }
 

@@ -1,9 +1,14 @@
 // Helpers shared by the file-format tests: fixture paths, scratch directories, raw bytes.
 #pragma once
 
+#include <xtgrad/autograd/error.hpp>
+
 #include <doctest/doctest.h>
 
 #include <stdlib.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -11,6 +16,7 @@
 #include <iterator>
 #include <set>
 #include <stdexcept>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -84,6 +90,37 @@ inline std::string safetensors_bytes(const std::string& header, const std::strin
 
 inline std::string float_bytes(const std::vector<float>& values) {
     return std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+}
+
+// Runs `body` in a child process whose address space is capped at what it has now plus
+// `spare_bytes`, and checks that it ended with an xtgrad::Error containing `expected`: not a
+// bad_alloc, an abort or a signal. Not under ASan, which reserves terabytes of address space.
+template <class Body>
+void check_error_under_address_limit(std::size_t spare_bytes, std::string_view expected, Body&& body) {
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        std::ifstream status("/proc/self/status");
+        std::string line;
+        std::size_t vm_kb = 0;
+        while (std::getline(status, line))
+            if (line.starts_with("VmSize:")) vm_kb = std::stoul(line.substr(7));
+        const rlimit limit{(vm_kb << 10) + spare_bytes, (vm_kb << 10) + spare_bytes};
+        if (vm_kb == 0 || ::setrlimit(RLIMIT_AS, &limit) != 0) ::_exit(3);
+        try {
+            body();
+        } catch (const Error& e) {
+            ::_exit(std::string_view(e.what()).find(expected) != std::string_view::npos ? 0 : 1);
+        } catch (...) {
+            ::_exit(2);  // a std::bad_alloc
+        }
+        ::_exit(4);  // no Error at all
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    CHECK_MESSAGE(WIFEXITED(status), "killed by signal " << (WIFSIGNALED(status) ? WTERMSIG(status) : 0));
+    CHECK_MESSAGE(WEXITSTATUS(status) == 0, "exit " << WEXITSTATUS(status)
+                                                    << " (1: another message, 2: not an Error, 4: no error)");
 }
 
 }  // namespace xtgrad::test

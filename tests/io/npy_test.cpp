@@ -4,10 +4,12 @@
 #include <xtgrad/io/npy.hpp>
 #include "tests/io/io_test_util.hpp"
 #include "tests/test_util.hpp"
+#include "tests/under_asan.hpp"
 
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <filesystem>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -248,6 +250,9 @@ TEST_CASE("npy: malformed header dicts are refused with the reason") {
         {"{'descr': '<f', 'fortran_order': False, 'shape': (1,), }", "unsupported dtype '<f'"},
         {"{'descr': '<f4x', 'fortran_order': False, 'shape': (1,), }", "bad item size"},
         {"{'descr': '|f4', 'fortran_order': False, 'shape': (1,), }", "needs a byte order"},
+        // text from the file is quoted on one line, control bytes escaped
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'x\n\x1b[2J': 1, }", "unexpected key 'x\\x0a\\x1b[2J'"},
+        {"{'descr': '\x01" "f4', 'fortran_order': False, 'shape': (1,), }", "unsupported dtype '\\x01f4'"},
     };
     TempDir dir;
     const std::string path = dir.file("header.npy");
@@ -256,6 +261,19 @@ TEST_CASE("npy: malformed header dicts are refused with the reason") {
         write_bytes(path, npy_with_header(c.dict, std::string(4, '\0')));
         CHECK_THROWS_WITH_AS(read_npy(path), doctest::Contains(c.reason), Error);
     }
+}
+
+TEST_CASE("npy: data larger than the memory left is an Error naming the file") {
+#if !XTGRAD_UNDER_ASAN
+    // 1 GiB of float32 (a sparse file) with 256 MiB of address space to spare: the read buffer's
+    // std::bad_alloc used to leave read_npy unworded
+    TempDir dir;
+    const std::string path = dir.file("big.npy");
+    write_bytes(path, npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (268435456,), }", ""));
+    std::filesystem::resize_file(path, std::filesystem::file_size(path) + (std::uint64_t{1} << 30));
+    test::check_error_under_address_limit(std::size_t{256} << 20, "out of memory: the 1073741824 bytes of its data",
+                                          [&] { read_npy(path); });
+#endif
 }
 
 TEST_CASE("npy: the file limits of io/shape_limits.hpp: header length, rank, element count") {
