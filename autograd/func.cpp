@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <unordered_set>
+#include <utility>
 
 namespace xtgrad::func {
 
@@ -39,6 +40,12 @@ std::size_t total_numel(const std::vector<Tensor>& xs) {
 // The inputs as f sees them, a tensor per slot, so that a tensor given twice has a derivative per
 // slot (as torch.func): an input that requires grad behind a node of its own (an outer transform's
 // graph, or the caller's, goes on through it), any other as a new leaf sharing its values.
+//
+// While a forward transform runs f, the new leaves of the reverse transforms inside it are kept
+// here: results whose graph reaches only them (func::jvp(func::grad(f)) of plain inputs) are
+// recorded through leaves no caller holds, so the forward transform returns them detached.
+thread_local std::vector<Tensor>* inner_leaves = nullptr;
+
 struct Primals {
     std::vector<Tensor> x;
     std::unordered_set<const TensorImpl*> slots;  // the x's autograd parts
@@ -52,6 +59,7 @@ Primals primals_of(const std::vector<Tensor>& given, const char* who) {
         const Shape s = given[i].shape();
         p.x.push_back(given[i].requires_grad() ? reshape(given[i], std::vector<long>(s.begin(), s.end()))
                                                : given[i].detach().requires_grad_(true));
+        if (!given[i].requires_grad() && inner_leaves != nullptr) inner_leaves->push_back(p.x.back());
         // a dual input stays dual (reshape's jvp rule did it; a new leaf is given the tangent), so
         // f's derivatives carry tangents: forward-over-reverse, as func::jvp(func::grad(f))
         if (detail::has_tangent(given[i])) {
@@ -63,12 +71,8 @@ Primals primals_of(const std::vector<Tensor>& given, const char* who) {
     return p;
 }
 
-// Whether the graph of ys reaches a tensor that requires grad besides the slots: an input that
-// requires grad, or one f captured (a model's weights, an outer transform's variable). Then the
-// results are recorded, so that derivatives through them are right; else they are constants.
-// Always true for dual inputs (Primals::dual).
-bool reaches_outside(const std::vector<Tensor>& ys, const Primals& p) {
-    if (p.dual) return true;  // recorded: only derivatives taken in ops carry the inputs' tangents
+// Whether the graph of ys reaches a leaf that requires grad besides the slots.
+bool reaches_leaf_besides(const std::vector<Tensor>& ys, const std::unordered_set<const TensorImpl*>& slots) {
     std::vector<const TensorImpl*> stack;
     std::unordered_set<const TensorImpl*> seen;
     for (const Tensor& y : ys)
@@ -77,7 +81,7 @@ bool reaches_outside(const std::vector<Tensor>& ys, const Primals& p) {
         const TensorImpl* t = stack.back();
         stack.pop_back();
         if (!seen.insert(t).second) continue;
-        const bool slot = p.slots.count(t) != 0;
+        const bool slot = slots.count(t) != 0;
         if (!t->grad_fn) {
             if (!slot && t->requires_grad) return true;
             continue;
@@ -86,6 +90,15 @@ bool reaches_outside(const std::vector<Tensor>& ys, const Primals& p) {
             if (in && in->requires_grad) stack.push_back(in.get());
     }
     return false;
+}
+
+// Whether f's results reach a tensor that requires grad besides the slots: an input that requires
+// grad, or one f captured (a model's weights, an outer transform's variable). Then the results are
+// recorded, so that derivatives through them are right; else they are constants. Always true for
+// dual inputs (Primals::dual).
+bool reaches_outside(const std::vector<Tensor>& ys, const Primals& p) {
+    if (p.dual) return true;  // recorded: only derivatives taken in ops carry the inputs' tangents
+    return reaches_leaf_besides(ys, p.slots);
 }
 
 // The transforms record with grad mode on (EnableGradGuard), inside a NoGradGuard too: they need their graph.
@@ -233,6 +246,16 @@ Tensor jacobian_of_columns(const std::vector<Tensor>& columns, const Shape& inpu
     return order.empty() ? by_input : permute(by_input, order);
 }
 
+// Collects the inner reverse transforms' new leaves while a forward transform runs f.
+struct InnerLeavesScope {
+    std::vector<Tensor> leaves;
+    std::vector<Tensor>* outer = std::exchange(inner_leaves, &leaves);
+    InnerLeavesScope() = default;
+    InnerLeavesScope(const InnerLeavesScope&) = delete;
+    InnerLeavesScope& operator=(const InnerLeavesScope&) = delete;
+    ~InnerLeavesScope() { inner_leaves = outer; }
+};
+
 // J · tangents in forward mode: f once on dual inputs (an undefined tangent: that input plain)
 std::pair<Tensor, Tensor> forward_jvp(const Fn& f, const std::vector<Tensor>& primals,
                                       const std::vector<Tensor>& tangents, const char* who) {
@@ -245,9 +268,14 @@ std::pair<Tensor, Tensor> forward_jvp(const Fn& f, const std::vector<Tensor>& pr
         if (!primals[i].defined()) fail("func::{}: input {} is undefined", who, i);
         x.push_back(tangents[i].defined() ? forward_ad::make_dual(primals[i], tangents[i]) : primals[i]);
     }
+    InnerLeavesScope scope;
     const Tensor y = call(f, x, who);
     forward_ad::UnpackedDual out = forward_ad::unpack_dual(y);
     if (!out.tangent.defined()) out.tangent = Tensor::zeros(y.shape());  // f does not depend on the inputs
+    std::unordered_set<const TensorImpl*> inner;
+    for (const Tensor& leaf : scope.leaves) inner.insert(leaf.impl());
+    if (!scope.leaves.empty() && !reaches_leaf_besides({out.primal, out.tangent}, inner))
+        return {out.primal.detach(), out.tangent.detach()};
     return {out.primal, out.tangent};
 }
 }  // namespace

@@ -188,6 +188,30 @@ TEST_CASE("forward_ad: forward-over-reverse: func::jvp of func::grad is the HVP,
     CHECK(xt::amax(xt::abs(hv[0].data()))() > 1e-2f);  // not a vacuous zero
 }
 
+TEST_CASE("forward_ad: forward-over-reverse of plain inputs gives constants; through a captured weight, recorded") {
+    // func::jvp / jacfwd of func::grad returned tensors that required grad through the inner
+    // transform's own leaves, which no caller holds
+    const Tensor w = rnd({4, 3}, 40).detach(), x = rnd({2, 3}, 41).detach(), v = rnd({2, 3}, 42).detach();
+    const func::Fn loss = [&](const V& p) { return sum(pow(tanh(matmul(p[0], transpose(w, 0, 1))), 3.f)); };
+    const func::Fn gradient = [&](const V& p) { return func::grad(loss)(p)[0]; };
+    const auto [g, hv] = func::jvp(gradient, {x}, {v});
+    CHECK_FALSE(g.requires_grad());
+    CHECK_FALSE(hv.requires_grad());
+    const Tensor h = func::jacfwd(gradient)({x})[0];
+    CHECK_FALSE(h.requires_grad());
+    CHECK(test::max_abs_diff(h.data(), func::hessian(loss)({x})[0][0].data()) < 1e-4f);
+    // a weight that requires grad: the HVP stays differentiable in it, as func::hvp's
+    const Tensor wg = w.detach().requires_grad_(true);
+    const func::Fn loss_w = [&](const V& p) { return sum(pow(tanh(matmul(p[0], transpose(wg, 0, 1))), 3.f)); };
+    const auto [g_w, hv_w] = func::jvp([&](const V& p) { return func::grad(loss_w)(p)[0]; }, {x}, {v});
+    REQUIRE(hv_w.requires_grad());
+    const auto [value, hv_rev] = func::hvp(loss_w, {x}, {v});
+    REQUIRE(hv_rev[0].requires_grad());
+    const Tensor d_forward = grad({sum(hv_w)}, {wg})[0], d_reverse = grad({sum(hv_rev[0])}, {wg})[0];
+    CHECK(test::max_abs_diff(d_forward.data(), d_reverse.data()) < 1e-4f);
+    CHECK(xt::amax(xt::abs(d_reverse.data()))() > 1e-3f);
+}
+
 TEST_CASE("forward_ad: grad of a dual output drops no tangent: create_graph carries it, without it an Error") {
     const Tensor x = rnd({3}, 35).requires_grad_(true), v = rnd({3}, 36);
     fwd::DualLevel level;
