@@ -11,6 +11,7 @@
 namespace xtgrad::nn::parallel::detail {
 
 void agree(const std::string& problem, const char* what, const char* verdict) {
+    distributed::require_process_group(what);
     const int world = distributed::get_world_size(), rank = distributed::get_rank();
     if (world == 1) {
         if (!problem.empty()) fail("{}", problem);
@@ -80,6 +81,15 @@ std::string difference_from_rank0(const NamedTensors& tensors) {
                                root[at + 3] ? "trained" : "frozen", mine[at + 3] != 0, root[at + 3] != 0);
     }
     return {};
+}
+
+std::string difference_from_rank0(const std::string& mine, const char* what) {
+    std::uint64_t size = mine.size();
+    distributed::broadcast(&size, sizeof size, 0, "broadcast of rank 0's settings");
+    std::string root = distributed::get_rank() == 0 ? mine : std::string(size, '\0');
+    distributed::broadcast(root.data(), size, 0, "broadcast of rank 0's settings");
+    if (root == mine) return {};
+    return fmt::format("{} is {} here but {} on rank 0", what, mine.substr(0, 150), root.substr(0, 150));
 }
 
 }  // namespace xtgrad::nn::parallel::detail

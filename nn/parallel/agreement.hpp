@@ -20,4 +20,8 @@ void agree(const std::string& problem, const char* what, const char* verdict);
 // a collective (rank 0's description is broadcast). Pass it to agree().
 std::string difference_from_rank0(const NamedTensors& tensors);
 
+// "<what> is <mine> here but <rank 0's> on rank 0", or empty when they are equal: a collective
+// (rank 0's text is broadcast). For settings every process must share (options, a root rank).
+std::string difference_from_rank0(const std::string& mine, const char* what);
+
 }  // namespace xtgrad::nn::parallel::detail

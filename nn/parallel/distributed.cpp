@@ -10,6 +10,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <numeric>
+#include <cstdint>
 #include <unordered_set>
 
 namespace xtgrad::nn::parallel {
@@ -40,17 +43,39 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// Checks that every process built the same model (names, shapes, frozen parameters), then
-// gives every process rank 0's values. A difference on any rank is an Error on every rank,
-// naming the ranks that differ and how, so that no process goes on to collectives the others
-// never join (wrong gradients, MPI_ERR_TRUNCATE or a hang).
-void broadcast_from_rank0(const NamedTensors& tensors) {
-    agree(difference_from_rank0(tensors), "DistributedDataParallel",
-          "differ from rank 0 (every process must build the same model)");
+// Options every process must share: other bucket caps cut other buckets, so the allreduces
+// would pair buffers of different sizes (wrong gradients on one rank, MPI_ERR_TRUNCATE on the
+// other); another find_unused_parameters lets one rank refuse a forward the others reduce.
+std::string options_text(const DDPOptions& o) {
+    return fmt::format("bucket_cap_mb {}, first_bucket_cap_mb {}, find_unused_parameters {}", o.bucket_cap_mb,
+                       o.first_bucket_cap_mb, o.find_unused_parameters);
+}
+
+// Checks the options and that every process built the same model (names, shapes, frozen
+// parameters) with the same options, then gives every process rank 0's values. A problem on any
+// rank is an Error on every rank, naming the ranks and how, so that no process goes on to
+// collectives the others never join (wrong gradients, MPI_ERR_TRUNCATE or a timeout).
+void check_and_broadcast(const NamedTensors& tensors, const DDPOptions& options) {
+    std::string bad;
+    if (!(options.bucket_cap_mb > 0) || !(options.first_bucket_cap_mb > 0))
+        bad = fmt::format("DistributedDataParallel: bucket caps must be positive, got bucket_cap_mb {} and "
+                          "first_bucket_cap_mb {}", options.bucket_cap_mb, options.first_bucket_cap_mb);
+    agree(bad, "DistributedDataParallel", "refused the options");
+    std::string differs = difference_from_rank0(tensors);
+    const std::string options_differ = difference_from_rank0(options_text(options), "DDPOptions");
+    if (differs.empty()) differs = options_differ;
+    agree(differs, "DistributedDataParallel",
+          "differ from rank 0 (every process must build the same model, with the same options)");
     for (const auto& [name, t] : tensors) {
         Tensor v = t;
         distributed::broadcast(v.mutable_ptr(), v.numel() * sizeof(float), 0, "DistributedDataParallel: broadcast of the parameters");
     }
+}
+
+// A cap in bytes; one past every size (inf, 1e30 MB) is "no cap", not an out-of-range cast.
+std::size_t cap_bytes(double mb) {
+    const double bytes = mb * 1024 * 1024;
+    return bytes >= 0x1p64 ? SIZE_MAX : static_cast<std::size_t>(bytes);
 }
 
 }  // namespace
@@ -59,10 +84,7 @@ std::vector<Tensor> output_tensors(const Tensor& t) { return {t}; }
 
 Reducer::Reducer(const Module& module, const DDPOptions& options)
     : weight_(1.0 / distributed::get_world_size()), find_unused_(options.find_unused_parameters) {
-    if (!(options.bucket_cap_mb > 0) || !(options.first_bucket_cap_mb > 0))
-        fail("DistributedDataParallel: bucket caps must be positive, got bucket_cap_mb {} and first_bucket_cap_mb {}",
-             options.bucket_cap_mb, options.first_bucket_cap_mb);
-    broadcast_from_rank0(module.state_dict());
+    check_and_broadcast(module.state_dict(), options);
     for (const Tensor& p : module.parameters())
         if (p.requires_grad()) params_.push_back(p);
     if (params_.empty()) fail("DistributedDataParallel: the module has no parameter that requires grad");
@@ -70,8 +92,8 @@ Reducer::Reducer(const Module& module, const DDPOptions& options)
     // Backward produces gradients roughly in reverse registration order: buckets follow it.
     std::vector<std::size_t> bytes;
     for (std::size_t k = params_.size(); k-- > 0;) bytes.push_back(params_[k].numel() * sizeof(float));
-    const auto mb = [](double m) { return static_cast<std::size_t>(m * 1024 * 1024); };
-    assignment_ = compute_bucket_assignment_by_size(bytes, mb(options.first_bucket_cap_mb), mb(options.bucket_cap_mb));
+    assignment_ = compute_bucket_assignment_by_size(bytes, cap_bytes(options.first_bucket_cap_mb),
+                                                    cap_bytes(options.bucket_cap_mb));
     bucket_of_.resize(params_.size());
     offset_of_.resize(params_.size());
     for (std::vector<std::size_t>& members : assignment_) {
@@ -88,6 +110,10 @@ Reducer::Reducer(const Module& module, const DDPOptions& options)
         b.buffer.resize(offset);
         buckets_.push_back(std::move(b));
     }
+    // The last bucket also carries every process's verdicts: its gradient weight and its count of
+    // unused parameters (one float each per rank).
+    weights_at_ = buckets_.back().buffer.size();
+    buckets_.back().buffer.resize(weights_at_ + 2 * static_cast<std::size_t>(distributed::get_world_size()));
     ready_.assign(params_.size(), false);
     averaged_.resize(params_.size());
     stats_.buckets = buckets_.size();
@@ -159,16 +185,18 @@ void Reducer::prepare_for_backward(const std::vector<Tensor>& outputs) {
             if (in && in->requires_grad) stack.push_back(in.get());
     }
     std::vector<std::size_t> unused;
+    unused_names_.clear();
     for (std::size_t i = 0; i < params_.size(); ++i)
         if (!reached.contains(params_[i].impl())) unused.push_back(i);
     if (unused.empty()) return;
     if (!find_unused_) {
-        std::vector<std::string> names;
-        for (std::size_t i : unused) names.push_back(params_[i].name());
-        phase_ = Phase::idle;
-        fail("DistributedDataParallel: the forward's output does not depend on {} parameter(s) ({}); their "
-             "gradients would never be averaged. Construct with find_unused_parameters = true, or freeze them "
-             "(requires_grad false) before wrapping", unused.size(), fmt::join(names, ", "));
+        for (std::size_t i : unused) unused_names_.push_back(params_[i].name());
+        // Alone, refuse now. With peers, a refusal here alone would leave them waiting for this rank's
+        // buckets until the timeout: send zeros instead, and every rank refuses after the reduction.
+        if (distributed::get_world_size() == 1) {
+            phase_ = Phase::idle;
+            fail("DistributedDataParallel: {}", unused_problem());
+        }
     }
     for (std::size_t i : unused) mark_ready(i);  // zeros in their bucket slots
 }
@@ -235,12 +263,63 @@ void Reducer::check_gradient_shape(std::size_t param) const {
 void Reducer::launch_ready_buckets() {
     while (next_launch_ < buckets_.size() && buckets_[next_launch_].pending == 0) {
         Bucket& b = buckets_[next_launch_];
+        if (next_launch_ + 1 == buckets_.size()) put_verdicts(b);
         b.finished = false;
         b.timing = {.bytes = b.buffer.size() * sizeof(float), .launch = seconds_since(step_start_)};
         b.work = distributed::all_reduce_async(b.buffer.data(), b.buffer.size(),
                                                "DistributedDataParallel: gradient allreduce");
         ++next_launch_;
     }
+}
+
+std::string Reducer::unused_problem() const {
+    return fmt::format("the forward's output does not depend on {} parameter(s) ({}); their gradients would never be "
+                       "averaged. Construct with find_unused_parameters = true, or freeze them (requires_grad false) "
+                       "before wrapping", unused_names_.size(), fmt::join(unused_names_, ", "));
+}
+
+void Reducer::put_verdicts(Bucket& last) const {
+    float* w = last.buffer.data() + weights_at_;
+    std::fill(w, last.buffer.data() + last.buffer.size(), 0.f);
+    const int world = distributed::get_world_size(), rank = distributed::get_rank();
+    w[rank] = static_cast<float>(weight_);
+    w[world + rank] = static_cast<float>(unused_names_.size());
+}
+
+// A forward whose output missed parameters on some rank (find_unused_parameters false): every
+// rank learns the counts from the reduction and refuses alike; the rank at fault names them.
+void Reducer::check_unused() {
+    const int world = distributed::get_world_size();
+    const float* counts = buckets_.back().buffer.data() + weights_at_ + world;
+    std::vector<int> ranks;
+    std::vector<std::string> at_fault;
+    for (int r = 0; r < world; ++r)
+        if (counts[r] > 0) {
+            ranks.push_back(r);
+            at_fault.push_back(fmt::format("rank {}: {} unused", r, counts[r]));
+        }
+    if (ranks.empty()) return;
+    phase_ = Phase::idle;
+    fail("DistributedDataParallel: on rank(s) {} the forward's output does not depend on some parameters ({}); {}",
+         fmt::join(ranks, ", "), fmt::join(at_fault, ", "),
+         unused_names_.empty() ? "those ranks name them" : "here: " + unused_problem());
+}
+
+// The weights must sum to 1 (each process's part of the global batch): a weight of 1 on every
+// process (a share computed wrong) would scale the averaged gradient by the world size, silently.
+// Every process sees the same reduced weights, so all refuse together, before the averages reach .grad.
+void Reducer::check_weights() {
+    const int world = distributed::get_world_size();
+    if (world == 1) return;  // one process: the weight only scales its own gradient
+    const float* w = buckets_.back().buffer.data() + weights_at_;
+    const double total = std::accumulate(w, w + world, 0.0);
+    if (std::abs(total - 1) <= 1e-4) return;
+    std::vector<std::string> each;
+    for (int r = 0; r < world; ++r) each.push_back(fmt::format("rank {}: {}", r, w[r]));
+    phase_ = Phase::idle;
+    fail("DistributedDataParallel: the gradient weights of the {} processes sum to {}, not 1 ({}); "
+         "set_gradient_weight takes this process's part of the global batch (its rows or tokens over all of them), "
+         "parts that sum to 1", world, total, fmt::join(each, ", "));
 }
 
 void Reducer::finalize() {
@@ -253,6 +332,10 @@ void Reducer::finalize() {
         b.timing.wait = seconds_since(w0);
         if (!b.finished) b.timing.finish = seconds_since(step_start_);
         stats_.last_step.push_back(b.timing);
+    }
+    check_unused();
+    check_weights();
+    for (Bucket& b : buckets_) {
         for (std::size_t k = 0; k < b.params.size(); ++k) {
             Tensor& p = params_[b.params[k]];
             const float* slot = b.buffer.data() + b.offsets[k];

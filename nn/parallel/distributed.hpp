@@ -19,8 +19,8 @@
 // optimizer step happens inside backward, as in torch.
 //
 // Misuse is an Error, never diverging replicas: construction checks that every process built
-// the same model (tensor names, shapes, which parameters require grad) and fails on every rank
-// if one differs; a second backward that would add onto gradients already averaged (two
+// the same model (tensor names, shapes, which parameters require grad) with the same DDPOptions
+// and fails on every rank if one differs; a second backward that would add onto gradients already averaged (two
 // backward passes after one ddp.forward, without zero_grad) is refused, as are a parameter
 // frozen after construction and a gradient whose shape is not its parameter's. Uneven shares of
 // a batch: set_gradient_weight (below).
@@ -30,8 +30,10 @@
 // buffers are broadcast once, at construction (the tutorials' buffers are constants).
 //
 // Unused parameters: forward() walks the output's graph. A parameter the output does not
-// depend on is an Error naming it (torch's find_unused_parameters=False), or, with
-// find_unused_parameters, contributes zeros to its bucket (torch's True).
+// depend on is an Error naming it (torch's find_unused_parameters=False: at forward in one
+// process; with peers at the end of backward, on every rank alike, since the peers would
+// otherwise wait for its bucket), or, with find_unused_parameters, contributes zeros to its
+// bucket (torch's True).
 #pragma once
 
 #include <xtgrad/autograd/tensor.hpp>
@@ -121,6 +123,10 @@ private:
     void mark_ready(std::size_t param);
     void launch_ready_buckets();
     void finalize();
+    void put_verdicts(Bucket& last) const;
+    void check_unused();
+    void check_weights();
+    std::string unused_problem() const;
     void check_gradient_shape(std::size_t param) const;
     std::vector<std::string> unready_names() const;
 
@@ -131,6 +137,8 @@ private:
     std::vector<bool> ready_;
     std::vector<std::weak_ptr<Array>> averaged_;  // each parameter's .grad as the last reduction left it
     std::size_t next_launch_ = 0, ready_count_ = 0, gradients_seen_ = 0;
+    std::size_t weights_at_ = 0;  // in the last bucket's buffer, after the gradients: per rank its weight, then its unused count
+    std::vector<std::string> unused_names_;  // this forward's, when find_unused_parameters is false
     Phase phase_ = Phase::idle;
     std::chrono::steady_clock::time_point step_start_;  // the step's first gradient hook
     double weight_;  // of this process's gradient in the average: 1 / world size unless set
@@ -171,6 +179,8 @@ public:
     // part of what the loss averages over (its rows, or its counted tokens, over the global
     // count; the weights of all processes sum to 1), and the averaged gradient is the one a
     // single process computes on the whole batch (examples::DataParallel::share computes it).
+    // Weights that do not sum to 1 over the processes are an Error on every rank at the end of the
+    // next synchronised backward (each rank's weight travels with the last bucket).
     void set_gradient_weight(double weight) { reducer_->set_gradient_weight(weight); }
 
     M& module() { return module_; }

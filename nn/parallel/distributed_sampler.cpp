@@ -21,6 +21,7 @@ DistributedSampler::DistributedSampler(std::size_t dataset_size, int num_replica
     if (num_replicas < kFromGroup || rank < kFromGroup)
         fail("DistributedSampler: num_replicas {} and rank {}: a negative one must be -1 (the process group's)",
              num_replicas, rank);
+    if (num_replicas == kFromGroup || rank == kFromGroup) distributed::require_process_group("DistributedSampler");
     replicas_ = num_replicas == kFromGroup ? distributed::get_world_size() : num_replicas;
     rank_ = rank == kFromGroup ? distributed::get_rank() : rank;
     if (replicas_ < 1) fail("DistributedSampler: num_replicas must be at least 1, got {}", replicas_);

@@ -114,9 +114,29 @@ int mpi_count(std::size_t n, const char* what) {
 
 bool mpi_available() { return true; }
 
+namespace {
+bool finalized() {
+    int done = 0;
+    MPI_Finalized(&done);  // callable before MPI_Init and after MPI_Finalize
+    return done != 0;
+}
+}  // namespace
+
+void require_process_group(const char* what) {
+    if (finalized())
+        fail("{}: the process group was destroyed (destroy_process_group, MPI_Finalize) and MPI cannot start again "
+             "in this process; destroy it only after the last collective", what);
+    if (!state().initialized && launched_by_mpirun())
+        fail("{}: this process was started by mpirun but distributed::init_process_group() was not called, so it "
+             "would run as a world of 1 and train alone; call init_process_group() first", what);
+}
+
 void init_process_group() {
     State& s = state();
     if (s.initialized || !launched_by_mpirun()) return;
+    if (finalized())  // MPI_Init_thread would abort the process
+        fail("distributed::init_process_group: the process group was destroyed earlier in this process, and MPI "
+             "cannot start again after MPI_Finalize");
     (void)timeout();  // a bad XTGRAD_DIST_TIMEOUT is an Error before any collective
     int provided = 0;
     check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
@@ -229,6 +249,7 @@ void Work::wait() {
 }
 
 Work all_reduce_async(float* data, std::size_t count, const char* what) {
+    require_process_group(what);
     if (!is_initialized() || get_world_size() == 1) return Work{};
     auto r = std::make_shared<Work::Request>();
     r->what = what;
@@ -238,6 +259,7 @@ Work all_reduce_async(float* data, std::size_t count, const char* what) {
 }
 
 void all_reduce(double* data, std::size_t count, const char* what) {
+    require_process_group(what);
     if (!is_initialized() || get_world_size() == 1) return;
     auto r = std::make_shared<Work::Request>();
     r->what = what;
@@ -247,6 +269,7 @@ void all_reduce(double* data, std::size_t count, const char* what) {
 }
 
 void broadcast(void* data, std::size_t bytes, int root, const char* what) {
+    require_process_group(what);
     if (!is_initialized() || get_world_size() == 1) return;
     auto r = std::make_shared<Work::Request>();
     r->what = what;
@@ -255,6 +278,7 @@ void broadcast(void* data, std::size_t bytes, int root, const char* what) {
 }
 
 void barrier(const char* what) {
+    require_process_group(what);
     if (!is_initialized() || get_world_size() == 1) return;
     auto r = std::make_shared<Work::Request>();
     r->what = what;
@@ -272,6 +296,7 @@ void abort(int code) {
 struct Work::Request {};
 
 bool mpi_available() { return false; }
+void require_process_group(const char*) {}  // every process is a world of 1, as documented
 void init_process_group() {}
 void destroy_process_group() {}
 bool Work::is_completed() { return true; }

@@ -31,7 +31,12 @@ bool launched_by_mpirun();  // the environment of a process mpirun started (OMPI
 // world of one process. Idempotent. Throws if MPI_Init fails.
 void init_process_group();
 bool is_initialized();       // init_process_group() ran and MPI is in use (world may still be 1)
-void destroy_process_group();  // MPI_Finalize; the group is a world of 1 again afterwards
+void destroy_process_group();  // MPI_Finalize; MPI cannot start again in this process
+// An Error naming `what` when the group cannot be used: under mpirun before init_process_group()
+// (every process would train alone as a world of 1, silently), or after destroy_process_group().
+// The collectives, DistributedDataParallel, ZeroRedundancyOptimizer and DistributedSampler's
+// defaults call it.
+void require_process_group(const char* what);
 int get_rank();               // 0 outside MPI
 int get_world_size();         // 1 outside MPI
 int get_local_world_size();   // processes on this host (for threads per process)

@@ -162,12 +162,25 @@ namespace {
 // ones frozen) would overwrite each other's with the wrong values, silently. DDP's check, on the
 // parameters as given (the optimizer then drops the frozen ones).
 std::vector<Tensor> same_on_every_rank(std::vector<Tensor> params) {
+    distributed::require_process_group(kWho);
     NamedTensors named;
     for (std::size_t i = 0; i < params.size(); ++i)
         named.emplace_back(params[i].name().empty() ? fmt::format("#{}", i) : params[i].name(), params[i]);
     detail::agree(detail::difference_from_rank0(named), kWho,
                   "differ from rank 0 (every process must give it the same parameters, frozen alike)");
     return params;
+}
+}  // namespace
+
+namespace {
+// The local optimizer's hyperparameters (its param_groups without the parameter lists, which
+// differ by shard): a shard stepped with another lr or betas than the others' diverges silently.
+std::string settings(const optim::Optimizer& local) {
+    nlohmann::json groups = parse_groups(local.state_dict().param_groups);
+    if (groups.is_array())
+        for (nlohmann::json& g : groups)
+            if (g.is_object()) g.erase("params");
+    return groups.dump();
 }
 }  // namespace
 
@@ -184,11 +197,19 @@ ZeroRedundancyOptimizer::ZeroRedundancyOptimizer(std::vector<Tensor> params, con
             mine.push_back(params_[i]);
         }
     }
-    local_ = make_optimizer(std::move(mine));
-    if (!local_) fail("{}: the optimizer factory returned nothing", kWho);
-    if (local_->params().size() != owned_.size())
-        fail("{}: the local optimizer holds {} parameters, this process owns {} (the factory must use the ones it is given)",
-             kWho, local_->params().size(), owned_.size());
+    std::string problem;  // a factory that fails on one process alone must stop every process
+    try {
+        local_ = make_optimizer(std::move(mine));
+        if (!local_) fail("{}: the optimizer factory returned nothing", kWho);
+        if (local_->params().size() != owned_.size())
+            fail("{}: the local optimizer holds {} parameters, this process owns {} (the factory must use the ones it is "
+                 "given)", kWho, local_->params().size(), owned_.size());
+    } catch (const std::exception& e) {
+        problem = e.what();
+    }
+    detail::agree(problem, kWho, "could not build the local optimizer");
+    detail::agree(detail::difference_from_rank0(settings(*local_), "the optimizer's param_groups (without params)"),
+                  kWho, "differ from rank 0 (every process must build the same optimizer: each steps its shard with its own)");
     local_->set_check_finite(false);  // step() checks every gradient once, before any process steps
     lr_ = local_->lr();
 }
@@ -241,7 +262,12 @@ optim::OptimizerState ZeroRedundancyOptimizer::local_state_dict() const {
 }
 
 void ZeroRedundancyOptimizer::consolidate_state_dict(int to) {
-    if (to < 0 || to >= world_) fail("{}.consolidate_state_dict: rank {} is not in the world of {}", kWho, to, world_);
+    // Every process must name the same rank: broadcasts from other roots would pair up wrongly.
+    const std::string differs = detail::difference_from_rank0(std::to_string(to), "the rank to consolidate on");
+    const std::string outside =
+        to < 0 || to >= world_ ? fmt::format("{}.consolidate_state_dict: rank {} is not in the world of {}", kWho, to, world_) : "";
+    detail::agree(outside.empty() ? differs : outside, "ZeroRedundancyOptimizer.consolidate_state_dict",
+                  "refused the target rank");
     optim::OptimizerState all = local_state_dict();
     for (int r = 0; r < world_; ++r) {
         if (r == to) continue;  // its own entries are in `all`

@@ -6,11 +6,14 @@
 #include <xtgrad/nn/layers.hpp>
 #include <xtgrad/nn/parallel/distributed.hpp>
 #include <xtgrad/nn/parallel/distributed_sampler.hpp>
+#include <xtgrad/nn/parallel/zero_optimizer.hpp>
 #include <xtgrad/optim/in_backward.hpp>
 #include "test_util.hpp"
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <limits>
 #include <set>
 #include <vector>
 
@@ -320,6 +323,34 @@ TEST_CASE("XTGRAD_DIST_TIMEOUT under 1 s is an Error naming the value and the bo
     test::expect_error([] { distributed::set_timeout(duration<double>(0.001)); },
                        {"set_timeout", "0.001 s", "lower bound of 1 s"});
     CHECK(distributed::timeout() == before);  // refused: unchanged
+}
+
+TEST_CASE("DistributedDataParallel: bucket caps of inf or 1e30 MB are one bucket (no out-of-range cast); 0 and -1 refused") {
+    TwoLayers model;
+    for (double huge : {std::numeric_limits<double>::infinity(), 1e30}) {
+        DistributedDataParallel ddp(model, {.bucket_cap_mb = huge, .first_bucket_cap_mb = huge});
+        CHECK(ddp.buckets() == Buckets{{3, 2, 1, 0}});
+    }
+    for (double bad : {0.0, -1.0, std::nan("")})
+        test::expect_error([&] { DistributedDataParallel ddp(model, {.bucket_cap_mb = bad}); },
+                           {"DistributedDataParallel", "bucket caps must be positive"});
+}
+
+TEST_CASE("under mpirun without init_process_group, DDP, ZeRO, the sampler's defaults and collectives are Errors, not a world of 1") {
+    if (!distributed::mpi_available() || distributed::is_initialized()) return;  // a world of 1 by design
+    const bool had = std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr;
+    if (!had) setenv("OMPI_COMM_WORLD_SIZE", "2", 1);  // what mpirun sets
+    TwoLayers model;
+    const char* why = "init_process_group() was not called";
+    test::expect_error([&] { DistributedDataParallel ddp(model); }, {"DistributedDataParallel", why});
+    test::expect_error([&] { nn::parallel::ZeroRedundancyOptimizer z(model.parameters(), optim::AdamOptions(1e-3)); },
+                       {"ZeroRedundancyOptimizer", why});
+    test::expect_error([] { DistributedSampler s(10); }, {"DistributedSampler", why});
+    CHECK(DistributedSampler(10, 2, 1).size() == 5);  // explicit replicas and rank need no group
+    float v = 1;
+    test::expect_error([&] { distributed::all_reduce(&v, 1, "the test's sum"); }, {"the test's sum", why});
+    test::expect_error([] { distributed::barrier(); }, {"barrier", why});
+    if (!had) unsetenv("OMPI_COMM_WORLD_SIZE");
 }
 
 TEST_SUITE_END();

@@ -9,9 +9,11 @@
 // see below). --micro-batches M splits each
 // rank's share into M backward passes, all but the last under no_sync(). --exit-rank/--hang-rank
 // make one rank die (std::_Exit) or stop (sleep) at --fault-step: the fault tests; --freeze-rank
-// freezes a parameter on one rank only, which DistributedDataParallel must refuse on every rank.
+// freezes a parameter on one rank only, which DistributedDataParallel must refuse on every rank;
+// --misuse makes the other mistakes it must refuse on every rank alike (see its help).
 #include "examples/common/data_parallel.hpp"
 #include <xtgrad/nn/checkpoint.hpp>
+#include <xtgrad/nn/layers.hpp>
 #include <xtgrad/nn/parallel/distributed.hpp>
 #include <xtgrad/nn/parallel/distributed_sampler.hpp>
 #include <xtgrad/io/safetensors.hpp>
@@ -27,6 +29,24 @@
 #include <thread>
 
 using namespace xtgrad;
+
+namespace {
+// --misuse unused: rank `at` leaves fc2 out of its forward (find_unused_parameters false). It used
+// to refuse alone, and the other ranks waited for its buckets until the timeout.
+struct TwoLayers : nn::Module {
+    std::shared_ptr<nn::Linear> fc1 = register_module("fc1", std::make_shared<nn::Linear>(3, 4));
+    std::shared_ptr<nn::Linear> fc2 = register_module("fc2", std::make_shared<nn::Linear>(4, 2));
+    bool skip_fc2 = false;
+    Tensor forward(const Tensor& x) const { return skip_fc2 ? fc1->forward(x) : fc2->forward(relu(fc1->forward(x))); }
+};
+void unused_on_one_rank(const examples::DataParallel& dp, int at) {
+    TwoLayers model;
+    model.skip_fc2 = dp.rank() == at;
+    nn::parallel::DistributedDataParallel ddp(model);
+    Generator gen(2);
+    sum(ddp.forward(Tensor(randn({5, 3}, gen)))).backward();
+}
+}  // namespace
 
 int main(int argc, char** argv) {
     std::size_t batch = 8, len = 16, vocab = 200;
@@ -45,21 +65,38 @@ int main(int argc, char** argv) {
     app.add_option("--fault-step", fault_step)->capture_default_str();
     int freeze_rank = -1;
     app.add_option("--freeze-rank", freeze_rank, "this rank alone freezes the first parameter before wrapping (a misuse)");
+    std::string misuse;
+    int misuse_rank = 1;
+    app.add_option("--misuse", misuse, "a misuse every rank must refuse alike: bucket-cap (--misuse-rank builds with "
+                                       "other bucket caps), bad-cap (a negative one there), weight-one (every rank "
+                                       "weighs its gradient 1), finalized (the group destroyed before wrapping), "
+                                       "reinit (init_process_group again after that), unused (a parameter unused there)")
+        ->check(CLI::IsMember({"bucket-cap", "bad-cap", "weight-one", "finalized", "reinit", "unused"}));
+    app.add_option("--misuse-rank", misuse_rank)->capture_default_str();
     CLI11_PARSE(app, argc, argv);
     const examples::DataParallel dp("ddp_tutorial_b");
     try {
+        if (misuse == "unused") {
+            unused_on_one_rank(dp, misuse_rank);
+            return 0;
+        }
         manual_seed(0);
         nn::tutorial_b::Transformer model(vocab, vocab, 64, 4, 2, 128, len, /*dropout*/ 0.f);
         Generator gen(1);
         const Ids src = dp.shard(randint({batch, len}, 1, static_cast<std::int64_t>(vocab), gen));
         const Ids tgt = dp.shard(randint({batch, len}, 1, static_cast<std::int64_t>(vocab), gen));
         if (dp.rank() == freeze_rank) model.parameters().front().requires_grad_(false);
-        nn::parallel::DistributedDataParallel ddp(model);
+        nn::parallel::DDPOptions options;
+        if (dp.rank() == misuse_rank && misuse == "bucket-cap") options.bucket_cap_mb = options.first_bucket_cap_mb = 1e-3;
+        if (dp.rank() == misuse_rank && misuse == "bad-cap") options.bucket_cap_mb = -1;
+        if (misuse == "finalized" || misuse == "reinit") distributed::destroy_process_group();
+        if (misuse == "reinit") distributed::init_process_group();
+        nn::parallel::DistributedDataParallel ddp(model, options);
         optim::Adam opt(model.parameters(), optim::AdamOptions(1e-4).betas({0.9, 0.98}).eps(1e-9));
         // Uneven shares (a batch N does not divide): each process's gradient and loss weigh by its rows.
         const std::size_t rows = src.shape()[0], per = rows / static_cast<std::size_t>(micro_batches);
         const double share = dp.share(rows);
-        ddp.set_gradient_weight(share);
+        ddp.set_gradient_weight(misuse == "weight-one" ? 1.0 : share);
         if (per * static_cast<std::size_t>(micro_batches) != rows)
             fail("ddp_tutorial_b: {} rows per rank do not split into {} micro-batches", rows, micro_batches);
         for (long step = 1; step <= steps; ++step) {

@@ -3,6 +3,7 @@
 #   1. tutorial B's random-token run, dropout 0, global batch 8: 2 processes give the losses of
 #      one process to 1e-4 and its final parameters to 1e-5 (also with no_sync micro-batches);
 #   2. faults: a rank that exits early, or stops, makes the job fail with a clear error, never hang;
+#      misuses (ranks that disagree, the group used after it was destroyed) are an Error on every rank;
 #   3. the examples random_copy and reverse under mpirun: rank 0 alone prints.
 #   tests/distributed/run_mpi_test.sh BUILD_DIR
 # Skips (exit 0) when the build has no MPI or mpirun is missing.
@@ -70,6 +71,33 @@ expect_failure "rank 1 alone freezes a parameter" "rank(s) 1 differ from rank 0"
   "$prog" --batch 8 --steps 2 --freeze-rank 1
 grep -q "is frozen here but trained on rank 0" "$out/fault.log" && ok "  ...rank 1 names the parameter and the flags" \
   || { bad "  ...rank 1 does not say which parameter"; cat "$out/fault.log"; }
+# Misuses every rank refuses alike, long before the timeout (60 s here; they used to end by it, or
+# not at all): other bucket caps on rank 1 (allreduces of buffers of other sizes: wrong gradients on
+# rank 0, MPI_ERR_TRUNCATE on rank 1); a negative cap on rank 1 alone; gradient weights summing to 2
+# (a doubled gradient, silently); parameters unused on rank 1 alone (rank 1 refused, rank 0 waited
+# for its buckets until the timeout); the group used after destroy_process_group (a world of 1,
+# silently) or started again (MPI aborted); with ZeRO, another lr on rank 1 (its shard stepped
+# with it, silently), consolidate_state_dict to another rank (broadcasts from other roots) or a
+# factory failing on rank 1 alone (rank 0 went on to wait for it).
+export XTGRAD_DIST_TIMEOUT=60
+for misuse in "bucket-cap:rank(s) 1 differ from rank 0 .*rank 1: DDPOptions is bucket_cap_mb 0.001" \
+              "bad-cap:rank(s) 1 refused the options: rank 1: DistributedDataParallel: bucket caps must be positive" \
+              "weight-one:gradient weights of the 2 processes sum to 2, not 1 (rank 0: 1, rank 1: 1)" \
+              "finalized:DistributedDataParallel: the process group was destroyed" \
+              "reinit:init_process_group: the process group was destroyed earlier" \
+              "unused:on rank(s) 1 the forward's output does not depend on some parameters (rank 1: 2 unused); here: .*fc2.weight, fc2.bias"; do
+  expect_failure "--misuse ${misuse%%:*}" "${misuse#*:}" -x XTGRAD_DIST_TIMEOUT "$prog" --batch 8 --steps 2 --misuse "${misuse%%:*}"
+done
+zero=("$build/tests/zero_run" --optimizer zero --steps 2 --differ-rank 1)
+expect_failure "ZeRO, rank 1 builds Adam with another lr" \
+  "ZeroRedundancyOptimizer: rank(s) 1 differ from rank 0 .*\"lr\":0.01.*\"lr\":0.001" -x XTGRAD_DIST_TIMEOUT "${zero[@]}" --differ lr
+expect_failure "ZeRO, rank 1 consolidates on rank 1" \
+  "consolidate_state_dict: rank(s) 1 refused the target rank: rank 1: the rank to consolidate on is 1 here but 0 on rank 0" \
+  -x XTGRAD_DIST_TIMEOUT "${zero[@]}" --differ consolidate-to --save "$out/zero.safetensors"
+expect_failure "ZeRO, rank 1's optimizer factory returns nothing" \
+  "ZeroRedundancyOptimizer: rank(s) 1 could not build the local optimizer: rank 1: .*factory returned nothing" \
+  -x XTGRAD_DIST_TIMEOUT "${zero[@]}" --differ factory
+unset XTGRAD_DIST_TIMEOUT
 
 # 3. The examples, data-parallel: one "data-parallel" line, the progress printed once.
 log="$out/random_copy.log"

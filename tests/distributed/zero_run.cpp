@@ -12,7 +12,9 @@
 // --kill-rank R --kill-step K: rank R kills itself (SIGKILL) in the middle of step K, after its
 // forward, before its gradients are shared: the fault test.
 // --no-ddp: each rank steps on its own gradients (no DistributedDataParallel); --differ-rank R with
-// --differ shape or frozen: rank R builds another vocabulary, or freezes the last parameter;
+// --differ shape, frozen, lr or consolidate-to: rank R builds another vocabulary, freezes the last
+// parameter, builds Adam with another lr, consolidates the checkpoint on another rank, or its
+// optimizer factory returns nothing;
 // --fresh-if-refused: a resume the optimizer refuses is printed ("rank R refused: ...") and the run
 // starts from step 1 instead; --agreed-errors: an Error expected on every rank alike is printed by
 // each ("zero_run rank R of N: ..."), which then exits with status 3 after a barrier, instead of
@@ -97,8 +99,10 @@ int main(int argc, char** argv) {
     app.add_flag("--no-consolidate", no_consolidate, "save without consolidate_state_dict first (a misuse: an Error)");
     app.add_flag("--no-ddp", no_ddp, "no DistributedDataParallel: each rank's own gradients");
     app.add_option("--differ-rank", differ_rank, "this rank builds another model (--differ)");
-    app.add_option("--differ", differ, "shape: one more word in the vocabulary; frozen: the last parameter frozen")
-        ->check(CLI::IsMember({"shape", "frozen"}));
+    app.add_option("--differ", differ, "shape: one more word in the vocabulary; frozen: the last parameter frozen; lr: "
+                                       "ten times Adam's lr; consolidate-to: consolidates on rank 1 instead of 0; factory: its "
+                                       "optimizer factory returns nothing")
+        ->check(CLI::IsMember({"shape", "frozen", "lr", "consolidate-to", "factory"}));
     app.add_flag("--fresh-if-refused", fresh_if_refused, "a refused --resume starts the run afresh");
     app.add_flag("--agreed-errors", agreed_errors, "an Error is every rank's: each prints it, exit 3 after a barrier");
     CLI11_PARSE(app, argc, argv);
@@ -134,10 +138,14 @@ int main(int argc, char** argv) {
         }
         if (differs && differ == "frozen") model->parameters().back().requires_grad_(false);
         std::unique_ptr<optim::Optimizer> opt;
-        const optim::AdamOptions adam = optim::AdamOptions(1e-3).betas({0.9, 0.98}).eps(1e-9);
+        const optim::AdamOptions adam =
+            optim::AdamOptions(differs && differ == "lr" ? 1e-2 : 1e-3).betas({0.9, 0.98}).eps(1e-9);
         nn::parallel::ZeroRedundancyOptimizer* zero = nullptr;
         if (optimizer == "zero") {
-            auto z = std::make_unique<nn::parallel::ZeroRedundancyOptimizer>(model->parameters(), adam);
+            const nn::parallel::ZeroRedundancyOptimizer::Factory factory = [&](std::vector<Tensor> p) {
+                return differs && differ == "factory" ? nullptr : std::make_unique<optim::Adam>(std::move(p), adam);
+            };
+            auto z = std::make_unique<nn::parallel::ZeroRedundancyOptimizer>(model->parameters(), factory);
             zero = z.get();
             opt = std::move(z);
         } else {
@@ -175,7 +183,8 @@ int main(int argc, char** argv) {
                 run.epoch = step;
                 fmt::print("step {} loss {:.9f}\n", step, dp.mean(loss.item(), share));
                 if (!save.empty() && step == (save_at > 0 ? save_at : steps)) {
-                    if (zero && !no_consolidate) zero->consolidate_state_dict(0);  // every rank: a collective
+                    if (zero && !no_consolidate)  // every rank: a collective
+                        zero->consolidate_state_dict(differs && differ == "consolidate-to" ? 1 : 0);
                     if (dp.rank() == 0) nn::save_run(save, typed, run);
                     distributed::barrier("zero_run: checkpoint written");
                 }
