@@ -2,6 +2,7 @@
 
 #include <xtgrad/autograd/error.hpp>
 #include <xtgrad/report/report_data.hpp>
+#include <xtgrad/report/run_report.hpp>
 #include <xtgrad/autograd/utf8_text.hpp>
 
 #include <fmt/format.h>
@@ -27,14 +28,15 @@ std::optional<double> page_value(const Json& v, const std::string& who, const st
     fail("{}: {} holds {}, not a number, \"nan\", \"inf\", \"-inf\" or null", who, field, valid_utf8(v.dump().substr(0, 40)));
 }
 
-// Steps as the page lists them: whole numbers >= 0, increasing; returns how many are <= through.
+// Steps as the page lists them: whole numbers from 0 to kMaxStep (the page's script holds them as
+// doubles: past 2^53 its axis never ended), increasing; returns how many are <= through.
 std::size_t page_steps(const Json& steps, long through, std::vector<long>& out, const std::string& who,
                        const std::string& field) {
     if (!steps.is_array()) fail("{}: {} is not a list of steps", who, field);
     out.clear();
     for (const Json& s : steps) {
-        if (!s.is_number_integer() || s.get<long long>() < 0)
-            fail("{}: {} holds {}, not a step (a whole number >= 0)", who, field, valid_utf8(s.dump().substr(0, 40)));
+        if (!s.is_number_integer() || s.get<long long>() < 0 || s.get<long long>() > RunReport::kMaxStep)
+            fail("{}: {} holds {}, not a step (a whole number from 0 to 2^53)", who, field, valid_utf8(s.dump().substr(0, 40)));
         const long step = static_cast<long>(s.get<long long>());
         if (!out.empty() && step <= out.back()) fail("{}: {} does not increase ({} after {})", who, field, step, out.back());
         if (step > through) break;
@@ -53,7 +55,7 @@ const Json& page_list(const Json& parent, const std::string& key, std::size_t at
 
 }  // namespace
 
-EarlierSteps earlier_steps(const std::string& data, long through_step, const std::string& who) {
+EarlierSteps earlier_steps(const std::string& data, long through_step, const std::string& who, bool null_scalars) {
     const Json page = parse_report_data(data, who);
     EarlierSteps out;
     for (const auto& [raw_name, series] : page.at("scalars").items()) {
@@ -64,8 +66,8 @@ EarlierSteps earlier_steps(const std::string& data, long through_step, const std
         const Json& values = page_list(series, "value", n, who, field + ".value");
         for (std::size_t i = 0; i < n; ++i) {
             const std::optional<double> v = page_value(values[i], who, field + ".value");
-            if (!v) fail("{}: {}.value[{}] is null: a logged scalar always has a value", who, field, i);
-            s.values.push_back(*v);
+            if (!v && !null_scalars) fail("{}: {}.value[{}] is null: a logged scalar always has a value", who, field, i);
+            s.values.push_back(v.value_or(std::numeric_limits<double>::quiet_NaN()));
         }
         if (n > 0) out.scalars.push_back(std::move(s));
     }

@@ -25,7 +25,9 @@ struct EarlierSteps {
 };
 
 // The steps up to `through_step` of a report's data (report::read_data of a report.html). `who`
-// starts each message: "the page of the resumed run, 'out/report.html'".
-EarlierSteps earlier_steps(const std::string& data, long through_step, const std::string& who);
+// starts each message: "the page of the resumed run, 'out/report.html'". `null_scalars`: a
+// scalar's value may be null (pages before "nan" was written wrote null; a comparison shows them
+// as gaps), read as NaN.
+EarlierSteps earlier_steps(const std::string& data, long through_step, const std::string& who, bool null_scalars = false);
 
 }  // namespace xtgrad::report

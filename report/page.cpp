@@ -2,6 +2,7 @@
 
 #include <xtgrad/io/atomic_file.hpp>
 #include <xtgrad/autograd/error.hpp>
+#include <xtgrad/report/earlier_steps.hpp>
 #include <xtgrad/report/report_data.hpp>
 #include <xtgrad/report/run_report.hpp>
 
@@ -78,12 +79,18 @@ std::string read_data(const std::string& html_path) {
     return data_of_page(html, html_path);
 }
 
-void check_data(const std::string& data, const std::string& who) { (void)parse_report_data(data, who); }
+// Every list the page's script reads checked, as a resumed run's page is (report/earlier_steps.cpp):
+// a comparison page of data of another shape threw before drawing anything.
+void check_data(const std::string& data, const std::string& who) {
+    (void)earlier_steps(data, RunReport::kMaxStep, who, /*null_scalars=*/true);
+}
 
 std::string comparison_page(const std::vector<std::pair<std::string, std::string>>& named_data) {
     nlohmann::json runs = nlohmann::json::array();
     for (const auto& [name, data] : named_data) {
-        nlohmann::json run = parse_report_data(data, fmt::format("report::write_comparison: the data of '{}'", name));
+        const std::string who = fmt::format("report::write_comparison: the data of '{}'", name);
+        check_data(data, who);
+        nlohmann::json run = parse_report_data(data, who);
         run["name"] = name;
         runs.push_back(std::move(run));
     }

@@ -102,10 +102,18 @@ struct RunReport::Impl {
         if (notes.size() < kMaxNotes) notes.insert(fmt::format("not valid UTF-8, shown with U+FFFD: {}", what));
     }
 
-    // What continue_from reads back (report/earlier_steps.cpp) is what may be logged: a step >= 0,
-    // each scalar's steps increasing. Else an Error naming `who`, nothing logged.
+    // After finish() the page is written for the last time: what a call adds would be lost unsaid.
+    void check_open(const char* who) const {
+        if (finished) fail("{}: the report is finished (finish() wrote its last page; call it after this)", who);
+    }
+
+    // What continue_from reads back (report/earlier_steps.cpp) is what may be logged: a step in
+    // 0..kMaxStep, each scalar's steps increasing. Else an Error naming `who`, nothing logged.
     void check_log(long at, const std::string& raw_name, const char* who) const {
-        if (at < 0) fail("{}: scalar '{}' at step {}: a step is a whole number >= 0", who, escaped_for_message(raw_name), at);
+        check_open(who);
+        if (at < 0 || at > kMaxStep)
+            fail("{}: scalar '{}' at step {}: a step is a whole number from 0 to {} (2^53)", who, escaped_for_message(raw_name),
+                 at, kMaxStep);
         const auto it = scalars.find(valid_utf8(raw_name));
         if (it != scalars.end() && !it->second.first.empty() && at <= it->second.first.back())
             fail("{}: scalar '{}' at step {} after step {}: a scalar's steps must increase", who,
@@ -124,6 +132,7 @@ struct RunReport::Impl {
 RunReport::RunReport(std::string path, Options options) : path_(std::move(path)), impl_(std::make_unique<Impl>()) {
     if (options.stats_every < 1) fail("RunReport: stats_every must be >= 1, got {}", options.stats_every);
     if (!(options.write_interval >= 0)) fail("RunReport: write_interval must be >= 0 seconds, got {}", options.write_interval);
+    if (options.graph_depth < -1) fail("RunReport: graph_depth must be -1 (no limit) or >= 0, got {}", options.graph_depth);
     impl_->options = std::move(options);
     if (enabled()) impl_->options.title = impl_->text(impl_->options.title, "the title");
 }
@@ -141,6 +150,7 @@ RunReport::~RunReport() {
 
 void RunReport::attach(nn::Module& model) {
     if (!enabled()) return;
+    impl_->check_open("RunReport::attach");
     if (impl_->attached) fail("RunReport::attach: a model is attached already (one per report: its modules would be listed twice)");
     impl_->attached = true;
     for (const auto& [name, t] : model.named_parameters()) {
@@ -172,7 +182,10 @@ void RunReport::attach(nn::Module& model) {
 
 void RunReport::continue_from(const std::string& data, long through_step) {
     if (!enabled()) return;
-    if (impl_->step) fail("RunReport::continue_from: steps were begun already (call it before the first begin_step)");
+    impl_->check_open("RunReport::continue_from");
+    // logged steps first would make the kept ones not increase: a page the next resume refuses
+    if (impl_->step || !impl_->scalars.empty())
+        fail("RunReport::continue_from: the report has steps already (call it before the first begin_step or log, once)");
     if (through_step < 0) fail("RunReport::continue_from: through_step {} must be >= 0 (the steps done)", through_step);
     const report::EarlierSteps earlier = report::earlier_steps(data, through_step, "RunReport::continue_from: the earlier page");
     long last = -1;
@@ -193,17 +206,20 @@ void RunReport::continue_from(const std::string& data, long through_step) {
 
 void RunReport::begin_step(long step) {
     if (!enabled()) return;
+    impl_->check_open("RunReport::begin_step");
     if (step < 0) fail("RunReport::begin_step: step {} is negative (steps count from 0 or 1, and increase)", step);
+    if (step > kMaxStep) fail("RunReport::begin_step: step {} is above {} (2^53, the page's exact steps)", step, kMaxStep);
     if (impl_->step && step <= *impl_->step)
         fail("RunReport::begin_step: steps must increase, got {} after {}", step, *impl_->step);
     impl_->step = step;
     impl_->in_step = true;
+    impl_->before.clear();  // an open step begun again: its weights are not this step's
     impl_->sampled = step % impl_->options.stats_every == 0 || impl_->stat_steps.empty();
     if (impl_->sampled) impl_->stat_steps.push_back(step);
 }
 
 void RunReport::backward(const Tensor& loss) {
-    if (!enabled() || !impl_->graph.is_null()) return loss.backward();
+    if (!enabled() || !impl_->graph.is_null() || impl_->finished) return loss.backward();
     // a graph_module that names no module is refused before backward runs: nothing changed
     check_module_prefix(loss, impl_->options.graph_module, "RunReport::backward (Options::graph_module)");
     Json graph{{"step", impl_->step.value_or(0)}};
@@ -260,6 +276,7 @@ void RunReport::gradients() {
 
 void RunReport::end_step(const std::vector<std::pair<std::string, double>>& scalars) {
     if (!enabled()) return;
+    impl_->check_open("RunReport::end_step");
     if (!impl_->in_step) fail("RunReport::end_step: no step is open (call begin_step first)");
     std::set<std::string> given;  // every scalar checked before any is logged: a refused call logs nothing
     for (const auto& [name, value] : scalars) {
@@ -309,6 +326,7 @@ void RunReport::log(long step, const std::string& name, double value) {
 void RunReport::attention(const std::string& kind, const std::vector<Tensor>& layers, const std::vector<std::string>& queries,
                           const std::vector<std::string>& keys, std::size_t heads, const Mask* masked) {
     if (!enabled()) return;
+    impl_->check_open("RunReport::attention");
     const std::string replaced_kind = valid_utf8(kind);  // as attention_maps keeps it
     std::size_t cells_kept = 0;  // the other kinds' maps, which stay
     std::set<std::string> other_kinds;
@@ -333,6 +351,7 @@ void RunReport::attention(const std::string& kind, const std::vector<Tensor>& la
 
 void RunReport::result(const std::string& name, const std::string& text) {
     if (!enabled()) return;
+    impl_->check_open("RunReport::result");
     if (name.empty()) fail("RunReport::result: the name is empty (text '{}')", valid_utf8(text.substr(0, 40), nullptr));
     const std::string n = impl_->text(name, "result name '{}'");
     const std::string t = impl_->text(text, "the text of a result");

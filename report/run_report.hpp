@@ -57,7 +57,7 @@ public:
         long stats_every = 1;         // per-module statistics every this many steps (>= 1)
         std::string graph_module{};   // draw only this module's part of the graph ("": all); one
                                       // that no op is in: an Error at the first backward, before it runs
-        int graph_depth = -1;         // nodes below the graph's top (-1: no limit)
+        int graph_depth = -1;         // nodes below the graph's top (-1: no limit; below -1: an Error)
     };
 
     RunReport(std::string path, Options options);
@@ -77,12 +77,16 @@ public:
 
     // A resumed run's page keeps the steps before the resume: the scalars and per-module
     // statistics of `data` (report::read_data of the earlier run's page) up to `through_step`,
-    // the step the run resumes after. Before the first begin_step; a page of another shape is an
-    // Error naming the field, and nothing is kept.
+    // the step the run resumes after. Once, before the first begin_step or log (else the kept
+    // steps would not increase, and the next resume refused this page); a page of another shape
+    // is an Error naming the field, and nothing is kept.
     void continue_from(const std::string& data, long through_step);
 
-    // Opens step `step` (0 or more, and more than the last step opened): the hooks record
-    // activations until end_step.
+    // Opens step `step` (0 to kMaxStep, and more than the last step opened): the hooks record
+    // activations until end_step. A step begun again before its end_step is dropped, with the
+    // weights gradients() copied in it (they would measure two steps' updates as one).
+    // The page's script holds steps as doubles, exact only up to 2^53: past it, its axis hung.
+    static constexpr long kMaxStep = long{1} << 53;
     void begin_step(long step);
     // loss.backward(); on the first call also keeps the graph long enough to draw it (with
     // each node's gradient norm) into the page.
@@ -125,7 +129,9 @@ public:
 
     // Writes the page now (live until finish()).
     void write();
-    // The run is over: writes the page for the last time, not live.
+    // The run is over: writes the page for the last time, not live. What would change the page
+    // after it (begin_step, end_step, log, attention, result, attach, continue_from) is an Error:
+    // the last page is written, so it would be lost without a word.
     void finish();
     // The run stopped on an error (a NaN loss, an exception caught by the program): the last
     // page says "error" and the reason instead of "finished". Throws, as finish(), if the page
@@ -146,7 +152,9 @@ namespace report {
 // The JSON data a report page embeds; throws an Error naming the file if it has none.
 std::string read_data(const std::string& html_path);
 // Checks that `data` is a report's data as write_comparison reads it: JSON nested at most 16
-// deep, valid UTF-8, an object with "scalars". An Error starting with `who`
+// deep, valid UTF-8, an object with "scalars", each a list of steps (increasing, 0 to
+// RunReport::kMaxStep) with a value for each, and "stats" of that shape if any: what the page's
+// script reads (it threw on another shape, and hung on a step past 2^53). An Error starting with `who`
 // ("the report data of 'a/report.html'") names the field where text that is not JSON goes wrong.
 void check_data(const std::string& data, const std::string& who);
 // A page comparing runs (curves overlaid), from the data of each, written atomically.

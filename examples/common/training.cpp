@@ -208,6 +208,8 @@ long TrainingRun::resume(long total) {
 
 void TrainingRun::start_report(const std::string& out, RunReport::Options options) {
     if (out.empty() || options_.no_report || !options_.writes) return;
+    // a folder or fifo there made finish() fail only after the whole training: refused before it
+    require_writable_file(out + "/report.html", "--out");
     report_ = std::make_unique<RunReport>(out + "/report.html", std::move(options));
     report_->attach(model_);
 }
@@ -218,8 +220,8 @@ void TrainingRun::start_report(const std::string& out, RunReport::Options option
 void TrainingRun::keep_earlier_page() {
     if (!report_->enabled()) return;
     const std::string page = (std::filesystem::path(options_.resume).parent_path() / "report.html").string();
-    if (!std::filesystem::is_regular_file(page)) {
-        fmt::print("no {} beside the resumed run: this run's page starts at {} {}\n", page, unit_, run_.epoch + 1);
+    if (!std::filesystem::is_regular_file(page)) {  // a fifo there is no page either (and would block a reader)
+        fmt::print("no {} (a regular file) beside the resumed run: this run's page starts at {} {}\n", page, unit_, run_.epoch + 1);
         return;
     }
     try {

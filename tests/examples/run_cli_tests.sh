@@ -70,6 +70,12 @@ expect 2 "--out whose checkpoint path links to /dev/null" "${wg[@]}" --epochs 1 
 says "not a regular file (a character device)"; trained_nothing
 expect 2 "--out whose checkpoint path is a dangling link" "${wg[@]}" --epochs 1 --out ck_dangling
 says "a symbolic link to nothing that exists"; trained_nothing
+# the report's page too: a fifo or a folder there failed only when the trained run wrote it
+mkdir -p page_fifo page_dir/report.html; mkfifo page_fifo/report.html
+expect 2 "--out whose report page is a fifo" "${wg[@]}" --epochs 1 --out page_fifo
+says "--out 'page_fifo/report.html': not a regular file (a fifo)"; trained_nothing
+expect 2 "--out whose report page is a folder" "${wg[@]}" --epochs 1 --out page_dir
+says "--out 'page_dir/report.html': is a folder"; trained_nothing
 # a new run into a folder holding another run replaced it silently
 cp -r winter_games_split ck_other
 expect 0 "a new run where another run's checkpoint is" "${wg[@]}" --epochs 1 --out ck_other

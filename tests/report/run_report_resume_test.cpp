@@ -79,7 +79,7 @@ TEST_CASE("RunReport::continue_from: an earlier page of another shape is an Erro
     const std::pair<const char*, const char*> bad[] = {
         {R"({"scalars": {"loss": {"step": [1, 2], "value": [1, "x"]}}})", "scalars.loss.value holds \"x\""},
         {R"({"scalars": {"loss": {"step": [2, 1], "value": [1, 2]}}})", "scalars.loss.step does not increase (1 after 2)"},
-        {R"({"scalars": {"loss": {"step": [1, -4], "value": [1, 2]}}})", "not a step (a whole number >= 0)"},
+        {R"({"scalars": {"loss": {"step": [1, -4], "value": [1, 2]}}})", "not a step (a whole number from 0 to 2^53)"},
         {R"({"scalars": {"loss": {"step": [1, 2], "value": [1]}}})", "scalars.loss.value is not a list of at least 2 values"},
         {R"({"scalars": {"loss": {"step": [1], "value": [null]}}})", "scalars.loss.value[0] is null"},
         {R"({"scalars": {"loss": 3}})", "scalars.loss has no steps"},
