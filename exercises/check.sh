@@ -34,6 +34,10 @@ out=$(XTGRAD_GRADER_SELF_TEST=1 XTGRAD_GRADER_SECONDS=1 timeout 30 "$shipped" -t
 want="The grader stopped 'grader_self_test: a case that never returns is stopped', on the self-test's endless loop: it ran for 1 s without returning"
 if [ "$rc" -eq 1 ] && grep -qF -- "$want" <<<"$out"; then echo "ok   the watchdog stops a case that never returns"
 else echo "FAIL the watchdog: exit $rc (1 expected), output:"; echo "$out" | tail -n 5; status=1; fi
+# The graders' own checks: known wrong answers get the message that names their mistake.
+out=$(XTGRAD_GRADER_SELF_TEST=1 timeout 120 "$solved" --no-intro=true -tc="grader_self_test: wrong answers*" 2>&1) && rc=0 || rc=$?
+if [ "$rc" -eq 0 ] && ! grep -qE "test cases: +0 " <<<"$out"; then echo "ok   the graders name known wrong answers ($(grep -oE "test cases: *[0-9]+" <<<"$out"))"
+else echo "FAIL the graders' checks of known wrong answers: exit $rc, output:"; echo "$out" | tail -n 30; status=1; fi
 # A limit that is not plain digits from 1 to 86400 is refused before any case runs (exit 2), its
 # bytes escaped in the message.
 for bad in 0 -1 abc " 5" +5 86401 99999999999999999999 1.5 $'\xff\x01'; do

@@ -125,6 +125,30 @@ inline std::string diagnose_scalar(const std::string& what, double got, double w
                            : std::string(" (XTGRAD_REVEAL=1 shows the expected value)"));
 }
 
+// "" when the learner's call left its input as it was; else where it changed. An op that writes
+// into its input corrupts the caller's tensor, and every check computed from it afterwards.
+inline std::string input_changed(const std::string& what, const xtgrad::Array& before, const xtgrad::Array& after) {
+    const std::vector<std::size_t> shape(before.shape().begin(), before.shape().end());
+    for (std::size_t i = 0; i < before.size() && i < after.size(); ++i) {
+        const float b = before.data()[i], a = after.data()[i];
+        if (b != a && !(std::isnan(b) && std::isnan(a)))
+            return fmt::format("{} wrote into its input: at {} it was {:.6g} and became {:.6g}; an op leaves its input "
+                               "as it was and computes into a new Array",
+                               what, index_str(i, shape), b, a);
+    }
+    return "";
+}
+
+// What the learner's code threw, on which case; xtensor's broadcast error gets what it usually means.
+inline std::string threw(const std::string& where, const std::exception& e) {
+    std::string msg = fmt::format("your code threw on {}: {}", where, e.what());
+    std::replace(msg.begin(), msg.end(), '\n', ' ');  // xtensor's shapes come on lines of their own
+    if (msg.find("Incompatible dimension") != std::string::npos)
+        msg += " (xtensor could not broadcast two shapes: a per-row quantity of shape (rows) lines up with the last "
+               "axis, not with the rows; reshape it to (rows, 1), or index it row by row)";
+    return msg;
+}
+
 // randn of a shape times scale, from a seed the messages print: the graders' random inputs.
 inline xtgrad::Tensor random_tensor(const xtgrad::Shape& shape, std::uint64_t seed, float scale = 1.f) {
     xtgrad::Generator gen(seed);

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 #include <string>
 
 TEST_SUITE_BEGIN("exercises");
@@ -58,6 +59,29 @@ TEST_CASE("diagnose_scalar says NaN or inf where the answer is one, never 'off b
     CHECK(grading::diagnose_scalar("dL/da", -std::numeric_limits<double>::infinity(), 2.0, 1e-6).find("got -inf") !=
           std::string::npos);
     CHECK(grading::diagnose_scalar("dL/da", 2.0, 2.0, 1e-6).empty());
+}
+
+TEST_CASE("input_changed says where the learner's code wrote into its input; threw names the case") {
+    const Array before = {{0.5f, -1.f}, {2.f, 3.f}};
+    Array after = before;
+    CHECK(grading::input_changed("f(x)", before, after).empty());
+    after(1, 0) = 7.f;
+    CHECK(grading::input_changed("f(x)", before, after) ==
+          "f(x) wrote into its input: at (1,0) it was 2 and became 7; an op leaves its input as it was and computes "
+          "into a new Array");
+    // xtensor's broadcast error, on one line, with what it usually means
+    try {
+        const Array wide = xt::zeros<float>({2, 7});
+        (void)Array(wide - xt::sum(wide, {1}));
+        FAIL("xtensor broadcast (2,7) against (2)");
+    } catch (const std::exception& e) {
+        const std::string m = grading::threw("case 1", e);
+        CHECK_MESSAGE(m.find("your code threw on case 1: ") == 0, m);
+        CHECK_MESSAGE(m.find("Incompatible dimension of arrays") != std::string::npos, m);  // its wording varies by build
+        CHECK(m.find('\n') == std::string::npos);
+        CHECK(m.find("reshape it to (rows, 1), or index it row by row") != std::string::npos);
+    }
+    CHECK(grading::threw("case 2", std::runtime_error("oops")) == "your code threw on case 2: oops");
 }
 
 TEST_SUITE_END();

@@ -16,6 +16,8 @@ Array row_dots(const Array& y, const Array& g) {
     return Array();
 }
 
+// Loops are fine; if you write it with xtensor instead, evaluate a sum into an Array before
+// using it (HINTS.md, hint 5: a lazy reducer that keeps the reduced axis gives wrong values).
 Array softmax_backward(const Array& y, const Array& g) {
     Array dx = xt::zeros<float>(y.shape());
     const std::size_t rows = y.shape(0), cols = y.shape(1);

@@ -5,6 +5,9 @@
 #include "exercise.hpp"
 #include "diagnose.hpp"
 
+#include <cmath>
+#include <cstdlib>
+
 using namespace xtgrad;
 
 TEST_SUITE_BEGIN("03_layer_norm_a");
@@ -85,9 +88,62 @@ std::string intermediate(std::uint64_t seed) {
                               {"Σ h x, not Σ h u: u = x − μ", sums(in, true, false)}});
 }
 
+// The shapes layer_norm_a_backward returns (exercise.hpp); the op's accumulate would sum a
+// (rows, d) dγ for you, which hides a missing sum over the rows.
+std::string shapes(const Case& c, const ex03::LayerNormGrads& got) {
+    const Shape xs{c.rows, c.d}, ps{c.d};
+    const std::pair<const char*, std::pair<const Array*, Shape>> parts[] = {
+        {"dx", {&got.dx, xs}}, {"dgamma", {&got.dgamma, ps}}, {"dbeta", {&got.dbeta, ps}}};
+    for (const auto& [name, p] : parts) {
+        const Shape gs(p.first->shape().begin(), p.first->shape().end());
+        if (gs == p.second) continue;
+        std::string m = fmt::format("layer_norm_a_backward's {} has shape {} where {} was expected, {}", name, shape_str(gs),
+                                    shape_str(p.second), where(c));
+        if (p.second == ps && gs == xs)
+            m += ": γ and β are used by every row, so their gradients add the rows' shares (the op's accumulate summed "
+                 "them for you; the exercise is to sum them)";
+        return m;
+    }
+    return "";
+}
+
+// dx's verdict, with the forms a wrong one takes; scale: the largest |dx| expected, for the tolerance.
+std::string dx_verdict(const Case& c, const Inputs& in, const Array& got, const Array& want, double scale) {
+    const Array no_std = composed(in, Variant::std_constant).dx;
+    const char* const biased = "it is torch's LayerNorm's (biased std: d, not d − 1)";
+    const char* const eps_in_root = "it is torch's LayerNorm's (ε inside the root, with the biased variance)";
+    const float d_over = static_cast<float>(c.d - 1) / static_cast<float>(c.d);
+    std::string m = grading::diagnose(
+        "d loss / d x, " + where(c), got, want, 1e-4 * scale,
+        {{biased, composed(in, Variant::biased).dx},
+         {eps_in_root, composed(in, Variant::eps_in_root).dx},
+         {"the path through μ is missing (every u_i depends on every x_k: subtract the mean of h)",
+          composed(in, Variant::mean_constant).dx},
+         {"the path through the std is missing (the −u · Σ h u term)", no_std},
+         {"the path through the std has the wrong sign: it subtracts u · Σ h u / (D² (d − 1) s)", Array(2.f * no_std - want)},
+         {"the path through the std divides by d, not d − 1: the unbiased std's derivative is u / ((d − 1) s)",
+          Array(no_std + (want - no_std) * d_over)}});
+    // 0/0 where the row is constant (u = 0, s = 0): said where it is, not only that it is
+    bool row0_bad = false, rest_ok = true;
+    if (!m.empty() && c.constant_row && got.shape() == want.shape())
+        for (std::size_t r = 0; r < c.rows; ++r)
+            for (std::size_t i = 0; i < c.d; ++i) {
+                const bool finite = std::isfinite(got(r, i));
+                if (r == 0) row0_bad = row0_bad || !finite;
+                else rest_ok = rest_ok && finite;
+            }
+    if (row0_bad && rest_ok) {  // before the closing "(XTGRAD_REVEAL=1 …)" or "[there: …]"
+        const std::size_t at = std::min(m.find(" (XTGRAD_REVEAL=1"), m.find(" [there:"));
+        m.insert(std::min(at, m.size()), "; every NaN or inf is in the constant first row (u = 0, s = 0): there the std "
+                                         "path's term is 0, not 0/0 (step 4 of the lesson)");
+    }
+    return m;
+}
+
 std::string check(std::uint64_t seed) {
     const Case c = case_of(seed);
     const Inputs in = inputs(c);
+    if (std::string m = shapes(c, ex03::layer_norm_a_backward(in.x.data(), in.gamma.data(), in.g, kEps)); !m.empty()) return m;
     const Tensor x = in.x.detach().requires_grad_(true), gamma = in.gamma.detach().requires_grad_(true),
                  beta = in.beta.detach().requires_grad_(true);
     {
@@ -122,15 +178,18 @@ std::string check(std::uint64_t seed) {
                                            {eps_in_root, composed(in, Variant::eps_in_root).dgamma}});
         !m.empty())
         return m;
-    return grading::diagnose(
-        "d loss / d x, " + where(c), grading::grad_or_zeros(x), want.dx, 1e-4 * scale,
-        {{biased, composed(in, Variant::biased).dx},
-         {eps_in_root, composed(in, Variant::eps_in_root).dx},
-         {"the path through μ is missing (every u_i depends on every x_k: subtract the mean of h)",
-          composed(in, Variant::mean_constant).dx},
-         {"the path through the std is missing (the −u · Σ h u term)", composed(in, Variant::std_constant).dx},
-         {"the path through the std has the wrong sign: it subtracts u · Σ h u / (D² (d − 1) s)",
-          Array(2.f * composed(in, Variant::std_constant).dx - want.dx)}});
+    return dx_verdict(c, in, grading::grad_or_zeros(x), want.dx, scale);
+}
+
+// The first message of seeds 1..12, a throw named with its case.
+template <class F>
+std::string all_seeds(F&& f) {
+    for (std::uint64_t seed = 1; seed <= 12; ++seed) try {
+            if (std::string m = f(seed); !m.empty()) return m;
+        } catch (const std::exception& e) {
+            return grading::threw(where(case_of(seed)), e);
+        }
+    return "";
 }
 
 }  // namespace
@@ -142,15 +201,11 @@ TEST_CASE("03_layer_norm_a: the forward (given) matches the composition") {
 }
 
 TEST_CASE("03_layer_norm_a: row_sums, the intermediate sums (graded if you wrote them)") {
-    std::string m;
-    for (std::uint64_t seed = 1; seed <= 12 && m.empty(); ++seed) m = intermediate(seed);
-    GRADE(m);
+    GRADE(all_seeds(intermediate));
 }
 
 TEST_CASE("03_layer_norm_a: dβ, dγ, dx on 12 random inputs (constant rows among them)") {
-    std::string m;
-    for (std::uint64_t seed = 1; seed <= 12 && m.empty(); ++seed) m = check(seed);
-    GRADE(m);
+    GRADE(all_seeds(check));
 }
 
 // The lesson's worked example (its trace and gdb walk stop here): x, γ, β and g fixed.
@@ -160,7 +215,12 @@ TEST_CASE("03_layer_norm_a: dgamma, dbeta, dx on the lesson's 3×3 x") {
               Tensor::from_vector({1.f, -2.f, 0.5f, 0.f, 1.f, 3.f, -1.f, 2.f, 1.f}, {3, 3}).data()};
     const Tensor x = in.x.detach().requires_grad_(true), gamma = in.gamma.detach().requires_grad_(true),
                  beta = in.beta.detach().requires_grad_(true);
-    ex03::layer_norm_a(x, gamma, beta, kEps).backward(in.g);
+    try {
+        ex03::layer_norm_a(x, gamma, beta, kEps).backward(in.g);
+    } catch (const std::exception& e) {
+        GRADE(grading::threw("the lesson's x (3,3)", e));
+        return;
+    }
     const LnGrads want = composed(in, Variant::right);
     std::string m = grading::diagnose("d loss / d beta, the lesson's x", grading::grad_or_zeros(beta), want.dbeta, 1e-5);
     if (m.empty()) m = grading::diagnose("d loss / d gamma, the lesson's x", grading::grad_or_zeros(gamma), want.dgamma, 1e-5);
@@ -170,10 +230,55 @@ TEST_CASE("03_layer_norm_a: dgamma, dbeta, dx on the lesson's 3×3 x") {
 
 TEST_CASE("03_layer_norm_a: gradcheck of x, gamma and beta") {
     const Inputs in = inputs(case_of(1));
-    const GradcheckResult r = gradcheck([](const std::vector<Tensor>& v) { return ex03::layer_norm_a(v[0], v[1], v[2], kEps); },
-                                        {in.x.detach().requires_grad_(true), in.gamma.detach().requires_grad_(true),
-                                         in.beta.detach().requires_grad_(true)});
-    GRADE(r.passed ? "" : r.message());
+    try {
+        const GradcheckResult r = gradcheck([](const std::vector<Tensor>& v) { return ex03::layer_norm_a(v[0], v[1], v[2], kEps); },
+                                            {in.x.detach().requires_grad_(true), in.gamma.detach().requires_grad_(true),
+                                             in.beta.detach().requires_grad_(true)});
+        GRADE(r.passed ? "" : r.message());
+    } catch (const std::exception& e) {
+        GRADE(grading::threw("gradcheck's inputs, " + where(case_of(1)), e));
+    }
+}
+
+// The grader's own check (exercises/check.sh runs it with XTGRAD_GRADER_SELF_TEST=1): wrong
+// answers written the way a learner slips, each named.
+TEST_CASE("grader_self_test: wrong answers, 03_layer_norm_a" * doctest::skip(std::getenv("XTGRAD_GRADER_SELF_TEST") == nullptr)) {
+    // dx with d in the std path's denominator (on_const: 0 there), and with 0/0 on a constant row
+    const auto slipped = [](const Inputs& in, bool d_slip) {
+        const Array& x = in.x.data();
+        const std::size_t rows = x.shape(0), d = x.shape(1);
+        Array dx = xt::zeros<float>(x.shape());
+        for (std::size_t r = 0; r < rows; ++r) {
+            double mu = 0, ss = 0, hm = 0, hu = 0;
+            for (std::size_t i = 0; i < d; ++i) mu += x(r, i) / static_cast<double>(d);
+            for (std::size_t i = 0; i < d; ++i) {
+                const double u = x(r, i) - mu, h = in.g(r, i) * in.gamma.data()(i);
+                ss += u * u, hm += h / static_cast<double>(d), hu += h * u;
+            }
+            const double s = std::sqrt(ss / static_cast<double>(d - 1)), D = s + kEps;
+            const double through_std = d_slip ? (s > 0 ? hu / (D * D * static_cast<double>(d) * s) : 0.0)
+                                              : hu / (D * D * static_cast<double>(d - 1) * s);
+            for (std::size_t k = 0; k < d; ++k)
+                dx(r, k) = static_cast<float>((in.g(r, k) * in.gamma.data()(k) - hm) / D - (x(r, k) - mu) * through_std);
+        }
+        return dx;
+    };
+    const auto verdict = [&](std::uint64_t seed, bool d_slip) {
+        const Case c = case_of(seed);
+        const Inputs in = inputs(c);
+        const LnGrads want = composed(in, Variant::right);
+        return dx_verdict(c, in, slipped(in, d_slip), want.dx, std::max(1.0, static_cast<double>(xt::amax(xt::abs(want.dx))())));
+    };
+    std::string m = verdict(1, true);
+    CHECK_MESSAGE(m.find("the path through the std divides by d, not d − 1") != std::string::npos, m);
+    m = verdict(3, false);  // (4,5), a constant first row
+    CHECK_MESSAGE(m.find("every NaN or inf is in the constant first row") != std::string::npos, m);
+    // dγ left per row: (rows, d)
+    const Case c = case_of(3);
+    const Inputs in = inputs(c);
+    m = shapes(c, {Array(in.x.data()), Array(in.g * in.x.data()), Array(xt::zeros<float>({c.d}))});
+    CHECK_MESSAGE(m.find("layer_norm_a_backward's dgamma has shape (4,5) where (5) was expected") == 0, m);
+    CHECK_MESSAGE(m.find("their gradients add the rows' shares") != std::string::npos, m);
 }
 
 TEST_SUITE_END();

@@ -7,6 +7,7 @@
 #include "diagnose.hpp"
 
 #include <cmath>
+#include <cstdlib>
 
 using namespace xtgrad;
 
@@ -41,10 +42,10 @@ Inputs inputs(const Case& c) {
             in.masked(i, j) = (c.mask == 1 && j > i + (c.Lk - c.Lq)) || (c.mask == 2 && j + 1 == c.Lk && c.Lk > 1);
     return in;
 }
-Array weights(const Inputs& in) {
+Array weights(const Inputs& in, bool with_mask = true) {
     nn::AttentionOptions o;
     o.scale = in.scale;
-    o.masked = &in.masked;
+    if (with_mask) o.masked = &in.masked;
     return nn::scaled_dot_product_attention_composed(Tensor(in.q), Tensor(in.k), Tensor(in.v), o).weights.data();
 }
 
@@ -79,6 +80,24 @@ std::string intermediate(std::uint64_t seed) {
                               {"it is dA = g vᵀ: softmax's backward is missing", dS_form(in, A, 2)}});
 }
 
+// dv's verdict: got against want = Aᵀ g, with the forms a wrong one takes.
+std::string dv_verdict(const Case& c, const Inputs& in, const Array& got, const Array& want) {
+    const Array A = weights(in);
+    Array first_rows = want;  // dv with the rows of keys Lq.. left at 0
+    for (std::size_t j = c.Lq; j < c.Lk; ++j)
+        for (std::size_t col = 0; col < c.dv; ++col) first_rows(j, col) = 0;
+    return grading::diagnose("d loss / d v, " + where(c), got, want, 1e-5,
+                             {{"it is A g: dv = Aᵀ g", c.Lq == c.Lk ? mm(A, in.g) : Array()},
+                              {"the rows of keys Lq and on are 0: a loop over the keys bounded by Lq, not Lk?",
+                               c.Lk > c.Lq ? first_rows : Array()},
+                              // a (.., 1) array reads its one column for any column index
+                              {fmt::format("×d = ×{}: a loop over v's columns bounded by d, not dv (v is (Lk, dv))", c.d),
+                               c.dv == 1 && c.d > 1 ? Array(want * static_cast<float>(c.d)) : Array()},
+                              {"it uses weights computed without the mask: a masked key's weight is 0; use the A "
+                               "attention_backward is given (or −∞ for the masked scores before the softmax)",
+                               c.mask != 0 ? mm(tr(weights(in, false)), in.g) : Array()}});
+}
+
 std::string grads(std::uint64_t seed) {
     const Case c = case_of(seed);
     const Inputs in = inputs(c);
@@ -94,19 +113,7 @@ std::string grads(std::uint64_t seed) {
     o.masked = &in.masked;
     nn::scaled_dot_product_attention_composed(rq, rk, rv, o).context.backward(in.g);
     const Array A = weights(in);
-    Array first_rows = rv.grad_array();  // dv with the rows of keys Lq.. left at 0
-    for (std::size_t j = c.Lq; j < c.Lk; ++j)
-        for (std::size_t col = 0; col < c.dv; ++col) first_rows(j, col) = 0;
-    if (std::string m = grading::diagnose("d loss / d v, " + where(c), grading::grad_or_zeros(mv), rv.grad_array(), 1e-5,
-                                          {{"it is A g: dv = Aᵀ g", c.Lq == c.Lk ? mm(A, in.g) : Array()},
-                                           {"the rows of keys Lq and on are 0: a loop over the keys bounded by Lq, "
-                                            "not Lk?",
-                                            c.Lk > c.Lq ? first_rows : Array()},
-                                           // a (.., 1) array reads its one column for any column index
-                                           {fmt::format("×d = ×{}: a loop over v's columns bounded by d, not dv (v is (Lk, dv))", c.d),
-                                            c.dv == 1 && c.d > 1 ? Array(rv.grad_array() * static_cast<float>(c.d)) : Array()}});
-        !m.empty())
-        return m;
+    if (std::string m = dv_verdict(c, in, grading::grad_or_zeros(mv), rv.grad_array()); !m.empty()) return m;
     const char* const no_dot = "the −⟨dA, A⟩ term of softmax's backward (exercise 02) is missing from dS";
     const std::string no_scale = fmt::format("the scale is missing (S = q kᵀ · scale, so dq and dk carry it: ×√d = ×{:.4g})",
                                              1 / in.scale);
@@ -133,8 +140,11 @@ std::string grads(std::uint64_t seed) {
 
 template <class F>
 std::string all_seeds(F&& f) {
-    for (std::uint64_t seed = 1; seed <= 16; ++seed)
-        if (std::string m = f(seed); !m.empty()) return m;
+    for (std::uint64_t seed = 1; seed <= 16; ++seed) try {
+            if (std::string m = f(seed); !m.empty()) return m;
+        } catch (const std::exception& e) {  // named with its case: a throw may depend on the shapes
+            return grading::threw(where(case_of(seed)), e);
+        }
     return "";
 }
 
@@ -156,7 +166,12 @@ TEST_CASE("04_attention_backward: dv, dq, dk with a causal mask (the lesson's 3�
     for (std::size_t i = 0; i < 3; ++i)
         for (std::size_t j = i + 1; j < 3; ++j) in.masked(i, j) = true;
     Tensor mq(in.q, true), mk(in.k, true), mv(in.v, true), rq(in.q, true), rk(in.k, true), rv(in.v, true);
-    ex04::attention(mq, mk, mv, in.masked, in.scale).backward(in.g);
+    try {
+        ex04::attention(mq, mk, mv, in.masked, in.scale).backward(in.g);
+    } catch (const std::exception& e) {
+        GRADE(grading::threw("the lesson's example (Lq 3, Lk 3, d 2, dv 2, a causal mask)", e));
+        return;
+    }
     nn::AttentionOptions o;
     o.scale = in.scale;
     o.masked = &in.masked;
@@ -169,10 +184,38 @@ TEST_CASE("04_attention_backward: dv, dq, dk with a causal mask (the lesson's 3�
 
 TEST_CASE("04_attention_backward: gradcheck of q, k and v (Lq 2, Lk 4, masked)") {
     const Inputs in = inputs(case_of(7));
-    const GradcheckResult r = gradcheck(
-        [&in](const std::vector<Tensor>& t) { return ex04::attention(t[0], t[1], t[2], in.masked, in.scale); },
-        {Tensor(in.q, true), Tensor(in.k, true), Tensor(in.v, true)});
-    GRADE(r.passed ? "" : r.message());
+    try {
+        const GradcheckResult r = gradcheck(
+            [&in](const std::vector<Tensor>& t) { return ex04::attention(t[0], t[1], t[2], in.masked, in.scale); },
+            {Tensor(in.q, true), Tensor(in.k, true), Tensor(in.v, true)});
+        GRADE(r.passed ? "" : r.message());
+    } catch (const std::exception& e) {
+        GRADE(grading::threw(where(case_of(7)), e));
+    }
+}
+
+// The grader's own check (exercises/check.sh runs it with XTGRAD_GRADER_SELF_TEST=1): dv from
+// weights the learner recomputed from q and k without the mask is named as such.
+TEST_CASE("grader_self_test: wrong answers, 04_attention_backward" *
+          doctest::skip(std::getenv("XTGRAD_GRADER_SELF_TEST") == nullptr)) {
+    const Case c = case_of(1);  // Lq 2, Lk 4, a causal mask
+    const Inputs in = inputs(c);
+    Array A = xt::zeros<float>({c.Lq, c.Lk}), dv = xt::zeros<float>({c.Lk, c.dv});
+    for (std::size_t i = 0; i < c.Lq; ++i) {
+        double total = 0;
+        for (std::size_t j = 0; j < c.Lk; ++j) {
+            double sij = 0;
+            for (std::size_t t = 0; t < c.d; ++t) sij += static_cast<double>(in.q(i, t)) * in.k(j, t) * in.scale;
+            A(i, j) = static_cast<float>(std::exp(sij));
+            total += A(i, j);
+        }
+        for (std::size_t j = 0; j < c.Lk; ++j) A(i, j) = static_cast<float>(A(i, j) / total);
+    }
+    for (std::size_t j = 0; j < c.Lk; ++j)
+        for (std::size_t t = 0; t < c.dv; ++t)
+            for (std::size_t i = 0; i < c.Lq; ++i) dv(j, t) += A(i, j) * in.g(i, t);
+    const std::string m = dv_verdict(c, in, dv, mm(tr(weights(in)), in.g));
+    CHECK_MESSAGE(m.find("it uses weights computed without the mask") != std::string::npos, m);
 }
 
 TEST_SUITE_END();

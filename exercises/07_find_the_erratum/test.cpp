@@ -5,6 +5,18 @@
 #include "symptom.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <utility>
+
+// one verdict: its message alone when not empty, one passed assertion when it is
+#define GRADE_CLOSE_MSG(msg)                \
+    do {                                    \
+        const std::string grade_m_ = (msg); \
+        if (grade_m_.empty())               \
+            CHECK(grade_m_.empty());        \
+        else                                \
+            FAIL_CHECK(grade_m_);           \
+    } while (0)
 
 using namespace xtgrad;
 namespace ta = xtgrad::nn::tutorial_a;
@@ -45,12 +57,36 @@ TEST_CASE("07_find_the_erratum: how peaked the attention is") {
                  symptom::kMeanLargestWeight, 1e-4);
 }
 
+// head 0's map and the output against the recording: two messages, "" where they match.
+static std::pair<std::string, std::string> maps_and_output(const ta::Errata& switches) {
+    const nn::AttentionResult got = rerun(switches);
+    const std::string map = grading::mismatch("head 0's attention map (queries x keys)", leading(got.weights, {5, 5}),
+                                              symptom::head0_map(), 1e-4);
+    std::string out = grading::mismatch("the output of position 0, features 0..7", leading(got.context, {8}),
+                                        symptom::output_row0(), 1e-4);
+    // the maps right and the output not: what differs acts after the attention
+    if (map.empty() && !out.empty())
+        out += "; the attention maps match, so the difference comes after the attention: which switch acts there?";
+    return {map, out};
+}
+
 TEST_CASE("07_find_the_erratum: head 0's attention map and the output") {
-    const nn::AttentionResult got = rerun(ex07::notebook_switches());
-    GRADE_CLOSE("head 0's attention map (queries x keys)", leading(got.weights, {5, 5}),
-                symptom::head0_map(), 1e-4);
-    GRADE_CLOSE("the output of position 0, features 0..7", leading(got.context, {8}),
-                symptom::output_row0(), 1e-4);
+    const auto [map, out] = maps_and_output(ex07::notebook_switches());
+    GRADE_CLOSE_MSG(map);
+    GRADE_CLOSE_MSG(out);
+}
+
+// The grader's own check (exercises/check.sh runs it with XTGRAD_GRADER_SELF_TEST=1): the two
+// right switches and a third that acts after the attention: the output's message says where.
+TEST_CASE("grader_self_test: wrong answers, 07_find_the_erratum" *
+          doctest::skip(std::getenv("XTGRAD_GRADER_SELF_TEST") == nullptr)) {
+    ta::Errata all;
+    all.split = ta::HeadSplit::view_only;
+    all.scale = ta::ScaleRule::dk_over_heads;
+    all.layer_norm = ta::LayerNormKind::custom;
+    const auto [map, out] = maps_and_output(all);
+    CHECK(map.empty());
+    CHECK_MESSAGE(out.find("the attention maps match, so the difference comes after the attention") != std::string::npos, out);
 }
 
 TEST_SUITE_END();
