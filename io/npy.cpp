@@ -29,7 +29,7 @@ constexpr std::size_t kGrowthAxisDigits = 21;  // numpy's spare room after the h
 constexpr std::uint64_t kMaxHeaderBytes = 10'000;
 
 // Text from the header as a message quotes it: one line, control and non-UTF-8 bytes as \xHH.
-std::string quoted(std::string_view text) {
+std::string header_text(std::string_view text) {
     constexpr std::size_t kShownBytes = 120;
     return escaped_for_message(text, false, kShownBytes);
 }
@@ -57,7 +57,7 @@ struct Dtype {
 // numpy's descr of a plain scalar type: byte order, kind and item size, as in "<f4" or "|b1".
 Dtype parse_descr(std::string_view source, const std::string& descr) {
     auto refuse = [&](std::string_view why) {
-        fail("read_npy: '{}': unsupported dtype '{}': {}", source, quoted(descr), why);
+        fail("read_npy: '{}': unsupported dtype '{}': {}", source, header_text(descr), why);
     };
     if (descr.size() < 3 || std::string_view("<>|=").find(descr[0]) == std::string_view::npos)
         refuse("expected a byte order, a kind and an item size such as '<f4'");
@@ -108,7 +108,7 @@ public:
             if (key == "descr") set_once(descr, string_literal(), key);
             else if (key == "fortran_order") set_once(fortran_order, bool_literal(), key);
             else if (key == "shape") set_once(shape, tuple_literal(), key);
-            else error(fmt::format("unexpected key '{}'", quoted(key)));
+            else error(fmt::format("unexpected key '{}'", header_text(key)));
             if (!consume(',')) {
                 expect('}');
                 break;
@@ -129,7 +129,7 @@ private:
 
     template <class T>
     void set_once(std::optional<T>& slot, T value, const std::string& key) {
-        if (slot) error(fmt::format("duplicate key '{}'", quoted(key)));
+        if (slot) error(fmt::format("duplicate key '{}'", header_text(key)));
         slot = std::move(value);
     }
 
