@@ -9,6 +9,7 @@
 #include <xtgrad/nn/parallel/zero_optimizer.hpp>
 #include <xtgrad/optim/in_backward.hpp>
 #include "test_util.hpp"
+#include "tests/distributed/two_layers.hpp"
 
 #include <cmath>
 #include <cstdint>
@@ -126,12 +127,7 @@ TEST_CASE("DistributedSampler: sizes near SIZE_MAX do not wrap; a padded total p
 
 namespace {
 
-struct TwoLayers : nn::Module {
-    std::shared_ptr<nn::Linear> fc1 = register_module("fc1", std::make_shared<nn::Linear>(3, 4));
-    std::shared_ptr<nn::Linear> fc2 = register_module("fc2", std::make_shared<nn::Linear>(4, 2));
-    bool skip_fc2 = false;
-    Tensor forward(const Tensor& x) const { return skip_fc2 ? fc1->forward(x) : fc2->forward(relu(fc1->forward(x))); }
-};
+using test::TwoLayers;
 
 std::vector<Array> grads_of(const nn::Module& m) {
     std::vector<Array> g;

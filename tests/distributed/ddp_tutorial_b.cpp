@@ -22,6 +22,7 @@
 #include <xtgrad/xtgrad.hpp>
 
 #include "examples/common/cli11.hpp"
+#include "tests/distributed/two_layers.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -31,14 +32,10 @@
 using namespace xtgrad;
 
 namespace {
+using test::TwoLayers;
+
 // --misuse unused: rank `at` leaves fc2 out of its forward (find_unused_parameters false). It used
 // to refuse alone, and the other ranks waited for its buckets until the timeout.
-struct TwoLayers : nn::Module {
-    std::shared_ptr<nn::Linear> fc1 = register_module("fc1", std::make_shared<nn::Linear>(3, 4));
-    std::shared_ptr<nn::Linear> fc2 = register_module("fc2", std::make_shared<nn::Linear>(4, 2));
-    bool skip_fc2 = false;
-    Tensor forward(const Tensor& x) const { return skip_fc2 ? fc1->forward(x) : fc2->forward(relu(fc1->forward(x))); }
-};
 void unused_on_one_rank(const examples::DataParallel& dp, int at) {
     TwoLayers model;
     model.skip_fc2 = dp.rank() == at;

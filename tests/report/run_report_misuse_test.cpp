@@ -63,6 +63,10 @@ TEST_CASE("RunReport::continue_from after a log is refused: the kept steps would
     RunReport twice(dir.file("c.html"));
     twice.continue_from(earlier.data_json(), 3);
     misuse_refused(twice, [&] { twice.continue_from(earlier.data_json(), 3); }, "call it before the first begin_step or log, once");
+    // the refused call kept nothing: "val" still holds the one evaluation, at step 0
+    const auto val = nlohmann::json::parse(report.data_json()).at("scalars").at("val");
+    CHECK(val.at("step") == nlohmann::json::array({0}));
+    CHECK(val.at("value") == nlohmann::json::array({9.0}));
 }
 
 TEST_CASE("RunReport: steps past 2^53 are refused, and so is an earlier page holding one") {
@@ -77,6 +81,10 @@ TEST_CASE("RunReport: steps past 2^53 are refused, and so is an earlier page hol
     RunReport resumed(dir.file("s.html"));
     misuse_refused(resumed, [&] { resumed.continue_from(forged, RunReport::kMaxStep); },
                    "scalars.loss.step holds 1152921504606846976, not a step");
+    // the last exact step was kept, the refused ones not
+    const auto loss = nlohmann::json::parse(report.data_json()).at("scalars").at("loss");
+    CHECK(loss.at("step") == nlohmann::json::array({RunReport::kMaxStep}));
+    CHECK(nlohmann::json::parse(report.data_json()).at("scalars").count("val") == 0);
 }
 
 TEST_CASE("RunReport: calls that change the page after finish() are refused; it was written for the last time") {
