@@ -16,6 +16,7 @@
 #include <xtgrad/autograd/speed_switches.hpp>
 #include <xtgrad/gemm/blas.hpp>
 #include <xtgrad/gemm/small_gemm.hpp>
+#include <xtgrad/simd/cpu_isa.hpp>
 #include <xtgrad/threads/parallel.hpp>
 
 #include "examples/common/cli11.hpp"
@@ -199,18 +200,8 @@ int main(int argc, char** argv) {
         // --paired-ceiling's ceiling is fp32's; autocast's targets are against torch's autocast and xtgrad's fp32
         if (o.paired_ceiling && !o.autocast.empty())
             cli::usage_error("--paired-ceiling: the ceiling is fp32's products, and --autocast {} runs bf16 ones", o.autocast);
-        // bf16 refused here (a backend without a bf16 product, a CPU where it is slower): a usage
-        // error before any config is built, as the other options'; with --alternate, exit 3
-        if (!o.autocast.empty()) {
-            autocast::allow_slower_bf16(o.allow_slower_bf16);
-            try {
-                const autocast::Scope can_run(DType::bf16);
-            } catch (const Error& e) {
-                if (alternate->count() > 0 && detail::speed_switch_named(o.alternate) != nullptr)
-                    return cannot_measure_here("--alternate {} runs under --autocast bf16: {}", o.alternate, e.what());
-                cli::usage_error("--autocast bf16: {}", e.what());
-            }
-        }
+        if (o.paired_ceiling && alternate->count() > 0)
+            cli::usage_error("--paired-ceiling and --alternate pair each step with something else: give one of them");
         if (alternate->count() > 0) {  // checked here, before any config is built
             const detail::EnvSwitch* s = detail::speed_switch_named(o.alternate);
             if (s == nullptr) cli::usage_error("--alternate: '{}' is not a speed switch (--list-switches lists them)",
@@ -234,6 +225,12 @@ int main(int argc, char** argv) {
                                  o.alternate);
             if ((s->acts & detail::kActsUnderAutocast) && o.autocast.empty())
                 cli::usage_error("--alternate: {} acts under --autocast bf16 only", o.alternate);
+            // These two act inside the AVX-512 skinny kernels only (gemm/skinny_avx512.cpp)
+            if ((s == &detail::kSkinnyPrefetchL2Switch || s == &detail::kSkinnyStreamedGradientSwitch) &&
+                active_isa() != Isa::avx512)
+                return cannot_measure_here("--alternate: {} acts in the AVX-512 skinny kernels, and this process runs "
+                                           "the {} ones (no AVX-512, or XTGRAD_ISA=baseline)",
+                                           o.alternate, isa_name(active_isa()));
             if (s == &detail::kSmallGemmAmxSwitch && !small_gemm_amx_available())
                 return cannot_measure_here("--alternate: {} chooses AMX's tiles for small_gemm_bf16, and this process has "
                                            "none (no AMX-BF16, not granted by Linux, or XTGRAD_ISA=baseline)", o.alternate);
@@ -248,8 +245,19 @@ int main(int argc, char** argv) {
                 cli::usage_error("--alternate: --warmup {} leaves the process's first, cold step on one side; give 1 or more",
                                  o.warmup);
         }
-        if (o.paired_ceiling && alternate->count() > 0)
-            cli::usage_error("--paired-ceiling and --alternate pair each step with something else: give one of them");
+        // bf16 refused here (a backend without a bf16 product, a CPU where it is slower): a usage
+        // error before any config is built, as the other options'; with --alternate, exit 3, after
+        // the usage errors above (a mistake in the command is one on every machine)
+        if (!o.autocast.empty()) {
+            autocast::allow_slower_bf16(o.allow_slower_bf16);
+            try {
+                const autocast::Scope can_run(DType::bf16);
+            } catch (const Error& e) {
+                if (alternate->count() > 0 && detail::speed_switch_named(o.alternate) != nullptr)
+                    return cannot_measure_here("--alternate {} runs under --autocast bf16: {}", o.alternate, e.what());
+                cli::usage_error("--autocast bf16: {}", e.what());
+            }
+        }
 
         if (o.configs.size() > 1) {  // one process per config: each peak RSS is its own
             for (const std::string& c : o.configs)

@@ -88,6 +88,12 @@ expect 2 "xtgrad_bench --alternate XTGRAD_SMALL_GEMM_BF16 without autocast" "$bu
 says "--alternate: XTGRAD_SMALL_GEMM_BF16 acts under --autocast bf16 only"
 expect 2 "xtgrad_bench --alternate XTGRAD_INFERENCE_WEIGHTS_PACKED without autocast" "$build/bench/xtgrad_bench" --config seed-d --alternate XTGRAD_INFERENCE_WEIGHTS_PACKED
 says "--alternate: XTGRAD_INFERENCE_WEIGHTS_PACKED acts under --autocast bf16 only"
+# The AVX-512 skinny kernels' two switches cannot act on the baseline kernels (a CPU without
+# AVX-512, as the Zen 3, or XTGRAD_ISA=baseline): exit 3, so compare_builds.sh skips them
+for sw in XTGRAD_SKINNY_PREFETCH_L2 XTGRAD_SKINNY_STREAMED_GRADIENT; do
+  expect 3 "xtgrad_bench --alternate $sw under XTGRAD_ISA=baseline" env XTGRAD_ISA=baseline "$build/bench/xtgrad_bench" --config winter --alternate "$sw"
+  says "--alternate: $sw acts in the AVX-512 skinny kernels, and this process runs the baseline ones"
+done
 expect 2 "xtgrad_bench --alternate XTGRAD_SMALL_GEMM_AMX without autocast" "$build/bench/xtgrad_bench" --config seed-b --alternate XTGRAD_SMALL_GEMM_AMX
 says "--alternate: XTGRAD_SMALL_GEMM_AMX acts under --autocast bf16 only"
 # it would measure noise where the tiles do not run: under XTGRAD_ISA=baseline, or with the blocks in fp32
