@@ -24,13 +24,16 @@ bool block_cache_by_machine() { return memory::page_moves_cheap(); }
 // The AVX-512 skinny kernels' prefetch (skinny_avx512.cpp): into L1, a product on the Zen 4
 // took about its memory time plus its arithmetic; into L2 the Winter Games step went 100-110 ->
 // 87-92 ms at 1 thread, 65-70 -> 58-63 at 2 (alternating runs). On the Zen 5, L1 streams at the
-// read floor; the Intel Xeon was measured with L1 only. So L2 on AMD family 25 alone.
-bool skinny_prefetch_l2_by_cpu() { return cpu_model().is_amd(25); }
+// read floor; the Intel Xeon was measured with L1 only. So L2 on the Zen 4 alone (the Zen 3,
+// family 25 too, has no AVX-512 kernels to prefetch in).
+bool skinny_prefetch_l2_by_cpu() { return cpu_model().is_amd_zen4(); }
 
 // One-thread Adam's prefetch 2 KiB ahead (optimizer.cpp): the Intel Xeon's step in backward
 // 95.4 -> 88.4 ms with it (5 alternating rounds), the Zen 5's steps 1.00-1.05x (winter, seed-d
 // with Adam, seed-b; 3 rounds, compare_builds.sh, where it acts: one thread); on the Zen 4 it
 // costs (bench/bandwidth_bench's Adam 30.5 -> 33.6-35.4 ms). So on everywhere but AMD family 25.
+// The Zen 3 (family 25 too) read 1.03-1.04x faster with it (winter, seed-d with Adam; one round
+// of alternating steps, not every pair): not enough to move its default; to be settled there.
 bool adam_prefetch_by_cpu() { return !cpu_model().is_amd(25); }
 
 // A weight gradient over 7 rows made inside Adam's update from its factors, never stored
@@ -56,8 +59,11 @@ bool narrow_nn_transposed_by_cpu() { return cpu_model().is_amd(26); }
 // thread in 15 of 16 pairs, 1.02-1.05x on two in 29 of 42, seed-b's (batch 16, 2 threads) 1.07x in
 // 8 of 8: on. By CPU, not by a start-up timing: the two orientations sum K in other orders where
 // K = 2048 (most outputs differ in their last bits), and two runs on one machine should agree.
+// On the Zen 3 (family 25 model 1, AVX2: oneDNN's avx2 kernels) it costs: seed-d's inference on
+// two threads 1.30x slower with it (0.77 off over on, off faster in every alternating pair), on one
+// 1.00x, winter's 0.95-0.97x: off there, so on for the Zen 4 of family 25 only.
 bool inference_weights_transposed_by_cpu() {
-    return cpu_model().is_amd(25) || cpu_model().is_amd(26) || cpu_model().is_intel(6);
+    return cpu_model().is_amd_zen4() || cpu_model().is_amd(26) || cpu_model().is_intel(6);
 }
 
 // The AVX-512 skinny_tn's streamed stores for a weight gradient read only after backward
@@ -69,7 +75,7 @@ bool inference_weights_transposed_by_cpu() {
 // settled in one process (xtgrad_bench --alternate, steps alternating): backward 1.17-1.24x
 // faster with it, the step 1.04-1.07x, on 1 and 2 threads, in 27-30 of 30 pairs each: on.
 // (The AVX2 kernel streams everywhere, measured when it was written.)
-bool skinny_streamed_gradient_by_cpu() { return cpu_model().is_amd(25) || cpu_model().is_intel(6); }
+bool skinny_streamed_gradient_by_cpu() { return cpu_model().is_amd_zen4() || cpu_model().is_intel(6); }
 
 // small_gemm_bf16_by_cpu, decided by a measured rate rather than the family, is in gemm/blas_bf16.cpp
 // beside its switch: it asks the kernel and autocast's rates, which the programs linking this

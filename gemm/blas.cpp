@@ -9,6 +9,7 @@
 #include <xtgrad/gemm/gemm_door.hpp>
 #include <xtgrad/threads/parallel.hpp>
 #include <xtgrad/gemm/skinny_gemm.hpp>
+#include <xtgrad/simd/cpu_model.hpp>
 #include <xtgrad/gemm/small_gemm.hpp>
 #include <xtgrad/gemm/transpose.hpp>
 #include <xtgrad/simd/cpu_isa.hpp>
@@ -187,13 +188,22 @@ bool skinny_on_avx512(int M, int N, int K) {
 #endif
 }
 
+// The same products on the baseline (AVX2) skinny kernels, where oneDNN runs its avx2 kernels:
+// measured on the Zen 3 (AMD family 25 but not the Zen 4; build/bench/skinny_bench, one thread,
+// skinny over oneDNN) the forward 0.92-0.94x the time, dx 0.94-1.05x, a fresh dW 0.49-0.64x
+// (8-14 GB/s written against 5-7). Not on other AVX2-only CPUs, which nobody has measured.
+bool skinny_on_zen3(int M, int N, int K) {
+    return active_isa() == Isa::baseline && cpu_model().is_amd(25) && !cpu_model().is_amd_zen4() &&
+           (M <= 7 || N <= 7 || (K <= 7 && M > kSkinnyRows && N > kSkinnyRows));
+}
+
 }  // namespace
 
 // gemm_ld's routing: a small product (the attention core's slices on short sentences) is
 // cheaper than a library call's set-up (small_gemm.hpp); a product with a skinny side (a Linear
 // or Conv1d layer on a 7-token sentence, its weight gradient over 7 rows) streams the big
 // operand once instead of packing it (skinny_gemm.hpp), where that beats the backend (OpenBLAS
-// always; oneDNN where the skinny kernels have AVX-512: forward, dx and dW); every
+// always; oneDNN where the skinny kernels have AVX-512, and on the Zen 3's AVX2: forward, dx and dW); every
 // other product goes to the backend.
 // XTGRAD_SMALL_GEMM=0 and XTGRAD_SKINNY_GEMM=0 send those products to the backend too (the
 // on/off comparison of bench/run.sh --compare-switches); read on each product (speed_switch_on).
@@ -205,7 +215,8 @@ struct Doors {
 Doors doors(int M, int N, int K) {
     const bool skinny_on = detail::speed_switch_on(detail::kSkinnyGemmSwitch);
     return {.small = detail::small_gemm_on() && small_gemm_takes(M, N, K),
-            .skinny = skinny_on && (detail::active_backend().prefers_skinny_kernels || skinny_on_avx512(M, N, K))};
+            .skinny = skinny_on && (detail::active_backend().prefers_skinny_kernels || skinny_on_avx512(M, N, K) ||
+                                    skinny_on_zen3(M, N, K))};
 }
 }  // namespace
 
@@ -215,6 +226,10 @@ void detail::route(bool trans_a, bool trans_b, int M, int N, int K, float alpha,
     if (door.small) return small_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     if (door.skinny && skinny_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
     split_or_call(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+bool detail::skinny_kernels_route() {
+    return detail::active_backend().prefers_skinny_kernels || skinny_on_avx512(1, 1, 1) || skinny_on_zen3(1, 1, 1);
 }
 
 bool detail::product_on_skinny_tn_kernel(int M, int N, int K) {

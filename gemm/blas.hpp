@@ -122,6 +122,10 @@ bool skinny_streamed_gradient();
 // where a weight gradient handed over as its factors gets the stored product's bits
 // (autograd/gradient_consumer.hpp).
 bool product_on_skinny_tn_kernel(int M, int N, int K);
+// Whether gemm_ld sends any skinny product to the skinny kernels in this process: the backend
+// prefers them (OpenBLAS), they run on AVX-512, or on the Zen 3's AVX2 (blas.cpp); elsewhere on
+// oneDNN without AVX-512 (XTGRAD_ISA=baseline) none, so XTGRAD_SKINNY_GEMM changes nothing there.
+bool skinny_kernels_route();
 
 // Whether gemm_ld(DType::bf16) runs the medium blocks small_gemm takes in small_gemm_bf16:
 // XTGRAD_SMALL_GEMM and XTGRAD_SMALL_GEMM_BF16 are on (unless set; the latter's default: the

@@ -303,7 +303,7 @@ TEST_CASE("skinny_nt: a row of W gives the same bits in a tile of 4 rows as alon
 
 TEST_CASE("the streamed gradient's default follows the CPU: on for AMD family 25 (Zen 4) and Intel family 6, where measured") {
     // XTGRAD_SKINNY_STREAMED_GRADIENT is unset in the suite's environment
-    CHECK(detail::kSkinnyStreamedGradientSwitch.unset_means() == (cpu_model().is_amd(25) || cpu_model().is_intel(6)));
+    CHECK(detail::kSkinnyStreamedGradientSwitch.unset_means() == (cpu_model().is_amd_zen4() || cpu_model().is_intel(6)));
 }
 
 TEST_SUITE_END();

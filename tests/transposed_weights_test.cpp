@@ -104,7 +104,7 @@ TEST_CASE("linear_rows under NoGradGuard reads its block of the transposed copy 
 TEST_CASE("the inference switch's default follows the CPU: on for AMD families 25 and 26 and Intel family 6, where measured") {
     // XTGRAD_INFERENCE_WEIGHTS_TRANSPOSED is unset in the suite's environment
     CHECK(detail::kInferenceWeightsTransposedSwitch.unset_means() ==
-          (cpu_model().is_amd(25) || cpu_model().is_amd(26) || cpu_model().is_intel(6)));
+          (cpu_model().is_amd_zen4() || cpu_model().is_amd(26) || cpu_model().is_intel(6)));
 }
 
 TEST_CASE("a transposed copy goes with its weight, not at the next forward") {
