@@ -178,10 +178,11 @@ namespace {
 // stream the weight 1.4-1.9x faster than oneDNN, and write the gradient with plain stores at
 // ~55 GB/s into cache, where oneDNN wrote the (512, 2048) one at ~28 (gemm/skinny_avx512.cpp,
 // docs/performance.md "The Winter Games step").
+bool skinny_shape(int M, int N, int K) { return M <= 7 || N <= 7 || (K <= 7 && M > kSkinnyRows && N > kSkinnyRows); }
+
 bool skinny_on_avx512(int M, int N, int K) {
 #if XTGRAD_HAVE_AVX512_KERNELS
-    return active_isa() == Isa::avx512 &&
-           (M <= 7 || N <= 7 || (K <= 7 && M > kSkinnyRows && N > kSkinnyRows));
+    return active_isa() == Isa::avx512 && skinny_shape(M, N, K);
 #else
     (void)M, (void)N, (void)K;
     return false;
@@ -193,8 +194,7 @@ bool skinny_on_avx512(int M, int N, int K) {
 // skinny over oneDNN) the forward 0.92-0.94x the time, dx 0.94-1.05x, a fresh dW 0.49-0.64x
 // (8-14 GB/s written against 5-7). Not on other AVX2-only CPUs, which nobody has measured.
 bool skinny_on_zen3(int M, int N, int K) {
-    return active_isa() == Isa::baseline && cpu_model().is_amd(25) && !cpu_model().is_amd_zen4() &&
-           (M <= 7 || N <= 7 || (K <= 7 && M > kSkinnyRows && N > kSkinnyRows));
+    return active_isa() == Isa::baseline && cpu_model().is_amd(25) && !cpu_model().is_amd_zen4() && skinny_shape(M, N, K);
 }
 
 }  // namespace

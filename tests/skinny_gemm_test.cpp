@@ -17,6 +17,7 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -301,7 +302,16 @@ TEST_CASE("skinny_nt: a row of W gives the same bits in a tile of 4 rows as alon
         }
 }
 
-TEST_CASE("the streamed gradient's default follows the CPU: on for AMD family 25 (Zen 4) and Intel family 6, where measured") {
+TEST_CASE("gemm_ld sends skinny products to the skinny kernels where they were measured to win") {
+    // OpenBLAS always; oneDNN on AVX-512, and on the Zen 3's AVX2 (AMD family 25, not a Zen 4: gemm/blas.cpp)
+    const bool zen3 = cpu_model().is_amd(25) && !cpu_model().is_amd_zen4();
+    const bool openblas = std::string(gemm_backend_name()) == "openblas";
+    CHECK(detail::skinny_kernels_route() == (openblas || active_isa() == Isa::avx512 || zen3));
+    const IsaScope scope(Isa::baseline);
+    CHECK(detail::skinny_kernels_route() == (openblas || zen3));
+}
+
+TEST_CASE("the streamed gradient's default follows the CPU: on for the Zen 4 and Intel family 6, where measured") {
     // XTGRAD_SKINNY_STREAMED_GRADIENT is unset in the suite's environment
     CHECK(detail::kSkinnyStreamedGradientSwitch.unset_means() == (cpu_model().is_amd_zen4() || cpu_model().is_intel(6)));
 }
