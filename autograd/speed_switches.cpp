@@ -32,8 +32,8 @@ bool skinny_prefetch_l2_by_cpu() { return cpu_model().is_amd_zen4(); }
 // 95.4 -> 88.4 ms with it (5 alternating rounds), the Zen 5's steps 1.00-1.05x (winter, seed-d
 // with Adam, seed-b; 3 rounds, compare_builds.sh, where it acts: one thread); on the Zen 4 it
 // costs (bench/bandwidth_bench's Adam 30.5 -> 33.6-35.4 ms). So on everywhere but AMD family 25.
-// The Zen 3 (family 25 too) read 1.03-1.04x faster with it (winter, seed-d with Adam; one round
-// of alternating steps, not every pair): not enough to move its default; to be settled there.
+// The Zen 3 (family 25 too) read 1.03-1.05x faster with it (winter over 4 rounds of alternating
+// steps, seed-d with Adam over one; not in every pair): not enough to move its default.
 bool adam_prefetch_by_cpu() { return !cpu_model().is_amd(25); }
 
 // A weight gradient over 7 rows made inside Adam's update from its factors, never stored
