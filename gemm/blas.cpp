@@ -180,21 +180,15 @@ namespace {
 // docs/performance.md "The Winter Games step").
 bool skinny_shape(int M, int N, int K) { return M <= 7 || N <= 7 || (K <= 7 && M > kSkinnyRows && N > kSkinnyRows); }
 
-bool skinny_on_avx512(int M, int N, int K) {
+// Whether the skinny kernels beat oneDNN here: on AVX-512 (above), and on the Zen 3's baseline
+// (AVX2) kernels against oneDNN's avx2 ones (AMD family 25 but not the Zen 4; build/bench/skinny_bench,
+// one thread, skinny over oneDNN): the forward 0.92-0.94x the time, dx 0.94-1.05x, a fresh dW
+// 0.49-0.64x (8-14 GB/s written against 5-7). Not on other AVX2-only CPUs, which nobody has measured.
+bool skinny_kernels_beat_onednn() {
 #if XTGRAD_HAVE_AVX512_KERNELS
-    return active_isa() == Isa::avx512 && skinny_shape(M, N, K);
-#else
-    (void)M, (void)N, (void)K;
-    return false;
+    if (active_isa() == Isa::avx512) return true;
 #endif
-}
-
-// The same products on the baseline (AVX2) skinny kernels, where oneDNN runs its avx2 kernels:
-// measured on the Zen 3 (AMD family 25 but not the Zen 4; build/bench/skinny_bench, one thread,
-// skinny over oneDNN) the forward 0.92-0.94x the time, dx 0.94-1.05x, a fresh dW 0.49-0.64x
-// (8-14 GB/s written against 5-7). Not on other AVX2-only CPUs, which nobody has measured.
-bool skinny_on_zen3(int M, int N, int K) {
-    return active_isa() == Isa::baseline && cpu_model().is_amd(25) && !cpu_model().is_amd_zen4() && skinny_shape(M, N, K);
+    return active_isa() == Isa::baseline && cpu_model().is_amd(25) && !cpu_model().is_amd_zen4();
 }
 
 }  // namespace
@@ -215,8 +209,8 @@ struct Doors {
 Doors doors(int M, int N, int K) {
     const bool skinny_on = detail::speed_switch_on(detail::kSkinnyGemmSwitch);
     return {.small = detail::small_gemm_on() && small_gemm_takes(M, N, K),
-            .skinny = skinny_on && (detail::active_backend().prefers_skinny_kernels || skinny_on_avx512(M, N, K) ||
-                                    skinny_on_zen3(M, N, K))};
+            .skinny = skinny_on && (detail::active_backend().prefers_skinny_kernels ||
+                                    (skinny_kernels_beat_onednn() && skinny_shape(M, N, K)))};
 }
 }  // namespace
 
@@ -229,7 +223,7 @@ void detail::route(bool trans_a, bool trans_b, int M, int N, int K, float alpha,
 }
 
 bool detail::skinny_kernels_route() {
-    return detail::active_backend().prefers_skinny_kernels || skinny_on_avx512(1, 1, 1) || skinny_on_zen3(1, 1, 1);
+    return detail::active_backend().prefers_skinny_kernels || skinny_kernels_beat_onednn();
 }
 
 bool detail::product_on_skinny_tn_kernel(int M, int N, int K) {
