@@ -357,6 +357,39 @@ json.dump(meta, open(sys.argv[1], "w"))
 PY
 expect 1 "parity: a fixture whose lr_per_step is shorter than its steps" "$build/tools/parity" short_lr
 says "lr_per_step has 2 entries for 5 steps"
+# meta.relu_kinks (docs/fixtures.md, section Kinks): a flipped ReLU mask moves fc1.bias's gradient by 0.5;
+# the fixture's allowance for that key lets it pass, a smaller one or a malformed one does not
+kinked() {  # kinked DIR ALLOWANCE_JSON: ffn_linear with grad.param.fc1.bias[0] += 0.5 and that relu_kinks
+  rm -rf "$1" && cp -r "$src/tests/fixtures/small/ffn_linear" "$1"
+  python3 - "$1" "$2" <<'PY'
+import struct, sys
+path = sys.argv[1] + "/grad.param.fc1.bias.npy"
+raw = bytearray(open(path, "rb").read())
+start = 10 + struct.unpack("<H", raw[8:10])[0]          # .npy v1: magic, version, header length, header
+struct.pack_into("<f", raw, start, struct.unpack_from("<f", raw, start)[0] + 0.5)
+open(path, "wb").write(raw)
+text = open(sys.argv[1] + "/meta.json").read().rstrip()
+if sys.argv[2] != "none":                                # the entry as written, so 1e999 stays 1e999
+    text = text[:-1] + ', "relu_kinks": ' + sys.argv[2] + "}"
+open(sys.argv[1] + "/meta.json", "w").write(text)
+PY
+}
+kinked kink_none none
+expect 1 "parity: a gradient moved by a flipped ReLU mask, no relu_kinks" "$build/tools/parity" kink_none
+kinked kink_ok '{"count": 1, "allowance": {"grad.param.fc1.bias": 0.6}}'
+expect 0 "parity: the same gradient within its relu_kinks allowance" "$build/tools/parity" kink_ok
+says "+0.6 for 1 ReLU input(s) within rounding of zero"
+kinked kink_small '{"count": 1, "allowance": {"grad.param.fc1.bias": 0.3}}'
+expect 1 "parity: the same gradient beyond a smaller allowance" "$build/tools/parity" kink_small
+kinked kink_bad '{"count": 1, "allowance": {"grad.param.fc1.bias": -1}}'
+expect 1 "parity: a negative relu_kinks allowance" "$build/tools/parity" kink_bad
+says "relu_kinks allowance of grad.param.fc1.bias must be a finite number >= 0, not -1"
+kinked kink_inf '{"count": 1, "allowance": {"grad.param.fc1.bias": 1e999}}'
+expect 1 "parity: an infinite relu_kinks allowance (1e999)" "$build/tools/parity" kink_inf
+says "number overflow parsing '1e999'"
+kinked kink_shape '{"allowance": [0.6]}'
+expect 1 "parity: relu_kinks without a count or with a list" "$build/tools/parity" kink_shape
+says "relu_kinks must be an object with a count and an allowance object"
 expect 2 "parity with neither DIR nor --all" "$build/tools/parity"
 expect 1 "parity on a folder that is no fixture" "$build/tools/parity" "$out/init"
 

@@ -90,10 +90,10 @@ std::string Fixture::option(const std::string& key, const std::string& fallback)
     return o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : fallback;
 }
 
-// docs/fixtures.md, section Tolerances: pass iff max|got - ref| <= atol + rtol * max|ref|, per tensor;
-// infinities must sit in the same places with the same sign.
+// docs/fixtures.md, section Tolerances: pass iff max|got - ref| <= atol + rtol * max|ref| (+ section Kinks'
+// allowance), per tensor; infinities must sit in the same places with the same sign.
 void Report::compare(const std::string& name, const Array& got, const Array& ref, const Tolerance& tol,
-                     double scale_override) {
+                     double scale_override, const Allowance& extra) {
     Comparison c;
     c.name = name;
     const bool same_shape = got.shape() == ref.shape() || (got.size() == 1 && ref.size() == 1);  // [] vs [1]
@@ -123,7 +123,8 @@ void Report::compare(const std::string& name, const Array& got, const Array& ref
         c.scale = scale_override;
         c.note = "near-zero in float64: tolerance scaled by the case's largest gradient";
     }
-    c.allowed = tol.atol + tol.rtol * c.scale;
+    c.allowed = tol.atol + tol.rtol * c.scale + extra.atol;
+    if (extra.atol > 0) c.note += (c.note.empty() ? "" : "; ") + extra.why;
     if (c.max_abs > c.allowed) c.passed = false;
     rows_.push_back(c);
 }

@@ -59,6 +59,12 @@ private:
     json meta_;
 };
 
+// Extra absolute error a tensor may have, and why (e.g. meta.relu_kinks: ReLU inputs within rounding of zero).
+struct Allowance {
+    double atol = 0;
+    std::string why;
+};
+
 struct Comparison {
     std::string name;
     double max_abs = 0, scale = 0, allowed = 0;
@@ -68,7 +74,8 @@ struct Comparison {
 
 class Report {
 public:
-    void compare(const std::string& name, const Array& got, const Array& ref, const Tolerance& tol, double scale_override = -1);
+    void compare(const std::string& name, const Array& got, const Array& ref, const Tolerance& tol, double scale_override = -1,
+                 const Allowance& extra = {});
     void compare_exact(const std::string& name, const Ids& got, const Ids& ref);
     void compare_exact(const std::string& name, const Mask& got, const Mask& ref);
     // Equal to within max_ulps float32 steps (0: bit for bit, -0 == +0).

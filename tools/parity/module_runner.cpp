@@ -3,8 +3,11 @@
 #include <xtgrad/autograd/error.hpp>
 
 #include <cmath>
+#include <cstdint>
+#include <map>
 #include <set>
 
+#include <fmt/format.h>
 #include <xtensor/xview.hpp>
 
 namespace xtgrad::parity {
@@ -43,6 +46,27 @@ void compare_any(const Fixture& f, Report& r, const std::string& key, const Tens
     }
     if (!t || !t->defined()) return r.fail(key, "expected a float output, the runner gave none");
     r.compare(key, t->data(), f.floats(key), f.tolerance());
+}
+
+// meta.relu_kinks (docs/fixtures.md, section Kinks): gradient key -> how far ReLU inputs within rounding of
+// zero may move it. Absent when the case has none.
+std::map<std::string, Allowance> kink_allowances(const Fixture& f) {
+    std::map<std::string, Allowance> out;
+    if (!f.meta().contains("relu_kinks")) return out;
+    const json& k = f.meta()["relu_kinks"];
+    const auto bad = [&](const std::string& why) {
+        return Error(fmt::format("parity: {}/meta.json: relu_kinks {}", f.dir(), why));
+    };
+    if (!k.is_object() || !k.contains("allowance") || !k["allowance"].is_object() || !k.contains("count") ||
+        !k["count"].is_number_unsigned())
+        throw bad("must be an object with a count and an allowance object");
+    const auto count = k["count"].get<std::uint64_t>();
+    for (const auto& [key, v] : k["allowance"].items()) {
+        if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
+            throw bad(fmt::format("allowance of {} must be a finite number >= 0, not {}", key, v.dump()));
+        out[key] = {v.get<double>(), fmt::format("+{:.3g} for {} ReLU input(s) within rounding of zero", v.get<double>(), count)};
+    }
+    return out;
 }
 
 template <class Map>
@@ -87,7 +111,10 @@ void check_module(const Fixture& f, Report& r, nn::Module* module, const Forward
     if (module)
         for (auto& [name, t] : module->named_parameters()) params.emplace(name, t);
     const Tolerance tol = f.tolerance();
+    const std::map<std::string, Allowance> kinks = kink_allowances(f);
     for (const std::string& key : keys) {
+        const auto kink = kinks.find(key);
+        const Allowance extra = kink == kinks.end() ? Allowance{} : kink->second;
         const bool is_input = key.rfind("grad.input.", 0) == 0;
         const std::string name = key.substr(is_input ? 11 : 11);
         Tensor t;
@@ -104,16 +131,16 @@ void check_module(const Fixture& f, Report& r, nn::Module* module, const Forward
         const Array ref = f.floats(key);
         const Array got = t.has_grad() ? t.grad_array() : Array(xt::zeros<float>(ref.shape()));
         if (near_zero.count(key)) {
-            r.compare(key, got, ref, tol, S);
+            r.compare(key, got, ref, tol, S, extra);
         } else if (name.size() >= 12 && name.compare(name.size() - 12, 12, "in_proj_bias") == 0 && ref.size() % 3 == 0) {
             // torch.nn.MultiheadAttention's k-block of the bias has an analytically zero gradient
             const std::size_t E = ref.size() / 3;
             for (int blk = 0; blk < 3; ++blk) {
                 Array g = xt::view(got, xt::range(blk * E, (blk + 1) * E)), rf = xt::view(ref, xt::range(blk * E, (blk + 1) * E));
-                r.compare(key + "[" + "qkv"[blk] + "]", g, rf, tol, blk == 1 ? S : -1);
+                r.compare(key + "[" + "qkv"[blk] + "]", g, rf, tol, blk == 1 ? S : -1, extra);
             }
         } else {
-            r.compare(key, got, ref, tol);
+            r.compare(key, got, ref, tol, -1, extra);
         }
     }
 }
