@@ -2,12 +2,14 @@
 // narrower or wider than keys (dv != d), no mask, a causal mask or padded keys, against
 // nn::scaled_dot_product_attention_composed (matmul_nt, masked_fill, softmax, matmul). Your dS
 // first if you wrote it (the intermediate), then dv, dq, dk with the likely cause named, that only
-// your node ran, then gradcheck. Stops at the first mismatch.
+// your node ran, then gradcheck. The square cases go first (a transposed product's cause is named
+// there); stops at the first mismatch.
 #include "exercise.hpp"
 #include "diagnose.hpp"
 
 #include <cmath>
 #include <cstdlib>
+#include <vector>
 
 using namespace xtgrad;
 
@@ -138,9 +140,16 @@ std::string grads(std::uint64_t seed) {
                                c.Lq == c.Lk ? dq_of(in, dS_form(in, A, 0)) : Array()}});
 }
 
+// The square cases (Lq == Lk) first: there a product with a transposed operand left out (dv = A g,
+// dk = dS q) still has the right shape, so its cause can be named; with Lq != Lk it throws on the
+// shapes or, written as loops, reads past A's rows, and no value says why.
 template <class F>
 std::string all_seeds(F&& f) {
-    for (std::uint64_t seed = 1; seed <= 16; ++seed) try {
+    std::vector<std::uint64_t> order;
+    for (int square = 1; square >= 0; --square)
+        for (std::uint64_t seed = 1; seed <= 16; ++seed)
+            if ((case_of(seed).Lq == case_of(seed).Lk) == static_cast<bool>(square)) order.push_back(seed);
+    for (std::uint64_t seed : order) try {
             if (std::string m = f(seed); !m.empty()) return m;
         } catch (const std::exception& e) {  // named with its case: a throw may depend on the shapes
             return grading::threw(where(case_of(seed)), e);
@@ -176,7 +185,8 @@ TEST_CASE("04_attention_backward: dv, dq, dk with a causal mask (the lesson's 3�
     o.scale = in.scale;
     o.masked = &in.masked;
     nn::scaled_dot_product_attention_composed(rq, rk, rv, o).context.backward(in.g);
-    std::string m = grading::diagnose("d loss / d v, the lesson's example", grading::grad_or_zeros(mv), rv.grad_array(), 1e-5);
+    std::string m = grading::diagnose("d loss / d v, the lesson's example", grading::grad_or_zeros(mv), rv.grad_array(), 1e-5,
+                                      {{"it is A g: dv = Aᵀ g", mm(weights(in), in.g)}});
     if (m.empty()) m = grading::diagnose("d loss / d q, the lesson's example", grading::grad_or_zeros(mq), rq.grad_array(), 1e-5);
     if (m.empty()) m = grading::diagnose("d loss / d k, the lesson's example", grading::grad_or_zeros(mk), rk.grad_array(), 1e-5);
     GRADE(m);
@@ -216,6 +226,14 @@ TEST_CASE("grader_self_test: wrong answers, 04_attention_backward" *
             for (std::size_t i = 0; i < c.Lq; ++i) dv(j, t) += A(i, j) * in.g(i, t);
     const std::string m = dv_verdict(c, in, dv, mm(tr(weights(in)), in.g));
     CHECK_MESSAGE(m.find("it uses weights computed without the mask") != std::string::npos, m);
+    // dv = A g, A left untransposed: named on the first case graded, a square one
+    std::string first;
+    for (std::uint64_t seed = 1; seed <= 16 && first.empty(); ++seed)
+        if (case_of(seed).Lq == case_of(seed).Lk) {
+            const Inputs sq = inputs(case_of(seed));
+            first = dv_verdict(case_of(seed), sq, mm(weights(sq), sq.g), mm(tr(weights(sq)), sq.g));
+        }
+    CHECK_MESSAGE(first.find("it is A g: dv = Aᵀ g") != std::string::npos, first);
 }
 
 TEST_SUITE_END();
