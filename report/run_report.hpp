@@ -29,7 +29,8 @@
 // apart from "not measured" (JSON "nan", "inf", "-inf" against null) and shown as such; a run
 // ended by an exception (the report destroyed during unwinding) or by finish_with_error() says
 // so. Every call that refuses its arguments throws an Error and changes nothing
-// (docs/reliability.md).
+// (docs/reliability.md). Not thread-safe: one thread calls a report (the training loop's, where
+// the attached model's forward hooks run); serialise calls from others yourself (docs/report.md).
 #pragma once
 
 #include <xtgrad/autograd/array.hpp>
