@@ -188,7 +188,7 @@ bool skinny_kernels_beat_onednn() {
 #if XTGRAD_HAVE_AVX512_KERNELS
     if (active_isa() == Isa::avx512) return true;
 #endif
-    return active_isa() == Isa::baseline && cpu_model().is_amd(25) && !cpu_model().is_amd_zen4();
+    return active_isa() == Isa::baseline && cpu_model().is_amd_zen3();
 }
 
 }  // namespace

@@ -19,6 +19,7 @@ struct CpuModel {
         return is_amd(25) && ((model >= 0x10 && model <= 0x1f) || (model >= 0x60 && model <= 0x7f) ||
                               (model >= 0xa0 && model <= 0xaf));
     }
+    bool is_amd_zen3() const { return is_amd(25) && !is_amd_zen4(); }
     bool is_intel(unsigned f) const { return vendor == CpuVendor::intel && family == f; }
 };
 

@@ -304,7 +304,7 @@ TEST_CASE("skinny_nt: a row of W gives the same bits in a tile of 4 rows as alon
 
 TEST_CASE("gemm_ld sends skinny products to the skinny kernels where they were measured to win") {
     // OpenBLAS always; oneDNN on AVX-512, and on the Zen 3's AVX2 (AMD family 25, not a Zen 4: gemm/blas.cpp)
-    const bool zen3 = cpu_model().is_amd(25) && !cpu_model().is_amd_zen4();
+    const bool zen3 = cpu_model().is_amd_zen3();
     const bool openblas = std::string(gemm_backend_name()) == "openblas";
     CHECK(detail::skinny_kernels_route() == (openblas || active_isa() == Isa::avx512 || zen3));
     const IsaScope scope(Isa::baseline);
