@@ -9,6 +9,7 @@
 #                      needs a meson build of the library (LIB_BUILD_DIR), skipped without one
 #   report_compare     report_compare's inputs (a downloaded JSON, a report.html) on arbitrary bytes, and
 #                      the earlier page a resumed run's page keeps steps from (report/earlier_steps.hpp)
+#   fixture_meta       a parity fixture's meta.json (tools/parity/fixture_meta.cpp) on arbitrary bytes
 #   command_line       every program's command line (examples/common/cli.hpp) on arbitrary arguments;
 #                      needs LIB_BUILD_DIR too
 #   fuzz/build.sh [OUT_DIR [LIB_BUILD_DIR]]     (default build-fuzz; run under the build lock)
@@ -21,7 +22,7 @@ out=${1:-build-fuzz}
 lib_dir=${2:-}
 cxx=${CXX_FUZZ:-clang++-14}
 mkdir -p "$out/obj" "$out/seeds/safetensors" "$out/seeds/npy" "$out/seeds/writers" "$out/seeds/run_checkpoint" \
-  "$out/seeds/report_compare" "$out/seeds/command_line"
+  "$out/seeds/report_compare" "$out/seeds/command_line" "$out/seeds/fixture_meta"
 
 # Only the loaders and what they use: no BLAS, no xsimd (its allocator would need the same
 # define in every file; these three files do not compute).
@@ -87,6 +88,8 @@ done
 queue "$cxx" "${flags[@]}" fuzz/make_seeds.cpp "${objects[@]}" "${libs[@]}" -o "$out/make_seeds"
 queue "$cxx" "${flags[@]}" -fsanitize=fuzzer fuzz/report_compare_fuzzer.cpp "${objects[@]}" "${report_objects[@]}" \
   "${libs[@]}" -o "$out/report_compare_fuzzer"
+queue "$cxx" "${flags[@]}" -fsanitize=fuzzer fuzz/fixture_meta_fuzzer.cpp tools/parity/fixture_meta.cpp "${objects[@]}" \
+  "${libs[@]}" -o "$out/fixture_meta_fuzzer"
 queue "$cxx" "${flags[@]}" fuzz/make_report_seeds.cpp "${objects[@]}" "${report_objects[@]}" "${libs[@]}" \
   -o "$out/make_report_seeds"
 if [ -n "$lib_dir" ]; then
@@ -108,7 +111,14 @@ head -c 512 "$out/seeds/writers/npy_all" >"$out/seeds/writers/npy_bytes"
 rm "$out/seeds/writers/npy_all"
 printf '\x02\x03\x04\x00\x00\x80\x7f\x01\x00\x00\xc0\x7f' >"$out/seeds/writers/inf_nan"
 "$out/make_report_seeds" "$out/seeds/report_compare"
-built="safetensors npy writers report_compare"
+# every committed fixture's meta.json, named by its suite and case (one with relu_kinks made in tests)
+for meta in tests/fixtures/*/*/meta.json; do
+  case_dir=${meta%/meta.json}
+  cp "$meta" "$out/seeds/fixture_meta/$(basename "$(dirname "$case_dir")")_$(basename "$case_dir").json"
+done
+printf '{"kind": "module", "grads": {"params": ["fc1.weight"]}, "relu_kinks": {"count": 2, "allowance": {"grad.param.fc1.weight": 0.5}}}' \
+  >"$out/seeds/fixture_meta/relu_kinks.json"
+built="safetensors npy writers report_compare fixture_meta"
 if [ -n "$lib_dir" ]; then
   "$out/make_run_seeds" "$out/seeds/run_checkpoint"
   # command lines the programs' docs give, and the mistakes the attacks on them tried: printf

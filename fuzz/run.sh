@@ -4,15 +4,15 @@
 # sanitizer report, an uncaught exception, a leak or a hang (the reproducer is written to
 # OUT_DIR/findings/), 0 otherwise; the last line gives the executions.
 #   fuzz/run.sh OUT_DIR TARGET SECONDS      TARGET: safetensors | npy | writers | run_checkpoint | report_compare
-#                                                   | command_line
+#                                                   | fixture_meta | command_line
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ $# -eq 3 ] || { echo "usage: fuzz/run.sh OUT_DIR TARGET SECONDS" >&2; exit 2; }
 out=$1 target=$2 seconds=$3
 # libFuzzer reads -max_total_time=x as 0, and 0 is no limit: a run that never ends
 [[ $seconds =~ ^[1-9][0-9]{0,6}$ ]] || { echo "fuzz/run.sh: SECONDS must be a whole number from 1 to 9999999, got '$seconds'" >&2; exit 2; }
-case $target in safetensors | npy | writers | run_checkpoint | report_compare | command_line) ;; *)
-  echo "fuzz/run.sh: TARGET must be safetensors, npy, writers, run_checkpoint, report_compare or command_line, got '$target'" >&2; exit 2 ;;
+case $target in safetensors | npy | writers | run_checkpoint | report_compare | fixture_meta | command_line) ;; *)
+  echo "fuzz/run.sh: TARGET must be safetensors, npy, writers, run_checkpoint, report_compare, fixture_meta or command_line, got '$target'" >&2; exit 2 ;;
 esac
 mkdir -p "$out/corpus/$target" "$out/findings"
 dict=()

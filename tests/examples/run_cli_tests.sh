@@ -390,6 +390,16 @@ says "number overflow parsing '1e999'"
 kinked kink_shape '{"allowance": [0.6]}'
 expect 1 "parity: relu_kinks without a count or with a list" "$build/tools/parity" kink_shape
 says "relu_kinks must be an object with a count and an allowance object"
+# a case copied under another name is named with its folder; a module no runner knows says so (it said
+# "beyond tolerance"); the checks of meta.json itself: tests/parity_meta_test.cpp
+rm -rf renamed renamed_linear && mkdir renamed && cp -r "$src/tests/fixtures/small/linear" renamed/copied_linear
+expect 0 "parity --all: a case in a folder of another name" "$build/tools/parity" --all renamed
+says "PASS linear in renamed/copied_linear (linear)"
+cp -r renamed/copied_linear renamed_linear
+python3 -c 'import json, sys; p = sys.argv[1]; m = json.load(open(p)); m["module"] = "no_such_module"; json.dump(m, open(p, "w"))' \
+  renamed_linear/meta.json
+expect 1 "parity: a module no runner knows" "$build/tools/parity" renamed_linear
+says "no runner for module 'no_such_module' (--list names them)"
 expect 2 "parity with neither DIR nor --all" "$build/tools/parity"
 expect 1 "parity on a folder that is no fixture" "$build/tools/parity" "$out/init"
 

@@ -55,7 +55,7 @@ done
 expect 2 "fuzz/run.sh with 0 seconds" bash "$src/fuzz/run.sh" "$out/fuzz" npy 0
 says "SECONDS must be a whole number from 1 to 9999999, got '0'"
 expect 2 "fuzz/run.sh with an unknown target" bash "$src/fuzz/run.sh" "$out/fuzz" png 5
-says "TARGET must be safetensors, npy, writers, run_checkpoint, report_compare or command_line, got 'png'"
+says "TARGET must be safetensors, npy, writers, run_checkpoint, report_compare, fixture_meta or command_line, got 'png'"
 # fuzz/build.sh run alone: checked before it writes anything; a failing compile fails the build
 for jobs in x 0 -2; do
   expect 2 "fuzz/build.sh with XTGRAD_JOBS=$jobs" env XTGRAD_JOBS="$jobs" bash "$src/fuzz/build.sh" "$out/fuzz_jobs_$jobs"

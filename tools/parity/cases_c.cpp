@@ -15,7 +15,7 @@ namespace {
 
 // d_k and d_v are config keys of mha_c and transformer_c; the other cases use d_model / n_heads.
 std::size_t head_size(const Fixture& f, const char* key) {
-    return f.config().contains(key) ? f.cfg_int(key) : f.cfg_int("d_model") / f.cfg_int("n_heads");
+    return f.config().contains(key) ? f.cfg_int(key, 1) : f.cfg_int("d_model") / f.cfg_int("n_heads", 1);
 }
 
 Outputs with_attention(const Tensor& output, std::initializer_list<std::pair<const char*, Tensor>> aux) {

@@ -18,7 +18,7 @@ void register_shared_runners() {
 
     auto embedding = [](const Fixture& f) {
         const json& c = f.config();
-        const long pad = c.contains("padding_idx") && c["padding_idx"].is_number() ? c["padding_idx"].get<long>() : -1;
+        const long pad = c.contains("padding_idx") && !c["padding_idx"].is_null() ? f.cfg_int("padding_idx", INT_MIN) : -1;
         return std::make_shared<nn::Embedding>(f.cfg_int("num_embeddings"), f.cfg_int("embedding_dim"), pad);
     };
     auto lookup = [](nn::Embedding& m, Inputs& in) { return Outputs(m.forward(in.ids("ids"))); };
@@ -49,7 +49,7 @@ void register_shared_runners() {
 
     register_runner("cross_entropy", [](const Fixture& f, Report& r) {
         check_module(f, r, nullptr, [&](Inputs& in) {
-            return Outputs(cross_entropy(in.tensor("logits"), in.ids("target"), f.cfg_int("ignore_index"),
+            return Outputs(cross_entropy(in.tensor("logits"), in.ids("target"), f.cfg_int("ignore_index", INT_MIN),
                                          static_cast<float>(f.cfg_float("label_smoothing"))));
         });
     });

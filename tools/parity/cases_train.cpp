@@ -36,11 +36,14 @@ void run_training(const Fixture& f, Report& r, nn::Module& model, const Logits& 
     if (order.empty())
         for (const json& in : f.meta().at("inputs"))
             if (in.at("name") != "target") order.push_back(in.at("name").get<std::string>());
-    if (order.size() != 2) xtgrad::fail("parity {}: expected two model inputs, found {}", f.case_name(), order.size());
+    if (order.size() != 2) xtgrad::fail("parity: {}: expected two model inputs, found {}", f.dir(), order.size());
     const Ids a = f.ids("input." + order[0]), b = f.ids("input." + order[1]);
     Ids target = f.ids("input.target");
     target.reshape({target.size()});
-    const long steps = t.at("steps");
+    const long steps = t.at("steps");  // 1 to kMaxFixtureSteps (fixture_meta.cpp)
+    const Array torch_losses = f.floats("losses");
+    if (torch_losses.size() != static_cast<std::size_t>(steps))
+        xtgrad::fail("parity: {}: training.steps is {} but losses.npy holds {} losses", f.dir(), steps, torch_losses.size());
     Array losses = Array::from_shape({static_cast<std::size_t>(steps)});
     for (long k = 0; k < steps; ++k) {
         opt.zero_grad();
@@ -51,7 +54,7 @@ void run_training(const Fixture& f, Report& r, nn::Module& model, const Logits& 
         opt.step();
     }
     const Tolerance tol = f.tolerance();
-    r.compare("losses", losses, f.floats("losses"), tol);
+    r.compare("losses", losses, torch_losses, tol);
     std::set<std::string> noisy;
     for (const json& n : t.value("noise_driven_params", json::array())) noisy.insert(n.get<std::string>());
     const double noise_atol = t.value("noise_driven_atol", 0.0);

@@ -6,26 +6,18 @@
 #include "tools/parity/register_all.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 
 namespace xtgrad::parity {
 
 namespace fs = std::filesystem;
 
-Fixture::Fixture(std::string dir) : dir_(std::move(dir)) {
-    std::ifstream in(dir_ + "/meta.json");
-    if (!in) fail("no meta.json in '{}'", dir_);
-    try {
-        meta_ = json::parse(in);
-    } catch (const std::exception& e) {
-        fail("'{}/meta.json' is not valid JSON: {}", dir_, e.what());
-    }
-}
+Fixture::Fixture(std::string dir) : dir_(std::move(dir)), meta_(read_fixture_meta(dir_)) {}
 
 const json& Fixture::config() const {
     static const json empty = json::object();
@@ -45,7 +37,10 @@ Tolerance Fixture::tolerance() const {
 }
 
 std::string Fixture::path(const std::string& key) const { return dir_ + "/" + key + ".npy"; }
-bool Fixture::has(const std::string& key) const { return fs::exists(path(key)); }
+bool Fixture::has(const std::string& key) const {
+    std::error_code ec;  // a name too long for the file system: not there (a read names the path)
+    return fs::exists(path(key), ec);
+}
 Array Fixture::floats(const std::string& key) const { return load_npy_float(path(key)); }
 Ids Fixture::ids(const std::string& key) const { return load_npy_ids(path(key)); }
 Mask Fixture::mask(const std::string& key) const { return load_npy_mask(path(key)); }
@@ -67,23 +62,40 @@ nn::NamedTensors Fixture::state() const {
     return out;
 }
 
-long Fixture::cfg_int(const std::string& key) const {
+// Errors name the file and the field: a case's name is the fixture's own text, the folder is where it is.
+long Fixture::cfg_int(const std::string& key, long lowest, long highest) const {
     const json& c = config();
-    if (!c.contains(key) || !c[key].is_number()) fail("parity {}: config has no number '{}'", case_name(), key);
-    return c[key].get<long>();
+    if (!c.contains(key)) fail("parity: {}/meta.json: config.{} is missing (a whole number)", dir_, key);
+    const json& v = c[key];
+    // get<long>() of 3.5 is 3, of 1e300 undefined: a whole number as a long holds it, in range
+    const bool whole = v.is_number_integer() && !(v.is_number_unsigned() && v.get<std::uint64_t>() > LONG_MAX);
+    if (!whole || v.get<long>() < lowest || v.get<long>() > highest)
+        fail("parity: {}/meta.json: config.{} must be a whole number from {} to {}, not {}", dir_, key, lowest, highest,
+             v.dump(-1, ' ', false, json::error_handler_t::replace));
+    return v.get<long>();
 }
 double Fixture::cfg_float(const std::string& key) const {
     const json& c = config();
-    if (!c.contains(key) || !c[key].is_number()) fail("parity {}: config has no number '{}'", case_name(), key);
+    if (!c.contains(key) || !c[key].is_number() || !std::isfinite(c[key].get<double>()))
+        fail("parity: {}/meta.json: config.{} must be a finite number, not {}", dir_, key,
+             c.contains(key) ? c[key].dump(-1, ' ', false, json::error_handler_t::replace) : "missing");
     return c[key].get<double>();
 }
 std::string Fixture::cfg_str(const std::string& key, const std::string& fallback) const {
     const json& c = config();
-    return c.contains(key) && c[key].is_string() ? c[key].get<std::string>() : fallback;
+    if (!c.contains(key) || c[key].is_null()) return fallback;
+    if (!c[key].is_string())
+        fail("parity: {}/meta.json: config.{} must be a string, not {}", dir_, key,
+             c[key].dump(-1, ' ', false, json::error_handler_t::replace));
+    return c[key].get<std::string>();
 }
 bool Fixture::cfg_bool(const std::string& key, bool fallback) const {
     const json& c = config();
-    return c.contains(key) && c[key].is_boolean() ? c[key].get<bool>() : fallback;
+    if (!c.contains(key) || c[key].is_null()) return fallback;
+    if (!c[key].is_boolean())
+        fail("parity: {}/meta.json: config.{} must be true or false, not {}", dir_, key,
+             c[key].dump(-1, ' ', false, json::error_handler_t::replace));
+    return c[key].get<bool>();
 }
 std::string Fixture::option(const std::string& key, const std::string& fallback) const {
     const json o = options();
@@ -256,6 +268,9 @@ Outcome run_fixture(const std::string& dir) {
         if (!run) return o;
         o.supported = true;
         (*run)(f, o.report);
+    } catch (const json::exception& e) {  // a field no check covers, read by a runner
+        o.error = fmt::format("parity: {}/meta.json: a field the runner for '{}' reads is missing or of another type: {}", dir,
+                              o.module, e.what());
     } catch (const std::exception& e) {
         o.error = e.what();
     }
@@ -264,10 +279,11 @@ Outcome run_fixture(const std::string& dir) {
 
 std::vector<std::string> case_dirs(const std::string& root) {
     std::vector<std::string> dirs;
-    if (fs::exists(fs::path(root) / "meta.json")) return {root};
-    if (!fs::is_directory(root)) fail("'{}' is not a directory", root);
+    std::error_code ec;  // an entry that cannot be read (a symbolic link loop, a name too long) is no case folder
+    if (fs::exists(fs::path(root) / "meta.json", ec)) return {root};
+    if (!fs::is_directory(root, ec)) fail("'{}' is not a directory", root);
     for (const auto& e : fs::directory_iterator(root))
-        if (e.is_directory() && fs::exists(e.path() / "meta.json")) dirs.push_back(e.path().string());
+        if (e.is_directory(ec) && fs::exists(e.path() / "meta.json", ec)) dirs.push_back(e.path().string());
     std::sort(dirs.begin(), dirs.end());
     return dirs;
 }

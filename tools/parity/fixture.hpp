@@ -6,9 +6,11 @@
 
 #include <xtgrad/autograd/tensor.hpp>
 #include <xtgrad/nn/module.hpp>
+#include "tools/parity/fixture_meta.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <climits>
 #include <functional>
 #include <map>
 #include <string>
@@ -16,15 +18,13 @@
 
 namespace xtgrad::parity {
 
-using json = nlohmann::json;
-
 struct Tolerance {
     double rtol = 1e-4, atol = 1e-6;
 };
 
 class Fixture {
 public:
-    explicit Fixture(std::string dir);  // reads meta.json; throws Error if absent or malformed
+    explicit Fixture(std::string dir);  // reads meta.json (read_fixture_meta); throws Error if absent or malformed
 
     const std::string& dir() const { return dir_; }
     const json& meta() const { return meta_; }
@@ -46,8 +46,10 @@ public:
     // Every param.* file (parameters and buffers) as a state dict.
     nn::NamedTensors state() const;
 
-    // Config helpers: integer / float / string / bool value or an Error naming the key.
-    long cfg_int(const std::string& key) const;
+    // Config values, or an Error naming DIR/meta.json and config.KEY: a whole number in [lowest,
+    // highest] (a size or a count unless told), a finite number; a string or bool when present
+    // (a value of another type is an Error, never the fallback).
+    long cfg_int(const std::string& key, long lowest = 0, long highest = INT_MAX) const;
     double cfg_float(const std::string& key) const;
     std::string cfg_str(const std::string& key, const std::string& fallback = "") const;
     bool cfg_bool(const std::string& key, bool fallback = false) const;
@@ -57,12 +59,6 @@ private:
     std::string path(const std::string& key) const;
     std::string dir_;
     json meta_;
-};
-
-// Extra absolute error a tensor may have, and why (e.g. meta.relu_kinks: ReLU inputs within rounding of zero).
-struct Allowance {
-    double atol = 0;
-    std::string why;
 };
 
 struct Comparison {

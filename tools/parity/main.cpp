@@ -7,6 +7,7 @@
 #include "tools/parity/fixture.hpp"
 
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 using namespace xtgrad;
@@ -16,7 +17,13 @@ namespace {
 
 // PASS or FAIL and the case on stdout (names and paths as a terminal can show them)
 bool print_outcome(const Outcome& o, const std::string& dir, bool details) {
-    const std::string name = cli::shown(o.case_name.empty() ? dir : o.case_name);
+    // the case's name; in a suite (--all) also its folder where that is named otherwise (a copied or
+    // edited case), while one DIR is the folder the command line gave
+    const bool named_as_folder =
+        details || (!o.case_name.empty() && std::filesystem::path(dir).filename() == o.case_name);
+    const std::string name = o.case_name.empty() ? cli::shown(dir)
+                             : named_as_folder    ? cli::shown(o.case_name)
+                                                  : cli::shown(o.case_name) + " in " + cli::shown(dir);
     std::printf("%s %s (%s)\n", o.passed() ? "PASS" : "FAIL", name.c_str(), cli::shown(o.module).c_str());
     if (!o.supported && o.error.empty())
         std::printf("  no runner for module '%s'\n", cli::shown(o.module).c_str());
@@ -51,6 +58,7 @@ int main(int argc, char** argv) {
             for (const std::string& d : case_dirs(all)) {
                 const Outcome o = run_fixture(d);
                 if (!quiet || !o.passed()) print_outcome(o, d, false);
+                std::fflush(stdout);  // each case's line out before the next case runs
                 (o.passed() ? passed : failed) += 1;
             }
             std::printf("%zu passed, %zu failed\n", passed, failed);
@@ -60,7 +68,12 @@ int main(int argc, char** argv) {
             return cli::kSuccess;
         }
         const Outcome o = run_fixture(dir);
-        if (!print_outcome(o, dir, true)) fail("{}", o.error.empty() ? dir + ": beyond tolerance (above)" : o.error);
-        return cli::kSuccess;
+        // run_main names the program: a runner's "parity: ..." is not said twice
+        const std::string said = o.error.rfind("parity: ", 0) == 0 ? o.error.substr(8) : o.error;
+        if (print_outcome(o, dir, true)) return cli::kSuccess;
+        if (!said.empty()) fail("{}", said);
+        if (!o.supported) fail("{}: no runner for module '{}' (--list names them)", dir, cli::shown(o.module));
+        if (o.report.rows().empty()) fail("{}: nothing was compared", dir);
+        fail("{}: beyond tolerance (above)", dir);
     });
 }

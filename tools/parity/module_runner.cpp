@@ -48,27 +48,6 @@ void compare_any(const Fixture& f, Report& r, const std::string& key, const Tens
     r.compare(key, t->data(), f.floats(key), f.tolerance());
 }
 
-// meta.relu_kinks (docs/fixtures.md, section Kinks): gradient key -> how far ReLU inputs within rounding of
-// zero may move it. Absent when the case has none.
-std::map<std::string, Allowance> kink_allowances(const Fixture& f) {
-    std::map<std::string, Allowance> out;
-    if (!f.meta().contains("relu_kinks")) return out;
-    const json& k = f.meta()["relu_kinks"];
-    const auto bad = [&](const std::string& why) {
-        return Error(fmt::format("parity: {}/meta.json: relu_kinks {}", f.dir(), why));
-    };
-    if (!k.is_object() || !k.contains("allowance") || !k["allowance"].is_object() || !k.contains("count") ||
-        !k["count"].is_number_unsigned())
-        throw bad("must be an object with a count and an allowance object");
-    const auto count = k["count"].get<std::uint64_t>();
-    for (const auto& [key, v] : k["allowance"].items()) {
-        if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
-            throw bad(fmt::format("allowance of {} must be a finite number >= 0, not {}", key, v.dump()));
-        out[key] = {v.get<double>(), fmt::format("+{:.3g} for {} ReLU input(s) within rounding of zero", v.get<double>(), count)};
-    }
-    return out;
-}
-
 template <class Map>
 auto* lookup(Map& m, const std::string& k) {
     auto it = m.find(k);
@@ -111,7 +90,7 @@ void check_module(const Fixture& f, Report& r, nn::Module* module, const Forward
     if (module)
         for (auto& [name, t] : module->named_parameters()) params.emplace(name, t);
     const Tolerance tol = f.tolerance();
-    const std::map<std::string, Allowance> kinks = kink_allowances(f);
+    const std::map<std::string, Allowance> kinks = kink_allowances(f.meta(), f.dir() + "/meta.json");
     for (const std::string& key : keys) {
         const auto kink = kinks.find(key);
         const Allowance extra = kink == kinks.end() ? Allowance{} : kink->second;

@@ -1,5 +1,6 @@
 #include "tools/parity/rng_checks.hpp"
 
+#include <xtgrad/autograd/error.hpp>
 #include <xtgrad/random/random.hpp>
 #include <xtgrad/nn/tutorial_b/transformer.hpp>
 #include <xtgrad/optim/optimizer.hpp>
@@ -46,6 +47,9 @@ void check_train_log(const Fixture& f, Report& r) {
     optim::Adam opt(model.parameters(), optim::AdamOptions(f.cfg_float("lr")).betas({0.9, 0.98}).eps(1e-9));
     model.train();
     const Array torch_losses = f.floats("losses");
+    const auto steps = static_cast<std::size_t>(f.cfg_int("steps", 1, kMaxFixtureSteps));
+    if (torch_losses.size() != steps)
+        xtgrad::fail("parity: {}: config.steps is {} but losses.npy holds {} losses", f.dir(), steps, torch_losses.size());
     Array losses = torch_losses;  // same shape; every step overwritten
     for (std::size_t step = 0; step < torch_losses.size(); ++step) {
         opt.zero_grad();
