@@ -41,6 +41,14 @@ bool adam_prefetch_by_cpu() { return !cpu_model().is_amd(25); }
 // only (docs/performance.md, "The Winter Games step"), so on there and off elsewhere until measured.
 bool gradient_as_factors_by_cpu() { return cpu_model().is_amd(26); }
 
+// A backward's products on OpenBLAS (gemm/blas.cpp): on the Zen 3 every product on OpenBLAS
+// (XTGRAD_GEMM_BACKEND=openblas against oneDNN, 3 rounds, bench/results/2026-12-07-amd-f25-m1-
+// backends.jsonl) ran seed-d's backward 0.84x the time on 1 thread and 0.82x on 2, seed-b:16's
+// 0.93x, but its forward 1.00-1.10x and inference 0.98-1.16x: oneDNN's avx2 kernels lose on A·B
+// and Aᵀ·B, not on the forward's A·Bᵀ. Elsewhere oneDNN ran the products 1.5-2x OpenBLAS (the
+// Zen 5) or ahead of it (the Zen 4, the Intel Xeon). So on the Zen 3 alone.
+bool backward_products_on_openblas_by_cpu() { return cpu_model().is_amd_zen3(); }
+
 // oneDNN's A·B with a narrow B, B transposed first (gemm/blas.cpp, "reoriented";
 // bench/narrow_product_probe, one thread, GFLOP/s as stored -> transposed first): the Zen 5
 // 203-221 -> 206-236; the Intel Xeon 159-167 -> 148-157; the Zen 4 slower too, (3168, 512, 512)

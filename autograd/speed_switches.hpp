@@ -26,6 +26,7 @@ bool small_gemm_bf16_by_cpu();  // in gemm/blas_bf16.cpp (speed_switches.cpp say
 bool inference_weights_packed_by_cpu();  // in gemm/blas_bf16.cpp, the same way
 bool small_gemm_amx_by_cpu();            // in gemm/small_gemm.cpp
 bool gradient_as_factors_by_cpu();
+bool backward_products_on_openblas_by_cpu();
 
 inline constexpr const char* kBlockCachePages = "the block cache's pages are the process's from its first large block";
 inline constexpr EnvSwitch kBlockCacheSwitch{"XTGRAD_BLOCK_CACHE", "keep large blocks for reuse; unset: on where a moved page is cheap to touch",
@@ -93,6 +94,11 @@ inline constexpr EnvSwitch kGradientAsFactorsSwitch{
     "with the step in backward, Adam takes a weight gradient over at most 7 rows as its two factors and makes it in "
     "its update, never stored; unset: the CPU's default",
     "the gradient is stored, then read by the update", gradient_as_factors_by_cpu, kActsOnOptimizer | kActsInBackward};
+inline constexpr EnvSwitch kBackwardProductsOnOpenblasSwitch{
+    "XTGRAD_BACKWARD_PRODUCTS_ON_OPENBLAS",
+    "with oneDNN the backend, the A·B and Aᵀ·B products (a backward's dx = dy·W and dW = dyᵀ·x) run on OpenBLAS "
+    "where it loads, split over the pool as oneDNN's are; unset: the CPU's default",
+    "they run on oneDNN", backward_products_on_openblas_by_cpu};
 // Off everywhere (autograd/malloc_tuning.cpp says what it does). On the Zen 5, off over on with
 // one-thread runs pinned (bench/compare_builds.sh, 12-04): Winter's step on 1 thread 0.92-0.96
 // (off faster in every one of 6 rounds), in backward 0.97 (7 of 8); on 2 threads 1.00, in backward
@@ -110,7 +116,7 @@ inline constexpr const EnvSwitch* kSpeedSwitches[] = {
     &kSkinnyPrefetchL2Switch, &kPoolSpinSwitch, &kBf16SmallInFp32Switch, &kAdamPrefetchSwitch,
     &kNarrowNnTransposedSwitch, &kInferenceWeightsTransposedSwitch, &kSkinnyStreamedGradientSwitch,
     &kSmallGemmBf16Switch, &kInferenceWeightsPackedSwitch, &kSmallGemmAmxSwitch, &kLayerNormRecomputeSwitch,
-    &kGradientAsFactorsSwitch, &kMallocNoFastbinsSwitch};
+    &kGradientAsFactorsSwitch, &kBackwardProductsOnOpenblasSwitch, &kMallocNoFastbinsSwitch};
 
 // ---- in a running process (speed_switch_state.cpp) ----
 

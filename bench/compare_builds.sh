@@ -12,6 +12,8 @@
 #   bash bench/compare_builds.sh --before /tmp/before/build --after build
 #   bash bench/compare_builds.sh --before B --after A --runs "winter:1 seed-b:2:16" --rounds 3
 #   bash bench/compare_builds.sh --before B --after A --runs "winter:1" --args "--optimizer-in-backward"
+#   bash bench/compare_builds.sh --before build --after build --before-env XTGRAD_GEMM_BACKEND=onednn \
+#       --after-env XTGRAD_GEMM_BACKEND=openblas     # one build, two settings of the environment
 #   bash bench/compare_builds.sh --switches all --build build --runs "seed-d:1" --out /tmp/sw.jsonl
 #
 # --runs is a list of config:threads[:batch]; the default covers every config of bench/run.sh
@@ -41,11 +43,12 @@ set -f  # no globbing: --switches and --runs are split on spaces, never matched 
 source "$(dirname "$0")/cli_checks.sh"
 
 before="" after="" rounds=2 runs="winter:1 winter:2 seed-d:1 seed-d:2 seed-b:2:16 seed-b:2:64" out="" extra=""
-switches="" build="" separate=0 every_switch=0
+switches="" build="" separate=0 every_switch=0 env_before=- env_after=-
 declare -A tags_of=()  # a switch's words from --list-switches, ",workers,autocast,"
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --before | --after | --rounds | --runs | --out | --args | --switches | --build) needs_value compare_builds.sh "$1" $# || exit 2 ;;
+    --before | --after | --rounds | --runs | --out | --args | --switches | --build | --before-env | --after-env)
+      needs_value compare_builds.sh "$1" $# || exit 2 ;;
   esac
   case "$1" in
     --before) before="$2"; shift ;;
@@ -56,6 +59,8 @@ while [[ $# -gt 0 ]]; do
     --args) extra="$2"; shift ;;
     --switches) switches="$2"; shift ;;
     --build) build="$2"; shift ;;
+    --before-env) env_before="$2"; shift ;;
+    --after-env) env_after="$2"; shift ;;
     --separate-processes) separate=1 ;;
     -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1' "$0"; exit 0 ;;  # the comment above
     *) echo "compare_builds.sh: unknown argument $1" >&2; exit 2 ;;
@@ -139,7 +144,12 @@ if [[ -n "$switches" ]]; then
   mode=switches
   for sw in $switches; do pairs+=("$sw on $sw=1 off $sw=0"); done
 else
-  pairs=("builds before - after -")
+  # --before-env / --after-env: one VAR=VALUE set for that side's runs only (no spaces)
+  for word in "$env_before" "$env_after"; do
+    [[ $word == - || $word =~ ^[A-Za-z_][A-Za-z0-9_]*=[^[:space:]]*$ ]] ||
+      { echo "compare_builds.sh: --before-env and --after-env take one VAR=VALUE without spaces, got '$(printf '%s' "${word:0:200}" | LC_ALL=C tr -c '[:print:]' '?')'" >&2; exit 2; }
+  done
+  pairs=("builds before $env_before after $env_after")
 fi
 for ((r = 1; r <= rounds; r++)); do
   for run in $runs; do

@@ -56,15 +56,18 @@ bool detail::small_gemm_on() { return detail::speed_switch_on(detail::kSmallGemm
 
 namespace {
 
-// One product on the backend: split over the pool or one call.
-void split_or_call_as_given(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
-                            const float* B, int ldb, float beta, float* C, int ldc) {
-    const detail::GemmBackend& backend = detail::active_backend();
+// One product on `backend`: split over the pool (as the active backend's would be) or one call.
+void split_or_call_on(const detail::GemmBackend& backend, bool trans_a, bool trans_b, int M, int N, int K, float alpha,
+                      const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc) {
     if (!detail::pool_splits(M, N, K, 4.0)) return backend.sgemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     detail::split_product(trans_a, trans_b, M, N, A, lda, B, ldb, C, ldc,
                   [&](int m, int n, const float* a, const float* b, float* c) {
                       backend.sgemm(trans_a, trans_b, m, n, K, alpha, a, lda, b, ldb, beta, c, ldc);
                   });
+}
+void split_or_call_as_given(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
+                            const float* B, int ldb, float beta, float* C, int ldc) {
+    split_or_call_on(detail::active_backend(), trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 // Products with a narrow C, reoriented. oneDNN's sgemm (2.6, AVX-512; Zen 5, one thread) runs a
@@ -139,10 +142,28 @@ void nn_through_transposed_b(int M, int N, int K, float alpha, const float* A, i
     split_or_call_as_given(false, true, M, N, K, alpha, A, lda, out, K, beta, C, ldc);
 }
 
-// gemm_backend's work: reoriented where the backend is slow on a narrow C, then split over the
-// pool or one backend call.
+// XTGRAD_BACKWARD_PRODUCTS_ON_OPENBLAS: OpenBLAS's table where the switch sends an A·B or Aᵀ·B
+// product there and OpenBLAS loads (a machine without libopenblas0 keeps them on oneDNN), else null.
+const detail::GemmBackend* backward_products_backend(bool trans_b) {
+    if (trans_b || !detail::speed_switch_on(detail::kBackwardProductsOnOpenblasSwitch) ||
+        detail::active_backend().threads_itself)  // OpenBLAS is the backend already
+        return nullptr;
+    static const detail::GemmBackend* const openblas = []() -> const detail::GemmBackend* {
+        try {
+            return &detail::openblas_backend();  // one thread per call: split over the pool as oneDNN's
+        } catch (const Error&) {
+            return nullptr;
+        }
+    }();
+    return openblas;
+}
+
+// gemm_backend's work: on OpenBLAS where it runs a backward's products faster, reoriented where the
+// backend is slow on a narrow C, then split over the pool or one backend call.
 void split_or_call(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda,
                    const float* B, int ldb, float beta, float* C, int ldc) {
+    if (const detail::GemmBackend* openblas = backward_products_backend(trans_b))
+        return split_or_call_on(*openblas, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     if (detail::active_backend().slow_on_narrow_c) {
         if (reorient_tn(trans_a, trans_b, M, N, K)) return tn_through_wide_c(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
         if (reorient_nn(trans_a, trans_b, M, N, K))

@@ -1,5 +1,6 @@
 // The one door to the GEMM backend (oneDNN or OpenBLAS: XTGRAD_GEMM_BACKEND, else the meson
-// option `gemm`; gemm/gemm_backend.hpp). Row-major C (M, N) = alpha * op(A) (M, K) · op(B) (K, N) + beta * C,
+// option `gemm`; gemm/gemm_backend.hpp; with oneDNN, A·B and Aᵀ·B may run on OpenBLAS:
+// XTGRAD_BACKWARD_PRODUCTS_ON_OPENBLAS, by CPU). Row-major C (M, N) = alpha * op(A) (M, K) · op(B) (K, N) + beta * C,
 // op = transpose when the flag is set. beta = 1 accumulates (gradients add into .grad in place);
 // beta = 0 never reads C (it may be uninitialised). K = 0 or alpha = 0 gives C = beta * C, A and B
 // not read (BLAS's rule). A negative size, or a leading dimension shorter than the row it strides

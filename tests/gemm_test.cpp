@@ -7,6 +7,7 @@
 
 #include <xtgrad/autograd/speed_switches.hpp>
 #include <xtgrad/gemm/blas.hpp>
+#include <xtgrad/gemm/gemm_backend.hpp>
 #include <xtgrad/gemm/transpose.hpp>
 #include <xtgrad/simd/cpu_model.hpp>
 
@@ -120,6 +121,54 @@ TEST_CASE("A·B with a narrow C is transposed first where it was measured faster
     // XTGRAD_NARROW_NN_TRANSPOSED is unset in the suite's environment: the CPU's default
     CHECK(detail::narrow_nn_transposed() == cpu_model().is_amd(26));
     CHECK(detail::kNarrowNnTransposedSwitch.unset_means() == cpu_model().is_amd(26));
+}
+
+// XTGRAD_BACKWARD_PRODUCTS_ON_OPENBLAS: with oneDNN the backend, A·B and Aᵀ·B run on OpenBLAS (one
+// thread a call, split over the pool), A·Bᵀ stays on oneDNN. Right both ways, on 1 and 2 threads, and
+// where the switch sends a product, its bits are OpenBLAS's own call's.
+TEST_CASE("a backward's products (A·B, Aᵀ·B) on OpenBLAS where the switch says, the forward's A·Bᵀ on oneDNN") {
+    CHECK(detail::kBackwardProductsOnOpenblasSwitch.unset_means() == cpu_model().is_amd_zen3());
+    const bool before = detail::speed_switch_on(detail::kBackwardProductsOnOpenblasSwitch);
+    const int blas_before = blas_threads();
+    const std::vector<Case> products = {{false, false, 640, 512, 512}, {true, false, 512, 512, 640},
+                                        {false, true, 640, 512, 512},  {true, true, 300, 70, 129},
+                                        {false, false, 33, 64, 100},   {true, false, 517, 1, 300}};
+    for (bool on : {true, false}) {
+        detail::set_speed_switch(detail::kBackwardProductsOnOpenblasSwitch, on);
+        for (int threads : {1, 2}) {
+            set_num_threads(threads);
+            set_blas_threads(threads);
+            for (const Case& p : products) {
+                INFO(test::describe(p));
+                CAPTURE(on);
+                CAPTURE(threads);
+                CHECK(test::gemm_error(&gemm_ld, p, 1.f, 0.f) < test::gemm_tolerance(p.K, 1.f));
+                CHECK(test::gemm_error(&gemm_ld, p, 0.5f, 1.f) < test::gemm_tolerance(p.K, 0.5f));
+            }
+        }
+    }
+    set_num_threads(1);
+    // the routing itself, where oneDNN is the backend and OpenBLAS loads: gemm_ld's bits against each
+    // library's own call, on one thread (K is never split, so the pool's split keeps them too)
+    if (gemm_backend_name() == std::string("onednn")) {
+        const int M = 96, N = 80, K = 300;
+        const std::vector<float> A = random_buffer(static_cast<std::size_t>(M) * K, 41), B = random_buffer(
+                                                                                            static_cast<std::size_t>(K) * N, 42);
+        for (bool trans_a : {false, true})
+            for (bool on : {true, false}) {
+                CAPTURE(trans_a);
+                CAPTURE(on);
+                detail::set_speed_switch(detail::kBackwardProductsOnOpenblasSwitch, on);
+                const int lda = trans_a ? M : K;
+                std::vector<float> got(static_cast<std::size_t>(M) * N), own(got.size());
+                gemm_ld(trans_a, false, M, N, K, 1.f, A.data(), lda, B.data(), N, 0.f, got.data(), N);
+                const detail::GemmBackend& library = on ? detail::openblas_backend() : detail::onednn_backend();
+                library.sgemm(trans_a, false, M, N, K, 1.f, A.data(), lda, B.data(), N, 0.f, own.data(), N);
+                CHECK(got == own);
+            }
+    }
+    detail::set_speed_switch(detail::kBackwardProductsOnOpenblasSwitch, before);
+    set_blas_threads(blas_before);
 }
 
 TEST_CASE("transpose and add_transposed move every element once, in tiles or not") {

@@ -173,5 +173,17 @@ expect 2 "bench/compare_builds.sh --out a fifo" bash "$src/bench/compare_builds.
 says "exists and is not a regular file"
 expect 2 "bench/compare_builds.sh --rounds with no value" bash "$src/bench/compare_builds.sh" --before "$build" --after "$build" --rounds
 says "--rounds needs a value"
+# --before-env / --after-env: one build, two settings (the GEMM backend's measured so: docs/performance.md)
+EXPECT_LIMIT=60 expect 0 "bench/compare_builds.sh --before-env / --after-env on one build" bash "$src/bench/compare_builds.sh" \
+  --before "$build" --after "$build" --runs winter:1 --rounds 1 --args "--steps 1 --warmup 0 --no-infer" \
+  --before-env XTGRAD_SMALL_GEMM=1 --after-env XTGRAD_SMALL_GEMM=0
+says "| winter:1 | step |"
+for env_word in "XTGRAD_SMALL_GEMM=0 XTGRAD_ISA=baseline" "no-equals-sign" "1X=2"; do
+  expect 2 "bench/compare_builds.sh --before-env '$env_word'" bash "$src/bench/compare_builds.sh" --before "$build" \
+    --after "$build" --runs winter:1 --before-env "$env_word"
+  says "take one VAR=VALUE without spaces"
+done
+expect 2 "bench/compare_builds.sh --after-env with no value" bash "$src/bench/compare_builds.sh" --before "$build" --after "$build" --after-env
+says "--after-env needs a value"
 
 exit $fail

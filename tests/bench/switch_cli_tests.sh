@@ -31,9 +31,9 @@ rcs=("$build/examples/random_copy" --batch 2 --len 8 --vocab 20 --layers 1 --hea
 # The list is the build's own (xtgrad_bench --list-switches, from autograd/speed_switches.hpp)
 listed=$("$build/bench/xtgrad_bench" --list-switches)
 speed_switches=$(cut -d' ' -f1 <<<"$listed")
-if [[ $(wc -l <<<"$listed") -eq 17 ]] && ! grep -vqE '^XTGRAD_[A-Z0-9_]+ (on|off)( [a-z,-]+)?$' <<<"$listed" &&
+if [[ $(wc -l <<<"$listed") -eq 18 ]] && ! grep -vqE '^XTGRAD_[A-Z0-9_]+ (on|off)( [a-z,-]+)?$' <<<"$listed" &&
    grep -qx XTGRAD_NARROW_NN_TRANSPOSED <<<"$speed_switches"; then
-  ok "xtgrad_bench --list-switches: 17 switches, each with this CPU's default"
+  ok "xtgrad_bench --list-switches: 18 switches, each with this CPU's default"
 else bad "xtgrad_bench --list-switches: '$listed'"; fi
 # ... and what measuring each needs (speed_switch_tags), which bench/compare_builds.sh sets up from
 if grep -qE '^XTGRAD_POOL_SPIN (on|off) workers$' <<<"$listed" &&
@@ -261,6 +261,24 @@ else bad "XTGRAD_POOL_SPIN=0 changed the weights"; fi
 if cmp -s sw_default/random_copy.safetensors sw_flip_XTGRAD_MALLOC_NO_FASTBINS/random_copy.safetensors; then
   ok "XTGRAD_MALLOC_NO_FASTBINS flipped: byte-identical checkpoint"
 else bad "XTGRAD_MALLOC_NO_FASTBINS flipped changed the weights"; fi
+# XTGRAD_BACKWARD_PRODUCTS_ON_OPENBLAS (a model whose products reach the backend: 64 rows, d_model 64) where
+# OpenBLAS does not load (a libopenblas.so.0 without its functions first on the library path): the products
+# stay on oneDNN, the run's checkpoint the switch-off run's bytes; with OpenBLAS, the same losses to rounding
+bo=("$build/examples/random_copy" --batch 4 --len 16 --vocab 50 --d-model 64 --d-ff 128 --layers 1 --heads 2 --steps 2 --no-report)
+mkdir -p fake_openblas && echo 'int xtgrad_not_openblas;' | gcc -shared -fPIC -x c - -o fake_openblas/libopenblas.so.0
+env XTGRAD_BACKWARD_PRODUCTS_ON_OPENBLAS=0 "${bo[@]}" --out bo_off >bo_off.log 2>&1
+expect 0 "XTGRAD_BACKWARD_PRODUCTS_ON_OPENBLAS=1 where OpenBLAS does not load" \
+  env LD_LIBRARY_PATH="$PWD/fake_openblas" XTGRAD_BACKWARD_PRODUCTS_ON_OPENBLAS=1 "${bo[@]}" --out bo_fake
+if cmp -s bo_off/random_copy.safetensors bo_fake/random_copy.safetensors; then
+  ok "  ...the products on oneDNN: the switch-off run's checkpoint, byte for byte"
+else bad "  ...trained otherwise than the products on oneDNN"; fi
+expect 0 "XTGRAD_BACKWARD_PRODUCTS_ON_OPENBLAS=1 with OpenBLAS" env XTGRAD_BACKWARD_PRODUCTS_ON_OPENBLAS=1 "${bo[@]}" --out bo_on
+if python3 - "$(losses '^Epoch: ' bo_off.log | tr '\n' ' ')" "$(losses '^Epoch: ' last.log | tr '\n' ' ')" <<'PY'
+import sys
+a, b = sys.argv[1].split(), sys.argv[2].split()
+sys.exit(not (a and len(a) == len(b) and all(abs(float(x) - float(y)) <= 1e-5 * max(1.0, abs(float(x))) for x, y in zip(a, b))))
+PY
+then ok "  ...the switch-off run's losses to rounding"; else bad "  ...other losses"; tail -n 3 bo_off.log last.log; fi
 # layer norm's output made again in backward has the forward's bits: the same weights either way
 if cmp -s sw_default/random_copy.safetensors sw_flip_XTGRAD_LAYER_NORM_RECOMPUTE/random_copy.safetensors; then
   ok "XTGRAD_LAYER_NORM_RECOMPUTE=0: byte-identical checkpoint"
