@@ -211,7 +211,7 @@ TEST_CASE("parity meta.json: a case that would divide by zero or outrun its loss
     });
     CHECK_MESSAGE(o.error.find("training.steps is 100000 but losses.npy holds 3 losses") != std::string::npos, o.error);
     o = edited("linear", [](json& m) { m["module"] = "adam"; });  // a runner that reads meta.optimizer
-    CHECK_MESSAGE(o.error.find("linear/meta.json: a field the runner for 'adam' reads is missing or of another type") !=
+    CHECK_MESSAGE(o.error.find("linear/meta.json: a field the runner for \"adam\" reads is missing or of another type") !=
                       std::string::npos,
                   o.error);
     fs::remove_all(root);

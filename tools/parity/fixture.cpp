@@ -269,8 +269,8 @@ Outcome run_fixture(const std::string& dir) {
         o.supported = true;
         (*run)(f, o.report);
     } catch (const json::exception& e) {  // a field no check covers, read by a runner
-        o.error = fmt::format("parity: {}/meta.json: a field the runner for '{}' reads is missing or of another type: {}", dir,
-                              o.module, e.what());
+        o.error = fmt::format("parity: {}/meta.json: a field the runner for {} reads is missing or of another type: {}", dir,
+                              json(o.module).dump(-1, ' ', false, json::error_handler_t::replace), e.what());
     } catch (const std::exception& e) {
         o.error = e.what();
     }
