@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string error_of(const std::string& text) {
+std::string meta_error_of(const std::string& text) {
     try {
         (void)parse_fixture_meta(text, "case/meta.json");
     } catch (const xtgrad::Error& e) {
@@ -35,12 +35,12 @@ std::string error_of(const std::string& text) {
 std::string optimizer_meta(const std::string& optimizer) {
     return R"({"kind": "optimizer", "optimizer": )" + optimizer + "}";
 }
-const std::string kAdam = R"({"class": "torch.optim.Adam", "hyper": {"lr": 0.001, "betas": [0.9, 0.999], "eps": 1e-8},
+const std::string kAdamMeta = R"({"class": "torch.optim.Adam", "hyper": {"lr": 0.001, "betas": [0.9, 0.999], "eps": 1e-8},
     "steps": 2, "lr_per_step": [0.001, 0.001], "params": [{"name": "weight"}], "state_keys": ["exp_avg"],
     "step_count_after_step": {"weight": [1, 2]}})";
 
 // A list of 2^20 zeros: with the list itself, one value past the bound.
-std::string many_values() {
+std::string meta_of_many_values() {
     std::string s = "[0";
     for (int i = 1; i < (1 << 20); ++i) s += ",0";
     return s + "]";
@@ -58,7 +58,7 @@ TEST_CASE("parity meta.json: every committed fixture's passes the check") {
                 ++n;
             }
     CHECK(n >= 100);
-    CHECK(error_of(optimizer_meta(kAdam)).empty());
+    CHECK(meta_error_of(optimizer_meta(kAdamMeta)).empty());
 }
 
 TEST_CASE("parity meta.json: malformed fields are Errors naming the field") {
@@ -113,12 +113,12 @@ TEST_CASE("parity meta.json: malformed fields are Errors naming the field") {
         {"relu_kinks a list", R"({"relu_kinks": [1]})", "relu_kinks must be an object with a count and an allowance object"},
         {"a relu_kinks allowance below zero", R"({"relu_kinks": {"count": 1, "allowance": {"grad.param.w": -0.5}}})",
          "relu_kinks allowance of grad.param.w must be a finite number >= 0, not -0.5"},
-        {"2^20 + 1 values", many_values(),
+        {"2^20 + 1 values", meta_of_many_values(),
          "holds more than 1048576 values"},
     };
     for (const auto& c : cases) {
         INFO(c.what);
-        const std::string message = error_of(c.text);
+        const std::string message = meta_error_of(c.text);
         CHECK_MESSAGE(message.find(c.says) != std::string::npos, message);
         CHECK_MESSAGE(message.find("case/meta.json") != std::string::npos, message);
     }
