@@ -6,7 +6,6 @@
 #include "tools/parity/register_all.hpp"
 
 #include <algorithm>
-#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -67,34 +66,30 @@ long Fixture::cfg_int(const std::string& key, long lowest, long highest) const {
     const json& c = config();
     if (!c.contains(key)) fail("parity: {}/meta.json: config.{} is missing (a whole number)", dir_, key);
     const json& v = c[key];
-    // get<long>() of 3.5 is 3, of 1e300 undefined: a whole number as a long holds it, in range
-    const bool whole = v.is_number_integer() && !(v.is_number_unsigned() && v.get<std::uint64_t>() > LONG_MAX);
-    if (!whole || v.get<long>() < lowest || v.get<long>() > highest)
+    if (!is_whole_in(v, lowest, highest))
         fail("parity: {}/meta.json: config.{} must be a whole number from {} to {}, not {}", dir_, key, lowest, highest,
-             v.dump(-1, ' ', false, json::error_handler_t::replace));
+             shown_value(v));
     return v.get<long>();
 }
 double Fixture::cfg_float(const std::string& key) const {
     const json& c = config();
     if (!c.contains(key) || !c[key].is_number() || !std::isfinite(c[key].get<double>()))
         fail("parity: {}/meta.json: config.{} must be a finite number, not {}", dir_, key,
-             c.contains(key) ? c[key].dump(-1, ' ', false, json::error_handler_t::replace) : "missing");
+             c.contains(key) ? shown_value(c[key]) : "missing");
     return c[key].get<double>();
 }
 std::string Fixture::cfg_str(const std::string& key, const std::string& fallback) const {
     const json& c = config();
     if (!c.contains(key) || c[key].is_null()) return fallback;
     if (!c[key].is_string())
-        fail("parity: {}/meta.json: config.{} must be a string, not {}", dir_, key,
-             c[key].dump(-1, ' ', false, json::error_handler_t::replace));
+        fail("parity: {}/meta.json: config.{} must be a string, not {}", dir_, key, shown_value(c[key]));
     return c[key].get<std::string>();
 }
 bool Fixture::cfg_bool(const std::string& key, bool fallback) const {
     const json& c = config();
     if (!c.contains(key) || c[key].is_null()) return fallback;
     if (!c[key].is_boolean())
-        fail("parity: {}/meta.json: config.{} must be true or false, not {}", dir_, key,
-             c[key].dump(-1, ' ', false, json::error_handler_t::replace));
+        fail("parity: {}/meta.json: config.{} must be true or false, not {}", dir_, key, shown_value(c[key]));
     return c[key].get<bool>();
 }
 std::string Fixture::option(const std::string& key, const std::string& fallback) const {
@@ -270,7 +265,7 @@ Outcome run_fixture(const std::string& dir) {
         (*run)(f, o.report);
     } catch (const json::exception& e) {  // a field no check covers, read by a runner
         o.error = fmt::format("parity: {}/meta.json: a field the runner for {} reads is missing or of another type: {}", dir,
-                              json(o.module).dump(-1, ' ', false, json::error_handler_t::replace), e.what());
+                              shown_value(json(o.module)), e.what());
     } catch (const std::exception& e) {
         o.error = e.what();
     }

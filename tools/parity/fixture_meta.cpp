@@ -18,6 +18,16 @@ bool is_fixture_key(std::string_view name) {
     return true;
 }
 
+std::string shown_value(const json& v) {
+    std::string text = v.dump(-1, ' ', false, json::error_handler_t::replace);
+    return text.size() > 60 ? text.substr(0, 57) + "..." : text;
+}
+
+bool is_whole_in(const json& v, long lowest, long highest) {
+    return v.is_number_integer() && !(v.is_number_unsigned() && v.get<std::uint64_t>() > LONG_MAX) &&
+           v.get<long>() >= lowest && v.get<long>() <= highest;
+}
+
 namespace {
 
 // One meta.json's checks; each names the field at fault by its path (`training.hyper.lr`).
@@ -28,10 +38,7 @@ public:
     [[noreturn]] void bad(const std::string& field, const std::string& why) const {
         fail("parity: {}: {} {}", where_, field, why);
     }
-    static std::string shown(const json& v) {
-        std::string text = v.dump(-1, ' ', false, json::error_handler_t::replace);
-        return text.size() > 60 ? text.substr(0, 57) + "..." : text;
-    }
+    static std::string shown(const json& v) { return shown_value(v); }
     // A key from the file as part of a field's name: as it is where it is a file key, else quoted and
     // escaped (a newline or an escape sequence in a key must not break the message or the terminal).
     static std::string key_shown(const std::string& key) { return is_fixture_key(key) ? key : shown(json(key)); }
@@ -77,9 +84,7 @@ public:
     }
     // A whole number in [lowest, highest], as a long reads it.
     void whole(const json& v, const std::string& field, long lowest, long highest) const {
-        const bool fits = v.is_number_integer() && !(v.is_number_unsigned() && v.get<std::uint64_t>() > LONG_MAX) &&
-                          v.get<long>() >= lowest && v.get<long>() <= highest;
-        if (!fits) bad(field, fmt::format("must be a whole number from {} to {}, not {}", lowest, highest, shown(v)));
+        if (!is_whole_in(v, lowest, highest)) bad(field, fmt::format("must be a whole number from {} to {}, not {}", lowest, highest, shown(v)));
     }
     void whole(const json& parent, const char* key, const std::string& field, bool required, long lowest, long highest) const {
         const json* v = find(parent, key);

@@ -26,6 +26,14 @@ struct Allowance {
 inline constexpr std::uint64_t kMaxMetaBytes = std::uint64_t{1} << 26;  // 64 MiB; the committed ones are ≤ 52 KB
 inline constexpr long kMaxFixtureSteps = 100000;                         // optimizer and training steps
 
+// A value from the file as a message shows it: JSON text, strings quoted with their control bytes
+// escaped, bytes that are not UTF-8 replaced, cut at 60 characters.
+std::string shown_value(const json& v);
+
+// Whether v is a whole number in [lowest, highest] as a long reads it (get<long>() cuts 3.5 to 3
+// and leaves 1e300 undefined).
+bool is_whole_in(const json& v, long lowest, long highest);
+
 // A name a fixture may turn into a file name (inputs, parameters, gradients): 1 to 200 characters
 // of A-Z a-z 0-9 . _ - (so never a path out of the folder).
 bool is_fixture_key(std::string_view name);
