@@ -18,7 +18,7 @@
 // may decline (not its kind of product, or no proof): it then writes through grad_out and the
 // hook runs, scan and all, as always.
 //
-// Where the product would run on skinny_tn's AVX-512 kernel, the kernel does not even store it:
+// Where the product would run on a skinny_tn kernel (AVX-512 or AVX2), it is not even stored:
 // it offers the gradient as its two factors (dyᵀ and x, 7 rows each), and a consumer that can
 // (Adam, AdamW) makes each row of it inside its update loop, with that kernel's sum, so the
 // update is the same bit for bit (vec::adam_update_product) and the gradient's write and read
@@ -61,7 +61,7 @@ public:
 // For a backward's input `input` whose gradient (of shape `shape`) the kernel can compute alone:
 // when the engine offers a consumer for it and, if the consumer needs it, finite() proves the
 // gradient finite, hands it over: as `factors` (the product write(out) computes, alpha 1,
-// beta 0) where given, gemm_ld would run that product on skinny_tn's AVX-512 kernel and the
+// beta 0) where given, gemm_ld would run that product on a skinny_tn kernel and the
 // consumer takes it so, else computed with write(out) into a new array. Returns whether it did;
 // if not, nothing ran, and the caller writes the gradient through grad_out.
 bool give_gradient_to_consumer(Node& self, std::size_t input, const Shape& shape, const std::function<bool()>& finite,

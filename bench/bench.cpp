@@ -225,17 +225,17 @@ int main(int argc, char** argv) {
                                  o.alternate);
             if ((s->acts & detail::kActsUnderAutocast) && o.autocast.empty())
                 cli::usage_error("--alternate: {} acts under --autocast bf16 only", o.alternate);
-            // These three act inside the AVX-512 skinny kernels only (gemm/skinny_avx512.cpp; the
-            // factors, where skinny_tn's AVX-512 kernel would make the gradient: gradient_consumer.cpp)
-            if ((s == &detail::kSkinnyPrefetchL2Switch || s == &detail::kSkinnyStreamedGradientSwitch ||
-                 s == &detail::kGradientAsFactorsSwitch) &&
+            // These two act inside the AVX-512 skinny kernels only (gemm/skinny_avx512.cpp)
+            if ((s == &detail::kSkinnyPrefetchL2Switch || s == &detail::kSkinnyStreamedGradientSwitch) &&
                 active_isa() != Isa::avx512)
                 return cannot_measure_here("--alternate: {} acts in the AVX-512 skinny kernels, and this process runs "
                                            "the {} ones (no AVX-512, or XTGRAD_ISA=baseline)",
                                            o.alternate, isa_name(active_isa()));
-            if (s == &detail::kSkinnyGemmSwitch && !detail::skinny_kernels_route())
-                return cannot_measure_here("--alternate: {} chooses the skinny kernels, and gemm_ld sends them nothing "
-                                           "here (oneDNN without AVX-512, or XTGRAD_ISA=baseline)", o.alternate);
+            if ((s == &detail::kSkinnyGemmSwitch || s == &detail::kGradientAsFactorsSwitch) &&
+                !detail::skinny_kernels_route())
+                return cannot_measure_here("--alternate: {} acts on the skinny kernels' products, and gemm_ld sends "
+                                           "them nothing here (oneDNN on an AVX2 CPU but the Zen 3, or "
+                                           "XTGRAD_ISA=baseline)", o.alternate);
             if (s == &detail::kSmallGemmAmxSwitch && !small_gemm_amx_available())
                 return cannot_measure_here("--alternate: {} chooses AMX's tiles for small_gemm_bf16, and this process has "
                                            "none (no AMX-BF16, not granted by Linux, or XTGRAD_ISA=baseline)", o.alternate);

@@ -118,7 +118,7 @@ bool narrow_nn_transposed();
 bool inference_weights_transposed();
 // XTGRAD_SKINNY_STREAMED_GRADIENT (by CPU where unset), the same way.
 bool skinny_streamed_gradient();
-// Whether gemm_ld (fp32) would compute an (M, N, K) product on skinny_tn's AVX-512 kernel
+// Whether gemm_ld (fp32) would compute an (M, N, K) product on a skinny_tn kernel
 // (gemm/skinny_gemm.hpp, skinny_tn_kernel_takes), by its routing and switches as they stand:
 // where a weight gradient handed over as its factors gets the stored product's bits
 // (autograd/gradient_consumer.hpp).

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -196,17 +197,21 @@ void tn_rows(int m0, int m1, int N, float alpha, const float* A, int lda, const 
                 a[k] = Batch(s[k]);
             }
             float* c = C + static_cast<std::ptrdiff_t>(m) * ldc;
-            const auto one = [&](int n) {  // C[m][n], for the row's ends
-                float acc = beta == 0.f ? 0.f : beta * c[n];
-                for (int k = 0; k < K; ++k) acc += s[k] * B[static_cast<std::ptrdiff_t>(k) * ldb + n];
+            // C[m][n] for the row's ends, summed as the vector lanes are (each multiply-add rounded once)
+            const auto one = [&](int n) {
+                float acc = beta == 0.f ? s[0] * B[n] : std::fma(s[0], B[n], beta * c[n]);
+                for (int k = 1; k < K; ++k) acc = std::fma(s[k], B[static_cast<std::ptrdiff_t>(k) * ldb + n], acc);
                 c[n] = acc;
             };
             int n = c0;
             if (stream)  // streamed stores need 32-byte alignment: do the row's first few alone
                 for (; n < c1 && reinterpret_cast<std::uintptr_t>(c + n) % 32 != 0; ++n) one(n);
             for (; n + L <= c1; n += L) {
-                Batch acc = beta == 0.f ? Batch(0.f) : Batch(beta) * Batch::load_unaligned(c + n);
-                for (int k = 0; k < K; ++k) acc = xsimd::fma(a[k], Batch::load_unaligned(B + static_cast<std::ptrdiff_t>(k) * ldb + n), acc);
+                // k = 0's product, then a multiply-add per k in k order: the sum vec::adam_update_product
+                // makes from the factors (a product, not fma(a, b, +0), which turns a -0 into +0)
+                Batch acc = beta == 0.f ? a[0] * Batch::load_unaligned(B + n)
+                                        : xsimd::fma(a[0], Batch::load_unaligned(B + n), Batch(beta) * Batch::load_unaligned(c + n));
+                for (int k = 1; k < K; ++k) acc = xsimd::fma(a[k], Batch::load_unaligned(B + static_cast<std::ptrdiff_t>(k) * ldb + n), acc);
                 store(acc, c + n, stream);
             }
             for (; n < c1; ++n) one(n);
@@ -365,7 +370,7 @@ Scratch& scratch() {
 }  // namespace
 
 bool skinny_tn_kernel_takes(int M, int N, int K) {
-    return M > kSkinnyRows && N > kSkinnyRows && K <= kSkinnyRows && tn_kernel_available(K);
+    return M > kSkinnyRows && N > kSkinnyRows && K >= 1 && K <= kSkinnyRows;
 }
 
 bool skinny_gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda, const float* B,

@@ -38,7 +38,7 @@ void adam_update(const AdamCoefficients& c, float* w, const float* g, float* m, 
 // A (rows, cols) gradient given as the product of two thin factors, over an inner dimension
 // rank <= kMaxGradientRank (a weight's gradient over 7 tokens, dW = dyᵀ·x):
 //   grad[r][n] = Σ_k a[r·a_row + k·a_rank] · b[k·b_rank + n·b_col]
-// summed as the AVX-512 skinny_tn kernel sums a stored one (gemm/skinny_avx512.cpp): k = 0's
+// summed as the skinny_tn kernels sum a stored one (gemm/skinny_avx512.cpp, skinny_gemm.cpp): k = 0's
 // product, then one multiply-add per k in k order, so an update on it has that kernel's bits.
 inline constexpr int kMaxGradientRank = 7;
 struct RankKGradient {

@@ -6,6 +6,7 @@
 #include <xtgrad/autograd/post_accumulate_hooks.hpp>
 #include <xtgrad/autograd/speed_switches.hpp>
 #include <xtgrad/gemm/blas.hpp>
+#include <xtgrad/gemm/small_gemm.hpp>
 #include <xtgrad/nn/layers.hpp>
 #include <xtgrad/optim/in_backward.hpp>
 #include <xtgrad/optim/optimizer.hpp>
@@ -32,8 +33,9 @@ namespace {
 // A Linear on 7 rows and a kernel-1 Conv1d on one batch item of length 7: each weight's gradient
 // is one product over 7 rows, small operands for a big gradient, so its kernel proves it finite
 // and hands it over. The biases' gradients are column sums: always stored.
-// With a side past 256 both weights' products are skinny_tn's (on AVX-512: handed to Adam as
-// their factors), smaller ones small_gemm's (stored); widths off a multiple of 16 give each row a tail.
+// With a side past 256 both weights' products are skinny_tn's (handed to Adam as their factors
+// where gemm_ld routes them to a skinny_tn kernel), small_gemm's stored; widths off a multiple
+// of 16 give each row a tail.
 using Sizes = std::array<std::size_t, 3>;  // in, hidden, out
 constexpr Sizes kFactored{300, 288, 48}, kSmallGemm{64, 96, 48};
 struct Skinny : nn::Module {
@@ -55,14 +57,17 @@ struct Skinny : nn::Module {
     }
 };
 
-// Whether Adam takes Skinny(sizes)'s weight gradients (7 rows) as their factors: the switch on and
-// both products on skinny_tn's AVX-512 kernel. The cases below turn the switch on, whatever this
-// CPU's default, so that every AVX-512 CPU runs that path.
-bool factors_taken(Sizes s = kFactored) {
+// How many of Skinny(sizes)'s two weight gradients (7 rows) Adam takes as their factors in a step:
+// the switch on and the product on a skinny_tn kernel (AVX-512's or AVX2's). The cases below turn
+// the switch on, whatever this CPU's default, so that every CPU whose gemm_ld routes to the
+// skinny kernels runs that path.
+std::size_t factored_per_step(Sizes s) {
     const int in = static_cast<int>(s[0]), hidden = static_cast<int>(s[1]), out = static_cast<int>(s[2]);
-    return detail::speed_switch_on(detail::kGradientAsFactorsSwitch) &&
-           detail::product_on_skinny_tn_kernel(hidden, in, 7) && detail::product_on_skinny_tn_kernel(out, hidden, 7);
+    if (!detail::speed_switch_on(detail::kGradientAsFactorsSwitch)) return 0;
+    return std::size_t{detail::product_on_skinny_tn_kernel(hidden, in, 7)} +
+           std::size_t{detail::product_on_skinny_tn_kernel(out, hidden, 7)};
 }
+bool factors_taken(Sizes s = kFactored) { return factored_per_step(s) == 2; }
 
 bool same_bits(const Array& a, const Array& b) {
     return a.shape() == b.shape() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
@@ -124,7 +129,7 @@ std::size_t consumed_in_one_backward(Skinny& model, Adam& opt) {
 
 TEST_CASE("gradient consumer: Adam, AdamW and SGD take the weights' gradients from the kernels, bit for bit") {
     // two weights per backward handed over (the biases' column sums are stored as always); Adam's
-    // as their factors where the product runs on skinny_tn's AVX-512 kernel, SGD's stored
+    // as their factors where the product runs on a skinny_tn kernel, SGD's stored
     const test::SpeedSwitchScope as_factors(detail::kGradientAsFactorsSwitch, true);
     const std::size_t adam_factors = factors_taken() ? 8 : 0;
     const auto handed = [](Handed h, std::size_t gradients, std::size_t as_factors) {
@@ -159,10 +164,14 @@ TEST_CASE("gradient consumer: as factors, rows with tails and the skinny kernels
         CHECK(h.as_factors == (factors_taken({301, 290, 37}) ? 6u : 0u));
     }
     SUBCASE("products small_gemm takes (no side past 256): handed over stored") {
-        CHECK_FALSE(factors_taken(kSmallGemm));
+        // (96, 64, 7) and (48, 96, 7): small_gemm's on AVX-512 (its medium blocks), on AVX2 the
+        // bigger one is skinny_tn's
+        const std::size_t small = std::size_t{small_gemm_takes(96, 64, 7)} + std::size_t{small_gemm_takes(48, 96, 7)};
+        CHECK(small >= 1);
+        if (factors_taken()) CHECK(factored_per_step(kSmallGemm) == 2 - small);
         const Handed h = check_identical(adam, {"exp_avg", "exp_avg_sq"}, 2, kSmallGemm);
         CHECK(h.gradients == 4);
-        CHECK(h.as_factors == 0);
+        CHECK(h.as_factors == 2 * factored_per_step(kSmallGemm));
     }
     SUBCASE("the Winter Games' feed-forward: its (2048, 512) weight as factors, its (512, 2048) one stored") {
         // 2048 columns make a rank-7 panel of 56 KiB, past L1: Adam declines it (vec::adam_update_product_pays)
@@ -191,12 +200,14 @@ TEST_CASE("gradient consumer: as factors, rows with tails and the skinny kernels
         CHECK(h.gradients == 4);
         CHECK(h.as_factors == 0);
     }
-    SUBCASE("the baseline kernels: no skinny_tn AVX-512 kernel, so the gradients are stored") {
+    SUBCASE("the baseline kernels: as factors where gemm_ld routes to the AVX2 skinny_tn kernel, else stored") {
         const IsaScope baseline(Isa::baseline);
-        CHECK_FALSE(factors_taken());
+        // oneDNN on an AVX2 CPU but the Zen 3 (or on AVX-512 under this scope) sends the skinny
+        // kernels nothing: gemm/blas.cpp
+        CHECK(factors_taken() == detail::skinny_kernels_route());
         const Handed h = check_identical(adam, {"exp_avg", "exp_avg_sq"}, 2);
         CHECK(h.gradients == 4);
-        CHECK(h.as_factors == 0);
+        CHECK(h.as_factors == 2 * factored_per_step(kFactored));
     }
 }
 
@@ -319,7 +330,7 @@ TEST_CASE("gradient consumer: without a proof of finiteness the gradient is stor
     }
     SUBCASE("set_check_finite(false): handed over unproven, as torch steps on whatever it gets") {
         const test::SpeedSwitchScope as_factors(detail::kGradientAsFactorsSwitch, true);
-        for (const std::size_t in : {30, 300}) {  // stored (small_gemm's product), and as its factors on AVX-512
+        for (const std::size_t in : {30, 300}) {  // stored (small_gemm's product), and as its factors on a skinny_tn kernel
             CAPTURE(in);
             Tensor w = Tensor::ones({40, in}, true).set_name("w");
             Adam opt({w}, AdamOptions(1e-2));

@@ -88,17 +88,20 @@ expect 2 "xtgrad_bench --alternate XTGRAD_SMALL_GEMM_BF16 without autocast" "$bu
 says "--alternate: XTGRAD_SMALL_GEMM_BF16 acts under --autocast bf16 only"
 expect 2 "xtgrad_bench --alternate XTGRAD_INFERENCE_WEIGHTS_PACKED without autocast" "$build/bench/xtgrad_bench" --config seed-d --alternate XTGRAD_INFERENCE_WEIGHTS_PACKED
 says "--alternate: XTGRAD_INFERENCE_WEIGHTS_PACKED acts under --autocast bf16 only"
-# The AVX-512 skinny kernels' three switches cannot act on the baseline kernels (a CPU without
+# The AVX-512 skinny kernels' two switches cannot act on the baseline kernels (a CPU without
 # AVX-512, as the Zen 3, or XTGRAD_ISA=baseline): exit 3, so compare_builds.sh skips them
-for sw in XTGRAD_SKINNY_PREFETCH_L2 XTGRAD_SKINNY_STREAMED_GRADIENT XTGRAD_GRADIENT_AS_FACTORS; do
+for sw in XTGRAD_SKINNY_PREFETCH_L2 XTGRAD_SKINNY_STREAMED_GRADIENT; do
   expect 3 "xtgrad_bench --alternate $sw under XTGRAD_ISA=baseline" env XTGRAD_ISA=baseline "$build/bench/xtgrad_bench" --config winter --optimizer-in-backward --alternate "$sw"
   says "--alternate: $sw acts in the AVX-512 skinny kernels, and this process runs the baseline ones"
 done
 # ... and on oneDNN without them an AVX-512 CPU's gemm_ld routes nothing to the skinny kernels
 # (OpenBLAS does, and the Zen 3, AVX2 only, routes to its AVX2 ones: gemm/blas.cpp)
+# (nor the factored gradient, which is made where a skinny_tn kernel would make it)
 if grep -qw avx512f /proc/cpuinfo; then
-  expect 3 "xtgrad_bench --alternate XTGRAD_SKINNY_GEMM under XTGRAD_ISA=baseline (oneDNN)" env XTGRAD_ISA=baseline XTGRAD_GEMM_BACKEND=onednn "$build/bench/xtgrad_bench" --config winter --alternate XTGRAD_SKINNY_GEMM
-  says "--alternate: XTGRAD_SKINNY_GEMM chooses the skinny kernels, and gemm_ld sends them nothing here"
+  for sw in XTGRAD_SKINNY_GEMM XTGRAD_GRADIENT_AS_FACTORS; do
+    expect 3 "xtgrad_bench --alternate $sw under XTGRAD_ISA=baseline (oneDNN)" env XTGRAD_ISA=baseline XTGRAD_GEMM_BACKEND=onednn "$build/bench/xtgrad_bench" --config winter --optimizer-in-backward --alternate "$sw"
+    says "--alternate: $sw acts on the skinny kernels' products, and gemm_ld sends them nothing here"
+  done
 fi
 expect 2 "xtgrad_bench --alternate XTGRAD_SMALL_GEMM_AMX without autocast" "$build/bench/xtgrad_bench" --config seed-b --alternate XTGRAD_SMALL_GEMM_AMX
 says "--alternate: XTGRAD_SMALL_GEMM_AMX acts under --autocast bf16 only"
