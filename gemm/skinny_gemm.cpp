@@ -370,7 +370,9 @@ Scratch& scratch() {
 }  // namespace
 
 bool skinny_tn_kernel_takes(int M, int N, int K) {
-    return M > kSkinnyRows && N > kSkinnyRows && K >= 1 && K <= kSkinnyRows;
+    // K <= 7 as the AVX-512 kernel takes it; past 7, K rows' factors are more than
+    // vec::adam_update_product makes (vec::kMaxGradientRank)
+    return M > kSkinnyRows && N > kSkinnyRows && K >= 1 && K <= kNtMaxRows;
 }
 
 bool skinny_gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda, const float* B,

@@ -31,7 +31,7 @@ inline constexpr int kSkinnyRows = 16;
 bool skinny_gemm(bool trans_a, bool trans_b, int M, int N, int K, float alpha, const float* A, int lda, const float* B,
                  int ldb, float beta, float* C, int ldc);
 
-// Whether skinny_gemm computes an (M, N, K) product on a skinny_tn kernel (K <= 7, both other
+// Whether skinny_gemm computes an (M, N, K) product on a skinny_tn kernel with K <= 7 (both other
 // sides longer than kSkinnyRows; AVX-512's or AVX2's, as the active instruction set): the sum
 // vec::adam_update_product reproduces (simd/vector_kernels.hpp).
 bool skinny_tn_kernel_takes(int M, int N, int K);

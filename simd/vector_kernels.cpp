@@ -1,6 +1,7 @@
 // Each call goes to the kernels of the active instruction set (simd/cpu_isa.hpp).
 #include <xtgrad/simd/vector_kernels.hpp>
 
+#include <xtgrad/autograd/error.hpp>
 #include <xtgrad/simd/cpu_isa.hpp>
 #include <xtgrad/simd/vector_kernels_impl.hpp>
 #include "xtgrad_simd_config.hpp"
@@ -31,6 +32,8 @@ void adam_update(const AdamCoefficients& c, float* w, const float* g, float* m, 
 
 void adam_update_product(const AdamCoefficients& c, float* w, float* m, float* v, const RankKGradient& g,
                          std::size_t row0, std::size_t row1, std::size_t prefetch_bytes) {
+    if (g.rank < 1 || g.rank > kMaxGradientRank)
+        fail("adam_update_product: a gradient of rank {}, outside 1..{} (an internal error)", g.rank, kMaxGradientRank);
     active().adam_update_product(c, w, m, v, g, row0, row1, prefetch_bytes);
 }
 

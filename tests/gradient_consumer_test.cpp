@@ -187,6 +187,30 @@ TEST_CASE("gradient consumer: as factors, rows with tails and the skinny kernels
                                detail::product_on_skinny_tn_kernel(2048, 512, 7);
         CHECK(h.as_factors == (on_kernel ? 2u : 0u));
     }
+    SUBCASE("a gradient over 8 to 16 rows: stored, bit for bit (the factored update makes at most 7)") {
+        for (const std::size_t rows : {8, 12, 16}) {
+            CAPTURE(rows);
+            CHECK_FALSE(detail::product_on_skinny_tn_kernel(288, 300, static_cast<int>(rows)));
+            const auto run = [rows](bool in_backward_step) {
+                Tensor w = test::rnd({288, 300}, 6, 0.1f);
+                Adam opt({w}, AdamOptions(1e-2));
+                std::unique_ptr<OptimizerInBackward> in_backward;
+                if (in_backward_step) in_backward = std::make_unique<OptimizerInBackward>(opt);
+                for (int step = 0; step < 2; ++step) {
+                    const Tensor x = test::rnd({rows, 300}, static_cast<std::uint64_t>(40 + step));
+                    const Tensor y = linear(x, w);
+                    sum(y * y).backward();
+                    if (!in_backward_step) opt.step(), opt.zero_grad();
+                }
+                return w.data();
+            };
+            const std::size_t before = detail::consumed_gradients(), before_factors = detail::consumed_as_factors();
+            const Array inside = run(true);
+            CHECK(detail::consumed_gradients() == before + 2);  // handed over, proven finite
+            CHECK(detail::consumed_as_factors() == before_factors);
+            CHECK(same_bits(inside, run(false)));
+        }
+    }
     SUBCASE("XTGRAD_GRADIENT_AS_FACTORS off: handed over stored, as before") {
         const test::SpeedSwitchScope off(detail::kGradientAsFactorsSwitch, false);
         const Handed h = check_identical(adam, {"exp_avg", "exp_avg_sq"}, 2);
