@@ -9,6 +9,7 @@
 #include <xtgrad/gemm/skinny_avx512.hpp>
 #include <xtgrad/autograd/speed_switches.hpp>
 #include <xtgrad/simd/cpu_isa.hpp>
+#include <xtgrad/simd/vector_kernels.hpp>
 #include "xtgrad_simd_config.hpp"
 
 #include <xsimd/xsimd.hpp>
@@ -369,9 +370,9 @@ Scratch& scratch() {
 
 }  // namespace
 
+// K <= 7 on both kernels: the ranks vec::adam_update_product makes its gradient at
+static_assert(kNtMaxRows == vec::kMaxGradientRank);
 bool skinny_tn_kernel_takes(int M, int N, int K) {
-    // K <= 7 as the AVX-512 kernel takes it; past 7, K rows' factors are more than
-    // vec::adam_update_product makes (vec::kMaxGradientRank)
     return M > kSkinnyRows && N > kSkinnyRows && K >= 1 && K <= kNtMaxRows;
 }
 

@@ -38,10 +38,9 @@ public:
     [[noreturn]] void bad(const std::string& field, const std::string& why) const {
         fail("parity: {}: {} {}", where_, field, why);
     }
-    static std::string shown(const json& v) { return shown_value(v); }
     // A key from the file as part of a field's name: as it is where it is a file key, else quoted and
     // escaped (a newline or an escape sequence in a key must not break the message or the terminal).
-    static std::string key_shown(const std::string& key) { return is_fixture_key(key) ? key : shown(json(key)); }
+    static std::string key_shown(const std::string& key) { return is_fixture_key(key) ? key : shown_value(json(key)); }
     static const json* find(const json& object, const char* key) {
         const auto it = object.find(key);
         return it == object.end() ? nullptr : &*it;
@@ -53,26 +52,26 @@ public:
             if (required) bad(field, "is missing (an object)");
             return nullptr;
         }
-        if (!v->is_object()) bad(field, "must be an object, not " + shown(*v));
+        if (!v->is_object()) bad(field, "must be an object, not " + shown_value(*v));
         return v;
     }
     const json* array(const json& parent, const char* key, const std::string& field) const {
         const json* v = find(parent, key);
-        if (v && !v->is_array()) bad(field, "must be a list, not " + shown(*v));
+        if (v && !v->is_array()) bad(field, "must be a list, not " + shown_value(*v));
         return v;
     }
     void string(const json& parent, const char* key, const std::string& field) const {
         const json* v = find(parent, key);
-        if (v && !v->is_string()) bad(field, "must be a string, not " + shown(*v));
+        if (v && !v->is_string()) bad(field, "must be a string, not " + shown_value(*v));
     }
     void boolean(const json& parent, const char* key, const std::string& field) const {
         const json* v = find(parent, key);
-        if (v && !v->is_boolean()) bad(field, "must be true or false, not " + shown(*v));
+        if (v && !v->is_boolean()) bad(field, "must be true or false, not " + shown_value(*v));
     }
     // A finite number (nlohmann reads 1e999 as an error already; NaN cannot be written in JSON).
     void number(const json& v, const std::string& field, double lowest = -HUGE_VAL) const {
         if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < lowest)
-            bad(field, lowest == 0 ? "must be a finite number >= 0, not " + shown(v) : "must be a finite number, not " + shown(v));
+            bad(field, lowest == 0 ? "must be a finite number >= 0, not " + shown_value(v) : "must be a finite number, not " + shown_value(v));
     }
     void number(const json& parent, const char* key, const std::string& field, bool required, double lowest = -HUGE_VAL) const {
         const json* v = find(parent, key);
@@ -84,7 +83,8 @@ public:
     }
     // A whole number in [lowest, highest], as a long reads it.
     void whole(const json& v, const std::string& field, long lowest, long highest) const {
-        if (!is_whole_in(v, lowest, highest)) bad(field, fmt::format("must be a whole number from {} to {}, not {}", lowest, highest, shown(v)));
+        if (!is_whole_in(v, lowest, highest))
+            bad(field, fmt::format("must be a whole number from {} to {}, not {}", lowest, highest, shown_value(v)));
     }
     void whole(const json& parent, const char* key, const std::string& field, bool required, long lowest, long highest) const {
         const json* v = find(parent, key);
@@ -96,7 +96,7 @@ public:
     }
     void key(const json& v, const std::string& field) const {
         if (!v.is_string() || !is_fixture_key(v.get_ref<const std::string&>()))
-            bad(field, "must be a file key (1 to 200 of A-Z a-z 0-9 . _ -), not " + shown(v));
+            bad(field, "must be a file key (1 to 200 of A-Z a-z 0-9 . _ -), not " + shown_value(v));
     }
     void keys(const json& parent, const char* name, const std::string& field) const {
         if (const json* list = array(parent, name, field))
@@ -105,7 +105,7 @@ public:
     void strings(const json& parent, const char* name, const std::string& field) const {
         if (const json* list = array(parent, name, field))
             for (std::size_t i = 0; i < list->size(); ++i)
-                if (!(*list)[i].is_string()) bad(fmt::format("{}[{}]", field, i), "must be a string, not " + shown((*list)[i]));
+                if (!(*list)[i].is_string()) bad(fmt::format("{}[{}]", field, i), "must be a string, not " + shown_value((*list)[i]));
     }
     // A list of {"name": KEY, ...} (params, buffers, inputs, aux, optimizer.params).
     void named(const json& parent, const char* name, const std::string& field) const {
@@ -113,7 +113,7 @@ public:
             for (std::size_t i = 0; i < list->size(); ++i) {
                 const json& entry = (*list)[i];
                 const std::string at = fmt::format("{}[{}]", field, i);
-                if (!entry.is_object() || !entry.contains("name")) bad(at, "must be an object with a name, not " + shown(entry));
+                if (!entry.is_object() || !entry.contains("name")) bad(at, "must be an object with a name, not " + shown_value(entry));
                 key(entry["name"], at + ".name");
                 boolean(entry, "differentiable", at + ".differentiable");
             }
@@ -121,7 +121,7 @@ public:
     void betas(const json& hyper, const std::string& field, bool required) const {
         const json* b = find(hyper, "betas");
         if (!b && !required) return;
-        if (!b || !b->is_array() || b->size() != 2) bad(field, "must be a list of two numbers, not " + (b ? shown(*b) : "missing"));
+        if (!b || !b->is_array() || b->size() != 2) bad(field, "must be a list of two numbers, not " + (b ? shown_value(*b) : "missing"));
         number((*b)[0], field + "[0]");
         number((*b)[1], field + "[1]");
     }
@@ -176,12 +176,12 @@ void check_optimizer(const MetaCheck& c, const json& o) {
 
 void check_meta(const json& m, const std::string& where) {
     const MetaCheck c(where);
-    if (!m.is_object()) c.bad("the top level", "must be an object, not " + MetaCheck::shown(m));
+    if (!m.is_object()) c.bad("the top level", "must be an object, not " + shown_value(m));
     for (const char* k : {"case", "module", "variant", "kind"}) c.string(m, k, k);
     if (const json* config = c.object(m, "config", "config"))
         for (const auto& [k, v] : config->items())
             if (v.is_structured())
-                c.bad("config." + MetaCheck::key_shown(k), "must be a number, string, true, false or null, not " + MetaCheck::shown(v));
+                c.bad("config." + MetaCheck::key_shown(k), "must be a number, string, true, false or null, not " + shown_value(v));
     c.object(m, "options", "options");
     if (const json* tol = c.object(m, "suggested_tolerance", "suggested_tolerance")) {
         c.number(*tol, "rtol", "suggested_tolerance.rtol", false, 0);
@@ -189,8 +189,8 @@ void check_meta(const json& m, const std::string& where) {
     }
     if (const json* files = c.object(m, "files", "files"))
         for (const auto& [k, v] : files->items()) {
-            c.key(json(k), "files key " + MetaCheck::shown(json(k)));  // a file key from here on
-            if (!v.is_object()) c.bad("files." + k, "must be an object, not " + MetaCheck::shown(v));
+            c.key(json(k), "files key " + shown_value(json(k)));  // a file key from here on
+            if (!v.is_object()) c.bad("files." + k, "must be an object, not " + shown_value(v));
             c.string(v, "dtype", "files." + k + ".dtype");
         }
     for (const char* k : {"params", "buffers", "inputs", "aux"}) c.named(m, k, k);
@@ -202,7 +202,7 @@ void check_meta(const json& m, const std::string& where) {
     c.keys(m, "call_order", "call_order");
     const std::string kind = m.value("kind", "module");
     if (kind != "module" && kind != "optimizer" && kind != "train" && kind != "init" && kind != "train_log")
-        c.bad("kind", "must be one of module, optimizer, train, init, train_log, not " + MetaCheck::shown(m["kind"]));
+        c.bad("kind", "must be one of module, optimizer, train, init, train_log, not " + shown_value(m["kind"]));
     c.whole(m, "seed", "seed", kind == "init" || kind == "train_log", 0, LONG_MAX);
     if (const json* ulps = c.object(m, "ulps", "ulps"))
         for (const auto& [k, v] : ulps->items()) c.whole(v, "ulps." + MetaCheck::key_shown(k), 0, INT_MAX);
@@ -225,7 +225,7 @@ std::map<std::string, Allowance> kink_allowances(const json& meta, const std::st
     for (const auto& [key, v] : k["allowance"].items()) {
         if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
             c.bad("relu_kinks", fmt::format("allowance of {} must be a finite number >= 0, not {}", MetaCheck::key_shown(key),
-                                            MetaCheck::shown(v)));
+                                            shown_value(v)));
         out[key] = {v.get<double>(), fmt::format("+{:.3g} for {} ReLU input(s) within rounding of zero", v.get<double>(), count)};
     }
     return out;
