@@ -223,9 +223,7 @@ std::map<std::string, Allowance> kink_allowances(const json& meta, const std::st
         c.bad("relu_kinks", "must be an object with a count and an allowance object");
     const auto count = k["count"].get<std::uint64_t>();
     for (const auto& [key, v] : k["allowance"].items()) {
-        if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
-            c.bad("relu_kinks", fmt::format("allowance of {} must be a finite number >= 0, not {}", MetaCheck::key_shown(key),
-                                            shown_value(v)));
+        c.number(v, "relu_kinks allowance of " + MetaCheck::key_shown(key), 0);
         out[key] = {v.get<double>(), fmt::format("+{:.3g} for {} ReLU input(s) within rounding of zero", v.get<double>(), count)};
     }
     return out;
