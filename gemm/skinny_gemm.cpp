@@ -55,17 +55,16 @@ inline float blend(float value, float alpha, float beta, float c) { return beta 
 // accumulators + one row of B at a time take 15 of AVX2's 16 registers; A's rows are FMA memory
 // operands from L1. With both rows of B loaded first, GCC kept an accumulator on the stack, a
 // store and a load in its chain every step (Zen 3, W in cache: 5.4 ms per 64 MiB, now 3.9).
-// Each step also prefetches B 8 KiB ahead. With no prefetch the kernel ran ~40 % slower from
-// memory than 2 KiB ahead (11-14 against 7.4 ms per 64 MiB of weights, bench/skinny_bench.cpp);
-// on the Zen 3, 2 KiB ahead took 1.05-1.8x the time of 8 KiB (median 1.47, 11 pairs, 8.9-13.7
-// against 6.6-9.4 ms): with 512-float rows, row j's 2 KiB ahead is row j + 1, which the tile
-// reads already; 8 KiB is four rows on. 16 and 32 KiB ahead: the same as 8.
+// Each step also prefetches B kPrefetchFloats (8 KiB) ahead: the hardware prefetcher alone left
+// the kernel ~40 % slower from memory (bench/skinny_bench.cpp), and 2 KiB ahead of a 512-float
+// row is the next row, which the tile already reads (Zen 3: 1.05-1.8x the time of 8 KiB, median
+// 1.47, 11 pairs; 16 and 32 KiB: as 8).
 constexpr int kNtMaxRows = 7;
 
 // Block b's height when M rows, m of them already taken, are cut into `blocks` blocks of equal
 // height (M = 7: one block; 8: 4 + 4; 16: 6 + 5 + 5).
 inline int block_height(int M, int m, int blocks, int b) { return (M - m) / (blocks - b) + ((M - m) % (blocks - b) != 0); }
-constexpr int kPrefetchFloats = 2048;
+constexpr int kPrefetchFloats = 2048;  // 8 KiB: four 512-float rows on (skinny_nt, above)
 
 // A hint to load the line `ahead` floats past p. Never faults, even past the end of the
 // buffer; the address is computed as an integer, so no out-of-range pointer is formed.
