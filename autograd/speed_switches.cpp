@@ -45,8 +45,10 @@ bool gradient_as_factors_by_cpu() { return cpu_model().is_amd(26); }
 // (XTGRAD_GEMM_BACKEND=openblas against oneDNN, 3 rounds, bench/results/2026-12-07-amd-f25-m1-
 // backends.jsonl) ran seed-d's backward 0.84x the time on 1 thread and 0.82x on 2, seed-b:16's
 // 0.93x, but its forward 1.00-1.10x and inference 0.98-1.16x: oneDNN's avx2 kernels lose on A·B
-// and Aᵀ·B, not on the forward's A·Bᵀ. Elsewhere oneDNN ran the products 1.5-2x OpenBLAS (the
-// Zen 5) or ahead of it (the Zen 4, the Intel Xeon). So on the Zen 3 alone.
+// and Aᵀ·B, not on the forward's A·Bᵀ. Elsewhere oneDNN ran the products ahead of OpenBLAS: on
+// the Zen 5 the switch on took seed-d and seed-b:16 1.5-1.6x the time (off won every pair over 4
+// rounds, bench/results/2026-12-07-amd-f26-m2-switches-backward-openblas.jsonl), and the Zen 4 and
+// the Intel Xeon ran oneDNN's products faster too. So on the Zen 3 alone.
 bool backward_products_on_openblas_by_cpu() { return cpu_model().is_amd_zen3(); }
 
 // oneDNN's A·B with a narrow B, B transposed first (gemm/blas.cpp, "reoriented";
