@@ -37,8 +37,10 @@ bool skinny_prefetch_l2_by_cpu() { return cpu_model().is_amd_zen4(); }
 bool adam_prefetch_by_cpu() { return !cpu_model().is_amd(25); }
 
 // A weight gradient over 7 rows made inside Adam's update from its factors, never stored
-// (autograd/gradient_consumer.hpp; the Winter Games step in backward): measured on the Zen 5
-// only (docs/performance.md, "The Winter Games step"), so on there and off elsewhere until measured.
+// (autograd/gradient_consumer.hpp; the Winter Games step in backward): the Zen 5's step 1.02-1.07x
+// faster with it (docs/performance.md, "The Winter Games step"): on there. The Zen 3 (AVX2 kernel)
+// read 0.97-1.04x, the Zen 4 1.01-1.02x (10 rounds of alternating steps on 1 and on 2 threads, on
+// faster in 7 of 10 rounds of each, 2026-12-07): neither moves in every round, so off elsewhere.
 bool gradient_as_factors_by_cpu() { return cpu_model().is_amd(26); }
 
 // A backward's products on OpenBLAS (gemm/blas.cpp): on the Zen 3 every product on OpenBLAS
@@ -47,8 +49,10 @@ bool gradient_as_factors_by_cpu() { return cpu_model().is_amd(26); }
 // 0.93x, but its forward 1.00-1.10x and inference 0.98-1.16x: oneDNN's avx2 kernels lose on A·B
 // and Aᵀ·B, not on the forward's A·Bᵀ. Elsewhere oneDNN ran the products ahead of OpenBLAS: on
 // the Zen 5 the switch on took seed-d and seed-b:16 1.5-1.6x the time (off won every pair over 4
-// rounds, bench/results/2026-12-07-amd-f26-m2-switches-backward-openblas.jsonl), and the Zen 4 and
-// the Intel Xeon ran oneDNN's products faster too. So on the Zen 3 alone.
+// rounds, bench/results/2026-12-07-amd-f26-m2-switches-backward-openblas.jsonl), on the Zen 4
+// seed-d 1.05-1.08x and seed-b:16 1.06x (off faster in 20 of 20 and 11 of 12 pairs, 4 rounds,
+// bench/results/2026-12-07-amd-f25-m17-switches-new.jsonl), and the Intel Xeon ran oneDNN's
+// products faster too. So on the Zen 3 alone.
 bool backward_products_on_openblas_by_cpu() { return cpu_model().is_amd_zen3(); }
 
 // oneDNN's A·B with a narrow B, B transposed first (gemm/blas.cpp, "reoriented";

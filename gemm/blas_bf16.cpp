@@ -240,14 +240,15 @@ void gemm_bias_packed_weight(int M, int N, int K, const std::uint16_t* x16, cons
 
 // XTGRAD_INFERENCE_WEIGHTS_PACKED's default, one process per round, inferences alternating
 // (docs/performance.md): where oneDNN runs AMX (the Intel Xeon 6/207 guest: bf16 inference 1.10x /
-// 1.20x faster on seed-d at 1 / 2 threads, 1.22x on seed-b's batch of 16), and on the Zen 5 (AMD
-// family 26, oneDNN's avx512_core_bf16: 1.07-1.08x / 1.12-1.15x, seed-b 1.05-1.09x, 6 rounds).
-// Not measured on the Zen 4's AVX512-BF16: off there and elsewhere. Here, not in
-// speed_switches.cpp, as small_gemm_bf16_by_cpu.
+// 1.20x faster on seed-d at 1 / 2 threads, 1.22x on seed-b's batch of 16), on the Zen 5 (AMD
+// family 26, oneDNN's avx512_core_bf16: 1.07-1.08x / 1.12-1.15x, seed-b 1.05-1.09x, 6 rounds) and
+// on the Zen 4 (avx512_core_bf16 too: seed-d 1.06x / 1.11-1.12x, on faster in 38 of 40 and 40 of
+// 40 pairs, seed-b 1.04x in 21 of 24; 8 rounds in two runs). Off elsewhere (the Zen 3 has no
+// bf16 products). Here, not in speed_switches.cpp, as small_gemm_bf16_by_cpu.
 bool detail::inference_weights_packed_by_cpu() {
     const detail::GemmBackend& backend = detail::active_backend();
-    return backend.pack_bf16_b &&
-           (std::string_view(backend.kernel()) == "avx512_core_amx" || cpu_model().is_amd(26));
+    return backend.pack_bf16_b && (std::string_view(backend.kernel()) == "avx512_core_amx" ||
+                                   cpu_model().is_amd_zen4() || cpu_model().is_amd(26));
 }
 
 bool inference_weights_packed() {

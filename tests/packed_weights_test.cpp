@@ -53,11 +53,11 @@ Tensor inference(const Tensor& x, const Tensor& w, const Tensor& b, bool packed)
 
 }  // namespace
 
-TEST_CASE("the packed weights' default: on oneDNN where it runs AMX or the CPU is a Zen 5, the CPUs measured") {
+TEST_CASE("the packed weights' default: on oneDNN where it runs AMX or the CPU is a Zen 4 or 5, the CPUs measured") {
     // XTGRAD_INFERENCE_WEIGHTS_PACKED is unset in the suite's environment
     const bool onednn = std::string(gemm_backend_name()) == "onednn";
-    const bool measured_faster =
-        onednn && (std::string(gemm_backend_kernel()) == "avx512_core_amx" || cpu_model().is_amd(26));
+    const bool measured_faster = onednn && (std::string(gemm_backend_kernel()) == "avx512_core_amx" ||
+                                            cpu_model().is_amd_zen4() || cpu_model().is_amd(26));
     CHECK(detail::kInferenceWeightsPackedSwitch.unset_means() == measured_faster);
     CHECK(inference_weights_packed() == measured_faster);
     if (std::string(gemm_backend_name()) != "onednn") {  // OpenBLAS has no packed layout: never on
