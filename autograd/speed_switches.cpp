@@ -31,7 +31,9 @@ bool skinny_prefetch_l2_by_cpu() { return cpu_model().is_amd_zen4(); }
 // One-thread Adam's prefetch 2 KiB ahead (optimizer.cpp): the Intel Xeon's step in backward
 // 95.4 -> 88.4 ms with it (5 alternating rounds), the Zen 5's steps 1.00-1.05x (winter, seed-d
 // with Adam, seed-b; 3 rounds, compare_builds.sh, where it acts: one thread); on the Zen 4 it
-// costs (bench/bandwidth_bench's Adam 30.5 -> 33.6-35.4 ms). So on everywhere but AMD family 25.
+// costs (bench/bandwidth_bench's Adam 30.5 -> 33.6-35.4 ms; 2026-12-07, alternating steps: winter's
+// step 0.92x with it, off faster in 89 of 90 pairs over 6 rounds; in backward 0.96x, 51 of 60 over
+// 4). So on everywhere but AMD family 25.
 // The Zen 3 (family 25 too) read 1.03-1.05x faster with it (winter over 4 rounds of alternating
 // steps, seed-d with Adam over one; not in every pair): not enough to move its default.
 bool adam_prefetch_by_cpu() { return !cpu_model().is_amd(25); }
