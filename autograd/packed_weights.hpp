@@ -6,7 +6,7 @@
 // call; given the blocked copy, it reads it as it is. Packing costs about a pass over W (a
 // 512 x 512 weight: 0.13 ms against 0.09 ms gained per product on the AMX guest), so it pays
 // only where W stays the same over products: inference, where linear_block_value asks for a
-// copy here (XTGRAD_INFERENCE_WEIGHTS_PACKED, on where oneDNN runs AMX, and on the Zen 5). A
+// copy here (XTGRAD_INFERENCE_WEIGHTS_PACKED, on where oneDNN runs AMX, and on the Zen 4 and 5). A
 // training step reads each version once forward and once in backward: there the copies would
 // cost more than they gain, and add to the step's memory, so a Linear's forward with grad mode on
 // drops every copy, as it drops inference's transposed weights (autograd/transposed_weights.hpp).

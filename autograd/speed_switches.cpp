@@ -42,7 +42,7 @@ bool adam_prefetch_by_cpu() { return !cpu_model().is_amd(25); }
 // (autograd/gradient_consumer.hpp; the Winter Games step in backward): the Zen 5's step 1.02-1.07x
 // faster with it (docs/performance.md, "The Winter Games step"): on there. The Zen 3 (AVX2 kernel)
 // read 0.97-1.04x, the Zen 4 1.01-1.02x (10 rounds of alternating steps on 1 and on 2 threads, on
-// faster in 7 of 10 rounds of each, 2026-12-07): neither moves in every round, so off elsewhere.
+// faster in 7 and 6 of 10 rounds, 2026-12-07): neither moves in every round, so off elsewhere.
 bool gradient_as_factors_by_cpu() { return cpu_model().is_amd(26); }
 
 // A backward's products on OpenBLAS (gemm/blas.cpp): on the Zen 3 every product on OpenBLAS
