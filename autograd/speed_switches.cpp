@@ -23,7 +23,8 @@ bool block_cache_by_machine() { return memory::page_moves_cheap(); }
 
 // The AVX-512 skinny kernels' prefetch (skinny_avx512.cpp): into L1, a product on the Zen 4
 // took about its memory time plus its arithmetic; into L2 the Winter Games step went 100-110 ->
-// 87-92 ms at 1 thread, 65-70 -> 58-63 at 2 (alternating runs). On the Zen 5, L1 streams at the
+// 87-92 ms at 1 thread, 65-70 -> 58-63 at 2 (alternating runs; 2026-12-07, alternating steps: 1.17x
+// and 1.11x, on faster in 60 of 60 and 59 of 60 pairs). On the Zen 5, L1 streams at the
 // read floor; the Intel Xeon was measured with L1 only. So L2 on the Zen 4 alone (the Zen 3,
 // family 25 too, has no AVX-512 kernels to prefetch in).
 bool skinny_prefetch_l2_by_cpu() { return cpu_model().is_amd_zen4(); }
@@ -85,7 +86,8 @@ bool inference_weights_transposed_by_cpu() {
 // The AVX-512 skinny_tn's streamed stores for a weight gradient read only after backward
 // (gemm/skinny_avx512.cpp): a plain store reads each line before it writes it. On the Zen 4 the
 // Winter Games step's backward took 27.5 -> 18.9 ms at 1 thread, the step 70.8 -> 62.4 ms (3
-// alternating rounds); the step in backward, which reads the gradient at once, keeps plain
+// alternating rounds; 2026-12-07, alternating steps: 1.13x and 1.05x on 1 and 2 threads, on faster
+// in 58 and 48 of 60 pairs); the step in backward, which reads the gradient at once, keeps plain
 // stores (gemm/blas.hpp, ResultReadAtOnce). The Zen 5's step read 0.88x with it (off). The Intel
 // Xeon's (family 6, model 207), in separate processes 1.24x over 2 rounds, then 1.07x over 5, was
 // settled in one process (xtgrad_bench --alternate, steps alternating): backward 1.17-1.24x
